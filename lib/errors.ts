@@ -1,0 +1,51 @@
+/**
+ * Error registry: every error Rebound raises on purpose carries a stable machine code,
+ * a human message and, where it reaches an HTTP edge, a status. docs/errors.md lists every
+ * code; lib/errors.test.ts checks that the list and this registry agree.
+ */
+export const ERROR_CODES = {
+  RR_ERR_OPTION_INVALID: { status: 400, title: 'Bad Request', doc: 'An option (CLI flag, query parameter, env var or JSON field) is malformed or out of range.' },
+  RR_ERR_OPTION_UNKNOWN: { status: 400, title: 'Bad Request', doc: 'An option name is not recognised.' },
+  RR_ERR_TARGET_UNKNOWN: { status: 400, title: 'Bad Request', doc: 'The target name is not one of the registered targets.' },
+  RR_ERR_BODY_UNREADABLE: { status: 400, title: 'Bad Request', doc: 'The request body is not valid JSON (or not JSON at all).' },
+  RR_ERR_BROADCAST_INVALID: { status: 422, title: 'Unprocessable Entity', doc: 'A broadcast is missing `stream`, has non-string `data`, or the batch is empty/too large. Nothing in the batch was delivered.' },
+  RR_ERR_AUTH_MISSING: { status: 401, title: 'Unauthorized', doc: 'A bearer token is required and none was sent.' },
+  RR_ERR_AUTH_INVALID: { status: 401, title: 'Unauthorized', doc: 'The bearer token does not match.' },
+  RR_ERR_NOT_FOUND: { status: 404, title: 'Not Found', doc: 'No such route or resource.' },
+  RR_ERR_PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large', doc: 'The request body exceeds the configured limit.' },
+  RR_ERR_SERVICE_START: { status: 500, title: 'Internal Server Error', doc: 'A service child process failed to start or report its port in time.' },
+  RR_ERR_RUN_FAILED: { status: 500, title: 'Internal Server Error', doc: 'A runner aborted; the message names the cause.' },
+  RR_ERR_INTERNAL: { status: 500, title: 'Internal Server Error', doc: 'An unexpected error; the server kept running.' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class ReboundError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ReboundError';
+    this.code = code;
+    this.statusCode = ERROR_CODES[code].status;
+    this.details = options.details;
+  }
+}
+
+/** The one HTTP error body shape: `{ statusCode, error, code, message }` (plus `details` when useful), never a stack. */
+export interface ErrorBody {
+  statusCode: number;
+  error: string;
+  code: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export function toErrorBody(err: unknown): ErrorBody {
+  const e = err instanceof ReboundError ? err : new ReboundError('RR_ERR_INTERNAL', err instanceof Error ? err.message : String(err));
+  const body: ErrorBody = { statusCode: e.statusCode, error: ERROR_CODES[e.code].title, code: e.code, message: e.message };
+  if (e.details) body.details = e.details;
+  return body;
+}

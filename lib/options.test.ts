@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { argvToValues, defaultsOf, parseOptions } from './options.ts';
+import { ReboundError } from './errors.ts';
+
+const TABLE = {
+  clients: { type: 'int', default: 10, min: 1, max: 100, env: ['NUM_CLIENTS'], aliases: ['n'], doc: 'clients' },
+  rate: { type: 'number', default: 1.5, min: 0, doc: 'rate' },
+  mode: { type: 'enum', values: ['a', 'b'], default: 'a', doc: 'mode' },
+  verbose: { type: 'bool', default: false, doc: 'verbose' },
+  jitterMs: { type: 'int', default: 0, min: 0, doc: 'ms' },
+} as const;
+
+const codeOf = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (err) {
+    return { code: (err as ReboundError).code, message: (err as Error).message };
+  }
+  return undefined;
+};
+
+describe('parseOptions', () => {
+  it('defaults < env < explicit values, with kebab-case and aliases', () => {
+    expect(parseOptions(TABLE, {})).toEqual(defaultsOf(TABLE));
+    expect(parseOptions(TABLE, { env: { NUM_CLIENTS: '20' } }).clients).toBe(20);
+    expect(parseOptions(TABLE, { env: { NUM_CLIENTS: '20' }, values: { n: '30' } }).clients).toBe(30);
+    expect(parseOptions(TABLE, { values: { 'jitter-ms': '5' } }).jitterMs).toBe(5);
+  });
+
+  it('keeps 0 instead of falling back to the default', () => {
+    expect(parseOptions(TABLE, { values: { rate: '0' } }).rate).toBe(0);
+  });
+
+  it.each([
+    [{ clients: 'abc' }, 'RR_ERR_OPTION_INVALID', /"clients" must be a number/],
+    [{ clients: '1.5' }, 'RR_ERR_OPTION_INVALID', /must be an integer/],
+    [{ clients: '0' }, 'RR_ERR_OPTION_INVALID', /must be >= 1/],
+    [{ clients: '101' }, 'RR_ERR_OPTION_INVALID', /must be <= 100/],
+    [{ clients: '' }, 'RR_ERR_OPTION_INVALID', /must be a number/],
+    [{ rate: 'Infinity' }, 'RR_ERR_OPTION_INVALID', /must be a number/],
+    [{ mode: 'c' }, 'RR_ERR_OPTION_INVALID', /one of a, b/],
+    [{ verbose: 'maybe' }, 'RR_ERR_OPTION_INVALID', /boolean/],
+    [{ nope: '1' }, 'RR_ERR_OPTION_UNKNOWN', /unknown query option "nope"/],
+  ])('rejects %j with %s', (values, code, msg) => {
+    const e = codeOf(() => parseOptions(TABLE, { values, origin: 'query' }));
+    expect(e?.code).toBe(code);
+    expect(e?.message).toMatch(msg);
+  });
+
+  it('rejects a bad env value and names the variable', () => {
+    expect(codeOf(() => parseOptions(TABLE, { env: { NUM_CLIENTS: 'lots' } }))?.message).toMatch(/NUM_CLIENTS/);
+  });
+
+  it('returns a frozen object', () => {
+    expect(Object.isFrozen(parseOptions(TABLE, {}))).toBe(true);
+  });
+});
+
+describe('argvToValues', () => {
+  it('reads --name value, --name=value and bare boolean flags', () => {
+    expect(argvToValues(['--clients', '5', '--rate=2', '--verbose', '--mode', 'b'], TABLE)).toEqual({ clients: '5', rate: '2', verbose: true, mode: 'b' });
+  });
+  it('rejects positional arguments and missing values', () => {
+    expect(codeOf(() => argvToValues(['stray'], TABLE))?.code).toBe('RR_ERR_OPTION_INVALID');
+    expect(codeOf(() => argvToValues(['--clients'], TABLE))?.message).toMatch(/needs a value/);
+  });
+});

@@ -1,0 +1,63 @@
+import { ReboundError, toErrorBody } from '../lib/errors.ts';
+import { argvToValues, helpText, parseOptions } from '../lib/options.ts';
+import { randomSeed } from '../lib/rng.ts';
+import { withTarget } from './core/local-target.ts';
+import { stamp, writeResults } from './core/results.ts';
+import { JITTER_OPTIONS, type JitterOptions } from './jitter/options.ts';
+import { formatComparison } from './jitter/report.ts';
+import type { JitterResult } from './jitter/result.ts';
+import { runJitter } from './jitter/run.ts';
+import { getTarget, localTargets } from './targets/index.ts';
+
+/**
+ * The main job: start every local target as a child process, one after another, and run the same
+ * seeded jitter test against each, then print one comparison table. The size defaults to
+ * something that finishes in a few minutes on a 2-core machine; every jitter option can be raised.
+ */
+const { target: _t, url: _u, ...shared } = JITTER_OPTIONS;
+export const BENCH_OPTIONS = {
+  ...shared,
+  targets: { type: 'string', default: '', env: ['TARGETS'], doc: 'comma-separated targets; default every local target' },
+  clients: { ...JITTER_OPTIONS.clients, default: 500 },
+  msgs: { ...JITTER_OPTIONS.msgs, default: 60 },
+  jitter: { ...JITTER_OPTIONS.jitter, default: 10 },
+  ramp: { ...JITTER_OPTIONS.ramp, default: 250 },
+} as const;
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`usage: npm run bench -- [options] [--json]\n${helpText(BENCH_OPTIONS)}\n`);
+    return 0;
+  }
+  const json = argv.includes('--json');
+  const opts = parseOptions(BENCH_OPTIONS, { values: argvToValues(argv.filter((a) => a !== '--json'), BENCH_OPTIONS), env: process.env, origin: 'CLI' });
+  const targets = opts.targets ? opts.targets.split(',').map((n) => getTarget(n.trim())) : localTargets();
+  for (const t of targets) if (!t.service) throw new ReboundError('RR_ERR_OPTION_INVALID', `target "${t.name}" has no local service; run it with bench:jitter --url`);
+  // One seed for every target: each sees the same drop timeline.
+  const seed = opts.seed || randomSeed();
+  const results: JitterResult[] = [];
+  for (const t of targets) {
+    const { targets: _x, ...rest } = opts;
+    const jopts: JitterOptions = { ...rest, seed, target: t.name, url: undefined };
+    process.stderr.write(`\n== ${t.name}: ${t.description}\n`);
+    const r = await withTarget(t, undefined, async (url) => {
+      const run = runJitter(jopts, url);
+      run.events.on('phase', (name, detail) => process.stderr.write(`[${t.name}] ${name}: ${detail}\n`));
+      return run.result;
+    });
+    results.push(r);
+  }
+  const file = await writeResults(`bench-jitter-${stamp()}`, results as unknown as Record<string, unknown>[]);
+  process.stderr.write(`\nresults: ${file}\n\n`);
+  process.stdout.write(json ? JSON.stringify(results, null, 2) + '\n' : `Jitter comparison: ${opts.clients} clients, ${opts.msgs} msgs every ${opts.interval} ms, drop every ${opts.jitter} s (+U(0,5)) for ~${opts.jitterMs} ms, seed ${seed}\n\n` + formatComparison(results));
+  return results.every((r) => r.validity.valid) ? 0 : 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    const body = toErrorBody(err);
+    process.stderr.write(`error ${body.code}: ${body.message}\n`);
+    process.exit(body.statusCode < 500 ? 2 : 1);
+  },
+);

@@ -1,0 +1,105 @@
+import { Agent } from 'node:http';
+import { request } from 'node:http';
+
+export interface PublishPayload {
+  seq: number;
+  sentAt: number;
+  runId: string;
+}
+
+export interface PublisherOptions {
+  /** Service base URL; messages go to `${url}/_broadcast`. */
+  url: string;
+  stream: string;
+  runId: string;
+  messages: number;
+  intervalMs: number;
+  broadcastKey?: string;
+  /** Per-request timeout. @default 10000 */
+  timeoutMs?: number;
+  onPublished?: (seq: number, ok: boolean) => void;
+}
+
+export interface PublisherResult {
+  published: number;
+  failed: number;
+  failures: string[];
+  elapsedMs: number;
+}
+
+/**
+ * Publishes seq 1..M to `/_broadcast` on a drift-free schedule (start + k·interval), each as its
+ * own request like the benchmark's publisher. A slow response never delays the next message:
+ * requests are not awaited in sequence.
+ */
+export function startPublisher(opts: PublisherOptions): { done: Promise<PublisherResult>; stop(): void } {
+  const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+  const target = new URL('/_broadcast', opts.url);
+  const result: PublisherResult = { published: 0, failed: 0, failures: [], elapsedMs: 0 };
+  const t0 = Date.now();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let inflight = 0;
+  let resolveDone!: (r: PublisherResult) => void;
+  const done = new Promise<PublisherResult>((r) => (resolveDone = r));
+  let seq = 0;
+
+  const finishIfIdle = () => {
+    if ((seq >= opts.messages || stopped) && inflight === 0) {
+      result.elapsedMs = Date.now() - t0;
+      agent.destroy();
+      resolveDone(result);
+    }
+  };
+
+  const send = (n: number) => {
+    const payload: PublishPayload = { seq: n, sentAt: Date.now(), runId: opts.runId };
+    const body = JSON.stringify({ stream: opts.stream, data: JSON.stringify(payload) });
+    inflight++;
+    const fail = (why: string) => {
+      result.failed++;
+      if (result.failures.length < 20) result.failures.push(`seq ${n}: ${why}`);
+      opts.onPublished?.(n, false);
+    };
+    const req = request(target, {
+      method: 'POST',
+      agent,
+      timeout: opts.timeoutMs ?? 10_000,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(opts.broadcastKey ? { authorization: `Bearer ${opts.broadcastKey}` } : {}) },
+    });
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () => {
+        if (res.statusCode === 201) {
+          result.published++;
+          opts.onPublished?.(n, true);
+        } else fail(`HTTP ${res.statusCode}`);
+        inflight--;
+        finishIfIdle();
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', (err) => {
+      fail(err.message);
+      inflight--;
+      finishIfIdle();
+    });
+    req.end(body);
+  };
+
+  const tick = () => {
+    if (stopped) return finishIfIdle();
+    seq++;
+    send(seq);
+    if (seq < opts.messages) timer = setTimeout(tick, Math.max(0, t0 + seq * opts.intervalMs - Date.now()));
+  };
+  tick();
+  return {
+    done,
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      finishIfIdle();
+    },
+  };
+}

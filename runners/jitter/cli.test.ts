@@ -1,0 +1,47 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/** The CLI as a user runs it: exit codes, stderr messages, clean --json on stdout, files in results/. */
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile('node', ['--import', 'tsx', 'runners/jitter/cli.ts', ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+
+describe('bench:jitter CLI', () => {
+  it.each([
+    [['--target', 'nope'], /RR_ERR_TARGET_UNKNOWN: unknown target "nope"; known targets: .*socketio/],
+    [['--target', 'ws', '--clients', 'many'], /RR_ERR_OPTION_INVALID: CLI option "clients" must be a number/],
+    [['--target', 'ws', '--interval', '-5'], /RR_ERR_OPTION_INVALID: CLI option "interval" must be >= 1/],
+    [['--target', 'ws', '--wat', '1'], /RR_ERR_OPTION_UNKNOWN/],
+    [['--target'], /needs a value/],
+  ])('%j exits 2 with a clear error', async (args, msg) => {
+    const r = await cli(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(msg);
+    expect(r.stdout).toBe('');
+  });
+
+  it('rejects a bad env var by name', async () => {
+    const r = await cli(['--target', 'ws'], { NUM_CLIENTS: 'x' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/NUM_CLIENTS/);
+  });
+
+  it('--json prints only the result JSON and writes JSON + CSV results', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rebound-results-'));
+    const r = await cli(['--target', 'ws', '--clients', '5', '--msgs', '5', '--interval', '50', '--jitter', '0', '--settle', '500', '--json'], { RESULTS_DIR: dir });
+    expect(r.code, r.stderr).toBe(0);
+    const result = JSON.parse(r.stdout);
+    expect(result).toMatchObject({ test: 'jitter', target: 'ws', deliveryRatePct: 100, expectedDeliveries: 25, lostDeliveries: 0 });
+    const files = readdirSync(dir);
+    expect(files.some((f) => f.endsWith('.json'))).toBe(true);
+    const csv = readFileSync(join(dir, files.find((f) => f.endsWith('.csv'))!), 'utf8').split('\n');
+    expect(csv[0]).toContain('deliveryRatePct');
+    expect(csv[1]).toContain('ws');
+  });
+});

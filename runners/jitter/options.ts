@@ -1,0 +1,37 @@
+import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
+import { ReboundError } from '../../lib/errors.ts';
+import { getTarget } from '../targets/index.ts';
+import { isLoopbackUrl } from '../core/addresses.ts';
+
+/**
+ * Jitter run options. Defaults are the benchmark's 10K test (003 seed, first table:
+ * 10,000 clients, 120 messages every 500 ms, a drop every ~15 s lasting ~1 s, ramp 200/s).
+ * The benchmark's env var names work too. CLI flags, HTTP query params and env all go through
+ * `parseJitterOptions`.
+ */
+export const JITTER_OPTIONS = {
+  target: { type: 'string', default: 'socketio', env: ['TARGET'], doc: 'target name (see --help for the list)' },
+  url: { type: 'optional-string', default: undefined, env: ['TARGET_URL'], doc: 'base URL of an already running target (loopback only); default: start it locally' },
+  clients: { type: 'int', default: 10_000, min: 1, max: 18_000, env: ['NUM_CLIENTS'], aliases: ['n'], doc: 'concurrent clients (one process holds at most ~18,000 sockets: use shards beyond)' },
+  msgs: { type: 'int', default: 120, min: 1, max: 100_000, env: ['TOTAL_MESSAGES'], aliases: ['messages'], doc: 'messages to publish' },
+  interval: { type: 'int', default: 500, min: 1, max: 60_000, env: ['INTERVAL_MS'], aliases: ['interval-ms'], doc: 'ms between published messages' },
+  jitter: { type: 'number', default: 15, min: 0, max: 3600, env: ['JITTER_INTERVAL'], doc: 'seconds between drops per client (+U(0,5) s); 0 = no drops' },
+  jitterMs: { type: 'int', default: 1000, min: 0, max: 60_000, env: ['JITTER_DURATION'], doc: 'offline time per drop, ms (manual targets floor it, e.g. Socket.IO to 2000)' },
+  ramp: { type: 'int', default: 200, min: 1, max: 100_000, env: ['RAMP_RATE'], doc: 'client connects per second' },
+  settle: { type: 'int', default: 10_000, min: 0, max: 600_000, env: ['SETTLE_MS'], doc: 'ms to wait after the last message for replays to land (ends early once complete)' },
+  seed: { type: 'int', default: 0, min: 0, max: 0x7fffffff, env: ['SEED'], doc: 'seed for the drop timeline; 0 picks one (reported in the result)' },
+  stream: { type: 'string', default: '', maxLength: 256, env: ['STREAM'], doc: 'stream/room name; default jitter-<runId>' },
+  broadcastKey: { type: 'string', default: '', env: ['BROADCAST_KEY', 'ANYCABLE_BROADCAST_SECRET'], doc: 'bearer key for /_broadcast' },
+  reconnectStrategy: { type: 'enum', values: ['default', 'tuned'], default: 'default', env: ['RECONNECT_STRATEGY'], doc: 'library reconnect strategy (replay targets): default or tuned (500 ms x2, cap 5 s, full jitter)' },
+} as const satisfies OptionTable;
+
+export type JitterOptions = OptionValues<typeof JITTER_OPTIONS>;
+
+export function parseJitterOptions(src: Parameters<typeof parseOptions>[1]): JitterOptions {
+  const opts = parseOptions(JITTER_OPTIONS, src);
+  getTarget(opts.target); // unknown target → RR_ERR_TARGET_UNKNOWN
+  if (opts.url !== undefined && !isLoopbackUrl(opts.url)) {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `url must be a loopback http(s) URL (127.0.0.0/8, localhost, [::1]); got ${JSON.stringify(opts.url)}`, { details: { option: 'url' } });
+  }
+  return opts;
+}

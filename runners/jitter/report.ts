@@ -1,0 +1,38 @@
+import type { JitterResult } from './result.ts';
+
+const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
+const fmtInt = (n: number) => n.toLocaleString('en-US');
+
+/** Rows of the comparison table, shaped like the benchmark's first table. */
+export function comparisonRows(results: readonly JitterResult[]): string[][] {
+  const row = (label: string, f: (r: JitterResult) => string) => [label, ...results.map(f)];
+  return [
+    ['', ...results.map((r) => r.target)],
+    row('Deliveries lost', (r) => fmtInt(r.lostDeliveries)),
+    row('Delivery rate', (r) => `${r.deliveryRatePct}%`),
+    row('Resume rate', (r) => (r.csrResumeRatePct === null ? 'n/a' : `${r.csrResumeRatePct}%`)),
+    row('Duplicates', (r) => fmtInt(r.duplicates)),
+    row('Out of order', (r) => fmtInt(r.outOfOrder)),
+    row('Replay p50 (raw)', (r) => fmtMs(r.latencyRawMs.p50)),
+    row('Replay p95', (r) => fmtMs(r.latencyRawMs.p95)),
+    row('Replay p99', (r) => fmtMs(r.latencyRawMs.p99)),
+    row('Replay max', (r) => fmtMs(r.latencyRawMs.max)),
+    row('Jitter events', (r) => fmtInt(r.jitterEvents)),
+    row('Connect failures', (r) => fmtInt(r.connectFailures)),
+    row('Recovery p50 / p95', (r) => `${fmtMs(r.recoveryMs.p50)} / ${fmtMs(r.recoveryMs.p95)}`),
+    row('Runner peak RSS', (r) => `${r.runnerPeakRssMb} MB`),
+    row('Valid', (r) => (r.validity.valid ? (r.validity.flags.length ? 'yes (warnings)' : 'yes') : 'NO')),
+  ];
+}
+
+/** Markdown table (renders as a readable table in a terminal too). */
+export function markdownTable(rows: string[][]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(3, ...rows.map((r) => (r[c] ?? '').length)));
+  const line = (r: string[]) => '| ' + r.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ') + ' |';
+  return [line(rows[0]!), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...rows.slice(1).map(line)].join('\n');
+}
+
+export function formatComparison(results: readonly JitterResult[]): string {
+  const flags = results.flatMap((r) => r.validity.flags.map((f) => `  [${f.severity}] ${r.target}: ${f.code}: ${f.message}`));
+  return markdownTable(comparisonRows(results)) + (flags.length ? '\n\nValidity:\n' + flags.join('\n') : '') + '\n';
+}

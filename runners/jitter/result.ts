@@ -1,0 +1,58 @@
+import type { EncodedLatency, LatencyReport } from '../core/latency.ts';
+import type { ClientTally } from '../core/ledger.ts';
+import type { RunnerHealth } from '../core/runner-health.ts';
+import type { Validity } from '../core/validity.ts';
+import type { JitterOptions } from './options.ts';
+import type { ChaosEvent } from './timeline.ts';
+
+/**
+ * The jitter result. Field names follow the benchmark's JSON where it has them
+ * (deliveryRatePct, lostDeliveries, ..., runnerPeakRssMb); the rest is Rebound's addition.
+ * `latencyHistogram` is the exact, mergeable latency record; percentiles are derived from it.
+ */
+export interface JitterResult extends LatencyReport {
+  test: 'jitter';
+  target: string;
+  runId: string;
+  seed: number;
+  stream: string;
+  startedAt: string;
+  params: JitterOptions;
+  clients: number;
+  connectedClients: number;
+  connectFailures: number;
+  totalMessages: number;
+  published: number;
+  publishFailures: number;
+  publishFailureSamples: string[];
+  expectedDeliveries: number;
+  receivedDeliveries: number;
+  lostDeliveries: number;
+  deliveryRatePct: number;
+  deliveryRateOfConnectedPct: number;
+  duplicates: number;
+  outOfOrder: number;
+  /** Arrivals that were not this run's payloads (another run on the stream, corrupt data). */
+  foreignMessages: number;
+  perfectClients: number;
+  jitterEvents: number;
+  /** Planned drops that found no live socket (client still reconnecting). */
+  jitterSkipped: number;
+  reconnects: number;
+  reconnectFailures: number;
+  /** Reconnects where the server restored the session (CSR recovered / AnyCable restored); null for non-replay targets. */
+  csrResumes: number | null;
+  csrResumeRatePct: number | null;
+  historyRejected: number;
+  disconnectReasons: Record<string, number>;
+  /** Time from a drop to the client being connected and subscribed again, ms. */
+  recoveryMs: { count: number; p50: number; p95: number; max: number };
+  latencyHistogram: EncodedLatency;
+  worstClient: ClientTally | null;
+  runnerPeakRssMb: number;
+  runner: RunnerHealth;
+  elapsedMs: number;
+  plannedMs: number;
+  chaos: { plan: string; offlineMs: number; timeline: ChaosEvent[] };
+  validity: Validity;
+}

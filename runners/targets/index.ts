@@ -1,0 +1,26 @@
+import { ReboundError } from '../../lib/errors.ts';
+import { socketIoCsrTarget, socketIoTarget } from './socketio.ts';
+import type { TargetDefinition } from './types.ts';
+import { wsTarget } from './ws.ts';
+
+/**
+ * The target registry. Runners look targets up here by name; adding a protocol means adding an
+ * adapter file and one line below.
+ */
+const TARGETS: ReadonlyMap<string, TargetDefinition> = new Map(
+  [socketIoTarget, socketIoCsrTarget, wsTarget].map((t) => [t.name, t]),
+);
+
+export const TARGET_NAMES = [...TARGETS.keys()];
+
+export function getTarget(name: string): TargetDefinition {
+  const t = TARGETS.get(name);
+  if (!t) throw new ReboundError('RR_ERR_TARGET_UNKNOWN', `unknown target "${name}"; known targets: ${TARGET_NAMES.join(', ')}`, { details: { target: name } });
+  return t;
+}
+
+export function localTargets(): TargetDefinition[] {
+  return [...TARGETS.values()].filter((t) => t.service);
+}
+
+export type { TargetDefinition, TargetClient, ClientOptions } from './types.ts';

@@ -1,0 +1,137 @@
+import { io, type Socket } from 'socket.io-client';
+import { Emitter } from '../../lib/emitter.ts';
+import type { ClientEvents, ClientOptions, TargetClient, TargetDefinition } from './types.ts';
+
+type Mode = 'default' | 'csr';
+type State = 'idle' | 'connecting' | 'open' | 'offline' | 'closed';
+
+/** What engine.io-client keeps of the Node `ws` socket; not in its public types. */
+interface EngineWithTransport {
+  transport?: { name?: string; ws?: { terminate?: () => void } };
+}
+
+/**
+ * socket.io-client adapter. `default`: reconnection off, the runner reconnects with a fresh
+ * socket after the offline floor (the benchmark's MIN_OFFLINE_MS = 2 s). `csr`: the library
+ * reconnects itself (delay 2 s, max 5 s) and Connection State Recovery may restore the session;
+ * `socket.recovered` tells us whether it did.
+ */
+class SocketIoClient implements TargetClient {
+  readonly index: number;
+  private readonly events = new Emitter<ClientEvents>();
+  private socket: Socket | undefined;
+  private state: State = 'idle';
+  private attempt = 0;
+
+  constructor(private readonly opts: ClientOptions, private readonly mode: Mode) {
+    this.index = opts.index;
+  }
+
+  on<E extends keyof ClientEvents>(event: E, fn: ClientEvents[E]) {
+    return this.events.on(event, fn);
+  }
+
+  connect(): Promise<void> {
+    if (this.state === 'closed') return Promise.reject(new Error('client closed'));
+    this.state = 'connecting';
+    const socket = io(this.opts.url, {
+      transports: ['websocket'],
+      forceNew: true,
+      reconnection: this.mode === 'csr',
+      reconnectionDelay: 2000,
+      reconnectionDelayMax: 5000,
+      timeout: 20_000,
+      ...(this.opts.localAddress ? { localAddress: this.opts.localAddress } : {}),
+    } as Parameters<typeof io>[1]);
+    this.socket = socket;
+    socket.on('message', (data: unknown) => {
+      if (typeof data === 'string') this.events.emit('message', { data, at: Date.now() });
+    });
+    return new Promise<void>((resolve, reject) => {
+      let first = true;
+      socket.on('connect', () => {
+        const resumed = socket.recovered;
+        const announce = () => {
+          this.state = 'open';
+          this.events.emit('connected', { resumed, attempt: this.attempt++ });
+          if (first) {
+            first = false;
+            resolve();
+          }
+        };
+        if (resumed) return announce(); // rooms came back with the session
+        socket.timeout(10_000).emit('subscribe', this.opts.stream, (err: Error | null, reply: { ok?: boolean } | undefined) => {
+          if (err || !reply?.ok) {
+            const e = err ?? new Error('subscribe rejected');
+            if (first) {
+              first = false;
+              reject(e);
+            }
+            this.events.emit('error', e);
+            return;
+          }
+          announce();
+        });
+      });
+      socket.on('connect_error', (err) => {
+        if (first && this.mode === 'default') {
+          first = false;
+          this.state = 'offline';
+          socket.close();
+          reject(err);
+        }
+        if (this.socket === socket) this.events.emit('error', err);
+      });
+      socket.on('disconnect', (reason) => {
+        if (this.socket !== socket || this.state === 'closed') return;
+        const wasOpen = this.state === 'open';
+        this.state = 'offline';
+        if (wasOpen) this.events.emit('disconnected', { reason: reason === 'io server disconnect' || reason === 'transport close' ? 'server_closed' : 'transport_error', detail: reason });
+      });
+    });
+  }
+
+  drop(): boolean {
+    const socket = this.socket;
+    const ws = (socket?.io.engine as unknown as EngineWithTransport | undefined)?.transport?.ws;
+    if (!socket || this.state !== 'open' || typeof ws?.terminate !== 'function') return false;
+    this.state = 'offline';
+    if (this.mode === 'default') this.socket = undefined;
+    this.events.emit('disconnected', { reason: 'dropped' });
+    ws.terminate();
+    if (this.mode === 'default') socket.close();
+    return true;
+  }
+
+  reconnect(): Promise<void> {
+    if (this.mode === 'csr') return Promise.resolve(); // the library does it
+    this.socket?.close();
+    return this.connect();
+  }
+
+  close(): void {
+    this.state = 'closed';
+    this.socket?.close();
+    this.socket = undefined;
+  }
+}
+
+export const socketIoTarget: TargetDefinition = {
+  name: 'socketio',
+  description: 'Socket.IO 4, no recovery; manual reconnect after a 2 s offline floor',
+  reconnect: 'manual',
+  offlineFloorMs: 2000,
+  replays: false,
+  service: { name: 'socketio', args: ['--mode', 'default'] },
+  createClient: (opts) => new SocketIoClient(opts, 'default'),
+};
+
+export const socketIoCsrTarget: TargetDefinition = {
+  name: 'socketio-csr',
+  description: 'Socket.IO 4 + Connection State Recovery (in-memory adapter); library reconnect',
+  reconnect: 'library',
+  offlineFloorMs: 0,
+  replays: true,
+  service: { name: 'socketio', args: ['--mode', 'csr'] },
+  createClient: (opts) => new SocketIoClient(opts, 'csr'),
+};

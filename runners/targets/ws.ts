@@ -1,0 +1,99 @@
+import WebSocket from 'ws';
+import { Emitter } from '../../lib/emitter.ts';
+import type { ClientEvents, ClientOptions, TargetClient, TargetDefinition } from './types.ts';
+
+type State = 'idle' | 'connecting' | 'open' | 'offline' | 'closed';
+
+/** Raw ws client for services/ws: manual reconnect (the runner decides when), no replay. */
+class WsClient implements TargetClient {
+  readonly index: number;
+  private readonly events = new Emitter<ClientEvents>();
+  private ws: WebSocket | undefined;
+  private state: State = 'idle';
+  private attempt = 0;
+  private readonly url: string;
+
+  constructor(private readonly opts: ClientOptions) {
+    this.index = opts.index;
+    this.url = opts.url.replace(/^http/, 'ws') + '/ws';
+  }
+
+  on<E extends keyof ClientEvents>(event: E, fn: ClientEvents[E]) {
+    return this.events.on(event, fn);
+  }
+
+  connect(): Promise<void> {
+    if (this.state === 'closed') return Promise.reject(new Error('client closed'));
+    this.state = 'connecting';
+    const ws = new WebSocket(this.url, { perMessageDeflate: false, ...(this.opts.localAddress ? { localAddress: this.opts.localAddress } : {}) });
+    this.ws = ws;
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const fail = (err: Error) => {
+        if (settled) return;
+        settled = true;
+        if (this.ws === ws) this.state = 'offline';
+        reject(err);
+      };
+      ws.on('open', () => ws.send(JSON.stringify({ type: 'subscribe', stream: this.opts.stream })));
+      ws.on('message', (raw) => {
+        const at = Date.now();
+        let msg: { type?: string; stream?: string; data?: string };
+        try {
+          msg = JSON.parse(raw.toString());
+        } catch {
+          return;
+        }
+        if (msg.type === 'subscribed' && !settled) {
+          settled = true;
+          this.state = 'open';
+          this.events.emit('connected', { resumed: false, attempt: this.attempt++ });
+          resolve();
+        } else if (typeof msg.data === 'string') {
+          this.events.emit('message', { data: msg.data, at });
+        }
+      });
+      ws.on('error', (err) => {
+        fail(err);
+        if (this.ws === ws) this.events.emit('error', err);
+      });
+      ws.on('close', (code, reason) => {
+        fail(new Error(`closed before subscribe (${code})`));
+        if (this.ws !== ws || this.state === 'closed') return;
+        const wasOpen = this.state === 'open';
+        this.state = 'offline';
+        if (wasOpen) this.events.emit('disconnected', { reason: 'server_closed', detail: `${code} ${reason.toString()}` });
+      });
+    });
+  }
+
+  drop(): boolean {
+    const ws = this.ws;
+    if (!ws || this.state !== 'open') return false;
+    this.state = 'offline';
+    this.ws = undefined;
+    ws.terminate();
+    this.events.emit('disconnected', { reason: 'dropped' });
+    return true;
+  }
+
+  reconnect(): Promise<void> {
+    return this.connect();
+  }
+
+  close(): void {
+    this.state = 'closed';
+    this.ws?.terminate();
+    this.ws = undefined;
+  }
+}
+
+export const wsTarget: TargetDefinition = {
+  name: 'ws',
+  description: 'raw ws server with topics, at-most-once (uWebSockets.js role)',
+  reconnect: 'manual',
+  offlineFloorMs: 0,
+  replays: false,
+  service: { name: 'ws', args: [] },
+  createClient: (opts) => new WsClient(opts),
+};

@@ -1,0 +1,107 @@
+import { timingSafeEqual } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { ReboundError, toErrorBody } from '../../lib/errors.ts';
+import { parseBroadcastBody, type Broadcast } from './broadcast.ts';
+import { createProcessMonitor } from './metrics.ts';
+import { parsePublishLocal, type PublishLocalPlan } from './publish-local.ts';
+
+export interface ServiceHttpOptions {
+  /** Service name reported by /health and /metrics. */
+  name: string;
+  /** When set, `/_broadcast` and `/publish-local` need `Authorization: Bearer <key>`. */
+  broadcastKey?: string | undefined;
+  /** Hand validated broadcasts to the fan-out. Throwing means nothing was delivered (500). */
+  deliver(batch: Broadcast[]): void;
+  /** Service-specific counters merged into /metrics (connections, subscriptions, ...). */
+  stats(): Record<string, unknown>;
+  /** Max request body, bytes. @default 10 MiB */
+  bodyLimitBytes?: number;
+}
+
+/** Constant-time bearer check; returns a coded error or undefined. */
+export function checkBearer(header: string | undefined, key: string): ReboundError | undefined {
+  if (!header) return new ReboundError('RR_ERR_AUTH_MISSING', 'Authorization: Bearer <key> is required');
+  const m = /^Bearer\s+(.+)$/i.exec(header);
+  const given = Buffer.from(m?.[1]?.trim() ?? '');
+  const want = Buffer.from(key);
+  if (!m || given.length !== want.length || !timingSafeEqual(given, want)) return new ReboundError('RR_ERR_AUTH_INVALID', 'bearer token does not match');
+  return undefined;
+}
+
+export function sendError(res: Response, err: unknown): void {
+  const body = toErrorBody(err);
+  if (!res.headersSent) res.status(body.statusCode).json(body);
+}
+
+/**
+ * The HTTP surface every service under test shares: `/_broadcast`, `/publish-local`,
+ * `/health`, `/metrics`. The body is read raw so that unreadable JSON (400) and a wrong shape
+ * (422) are told apart; express's own JSON parser would fold both into one error.
+ */
+export function createServiceApp(opts: ServiceHttpOptions) {
+  const app = express();
+  const monitor = createProcessMonitor();
+  const counters = { broadcastsAccepted: 0, broadcastRequests: 0, broadcastRejected: 0 };
+  app.disable('x-powered-by');
+  const raw = express.raw({ type: () => true, limit: opts.bodyLimitBytes ?? 10 * 1024 * 1024 });
+
+  const auth = (req: Request, res: Response, next: NextFunction) => {
+    if (!opts.broadcastKey) return next();
+    const err = checkBearer(req.headers.authorization, opts.broadcastKey);
+    if (err) {
+      counters.broadcastRejected++;
+      return sendError(res, err);
+    }
+    next();
+  };
+
+  const accept = (req: Request, res: Response) => {
+    counters.broadcastRequests++;
+    let batch: Broadcast[];
+    try {
+      batch = parseBroadcastBody(Buffer.isBuffer(req.body) ? req.body : undefined);
+    } catch (err) {
+      counters.broadcastRejected++;
+      return sendError(res, err);
+    }
+    opts.deliver(batch);
+    counters.broadcastsAccepted += batch.length;
+    res.status(201).json({ accepted: batch.length });
+  };
+
+  app.post('/_broadcast', auth, raw, accept);
+  // The diagnostic path from the benchmark: the server emits the sequence itself, so comparing
+  // its latency with /_broadcast's isolates what the publisher's HTTP hop costs.
+  app.post('/publish-local', auth, raw, (req: Request, res: Response) => {
+    let plan: PublishLocalPlan;
+    try {
+      plan = parsePublishLocal(Buffer.isBuffer(req.body) ? req.body : undefined);
+    } catch (err) {
+      return sendError(res, err);
+    }
+    let seq = 0;
+    const emit = () => {
+      seq++;
+      const data = JSON.stringify({ seq, sentAt: Date.now(), runId: plan.runId });
+      opts.deliver([{ stream: plan.stream, data }]);
+      counters.broadcastsAccepted++;
+      if (seq < plan.count) setTimeout(emit, plan.intervalMs).unref();
+    };
+    setImmediate(emit);
+    res.status(202).json({ scheduled: plan.count, stream: plan.stream, intervalMs: plan.intervalMs });
+  });
+  app.get('/health', (_req, res) => {
+    res.json({ status: 'ok', service: opts.name });
+  });
+  app.get('/metrics', (_req, res) => {
+    res.json({ service: opts.name, ...opts.stats(), ...counters, ...monitor.snapshot() });
+  });
+  app.use((_req: Request, res: Response) => sendError(res, new ReboundError('RR_ERR_NOT_FOUND', 'no such route')));
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const e = err as { type?: string; status?: number; message?: string };
+    if (e?.type === 'entity.too.large') return sendError(res, new ReboundError('RR_ERR_PAYLOAD_TOO_LARGE', 'request body too large'));
+    if (e?.status === 400) return sendError(res, new ReboundError('RR_ERR_BODY_UNREADABLE', e.message ?? 'unreadable body'));
+    sendError(res, err);
+  });
+  return { app, close: () => monitor.stop() };
+}

@@ -1,0 +1,84 @@
+import type { Server } from 'node:http';
+import { ReboundError } from '../../lib/errors.ts';
+import { argvToValues, helpText, parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
+
+/** What a service process tells its parent once it listens (IPC message and one stdout JSON line). */
+export interface ListeningMessage {
+  type: 'listening';
+  service: string;
+  port: number;
+  host: string;
+  pid: number;
+}
+
+export interface RunningService {
+  server: Server;
+  /** Graceful stop: stop accepting, say goodbye to clients, close. */
+  stop(): Promise<void>;
+}
+
+/** Options every service process accepts. */
+export const COMMON_SERVICE_OPTIONS = {
+  port: { type: 'int', default: 0, min: 0, max: 65535, env: ['PORT'], doc: 'port to listen on (0 = any free port, reported to the parent)' },
+  host: { type: 'string', default: '127.0.0.1', env: ['HOST'], doc: 'address to bind' },
+  broadcastKey: { type: 'string', default: '', env: ['BROADCAST_KEY'], doc: 'bearer key required by /_broadcast (empty = open)' },
+} as const satisfies OptionTable;
+
+/**
+ * Shared process wrapper for every service: parse options (CLI > env > defaults), start, report
+ * the bound port, and stop cleanly on SIGTERM/SIGINT with a hard deadline so a stuck close can
+ * never keep a runner waiting.
+ */
+export async function serviceMain<T extends OptionTable>(
+  name: string,
+  table: T,
+  start: (opts: OptionValues<T>) => Promise<RunningService>,
+  stopDeadlineMs = 5000,
+): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help')) {
+    process.stdout.write(`usage: npm run serve:${name} -- [options]\n${helpText(table)}\n`);
+    return;
+  }
+  let opts: OptionValues<T>;
+  try {
+    opts = parseOptions(table, { values: argvToValues(argv, table), env: process.env, origin: 'CLI' });
+  } catch (err) {
+    const e = err as ReboundError;
+    process.stderr.write(`${name}: ${e.code ?? 'error'}: ${e.message}\n`);
+    process.exit(2);
+  }
+  const svc = await start(opts);
+  const addr = svc.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const msg: ListeningMessage = { type: 'listening', service: name, port, host: String((opts as Record<string, unknown>).host ?? ''), pid: process.pid };
+  process.stdout.write(JSON.stringify(msg) + '\n');
+  process.send?.(msg);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`${name}: ${signal}, stopping\n`);
+    setTimeout(() => process.exit(1), stopDeadlineMs).unref();
+    try {
+      await svc.stop();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  // A parent that dies must not leave a server holding ports.
+  process.on('disconnect', () => void shutdown('parent gone'));
+}
+
+export function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port, host, backlog: 4096 }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}

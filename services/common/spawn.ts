@@ -1,0 +1,100 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { ReboundError } from '../../lib/errors.ts';
+import type { ListeningMessage } from './service-main.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Entry point of each service process, relative to the repo root. */
+export const SERVICE_ENTRIES = {
+  ws: 'services/ws/main.ts',
+  socketio: 'services/socketio/main.ts',
+  replay: 'services/replay-server/main.ts',
+} as const;
+export type ServiceName = keyof typeof SERVICE_ENTRIES;
+
+export interface SpawnOptions {
+  /** Extra CLI args, e.g. ['--mode', 'csr']. */
+  args?: string[];
+  env?: Record<string, string>;
+  /** @default 0 (any free port) */
+  port?: number;
+  /** @default 20000 */
+  startTimeoutMs?: number;
+  /** Inherit the child's stderr (logs) instead of discarding it. @default false */
+  verbose?: boolean;
+}
+
+export interface ServiceHandle {
+  readonly name: ServiceName;
+  readonly port: number;
+  readonly pid: number;
+  readonly httpUrl: string;
+  readonly child: ChildProcess;
+  /** SIGTERM, wait for exit (SIGKILL after `graceMs`). Resolves with how long the exit took. */
+  stop(graceMs?: number): Promise<number>;
+  /** Kill abruptly (SIGKILL by default): what a crash or a hard redeploy looks like to clients. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Start the same service again on the same port. */
+  restart(): Promise<ServiceHandle>;
+}
+
+/**
+ * Start a service as its own Node process (TypeScript through tsx) and wait until it reports the
+ * port it bound. The child is killed if this process exits.
+ */
+export function startService(name: ServiceName, opts: SpawnOptions = {}): Promise<ServiceHandle> {
+  const entry = SERVICE_ENTRIES[name];
+  if (!entry) return Promise.reject(new ReboundError('RR_ERR_TARGET_UNKNOWN', `unknown service "${name}"`));
+  const args = [...(opts.args ?? []), '--port', String(opts.port ?? 0)];
+  const child = fork(entry, args, {
+    cwd: ROOT,
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'ignore', opts.verbose ? 'inherit' : 'ignore', 'ipc'],
+  });
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+
+  return new Promise<ServiceHandle>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new ReboundError('RR_ERR_SERVICE_START', `${name} did not report a port within ${opts.startTimeoutMs ?? 20000} ms`));
+    }, opts.startTimeoutMs ?? 20000);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      process.off('exit', killOnExit);
+      reject(new ReboundError('RR_ERR_SERVICE_START', `${name} exited before listening (code ${code}, signal ${signal})`));
+    });
+    child.on('message', (m: ListeningMessage) => {
+      if (m?.type !== 'listening') return;
+      clearTimeout(timer);
+      child.removeAllListeners('exit');
+      child.once('exit', () => process.off('exit', killOnExit));
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      const handle: ServiceHandle = {
+        name,
+        port: m.port,
+        pid: child.pid ?? 0,
+        httpUrl: `http://127.0.0.1:${m.port}`,
+        child,
+        async stop(graceMs = 10_000) {
+          const t0 = Date.now();
+          if (child.exitCode !== null || child.signalCode !== null) return 0;
+          child.kill('SIGTERM');
+          const hard = setTimeout(() => child.kill('SIGKILL'), graceMs);
+          await exited;
+          clearTimeout(hard);
+          return Date.now() - t0;
+        },
+        async kill(signal = 'SIGKILL') {
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          child.kill(signal);
+          await exited;
+        },
+        restart: () => startService(name, { ...opts, port: m.port }),
+      };
+      resolve(handle);
+    });
+  });
+}
