@@ -47,9 +47,9 @@ async function main(argv: string[]): Promise<number> {
     });
     results.push(r);
   }
-  const file = await writeResults(`bench-jitter-${stamp()}`, results as unknown as Record<string, unknown>[]);
+  const file = await writeResults(`bench-${opts.plan.replace(/\+/g, "-")}-${stamp()}`, results as unknown as Record<string, unknown>[]);
   process.stderr.write(`\nresults: ${file}\n\n`);
-  process.stdout.write(json ? JSON.stringify(results, null, 2) + '\n' : `Jitter comparison: ${opts.clients} clients, ${opts.msgs} msgs every ${opts.interval} ms, drop every ${opts.jitter} s (+U(0,5)) for ~${opts.jitterMs} ms, seed ${seed}\n\n` + formatComparison(results));
+  process.stdout.write(json ? JSON.stringify(results, null, 2) + '\n' : `Resilience comparison, plan ${opts.plan}: ${opts.clients} clients, ${opts.msgs} msgs every ${opts.interval} ms, disruption every ${opts.jitter} s (+U(0,5)), seed ${seed}\n\n` + formatComparison(results));
   return results.every((r) => r.validity.valid) ? 0 : 2;
 }
 

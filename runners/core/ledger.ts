@@ -1,8 +1,10 @@
 /**
  * Delivery ledger: for every client and every published sequence number, how many times it
- * arrived. One byte per (client, message) keeps 10,000 clients × 10,000 messages at 100 MB worst
- * case, and 10,000 × 120 (the benchmark) at 1.2 MB.
+ * arrived and the latency of its first arrival. Five bytes per (client, message): the benchmark's
+ * 10,000 × 120 takes 6 MB; runners cap clients × messages at LEDGER_MAX_CELLS.
  */
+export const LEDGER_MAX_CELLS = 20_000_000;
+
 export interface ClientTally {
   index: number;
   received: number;
@@ -27,6 +29,7 @@ export interface LedgerTotals {
 
 export class DeliveryLedger {
   private readonly counts: Uint8Array[];
+  private readonly firstLatency: Float32Array[];
   private readonly highest: Int32Array;
   private readonly dup: Int32Array;
   private readonly ooo: Int32Array;
@@ -35,6 +38,7 @@ export class DeliveryLedger {
 
   constructor(readonly clients: number, readonly messages: number) {
     this.counts = Array.from({ length: clients }, () => new Uint8Array(messages + 1));
+    this.firstLatency = Array.from({ length: clients }, () => new Float32Array(messages + 1).fill(NaN));
     this.highest = new Int32Array(clients);
     this.dup = new Int32Array(clients);
     this.ooo = new Int32Array(clients);
@@ -60,8 +64,17 @@ export class DeliveryLedger {
     }
     if (seq < this.highest[client]!) this.ooo[client]!++;
     else this.highest[client] = seq;
-    if (latencyMs !== undefined && latencyMs > this.maxLat[client]!) this.maxLat[client] = latencyMs;
+    if (latencyMs !== undefined) {
+      this.firstLatency[client]![seq] = latencyMs;
+      if (latencyMs > this.maxLat[client]!) this.maxLat[client] = latencyMs;
+    }
     return 'new';
+  }
+
+  /** Latency of the first arrival of `seq` at `client`, ms; undefined when it never arrived. */
+  latencyOf(client: number, seq: number): number | undefined {
+    const v = this.firstLatency[client]?.[seq];
+    return v === undefined || Number.isNaN(v) ? undefined : v;
   }
 
   tally(client: number): ClientTally {

@@ -17,6 +17,8 @@ export interface PublisherOptions {
   broadcastKey?: string;
   /** Per-request timeout. @default 10000 */
   timeoutMs?: number;
+  /** Called as each request goes out, with the `sentAt` written into its payload. */
+  onSend?: (seq: number, sentAt: number) => void;
   onPublished?: (seq: number, ok: boolean) => void;
 }
 
@@ -54,6 +56,7 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
 
   const send = (n: number) => {
     const payload: PublishPayload = { seq: n, sentAt: Date.now(), runId: opts.runId };
+    opts.onSend?.(n, payload.sentAt);
     const body = JSON.stringify({ stream: opts.stream, data: JSON.stringify(payload) });
     inflight++;
     const fail = (why: string) => {

@@ -4,7 +4,7 @@ import { getTarget } from '../targets/index.ts';
 import { parseJitterOptions, type JitterOptions } from './options.ts';
 import { runJitter } from './run.ts';
 import type { JitterResult } from './result.ts';
-import { planDrops } from './timeline.ts';
+import { planDrops } from '../../chaos/plans/schedule.ts';
 
 /**
  * A short, real jitter run per reference target: real servers on port 0, real clients, real
@@ -54,7 +54,8 @@ describe('jitter runner against the reference servers', () => {
     const [ws] = await results;
     expect(ws!.seed).toBe(1234);
     expect(ws!.chaos.timeline.length).toBe(ws!.jitterEvents + ws!.jitterSkipped);
-    expect(ws!.chaos.timeline[0]).toMatchObject({ client: expect.any(Number), kind: 'drop', atMs: expect.any(Number), applied: true });
+    expect(ws!.chaos.timeline[0]).toMatchObject({ target: expect.any(Number), scope: 'client', kind: 'drop', atMs: expect.any(Number), applied: true });
+    expect(ws!.chaos.disruptions[0]).toMatchObject({ kind: 'drop', events: ws!.jitterEvents, affectedClients: ws!.jitterEvents, undetected: 0 });
     expect(ws!.latencyHistogram.count).toBe(ws!.receivedDeliveries);
     expect(ws!.latencyOverMinMs.skewFloor).toBe(ws!.skewFloor);
     expect(ws!.worstClient?.lost).toBeGreaterThan(0);

@@ -2,6 +2,8 @@ import { parseOptions, type OptionTable, type OptionValues } from '../../lib/opt
 import { ReboundError } from '../../lib/errors.ts';
 import { getTarget } from '../targets/index.ts';
 import { isLoopbackUrl } from '../core/addresses.ts';
+import { LEDGER_MAX_CELLS } from '../core/ledger.ts';
+import { parsePlan } from '../../chaos/plans/catalog.ts';
 
 /**
  * Jitter run options. Defaults are the benchmark's 10K test (003 seed, first table:
@@ -22,6 +24,10 @@ export const JITTER_OPTIONS = {
   seed: { type: 'int', default: 0, min: 0, max: 0x7fffffff, env: ['SEED'], doc: 'seed for the drop timeline; 0 picks one (reported in the result)' },
   stream: { type: 'string', default: '', maxLength: 256, env: ['STREAM'], doc: 'stream/room name; default jitter-<runId>' },
   broadcastKey: { type: 'string', default: '', env: ['BROADCAST_KEY', 'ANYCABLE_BROADCAST_SECRET'], doc: 'bearer key for /_broadcast' },
+  plan: { type: 'string', default: 'drop', maxLength: 128, env: ['CHAOS_PLAN'], doc: 'chaos plan: drop, flaky, blackhole, partition, slow-consumer, reset, or several joined by +' },
+  groups: { type: 'int', default: 4, min: 1, max: 64, env: ['CHAOS_GROUPS'], doc: 'proxy groups for network plans: clients are split over this many proxies, each disrupted on its own schedule' },
+  chaosMs: { type: 'int', default: 0, min: 0, max: 600_000, env: ['CHAOS_MS'], doc: 'duration of each network disruption, ms (0 = the plan\'s default)' },
+  toxiproxyUrl: { type: 'optional-string', default: undefined, env: ['TOXIPROXY_URL'], doc: 'a real Toxiproxy API to use instead of the embedded proxy' },
   reconnectStrategy: { type: 'enum', values: ['default', 'tuned'], default: 'default', env: ['RECONNECT_STRATEGY'], doc: 'library reconnect strategy (replay targets): default or tuned (500 ms x2, cap 5 s, full jitter)' },
 } as const satisfies OptionTable;
 
@@ -30,6 +36,13 @@ export type JitterOptions = OptionValues<typeof JITTER_OPTIONS>;
 export function parseJitterOptions(src: Parameters<typeof parseOptions>[1]): JitterOptions {
   const opts = parseOptions(JITTER_OPTIONS, src);
   getTarget(opts.target); // unknown target → RR_ERR_TARGET_UNKNOWN
+  parsePlan(opts.plan); // unknown plan → RR_ERR_OPTION_INVALID
+  if (opts.clients * opts.msgs > LEDGER_MAX_CELLS) {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `clients x msgs = ${opts.clients * opts.msgs} exceeds ${LEDGER_MAX_CELLS} ledger cells; split the clients over shards`, { details: { option: 'clients' } });
+  }
+  if (opts.toxiproxyUrl !== undefined && !isLoopbackUrl(opts.toxiproxyUrl)) {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `toxiproxy-url must be a loopback http URL; got ${JSON.stringify(opts.toxiproxyUrl)}`, { details: { option: 'toxiproxyUrl' } });
+  }
   if (opts.url !== undefined && !isLoopbackUrl(opts.url)) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `url must be a loopback http(s) URL (127.0.0.0/8, localhost, [::1]); got ${JSON.stringify(opts.url)}`, { details: { option: 'url' } });
   }

@@ -19,10 +19,30 @@ export function comparisonRows(results: readonly JitterResult[]): string[][] {
     row('Replay max', (r) => fmtMs(r.latencyRawMs.max)),
     row('Jitter events', (r) => fmtInt(r.jitterEvents)),
     row('Connect failures', (r) => fmtInt(r.connectFailures)),
-    row('Recovery p50 / p95', (r) => `${fmtMs(r.recoveryMs.p50)} / ${fmtMs(r.recoveryMs.p95)}`),
+    ...chaosRows(results),
     row('Runner peak RSS', (r) => `${r.runnerPeakRssMb} MB`),
     row('Valid', (r) => (r.validity.valid ? (r.validity.flags.length ? 'yes (warnings)' : 'yes') : 'NO')),
   ];
+}
+
+/** Per disruption kind: how fast clients noticed and came back (drops are noticed at once: we cause them). */
+function chaosRows(results: readonly JitterResult[]): string[][] {
+  const kinds = [...new Set(results.flatMap((r) => r.chaos.disruptions.map((d) => d.kind)))];
+  return kinds.flatMap((kind) => {
+    const cell = (r: JitterResult, f: (d: JitterResult['chaos']['disruptions'][number]) => string) => {
+      const d = r.chaos.disruptions.find((x) => x.kind === kind);
+      return d ? f(d) : 'n/a';
+    };
+    const rows = [
+      [`${kind}: recover p50 / p95`, ...results.map((r) => cell(r, (d) => (d.recoverMs.count ? `${fmtMs(d.recoverMs.p50)} / ${fmtMs(d.recoverMs.p95)}` : 'none')))],
+      [`${kind}: not recovered`, ...results.map((r) => cell(r, (d) => `${d.unrecovered} of ${d.affectedClients}`))],
+    ];
+    if (kind !== 'drop') {
+      rows.unshift([`${kind}: detect p50 / p95`, ...results.map((r) => cell(r, (d) => (d.detectMs.count ? `${fmtMs(d.detectMs.p50)} / ${fmtMs(d.detectMs.p95)}` : 'never')))]);
+      rows.push([`${kind}: never noticed`, ...results.map((r) => cell(r, (d) => `${d.undetected} of ${d.affectedClients}`))]);
+    }
+    return rows;
+  });
 }
 
 /** Markdown table (renders as a readable table in a terminal too). */

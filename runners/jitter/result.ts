@@ -3,7 +3,8 @@ import type { ClientTally } from '../core/ledger.ts';
 import type { RunnerHealth } from '../core/runner-health.ts';
 import type { Validity } from '../core/validity.ts';
 import type { JitterOptions } from './options.ts';
-import type { ChaosEvent } from './timeline.ts';
+import type { ChaosEvent } from '../../chaos/plans/schedule.ts';
+import type { DisruptionReport } from '../core/disruptions.ts';
 
 /**
  * The jitter result. Field names follow the benchmark's JSON where it has them
@@ -35,8 +36,9 @@ export interface JitterResult extends LatencyReport {
   /** Arrivals that were not this run's payloads (another run on the stream, corrupt data). */
   foreignMessages: number;
   perfectClients: number;
+  /** Client disruptions applied: each drop, plus each connected client hit by a network disruption. */
   jitterEvents: number;
-  /** Planned drops that found no live socket (client still reconnecting). */
+  /** Planned disruptions that could not be applied (drop: no live socket, client still reconnecting). */
   jitterSkipped: number;
   reconnects: number;
   reconnectFailures: number;
@@ -53,6 +55,10 @@ export interface JitterResult extends LatencyReport {
   runner: RunnerHealth;
   elapsedMs: number;
   plannedMs: number;
-  chaos: { plan: string; offlineMs: number; timeline: ChaosEvent[] };
+  /**
+   * The chaos plan as executed: per disruption kind, time to detect, time to recover and a
+   * recovery curve; plus every step of the seeded timeline.
+   */
+  chaos: { plan: string; groups: number; proxyApi: string | null; offlineMs: number; disruptions: DisruptionReport[]; timeline: ChaosEvent[] };
   validity: Validity;
 }

@@ -1,17 +1,20 @@
+import { CATALOG, parsePlan, planNeedsProxy, type DisruptionKind } from '../../chaos/plans/catalog.ts';
+import { openProxyFleet, type ProxyFleet } from '../../chaos/plans/proxy-fleet.ts';
+import { buildSchedule, scheduleEndMs, type ChaosEvent, type PlanStep } from '../../chaos/plans/schedule.ts';
 import { Emitter } from '../../lib/emitter.ts';
 import { randomSeed } from '../../lib/rng.ts';
 import { sleep } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
+import { DisruptionTracker } from '../core/disruptions.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
 import { startPublisher, type PublishPayload } from '../core/publisher.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { checkValidity } from '../core/validity.ts';
 import { getTarget } from '../targets/index.ts';
-import type { TargetClient } from '../targets/types.ts';
+import type { TargetClient, TargetDefinition } from '../targets/types.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
-import { planDrops, type ChaosEvent } from './timeline.ts';
 
 export interface JitterEvents {
   phase: (name: 'connect' | 'publish' | 'settle' | 'report', detail: string) => void;
@@ -24,208 +27,18 @@ export interface JitterRun {
 }
 
 /**
- * The jitter engine: ramp clients, publish, drop every client on its seeded schedule, let the
- * protocol recover, then report from the ledger. It never prints; presentation subscribes to
- * `events`. `url` is the running target's base URL.
+ * The resilience engine behind `bench:jitter` and every chaos plan: ramp clients, publish,
+ * disrupt on the seeded schedule (client drops and/or proxy toxics), let the protocol recover,
+ * then report from the ledger. It never prints; presentation subscribes to `events`.
+ * `url` is the running target's base URL.
  */
 export function runJitter(opts: JitterOptions, url: string): JitterRun {
   const events = new Emitter<JitterEvents>();
   const result = new Promise<JitterResult>((resolve, reject) => {
     // Start on the next turn so callers can attach listeners first.
-    setImmediate(() => execute(opts, url, events).then(resolve, reject));
+    setImmediate(() => new JitterSession(opts, url, events).execute().then(resolve, reject));
   });
   return { events, result };
-}
-
-async function execute(opts: JitterOptions, url: string, events: Emitter<JitterEvents>): Promise<JitterResult> {
-  const target = getTarget(opts.target);
-  const seed = opts.seed || randomSeed();
-  const startedAt = new Date();
-  const runId = `${target.name}-${startedAt.getTime().toString(36)}-${seed}`;
-  const stream = opts.stream || `jitter-${runId}`;
-  const health = watchRunner();
-  const ledger = new DeliveryLedger(opts.clients, opts.msgs);
-  const latency = new LatencyRecorder();
-  const publishWindowMs = opts.msgs * opts.interval;
-  const plan = planDrops(seed, opts.clients, opts.jitter, publishWindowMs);
-  const timeline: ChaosEvent[] = [];
-  const lastDrop: (ChaosEvent | undefined)[] = new Array(opts.clients);
-  const counters = { reconnects: 0, resumes: 0, reconnectFailures: 0, historyRejected: 0, foreign: 0 };
-  const disconnectReasons: Record<string, number> = {};
-  let t0 = 0; // publish start, ms since epoch
-  let stopping = false;
-
-  const clients: TargetClient[] = [];
-  for (let i = 0; i < opts.clients; i++) {
-    const c = target.createClient({ index: i, url, stream, localAddress: sourceAddress(i), reconnectStrategy: opts.reconnectStrategy });
-    c.on('message', (m) => {
-      let p: Partial<PublishPayload>;
-      try {
-        p = JSON.parse(m.data) as Partial<PublishPayload>;
-      } catch {
-        p = {};
-      }
-      if (p.runId !== runId || typeof p.seq !== 'number' || typeof p.sentAt !== 'number') {
-        counters.foreign++;
-        return;
-      }
-      const lat = m.at - p.sentAt;
-      if (ledger.record(i, p.seq, lat) === 'new') latency.recordMs(lat);
-    });
-    c.on('connected', ({ resumed, attempt }) => {
-      if (attempt === 0) return;
-      counters.reconnects++;
-      if (resumed) counters.resumes++;
-      const ev = lastDrop[i];
-      if (ev && ev.reconnectedAtMs === undefined) {
-        ev.reconnectedAtMs = Date.now() - t0;
-        ev.resumed = resumed;
-      }
-    });
-    c.on('disconnected', ({ reason }) => {
-      disconnectReasons[reason] = (disconnectReasons[reason] ?? 0) + 1;
-    });
-    c.on('history', ({ ok }) => {
-      if (!ok) counters.historyRejected++;
-    });
-    c.on('error', () => {});
-    clients.push(c);
-  }
-
-  // 1. Ramp.
-  events.emit('phase', 'connect', `${opts.clients} clients at ${opts.ramp}/s to ${target.name}`);
-  const connected = new Uint8Array(opts.clients);
-  let connectFailures = 0;
-  const rampStart = Date.now();
-  const connects: Promise<void>[] = [];
-  for (let i = 0; i < opts.clients; i++) {
-    const due = rampStart + (i * 1000) / opts.ramp;
-    if (due > Date.now()) await sleep(due - Date.now());
-    connects.push(
-      withTimeout(clients[i]!.connect(), 20_000).then(
-        () => void (connected[i] = 1),
-        () => void connectFailures++,
-      ),
-    );
-  }
-  await Promise.all(connects);
-  const connectedClients = opts.clients - connectFailures;
-  await sleep(1000);
-
-  // 2. Publish, with drops on the seeded schedule.
-  events.emit('phase', 'publish', `${opts.msgs} messages every ${opts.interval} ms on ${stream}`);
-  t0 = Date.now();
-  let publishedNow = 0;
-  const publisher = startPublisher({
-    url,
-    stream,
-    runId,
-    messages: opts.msgs,
-    intervalMs: opts.interval,
-    broadcastKey: opts.broadcastKey || undefined,
-    onPublished: (_seq, ok) => void (ok && publishedNow++),
-  });
-  const offlineMs = target.reconnect === 'manual' ? Math.max(opts.jitterMs, target.offlineFloorMs) : opts.jitterMs;
-  const chaosTasks: Promise<void>[] = [];
-  for (let i = 0; i < opts.clients; i++) {
-    if (!connected[i]) continue;
-    chaosTasks.push(driveClient(i));
-  }
-  async function driveClient(i: number): Promise<void> {
-    const c = clients[i]!;
-    for (const at of plan[i]!) {
-      await sleep(t0 + at - Date.now());
-      if (stopping) return;
-      const applied = c.drop();
-      const ev: ChaosEvent = { client: i, kind: 'drop', atMs: Date.now() - t0, applied };
-      timeline.push(ev);
-      if (!applied) continue;
-      lastDrop[i] = ev;
-      await sleep(offlineMs);
-      if (target.reconnect === 'manual') await reconnectManual(c);
-    }
-  }
-  async function reconnectManual(c: TargetClient): Promise<void> {
-    // Bounded retries: a target that refuses reconnects is a finding, not a reason to spin.
-    for (let attempt = 0; attempt < 10 && !stopping; attempt++) {
-      try {
-        await withTimeout(c.reconnect(), 10_000);
-        return;
-      } catch {
-        counters.reconnectFailures++;
-        await sleep(1000);
-      }
-    }
-  }
-  const progress = setInterval(() => {
-    events.emit('progress', { phase: 'publish', connected: connectedClients, published: publishedNow, drops: timeline.length, received: latency.count });
-  }, 2000);
-  progress.unref();
-  const pub = await publisher.done;
-  await Promise.all(chaosTasks);
-
-  // 3. Settle: wait for replays, end early once every connected client has everything.
-  events.emit('phase', 'settle', `up to ${opts.settle} ms`);
-  const settleEnd = Date.now() + opts.settle;
-  while (Date.now() < settleEnd) {
-    if (latency.count >= connectedClients * pub.published && pub.published > 0) break;
-    await sleep(250);
-  }
-  stopping = true;
-  clearInterval(progress);
-  for (const c of clients) c.close();
-  const elapsedMs = Date.now() - rampStart;
-
-  events.emit('phase', 'report', 'computing');
-  const totals = ledger.totals();
-  const enc = latency.encode();
-  const lat = summarize(enc);
-  const drops = timeline.filter((e) => e.applied);
-  const recovery = drops.filter((e) => e.reconnectedAtMs !== undefined).map((e) => e.reconnectedAtMs! - e.atMs).sort((a, b) => a - b);
-  const runner = health.stop();
-  const partial: Omit<JitterResult, 'validity'> = {
-    test: 'jitter',
-    target: target.name,
-    runId,
-    seed,
-    stream,
-    startedAt: startedAt.toISOString(),
-    params: { ...opts, seed },
-    clients: opts.clients,
-    connectedClients,
-    connectFailures,
-    totalMessages: opts.msgs,
-    published: pub.published,
-    publishFailures: pub.failed,
-    publishFailureSamples: pub.failures,
-    expectedDeliveries: totals.expectedDeliveries,
-    receivedDeliveries: totals.receivedDeliveries,
-    lostDeliveries: totals.lostDeliveries,
-    deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
-    deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connectedClients * opts.msgs),
-    duplicates: totals.duplicates,
-    outOfOrder: totals.outOfOrder,
-    foreignMessages: counters.foreign + totals.foreign,
-    perfectClients: totals.perfectClients,
-    jitterEvents: drops.length,
-    jitterSkipped: timeline.length - drops.length,
-    reconnects: counters.reconnects,
-    reconnectFailures: counters.reconnectFailures,
-    csrResumes: target.replays ? counters.resumes : null,
-    csrResumeRatePct: target.replays ? (counters.reconnects ? pct(counters.resumes, counters.reconnects) : 0) : null,
-    historyRejected: counters.historyRejected,
-    disconnectReasons,
-    recoveryMs: { count: recovery.length, p50: quantile(recovery, 50), p95: quantile(recovery, 95), max: recovery.at(-1) ?? 0 },
-    ...lat,
-    latencyHistogram: enc,
-    worstClient: ledger.worstClient() ?? null,
-    runnerPeakRssMb: runner.runnerPeakRssMb,
-    runner,
-    elapsedMs,
-    plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + 1000 + publishWindowMs + opts.settle,
-    chaos: { plan: 'drop', offlineMs, timeline },
-  };
-  return { ...partial, validity: checkValidity(partial) };
 }
 
 const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
@@ -240,4 +53,288 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
       (e) => (clearTimeout(t), reject(e)),
     );
   });
+}
+
+class JitterSession {
+  private readonly target: TargetDefinition;
+  private readonly seed: number;
+  private readonly startedAt = new Date();
+  private readonly runId: string;
+  private readonly stream: string;
+  private readonly kinds: DisruptionKind[];
+  private readonly steps: PlanStep[];
+  private readonly ledger: DeliveryLedger;
+  private readonly latency = new LatencyRecorder();
+  private readonly tracker: DisruptionTracker;
+  private readonly timeline: ChaosEvent[] = [];
+  private readonly applied = new Set<number>();
+  private readonly lastDrop: (ChaosEvent | undefined)[];
+  private readonly reconnecting: Uint8Array;
+  private readonly sentAtMs: number[];
+  private readonly counters = { reconnects: 0, resumes: 0, reconnectFailures: 0, historyRejected: 0, foreign: 0 };
+  private readonly disconnectReasons: Record<string, number> = {};
+  private readonly clients: TargetClient[] = [];
+  private readonly offlineMs: number;
+  private fleet: ProxyFleet | undefined;
+  private t0 = 0;
+  private stopping = false;
+
+  constructor(private readonly opts: JitterOptions, private readonly url: string, private readonly events: Emitter<JitterEvents>) {
+    this.target = getTarget(opts.target);
+    this.seed = opts.seed || randomSeed();
+    this.runId = `${this.target.name}-${this.startedAt.getTime().toString(36)}-${this.seed}`;
+    this.stream = opts.stream || `jitter-${this.runId}`;
+    this.kinds = parsePlan(opts.plan);
+    const durations: Partial<Record<DisruptionKind, number>> = { drop: opts.jitterMs };
+    if (opts.chaosMs > 0) for (const k of this.kinds) if (k !== 'drop') durations[k] = opts.chaosMs;
+    this.steps = buildSchedule({ seed: this.seed, kinds: this.kinds, clients: opts.clients, groups: opts.groups, jitterSec: opts.jitter, windowMs: opts.msgs * opts.interval, durations });
+    this.ledger = new DeliveryLedger(opts.clients, opts.msgs);
+    this.tracker = new DisruptionTracker(this.steps, opts.clients);
+    this.lastDrop = new Array(opts.clients);
+    this.reconnecting = new Uint8Array(opts.clients);
+    this.sentAtMs = new Array(opts.msgs + 1).fill(NaN);
+    this.offlineMs = this.target.reconnect === 'manual' ? Math.max(opts.jitterMs, this.target.offlineFloorMs) : opts.jitterMs;
+  }
+
+  private groupOf(i: number): number {
+    return i % this.opts.groups;
+  }
+
+  async execute(): Promise<JitterResult> {
+    const health = watchRunner();
+    try {
+      if (planNeedsProxy(this.kinds)) {
+        const u = new URL(this.url);
+        this.fleet = await openProxyFleet({ apiUrl: this.opts.toxiproxyUrl, groups: this.opts.groups, upstream: `${u.hostname}:${u.port || 80}`, namePrefix: `rr-${this.runId}` });
+      }
+      for (let i = 0; i < this.opts.clients; i++) this.clients.push(this.wire(i));
+      const rampStart = Date.now();
+      const connectFailures = await this.ramp();
+      await sleep(1000);
+      const pub = await this.publishWithChaos(connectFailures);
+      await this.settle(this.opts.clients - connectFailures, pub.published);
+      this.stopping = true;
+      for (const c of this.clients) c.close();
+      return this.report(rampStart, connectFailures, pub, health.stop());
+    } finally {
+      this.stopping = true;
+      for (const c of this.clients) c.close();
+      await this.fleet?.close();
+    }
+  }
+
+  /** Create client i and route its events into the ledger, the tracker and the counters. */
+  private wire(i: number): TargetClient {
+    const url = this.fleet ? this.fleet.urlFor(this.groupOf(i)) : this.url;
+    const c = this.target.createClient({ index: i, url, stream: this.stream, localAddress: sourceAddress(i), reconnectStrategy: this.opts.reconnectStrategy });
+    c.on('message', (m) => {
+      let p: Partial<PublishPayload>;
+      try {
+        p = JSON.parse(m.data) as Partial<PublishPayload>;
+      } catch {
+        p = {};
+      }
+      if (p.runId !== this.runId || typeof p.seq !== 'number' || typeof p.sentAt !== 'number') {
+        this.counters.foreign++;
+        return;
+      }
+      const lat = m.at - p.sentAt;
+      if (this.ledger.record(i, p.seq, lat) === 'new') this.latency.recordMs(lat);
+    });
+    c.on('connected', ({ resumed, attempt }) => {
+      const now = Date.now();
+      this.tracker.onConnected(i, now, resumed);
+      if (attempt === 0) return;
+      this.counters.reconnects++;
+      if (resumed) this.counters.resumes++;
+      const ev = this.lastDrop[i];
+      if (ev && ev.reconnectedAtMs === undefined) {
+        ev.reconnectedAtMs = now - this.t0;
+        ev.resumed = resumed;
+      }
+    });
+    c.on('disconnected', ({ reason }) => {
+      this.disconnectReasons[reason] = (this.disconnectReasons[reason] ?? 0) + 1;
+      this.tracker.onDisconnected(i, Date.now());
+      // Manual targets reconnect only when told: losses the network caused get the same treatment as our drops.
+      if (reason !== 'dropped' && this.target.reconnect === 'manual' && !this.stopping) void this.reconnectManual(i, this.target.offlineFloorMs || 1000);
+    });
+    c.on('history', ({ ok }) => {
+      if (!ok) this.counters.historyRejected++;
+    });
+    c.on('error', () => {});
+    return c;
+  }
+
+  private async ramp(): Promise<number> {
+    this.events.emit('phase', 'connect', `${this.opts.clients} clients at ${this.opts.ramp}/s to ${this.target.name}${this.fleet ? ` through ${this.opts.groups} proxies` : ''}`);
+    let failures = 0;
+    const start = Date.now();
+    const connects: Promise<void>[] = [];
+    for (let i = 0; i < this.opts.clients; i++) {
+      const due = start + (i * 1000) / this.opts.ramp;
+      if (due > Date.now()) await sleep(due - Date.now());
+      connects.push(withTimeout(this.clients[i]!.connect(), 20_000).then(() => undefined, () => void failures++));
+    }
+    await Promise.all(connects);
+    return failures;
+  }
+
+  private async publishWithChaos(connectFailures: number) {
+    const o = this.opts;
+    this.events.emit('phase', 'publish', `${o.msgs} messages every ${o.interval} ms on ${this.stream}, plan ${o.plan} (${this.steps.length} disruptions)`);
+    this.t0 = Date.now();
+    let published = 0;
+    const publisher = startPublisher({
+      url: this.url,
+      stream: this.stream,
+      runId: this.runId,
+      messages: o.msgs,
+      intervalMs: o.interval,
+      broadcastKey: o.broadcastKey || undefined,
+      onSend: (seq, sentAt) => void (this.sentAtMs[seq] = sentAt - this.t0),
+      onPublished: (_seq, ok) => void (ok && published++),
+    });
+    const progress = setInterval(() => {
+      this.events.emit('progress', { phase: 'publish', connected: o.clients - connectFailures, published, drops: this.timeline.length, received: this.latency.count });
+    }, 2000);
+    progress.unref();
+    const tasks: Promise<void>[] = [];
+    const byClient = new Map<number, number[]>();
+    this.steps.forEach((s, idx) => {
+      if (s.scope === 'group') tasks.push(this.runGroupStep(idx));
+      else byClient.set(s.target, [...(byClient.get(s.target) ?? []), idx]);
+    });
+    for (const [i, idxs] of byClient) tasks.push(this.driveDrops(i, idxs));
+    const pub = await publisher.done;
+    await Promise.all(tasks);
+    clearInterval(progress);
+    return pub;
+  }
+
+  /** Client-side drops for client i, in order; manual targets come back after the offline time. */
+  private async driveDrops(i: number, stepIdxs: number[]): Promise<void> {
+    const c = this.clients[i]!;
+    for (const idx of stepIdxs) {
+      const step = this.steps[idx]!;
+      await sleep(this.t0 + step.atMs - Date.now());
+      if (this.stopping) return;
+      const wasConnected = this.tracker.isConnected(i);
+      if (wasConnected) this.tracker.begin(idx, [i], Date.now(), false);
+      const applied = wasConnected && c.drop();
+      const ev: ChaosEvent = { kind: 'drop', scope: 'client', target: i, atMs: Date.now() - this.t0, durationMs: step.durationMs, applied };
+      this.timeline.push(ev);
+      if (!applied) continue;
+      this.applied.add(idx);
+      this.lastDrop[i] = ev;
+      if (this.target.reconnect === 'manual') await this.reconnectManual(i, this.offlineMs);
+    }
+  }
+
+  /** A network disruption on one proxy group: apply, hold for its duration, lift. */
+  private async runGroupStep(idx: number): Promise<void> {
+    const step = this.steps[idx]!;
+    const def = CATALOG[step.kind];
+    await sleep(this.t0 + step.atMs - Date.now());
+    const ev: ChaosEvent = { kind: step.kind, scope: 'group', target: step.target, atMs: Date.now() - this.t0, durationMs: step.durationMs, applied: false };
+    this.timeline.push(ev);
+    if (this.stopping || !this.fleet || !def.apply) return;
+    const members: number[] = [];
+    for (let i = step.target; i < this.opts.clients; i += this.opts.groups) members.push(i);
+    this.tracker.begin(idx, members, Date.now());
+    try {
+      const undo = await def.apply(this.fleet.proxies[step.target]!);
+      ev.applied = true;
+      this.applied.add(idx);
+      await sleep(this.t0 + step.atMs + step.durationMs - Date.now());
+      await undo();
+      ev.endedAtMs = Date.now() - this.t0;
+    } catch (err) {
+      ev.error = (err as Error).message;
+    }
+  }
+
+  /** Bounded retries: a target that refuses reconnects is a finding, not a reason to spin. */
+  private async reconnectManual(i: number, afterMs: number): Promise<void> {
+    if (this.reconnecting[i]) return;
+    this.reconnecting[i] = 1;
+    try {
+      await sleep(afterMs);
+      for (let attempt = 0; attempt < 30 && !this.stopping; attempt++) {
+        try {
+          await withTimeout(this.clients[i]!.reconnect(), 10_000);
+          return;
+        } catch {
+          this.counters.reconnectFailures++;
+          await sleep(1000);
+        }
+      }
+    } finally {
+      this.reconnecting[i] = 0;
+    }
+  }
+
+  /** Wait for replays; end early once every connected client has every published message. */
+  private async settle(connected: number, published: number): Promise<void> {
+    this.events.emit('phase', 'settle', `up to ${this.opts.settle} ms`);
+    const end = Date.now() + this.opts.settle;
+    while (Date.now() < end) {
+      if (published > 0 && this.latency.count >= connected * published) break;
+      await sleep(250);
+    }
+  }
+
+  private report(rampStart: number, connectFailures: number, pub: { published: number; failed: number; failures: string[] }, runner: ReturnType<ReturnType<typeof watchRunner>['stop']>): JitterResult {
+    const o = this.opts;
+    this.events.emit('phase', 'report', 'computing');
+    const totals = this.ledger.totals();
+    const enc = this.latency.encode();
+    const drops = this.timeline.filter((e) => e.kind === 'drop' && e.applied);
+    const recovery = drops.filter((e) => e.reconnectedAtMs !== undefined).map((e) => e.reconnectedAtMs! - e.atMs).sort((a, b) => a - b);
+    const disruptions = this.kinds.map((k) => this.tracker.report(k, this.applied, this.ledger, this.sentAtMs, this.target.replays));
+    const connectedClients = o.clients - connectFailures;
+    const partial: Omit<JitterResult, 'validity'> = {
+      test: 'jitter',
+      target: this.target.name,
+      runId: this.runId,
+      seed: this.seed,
+      stream: this.stream,
+      startedAt: this.startedAt.toISOString(),
+      params: { ...o, seed: this.seed },
+      clients: o.clients,
+      connectedClients,
+      connectFailures,
+      totalMessages: o.msgs,
+      published: pub.published,
+      publishFailures: pub.failed,
+      publishFailureSamples: pub.failures,
+      expectedDeliveries: totals.expectedDeliveries,
+      receivedDeliveries: totals.receivedDeliveries,
+      lostDeliveries: totals.lostDeliveries,
+      deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
+      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connectedClients * o.msgs),
+      duplicates: totals.duplicates,
+      outOfOrder: totals.outOfOrder,
+      foreignMessages: this.counters.foreign + totals.foreign,
+      perfectClients: totals.perfectClients,
+      jitterEvents: disruptions.reduce((n, d) => n + d.affectedClients, 0),
+      jitterSkipped: this.timeline.length - this.applied.size,
+      reconnects: this.counters.reconnects,
+      reconnectFailures: this.counters.reconnectFailures,
+      csrResumes: this.target.replays ? this.counters.resumes : null,
+      csrResumeRatePct: this.target.replays ? (this.counters.reconnects ? pct(this.counters.resumes, this.counters.reconnects) : 0) : null,
+      historyRejected: this.counters.historyRejected,
+      disconnectReasons: this.disconnectReasons,
+      recoveryMs: { count: recovery.length, p50: quantile(recovery, 50), p95: quantile(recovery, 95), max: recovery.at(-1) ?? 0 },
+      ...summarize(enc),
+      latencyHistogram: enc,
+      worstClient: this.ledger.worstClient() ?? null,
+      runnerPeakRssMb: runner.runnerPeakRssMb,
+      runner,
+      elapsedMs: Date.now() - rampStart,
+      plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 1000 + Math.max(o.msgs * o.interval, scheduleEndMs(this.steps)) + o.settle,
+      chaos: { plan: o.plan, groups: this.fleet ? o.groups : 0, proxyApi: this.fleet?.apiUrl ?? null, offlineMs: this.offlineMs, disruptions, timeline: this.timeline },
+    };
+    return { ...partial, validity: checkValidity(partial) };
+  }
 }

@@ -25,7 +25,8 @@ class WsClient implements TargetClient {
   connect(): Promise<void> {
     if (this.state === 'closed') return Promise.reject(new Error('client closed'));
     this.state = 'connecting';
-    const ws = new WebSocket(this.url, { perMessageDeflate: false, ...(this.opts.localAddress ? { localAddress: this.opts.localAddress } : {}) });
+    this.ws?.terminate(); // a handshake still pending from an earlier attempt
+    const ws = new WebSocket(this.url, { perMessageDeflate: false, handshakeTimeout: 10_000, ...(this.opts.localAddress ? { localAddress: this.opts.localAddress } : {}) });
     this.ws = ws;
     return new Promise<void>((resolve, reject) => {
       let settled = false;

@@ -1,0 +1,100 @@
+import { ReboundError } from '../../lib/errors.ts';
+import type { ChaosProxyHandle } from '../toxiproxy/client.ts';
+
+/** The disruption kinds a plan can combine. */
+export const DISRUPTIONS = ['drop', 'flaky', 'blackhole', 'partition', 'slow-consumer', 'reset'] as const;
+export type DisruptionKind = (typeof DISRUPTIONS)[number];
+
+export interface DisruptionDefinition {
+  kind: DisruptionKind;
+  description: string;
+  /** 'client': one client at a time, from the runner; 'group': every client behind one proxy. */
+  scope: 'client' | 'group';
+  /** How long one disruption lasts by default, ms (drops: the offline time). */
+  defaultDurationMs: number;
+  /**
+   * Start the disruption on a proxy; resolves to its undo. Undo follows Toxiproxy's semantics,
+   * e.g. removing a timeout toxic closes the held connections.
+   */
+  apply?: (proxy: ChaosProxyHandle) => Promise<() => Promise<void>>;
+}
+
+const toxics = (proxy: ChaosProxyHandle, names: string[]) => async () => {
+  for (const n of names) await proxy.removeToxic(n);
+};
+
+/**
+ * What each disruption does. Names of toxics are prefixed `rr_` so a shared real Toxiproxy shows
+ * whose they are.
+ */
+export const CATALOG: Readonly<Record<DisruptionKind, DisruptionDefinition>> = Object.freeze({
+  drop: { kind: 'drop', scope: 'client', defaultDurationMs: 1000, description: 'client-side force close of the TCP socket (no close handshake); manual targets stay offline max(duration, floor)' },
+  flaky: {
+    kind: 'flaky',
+    scope: 'group',
+    defaultDurationMs: 10_000,
+    description: 'bad network: 150 ms ± 100 ms latency downstream, 50 ms upstream, and frames sliced into ~64-byte packets',
+    async apply(p) {
+      await p.addToxic({ type: 'latency', name: 'rr_flaky_latency_down', stream: 'downstream', attributes: { latency: 150, jitter: 100 } });
+      await p.addToxic({ type: 'latency', name: 'rr_flaky_latency_up', stream: 'upstream', attributes: { latency: 50, jitter: 25 } });
+      await p.addToxic({ type: 'slicer', name: 'rr_flaky_slicer', stream: 'downstream', attributes: { average_size: 64, size_variation: 32, delay: 200 } });
+      return toxics(p, ['rr_flaky_latency_down', 'rr_flaky_latency_up', 'rr_flaky_slicer']);
+    },
+  },
+  blackhole: {
+    kind: 'blackhole',
+    scope: 'group',
+    defaultDurationMs: 50_000,
+    description: 'half-open connections: a timeout toxic (timeout 0) holds every byte both ways; removing it closes the connections. Measures how long each stack takes to notice',
+    async apply(p) {
+      await p.addToxic({ type: 'timeout', name: 'rr_blackhole_down', stream: 'downstream', attributes: { timeout: 0 } });
+      await p.addToxic({ type: 'timeout', name: 'rr_blackhole_up', stream: 'upstream', attributes: { timeout: 0 } });
+      return toxics(p, ['rr_blackhole_down', 'rr_blackhole_up']);
+    },
+  },
+  partition: {
+    kind: 'partition',
+    scope: 'group',
+    defaultDurationMs: 5000,
+    description: 'the proxy is disabled: every connection closes at once and reconnects are refused until it is enabled (mass disconnect, reconnect storm)',
+    async apply(p) {
+      await p.setEnabled(false);
+      return () => p.setEnabled(true);
+    },
+  },
+  'slow-consumer': {
+    kind: 'slow-consumer',
+    scope: 'group',
+    defaultDurationMs: 10_000,
+    description: 'downstream bandwidth limited to 1 KB/s: the server must buffer or shed',
+    async apply(p) {
+      await p.addToxic({ type: 'bandwidth', name: 'rr_slow_consumer', stream: 'downstream', attributes: { rate: 1 } });
+      return toxics(p, ['rr_slow_consumer']);
+    },
+  },
+  reset: {
+    kind: 'reset',
+    scope: 'group',
+    defaultDurationMs: 1000,
+    description: 'reset_peer: every connection gets a TCP RST; new ones too while it lasts',
+    async apply(p) {
+      await p.addToxic({ type: 'reset_peer', name: 'rr_reset', stream: 'downstream', attributes: { timeout: 0 } });
+      return toxics(p, ['rr_reset']);
+    },
+  },
+});
+
+/** A plan is one disruption or several joined by `+`, e.g. `drop+flaky`. */
+export function parsePlan(name: string): DisruptionKind[] {
+  const parts = name.split('+').map((s) => s.trim());
+  const kinds: DisruptionKind[] = [];
+  for (const p of parts) {
+    if (!(DISRUPTIONS as readonly string[]).includes(p)) {
+      throw new ReboundError('RR_ERR_OPTION_INVALID', `unknown chaos plan "${p}"; plans: ${DISRUPTIONS.join(', ')} (combine with +)`, { details: { option: 'plan' } });
+    }
+    if (!kinds.includes(p as DisruptionKind)) kinds.push(p as DisruptionKind);
+  }
+  return kinds;
+}
+
+export const planNeedsProxy = (kinds: readonly DisruptionKind[]) => kinds.some((k) => CATALOG[k].scope === 'group');

@@ -1,0 +1,77 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { ReboundError } from '../../lib/errors.ts';
+import { createChaosProxy, type ChaosProxyHandle } from '../toxiproxy/client.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface ProxyFleet {
+  /** Toxiproxy API base URL (embedded child or the user's real Toxiproxy). */
+  apiUrl: string;
+  proxies: ChaosProxyHandle[];
+  /** Base URL clients of group g connect to. */
+  urlFor(group: number): string;
+  close(): Promise<void>;
+}
+
+/**
+ * Start the embedded proxy as its own process (so its two sockets per client count against its
+ * own open-file limit, not the runner's), reading the API URL from its `listening on` line.
+ */
+export function startEmbeddedProxy(timeoutMs = 20_000): Promise<{ url: string; child: ChildProcess }> {
+  const child = fork('chaos/toxiproxy/main.ts', ['--port', '0', '--host', '127.0.0.1'], { cwd: ROOT, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'ignore', 'ipc'] });
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill);
+  child.once('exit', () => process.off('exit', kill));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new ReboundError('RR_ERR_SERVICE_START', `chaos proxy did not start within ${timeoutMs} ms`));
+    }, timeoutMs);
+    let buf = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(buf);
+      if (!m) return;
+      clearTimeout(timer);
+      resolve({ url: m[1]!, child });
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new ReboundError('RR_ERR_SERVICE_START', `chaos proxy exited before listening (code ${code})`));
+    });
+  });
+}
+
+/**
+ * One proxy per client group in front of `upstream` (`host:port`), on the given Toxiproxy API or
+ * a fresh embedded one. Groups let one seeded plan hit different clients at different times.
+ */
+export async function openProxyFleet(opts: { apiUrl?: string | undefined; groups: number; upstream: string; namePrefix: string }): Promise<ProxyFleet> {
+  const embedded = opts.apiUrl ? undefined : await startEmbeddedProxy();
+  const apiUrl = opts.apiUrl ?? embedded!.url;
+  const proxies: ChaosProxyHandle[] = [];
+  try {
+    for (let g = 0; g < opts.groups; g++) proxies.push(await createChaosProxy(apiUrl, { name: `${opts.namePrefix}-g${g}`, upstream: opts.upstream }));
+  } catch (err) {
+    embedded?.child.kill('SIGKILL');
+    throw err;
+  }
+  return {
+    apiUrl,
+    proxies,
+    urlFor: (g) => `http://${proxies[g]!.host}:${proxies[g]!.port}`,
+    async close() {
+      if (embedded) {
+        const exited = new Promise<void>((r) => embedded.child.once('exit', () => r()));
+        embedded.child.kill('SIGTERM');
+        const hard = setTimeout(() => embedded.child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(hard);
+      } else {
+        // A shared real Toxiproxy: remove only what this run created.
+        await Promise.allSettled(proxies.map((p) => p.remove()));
+      }
+    },
+  };
+}

@@ -1,0 +1,89 @@
+import { childRng, uniform } from '../../lib/rng.ts';
+import { CATALOG, DISRUPTIONS, type DisruptionKind } from './catalog.ts';
+
+/**
+ * Seeded chaos schedules, computed before the run so one seed always yields one timeline, for
+ * every target alike. Each disruption (per client for drops, per proxy group otherwise) starts at
+ * 5 s + U(0, J) after publishing starts and repeats every duration + J + U(0, 5) s while messages
+ * are still being published (drops: every J + U(0, 5) s, the benchmark's shape).
+ */
+export function planDrops(seed: number, clients: number, jitterSec: number, windowMs: number): number[][] {
+  const plan: number[][] = [];
+  for (let c = 0; c < clients; c++) plan.push(series(childRng(seed, c), jitterSec, 0, windowMs));
+  return plan;
+}
+
+function series(rng: () => number, jitterSec: number, durationMs: number, windowMs: number): number[] {
+  const times: number[] = [];
+  if (jitterSec <= 0) return times;
+  let t = 5000 + uniform(rng, 0, jitterSec * 1000);
+  // Bounded: at most one disruption per 0.5 s of window, whatever the options.
+  while (t < windowMs && times.length < windowMs / 500 + 1) {
+    times.push(Math.round(t));
+    t += durationMs + jitterSec * 1000 + uniform(rng, 0, 5000);
+  }
+  return times;
+}
+
+export interface PlanStep {
+  kind: DisruptionKind;
+  scope: 'client' | 'group';
+  /** Client index (scope client) or proxy group index (scope group). */
+  target: number;
+  /** ms after publishing starts. */
+  atMs: number;
+  durationMs: number;
+}
+
+export interface ScheduleInput {
+  seed: number;
+  kinds: readonly DisruptionKind[];
+  clients: number;
+  groups: number;
+  jitterSec: number;
+  windowMs: number;
+  /** Per-kind duration overrides, ms. */
+  durations?: Partial<Record<DisruptionKind, number>>;
+}
+
+/** Every step of a plan, sorted by time. Each kind draws from its own seeded stream, so adding one to a plan leaves the others' timelines unchanged. */
+export function buildSchedule(input: ScheduleInput): PlanStep[] {
+  const steps: PlanStep[] = [];
+  for (const kind of input.kinds) {
+    const def = CATALOG[kind];
+    const durationMs = input.durations?.[kind] ?? def.defaultDurationMs;
+    if (def.scope === 'client') {
+      planDrops(input.seed, input.clients, input.jitterSec, input.windowMs).forEach((times, c) => {
+        for (const atMs of times) steps.push({ kind, scope: 'client', target: c, atMs, durationMs });
+      });
+    } else {
+      const salt = Math.imul(DISRUPTIONS.indexOf(kind) + 1, 0x5bd1e995);
+      for (let g = 0; g < input.groups; g++) {
+        for (const atMs of series(childRng(input.seed ^ salt, g), input.jitterSec, durationMs, input.windowMs)) {
+          steps.push({ kind, scope: 'group', target: g, atMs, durationMs });
+        }
+      }
+    }
+  }
+  return steps.sort((a, b) => a.atMs - b.atMs || a.target - b.target);
+}
+
+/** When the last disruption ends, ms after publishing starts. */
+export const scheduleEndMs = (steps: readonly PlanStep[]) => steps.reduce((m, s) => Math.max(m, s.atMs + s.durationMs), 0);
+
+/** One executed disruption, saved with the results. Times are ms since publishing started. */
+export interface ChaosEvent {
+  kind: DisruptionKind;
+  scope: 'client' | 'group';
+  target: number;
+  atMs: number;
+  durationMs: number;
+  /** False when nothing could be disrupted (drop: the client had no live socket; group: the proxy call failed). */
+  applied: boolean;
+  /** When the disruption was lifted (group disruptions). */
+  endedAtMs?: number;
+  /** Drops: when the client was subscribed again, and whether the server restored its session. */
+  reconnectedAtMs?: number;
+  resumed?: boolean;
+  error?: string;
+}

@@ -1,0 +1,163 @@
+import type { DisruptionKind } from '../../chaos/plans/catalog.ts';
+import type { PlanStep } from '../../chaos/plans/schedule.ts';
+import type { DeliveryLedger } from './ledger.ts';
+
+export interface Spread {
+  count: number;
+  p50: number;
+  p95: number;
+  max: number;
+}
+
+/** One point of a recovery curve: messages published `tSec`..`tSec+1` s after a disruption began. */
+export interface CurvePoint {
+  tSec: number;
+  expected: number;
+  delivered: number;
+  deliveredPct: number;
+  latencyP50Ms: number | null;
+  latencyP95Ms: number | null;
+}
+
+export interface DisruptionReport {
+  kind: DisruptionKind;
+  events: number;
+  /** Clients that were connected when a disruption hit them. */
+  affectedClients: number;
+  /** Time from the disruption's start until the client library noticed (disconnect event), ms. */
+  detectMs: Spread;
+  /** Affected clients that never noticed before the disruption was lifted or the run ended. */
+  undetected: number;
+  /** Time from the disruption's start until the client was subscribed again, ms. */
+  recoverMs: Spread;
+  unrecovered: number;
+  /** Share of reconnects after this disruption where the server restored the session. */
+  resumedPct: number | null;
+  curve: CurvePoint[];
+}
+
+interface Pending {
+  step: number;
+  startedAt: number;
+  detected: boolean;
+}
+
+const spread = (values: number[]): Spread => {
+  const s = [...values].sort((a, b) => a - b);
+  const q = (p: number) => (s.length ? Math.round(s[Math.floor(((s.length - 1) * p) / 100)]!) : 0);
+  return { count: s.length, p50: q(50), p95: q(95), max: Math.round(s.at(-1) ?? 0) };
+};
+
+/**
+ * Follows every disruption to its effect on each affected client: when the library noticed, when
+ * it was back, whether it resumed. A client has at most one open disruption; a newer one
+ * supersedes it.
+ */
+export class DisruptionTracker {
+  private readonly pending: (Pending | undefined)[];
+  private readonly connected: Uint8Array;
+  private readonly detect = new Map<number, number[]>();
+  private readonly recover = new Map<number, number[]>();
+  private readonly resumed = new Map<number, number>();
+  private readonly affected = new Map<number, number[]>();
+
+  constructor(private readonly steps: readonly PlanStep[], clients: number) {
+    this.pending = new Array(clients);
+    this.connected = new Uint8Array(clients);
+  }
+
+  isConnected(i: number): boolean {
+    return this.connected[i] === 1;
+  }
+
+  /** A disruption `step` hits `clients` at wall time `now`. */
+  begin(step: number, clients: Iterable<number>, now: number, detectedAlready = false): void {
+    const hit: number[] = [];
+    for (const i of clients) {
+      if (!this.connected[i]) continue;
+      hit.push(i);
+      this.pending[i] = { step, startedAt: now, detected: detectedAlready };
+      if (detectedAlready) this.push(this.detect, step, 0);
+    }
+    this.affected.set(step, hit);
+  }
+
+  onDisconnected(i: number, now: number): void {
+    this.connected[i] = 0;
+    const p = this.pending[i];
+    if (p && !p.detected) {
+      p.detected = true;
+      this.push(this.detect, p.step, now - p.startedAt);
+    }
+  }
+
+  onConnected(i: number, now: number, resumed: boolean): void {
+    this.connected[i] = 1;
+    const p = this.pending[i];
+    if (!p || !p.detected) return;
+    this.push(this.recover, p.step, now - p.startedAt);
+    if (resumed) this.resumed.set(p.step, (this.resumed.get(p.step) ?? 0) + 1);
+    this.pending[i] = undefined;
+  }
+
+  private push(map: Map<number, number[]>, step: number, v: number) {
+    let a = map.get(step);
+    if (!a) map.set(step, (a = []));
+    a.push(v);
+  }
+
+  /**
+   * Per-kind report. `sentAtMs[seq]` is when each message was published (ms after publishing
+   * began) so the curve can place every message relative to each disruption.
+   */
+  report(kind: DisruptionKind, applied: ReadonlySet<number>, ledger: DeliveryLedger, sentAtMs: readonly number[], replays: boolean): DisruptionReport {
+    const idx = this.steps.map((s, i) => i).filter((i) => this.steps[i]!.kind === kind && applied.has(i));
+    const all = (m: Map<number, number[]>) => idx.flatMap((i) => m.get(i) ?? []);
+    const affected = idx.reduce((n, i) => n + (this.affected.get(i)?.length ?? 0), 0);
+    const detect = all(this.detect);
+    const recover = all(this.recover);
+    const resumed = idx.reduce((n, i) => n + (this.resumed.get(i) ?? 0), 0);
+    return {
+      kind,
+      events: idx.length,
+      affectedClients: affected,
+      detectMs: spread(detect),
+      undetected: affected - detect.length,
+      recoverMs: spread(recover),
+      unrecovered: affected - recover.length,
+      resumedPct: replays ? (recover.length ? Math.round((resumed / recover.length) * 1000) / 10 : 0) : null,
+      curve: this.curve(idx, ledger, sentAtMs),
+    };
+  }
+
+  /** Delivery and latency of messages by publish time relative to each disruption's start, 1 s bins from −2 s. */
+  private curve(idx: number[], ledger: DeliveryLedger, sentAtMs: readonly number[]): CurvePoint[] {
+    const FROM = -2;
+    const bins = new Map<number, { expected: number; delivered: number; lat: number[] }>();
+    for (const i of idx) {
+      const step = this.steps[i]!;
+      const span = Math.min(120, Math.ceil(step.durationMs / 1000) + 20);
+      for (let seq = 1; seq < sentAtMs.length; seq++) {
+        const t = Math.floor((sentAtMs[seq]! - step.atMs) / 1000);
+        if (t < FROM || t >= span) continue;
+        let b = bins.get(t);
+        if (!b) bins.set(t, (b = { expected: 0, delivered: 0, lat: [] }));
+        for (const c of this.affected.get(i) ?? []) {
+          b.expected++;
+          const l = ledger.latencyOf(c, seq);
+          if (l !== undefined) {
+            b.delivered++;
+            b.lat.push(l);
+          }
+        }
+      }
+    }
+    return [...bins.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([tSec, b]) => {
+        const s = b.lat.sort((x, y) => x - y);
+        const q = (p: number) => (s.length ? Math.round(s[Math.floor(((s.length - 1) * p) / 100)]!) : null);
+        return { tSec, expected: b.expected, delivered: b.delivered, deliveredPct: b.expected ? Math.round((b.delivered / b.expected) * 10000) / 100 : 100, latencyP50Ms: q(50), latencyP95Ms: q(95) };
+      });
+  }
+}
