@@ -1,4 +1,5 @@
-import { ReboundError, toErrorBody } from '../lib/errors.ts';
+import { runCli } from '../lib/cli.ts';
+import { ReboundError } from '../lib/errors.ts';
 import { argvToValues, helpText, parseOptions } from '../lib/options.ts';
 import { randomSeed } from '../lib/rng.ts';
 import { withTarget } from './core/local-target.ts';
@@ -53,11 +54,4 @@ async function main(argv: string[]): Promise<number> {
   return results.every((r) => r.validity.valid) ? 0 : 2;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err) => {
-    const body = toErrorBody(err);
-    process.stderr.write(`error ${body.code}: ${body.message}\n`);
-    process.exit(body.statusCode < 500 ? 2 : 1);
-  },
-);
+runCli(main);

@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ReboundError } from '../../lib/errors.ts';
+import { reapOnExit } from '../../lib/reaper.ts';
 import { createChaosProxy, type ChaosProxyHandle } from '../toxiproxy/client.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -20,9 +21,7 @@ export interface ProxyFleet {
  */
 export function startEmbeddedProxy(timeoutMs = 20_000): Promise<{ url: string; child: ChildProcess }> {
   const child = fork('chaos/toxiproxy/main.ts', ['--port', '0', '--host', '127.0.0.1'], { cwd: ROOT, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'ignore', 'ipc'] });
-  const kill = () => child.kill('SIGKILL');
-  process.once('exit', kill);
-  child.once('exit', () => process.off('exit', kill));
+  reapOnExit(child);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');

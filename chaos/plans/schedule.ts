@@ -76,6 +76,9 @@ export interface ChaosEvent {
   kind: DisruptionKind;
   scope: 'client' | 'group';
   target: number;
+  /** When the seeded plan put it (identical for every target run with the same seed). */
+  plannedAtMs: number;
+  /** When it actually happened. */
   atMs: number;
   durationMs: number;
   /** False when nothing could be disrupted (drop: the client had no live socket; group: the proxy call failed). */

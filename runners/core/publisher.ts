@@ -31,11 +31,16 @@ export interface PublisherResult {
 
 /**
  * Publishes seq 1..M to `/_broadcast` on a drift-free schedule (start + k·interval), each as its
- * own request like the benchmark's publisher. A slow response never delays the next message:
- * requests are not awaited in sequence.
+ * own request like the benchmark's publisher. `sentAt` is stamped when a message is due.
+ *
+ * One keep-alive connection, so the target receives messages in publish order: with several,
+ * one slow request lets the next overtake it and every client sees an out-of-order pair that the
+ * publisher caused. A slow response queues the next message (its latency then includes the wait)
+ * rather than reordering it. Intervals near the server's keep-alive timeout (Node: 5 s) would race
+ * an idle close ("socket hang up"), so long intervals use a fresh connection per message.
  */
 export function startPublisher(opts: PublisherOptions): { done: Promise<PublisherResult>; stop(): void } {
-  const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+  const agent = new Agent({ keepAlive: opts.intervalMs < 4000, maxSockets: 1 });
   const target = new URL('/_broadcast', opts.url);
   const result: PublisherResult = { published: 0, failed: 0, failures: [], elapsedMs: 0 };
   const t0 = Date.now();

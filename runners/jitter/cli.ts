@@ -1,4 +1,4 @@
-import { toErrorBody } from '../../lib/errors.ts';
+import { runCli } from '../../lib/cli.ts';
 import { argvToValues, helpText } from '../../lib/options.ts';
 import { TARGET_NAMES, getTarget } from '../targets/index.ts';
 import { withTarget } from '../core/local-target.ts';
@@ -28,11 +28,4 @@ async function main(argv: string[]): Promise<number> {
   return result.validity.valid ? 0 : 2;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err) => {
-    const body = toErrorBody(err);
-    process.stderr.write(`error ${body.code}: ${body.message}\n`);
-    process.exit(body.statusCode < 500 ? 2 : 1);
-  },
-);
+runCli(main);

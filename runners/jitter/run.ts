@@ -222,7 +222,7 @@ class JitterSession {
       const wasConnected = this.tracker.isConnected(i);
       if (wasConnected) this.tracker.begin(idx, [i], Date.now(), false);
       const applied = wasConnected && c.drop();
-      const ev: ChaosEvent = { kind: 'drop', scope: 'client', target: i, atMs: Date.now() - this.t0, durationMs: step.durationMs, applied };
+      const ev: ChaosEvent = { kind: 'drop', scope: 'client', target: i, plannedAtMs: step.atMs, atMs: Date.now() - this.t0, durationMs: step.durationMs, applied };
       this.timeline.push(ev);
       if (!applied) continue;
       this.applied.add(idx);
@@ -236,7 +236,7 @@ class JitterSession {
     const step = this.steps[idx]!;
     const def = CATALOG[step.kind];
     await sleep(this.t0 + step.atMs - Date.now());
-    const ev: ChaosEvent = { kind: step.kind, scope: 'group', target: step.target, atMs: Date.now() - this.t0, durationMs: step.durationMs, applied: false };
+    const ev: ChaosEvent = { kind: step.kind, scope: 'group', target: step.target, plannedAtMs: step.atMs, atMs: Date.now() - this.t0, durationMs: step.durationMs, applied: false };
     this.timeline.push(ev);
     if (this.stopping || !this.fleet || !def.apply) return;
     const members: number[] = [];
@@ -274,12 +274,20 @@ class JitterSession {
     }
   }
 
-  /** Wait for replays; end early once every connected client has every published message. */
+  /**
+   * Wait for replays and reconnects; end early once every client that connected is connected
+   * again and has every published message (so recovery times are never cut short).
+   */
   private async settle(connected: number, published: number): Promise<void> {
     this.events.emit('phase', 'settle', `up to ${this.opts.settle} ms`);
     const end = Date.now() + this.opts.settle;
+    const allBack = () => {
+      let n = 0;
+      for (let i = 0; i < this.opts.clients; i++) n += this.tracker.isConnected(i) ? 1 : 0;
+      return n >= connected;
+    };
     while (Date.now() < end) {
-      if (published > 0 && this.latency.count >= connected * published) break;
+      if (published > 0 && this.latency.count >= connected * published && allBack()) break;
       await sleep(250);
     }
   }

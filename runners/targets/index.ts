@@ -1,4 +1,5 @@
 import { ReboundError } from '../../lib/errors.ts';
+import { anycableTarget, replayTarget } from './anycable.ts';
 import { socketIoCsrTarget, socketIoTarget } from './socketio.ts';
 import type { TargetDefinition } from './types.ts';
 import { wsTarget } from './ws.ts';
@@ -8,7 +9,7 @@ import { wsTarget } from './ws.ts';
  * adapter file and one line below.
  */
 const TARGETS: ReadonlyMap<string, TargetDefinition> = new Map(
-  [socketIoTarget, socketIoCsrTarget, wsTarget].map((t) => [t.name, t]),
+  [socketIoTarget, socketIoCsrTarget, wsTarget, replayTarget, anycableTarget].map((t) => [t.name, t]),
 );
 
 export const TARGET_NAMES = [...TARGETS.keys()];

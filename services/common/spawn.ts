@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ReboundError } from '../../lib/errors.ts';
+import { reapOnExit } from '../../lib/reaper.ts';
 import type { ListeningMessage } from './service-main.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -53,8 +54,7 @@ export function startService(name: ServiceName, opts: SpawnOptions = {}): Promis
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'ignore', opts.verbose ? 'inherit' : 'ignore', 'ipc'],
   });
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
+  reapOnExit(child);
 
   return new Promise<ServiceHandle>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -63,14 +63,13 @@ export function startService(name: ServiceName, opts: SpawnOptions = {}): Promis
     }, opts.startTimeoutMs ?? 20000);
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
-      process.off('exit', killOnExit);
       reject(new ReboundError('RR_ERR_SERVICE_START', `${name} exited before listening (code ${code}, signal ${signal})`));
     });
     child.on('message', (m: ListeningMessage) => {
       if (m?.type !== 'listening') return;
       clearTimeout(timer);
       child.removeAllListeners('exit');
-      child.once('exit', () => process.off('exit', killOnExit));
+      reapOnExit(child);
       const exited = new Promise<void>((r) => child.once('exit', () => r()));
       const handle: ServiceHandle = {
         name,
