@@ -1,7 +1,7 @@
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
 import { ReboundError } from '../../lib/errors.ts';
 import { getTarget } from '../targets/index.ts';
-import { isLoopbackUrl } from '../core/addresses.ts';
+import { isAllowedTargetUrl } from '../core/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../core/ledger.ts';
 import { parsePlan } from '../../chaos/plans/catalog.ts';
 
@@ -40,11 +40,11 @@ export function parseJitterOptions(src: Parameters<typeof parseOptions>[1]): Jit
   if (opts.clients * opts.msgs > LEDGER_MAX_CELLS) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `clients x msgs = ${opts.clients * opts.msgs} exceeds ${LEDGER_MAX_CELLS} ledger cells; split the clients over shards`, { details: { option: 'clients' } });
   }
-  if (opts.toxiproxyUrl !== undefined && !isLoopbackUrl(opts.toxiproxyUrl)) {
+  if (opts.toxiproxyUrl !== undefined && !isAllowedTargetUrl(opts.toxiproxyUrl)) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `toxiproxy-url must be a loopback http URL; got ${JSON.stringify(opts.toxiproxyUrl)}`, { details: { option: 'toxiproxyUrl' } });
   }
-  if (opts.url !== undefined && !isLoopbackUrl(opts.url)) {
-    throw new ReboundError('RR_ERR_OPTION_INVALID', `url must be a loopback http(s) URL (127.0.0.0/8, localhost, [::1]); got ${JSON.stringify(opts.url)}`, { details: { option: 'url' } });
+  if (opts.url !== undefined && !isAllowedTargetUrl(opts.url)) {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `url must be a loopback http(s) URL (127.0.0.0/8, localhost, [::1]) unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.url)}`, { details: { option: 'url' } });
   }
   return opts;
 }
