@@ -15,7 +15,7 @@ import { getTarget, localTargets } from './targets/index.ts';
  * seeded jitter test against each, then print one comparison table. The size defaults to
  * something that finishes in a few minutes on a 2-core machine; every jitter option can be raised.
  */
-const { target: _t, url: _u, ...shared } = JITTER_OPTIONS;
+const { target: _t, url: _u, broadcastUrl: _b, ...shared } = JITTER_OPTIONS;
 export const BENCH_OPTIONS = {
   ...shared,
   targets: { type: 'string', default: '', env: ['TARGETS'], doc: 'comma-separated targets; default every local target' },
@@ -39,7 +39,7 @@ async function main(argv: string[]): Promise<number> {
   const results: JitterResult[] = [];
   for (const t of targets) {
     const { targets: _x, ...rest } = opts;
-    const jopts: JitterOptions = { ...rest, seed, target: t.name, url: undefined };
+    const jopts: JitterOptions = { ...rest, seed, target: t.name, url: undefined, broadcastUrl: undefined };
     process.stderr.write(`\n== ${t.name}: ${t.description}\n`);
     const r = await withTarget(t, undefined, async (url) => {
       const run = runJitter(jopts, url);

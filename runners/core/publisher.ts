@@ -8,7 +8,7 @@ export interface PublishPayload {
 }
 
 export interface PublisherOptions {
-  /** Service base URL; messages go to `${url}/_broadcast`. */
+  /** Service base URL (messages go to `${url}/_broadcast`) or the full broadcast endpoint when it ends in `/_broadcast`. */
   url: string;
   stream: string;
   runId: string;
@@ -41,7 +41,7 @@ export interface PublisherResult {
  */
 export function startPublisher(opts: PublisherOptions): { done: Promise<PublisherResult>; stop(): void } {
   const agent = new Agent({ keepAlive: opts.intervalMs < 4000, maxSockets: 1 });
-  const target = new URL('/_broadcast', opts.url);
+  const target = /\/_broadcast\/?$/.test(new URL(opts.url).pathname) ? new URL(opts.url) : new URL('/_broadcast', opts.url);
   const result: PublisherResult = { published: 0, failed: 0, failures: [], elapsedMs: 0 };
   const t0 = Date.now();
   let stopped = false;

@@ -14,6 +14,7 @@ import { parsePlan } from '../../chaos/plans/catalog.ts';
 export const JITTER_OPTIONS = {
   target: { type: 'string', default: 'socketio', env: ['TARGET'], doc: 'target name (see --help for the list)' },
   url: { type: 'optional-string', default: undefined, env: ['TARGET_URL'], doc: 'base URL of an already running target (loopback only); default: start it locally' },
+  broadcastUrl: { type: 'optional-string', default: undefined, env: ['BROADCAST_URL'], doc: 'where to POST broadcasts (e.g. anycable-go\'s http://127.0.0.1:8090/_broadcast); default <url>/_broadcast' },
   clients: { type: 'int', default: 10_000, min: 1, max: 18_000, env: ['NUM_CLIENTS'], aliases: ['n'], doc: 'concurrent clients (one process holds at most ~18,000 sockets: use shards beyond)' },
   msgs: { type: 'int', default: 120, min: 1, max: 100_000, env: ['TOTAL_MESSAGES'], aliases: ['messages'], doc: 'messages to publish' },
   interval: { type: 'int', default: 500, min: 1, max: 60_000, env: ['INTERVAL_MS'], aliases: ['interval-ms'], doc: 'ms between published messages' },
@@ -39,6 +40,9 @@ export function parseJitterOptions(src: Parameters<typeof parseOptions>[1]): Jit
   parsePlan(opts.plan); // unknown plan → RR_ERR_OPTION_INVALID
   if (opts.clients * opts.msgs > LEDGER_MAX_CELLS) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `clients x msgs = ${opts.clients * opts.msgs} exceeds ${LEDGER_MAX_CELLS} ledger cells; split the clients over shards`, { details: { option: 'clients' } });
+  }
+  if (opts.broadcastUrl !== undefined && !isAllowedTargetUrl(opts.broadcastUrl)) {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `broadcast-url must be a loopback http URL; got ${JSON.stringify(opts.broadcastUrl)}`, { details: { option: 'broadcastUrl' } });
   }
   if (opts.toxiproxyUrl !== undefined && !isAllowedTargetUrl(opts.toxiproxyUrl)) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `toxiproxy-url must be a loopback http URL; got ${JSON.stringify(opts.toxiproxyUrl)}`, { details: { option: 'toxiproxyUrl' } });

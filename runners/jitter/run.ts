@@ -104,7 +104,7 @@ class JitterSession {
     const health = watchRunner();
     try {
       if (planNeedsProxy(this.kinds)) {
-        const u = new URL(this.url);
+        const u = new URL(this.url.replace(/^ws/, 'http'));
         this.fleet = await openProxyFleet({ apiUrl: this.opts.toxiproxyUrl, groups: this.opts.groups, upstream: `${u.hostname}:${u.port || 80}`, namePrefix: `rr-${this.runId}` });
       }
       for (let i = 0; i < this.opts.clients; i++) this.clients.push(this.wire(i));
@@ -186,7 +186,7 @@ class JitterSession {
     this.t0 = Date.now();
     let published = 0;
     const publisher = startPublisher({
-      url: this.url,
+      url: o.broadcastUrl ?? this.url,
       stream: this.stream,
       runId: this.runId,
       messages: o.msgs,
