@@ -15,6 +15,8 @@ export const ERROR_CODES = {
   RR_ERR_PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large', doc: 'The request body exceeds the configured limit.' },
   RR_ERR_SERVICE_START: { status: 500, title: 'Internal Server Error', doc: 'A service child process failed to start or report its port in time.' },
   RR_ERR_RUN_FAILED: { status: 500, title: 'Internal Server Error', doc: 'A runner aborted; the message names the cause.' },
+  RR_ERR_CHAOS_PROXY_LISTEN: { status: 500, title: 'Internal Server Error', doc: 'The embedded chaos proxy cannot bind its API address.' },
+  RR_ERR_CHAOS_PROXY_API: { status: 502, title: 'Bad Gateway', doc: 'A Toxiproxy API call (embedded or real) failed; details.status has its HTTP status.' },
   RR_ERR_INTERNAL: { status: 500, title: 'Internal Server Error', doc: 'An unexpected error; the server kept running.' },
 } as const;
 

@@ -30,8 +30,9 @@ export interface DisruptionReport {
   undetected: number;
   /** Time from the disruption's start until the client was subscribed again, ms. */
   recoverMs: Spread;
+  /** Clients that lost their connection and were not subscribed again by the end of the run. */
   unrecovered: number;
-  /** Share of reconnects after this disruption where the server restored the session. */
+  /** Share of reconnects after this disruption where the server restored the session; null without replay or reconnects. */
   resumedPct: number | null;
   curve: CurvePoint[];
 }
@@ -124,8 +125,8 @@ export class DisruptionTracker {
       detectMs: spread(detect),
       undetected: affected - detect.length,
       recoverMs: spread(recover),
-      unrecovered: affected - recover.length,
-      resumedPct: replays ? (recover.length ? Math.round((resumed / recover.length) * 1000) / 10 : 0) : null,
+      unrecovered: detect.length - recover.length,
+      resumedPct: replays && recover.length ? Math.round((resumed / recover.length) * 1000) / 10 : null,
       curve: this.curve(idx, ledger, sentAtMs),
     };
   }

@@ -5,6 +5,8 @@ export interface PublishPayload {
   seq: number;
   sentAt: number;
   runId: string;
+  /** Filler to reach the requested message size. */
+  pad?: string;
 }
 
 export interface PublisherOptions {
@@ -14,6 +16,8 @@ export interface PublisherOptions {
   runId: string;
   messages: number;
   intervalMs: number;
+  /** Filler characters added to each payload. @default 0 */
+  payloadBytes?: number;
   broadcastKey?: string;
   /** Per-request timeout. @default 10000 */
   timeoutMs?: number;
@@ -50,6 +54,7 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
   let resolveDone!: (r: PublisherResult) => void;
   const done = new Promise<PublisherResult>((r) => (resolveDone = r));
   let seq = 0;
+  const pad = 'x'.repeat(opts.payloadBytes ?? 0);
 
   const finishIfIdle = () => {
     if ((seq >= opts.messages || stopped) && inflight === 0) {
@@ -60,7 +65,7 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
   };
 
   const send = (n: number) => {
-    const payload: PublishPayload = { seq: n, sentAt: Date.now(), runId: opts.runId };
+    const payload: PublishPayload = { seq: n, sentAt: Date.now(), runId: opts.runId, ...(pad ? { pad } : {}) };
     opts.onSend?.(n, payload.sentAt);
     const body = JSON.stringify({ stream: opts.stream, data: JSON.stringify(payload) });
     inflight++;

@@ -20,6 +20,7 @@ export const JITTER_OPTIONS = {
   interval: { type: 'int', default: 500, min: 1, max: 60_000, env: ['INTERVAL_MS'], aliases: ['interval-ms'], doc: 'ms between published messages' },
   jitter: { type: 'number', default: 15, min: 0, max: 3600, env: ['JITTER_INTERVAL'], doc: 'seconds between drops per client (+U(0,5) s); 0 = no drops' },
   jitterMs: { type: 'int', default: 1000, min: 0, max: 60_000, env: ['JITTER_DURATION'], doc: 'offline time per drop, ms (manual targets floor it, e.g. Socket.IO to 2000)' },
+  payloadBytes: { type: 'int', default: 0, min: 0, max: 65_536, env: ['PAYLOAD_BYTES'], doc: 'padding added to each message (slow-consumer plans need traffic above 1 KB/s per client)' },
   ramp: { type: 'int', default: 200, min: 1, max: 100_000, env: ['RAMP_RATE'], doc: 'client connects per second' },
   settle: { type: 'int', default: 10_000, min: 0, max: 600_000, env: ['SETTLE_MS'], doc: 'ms to wait after the last message for replays to land (ends early once complete)' },
   seed: { type: 'int', default: 0, min: 0, max: 0x7fffffff, env: ['SEED'], doc: 'seed for the drop timeline; 0 picks one (reported in the result)' },

@@ -35,11 +35,11 @@ function chaosRows(results: readonly JitterResult[]): string[][] {
     };
     const rows = [
       [`${kind}: recover p50 / p95`, ...results.map((r) => cell(r, (d) => (d.recoverMs.count ? `${fmtMs(d.recoverMs.p50)} / ${fmtMs(d.recoverMs.p95)}` : 'none')))],
-      [`${kind}: not recovered`, ...results.map((r) => cell(r, (d) => `${d.unrecovered} of ${d.affectedClients}`))],
+      [`${kind}: not back by the end`, ...results.map((r) => cell(r, (d) => `${d.unrecovered} of ${d.detectMs.count}`))],
     ];
     if (kind !== 'drop') {
       rows.unshift([`${kind}: detect p50 / p95`, ...results.map((r) => cell(r, (d) => (d.detectMs.count ? `${fmtMs(d.detectMs.p50)} / ${fmtMs(d.detectMs.p95)}` : 'never')))]);
-      rows.push([`${kind}: never noticed`, ...results.map((r) => cell(r, (d) => `${d.undetected} of ${d.affectedClients}`))]);
+      rows.push([`${kind}: kept connection`, ...results.map((r) => cell(r, (d) => `${d.undetected} of ${d.affectedClients}`))]);
     }
     return rows;
   });

@@ -42,7 +42,7 @@ export interface JitterResult extends LatencyReport {
   jitterSkipped: number;
   reconnects: number;
   reconnectFailures: number;
-  /** Reconnects where the server restored the session (CSR recovered / AnyCable restored); null for non-replay targets. */
+  /** Reconnects where the server restored the session (CSR recovered / AnyCable restored); null for non-replay targets. csrResumeRatePct is also null when nothing reconnected. */
   csrResumes: number | null;
   csrResumeRatePct: number | null;
   historyRejected: number;

@@ -154,6 +154,8 @@ class JitterSession {
       }
     });
     c.on('disconnected', ({ reason }) => {
+      // Our own close at the end of the run is not a disruption being noticed.
+      if (reason === 'closed' || this.stopping) return;
       this.disconnectReasons[reason] = (this.disconnectReasons[reason] ?? 0) + 1;
       this.tracker.onDisconnected(i, Date.now());
       // Manual targets reconnect only when told: losses the network caused get the same treatment as our drops.
@@ -191,6 +193,7 @@ class JitterSession {
       runId: this.runId,
       messages: o.msgs,
       intervalMs: o.interval,
+      payloadBytes: o.payloadBytes,
       broadcastKey: o.broadcastKey || undefined,
       onSend: (seq, sentAt) => void (this.sentAtMs[seq] = sentAt - this.t0),
       onPublished: (_seq, ok) => void (ok && published++),
@@ -330,7 +333,7 @@ class JitterSession {
       reconnects: this.counters.reconnects,
       reconnectFailures: this.counters.reconnectFailures,
       csrResumes: this.target.replays ? this.counters.resumes : null,
-      csrResumeRatePct: this.target.replays ? (this.counters.reconnects ? pct(this.counters.resumes, this.counters.reconnects) : 0) : null,
+      csrResumeRatePct: this.target.replays && this.counters.reconnects ? pct(this.counters.resumes, this.counters.reconnects) : null,
       historyRejected: this.counters.historyRejected,
       disconnectReasons: this.disconnectReasons,
       recoveryMs: { count: recovery.length, p50: quantile(recovery, 50), p95: quantile(recovery, 95), max: recovery.at(-1) ?? 0 },

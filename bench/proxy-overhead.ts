@@ -1,0 +1,208 @@
+/**
+ * Embedded chaos proxy overhead: direct loopback vs through the proxy with no toxic, side by side.
+ *
+ *   npm run bench:proxy -- [--iterations 20000] [--seconds 3] [--rounds 3] [--json]
+ *
+ * Separate processes so the proxy never shares an event loop with the load: this one (client),
+ * an upstream child (echo + blast servers), the standalone proxy (`chaos/toxiproxy/main.ts`) and,
+ * as a floor, a bare Node pipe forwarder.
+ * - Round trip: one connection, 64-byte ping-pong, one message in flight; direct and proxied
+ *   runs are interleaved over `rounds` to cancel drift. Added latency = proxied − direct.
+ * - Throughput: one connection, the upstream writes 64 KiB chunks as fast as the socket drains;
+ *   the client counts bytes for `seconds` after a 0.5 s warm-up.
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import * as hdr from 'hdr-histogram-js';
+import { argvToValues, parseOptions, type OptionTable } from '../lib/options.ts';
+import { createChaosProxy } from '../chaos/toxiproxy/client.ts';
+
+const OPTIONS = {
+  iterations: { type: 'int', min: 100, default: 20_000, doc: 'round trips per side per round' },
+  seconds: { type: 'number', min: 0.5, default: 3, doc: 'throughput measurement window per side' },
+  rounds: { type: 'int', min: 1, default: 3, doc: 'interleaved direct/proxied rounds' },
+  json: { type: 'bool', default: false, doc: 'print only the JSON result' },
+  role: { type: 'enum', values: ['main', 'upstream', 'pipe'], default: 'main', doc: 'internal: child process role' },
+  echoPort: { type: 'int', min: 0, default: 0, doc: 'internal: pipe role upstream echo port' },
+  blastPort: { type: 'int', min: 0, default: 0, doc: 'internal: pipe role upstream blast port' },
+} satisfies OptionTable;
+
+const MSG = Buffer.alloc(64, 0x61);
+const BLAST = Buffer.alloc(64 * 1024, 0x62);
+
+/** Child role: echo server and blast server on port 0; reports ports over IPC. */
+async function upstream(): Promise<void> {
+  const echo = createServer((s) => {
+    s.setNoDelay(true);
+    s.on('error', () => {});
+    s.pipe(s);
+  });
+  const blast = createServer((s) => {
+    s.on('error', () => {});
+    s.once('data', () => {
+      const pump = () => {
+        while (!s.destroyed && s.write(BLAST));
+      };
+      s.on('drain', pump);
+      pump();
+    });
+  });
+  await Promise.all([new Promise<void>((r) => echo.listen(0, '127.0.0.1', r)), new Promise<void>((r) => blast.listen(0, '127.0.0.1', r))]);
+  process.send!({ echo: (echo.address() as AddressInfo).port, blast: (blast.address() as AddressInfo).port });
+  process.on('disconnect', () => process.exit(0));
+}
+
+/**
+ * Child role: the floor, a bare `a.pipe(b); b.pipe(a)` TCP forwarder with no API and no toxic
+ * chain, so the table separates Node's own socket cost from the proxy's.
+ */
+async function barePipe(echoPort: number, blastPort: number): Promise<void> {
+  const forward = (port: number) =>
+    createServer((c) => {
+      const s = createConnection({ host: '127.0.0.1', port, noDelay: true });
+      c.setNoDelay(true);
+      c.on('error', () => s.destroy());
+      s.on('error', () => c.destroy());
+      c.pipe(s).pipe(c);
+    });
+  const servers = [forward(echoPort), forward(blastPort)];
+  await Promise.all(servers.map((srv) => new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))));
+  process.send!({ echo: (servers[0]!.address() as AddressInfo).port, blast: (servers[1]!.address() as AddressInfo).port });
+  process.on('disconnect', () => process.exit(0));
+}
+
+function dial(host: string, port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const s = createConnection({ host, port, noDelay: true }, () => resolve(s));
+    s.once('error', reject);
+  });
+}
+
+/** `n` sequential 64-byte round trips; values in ns into `hist`. */
+async function pingPong(host: string, port: number, n: number, hist: hdr.Histogram | undefined): Promise<void> {
+  const s = await dial(host, port);
+  await new Promise<void>((resolve, reject) => {
+    let left = n;
+    let got = 0;
+    let t0 = process.hrtime.bigint();
+    s.on('error', reject);
+    s.on('data', (d: Buffer) => {
+      got += d.length;
+      if (got < MSG.length) return;
+      got -= MSG.length;
+      hist?.recordValue(Number(process.hrtime.bigint() - t0));
+      if (--left === 0) return resolve();
+      t0 = process.hrtime.bigint();
+      s.write(MSG);
+    });
+    s.write(MSG);
+  });
+  s.destroy();
+}
+
+/** Bytes per second received from the blast server over `seconds`. */
+async function throughput(host: string, port: number, seconds: number): Promise<number> {
+  const s = await dial(host, port);
+  let bytes = 0;
+  s.on('data', (d: Buffer) => (bytes += d.length));
+  s.write('go');
+  await new Promise((r) => setTimeout(r, 500));
+  const start = bytes;
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const rate = ((bytes - start) * 1000) / (performance.now() - t0);
+  s.destroy();
+  return rate;
+}
+
+const newHist = () => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 10_000_000_000, numberOfSignificantValueDigits: 3 });
+const us = (ns: number) => Math.round(ns / 100) / 10;
+
+async function startProxyProcess(): Promise<{ child: ChildProcess; url: string }> {
+  const main = fileURLToPath(new URL('../chaos/toxiproxy/main.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', main, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  for await (const chunk of child.stdout!) {
+    out += String(chunk);
+    const m = /listening on (http:\S+)/.exec(out);
+    if (m) return { child, url: m[1]! };
+  }
+  throw new Error(`proxy process exited before listening: ${out}`);
+}
+
+async function main(): Promise<void> {
+  const opts = parseOptions(OPTIONS, { values: argvToValues(process.argv.slice(2), OPTIONS), origin: 'CLI' });
+  if (opts.role === 'upstream') return upstream();
+  if (opts.role === 'pipe') return barePipe(opts.echoPort, opts.blastPort);
+  const log = (s: string) => (opts.json ? process.stderr : process.stdout).write(`${s}\n`);
+
+  const up = fork(fileURLToPath(import.meta.url), ['--role', 'upstream'], { execArgv: ['--import', 'tsx'] });
+  const [ports] = (await once(up, 'message')) as [{ echo: number; blast: number }];
+  const pipe = fork(fileURLToPath(import.meta.url), ['--role', 'pipe', '--echo-port', String(ports.echo), '--blast-port', String(ports.blast)], { execArgv: ['--import', 'tsx'] });
+  const [pipePorts] = (await once(pipe, 'message')) as [{ echo: number; blast: number }];
+  const { child: proxyProc, url } = await startProxyProcess();
+  try {
+    const echoProxy = await createChaosProxy(url, { name: 'bench_echo', upstream: `127.0.0.1:${ports.echo}` });
+    const blastProxy = await createChaosProxy(url, { name: 'bench_blast', upstream: `127.0.0.1:${ports.blast}` });
+    const sides = {
+      direct: { echo: ports.echo, blast: ports.blast, hist: newHist(), rates: [] as number[], roundP50s: [] as number[] },
+      barePipe: { echo: pipePorts.echo, blast: pipePorts.blast, hist: newHist(), rates: [] as number[], roundP50s: [] as number[] },
+      proxied: { echo: echoProxy.port, blast: blastProxy.port, hist: newHist(), rates: [] as number[], roundP50s: [] as number[] },
+    };
+    for (const side of Object.values(sides)) await pingPong('127.0.0.1', side.echo, 2000, undefined); // warm-up
+    for (let round = 1; round <= opts.rounds; round++) {
+      for (const [name, side] of Object.entries(sides)) {
+        const roundHist = newHist();
+        await pingPong('127.0.0.1', side.echo, opts.iterations, roundHist);
+        side.hist.add(roundHist);
+        side.roundP50s.push(us(roundHist.getValueAtPercentile(50)));
+        side.rates.push(await throughput('127.0.0.1', side.blast, opts.seconds));
+        log(`round ${round} ${name.padEnd(8)} rtt p50 ${side.roundP50s.at(-1)} µs, ${(side.rates.at(-1)! / 1e6).toFixed(0)} MB/s`);
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const summary = (s: typeof sides.direct) => ({
+      rttUs: { p50: us(s.hist.getValueAtPercentile(50)), p99: us(s.hist.getValueAtPercentile(99)), mean: us(s.hist.mean), count: s.hist.totalCount },
+      throughputMBps: Math.round(median(s.rates) / 1e5) / 10,
+    });
+    const direct = summary(sides.direct);
+    const barePipe = summary(sides.barePipe);
+    const proxied = summary(sides.proxied);
+    const result = {
+      command: `npm run bench:proxy -- --iterations ${opts.iterations} --seconds ${opts.seconds} --rounds ${opts.rounds}`,
+      date: new Date().toISOString(),
+      node: process.version,
+      direct,
+      barePipe,
+      proxied,
+      barePipeAddedRttUs: { p50: Math.round((barePipe.rttUs.p50 - direct.rttUs.p50) * 10) / 10, p99: Math.round((barePipe.rttUs.p99 - direct.rttUs.p99) * 10) / 10 },
+      /** Per round, proxied p50 − direct p50: interleaving cancels drift, so these are the steadiest view. */
+      addedRttP50ByRoundUs: sides.proxied.roundP50s.map((p, i) => Math.round((p - sides.direct.roundP50s[i]!) * 10) / 10),
+      addedRttUs: { p50: Math.round((proxied.rttUs.p50 - direct.rttUs.p50) * 10) / 10, p99: Math.round((proxied.rttUs.p99 - direct.rttUs.p99) * 10) / 10 },
+      throughputRatio: Math.round((proxied.throughputMBps / direct.throughputMBps) * 1000) / 1000,
+      goals: { addedRttP50MaxUs: 100, throughputRatioMin: 0.5 },
+    };
+    const pass = { rtt: result.addedRttUs.p50 <= 100, tput: result.throughputRatio >= 0.5 };
+    if (!opts.json) {
+      log('');
+      log('| | direct | bare Node pipe (floor) | chaos proxy, no toxic | proxy added / ratio | goal |');
+      log('|---|---:|---:|---:|---:|---|');
+      log(`| RTT p50 (µs) | ${direct.rttUs.p50} | ${barePipe.rttUs.p50} | ${proxied.rttUs.p50} | +${result.addedRttUs.p50} | ≤ 100 µs ${pass.rtt ? 'met' : 'MISSED'} |`);
+      log(`| RTT p99 (µs) | ${direct.rttUs.p99} | ${barePipe.rttUs.p99} | ${proxied.rttUs.p99} | +${result.addedRttUs.p99} | |`);
+      log(`| Throughput (MB/s, median) | ${direct.throughputMBps} | ${barePipe.throughputMBps} | ${proxied.throughputMBps} | ${(result.throughputRatio * 100).toFixed(1)} % | ≥ 50 % ${pass.tput ? 'met' : 'MISSED'} |`);
+      log('');
+    }
+    process.stdout.write(`${JSON.stringify(result, null, opts.json ? 2 : 0)}\n`);
+  } finally {
+    proxyProc.kill('SIGTERM');
+    up.disconnect();
+    pipe.disconnect();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,136 @@
+import { Toxiproxy, ToxiproxyError, type Proxy, type Toxic } from 'toxiproxy-node-client';
+import { ChaosError } from './errors.ts';
+import type { Direction, ToxicAttributeMap, ToxicJson, ToxicType } from './types.ts';
+
+/**
+ * Runner-side helper over the official `toxiproxy-node-client`: the same calls work against the
+ * embedded proxy and a real Toxiproxy. It adds what the client lacks: typed toxic specs
+ * (including `noop`, `reset_peer`, `limit_data`), remove/update by name, a request timeout and
+ * coded errors.
+ */
+
+/** A toxic to add; omitted fields take Toxiproxy's defaults (stream downstream, toxicity 1, name `<type>_<stream>`, attributes 0). */
+export type ToxicSpec = {
+  [K in ToxicType]: { type: K; name?: string; stream?: Direction; toxicity?: number; attributes?: Partial<ToxicAttributeMap[K]> };
+}[ToxicType];
+
+export interface ChaosProxyOptions {
+  name: string;
+  /** `host:port` the proxy forwards to. */
+  upstream: string;
+  /** @default '127.0.0.1:0' (a free port, read back from `port`) */
+  listen?: string;
+  /**
+   * Delete a proxy of the same name first (a leftover from a crashed run).
+   * @default true
+   */
+  replace?: boolean;
+  /**
+   * Per API call; the npm client has none of its own.
+   * @default 10000
+   */
+  timeoutMs?: number;
+}
+
+export interface ChaosProxyHandle {
+  readonly name: string;
+  /** The bound listen address the server reported, e.g. `127.0.0.1:41234`. */
+  readonly listen: string;
+  /** Where clients should connect. */
+  readonly host: string;
+  readonly port: number;
+  readonly proxy: Proxy;
+  addToxic(spec: ToxicSpec): Promise<ToxicJson>;
+  /** Merge attributes / replace toxicity of a live toxic; applies to open connections. */
+  updateToxic(name: string, change: { attributes?: Record<string, number>; toxicity?: number }): Promise<ToxicJson>;
+  removeToxic(name: string): Promise<void>;
+  /** `false` closes the listener and every connection; `true` listens again on the same address. */
+  setEnabled(enabled: boolean): Promise<void>;
+  /** Delete the proxy (closes its connections). */
+  remove(): Promise<void>;
+}
+
+const statusOf = (err: unknown): number | undefined => {
+  const m = err instanceof Error ? /status code (\d{3})/.exec(err.message) : null;
+  return m ? Number(m[1]) : undefined;
+};
+
+/** Run a client call with a timeout; failures become RR_ERR_CHAOS_PROXY_API with the HTTP status in details. */
+async function call<T>(what: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([fn(), timeout]);
+  } catch (cause) {
+    const status = statusOf(cause);
+    const why = cause instanceof ToxiproxyError || cause instanceof Error ? cause.message : String(cause);
+    throw new ChaosError('RR_ERR_CHAOS_PROXY_API', `toxiproxy ${what} failed: ${why}`, { cause, details: status === undefined ? {} : { status } });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function connectHost(listen: string, apiUrl: string): { host: string; port: number } {
+  const i = listen.lastIndexOf(':');
+  let host = listen.slice(0, i).replace(/^\[|\]$/g, '');
+  const port = Number(listen.slice(i + 1));
+  if (host === '' || host === '::' || host === '0.0.0.0') host = new URL(apiUrl).hostname.replace(/^\[|\]$/g, '');
+  return { host, port };
+}
+
+/**
+ * Create (or replace) a proxy in front of `upstream` and return a handle for toxics.
+ *
+ * @example
+ * const p = await createChaosProxy(tp.url, { name: 'replay', upstream: `127.0.0.1:${port}` });
+ * await p.addToxic({ type: 'latency', attributes: { latency: 300, jitter: 100 } });
+ * await p.setEnabled(false); // drop everyone
+ */
+export async function createChaosProxy(api: string | Toxiproxy, options: ChaosProxyOptions): Promise<ChaosProxyHandle> {
+  const client = typeof api === 'string' ? new Toxiproxy(api) : api;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  if (options.replace ?? true) {
+    const all = await call('list proxies', timeoutMs, () => client.getAll());
+    const old = all[options.name];
+    if (old) await call(`delete proxy ${options.name}`, timeoutMs, () => old.remove());
+  }
+  let proxy = await call(`create proxy ${options.name}`, timeoutMs, () =>
+    client.createProxy({ name: options.name, listen: options.listen ?? '127.0.0.1:0', upstream: options.upstream }),
+  );
+  const { host, port } = connectHost(proxy.listen, client.host);
+  const toJson = (t: Toxic<unknown>): ToxicJson => t.toJson() as unknown as ToxicJson;
+
+  return {
+    name: proxy.name,
+    listen: proxy.listen,
+    host,
+    port,
+    get proxy() {
+      return proxy;
+    },
+    async addToxic(spec) {
+      // Keys left undefined are dropped by JSON.stringify, so the server applies its defaults.
+      const body = { name: spec.name, type: spec.type, stream: spec.stream, toxicity: spec.toxicity, attributes: spec.attributes } as unknown as Parameters<Proxy['addToxic']>[0];
+      return toJson(await call(`add toxic ${spec.name ?? spec.type} to ${proxy.name}`, timeoutMs, () => proxy.addToxic(body)));
+    },
+    async updateToxic(name, change) {
+      const toxic = await call(`get toxic ${name}`, timeoutMs, () => proxy.getToxic(name));
+      const body = { ...toxic.toJson(), ...change, attributes: { ...(toxic.attributes as object), ...change.attributes } } as Parameters<Toxic<unknown>['update']>[0];
+      return toJson(await call(`update toxic ${name}`, timeoutMs, () => toxic.update(body)));
+    },
+    async removeToxic(name) {
+      const toxic = await call(`get toxic ${name}`, timeoutMs, () => proxy.getToxic(name));
+      await call(`remove toxic ${name}`, timeoutMs, () => toxic.remove());
+    },
+    async setEnabled(enabled) {
+      // Send back the listen the server reported: `127.0.0.1:0` would count as a change and move the port.
+      proxy = await call(`${enabled ? 'enable' : 'disable'} proxy ${proxy.name}`, timeoutMs, () => proxy.update({ enabled, listen: proxy.listen, upstream: proxy.upstream }));
+    },
+    async remove() {
+      await call(`delete proxy ${proxy.name}`, timeoutMs, () => proxy.remove());
+    },
+  };
+}

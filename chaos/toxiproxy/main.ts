@@ -1,0 +1,42 @@
+/**
+ * Standalone embedded Toxiproxy: `npm run chaos:proxy -- --port 8474 --host 127.0.0.1`.
+ * Prints `listening on <url>` once the API is up; SIGTERM/SIGINT stop it cleanly.
+ */
+import { readFile } from 'node:fs/promises';
+import { argvToValues, helpText, parseOptions, type OptionTable } from '../../lib/options.ts';
+import { createToxiproxyServer, DEFAULT_TOXIPROXY_SERVER_OPTIONS, TOXIPROXY_VERSION, type ProxyInput } from './index.ts';
+
+export const CHAOS_PROXY_CLI_OPTIONS = {
+  port: { type: 'int', min: 0, max: 65535, default: DEFAULT_TOXIPROXY_SERVER_OPTIONS.port, env: ['TOXIPROXY_PORT'], doc: 'API port (0 = any free port)' },
+  host: { type: 'string', default: DEFAULT_TOXIPROXY_SERVER_OPTIONS.host, env: ['TOXIPROXY_HOST'], doc: 'API host (Docker-style 0.0.0.0 to accept remote clients)' },
+  config: { type: 'optional-string', default: undefined, doc: 'JSON file with an array of proxies to create at start (like toxiproxy-server -config)' },
+  seed: { type: 'optional-string', default: undefined, pattern: /^\d+$/, doc: 'seed for toxicity rolls, jitter and slicer sizes' },
+  help: { type: 'bool', default: false, doc: 'print this help' },
+} satisfies OptionTable;
+
+async function main(): Promise<void> {
+  const opts = parseOptions(CHAOS_PROXY_CLI_OPTIONS, { values: argvToValues(process.argv.slice(2), CHAOS_PROXY_CLI_OPTIONS), env: process.env, origin: 'CLI' });
+  if (opts.help) {
+    process.stdout.write(`Embedded Toxiproxy-compatible chaos proxy (API ${TOXIPROXY_VERSION})\n\n${helpText(CHAOS_PROXY_CLI_OPTIONS)}\n`);
+    return;
+  }
+  const populate = opts.config ? (JSON.parse(await readFile(opts.config, 'utf8')) as ProxyInput[]) : undefined;
+  const server = await createToxiproxyServer({
+    port: opts.port,
+    host: opts.host,
+    ...(opts.seed === undefined ? {} : { seed: Number(opts.seed) }),
+    ...(populate ? { populate } : {}),
+  });
+  process.stdout.write(`listening on ${server.url}\n`);
+  const stop = () => {
+    void server.close().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+main().catch((err: unknown) => {
+  const e = err as { code?: string; message?: string };
+  process.stderr.write(`${e.code ? `${e.code}: ` : ''}${e.message ?? String(err)}\n`);
+  process.exit(1);
+});

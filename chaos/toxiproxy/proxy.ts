@@ -1,0 +1,198 @@
+import { lookup } from 'node:dns/promises';
+import { isIP, createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { apiErrors } from './errors.ts';
+import { Connection, type LinkEnv } from './link.ts';
+import { toxicJson, type ToxicRecord } from './toxics.ts';
+import type { Direction, ProxyJson } from './types.ts';
+
+/**
+ * One proxy (Toxiproxy `proxy.go`): a listener, its live connections and its two toxic chains.
+ * Every accepted connection dials `upstream` right away; if that fails the client is closed
+ * (no retry, no refusal: Toxiproxy issue #265).
+ */
+export class ChaosProxy {
+  enabled = false;
+  readonly toxics: Record<Direction, ToxicRecord[]> = { upstream: [], downstream: [] };
+  private server: Server | undefined;
+  private readonly connections = new Set<Connection>();
+  /** Accepted clients whose upstream dial is still in flight. */
+  private readonly dialing = new Set<Socket>();
+
+  constructor(
+    readonly name: string,
+    public listen: string,
+    public upstream: string,
+    private readonly env: LinkEnv,
+  ) {}
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  toJSON(): ProxyJson {
+    return {
+      name: this.name,
+      listen: this.listen,
+      upstream: this.upstream,
+      enabled: this.enabled,
+      Logger: {},
+      toxics: [...this.toxics.upstream, ...this.toxics.downstream].map(toxicJson),
+    };
+  }
+
+  /** Bind `listen`; on success `listen` becomes the bound address (`localhost:0` → `127.0.0.1:41234`). */
+  async start(): Promise<void> {
+    if (this.enabled) return;
+    const { host, port, display } = await resolveListen(this.listen);
+    const server = createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true }, (client) => this.accept(client));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) => reject(apiErrors.listen(bindError(`${display}:${port}`, err))));
+      server.listen({ host, port, exclusive: true }, () => resolve());
+    });
+    server.on('error', () => {});
+    this.server = server;
+    this.enabled = true;
+    this.listen = formatAddress(server.address() as AddressInfo);
+  }
+
+  /** Close the listener (new connects are refused) and every live connection. Safe to repeat. */
+  stop(): void {
+    this.enabled = false;
+    this.server?.close();
+    this.server = undefined;
+    for (const c of this.connections) c.close();
+    this.connections.clear();
+    for (const s of this.dialing) s.destroy();
+    this.dialing.clear();
+  }
+
+  findToxic(name: string): ToxicRecord | undefined {
+    return this.toxics.upstream.find((t) => t.name === name) ?? this.toxics.downstream.find((t) => t.name === name);
+  }
+
+  /** Append to the direction's chain and to every live link of that direction. */
+  addToxic(toxic: ToxicRecord): void {
+    this.toxics[toxic.direction].push(toxic);
+    for (const c of this.connections) c.link(toxic.direction).addToxic(toxic);
+  }
+
+  updateToxic(toxic: ToxicRecord, change: { attributes: Record<string, number>; toxicity: number }): void {
+    toxic.attributes = change.attributes;
+    toxic.toxicity = change.toxicity;
+    for (const c of this.connections) c.link(toxic.direction).updateToxic(toxic);
+  }
+
+  removeToxic(toxic: ToxicRecord): void {
+    const list = this.toxics[toxic.direction];
+    list.splice(list.indexOf(toxic), 1);
+    for (const c of [...this.connections]) c.link(toxic.direction).removeToxic(toxic.name);
+  }
+
+  removeAllToxics(): void {
+    for (const t of [...this.toxics.upstream, ...this.toxics.downstream]) this.removeToxic(t);
+  }
+
+  /** Toxiproxy `Differs`: the new listen, resolved, against the current listen string; upstream as a string. */
+  async differs(listen: string, upstream: string): Promise<boolean> {
+    const resolved = await resolveForCompare(listen);
+    return !(this.listen === resolved && this.upstream === upstream);
+  }
+
+  private accept(client: Socket): void {
+    client.on('error', () => {});
+    const target = splitHostPort(this.upstream);
+    if (!target || target.port === '') {
+      client.destroy();
+      return;
+    }
+    const server = createConnection({ host: target.host || 'localhost', port: Number(target.port), allowHalfOpen: true, noDelay: true });
+    this.dialing.add(client);
+    client.once('close', () => {
+      this.dialing.delete(client);
+      if (server.connecting) server.destroy();
+    });
+    server.on('error', () => client.destroy());
+    server.once('connect', () => {
+      this.dialing.delete(client);
+      if (client.destroyed || !this.enabled) {
+        server.destroy();
+        client.destroy();
+        return;
+      }
+      server.removeAllListeners('error');
+      client.removeAllListeners('error');
+      const conn = new Connection(client, server, this.toxics, this.env, (c) => this.connections.delete(c));
+      this.connections.add(conn);
+    });
+  }
+}
+
+/** Go's `net.SplitHostPort`; undefined when malformed. */
+export function splitHostPort(addr: string): { host: string; port: string } | undefined {
+  if (addr.startsWith('[')) {
+    const end = addr.indexOf(']');
+    if (end < 0 || addr[end + 1] !== ':') return undefined;
+    return { host: addr.slice(1, end), port: addr.slice(end + 2) };
+  }
+  const i = addr.lastIndexOf(':');
+  if (i < 0 || addr.indexOf(':') !== i) return undefined;
+  return { host: addr.slice(0, i), port: addr.slice(i + 1) };
+}
+
+const isWildcard = (host: string) => host === '' || host === '0.0.0.0' || host === '::';
+
+function parsePort(listen: string, port: string): number {
+  const n = /^\d{1,5}$/.test(port) ? Number(port) : NaN;
+  if (!(n >= 0 && n <= 65535)) throw apiErrors.listen(`listen tcp: address ${listen}: invalid port`);
+  return n;
+}
+
+async function resolveHost(host: string): Promise<{ address: string; family: number }> {
+  if (isIP(host)) return { address: host, family: isIP(host) };
+  try {
+    // Go prefers IPv4 when resolving a name for listen/dial on "tcp".
+    const all = await lookup(host, { all: true });
+    const pick = all.find((a) => a.family === 4) ?? all[0];
+    if (!pick) throw new Error('no address');
+    return pick;
+  } catch {
+    throw apiErrors.listen(`listen tcp: lookup ${host}: no such host`);
+  }
+}
+
+/** Where to bind for a Toxiproxy `listen` string, and how Go would print it. */
+async function resolveListen(listen: string): Promise<{ host: string | undefined; port: number; display: string }> {
+  // Go's net.Listen treats "" as ":0": every interface, any free port.
+  const parts = splitHostPort(listen === '' ? ':0' : listen);
+  if (!parts) throw apiErrors.listen(`listen tcp: address ${listen}: missing port in address`);
+  const port = parsePort(listen, parts.port);
+  // Wildcards bind dual-stack like Go (`[::]:N`); Node falls back to IPv4 when IPv6 is off.
+  if (isWildcard(parts.host)) return { host: undefined, port, display: '' };
+  const { address, family } = await resolveHost(parts.host);
+  return { host: address, port, display: family === 6 ? `[${address}]` : address };
+}
+
+/** Go `net.ResolveTCPAddr("tcp", listen).String()`. */
+async function resolveForCompare(listen: string): Promise<string> {
+  const parts = splitHostPort(listen === '' ? ':0' : listen);
+  if (!parts) throw apiErrors.listen(`address ${listen}: missing port in address`);
+  const port = parsePort(listen, parts.port);
+  if (parts.host === '') return `:${port}`;
+  const { address, family } = await resolveHost(parts.host);
+  return family === 6 ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
+function formatAddress(a: AddressInfo): string {
+  return a.family === 'IPv6' || (a.family as unknown) === 6 ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
+}
+
+const BIND_ERRORS: Record<string, string> = {
+  EADDRINUSE: 'address already in use',
+  EACCES: 'permission denied',
+  EADDRNOTAVAIL: 'cannot assign requested address',
+};
+
+function bindError(addr: string, err: NodeJS.ErrnoException): string {
+  const why = (err.code && BIND_ERRORS[err.code]) ?? err.message;
+  return `listen tcp ${addr}: bind: ${why}`;
+}

@@ -1,0 +1,142 @@
+import { apiErrors } from './errors.ts';
+import { TOXIC_TYPES, type Direction, type ToxicJson, type ToxicType } from './types.ts';
+
+/**
+ * Toxic registry: attribute names with their zero defaults (what Toxiproxy's Go structs hold when
+ * `attributes` is omitted) and the range checks Toxiproxy lacks. Go crashes on a negative
+ * bandwidth rate or a slicer average_size of 0; we answer 400 instead, and we also refuse
+ * negative durations and toxicity outside 0..1 (docs/chaos-proxy.md lists these deviations).
+ */
+interface AttributeSpec {
+  min: number;
+  /** Unit, for the error message. */
+  unit: string;
+}
+const NON_NEGATIVE_MS: AttributeSpec = { min: 0, unit: 'ms' };
+
+export const TOXIC_ATTRIBUTES: Readonly<Record<ToxicType, Readonly<Record<string, AttributeSpec>>>> = {
+  latency: { latency: NON_NEGATIVE_MS, jitter: NON_NEGATIVE_MS },
+  bandwidth: { rate: { min: 0, unit: 'KB/s' } },
+  slow_close: { delay: NON_NEGATIVE_MS },
+  timeout: { timeout: NON_NEGATIVE_MS },
+  reset_peer: { timeout: NON_NEGATIVE_MS },
+  slicer: { average_size: { min: 1, unit: 'bytes' }, size_variation: { min: 0, unit: 'bytes' }, delay: { min: 0, unit: 'µs' } },
+  limit_data: { bytes: { min: 0, unit: 'bytes' } },
+  noop: {},
+};
+
+export const isToxicType = (t: unknown): t is ToxicType => typeof t === 'string' && (TOXIC_TYPES as readonly string[]).includes(t);
+
+/** A toxic as the collection stores it; live links read `attributes` and `toxicity` on every (re)run. */
+export interface ToxicRecord {
+  name: string;
+  type: ToxicType;
+  /** As spelled by the caller. */
+  stream: string;
+  direction: Direction;
+  toxicity: number;
+  attributes: Record<string, number>;
+}
+
+export function toxicJson(t: ToxicRecord): ToxicJson {
+  return { attributes: { ...t.attributes }, name: t.name, type: t.type, stream: t.stream, toxicity: t.toxicity };
+}
+
+export function defaultAttributes(type: ToxicType): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of Object.keys(TOXIC_ATTRIBUTES[type])) out[k] = 0;
+  return out;
+}
+
+/** Go's encoding/json matches keys case-insensitively; an exact match wins. */
+export function field(obj: Record<string, unknown>, key: string): unknown {
+  if (key in obj) return obj[key];
+  const lower = key.toLowerCase();
+  for (const k of Object.keys(obj)) if (k.toLowerCase() === lower) return obj[k];
+  return undefined;
+}
+
+const goType = (v: unknown) => (Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v === 'boolean' ? 'bool' : typeof v);
+
+/**
+ * Merge `raw` (the body's `attributes`) into `base`, like Go decoding into the existing struct:
+ * unknown keys and nulls are ignored, non-integers are a 400. Returns a new object; validates the
+ * merged result so an update cannot sneak a bad value past create-time checks.
+ */
+export function mergeAttributes(type: ToxicType, base: Record<string, number>, raw: unknown): Record<string, number> {
+  const out = { ...base };
+  if (raw === undefined || raw === null) return validate(type, out);
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw apiErrors.badBody(`json: cannot unmarshal ${goType(raw)} into Go struct field .attributes of type toxics.${type}`);
+  }
+  const specs = TOXIC_ATTRIBUTES[type];
+  for (const key of Object.keys(specs)) {
+    const v = field(raw as Record<string, unknown>, key);
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v)) {
+      throw apiErrors.badBody(`json: cannot unmarshal ${typeof v === 'number' ? `number ${v}` : goType(v)} into Go struct field .attributes.${key} of type int64`);
+    }
+    out[key] = v;
+  }
+  return validate(type, out);
+}
+
+function validate(type: ToxicType, attrs: Record<string, number>): Record<string, number> {
+  for (const [key, spec] of Object.entries(TOXIC_ATTRIBUTES[type])) {
+    const v = attrs[key] ?? 0;
+    if (v < spec.min) throw apiErrors.badBody(`attribute ${key} of ${type} must be >= ${spec.min} ${spec.unit} (got ${v})`);
+  }
+  return attrs;
+}
+
+/** Toxicity: a JSON number in 0..1 (Toxiproxy stores any float32; we refuse values that cannot be a probability). */
+export function parseToxicity(v: unknown, current: number): number {
+  if (v === undefined || v === null) return current;
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw apiErrors.badBody(`json: cannot unmarshal ${goType(v)} into Go struct field .toxicity of type float32`);
+  if (v < 0 || v > 1) throw apiErrors.badBody(`toxicity must be between 0 and 1 (got ${v})`);
+  return v;
+}
+
+function parseString(obj: Record<string, unknown>, key: string, fallback: string, goStruct: string): string {
+  const v = field(obj, key);
+  if (v === undefined || v === null) return fallback;
+  if (typeof v !== 'string') throw apiErrors.badBody(`json: cannot unmarshal ${goType(v)} into Go struct field ${goStruct}.${key} of type string`);
+  return v;
+}
+
+/**
+ * `POST /proxies/{p}/toxics` body → record, in Toxiproxy's exact check order (toxic_collection.go
+ * AddToxicJson): body, stream, default name, type, duplicate name (via `exists`), attributes.
+ */
+export function parseToxicCreate(body: unknown, exists: (name: string) => boolean): ToxicRecord {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    if (body === null) return parseToxicCreate({}, exists);
+    throw apiErrors.badBody(`json: cannot unmarshal ${goType(body)} into Go value of type toxics.ToxicWrapper`);
+  }
+  const obj = body as Record<string, unknown>;
+  const stream = parseString(obj, 'stream', 'downstream', 'ToxicWrapper');
+  const typeRaw = parseString(obj, 'type', '', 'ToxicWrapper');
+  let name = parseString(obj, 'name', '', 'ToxicWrapper');
+  const toxicity = parseToxicity(field(obj, 'toxicity'), 1);
+  const lower = stream.toLowerCase();
+  if (lower !== 'upstream' && lower !== 'downstream') throw apiErrors.invalidStream();
+  if (name === '') name = `${typeRaw}_${stream}`;
+  if (!isToxicType(typeRaw)) throw apiErrors.invalidToxicType();
+  if (exists(name)) throw apiErrors.toxicExists();
+  const attributes = mergeAttributes(typeRaw, defaultAttributes(typeRaw), field(obj, 'attributes'));
+  return { name, type: typeRaw, stream, direction: lower, toxicity, attributes };
+}
+
+/** `POST|PATCH /proxies/{p}/toxics/{t}`: merge attributes, replace toxicity if present; name/type/stream ignored. */
+export function parseToxicUpdate(body: unknown, current: ToxicRecord): { attributes: Record<string, number>; toxicity: number } {
+  if (body === null) return { attributes: { ...current.attributes }, toxicity: current.toxicity };
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw apiErrors.badBody(`json: cannot unmarshal ${goType(body)} into Go value of type struct { Attributes interface {} "json:\\"attributes\\""; Toxicity float32 "json:\\"toxicity\\"" }`);
+  }
+  const obj = body as Record<string, unknown>;
+  return {
+    attributes: mergeAttributes(current.type, current.attributes, field(obj, 'attributes')),
+    toxicity: parseToxicity(field(obj, 'toxicity'), current.toxicity),
+  };
+}
+
