@@ -114,13 +114,11 @@ describe.each(['ws', 'socketio', 'socketio-csr'])('%s service delivery', (name) 
 describe('service processes', () => {
   it('stop cleanly on SIGTERM and restart on the same port', async () => {
     const svc = await startService('ws');
-    const again = await (async () => {
-      await svc.stop();
-      return svc.restart();
-    })();
+    await svc.stop();
+    expect({ exitCode: svc.child.exitCode, signal: svc.child.signalCode }).toEqual({ exitCode: 0, signal: null });
+    const again = await svc.restart();
     expect(again.port).toBe(svc.port);
     expect((await fetch(again.httpUrl + '/health')).status).toBe(200);
-    expect(svc.child.exitCode).toBe(0);
     await again.kill();
     expect(again.child.signalCode).toBe('SIGKILL');
   });

@@ -48,13 +48,9 @@ export async function serviceMain<T extends OptionTable>(
     process.stderr.write(`${name}: ${e.code ?? 'error'}: ${e.message}\n`);
     process.exit(2);
   }
-  const svc = await start(opts);
-  const addr = svc.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
-  const msg: ListeningMessage = { type: 'listening', service: name, port, host: String((opts as Record<string, unknown>).host ?? ''), pid: process.pid };
-  process.stdout.write(JSON.stringify(msg) + '\n');
-  process.send?.(msg);
-
+  // Handlers go in before anything can report "listening": a parent may stop us the moment it
+  // hears the port, and a SIGTERM that finds no handler kills the process without a goodbye.
+  let svc: RunningService | undefined;
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -62,13 +58,20 @@ export async function serviceMain<T extends OptionTable>(
     process.stderr.write(`${name}: ${signal}, stopping\n`);
     setTimeout(() => process.exit(1), stopDeadlineMs).unref();
     try {
-      await svc.stop();
+      await svc?.stop();
     } finally {
       process.exit(0);
     }
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  svc = await start(opts);
+  const addr = svc.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const msg: ListeningMessage = { type: 'listening', service: name, port, host: String((opts as Record<string, unknown>).host ?? ''), pid: process.pid };
+  process.stdout.write(JSON.stringify(msg) + '\n');
+  process.send?.(msg);
+
   // A parent that dies must not leave a server holding ports.
   process.on('disconnect', () => void shutdown('parent gone'));
 }

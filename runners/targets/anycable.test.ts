@@ -1,0 +1,93 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../lib/time.ts';
+import { startTestServer, type TestServer } from '../../services/replay-server/testing.ts';
+import { anycableTarget, cableUrl, reconnectStrategyFor, replayTarget, tunedReconnect } from './anycable.ts';
+import type { ArrivedMessage, TargetClient } from './types.ts';
+
+const servers: TestServer[] = [];
+const clients: TargetClient[] = [];
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  for (const s of servers.splice(0)) await s.close();
+});
+
+describe('strategies and URLs', () => {
+  it('tuned: full jitter under min(5 s, 500 ms × 2^attempt)', () => {
+    const max = tunedReconnect(() => 0.999999);
+    expect([0, 1, 2, 3, 4, 10].map((a) => Math.round(max(a)))).toEqual([500, 1000, 2000, 4000, 5000, 5000]);
+    expect(tunedReconnect(() => 0)(3)).toBe(0);
+    expect(reconnectStrategyFor(undefined)).toBeUndefined();
+    expect(reconnectStrategyFor('default')).toBeUndefined();
+    expect(typeof reconnectStrategyFor('tuned')).toBe('function');
+    expect(() => reconnectStrategyFor('warp')).toThrow(/unknown reconnect strategy/);
+  });
+
+  it('derives the cable URL', () => {
+    expect(cableUrl('http://127.0.0.1:8080')).toBe('ws://127.0.0.1:8080/cable');
+    expect(cableUrl('https://x.test/')).toBe('wss://x.test/cable');
+    expect(cableUrl('ws://h:1/custom')).toBe('ws://h:1/custom');
+  });
+
+  it('definitions', () => {
+    expect(replayTarget).toMatchObject({ name: 'replay', reconnect: 'library', replays: true, service: { name: 'replay', args: [] } });
+    expect(anycableTarget).toMatchObject({ name: 'anycable', reconnect: 'library', replays: true });
+    expect(anycableTarget.service).toBeUndefined();
+  });
+});
+
+describe('replay target client', () => {
+  it('connect → messages with offsets; drop → dropped, library reconnect, resumed, history ok; every message once', async () => {
+    const t = await startTestServer();
+    servers.push(t);
+    const remote: string[] = [];
+    t.srv.httpServer.on('upgrade', (req) => remote.push(req.socket.remoteAddress ?? ''));
+    const client = replayTarget.createClient({ index: 0, url: t.httpUrl, stream: 'adapter/1', localAddress: '127.0.0.3', reconnectStrategy: 'tuned' });
+    clients.push(client);
+    const msgs: ArrivedMessage[] = [];
+    const events: string[] = [];
+    client.on('message', (m) => msgs.push(m));
+    client.on('connected', (i) => events.push(`connected resumed=${i.resumed} attempt=${i.attempt}`));
+    client.on('disconnected', (i) => events.push(`disconnected ${i.reason}`));
+    client.on('history', (i) => events.push(`history ok=${i.ok}`));
+    await client.connect();
+    expect(remote).toEqual(['127.0.0.3']);
+    const publish = (n: number) => t.broadcast({ stream: 'adapter/1', data: JSON.stringify({ seq: n, sentAt: Date.now() }) });
+    await publish(1);
+    await waitUntil(() => msgs.length === 1, 3000, 'first message');
+    expect(JSON.parse(msgs[0]!.data)).toMatchObject({ seq: 1 });
+    expect(msgs[0]!.offset).toBe(1);
+    expect(client.drop()).toBe(true);
+    await publish(2);
+    await waitUntil(() => events.some((e) => e.startsWith('connected resumed=true')), 8000, 'resumed');
+    await publish(3);
+    await waitUntil(() => msgs.length >= 3, 3000, 'all messages');
+    expect(msgs.map((m) => m.offset)).toEqual([1, 2, 3]);
+    expect(events).toEqual(['connected resumed=false attempt=0', 'disconnected dropped', 'connected resumed=true attempt=1', 'history ok=true']);
+  });
+
+  it('close() stops for good; drop() without a socket is false', async () => {
+    const t = await startTestServer();
+    servers.push(t);
+    const client = replayTarget.createClient({ index: 1, url: t.httpUrl, stream: 'adapter/2' });
+    expect(client.drop()).toBe(false);
+    const reasons: string[] = [];
+    client.on('disconnected', (i) => reasons.push(i.reason));
+    await client.connect();
+    client.close();
+    await waitUntil(() => t.srv.connectionCount() === 0, 3000, 'server saw the close');
+    expect(reasons).toEqual(['closed']);
+    expect(client.drop()).toBe(false);
+  });
+
+  it('server_restart surfaces as server_closed', async () => {
+    const t = await startTestServer();
+    const client = replayTarget.createClient({ index: 2, url: t.httpUrl, stream: 'adapter/3' });
+    clients.push(client);
+    const reasons: string[] = [];
+    client.on('disconnected', (i) => reasons.push(`${i.reason}:${i.detail}`));
+    await client.connect();
+    await t.close();
+    await waitUntil(() => reasons.length > 0, 3000, 'disconnect');
+    expect(reasons[0]).toBe('server_closed:server_restart');
+  });
+});

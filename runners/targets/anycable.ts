@@ -1,0 +1,143 @@
+import { createCable, type Cable, type Channel } from '@anycable/core';
+import WebSocket from 'ws';
+import type { ClientEvents, ClientOptions, DisconnectReason, TargetClient, TargetDefinition } from './types.ts';
+
+/**
+ * `@anycable/core` (unmodified, Node + `ws`) as a Rebound target client: the extended protocol,
+ * the library's own reconnect (Monitor) and its own resume (session restore, history by offset).
+ * Works against Rebound's replay server (`replay`) and a real anycable-go (`anycable`).
+ */
+
+/** A named reconnect strategy: attempt (0-based) → delay in ms. */
+export type ReconnectStrategyFn = (attempt: number) => number;
+
+/**
+ * The benchmark's "tuned" strategy: base 500 ms, ×2 per attempt, capped at 5 s, full jitter
+ * (uniform in [0, cap)). `rng` is injectable for tests.
+ */
+export function tunedReconnect(rng: () => number = Math.random, baseMs = 500, capMs = 5000): ReconnectStrategyFn {
+  return (attempt) => rng() * Math.min(capMs, baseMs * 2 ** Math.max(0, attempt));
+}
+
+/** `undefined` → the library default (`backoffWithJitter(pingInterval)`). */
+export function reconnectStrategyFor(name: string | undefined): ReconnectStrategyFn | undefined {
+  if (name === undefined || name === 'default' || name === 'library') return undefined;
+  if (name === 'tuned') return tunedReconnect();
+  throw new Error(`unknown reconnect strategy "${name}" (default | tuned)`);
+}
+
+/** ws URL for a target base URL: ws(s):// is used as is, http(s)://host:port becomes ws://host:port/cable. */
+export function cableUrl(base: string): string {
+  if (/^wss?:\/\//.test(base)) return base;
+  const u = new URL(base);
+  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  if (u.pathname === '' || u.pathname === '/') u.pathname = '/cable';
+  return u.toString();
+}
+
+/** Transient transport errors vs. the server telling us to go (disconnect frame reasons). */
+const TRANSPORT_REASONS = new Set(['transport_closed', 'stale_connection', 'recovery_failed']);
+
+type Listeners = { [E in keyof ClientEvents]: Set<ClientEvents[E]> };
+
+export interface AnyCableClientOptions extends ClientOptions {
+  /** Extra `createCable` options (tests: pingInterval, logLevel...). */
+  cableOptions?: Record<string, unknown>;
+}
+
+export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient {
+  const listeners: Listeners = { message: new Set(), connected: new Set(), disconnected: new Set(), history: new Set(), error: new Set() };
+  const emit = <E extends keyof ClientEvents>(e: E, ...args: Parameters<ClientEvents[E]>) => {
+    for (const fn of listeners[e]) (fn as (...a: Parameters<ClientEvents[E]>) => void)(...args);
+  };
+  const strategy = reconnectStrategyFor(opts.reconnectStrategy);
+  let cable: Cable | undefined;
+  let channel: Channel | undefined;
+  let dropping = false;
+  let connects = 0;
+
+  const build = (): Cable => {
+    const c = createCable(cableUrl(opts.url), {
+      protocol: 'actioncable-v1-ext-json',
+      websocketImplementation: WebSocket,
+      ...(opts.localAddress ? { websocketOptions: { localAddress: opts.localAddress } } : {}),
+      ...(strategy ? { reconnectStrategy: strategy } : {}),
+      logLevel: 'error',
+      ...(opts.cableOptions ?? {}),
+    });
+    c.on('connect', (ev) => {
+      dropping = false;
+      emit('connected', { resumed: ev.restored === true, attempt: connects++ });
+    });
+    c.on('disconnect', (err) => {
+      const r = (err as { reason?: string } | undefined)?.reason;
+      const reason: DisconnectReason = dropping ? 'dropped' : r && TRANSPORT_REASONS.has(r) ? 'transport_error' : 'server_closed';
+      emit('disconnected', { reason, ...(r ? { detail: r } : {}) });
+    });
+    c.on('close', (err) => {
+      const r = (err as { reason?: string } | undefined)?.reason;
+      emit('disconnected', { reason: 'closed', ...(r ? { detail: r } : {}) });
+    });
+    return c;
+  };
+
+  const client: TargetClient = {
+    index: opts.index,
+    async connect() {
+      cable ??= build();
+      if (!channel) {
+        channel = cable.streamFrom(opts.stream);
+        channel.on('message', (msg, meta) => {
+          const data = typeof msg === 'string' ? msg : JSON.stringify(msg);
+          const offset = (meta as { offset?: number } | undefined)?.offset;
+          emit('message', offset === undefined ? { data, at: Date.now() } : { data, at: Date.now(), offset });
+        });
+        channel.on('info', (ev) => {
+          if (ev.type === 'history_received') emit('history', { ok: true });
+          else if (ev.type === 'history_not_found') emit('history', { ok: false });
+        });
+      }
+      await channel.ensureSubscribed();
+    },
+    drop() {
+      const ws = (cable?.transport as { ws?: WebSocket } | undefined)?.ws;
+      if (!ws || ws.readyState === WebSocket.CLOSED || ws.readyState === WebSocket.CLOSING) return false;
+      dropping = true;
+      ws.terminate();
+      return true;
+    },
+    async reconnect() {
+      // The library reconnects by itself; this only forces an immediate attempt.
+      if (cable) await cable.connect();
+    },
+    close() {
+      cable?.disconnect();
+    },
+    on(event, fn) {
+      (listeners[event] as Set<typeof fn>).add(fn);
+      return () => (listeners[event] as Set<typeof fn>).delete(fn);
+    },
+  };
+  return client;
+}
+
+/** Rebound's replay server (services/replay-server), started locally by the runner. */
+export const replayTarget: TargetDefinition = {
+  name: 'replay',
+  description: "Rebound's replay server (AnyCable ext protocol, memory broker) driven by the unmodified @anycable/core client",
+  reconnect: 'library',
+  offlineFloorMs: 0,
+  replays: true,
+  service: { name: 'replay', args: [] },
+  createClient: (o) => createAnyCableClient(o),
+};
+
+/** An external anycable-go (`--url ws://host:8080/cable` or http://host:8080), same client. */
+export const anycableTarget: TargetDefinition = {
+  name: 'anycable',
+  description: 'an external anycable-go (--broker=memory --public) at the given URL, driven by @anycable/core',
+  reconnect: 'library',
+  offlineFloorMs: 0,
+  replays: true,
+  createClient: (o) => createAnyCableClient(o),
+};

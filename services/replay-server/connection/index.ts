@@ -1,0 +1,379 @@
+import type { WebSocket } from 'ws';
+import type { HistoryPosition } from '../broker/types.ts';
+import { Subscription, type SubscriberConnection } from '../hub/index.ts';
+import { frames, parseFrame } from '../protocol/codec.ts';
+import { socketOf, textFrame } from '../protocol/wsframe.ts';
+import type { ClientCommand, DisconnectReason } from '../protocol/types.ts';
+import { decodeSession, encodeSession, newSid } from '../session/index.ts';
+import type { ConnectionContext, ConnectParams } from './types.ts';
+
+const TEXT = { binary: false } as const;
+const CONN = Symbol('rebound.connection');
+type Tagged = WebSocket & { [CONN]?: Connection };
+
+// Shared listeners (called with `this` = the socket) instead of three closures per connection.
+function onMessage(this: Tagged, data: unknown, isBinary: boolean): void {
+  this[CONN]?.receive(data, isBinary);
+}
+function onError(this: Tagged): void {
+  this[CONN]?.socketError();
+}
+function onClose(this: Tagged): void {
+  const conn = this[CONN];
+  this[CONN] = undefined;
+  conn?.cleanup();
+}
+const DISCONNECT_FRAMES: Record<DisconnectReason, Buffer> = {
+  server_restart: textFrame(frames.disconnect('server_restart')),
+  too_slow: textFrame(frames.disconnect('too_slow')),
+  unauthorized: textFrame(frames.disconnect('unauthorized')),
+  invalid_request: textFrame(frames.disconnect('invalid_request')),
+};
+const CLOSE_CODES: Record<DisconnectReason, number> = { server_restart: 1012, too_slow: 1013, unauthorized: 1008, invalid_request: 1008 };
+/** Frames accepted while a session restore is still being looked up. */
+const MAX_EARLY_FRAMES = 64;
+/**
+ * Rare, short-lived per-connection state lives in side tables instead of fields on every
+ * connection: frames that arrive while a restore lookup is in flight, and the restore hold timer.
+ */
+const earlyFrames = new WeakMap<Connection, string[]>();
+const holdTimers = new WeakMap<Connection, NodeJS.Timeout>();
+
+/**
+ * One client connection: welcome/restore, command dispatch, sends with the slow-consumer check.
+ * Kept deliberately small per instance (a few fields; `subs` is created on first subscribe).
+ */
+export class Connection implements SubscriberConnection {
+  sid: string = newSid();
+  closing = false;
+  /** Most connections hold one subscription: kept inline, a Map only from the second one on. */
+  private subs: Subscription | Map<string, Subscription> | undefined = undefined;
+
+  constructor(
+    readonly ws: WebSocket,
+    readonly ext: boolean,
+    readonly pingSec: number,
+    private readonly ctx: ConnectionContext,
+  ) {
+    (ws as Tagged)[CONN] = this;
+    ws.on('message', onMessage);
+    ws.on('error', onError);
+    ws.on('close', onClose);
+  }
+
+  getSub(identifier: string): Subscription | undefined {
+    const s = this.subs;
+    if (s === undefined) return undefined;
+    if (s instanceof Map) return s.get(identifier);
+    return s.identifier === identifier ? s : undefined;
+  }
+
+  subCount(): number {
+    const s = this.subs;
+    return s === undefined ? 0 : s instanceof Map ? s.size : 1;
+  }
+
+  subList(): Subscription[] {
+    const s = this.subs;
+    return s === undefined ? [] : s instanceof Map ? [...s.values()] : [s];
+  }
+
+  private addSub(sub: Subscription): void {
+    const s = this.subs;
+    if (s === undefined) this.subs = sub;
+    else if (s instanceof Map) s.set(sub.identifier, sub);
+    else this.subs = new Map([[s.identifier, s], [sub.identifier, sub]]);
+  }
+
+  private deleteSub(sub: Subscription): void {
+    const s = this.subs;
+    if (s === sub) this.subs = undefined;
+    else if (s instanceof Map) {
+      s.delete(sub.identifier);
+      if (s.size === 1) this.subs = s.values().next().value;
+    }
+  }
+
+  socketError(): void {
+    this.ctx.counters.badFrames.socket_error++;
+  }
+
+  /** Welcome (after a restore lookup when the client presented a sid) or `unauthorized`. */
+  start(p: ConnectParams): void {
+    const { opts, broker, counters } = this.ctx;
+    if (opts.accessToken && p.token !== opts.accessToken) return this.disconnect('unauthorized');
+    if (!(this.ext && opts.sessionTtlSec > 0 && p.restoreSid)) return this.send(frames.welcome(this.sid));
+    earlyFrames.set(this, []);
+    broker.restoreSession(p.restoreSid).then(
+      (state) => {
+        if (this.closing) return;
+        if (state === undefined) {
+          counters.restoreMisses++;
+          this.send(frames.welcome(this.sid));
+        } else {
+          counters.restoreHits++;
+          this.restore(decodeSession(state));
+        }
+        this.drainEarly();
+      },
+      () => {
+        counters.restoreMisses++;
+        this.send(frames.welcome(this.sid));
+        this.drainEarly();
+      },
+    );
+  }
+
+  /** Re-create the subscriptions server-side; each parks live frames until the client's `history`. */
+  private restore(ids: string[]): void {
+    const { opts, hub, resolve } = this.ctx;
+    const restored: string[] = [];
+    for (const id of ids) {
+      const r = resolve(id);
+      if (!r || this.getSub(id) || this.subCount() >= opts.maxSubscriptions) continue;
+      const sub = new Subscription(this, hub.intern(r.stream, id), r.stream, r.whisper, opts.maxHeldFrames);
+      if (opts.restoreHoldMs > 0) sub.holdForHistory();
+      hub.add(sub);
+      this.addSub(sub);
+      restored.push(sub.identifier);
+    }
+    if (restored.length > 0 && opts.restoreHoldMs > 0) {
+      const t = setTimeout(() => this.releaseAwaiting(), opts.restoreHoldMs);
+      t.unref();
+      holdTimers.set(this, t);
+    }
+    this.send(frames.welcomeRestored(this.sid, restored));
+    this.commit();
+  }
+
+  private releaseAwaiting(): void {
+    holdTimers.delete(this);
+    for (const sub of this.subList()) sub.releaseAwaiting();
+  }
+
+  private drainEarly(): void {
+    const q = earlyFrames.get(this);
+    earlyFrames.delete(this);
+    if (q) for (const t of q) if (!this.closing) this.handleText(t);
+  }
+
+  receive(data: unknown, _isBinary: boolean): void {
+    if (this.closing) return;
+    const text = Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data as Buffer[]).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
+    const early = earlyFrames.get(this);
+    if (early) {
+      if (early.length >= MAX_EARLY_FRAMES) return this.disconnect('invalid_request');
+      early.push(text);
+      return;
+    }
+    this.handleText(text);
+  }
+
+  private handleText(text: string): void {
+    const parsed = parseFrame(text);
+    if (!parsed.ok) {
+      this.ctx.counters.badFrames[parsed.error]++;
+      return this.disconnect('invalid_request');
+    }
+    this.dispatch(parsed.cmd);
+  }
+
+  private dispatch(cmd: ClientCommand): void {
+    switch (cmd.command) {
+      case 'subscribe':
+        return this.subscribe(cmd.identifier, cmd.history);
+      case 'unsubscribe':
+        return this.unsubscribe(cmd.identifier);
+      case 'history': {
+        const sub = this.getSub(cmd.identifier);
+        if (!sub) {
+          this.ctx.counters.historyRejected++;
+          return this.send(frames.rejectHistory(cmd.identifier));
+        }
+        return this.history(sub, cmd.history);
+      }
+      case 'whisper':
+        return this.whisper(cmd.identifier, cmd.data);
+      case 'presence':
+        return this.send(frames.presenceError(cmd.identifier));
+      case 'ping':
+        return this.send(frames.pong());
+      case 'message': // `$pubsub` has no actions; anycable-go ignores it too
+        this.ctx.counters.ignoredCommands++;
+        return;
+      case 'pong':
+        return;
+      default: {
+        const never: never = cmd;
+        void never;
+      }
+    }
+  }
+
+  private subscribe(identifier: string, history: unknown): void {
+    const { opts, hub, resolve, counters } = this.ctx;
+    // anycable-go answers a duplicate subscribe with nothing; a confirm would make the client unsubscribe.
+    if (this.getSub(identifier)) return;
+    const r = this.subCount() < opts.maxSubscriptions ? resolve(identifier) : null;
+    if (!r) {
+      counters.subscribesRejected++;
+      return this.send(frames.rejectSubscription(identifier));
+    }
+    const id = hub.intern(r.stream, identifier);
+    const sub = new Subscription(this, id, r.stream, r.whisper, opts.maxHeldFrames);
+    hub.add(sub);
+    this.addSub(sub);
+    counters.subscribesConfirmed++;
+    this.send(frames.confirmSubscription(identifier));
+    this.commit();
+    if (history !== undefined) this.history(sub, history);
+  }
+
+  private unsubscribe(identifier: string): void {
+    const sub = this.getSub(identifier);
+    if (!sub) return;
+    this.deleteSub(sub);
+    this.ctx.hub.remove(sub);
+    sub.dropHeld();
+    this.commit();
+  }
+
+  /**
+   * Serve a history request: park live frames, read the backlog, send it above the delivered
+   * position, then `confirm_history`, then flush what was parked. Or only `reject_history`.
+   */
+  private history(sub: Subscription, req: unknown): void {
+    const { broker, counters } = this.ctx;
+    sub.beginHold();
+    const pos = historyPosition(sub.stream, req);
+    const finish = (ok: boolean) => {
+      if (ok) counters.historyConfirmed++;
+      else counters.historyRejected++;
+      this.send(ok ? frames.confirmHistory(sub.identifier) : frames.rejectHistory(sub.identifier));
+      sub.endHold();
+    };
+    if (!pos) return finish(false);
+    broker.history(sub.stream, pos).then(
+      (res) => {
+        if (this.closing || this.getSub(sub.identifier) !== sub) return;
+        // Backlog, confirm and the parked frames leave in one write, not one per message.
+        const sock = socketOf(this.ws);
+        sock?.cork();
+        if (res.ok) sub.replay(res.messages);
+        finish(res.ok);
+        sock?.uncork();
+      },
+      () => {
+        if (!this.closing && this.getSub(sub.identifier) === sub) finish(false);
+      },
+    );
+  }
+
+  private whisper(identifier: string, data: unknown): void {
+    const sub = this.getSub(identifier);
+    if (!sub || !sub.whisper) {
+      this.ctx.counters.ignoredCommands++;
+      return;
+    }
+    this.ctx.counters.whispers++;
+    void this.ctx.broker.publish([{ stream: sub.stream, message: JSON.stringify(data), exclude: this.sid, transient: true }]).catch(() => {});
+  }
+
+  private commit(): void {
+    if (!this.ext || this.ctx.opts.sessionTtlSec <= 0) return;
+    void this.ctx.broker.commitSession(this.sid, encodeSession(this.subList().map((x) => x.identifier))).catch(() => {});
+  }
+
+  /** Send one JSON frame unless the connection is closing; over the buffer bound → `too_slow`. */
+  send(frame: string): void {
+    if (this.closing) return;
+    const ws = this.ws;
+    if (ws.readyState !== 1) return;
+    if (ws.bufferedAmount > this.ctx.opts.maxBufferedBytes) return this.disconnect('too_slow');
+    ws.send(frame, TEXT);
+  }
+
+  /** A prebuilt WebSocket frame shared by many connections (data, ping): one socket write. */
+  sendFrame(frame: Buffer): void {
+    if (this.closing) return;
+    const ws = this.ws;
+    const sock = socketOf(ws);
+    if (ws.readyState !== 1 || !sock) return;
+    if (sock.writableLength > this.ctx.opts.maxBufferedBytes) return this.disconnect('too_slow');
+    sock.write(frame);
+  }
+
+  overflow(): void {
+    this.disconnect('too_slow');
+  }
+
+  /**
+   * Say why, close, and make sure the socket is gone after `graceMs` (a negative grace leaves
+   * terminating to the caller: graceful stop sweeps every socket with one timer).
+   */
+  disconnect(reason: DisconnectReason, graceMs = 1000): void {
+    if (this.closing) return;
+    this.closing = true;
+    this.ctx.counters.disconnects[reason]++;
+    const ws = this.ws;
+    const sock = socketOf(ws);
+    if (ws.readyState !== 1 || !sock) return ws.terminate();
+    // One write for both frames (syscalls are what a 10,000-client stop costs); the disconnect
+    // frame is prebuilt once per reason.
+    sock.cork();
+    sock.write(DISCONNECT_FRAMES[reason]);
+    ws.close(CLOSE_CODES[reason]);
+    sock.uncork();
+    if (graceMs >= 0) setTimeout(() => ws.terminate(), graceMs).unref();
+  }
+
+  /**
+   * Graceful-stop variant: the server stops the leftovers itself after its grace period. With
+   * `stopReading` (the process is about to exit) the socket stops reading, so thousands of close
+   * handshakes cannot keep the event loop busy past the grace period; the kernel delivers the
+   * frames already written and closes the sockets when the process exits.
+   */
+  shutdown(stopReading = false): void {
+    this.disconnect('server_restart', -1);
+    if (stopReading) socketOf(this.ws)?.pause();
+  }
+
+  cleanup(): void {
+    this.closing = true;
+    const t = holdTimers.get(this);
+    if (t) clearTimeout(t);
+    holdTimers.delete(this);
+    earlyFrames.delete(this);
+    const subs = this.subList();
+    if (subs.length > 0) {
+      // Refresh the session TTL from the moment the client went away.
+      if (this.ext && this.ctx.opts.sessionTtlSec > 0 && !this.ctx.stopping) void this.ctx.broker.commitSession(this.sid, encodeSession(subs.map((x) => x.identifier))).catch(() => {});
+      for (const sub of subs) this.ctx.hub.remove(sub);
+    }
+    this.subs = undefined;
+    this.ctx.closed(this);
+  }
+}
+
+const isPosition = (p: unknown): p is { epoch: string; offset: number } => {
+  if (p === null || typeof p !== 'object') return false;
+  const o = p as Record<string, unknown>;
+  return typeof o.epoch === 'string' && typeof o.offset === 'number' && Number.isSafeInteger(o.offset) && o.offset >= 0;
+};
+
+/**
+ * anycable-go `retreiveHistory`: a position for the stream wins, else `since` (unix seconds;
+ * values that only make sense as milliseconds are scaled down), else the request is invalid.
+ */
+export function historyPosition(stream: string, req: unknown): HistoryPosition | undefined {
+  if (req === null || typeof req !== 'object' || Array.isArray(req)) return undefined;
+  const h = req as Record<string, unknown>;
+  const streams = h.streams;
+  if (streams !== null && typeof streams === 'object' && !Array.isArray(streams) && Object.hasOwn(streams, stream)) {
+    const p = (streams as Record<string, unknown>)[stream];
+    return isPosition(p) ? { epoch: p.epoch, offset: p.offset } : undefined;
+  }
+  const since = h.since;
+  if (typeof since === 'number' && Number.isFinite(since) && since > 0) return { since: Math.floor(since > 1e12 ? since / 1000 : since) };
+  return undefined;
+}

@@ -1,0 +1,32 @@
+import { setFlagsFromString } from 'node:v8';
+import { serviceMain } from '../common/service-main.ts';
+import { isReplayWorker, runPrimary, runWorker } from './cluster/index.ts';
+import { createReplayServer } from './index.ts';
+import { REPLAY_SERVER_OPTIONS } from './options.ts';
+
+/**
+ * `npm run serve:replay -- [--workers N] [--history-limit 100] ...` (see --help).
+ * One process by default; with --workers N the primary owns history/sessions and N workers
+ * share the port.
+ */
+/**
+ * V8 grows the young generation (up to 3 × 16 MiB semi-spaces) when many objects survive
+ * scavenges, which is exactly what a burst of long-lived connections looks like; the space is
+ * never handed back. Growth factor 1 keeps it at its initial size. The flag is read at each grow
+ * decision, so setting it at startup works (unlike --max-semi-space-size).
+ */
+export function compactHeap(): void {
+  setFlagsFromString('--semi-space-growth-factor=1');
+}
+
+if (isReplayWorker()) {
+  await runWorker(compactHeap);
+} else {
+  await serviceMain('replay', REPLAY_SERVER_OPTIONS, async (opts) => {
+    if (opts.workers > 1) return runPrimary(opts);
+    if (opts.compactHeap) compactHeap();
+    const srv = createReplayServer(opts);
+    await srv.listen();
+    return { server: srv.httpServer, stop: () => srv.stop({ processExit: true }) };
+  });
+}
