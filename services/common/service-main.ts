@@ -12,7 +12,8 @@ export interface ListeningMessage {
 }
 
 export interface RunningService {
-  server: Server;
+  /** The port clients use. A cluster primary that binds nothing itself reports its workers' port here. */
+  port: number;
   /** Graceful stop: stop accepting, say goodbye to clients, close. */
   stop(): Promise<void>;
 }
@@ -66,8 +67,7 @@ export async function serviceMain<T extends OptionTable>(
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   svc = await start(opts);
-  const addr = svc.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const port = svc.port;
   const msg: ListeningMessage = { type: 'listening', service: name, port, host: String((opts as Record<string, unknown>).host ?? ''), pid: process.pid };
   process.stdout.write(JSON.stringify(msg) + '\n');
   process.send?.(msg);
@@ -76,12 +76,14 @@ export async function serviceMain<T extends OptionTable>(
   process.on('disconnect', () => void shutdown('parent gone'));
 }
 
-export function listen(server: Server, port: number, host: string): Promise<void> {
+/** Listen and resolve with the bound port (port 0 picks a free one). */
+export function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port, host, backlog: 4096 }, () => {
       server.off('error', reject);
-      resolve();
+      const addr = server.address();
+      resolve(typeof addr === 'object' && addr ? addr.port : port);
     });
   });
 }

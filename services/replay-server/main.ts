@@ -27,6 +27,7 @@ if (isReplayWorker()) {
     if (opts.compactHeap) compactHeap();
     const srv = createReplayServer(opts);
     await srv.listen();
-    return { server: srv.httpServer, stop: () => srv.stop({ processExit: true }) };
+    const addr = srv.httpServer.address();
+    return { port: typeof addr === 'object' && addr ? addr.port : opts.port, stop: () => srv.stop({ processExit: true }) };
   });
 }

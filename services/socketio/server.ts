@@ -58,9 +58,9 @@ export async function createSocketIoServer(opts: SocketIoServerOptions): Promise
       subscriptions -= socket.rooms.size - 1;
     });
   });
-  await listen(server, opts.port, opts.host);
+  const port = await listen(server, opts.port, opts.host);
   return {
-    server,
+    port,
     async stop() {
       closeApp();
       await new Promise<void>((r) => {

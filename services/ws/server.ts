@@ -88,9 +88,9 @@ export async function createWsServer(opts: WsServerOptions): Promise<RunningServ
     });
   });
 
-  await listen(server, opts.port, opts.host);
+  const port = await listen(server, opts.port, opts.host);
   return {
-    server,
+    port,
     async stop() {
       for (const ws of wss.clients) ws.close(1012, 'server restart');
       wss.close();

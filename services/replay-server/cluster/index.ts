@@ -1,5 +1,4 @@
 import cluster, { type Worker } from 'node:cluster';
-import type { Server } from 'node:http';
 import type { RunningService } from '../../common/service-main.ts';
 import { IpcBroker, servePrimary, type IpcChannel, type PrimaryToWorker, type WorkerToPrimary } from '../broker/ipc.ts';
 import { MemoryBroker } from '../broker/memory.ts';
@@ -69,10 +68,8 @@ export async function runPrimary(opts: ReplayServerOptions): Promise<RunningServ
   };
   const ports = await Promise.all(Array.from({ length: opts.workers }, spawn));
   port = ports[0] ?? 0;
-  // serviceMain reads the bound port from `server.address()`; the primary itself binds nothing.
-  const server = { address: () => ({ port, address: opts.host, family: 'IPv4' }) } as unknown as Server;
   return {
-    server,
+    port,
     async stop() {
       stopping = true;
       const exits = [...workers].map((w) => new Promise<void>((r) => (w.isDead() ? r() : w.once('exit', () => r()))));
