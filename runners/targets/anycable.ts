@@ -1,5 +1,6 @@
 import { createCable, type Cable, type Channel } from '@anycable/core';
 import WebSocket from 'ws';
+import { Emitter } from '../../lib/emitter.ts';
 import type { ClientEvents, ClientOptions, DisconnectReason, TargetClient, TargetDefinition } from './types.ts';
 
 /**
@@ -38,18 +39,14 @@ export function cableUrl(base: string): string {
 /** Transient transport errors vs. the server telling us to go (disconnect frame reasons). */
 const TRANSPORT_REASONS = new Set(['transport_closed', 'stale_connection', 'recovery_failed']);
 
-type Listeners = { [E in keyof ClientEvents]: Set<ClientEvents[E]> };
-
 export interface AnyCableClientOptions extends ClientOptions {
   /** Extra `createCable` options (tests: pingInterval, logLevel...). */
   cableOptions?: Record<string, unknown>;
 }
 
 export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient {
-  const listeners: Listeners = { message: new Set(), connected: new Set(), disconnected: new Set(), history: new Set(), error: new Set() };
-  const emit = <E extends keyof ClientEvents>(e: E, ...args: Parameters<ClientEvents[E]>) => {
-    for (const fn of listeners[e]) (fn as (...a: Parameters<ClientEvents[E]>) => void)(...args);
-  };
+  const events = new Emitter<ClientEvents>();
+  const emit = events.emit.bind(events);
   const strategy = reconnectStrategyFor(opts.reconnectStrategy);
   let cable: Cable | undefined;
   let channel: Channel | undefined;
@@ -113,10 +110,7 @@ export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient 
     close() {
       cable?.disconnect();
     },
-    on(event, fn) {
-      (listeners[event] as Set<typeof fn>).add(fn);
-      return () => (listeners[event] as Set<typeof fn>).delete(fn);
-    },
+    on: (event, fn) => events.on(event, fn),
   };
   return client;
 }

@@ -12,8 +12,8 @@ export interface ServiceHttpOptions {
   broadcastKey?: string | undefined;
   /** Hand validated broadcasts to the fan-out. Throwing means nothing was delivered (500). */
   deliver(batch: Broadcast[]): void;
-  /** Service-specific counters merged into /metrics (connections, subscriptions, ...). */
-  stats(): Record<string, unknown>;
+  /** Service-specific counters merged into /metrics (connections, subscriptions, ...); may be async (e.g. a broker across processes). */
+  stats(): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** Max request body, bytes. @default 10 MiB */
   bodyLimitBytes?: number;
 }
@@ -93,8 +93,9 @@ export function createServiceApp(opts: ServiceHttpOptions) {
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok', service: opts.name });
   });
-  app.get('/metrics', (_req, res) => {
-    res.json({ service: opts.name, ...opts.stats(), ...counters, ...monitor.snapshot() });
+  app.get('/metrics', async (_req, res) => {
+    const own = await opts.stats();
+    res.json({ service: opts.name, ...own, ...counters, ...monitor.snapshot() });
   });
   app.use((_req: Request, res: Response) => sendError(res, new ReboundError('RR_ERR_NOT_FOUND', 'no such route')));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {

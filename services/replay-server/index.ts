@@ -55,7 +55,6 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
   const counters = createCounters();
   const pings = new PingScheduler<Connection>();
   const offMessages = broker.onMessages((msgs) => hub.deliver(msgs));
-  let brokerStats: BrokerStats | undefined;
   let publishErrors = 0;
   let stopping = false;
 
@@ -71,11 +70,15 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     closed: (conn) => pings.remove(conn, conn.pingSec),
   };
 
-  const stats = () => {
-    broker.stats().then((s) => (brokerStats = s), () => {});
-    return { pid: process.pid, connections: pings.size, subscriptions: hub.subscriptionCount, streams: hub.streamCount, deliveries: hub.deliveries, publishErrors, ...counters, broker: brokerStats };
+  /** This process's own counters (a worker's share in cluster mode). */
+  const stats = () => ({ pid: process.pid, connections: pings.size, subscriptions: hub.subscriptionCount, streams: hub.streamCount, deliveries: hub.deliveries, publishErrors, ...counters });
+  /** /metrics: own counters plus the broker's, and in cluster mode every worker's sums. */
+  const metrics = async () => {
+    const b: Partial<BrokerStats> = await broker.stats().catch(() => ({}));
+    const { cluster, ...brokerOnly } = b;
+    return { ...stats(), broker: brokerOnly, ...(cluster ? { cluster } : {}) };
   };
-  const { app, close: closeApp } = createReplayHttp({ broadcastKey: opts.broadcastKey, broker, stats, onPublishError: () => publishErrors++ });
+  const { app, close: closeApp } = createReplayHttp({ broadcastKey: opts.broadcastKey, broker, stats: metrics, onPublishError: () => publishErrors++ });
   const httpServer = createServer(app);
   const wss = new WebSocketServer({
     noServer: true,

@@ -57,6 +57,32 @@ describe('--workers 2 (node:cluster)', () => {
   });
 });
 
+describe('--workers 2 /metrics', () => {
+  it('reports the whole cluster (every worker), whichever worker answers', async () => {
+    const h = await startService('replay', { args: ['--workers', '2'] });
+    handles.push(h);
+    const clients = await Promise.all(Array.from({ length: 6 }, () => open(h.port)));
+    expect(new Set(clients.map((x) => x.pid)).size).toBe(2);
+    for (const x of clients) {
+      x.c.send({ command: 'subscribe', identifier: pubsubId('m/1') });
+      await x.c.take(1);
+    }
+    type Metrics = { connections: number; cluster?: { workers: number; connections: number; subscriptions: number; perWorker: { pid: number; connections: number }[] } };
+    let m: Metrics | undefined;
+    // Workers report every second; poll until both reports include the new clients.
+    for (let i = 0; i < 40 && !(m?.cluster?.connections === 6 && m.cluster.subscriptions === 6); i++) {
+      m = (await (await fetch(`${h.httpUrl}/metrics`)).json()) as Metrics;
+      await sleepMs(250);
+    }
+    expect(m?.cluster).toMatchObject({ workers: 2, connections: 6, subscriptions: 6 });
+    expect(m!.cluster!.perWorker).toHaveLength(2);
+    expect(m!.cluster!.perWorker.reduce((n, w) => n + w.connections, 0)).toBe(6);
+    // The answering worker's own share is part of the total, not the total.
+    expect(m!.connections).toBeLessThan(6);
+    for (const x of clients) x.c.close();
+  });
+});
+
 describe('SIGTERM', () => {
   it.each([
     ['single process', []],

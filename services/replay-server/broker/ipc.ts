@@ -1,5 +1,5 @@
 import type { MemoryBroker } from './memory.ts';
-import type { Broker, BrokerStats, HistoryPosition, HistoryResult, MessagesListener, PublishItem, StreamMessage } from './types.ts';
+import type { Broker, BrokerStats, ClusterStats, HistoryPosition, HistoryResult, MessagesListener, PublishItem, StreamMessage, WorkerStats } from './types.ts';
 
 /**
  * Cluster mode: the primary owns one MemoryBroker (one offset sequence and one history per
@@ -13,6 +13,7 @@ export type WorkerToPrimary =
   | { type: 'session.commit'; sid: string; state: string }
   | { type: 'session.restore'; id: number; sid: string }
   | { type: 'stats'; id: number }
+  | { type: 'worker.stats'; stats: WorkerStats }
   | { type: 'listening'; port: number };
 
 export type PrimaryToWorker =
@@ -133,6 +134,12 @@ export class IpcBroker implements Broker {
  */
 export function servePrimary(broker: MemoryBroker) {
   const channels = new Set<IpcChannel<PrimaryToWorker, WorkerToPrimary>>();
+  const workerStats = new Map<IpcChannel<PrimaryToWorker, WorkerToPrimary>, WorkerStats>();
+  const clusterStats = (): ClusterStats => {
+    const perWorker = [...workerStats.values()];
+    const sum = (k: 'connections' | 'subscriptions' | 'deliveries') => perWorker.reduce((n, w) => n + w[k], 0);
+    return { workers: channels.size, connections: sum('connections'), subscriptions: sum('subscriptions'), deliveries: sum('deliveries'), perWorker };
+  };
   let queue: StreamMessage[] = [];
   let scheduled = false;
   const flush = () => {
@@ -164,7 +171,10 @@ export function servePrimary(broker: MemoryBroker) {
         ch.send({ type: 'session.result', id: m.id, state: broker.restoreSessionSync(m.sid) ?? null });
         return;
       case 'stats':
-        ch.send({ type: 'stats.result', id: m.id, stats: broker.statsSync() });
+        ch.send({ type: 'stats.result', id: m.id, stats: { ...broker.statsSync(), cluster: clusterStats() } });
+        return;
+      case 'worker.stats':
+        workerStats.set(ch, m.stats);
         return;
       case 'listening':
         return; // cluster bookkeeping, see cluster/
@@ -184,8 +194,11 @@ export function servePrimary(broker: MemoryBroker) {
       return () => {
         off();
         channels.delete(ch);
+        workerStats.delete(ch);
       };
     },
+    /** Sums of the workers' latest self-reports. */
+    clusterStats,
     broadcast(msg: PrimaryToWorker): void {
       for (const ch of channels) ch.send(msg);
     },

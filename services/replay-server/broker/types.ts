@@ -41,6 +41,24 @@ export interface BrokerStats {
   historyMessages: number;
   sessions: number;
   published: number;
+  /** Cluster mode: every worker's latest counters (pushed each second) and their sums. */
+  cluster?: ClusterStats;
+}
+
+/** What each worker reports about itself. */
+export interface WorkerStats {
+  pid: number;
+  connections: number;
+  subscriptions: number;
+  deliveries: number;
+}
+
+export interface ClusterStats {
+  workers: number;
+  connections: number;
+  subscriptions: number;
+  deliveries: number;
+  perWorker: WorkerStats[];
 }
 
 export interface BrokerOptions {

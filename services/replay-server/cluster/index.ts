@@ -106,5 +106,13 @@ export async function runWorker(compactHeap: () => void): Promise<void> {
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
   process.on('disconnect', () => void stop());
+  // Each worker reports its own counters to the primary every second, so /metrics on whichever
+  // worker answers can show the whole cluster (`cluster` in /metrics, at most 1 s old).
+  const report = () => {
+    const st = srv.stats() as { connections: number; subscriptions: number; deliveries: number };
+    channel.send({ type: 'worker.stats', stats: { pid: process.pid, connections: st.connections, subscriptions: st.subscriptions, deliveries: st.deliveries } });
+  };
+  report();
+  setInterval(report, 1000).unref();
   channel.send({ type: 'listening', port: srv.port });
 }

@@ -14,7 +14,7 @@ export function toPublishItems(batch: readonly Broadcast[]): PublishItem[] {
 }
 
 /** The shared service HTTP surface (/_broadcast, /publish-local, /health, /metrics) wired to the broker. */
-export function createReplayHttp(opts: { broadcastKey: string; broker: Broker; stats(): Record<string, unknown>; onPublishError(err: unknown): void }) {
+export function createReplayHttp(opts: { broadcastKey: string; broker: Broker; stats(): Promise<Record<string, unknown>>; onPublishError(err: unknown): void }) {
   return createServiceApp({
     name: 'replay',
     broadcastKey: opts.broadcastKey || undefined,
