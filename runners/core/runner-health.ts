@@ -12,16 +12,25 @@ export interface RunnerHealth {
  * Watches the runner's own process. Latency is measured on the runner's event loop, so a
  * stalled loop inflates it; reporting this lets the result blame the runner instead of the target.
  */
+/** RSS needs a file descriptor (/proc/self/stat); out of descriptors, skip the sample instead of crashing. */
+function rss(): number {
+  try {
+    return process.memoryUsage.rss();
+  } catch {
+    return 0;
+  }
+}
+
 export function watchRunner(stallMs = 100) {
   const resolution = 10;
   const lag = monitorEventLoopDelay({ resolution });
   lag.enable();
-  let peakRss = process.memoryUsage.rss();
+  let peakRss = rss();
   let windows = 0;
   let stalled = 0;
   let windowMaxStart = 0;
   const timer = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage.rss());
+    peakRss = Math.max(peakRss, rss());
     windows++;
     const maxNow = lag.max / 1e6;
     if (maxNow - windowMaxStart > stallMs) stalled++;
@@ -33,7 +42,7 @@ export function watchRunner(stallMs = 100) {
     stop(): RunnerHealth {
       clearInterval(timer);
       lag.disable();
-      peakRss = Math.max(peakRss, process.memoryUsage.rss());
+      peakRss = Math.max(peakRss, rss());
       return {
         runnerPeakRssMb: Math.round((peakRss / 1048576) * 10) / 10,
         runnerLoopLagMs: lag.count ? { p50: over(lag.percentile(50)), p99: over(lag.percentile(99)), max: over(lag.max) } : { p50: 0, p99: 0, max: 0 },

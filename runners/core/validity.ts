@@ -9,6 +9,8 @@ export type ValidityCode =
   | 'NEGATIVE_SKEW_FLOOR'
   | 'OVERRAN_PLAN'
   | 'CONNECT_FAILURES'
+  | 'RUNNER_FD_LIMIT'
+  | 'RUNNER_PORT_EXHAUSTION'
   | 'RUNNER_LOOP_LAG'
   | 'FOREIGN_MESSAGES';
 
@@ -29,6 +31,7 @@ export interface ValidityInput {
   clients: number;
   connectedClients: number;
   connectFailures: number;
+  connectFailureCauses?: Record<string, number>;
   totalMessages: number;
   published: number;
   expectedDeliveries: number;
@@ -59,7 +62,13 @@ export function checkValidity(r: ValidityInput): Validity {
   else if (r.published < r.totalMessages) warn('PARTIAL_PUBLISH', `only ${r.published} of ${r.totalMessages} messages were accepted by the target`);
   if (r.skewFloor < 0) fatal('NEGATIVE_SKEW_FLOOR', `minimum latency ${r.skewFloor} ms is negative: runner and publisher clocks disagree`);
   if (r.elapsedMs > 1.5 * r.plannedMs) fatal('OVERRAN_PLAN', `run took ${r.elapsedMs} ms, more than 1.5x the planned ${r.plannedMs} ms`);
-  if (r.clients > 0 && r.connectFailures / r.clients >= 0.01) warn('CONNECT_FAILURES', `${r.connectFailures} of ${r.clients} clients (${((r.connectFailures / r.clients) * 100).toFixed(1)}%) failed to connect`);
+  // The runner's own limits first: those failures say nothing about the target.
+  const fd = r.connectFailureCauses?.fd_limit ?? 0;
+  const ports = r.connectFailureCauses?.port_exhaustion ?? 0;
+  if (fd > 0) fatal('RUNNER_FD_LIMIT', `${fd} clients could not connect because the runner ran out of file descriptors (EMFILE/ENFILE): the runner's limit, not the target's; spread clients over more runner processes (shards)`);
+  if (ports > 0) fatal('RUNNER_PORT_EXHAUSTION', `${ports} clients could not connect because the runner ran out of local ports or source addresses (EADDRNOTAVAIL/EADDRINUSE): the runner's limit, not the target's`);
+  const targetFailures = r.connectFailures - fd - ports;
+  if (r.clients > 0 && targetFailures / r.clients >= 0.01) warn('CONNECT_FAILURES', `${targetFailures} of ${r.clients} clients (${((targetFailures / r.clients) * 100).toFixed(1)}%) failed to connect`);
   if (r.runner.runnerLoopLagMs.p99 > LOOP_LAG_WARN_MS || r.runner.runnerStalledWindowsPct > 5) {
     warn('RUNNER_LOOP_LAG', `the runner's own event loop lagged (p99 ${r.runner.runnerLoopLagMs.p99} ms, max ${r.runner.runnerLoopLagMs.max} ms, ${r.runner.runnerStalledWindowsPct}% of windows stalled): latency is inflated by the runner, not the target`);
   }

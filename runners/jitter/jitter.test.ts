@@ -59,6 +59,8 @@ describe('jitter runner against the reference servers', () => {
     expect(ws!.latencyHistogram.count).toBe(ws!.receivedDeliveries);
     expect(ws!.latencyOverMinMs.skewFloor).toBe(ws!.skewFloor);
     expect(ws!.worstClient?.lost).toBeGreaterThan(0);
+    expect(ws!.runnerPeakRssMb).toBeGreaterThan(10);
+    expect(ws!.connectFailureCauses).toEqual({});
   });
 
   it('every target got the same seeded drop plan', async () => {

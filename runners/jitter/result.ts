@@ -22,6 +22,10 @@ export interface JitterResult extends LatencyReport {
   clients: number;
   connectedClients: number;
   connectFailures: number;
+  /** connectFailures by cause: 'fd_limit' and 'port_exhaustion' are the runner's own limits, 'target' everything else. */
+  connectFailureCauses: Record<string, number>;
+  /** The runner process's open-file limit (one socket per client, plus the proxy's when embedded). */
+  runnerOpenFileLimit: number | null;
   totalMessages: number;
   published: number;
   publishFailures: number;

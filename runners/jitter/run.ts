@@ -10,6 +10,7 @@ import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
 import { startPublisher, type PublishPayload } from '../core/publisher.ts';
 import { watchRunner } from '../core/runner-health.ts';
+import { classifyConnectError, openFileLimit } from '../core/runner-limits.ts';
 import { checkValidity } from '../core/validity.ts';
 import { getTarget } from '../targets/index.ts';
 import type { TargetClient, TargetDefinition } from '../targets/types.ts';
@@ -73,6 +74,8 @@ class JitterSession {
   private readonly sentAtMs: number[];
   private readonly counters = { reconnects: 0, resumes: 0, reconnectFailures: 0, historyRejected: 0, foreign: 0 };
   private readonly disconnectReasons: Record<string, number> = {};
+  /** Why clients failed to connect: the runner's own limits ('fd_limit', 'port_exhaustion') or 'target'. */
+  private readonly connectFailureCauses: Record<string, number> = {};
   private readonly clients: TargetClient[] = [];
   private readonly offlineMs: number;
   private fleet: ProxyFleet | undefined;
@@ -176,7 +179,12 @@ class JitterSession {
     for (let i = 0; i < this.opts.clients; i++) {
       const due = start + (i * 1000) / this.opts.ramp;
       if (due > Date.now()) await sleep(due - Date.now());
-      connects.push(withTimeout(this.clients[i]!.connect(), 20_000).then(() => undefined, () => void failures++));
+      const fail = (err: unknown) => {
+        failures++;
+        const cause = classifyConnectError(err) ?? 'target';
+        this.connectFailureCauses[cause] = (this.connectFailureCauses[cause] ?? 0) + 1;
+      };
+      connects.push(withTimeout(this.clients[i]!.connect(), 20_000).then(() => undefined, fail));
     }
     await Promise.all(connects);
     return failures;
@@ -315,6 +323,8 @@ class JitterSession {
       clients: o.clients,
       connectedClients,
       connectFailures,
+      connectFailureCauses: this.connectFailureCauses,
+      runnerOpenFileLimit: openFileLimit() ?? null,
       totalMessages: o.msgs,
       published: pub.published,
       publishFailures: pub.failed,

@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs';
+
+/**
+ * Connect failures that are the runner's own limits, not the target's: out of file descriptors,
+ * or out of local ports / source addresses. Protocol libraries wrap socket errors differently
+ * (ws passes the errno error, socket.io-client nests it under `description`), so the whole chain
+ * is searched for the errno name.
+ */
+export type RunnerLimit = 'fd_limit' | 'port_exhaustion';
+
+const CODES: Record<string, RunnerLimit> = {
+  EMFILE: 'fd_limit',
+  ENFILE: 'fd_limit',
+  EADDRNOTAVAIL: 'port_exhaustion',
+  EADDRINUSE: 'port_exhaustion',
+};
+
+export function classifyConnectError(err: unknown): RunnerLimit | undefined {
+  const seen = new Set<unknown>();
+  const stack: unknown[] = [err];
+  while (stack.length && seen.size < 10) {
+    const e = stack.pop();
+    if (!e || typeof e !== 'object' || seen.has(e)) continue;
+    seen.add(e);
+    const o = e as { code?: unknown; message?: unknown; cause?: unknown; description?: unknown; error?: unknown };
+    if (typeof o.code === 'string' && CODES[o.code]) return CODES[o.code];
+    if (typeof o.message === 'string') {
+      const m = /\b(EMFILE|ENFILE|EADDRNOTAVAIL|EADDRINUSE)\b/.exec(o.message);
+      if (m) return CODES[m[1]!];
+    }
+    stack.push(o.cause, o.description, o.error);
+  }
+  return undefined;
+}
+
+/** This process's soft open-file limit, from /proc (undefined where there is none). */
+export function openFileLimit(): number | undefined {
+  try {
+    const m = /Max open files\s+(\d+)/.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
