@@ -116,8 +116,7 @@ class JitterSession {
       await sleep(1000);
       const pub = await this.publishWithChaos(connectFailures);
       await this.settle(this.opts.clients - connectFailures, pub.published);
-      this.stopping = true;
-      for (const c of this.clients) c.close();
+      // report() is synchronous: no arrival can change the ledger while it reads it.
       return this.report(rampStart, connectFailures, pub, health.stop());
     } finally {
       this.stopping = true;
