@@ -79,6 +79,8 @@ class JitterSession {
   private readonly clients: TargetClient[] = [];
   private readonly offlineMs: number;
   private fleet: ProxyFleet | undefined;
+  /** Read at the start, while descriptors are still free. */
+  private readonly fdLimit = openFileLimit();
   private t0 = 0;
   private stopping = false;
 
@@ -116,13 +118,19 @@ class JitterSession {
       await sleep(1000);
       const pub = await this.publishWithChaos(connectFailures);
       await this.settle(this.opts.clients - connectFailures, pub.published);
-      // report() is synchronous: no arrival can change the ledger while it reads it.
+      // Close before reporting: a runner that ran out of descriptors needs them back to read its
+      // own limits and write the results.
+      this.closeClients();
       return this.report(rampStart, connectFailures, pub, health.stop());
     } finally {
-      this.stopping = true;
-      for (const c of this.clients) c.close();
+      this.closeClients();
       await this.fleet?.close();
     }
+  }
+
+  private closeClients(): void {
+    this.stopping = true;
+    for (const c of this.clients) c.close();
   }
 
   /** Create client i and route its events into the ledger, the tracker and the counters. */
@@ -323,7 +331,7 @@ class JitterSession {
       connectedClients,
       connectFailures,
       connectFailureCauses: this.connectFailureCauses,
-      runnerOpenFileLimit: openFileLimit() ?? null,
+      runnerOpenFileLimit: this.fdLimit ?? null,
       totalMessages: o.msgs,
       published: pub.published,
       publishFailures: pub.failed,
