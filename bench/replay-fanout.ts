@@ -8,37 +8,37 @@
  *                                  [--step-sec 8] [--workers 1] [--node-options=...] [--url http://host:port]
  */
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
+import { sleep } from '../lib/time.ts';
+import { isAllowedTargetUrl } from '../runners/core/addresses.ts';
 import { startService } from '../services/common/spawn.ts';
-import { openClients, sleep } from './replay-common.ts';
+import { openClients, parseBenchArgs } from './replay-common.ts';
 
-const { values } = parseArgs({
-  options: {
-    connections: { type: 'string', default: '10000' },
-    streams: { type: 'string', default: '1000' },
-    rates: { type: 'string', default: '1000,2000,4000,6000,8000,10000,12000' },
-    'step-sec': { type: 'string', default: '8' },
-    'tick-ms': { type: 'string', default: '20' },
-    workers: { type: 'string', default: '1' },
-    /** Use an already running server (e.g. anycable-go, or ours under a profiler) instead of starting one. */
-    url: { type: 'string', default: '' },
-    'node-options': { type: 'string', default: '' },
-    /** Extra replay-server CLI args, space-separated (e.g. "--compact-heap false"). */
-    'server-args': { type: 'string', default: '' },
-    json: { type: 'boolean', default: false },
-    /** Client implementation: lean-ext (bare socket, cheapest) or raw-ext (the ws library). */
-    client: { type: 'string', default: 'lean-ext' },
-  },
+const values = parseBenchArgs({
+  connections: { type: 'int', default: 10_000, min: 1, max: 100_000, doc: 'connections (clients in separate processes)' },
+  streams: { type: 'int', default: 1000, min: 1, max: 100_000, doc: 'streams; subscribers per stream = connections / streams' },
+  rates: { type: 'string', default: '1000,2000,4000,6000,8000,10000,12000', pattern: /^\d+(,\d+)*$/, doc: 'publish rates to step through, msg/s, comma-separated' },
+  stepSec: { type: 'number', default: 8, min: 1, max: 600, doc: 'seconds per step' },
+  tickMs: { type: 'int', default: 20, min: 1, max: 1000, doc: 'publisher batch interval, ms' },
+  workers: { type: 'int', default: 1, min: 1, max: 64, doc: 'replay server worker processes' },
+  url: { type: 'string', default: '', doc: 'an already running server (loopback), e.g. ours under a profiler, instead of starting one' },
+  nodeOptions: { type: 'string', default: '', doc: 'NODE_OPTIONS for the server process' },
+  serverArgs: { type: 'string', default: '', doc: 'extra replay-server CLI args, space-separated (e.g. "--compact-heap false")' },
+  json: { type: 'bool', default: false, doc: 'print one JSON line' },
+  client: { type: 'enum', values: ['lean-ext', 'raw-ext'], default: 'lean-ext', doc: 'client implementation: lean-ext (bare socket, cheapest) or raw-ext (the ws library)' },
 });
-const total = Number(values.connections);
-const streams = Array.from({ length: Number(values.streams) }, (_, i) => `fan/${i}`);
+if (values.url && !isAllowedTargetUrl(values.url)) {
+  process.stderr.write(`error RR_ERR_OPTION_INVALID: --url must be a loopback http URL; got ${JSON.stringify(values.url)}\n`);
+  process.exit(2);
+}
+const total = values.connections;
+const streams = Array.from({ length: values.streams }, (_, i) => `fan/${i}`);
 const subsPerStream = total / streams.length;
-const stepSec = Number(values['step-sec']);
-const tickMs = Number(values['tick-ms']);
+const stepSec = values.stepSec;
+const tickMs = values.tickMs;
 
 const h = values.url
   ? { httpUrl: values.url.replace(/\/$/, ''), stop: async () => 0 }
-  : await startService('replay', { args: ['--workers', values.workers, ...values['server-args'].split(' ').filter(Boolean)], env: { NODE_OPTIONS: values['node-options'] }, startTimeoutMs: 60_000 });
+  : await startService('replay', { args: ['--workers', String(values.workers), ...values.serverArgs.split(' ').filter(Boolean)], env: { NODE_OPTIONS: values.nodeOptions }, startTimeoutMs: 60_000 });
 const metrics = async () => {
   try {
     return (await (await fetch(`${h.httpUrl}/metrics`)).json()) as { cpuPct: number; rssBytes: number };
@@ -131,7 +131,7 @@ for (const r of values.rates.split(',').map(Number)) {
 const best = steps.filter((s) => s.ok).reduce<Step | undefined>((a, s) => (!a || s.deliveriesPerSec > a.deliveriesPerSec ? s : a), undefined);
 await clients.close();
 await h.stop();
-const summary = { bench: 'replay-fanout', date: new Date().toISOString(), connections: clients.connected, streams: streams.length, workers: Number(values.workers), serverArgs: values['server-args'], client: values.client, nodeOptions: values['node-options'], bestDeliveriesPerSecWithinBudget: best?.deliveriesPerSec ?? 0, loadavg: loadavg(), steps };
+const summary = { bench: 'replay-fanout', date: new Date().toISOString(), connections: clients.connected, streams: streams.length, workers: values.workers, serverArgs: values.serverArgs, client: values.client, nodeOptions: values.nodeOptions, bestDeliveriesPerSecWithinBudget: best?.deliveriesPerSec ?? 0, loadavg: loadavg(), steps };
 if (values.json) process.stdout.write(JSON.stringify(summary) + '\n');
 else {
   process.stdout.write(`replay-fanout ${summary.date} connections=${summary.connections} streams=${summary.streams} workers=${summary.workers} server-args=${JSON.stringify(summary.serverArgs)} client=${summary.client} NODE_OPTIONS=${JSON.stringify(summary.nodeOptions)} loadavg=${summary.loadavg.map((x) => x.toFixed(2)).join(',')}\n`);

@@ -9,23 +9,20 @@
  */
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
+import { sleep } from '../lib/time.ts';
 import { startService, type ServiceName } from '../services/common/spawn.ts';
-import { mib, openClients, rssBytes, rssSampler, sleep } from './replay-common.ts';
+import { mib, openClients, parseBenchArgs, rssBytes, rssSampler } from './replay-common.ts';
 
-const { values } = parseArgs({
-  options: {
-    connections: { type: 'string', default: '10000' },
-    streams: { type: 'string', default: '1000' },
-    'hold-sec': { type: 'string', default: '10' },
-    targets: { type: 'string', default: 'replay,ws,socketio' },
-    json: { type: 'boolean', default: false },
-    /** NODE_OPTIONS for the server processes, e.g. --max-semi-space-size=1 (caps V8's young generation). */
-    'node-options': { type: 'string', default: '' },
-  },
+const values = parseBenchArgs({
+  connections: { type: 'int', default: 10_000, min: 1, max: 100_000, doc: 'idle connections (spread over client processes)' },
+  streams: { type: 'int', default: 1000, min: 1, max: 100_000, doc: 'streams the connections subscribe to' },
+  holdSec: { type: 'number', default: 10, min: 0, max: 3600, doc: 'seconds to hold every connection' },
+  targets: { type: 'string', default: 'replay,ws,socketio', doc: 'servers to measure, comma-separated' },
+  json: { type: 'bool', default: false, doc: 'print one JSON line' },
+  nodeOptions: { type: 'string', default: '', doc: 'NODE_OPTIONS for the server processes, e.g. --max-semi-space-size=1' },
 });
-const total = Number(values.connections);
-const streams = Array.from({ length: Number(values.streams) }, (_, i) => `idle/${i}`);
+const total = values.connections;
+const streams = Array.from({ length: values.streams }, (_, i) => `idle/${i}`);
 
 /** How each service is started and which client speaks to it. */
 const PLANS: Record<string, { service: ServiceName; args: string[]; mode: string; entry: string }> = {
@@ -54,7 +51,7 @@ async function measure(name: string): Promise<IdleResult | undefined> {
     process.stderr.write(`skip ${name}: no ${plan?.entry ?? 'plan'}\n`);
     return undefined;
   }
-  const h = await startService(plan.service, { args: plan.args, env: { NODE_OPTIONS: values['node-options'] } });
+  const h = await startService(plan.service, { args: plan.args, env: { NODE_OPTIONS: values.nodeOptions } });
   // Warm-up (same for every target): a few hundred connections come and go first, so lazily
   // compiled code and one-off allocations land in the baseline, not in the per-connection figure.
   const warm = await openClients({ mode: plan.mode, url: h.httpUrl, total: 300, streams });
@@ -69,8 +66,8 @@ async function measure(name: string): Promise<IdleResult | undefined> {
   const sampler = rssSampler(h.pid);
   sampler.start();
   const clients = await openClients({ mode: plan.mode, url: h.httpUrl, total, streams });
-  process.stderr.write(`${name}: ${clients.connected} connected (${clients.failed} failed) in ${clients.connectMs} ms; holding ${values['hold-sec']} s\n`);
-  await sleep(Number(values['hold-sec']) * 1000);
+  process.stderr.write(`${name}: ${clients.connected} connected (${clients.failed} failed) in ${clients.connectMs} ms; holding ${values.holdSec} s\n`);
+  await sleep(values.holdSec * 1000);
   const settled = rssBytes(h.pid);
   const peak = sampler.stop();
   await clients.mark();
@@ -99,9 +96,9 @@ for (const name of values.targets.split(',')) {
   const r = await measure(name.trim());
   if (r) results.push(r);
 }
-if (values.json) process.stdout.write(JSON.stringify({ bench: 'replay-idle', date: new Date().toISOString(), connections: total, nodeOptions: values['node-options'], loadavg: loadavg(), results }) + '\n');
+if (values.json) process.stdout.write(JSON.stringify({ bench: 'replay-idle', date: new Date().toISOString(), connections: total, nodeOptions: values.nodeOptions, loadavg: loadavg(), results }) + '\n');
 else {
-  process.stdout.write(`replay-idle ${new Date().toISOString()} connections=${total} streams=${streams.length} NODE_OPTIONS=${JSON.stringify(values['node-options'])} loadavg=${loadavg().map((x) => x.toFixed(2)).join(',')}\n`);
+  process.stdout.write(`replay-idle ${new Date().toISOString()} connections=${total} streams=${streams.length} NODE_OPTIONS=${JSON.stringify(values.nodeOptions)} loadavg=${loadavg().map((x) => x.toFixed(2)).join(',')}\n`);
   console.table(results);
 }
 process.exit(0);

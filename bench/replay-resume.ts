@@ -6,30 +6,29 @@
  *   npx tsx bench/replay-resume.ts [--clients 300] [--streams 10] [--drop-every-ms 100] [--duration-sec 15] [--reconnect tuned|default]
  */
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import { sleep } from '../lib/time.ts';
+import { sourceAddress } from '../runners/core/addresses.ts';
 import { replayTarget } from '../runners/targets/anycable.ts';
 import { startService } from '../services/common/spawn.ts';
+import { parseBenchArgs } from './replay-common.ts';
 
-const { values } = parseArgs({
-  options: {
-    clients: { type: 'string', default: '300' },
-    streams: { type: 'string', default: '10' },
-    'drop-every-ms': { type: 'string', default: '100' },
-    'duration-sec': { type: 'string', default: '15' },
-    reconnect: { type: 'string', default: 'tuned' },
-    workers: { type: 'string', default: '1' },
-  },
+const values = parseBenchArgs({
+  clients: { type: 'int', default: 300, min: 1, max: 15_000, doc: '@anycable/core clients (all in this process)' },
+  streams: { type: 'int', default: 10, min: 1, max: 10_000, doc: 'streams, clients dealt round-robin' },
+  dropEveryMs: { type: 'int', default: 100, min: 1, max: 60_000, doc: 'one random socket drop every this many ms' },
+  durationSec: { type: 'number', default: 15, min: 1, max: 3600, doc: 'seconds of publishing and dropping' },
+  reconnect: { type: 'enum', values: ['tuned', 'default'], default: 'tuned', doc: 'client reconnect strategy' },
+  workers: { type: 'int', default: 1, min: 1, max: 64, doc: 'replay server worker processes' },
 });
-const n = Number(values.clients);
-const nStreams = Number(values.streams);
-const h = await startService('replay', { args: ['--workers', values.workers] });
+const n = values.clients;
+const nStreams = values.streams;
+const h = await startService('replay', { args: ['--workers', String(values.workers)] });
 const seen = Array.from({ length: n }, () => [] as number[]);
 let resumed = 0;
 let drops = 0;
 const clients = await Promise.all(
   Array.from({ length: n }, async (_, i) => {
-    const c = replayTarget.createClient({ index: i, url: h.httpUrl, stream: `resume/${i % nStreams}`, localAddress: `127.0.0.${2 + (i % 50)}`, reconnectStrategy: values.reconnect });
+    const c = replayTarget.createClient({ index: i, url: h.httpUrl, stream: `resume/${i % nStreams}`, localAddress: sourceAddress(i), reconnectStrategy: values.reconnect });
     c.on('message', (m) => seen[i]!.push((JSON.parse(m.data) as { seq: number }).seq));
     c.on('connected', (x) => void (x.resumed && resumed++));
     await c.connect();
@@ -47,8 +46,8 @@ const publisher = (async () => {
   }
 })();
 const t0 = Date.now();
-while (Date.now() - t0 < Number(values['duration-sec']) * 1000) {
-  await sleep(Number(values['drop-every-ms']));
+while (Date.now() - t0 < values.durationSec * 1000) {
+  await sleep(values.dropEveryMs);
   if (clients[Math.floor(Math.random() * n)]!.drop()) drops++;
 }
 publishing = false;
