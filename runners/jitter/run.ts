@@ -43,8 +43,6 @@ export function runJitter(opts: JitterOptions, url: string): JitterRun {
 }
 
 const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
-/** Index-based percentile on a sorted array, as the benchmark computes it. */
-const quantile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.floor(((sorted.length - 1) * p) / 100)]! : 0);
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
@@ -315,8 +313,6 @@ class JitterSession {
     this.events.emit('phase', 'report', 'computing');
     const totals = this.ledger.totals();
     const enc = this.latency.encode();
-    const drops = this.timeline.filter((e) => e.kind === 'drop' && e.applied);
-    const recovery = drops.filter((e) => e.reconnectedAtMs !== undefined).map((e) => e.reconnectedAtMs! - e.atMs).sort((a, b) => a - b);
     const disruptions = this.kinds.map((k) => this.tracker.report(k, this.applied, this.ledger, this.sentAtMs, this.target.replays));
     const connectedClients = o.clients - connectFailures;
     const partial: Omit<JitterResult, 'validity'> = {
@@ -353,7 +349,7 @@ class JitterSession {
       csrResumeRatePct: this.target.replays && this.counters.reconnects ? pct(this.counters.resumes, this.counters.reconnects) : null,
       historyRejected: this.counters.historyRejected,
       disconnectReasons: this.disconnectReasons,
-      recoveryMs: { count: recovery.length, p50: quantile(recovery, 50), p95: quantile(recovery, 95), max: recovery.at(-1) ?? 0 },
+      recoveryMs: disruptions.find((d) => d.kind === 'drop')?.recoverMs ?? { count: 0, p50: 0, p95: 0, max: 0 },
       ...summarize(enc),
       latencyHistogram: enc,
       worstClient: this.ledger.worstClient() ?? null,

@@ -61,15 +61,15 @@ export function startService(name: ServiceName, opts: SpawnOptions = {}): Promis
       child.kill('SIGKILL');
       reject(new ReboundError('RR_ERR_SERVICE_START', `${name} did not report a port within ${opts.startTimeoutMs ?? 20000} ms`));
     }, opts.startTimeoutMs ?? 20000);
-    child.once('exit', (code, signal) => {
+    const onEarlyExit = (code: number | null, signal: NodeJS.Signals | null) => {
       clearTimeout(timer);
       reject(new ReboundError('RR_ERR_SERVICE_START', `${name} exited before listening (code ${code}, signal ${signal})`));
-    });
+    };
+    child.once('exit', onEarlyExit);
     child.on('message', (m: ListeningMessage) => {
       if (m?.type !== 'listening') return;
       clearTimeout(timer);
-      child.removeAllListeners('exit');
-      reapOnExit(child);
+      child.off('exit', onEarlyExit);
       const exited = new Promise<void>((r) => child.once('exit', () => r()));
       const handle: ServiceHandle = {
         name,
