@@ -12,7 +12,8 @@
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
-import { argvToValues, parseOptions, type OptionTable } from '../lib/options.ts';
+import { parseCliOptions } from '../lib/cli.ts';
+import type { OptionTable } from '../lib/options.ts';
 import { reapOnExit } from '../lib/reaper.ts';
 import { sleep } from '../lib/time.ts';
 import { startEmbeddedProxy } from '../chaos/plans/proxy-fleet.ts';
@@ -62,7 +63,7 @@ function openOne(port: number, i: number): Promise<Socket | undefined> {
 }
 
 async function main(): Promise<void> {
-  const o = parseOptions(OPTIONS, { values: argvToValues(process.argv.slice(2), OPTIONS), origin: 'CLI' });
+  const o = parseCliOptions(OPTIONS);
   if (o.role === 'upstream') return upstream();
   const log = (m: string) => process.stderr.write(m + '\n');
   const up = fork(new URL(import.meta.url).pathname, ['--role', 'upstream'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });

@@ -2,8 +2,6 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as hdr from 'hdr-histogram-js';
-import { toErrorBody } from '../lib/errors.ts';
-import { argvToValues, helpText, parseOptions, type OptionTable, type OptionValues } from '../lib/options.ts';
 import type { ChildToParent, ParentToChild } from './replay-clients.ts';
 
 /** Shared plumbing of the replay benchmarks: client child processes, RSS sampling, histogram merge. */
@@ -120,21 +118,4 @@ export async function openClients(opts: { mode: string; url: string; total: numb
   };
 }
 
-/**
- * Bench CLIs validate their flags with the project's option table (same rules, same coded errors
- * as every other CLI); `--help` lists them. A bad flag exits 2 with the error, not a NaN run.
- */
-export function parseBenchArgs<T extends OptionTable>(table: T, argv = process.argv.slice(2)): OptionValues<T> {
-  if (argv.includes('--help')) {
-    process.stdout.write(`${helpText(table)}\n`);
-    process.exit(0);
-  }
-  try {
-    return parseOptions(table, { values: argvToValues(argv, table), origin: 'CLI' });
-  } catch (err) {
-    const body = toErrorBody(err);
-    process.stderr.write(`error ${body.code}: ${body.message}\n`);
-    process.exit(2);
-  }
-}
 export const mib = (b: number) => Math.round((b / 1048576) * 10) / 10;

@@ -8,12 +8,13 @@
  *                                  [--step-sec 8] [--workers 1] [--node-options=...] [--url http://host:port]
  */
 import { loadavg } from 'node:os';
+import { parseCliOptions } from '../lib/cli.ts';
 import { sleep } from '../lib/time.ts';
 import { isAllowedTargetUrl } from '../runners/core/addresses.ts';
 import { startService } from '../services/common/spawn.ts';
-import { openClients, parseBenchArgs } from './replay-common.ts';
+import { openClients } from './replay-common.ts';
 
-const values = parseBenchArgs({
+const values = parseCliOptions({
   connections: { type: 'int', default: 10_000, min: 1, max: 100_000, doc: 'connections (clients in separate processes)' },
   streams: { type: 'int', default: 1000, min: 1, max: 100_000, doc: 'streams; subscribers per stream = connections / streams' },
   rates: { type: 'string', default: '1000,2000,4000,6000,8000,10000,12000', pattern: /^\d+(,\d+)*$/, doc: 'publish rates to step through, msg/s, comma-separated' },

@@ -9,11 +9,12 @@
  */
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { parseCliOptions } from '../lib/cli.ts';
 import { sleep } from '../lib/time.ts';
 import { startService, type ServiceName } from '../services/common/spawn.ts';
-import { mib, openClients, parseBenchArgs, rssBytes, rssSampler } from './replay-common.ts';
+import { mib, openClients, rssBytes, rssSampler } from './replay-common.ts';
 
-const values = parseBenchArgs({
+const values = parseCliOptions({
   connections: { type: 'int', default: 10_000, min: 1, max: 100_000, doc: 'idle connections (spread over client processes)' },
   streams: { type: 'int', default: 1000, min: 1, max: 100_000, doc: 'streams the connections subscribe to' },
   holdSec: { type: 'number', default: 10, min: 0, max: 3600, doc: 'seconds to hold every connection' },

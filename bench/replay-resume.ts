@@ -6,13 +6,13 @@
  *   npx tsx bench/replay-resume.ts [--clients 300] [--streams 10] [--drop-every-ms 100] [--duration-sec 15] [--reconnect tuned|default]
  */
 import { loadavg } from 'node:os';
+import { parseCliOptions } from '../lib/cli.ts';
 import { sleep } from '../lib/time.ts';
 import { sourceAddress } from '../runners/core/addresses.ts';
 import { replayTarget } from '../runners/targets/anycable.ts';
 import { startService } from '../services/common/spawn.ts';
-import { parseBenchArgs } from './replay-common.ts';
 
-const values = parseBenchArgs({
+const values = parseCliOptions({
   clients: { type: 'int', default: 300, min: 1, max: 15_000, doc: '@anycable/core clients (all in this process)' },
   streams: { type: 'int', default: 10, min: 1, max: 10_000, doc: 'streams, clients dealt round-robin' },
   dropEveryMs: { type: 'int', default: 100, min: 1, max: 60_000, doc: 'one random socket drop every this many ms' },
