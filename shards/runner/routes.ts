@@ -1,4 +1,5 @@
 import type { BenchEntry } from './types.ts';
+import { idleEntry } from './entries/idle.ts';
 import { jitterEntry } from './entries/jitter.ts';
 
 /**
@@ -6,7 +7,7 @@ import { jitterEntry } from './entries/jitter.ts';
  * Adding a runner is one entry here (its HTTP option table, `prepare` and `run`), never a
  * hand-written route.
  */
-export const BENCH_TABLE: readonly BenchEntry[] = [jitterEntry];
+export const BENCH_TABLE: readonly BenchEntry[] = [jitterEntry, idleEntry];
 
 export interface BenchRoute {
   path: string;

@@ -2,6 +2,7 @@ import { ReboundError } from '../../lib/errors.ts';
 import { withTarget } from '../../runners/core/local-target.ts';
 import { isAllowedTargetUrl } from '../../runners/core/addresses.ts';
 import { getTarget } from '../../runners/targets/index.ts';
+import type { ServiceHandle } from '../../services/common/spawn.ts';
 import type { ResolvedTarget } from './types.ts';
 
 /** The benchmark's route names that map to a Rebound target of another name. */
@@ -33,7 +34,7 @@ export function resolveTarget(route: string, env: Record<string, string | undefi
 }
 
 /** Run `fn` against the resolved target: its configured URL, or a local instance started for the run. */
-export function withResolvedTarget<T>(t: ResolvedTarget, fn: (url: string) => Promise<T>, serviceArgs?: string[]): Promise<T> {
+export function withResolvedTarget<T>(t: ResolvedTarget, fn: (url: string, service?: ServiceHandle) => Promise<T>, serviceArgs?: string[]): Promise<T> {
   const def = serviceArgs && t.definition.service ? { ...t.definition, service: { ...t.definition.service, args: [...t.definition.service.args, ...serviceArgs] } } : t.definition;
-  return withTarget(def, t.url, (url) => fn(url));
+  return withTarget(def, t.url, (url, svc) => fn(url, svc));
 }
