@@ -6,7 +6,7 @@ import { openFileLimit } from '../../runners/core/runner-limits.ts';
 import { requireToken } from './auth.ts';
 import { follow } from './follow.ts';
 import { JOB_ID, JobStore, jobView, type Job } from './jobs.ts';
-import { parseBenchQuery } from './params.ts';
+import { echoCallerNames, parseBenchQuery } from './params.ts';
 import { benchRoutes, BENCH_TABLE } from './routes.ts';
 import { envName, resolveTarget } from './targets.ts';
 import type { BenchEntry } from './types.ts';
@@ -81,7 +81,8 @@ export function createRunnerApp(opts: RunnerAppOptions) {
       try {
         const q = parseBenchQuery(route.entry.options, req.query as Record<string, unknown>);
         const target = resolveTarget(route.target, env);
-        const prep = route.entry.prepare(q.values, target);
+        const prepared = route.entry.prepare(q.values, target);
+        const prep = { ...prepared, effectiveParams: echoCallerNames(route.entry.options, q.values, prepared.effectiveParams) };
         const started = store.start({ route: route.path, test: route.entry.test, target: route.target, params: prep.effectiveParams, unknownParams: [], plannedMs: prep.plannedMs }, (ctx) => route.entry.run(prep.opts, target, ctx));
         job = started.job;
         const echo = { effectiveParams: prep.effectiveParams, unknownParams: [] as string[] };
@@ -95,7 +96,10 @@ export function createRunnerApp(opts: RunnerAppOptions) {
         res.status(body.statusCode).json({ ...body, ...echo, ...(done.result ? { result: done.result } : {}) });
       } catch (err) {
         const e = err as ReboundError;
-        sendError(res, err, e?.code === 'RR_ERR_RUNNER_BUSY' ? { 'Retry-After': String(store.retryAfterSec()) } : undefined);
+        if (e?.code === 'RR_ERR_RUNNER_BUSY') res.set('Retry-After', String(store.retryAfterSec()));
+        // Refusals echo too: nothing ran (effectiveParams null) and which names were unknown.
+        const body = toErrorBody(err);
+        if (!res.headersSent) res.status(body.statusCode).json({ ...body, effectiveParams: null, unknownParams: (e?.details?.unknownParams as string[] | undefined) ?? [] });
       }
     });
   }

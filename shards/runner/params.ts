@@ -67,3 +67,22 @@ export function parseBenchQuery(table: OptionTable, query: Record<string, unknow
 export function defined(o: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 }
+
+/**
+ * Echo values also under the names the caller used (`n` as well as `clients`), so a driver that
+ * compares what it sent with `effectiveParams` by name (the benchmark's coordinator) sees its own
+ * keys.
+ */
+export function echoCallerNames(table: OptionTable, query: Record<string, unknown>, effective: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...effective };
+  for (const key of Object.keys(query)) {
+    if (key in out) continue;
+    for (const [canonical, spec] of Object.entries(table)) {
+      if ((spec.aliases ?? []).includes(key) || kebab(canonical) === key) {
+        if (canonical in out) out[key] = out[canonical];
+        break;
+      }
+    }
+  }
+  return out;
+}

@@ -41,6 +41,7 @@ describe('bench-runner service', () => {
     expect(unknown.body.code).toBe('RR_ERR_OPTION_UNKNOWN');
     expect(unknown.body.message).toContain('"msgz"');
     expect(unknown.body.details.unknownParams).toEqual(['msgz', 'foo']);
+    expect(unknown.body).toMatchObject({ unknownParams: ['msgz', 'foo'], effectiveParams: null });
     const invalid = await api(runner.url, `/bench-jitter-ws?n=-3`, { method: 'POST', token: TOKEN });
     expect(invalid.status).toBe(400);
     expect(invalid.body).toMatchObject({ code: 'RR_ERR_OPTION_INVALID', details: { option: 'n' } });
@@ -68,7 +69,7 @@ describe('bench-runner service', () => {
     const r = await api(runner.url, `/bench-jitter-ws?${SMALL}&duration=200&stream=sync-1`, { method: 'POST', token: TOKEN });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body).toMatchObject({ test: 'jitter', target: 'ws', published: 10, expectedDeliveries: 50, receivedDeliveries: 50, unknownParams: [] });
-    expect(r.body.effectiveParams).toMatchObject({ clients: 5, msgs: 10, interval: 50, jitter: 0, stream: 'sync-1', duration: 200, target: 'ws', targetSource: 'local' });
+    expect(r.body.effectiveParams).toMatchObject({ n: 5, clients: 5, msgs: 10, interval: 50, jitter: 0, stream: 'sync-1', duration: 200, target: 'ws', targetSource: 'local' });
     expect(r.body.jobId).toMatch(/^[0-9a-f]{12}$/);
   });
 
