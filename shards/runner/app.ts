@@ -107,7 +107,7 @@ export function createRunnerApp(opts: RunnerAppOptions) {
   app.get('/jobs', (req, res) => {
     try {
       const limit = intParam(req.query.limit, 50, 1, 500, 'limit');
-      res.json({ jobs: store.list(limit).map(({ result: _r, ...j }) => ({ ...j, hasResult: _r !== undefined })) });
+      res.json({ jobs: store.list(limit).map(({ result: _r, ...j }) => ({ ...j, hasResult: Boolean(j.hasResult) })) });
     } catch (err) {
       sendError(res, err);
     }

@@ -21,7 +21,9 @@ export interface Job {
   durationMs?: number;
   plannedMs: number;
   progress: JobProgress;
+  /** Present in memory only until the job ends; afterwards read from `<RESULTS_DIR>/<id>.json`. */
   result?: Record<string, unknown>;
+  hasResult?: boolean;
   error?: { code: string; message: string };
 }
 
@@ -75,13 +77,27 @@ export class JobStore {
     }
   }
 
+  /** The job file holds everything but the result, which is written once, to `<id>.json`. */
   private persist(job: Job): void {
-    const file = join(this.jobsDir, `${job.id}.json`);
-    writeFileSync(`${file}.tmp`, JSON.stringify({ ...job, logTail: this.logs.get(job.id) ?? [] }));
-    renameSync(`${file}.tmp`, file);
     if (job.result && (job.status === 'done' || job.status === 'aborted')) {
       writeFileSync(join(this.resultsDir, `${job.id}.json.tmp`), JSON.stringify(job.result, null, 2) + '\n');
       renameSync(join(this.resultsDir, `${job.id}.json.tmp`), join(this.resultsDir, `${job.id}.json`));
+      job.hasResult = true;
+    }
+    const { result: _r, ...meta } = job;
+    const file = join(this.jobsDir, `${job.id}.json`);
+    writeFileSync(`${file}.tmp`, JSON.stringify({ ...meta, logTail: this.logs.get(job.id) ?? [] }));
+    renameSync(`${file}.tmp`, file);
+  }
+
+  /** A finished job's result: in memory while it ends, then from disk (results can be megabytes). */
+  resultOf(job: Job): Record<string, unknown> | undefined {
+    if (job.result) return job.result;
+    if (!job.hasResult) return undefined;
+    try {
+      return JSON.parse(readFileSync(join(this.resultsDir, `${job.id}.json`), 'utf8')) as Record<string, unknown>;
+    } catch {
+      return undefined;
     }
   }
 
@@ -178,9 +194,12 @@ export class JobStore {
       } catch (err) {
         log(`could not write the result: ${(err as Error).message}`);
       }
-      ev.emit('end', job);
+      // Callers get the job with its result; the store keeps only the metadata in memory.
+      const snapshot = { ...job };
+      ev.emit('end', snapshot);
       this.emitters.delete(id);
-      return job;
+      delete job.result;
+      return snapshot;
     });
     this.running.set(id, { abort, done: finished.then(() => undefined) });
     return { job, finished };
@@ -196,5 +215,6 @@ export class JobStore {
 
 /** The job as the API shows it. */
 export function jobView(store: JobStore, job: Job, logLines = 50) {
-  return { ...job, logTail: store.logTail(job.id, logLines) };
+  const result = store.resultOf(job);
+  return { ...job, ...(result ? { result } : {}), logTail: store.logTail(job.id, logLines) };
 }
