@@ -52,6 +52,8 @@ export interface ChartSpec {
   y2Label?: string;
   /** Logarithmic x (latency spans four decades). Values must be > 0. */
   xLog?: boolean;
+  /** x values are counts (run numbers, steps): ticks only on whole numbers. */
+  xIntegers?: boolean;
   yRange?: [number, number];
   /** Increasing x values shared by every series. */
   x: number[];

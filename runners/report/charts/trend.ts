@@ -30,6 +30,7 @@ export function trendChart(input: TrendInput): ChartSpec | null {
     title: `${input.metric} over runs`,
     note: `Run 1 is the oldest (${input.runs[0]!.label}), run ${input.runs.length} the newest (${input.runs.at(-1)!.label}). Red marks regressions, orange drift.`,
     xLabel: 'run number (oldest first)',
+    xIntegers: true,
     yLabel: `${input.metric} (${input.unit})`,
     x: input.runs.map((_, i) => i + 1),
     series: [
