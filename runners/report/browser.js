@@ -65,9 +65,10 @@
     if (spec.yRange) scales.y = { range: [spec.yRange[0], spec.yRange[1]] };
     if (hasY2) scales.y2 = { range: function (u, min, max) { return [0, Math.max(1, max) * 1.05]; } };
     var axes = [
-      { label: spec.xLabel, stroke: '#333', grid: { stroke: '#eee' }, incrs: spec.xIntegers ? [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000] : undefined },
+      { label: spec.xLabel, stroke: '#333', grid: { stroke: '#eee' } },
       { label: spec.yLabel, stroke: '#333', grid: { stroke: '#eee' }, size: 60 },
     ];
+    if (spec.xIntegers) axes[0].incrs = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
     if (hasY2) axes.push({ scale: 'y2', side: 1, label: spec.y2Label || '', stroke: '#666', grid: { show: false }, size: 60 });
     var series = [{ label: spec.xLabel }].concat(
       spec.series.map(function (s) {
