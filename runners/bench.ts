@@ -42,8 +42,8 @@ async function main(argv: string[]): Promise<number> {
     const { targets: _x, ...rest } = opts;
     const jopts: JitterOptions = { ...rest, seed, target: t.name, url: undefined, broadcastUrl: undefined };
     process.stderr.write(`\n== ${t.name}: ${t.description}\n`);
-    const r = await withTarget(t, undefined, async (url) => {
-      const run = runJitter(jopts, url);
+    const r = await withTarget(t, undefined, async (url, svc) => {
+      const run = runJitter(jopts, url, { targetPid: svc?.pid });
       run.events.on('phase', (name, detail) => process.stderr.write(`[${t.name}] ${name}: ${detail}\n`));
       return run.result;
     });

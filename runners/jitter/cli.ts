@@ -17,8 +17,8 @@ async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   const opts = parseJitterOptions({ values: argvToValues(argv.filter((a) => a !== '--json'), JITTER_OPTIONS), env: process.env, origin: 'CLI' });
   const target = getTarget(opts.target);
-  const result = await withTarget(target, opts.url, async (url) => {
-    const run = runJitter(opts, url);
+  const result = await withTarget(target, opts.url, async (url, svc) => {
+    const run = runJitter(opts, url, { targetPid: svc?.pid });
     run.events.on('phase', (name, detail) => process.stderr.write(`[${target.name}] ${name}: ${detail}\n`));
     run.events.on('progress', (p) => process.stderr.write(`[${target.name}] published ${p.published}/${opts.msgs}, drops ${p.drops}, deliveries ${p.received}\n`));
     return run.result;

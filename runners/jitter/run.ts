@@ -7,6 +7,7 @@ import { sleep } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
 import { DisruptionTracker } from '../core/disruptions.ts';
 import { SeriesRecorder } from '../core/timeseries.ts';
+import { watchTarget } from '../core/target-usage.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
 import { startPublisher, type PublishPayload } from '../core/publisher.ts';
@@ -34,11 +35,11 @@ export interface JitterRun {
  * then report from the ledger. It never prints; presentation subscribes to `events`.
  * `url` is the running target's base URL.
  */
-export function runJitter(opts: JitterOptions, url: string): JitterRun {
+export function runJitter(opts: JitterOptions, url: string, local?: { targetPid?: number }): JitterRun {
   const events = new Emitter<JitterEvents>();
   const result = new Promise<JitterResult>((resolve, reject) => {
     // Start on the next turn so callers can attach listeners first.
-    setImmediate(() => new JitterSession(opts, url, events).execute().then(resolve, reject));
+    setImmediate(() => new JitterSession(opts, url, events, local?.targetPid).execute().then(resolve, reject));
   });
   return { events, result };
 }
@@ -85,7 +86,7 @@ class JitterSession {
   private t0 = 0;
   private stopping = false;
 
-  constructor(private readonly opts: JitterOptions, private readonly url: string, private readonly events: Emitter<JitterEvents>) {
+  constructor(private readonly opts: JitterOptions, private readonly url: string, private readonly events: Emitter<JitterEvents>, private readonly targetPid?: number) {
     this.target = getTarget(opts.target);
     this.seed = opts.seed || randomSeed();
     this.runId = `${this.target.name}-${this.startedAt.getTime().toString(36)}-${this.seed}`;
@@ -109,6 +110,8 @@ class JitterSession {
 
   async execute(): Promise<JitterResult> {
     const health = watchRunner();
+    // A target this runner started: sample its memory and CPU for the report.
+    const usage = this.targetPid ? watchTarget(this.targetPid) : undefined;
     try {
       if (planNeedsProxy(this.kinds)) {
         const u = new URL(this.url.replace(/^ws/, 'http'));
@@ -124,8 +127,10 @@ class JitterSession {
       // Close before reporting: a runner that ran out of descriptors needs them back to read its
       // own limits and write the results.
       this.closeClients();
-      return this.report(rampStart, connectFailures, pub, health.stop());
+      const targetResources = usage?.stop(this.t0) ?? undefined;
+      return { ...this.report(rampStart, connectFailures, pub, health.stop()), ...(targetResources ? { targetResources } : {}) };
     } finally {
+      usage?.stop(0);
       this.closeClients();
       await this.fleet?.close();
     }

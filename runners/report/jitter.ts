@@ -2,21 +2,19 @@ import type { JitterResult } from '../jitter/result.ts';
 import { comparisonRows } from '../jitter/report.ts';
 import { latencyCdfCharts } from './charts/latency.ts';
 import { recoveryCdfChart, recoveryCurveCharts } from './charts/recovery.ts';
-import { resourceCharts, type ResourceSeries } from './charts/resources.ts';
+import { resourceCharts } from './charts/resources.ts';
 import { comparisonCharts, connectedChart, deliveriesChart, type TimelineInput } from './charts/timeline.ts';
 import type { ReportMeta, ReportModel, Section } from './types.ts';
 import { bannerFlags } from './validity.ts';
 import { verdicts } from './verdict.ts';
 
-/** A result may carry the target's memory and CPU when the runner sampled them (not every runner can). */
-type WithResources = JitterResult & { targetResources?: ResourceSeries };
 
 /**
  * The report for jitter and chaos-plan runs: one target or every target of `npm run bench`
  * side by side. Overview charts overlay the targets in their palette colours; each target then
  * gets its own timeline.
  */
-export function jitterReport(results: readonly WithResources[], meta: ReportMeta): ReportModel {
+export function jitterReport(results: readonly JitterResult[], meta: ReportMeta): ReportModel {
   const first = results[0]!;
   const many = results.length > 1;
   const plan = first.chaos.plan;
@@ -45,7 +43,7 @@ export function jitterReport(results: readonly WithResources[], meta: ReportMeta
       ...(recoveryCdf ? [] : ['Recovery time CDF: no client lost its connection to a disruption in this run.']),
       ...(curves.length ? [] : ['Recovery curves: no disruption was applied in this run.']),
       ...(latency.length ? [] : ['Latency CDFs: no delivery was recorded.']),
-      ...(resources.length ? [] : ['Target memory and CPU: this runner did not sample the target process.']),
+      ...(resources.length ? [] : ['Target memory and CPU: the target was not started by this runner (--url), so it was not sampled.']),
     ],
   };
   const perTarget: Section[] = timelines.map((t) => ({ title: `Timeline: ${t.label}`, charts: [connectedChart(t), deliveriesChart(t)] }));

@@ -69,7 +69,7 @@ describe.skipIf(!hasChromium)('visual report in Chromium', () => {
     const r = await openReport(browser.context, drop!.html, 'report-bench-drop.png');
     expectChartsDrawn(r, drop!.html);
     const ids = r.charts.map((c) => c.id);
-    for (const id of ['compare-delivered', 'compare-connected', 'recovery-cdf', 'recovery-delivery', 'recovery-latency', 'latency-cdf-raw', 'latency-cdf-min-normalised', 'connected-ws', 'deliveries-ws', 'connected-socketio-csr', 'deliveries-socketio-csr']) expect(ids).toContain(id);
+    for (const id of ['compare-delivered', 'compare-connected', 'recovery-cdf', 'recovery-delivery', 'recovery-latency', 'latency-cdf-raw', 'latency-cdf-min-normalised', 'target-memory', 'target-cpu', 'connected-ws', 'deliveries-ws', 'connected-socketio-csr', 'deliveries-socketio-csr']) expect(ids).toContain(id);
     // Both targets side by side on the comparison charts.
     expect(r.charts.find((c) => c.id === 'compare-delivered')!.series).toBe(2);
     // ws is at-most-once: it lost messages; CSR replays: it did not.

@@ -120,6 +120,12 @@ export function syntheticJitterResult(o: SyntheticRun): JitterResult {
     elapsedMs: end - start,
     plannedMs: end - start,
     series: series.finish(end, ledger),
+    // One sample per second, like watchTarget.
+    targetResources: (() => {
+      const n = Math.ceil((end - start) / 1000);
+      const tSec = Array.from({ length: n }, (_, k) => (start - t0) / 1000 + k);
+      return { tSec, rssMb: tSec.map((t) => 80 + Math.max(0, t) * 0.05 + rng() * 2), cpuPct: tSec.map(() => Math.round(rng() * 900) / 10) };
+    })(),
     chaos: { plan: 'drop', groups: 0, proxyApi: null, offlineMs: o.offlineMs, disruptions: [drop], timeline },
   };
   return { ...partial, validity: checkValidity(partial) };
