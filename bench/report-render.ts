@@ -11,6 +11,7 @@
  * Prints one JSON summary on stdout (and writes it to --out). Goals: HTML < 2 MB, in-browser
  * render < 1 s (from navigation start to every chart drawn, headless Chromium).
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,6 +75,13 @@ try {
 const summary = {
   bench: 'report-render',
   date: new Date().toISOString(),
+  commit: (() => {
+    try {
+      return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    } catch {
+      return null;
+    }
+  })(),
   chromium: CHROMIUM,
   node: process.version,
   loadavg1: Math.round(loadavg()[0]! * 100) / 100,
