@@ -8,7 +8,7 @@ import { JITTER_OPTIONS, type JitterOptions } from './jitter/options.ts';
 import { formatComparison } from './jitter/report.ts';
 import type { JitterResult } from './jitter/result.ts';
 import { runJitter } from './jitter/run.ts';
-import { commandLine, writeReport } from './report/index.ts';
+import { commandLine, reportLine } from './report/index.ts';
 import { getTarget, localTargets } from './targets/index.ts';
 
 /**
@@ -51,7 +51,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const file = await writeResults(`bench-${opts.plan.replace(/\+/g, "-")}-${stamp()}`, results as unknown as Record<string, unknown>[]);
   process.stderr.write(`\nresults: ${file}\n`);
-  process.stderr.write(`report: ${await writeReport(file, results, { command: commandLine('bench', BENCH_OPTIONS, { ...opts, seed }) })}\n\n`);
+  process.stderr.write(`${await reportLine(file, results, { command: commandLine('bench', BENCH_OPTIONS, { ...opts, seed }) })}\n`);
   process.stdout.write(json ? JSON.stringify(results, null, 2) + '\n' : `Resilience comparison, plan ${opts.plan}: ${opts.clients} clients, ${opts.msgs} msgs every ${opts.interval} ms, disruption every ${opts.jitter} s (+U(0,5)), seed ${seed}\n\n` + formatComparison(results));
   return results.every((r) => r.validity.valid) ? 0 : 2;
 }

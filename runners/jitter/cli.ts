@@ -6,7 +6,7 @@ import { stamp, writeResults } from '../core/results.ts';
 import { JITTER_OPTIONS, parseJitterOptions } from './options.ts';
 import { formatComparison } from './report.ts';
 import { runJitter } from './run.ts';
-import { commandLine, writeReport } from '../report/index.ts';
+import { commandLine, reportLine } from '../report/index.ts';
 
 /** `npm run bench:jitter -- --target <name> [...]`. Progress on stderr; table or `--json` on stdout. */
 async function main(argv: string[]): Promise<number> {
@@ -25,7 +25,7 @@ async function main(argv: string[]): Promise<number> {
   });
   const file = await writeResults(`jitter-${target.name}-${stamp()}`, result as unknown as Record<string, unknown>);
   process.stderr.write(`results: ${file}\n`);
-  process.stderr.write(`report: ${await writeReport(file, result, { command: commandLine('bench:jitter', JITTER_OPTIONS, result.params) })}\n`);
+  process.stderr.write(await reportLine(file, result, { command: commandLine('bench:jitter', JITTER_OPTIONS, result.params) }));
   process.stdout.write(json ? JSON.stringify(result, null, 2) + '\n' : formatComparison([result]));
   return result.validity.valid ? 0 : 2;
 }

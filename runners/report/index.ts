@@ -43,6 +43,18 @@ export function renderReport(resultOrResults: RunnerResult | readonly RunnerResu
 /** `results/x.json` → `results/x.html`: the runner service serves `<RESULTS_DIR>/<id>.html` by that name. */
 export const htmlPathFor = (jsonPath: string) => jsonPath.replace(/\.json$/i, '') + '.html';
 
+/**
+ * For CLIs: write the report and return the stderr line. A report that cannot be written is
+ * reported, never allowed to fail a run whose results are already on disk.
+ */
+export async function reportLine(jsonPath: string, resultOrResults: RunnerResult | readonly RunnerResult[], meta: ReportMeta): Promise<string> {
+  try {
+    return `report: ${await writeReport(jsonPath, resultOrResults, meta)}\n`;
+  } catch (err) {
+    return `report: not written (${(err as Error).message})\n`;
+  }
+}
+
 /** Write the report next to the result JSON; returns the HTML path. */
 export async function writeReport(jsonPath: string, resultOrResults: RunnerResult | readonly RunnerResult[] | ReportModel, meta?: ReportMeta): Promise<string> {
   const html = 'sections' in resultOrResults && !Array.isArray(resultOrResults) ? renderPage(resultOrResults as ReportModel) : renderReport(resultOrResults as RunnerResult | RunnerResult[], meta ?? { command: '' });

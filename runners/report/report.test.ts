@@ -5,7 +5,7 @@ import { alignTables } from './charts/common.ts';
 import { latencyCdfCharts } from './charts/latency.ts';
 import { recoveryCdfChart } from './charts/recovery.ts';
 import { eventMarkers } from './charts/timeline.ts';
-import { capacityChart, commandLine, herdChart, htmlPathFor, renderPage, resourceCharts, trendChart, trendReport } from './index.ts';
+import { capacityChart, commandLine, herdChart, htmlPathFor, renderPage, reportLine, renderReport, resourceCharts, trendChart, trendReport } from './index.ts';
 import { countPoints, downsampleChart } from './downsample.ts';
 import type { ChartSpec } from './types.ts';
 import { bannerFlags } from './validity.ts';
@@ -92,6 +92,11 @@ describe('report building blocks', () => {
 
   it('writes the HTML under the JSON name (the runner service serves <id>.html)', () => {
     expect(htmlPathFor('/r/bench-drop-2026.json')).toBe('/r/bench-drop-2026.html');
+  });
+
+  it('a report that cannot be written is reported, not thrown: the run\'s results are already on disk', async () => {
+    expect(await reportLine('/nonexistent-dir/x.json', { test: 'jitter' }, { command: '' })).toMatch(/^report: not written \(/);
+    expect(() => renderReport({ test: 'nope' }, { command: '' })).toThrow(/no report builder for results of test "nope"/);
   });
 
   it('the page inlines uPlot, allows no network and cannot be broken out of by a label', () => {

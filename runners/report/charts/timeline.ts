@@ -107,7 +107,10 @@ export function comparisonCharts(inputs: readonly TimelineInput[]): ChartSpec[] 
   // Every target ran the same seeded schedule: the first target's events mark the shared timeline.
   const { markers } = eventMarkers(withSeries[0]!.events);
   const axis = (f: (s: RunSeries, k: number) => number | null) => {
-    const xs = [...new Set(withSeries.flatMap((w) => xAxis(w.series)))].sort((a, b) => a - b);
+    // Whole seconds since publishing began: each target's buckets start a few ms apart, so snap them to one grid.
+    const all = withSeries.flatMap((w) => xAxis(w.series));
+    const lo = Math.round(Math.min(...all));
+    const xs = Array.from({ length: Math.round(Math.max(...all)) - lo + 1 }, (_, i) => lo + i);
     const ys = withSeries.map((w) => {
       const s = w.series;
       return xs.map((x) => {
