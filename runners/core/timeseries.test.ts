@@ -33,6 +33,21 @@ describe('SeriesRecorder', () => {
     expect(r.recovery).toEqual([{ kind: 'drop', recovered: 1, quantilesMs: new Array(101).fill(800) }]);
   });
 
+  it('realigns buckets to whole seconds since publishing began', () => {
+    const t = 5_000_000;
+    const s = new SeriesRecorder(2);
+    s.start(t);
+    s.connectedAt(0, t + 10);
+    s.connectedAt(1, t + 20);
+    s.publishingStarted(t + 2300);
+    // 1.5 s after publishing began: bucket [1 s, 2 s) since publishing = index 4 from -3 s.
+    s.disconnectedAt(0, t + 2300 + 1500);
+    const r = s.finish(t + 2300 + 2500, new DeliveryLedger(2, 1));
+    expect(r.startMs).toBe(-3000);
+    expect(r.connectedMin[4]).toBe(1);
+    expect(r.connectedMin[3]).toBe(2);
+  });
+
   it('quantiles are nearest-rank over 101 points', () => {
     const q = quantiles(Array.from({ length: 1001 }, (_, i) => 1000 - i));
     expect(q).toHaveLength(101);

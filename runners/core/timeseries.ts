@@ -7,7 +7,7 @@ import type { DeliveryLedger } from './ledger.ts';
  */
 export interface RunSeries {
   bucketMs: number;
-  /** Start of bucket 0, ms relative to the start of publishing (negative: buckets before it are the ramp). */
+  /** Start of bucket 0, ms relative to the start of publishing: a whole number of buckets, negative (the ramp). */
   startMs: number;
   /** Clients connected at the end of each bucket. */
   connected: number[];
@@ -55,8 +55,13 @@ export class SeriesRecorder {
     this.origin = now;
   }
 
+  /**
+   * Realign bucket boundaries to whole seconds since publishing began, so each chaos event falls in
+   * the bucket its series shows. Only ramp connects were recorded before; they move by under a bucket.
+   */
   publishingStarted(now: number): void {
     this.publishAt = now;
+    this.origin = now - Math.ceil((now - this.origin) / this.bucketMs) * this.bucketMs;
   }
 
   private bucket(now: number): number {

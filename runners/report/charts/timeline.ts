@@ -23,7 +23,8 @@ export interface TimelineInput {
 /** Spans beyond this are summarised in the note instead of drawn (a page must stay readable). */
 const MAX_MARKERS = 300;
 
-const xAxis = (s: RunSeries) => s.connected.map((_, k) => (s.startMs + k * s.bucketMs) / 1000);
+/** Each bucket is drawn at its end: a dip never shows before the event that caused it. */
+const xAxis = (s: RunSeries) => s.connected.map((_, k) => (s.startMs + (k + 1) * s.bucketMs) / 1000);
 
 /**
  * Group-wide events (network chaos on a proxy group, a restart) as labelled spans; per-client
@@ -65,7 +66,7 @@ export function connectedChart(inp: TimelineInput): ChartSpec {
   return {
     id: `connected-${slug(inp.label)}`,
     title: `Connected clients over time: ${inp.label}`,
-    note: `Dips are clients offline; the lower line is the fewest connected within each second.${hasDrops ? ' Grey bars count client drops per second (right axis).' : ''} Shaded spans are network disruptions.${omitted ? ` ${omitted} further events not drawn.` : ''}`,
+    note: `Each point covers the second ending there. Dips are clients offline; the lower line is the fewest connected within the second.${hasDrops ? ' Grey bars count client drops per second (right axis).' : ''} Shaded spans are network disruptions.${omitted ? ` ${omitted} further events not drawn.` : ''}`,
     xLabel: 'seconds since publishing began',
     yLabel: 'clients connected',
     ...(hasDrops ? { y2Label: 'client drops per second' } : {}),
@@ -87,7 +88,7 @@ export function deliveriesChart(inp: TimelineInput): ChartSpec {
   return {
     id: `deliveries-${slug(inp.label)}`,
     title: `Deliveries over time: ${inp.label}`,
-    note: 'Bars: first deliveries arriving each second (a burst after a dip is a replay). Line: of the messages published in that second, the % delivered by the end of the run (below 100 = lost).',
+    note: 'Each point covers the second ending there. Bars: first deliveries arriving each second (a burst after a dip is a replay). Line: of the messages published in that second, the % delivered by the end of the run (below 100 = lost).',
     xLabel: 'seconds since publishing began',
     yLabel: 'deliveries arriving per second',
     y2Label: '% of that second\'s messages delivered',
@@ -114,7 +115,7 @@ export function comparisonCharts(inputs: readonly TimelineInput[]): ChartSpec[] 
     const ys = withSeries.map((w) => {
       const s = w.series;
       return xs.map((x) => {
-        const k = Math.round((x * 1000 - s.startMs) / s.bucketMs);
+        const k = Math.round((x * 1000 - s.startMs) / s.bucketMs) - 1;
         return k >= 0 && k < s.connected.length ? f(s, k) : null;
       });
     });
@@ -137,7 +138,7 @@ export function comparisonCharts(inputs: readonly TimelineInput[]): ChartSpec[] 
     {
       id: 'compare-connected',
       title: 'Connected clients %, every target',
-      note: 'Fewest clients connected within each second. Deeper or wider dips mean clients came back later.',
+      note: 'Fewest clients connected within the second ending at each point. Deeper or wider dips mean clients came back later.',
       xLabel: 'seconds since publishing began',
       yLabel: '% of clients connected',
       yRange: [0, 100],
