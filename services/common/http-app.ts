@@ -99,10 +99,20 @@ export function createServiceApp(opts: ServiceHttpOptions) {
   });
   app.use((_req: Request, res: Response) => sendError(res, new ReboundError('RR_ERR_NOT_FOUND', 'no such route')));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const e = err as { type?: string; status?: number; message?: string };
-    if (e?.type === 'entity.too.large') return sendError(res, new ReboundError('RR_ERR_PAYLOAD_TOO_LARGE', 'request body too large'));
-    if (e?.status === 400) return sendError(res, new ReboundError('RR_ERR_BODY_UNREADABLE', e.message ?? 'unreadable body'));
-    sendError(res, err);
+    sendError(res, bodyReadError(err));
   });
   return { app, close: () => monitor.stop() };
+}
+
+/**
+ * Map body-parser's errors onto coded ones. Its 4xx errors are the client's fault whatever their
+ * type (an unknown Content-Encoding is 415, not a server failure); anything else stays internal.
+ */
+export function bodyReadError(err: unknown): unknown {
+  const e = err as { type?: string; status?: number; message?: string; encoding?: string; charset?: string } | undefined;
+  if (e?.type === 'entity.too.large') return new ReboundError('RR_ERR_PAYLOAD_TOO_LARGE', 'request body too large');
+  if (e?.type === 'encoding.unsupported') return new ReboundError('RR_ERR_UNSUPPORTED_ENCODING', `Content-Encoding "${e.encoding ?? ''}" is not supported (use gzip, deflate, br or identity)`);
+  if (e?.type === 'charset.unsupported') return new ReboundError('RR_ERR_UNSUPPORTED_ENCODING', e.message ?? 'unsupported charset');
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return new ReboundError('RR_ERR_BODY_UNREADABLE', e.message ?? 'unreadable body');
+  return err;
 }
