@@ -7,8 +7,9 @@ import { argvToValues, helpText, parseOptions, type OptionTable } from '../../li
 import { createToxiproxyServer, DEFAULT_TOXIPROXY_SERVER_OPTIONS, TOXIPROXY_VERSION, type ProxyInput } from './index.ts';
 
 export const CHAOS_PROXY_CLI_OPTIONS = {
-  port: { type: 'int', min: 0, max: 65535, default: DEFAULT_TOXIPROXY_SERVER_OPTIONS.port, env: ['TOXIPROXY_PORT'], doc: 'API port (0 = any free port)' },
-  host: { type: 'string', default: DEFAULT_TOXIPROXY_SERVER_OPTIONS.host, env: ['TOXIPROXY_HOST'], doc: 'API host (Docker-style 0.0.0.0 to accept remote clients)' },
+  port: { type: 'int', min: 0, max: 65535, default: DEFAULT_TOXIPROXY_SERVER_OPTIONS.port, env: ['TOXIPROXY_PORT', 'PORT'], doc: 'API port (0 = any free port)' },
+  host: { type: 'string', default: DEFAULT_TOXIPROXY_SERVER_OPTIONS.host, env: ['TOXIPROXY_HOST', 'HOST'], doc: 'API host (0.0.0.0 to accept remote clients needs --allow-public)' },
+  allowPublic: { type: 'bool', default: DEFAULT_TOXIPROXY_SERVER_OPTIONS.allowPublic, env: ['REBOUND_ALLOW_PUBLIC'], doc: 'allow a non-loopback API host, proxy listens and upstreams (default: loopback only; wildcard listens bind 127.0.0.1)' },
   config: { type: 'optional-string', default: undefined, doc: 'JSON file with an array of proxies to create at start (like toxiproxy-server -config)' },
   seed: { type: 'optional-string', default: undefined, pattern: /^\d+$/, doc: 'seed for toxicity rolls, jitter and slicer sizes' },
   help: { type: 'bool', default: false, doc: 'print this help' },
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
   const server = await createToxiproxyServer({
     port: opts.port,
     host: opts.host,
+    allowPublic: opts.allowPublic,
     ...(opts.seed === undefined ? {} : { seed: Number(opts.seed) }),
     ...(populate ? { populate } : {}),
   });
