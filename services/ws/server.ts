@@ -36,7 +36,8 @@ export async function createWsServer(opts: WsServerOptions): Promise<RunningServ
   /** Send unless the socket already holds more than the bound unsent: then it is too slow. */
   const send = (ws: WebSocket, frame: string): void => {
     if (ws.readyState !== 1) return;
-    if (clients.get(ws)?.progress.tooSlow(ws.bufferedAmount, limits)) {
+    const queued = ws.bufferedAmount;
+    if (queued > limits.maxBufferedBytes && clients.get(ws)?.progress.tooSlow(queued, limits)) {
       counters.tooSlowDisconnects++;
       // A reader that stopped cannot read a close frame either: free the buffer now.
       ws.terminate();
