@@ -3,7 +3,9 @@
  * platform health check, and never stalls a connection after an oversized body.
  * Real TCP on port 0; every server here is in-process and closed after the suite.
  */
+import { spawn } from 'node:child_process';
 import { connect as tcpConnect } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, startEchoServer, type TestTcpServer } from '../testing.ts';
 import { createToxiproxyServer, type ToxiproxyServer } from './index.ts';
@@ -101,5 +103,50 @@ describe('API edges', () => {
     expect(got).toMatch(/^HTTP\/1\.1 400 /);
     expect(got.toLowerCase()).toContain('connection: close');
     expect(got).toContain('request body too large');
+  });
+});
+
+/** The standalone process as a platform runs it: PORT/HOST from the environment, no flags. */
+function standalone(env: Record<string, string>) {
+  const main = fileURLToPath(new URL('./main.ts', import.meta.url));
+  const { TOXIPROXY_PORT: _p, TOXIPROXY_HOST: _h, REBOUND_ALLOW_PUBLIC: _a, ...rest } = process.env;
+  const child = spawn(process.execPath, ['--import', 'tsx', main], { env: { ...rest, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const url = new Promise<string | undefined>((resolve) => {
+    child.stdout.on('data', () => {
+      const m = /listening on (http:\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    void exited.then(() => resolve(undefined));
+  });
+  return { child, url, exited, stderr: () => err };
+}
+
+describe('standalone process on a platform (Railway: PORT, HOST, health check)', () => {
+  it('PORT from the environment, GET /health 200, exit 0 on SIGTERM', async () => {
+    const p = standalone({ PORT: '0' });
+    const url = await p.url;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*$/);
+    const res = await fetch(`${url}/health`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: 'ok', service: 'chaos-proxy' });
+    p.child.kill('SIGTERM');
+    expect(await p.exited).toBe(0);
+  });
+
+  it('HOST=0.0.0.0 needs REBOUND_ALLOW_PUBLIC=1: refused with RR_ERR_OPTION_INVALID without it, served with it', async () => {
+    const refused = standalone({ PORT: '0', HOST: '0.0.0.0' });
+    expect(await refused.exited).toBe(1);
+    expect(refused.stderr()).toMatch(/RR_ERR_OPTION_INVALID.*host.*--allow-public/);
+    const pub = standalone({ PORT: '0', HOST: '0.0.0.0', REBOUND_ALLOW_PUBLIC: '1' });
+    const url = await pub.url;
+    expect(url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
+    expect((await fetch(`http://127.0.0.1:${new URL(url!).port}/health`)).status).toBe(200);
+    pub.child.kill('SIGTERM');
+    expect(await pub.exited).toBe(0);
   });
 });
