@@ -1,6 +1,6 @@
 /**
  * Standalone embedded Toxiproxy: `npm run chaos:proxy -- --port 8474 --host 127.0.0.1`.
- * Prints `listening on <url>` once the API is up; SIGTERM/SIGINT stop it cleanly.
+ * Prints `listening on <url> pid <pid>` once the API is up; SIGTERM/SIGINT stop it cleanly.
  */
 import { readFile } from 'node:fs/promises';
 import { argvToValues, helpText, parseOptions, type OptionTable } from '../../lib/options.ts';
@@ -29,7 +29,8 @@ async function main(): Promise<void> {
     ...(opts.seed === undefined ? {} : { seed: Number(opts.seed) }),
     ...(populate ? { populate } : {}),
   });
-  process.stdout.write(`listening on ${server.url}\n`);
+  // The pid lets an operator signal the server itself whatever launched it (npm, a shell).
+  process.stdout.write(`listening on ${server.url} pid ${process.pid}\n`);
   const stop = () => {
     void server.close().then(() => process.exit(0));
   };

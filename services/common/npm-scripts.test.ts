@@ -33,8 +33,10 @@ describe.each(['serve:ws', 'serve:socketio', 'serve:replay', 'chaos:proxy'])('np
     const exited = new Promise<{ code: number | null; signal: string | null }>((r) => npm.once('exit', (code, signal) => r({ code, signal })));
     await waitUntil(() => /"type":"listening"|listening on http/.test(out), 20_000, `${script} listening`);
     const line = out.split('\n').find((l) => l.startsWith('{"type":"listening"'));
-    const port = line ? (JSON.parse(line) as { port: number }).port : Number(/:(\d+)\s*$/m.exec(out)?.[1]);
-    const serverPids = line ? [(JSON.parse(line) as { pid: number }).pid] : childrenOf(npm.pid!);
+    const port = line ? (JSON.parse(line) as { port: number }).port : Number(/listening on http:\/\/\S+:(\d+)/.exec(out)?.[1]);
+    // Both listening lines name the server's pid; with exec it is npm's own child.
+    const serverPids = [line ? (JSON.parse(line) as { pid: number }).pid : Number(/ pid (\d+)/.exec(out)?.[1])];
+    expect(childrenOf(npm.pid!)).toEqual(serverPids);
     expect(serverPids.length).toBeGreaterThan(0);
     npm.kill('SIGTERM');
     const t0 = Date.now();
