@@ -75,20 +75,22 @@ export function createServiceApp(opts: ServiceHttpOptions) {
   app.post('/publish-local', auth, raw, (req: Request, res: Response) => {
     let plan: PublishLocalPlan;
     try {
-      plan = parsePublishLocal(Buffer.isBuffer(req.body) ? req.body : undefined);
+      plan = parsePublishLocal(Buffer.isBuffer(req.body) ? req.body : undefined, req.query as Record<string, unknown>);
     } catch (err) {
       return sendError(res, err);
     }
     let seq = 0;
     const emit = () => {
       seq++;
-      const data = JSON.stringify({ seq, sentAt: Date.now(), runId: plan.runId });
+      // `text` as the benchmark's server writes it, so its clients see the payload they expect.
+      const data = JSON.stringify({ seq, sentAt: Date.now(), runId: plan.runId, text: `msg_${seq}` });
       opts.deliver([{ stream: plan.stream, data }]);
       counters.broadcastsAccepted++;
       if (seq < plan.count) setTimeout(emit, plan.intervalMs).unref();
     };
-    setImmediate(emit);
-    res.status(202).json({ scheduled: plan.count, stream: plan.stream, intervalMs: plan.intervalMs });
+    if (plan.delaySec > 0) setTimeout(emit, plan.delaySec * 1000).unref();
+    else setImmediate(emit);
+    res.status(202).json({ status: 'publishing-local', scheduled: plan.count, stream: plan.stream, intervalMs: plan.intervalMs, delaySec: plan.delaySec });
   });
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok', service: opts.name });

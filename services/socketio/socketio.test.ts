@@ -4,12 +4,18 @@
  * strings), whispers, `meta.exclude_socket`, and the bounds shared with the replay server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { io } from 'socket.io-client';
+import { io, type Socket as IoClientSocket } from 'socket.io-client';
 import { waitUntil } from '../../lib/time.ts';
 import { startService, type ServiceHandle } from '../common/spawn.ts';
 import { broadcast, ioClient, metrics } from '../common/test-clients.ts';
 
 const svcs: Record<string, ServiceHandle> = {};
+
+/**
+ * `join` has no ack. The server handles one socket's events in order, so the ack of any later
+ * event (an unknown one is ignored; here an unsubscribe of nothing) proves the join was applied.
+ */
+const joined = (s: IoClientSocket) => s.timeout(5000).emitWithAck('unsubscribe', '\u0001barrier');
 beforeAll(async () => {
   const [d, c] = await Promise.all([startService('socketio', { args: ['--mode', 'default'] }), startService('socketio', { args: ['--mode', 'csr'] })]);
   Object.assign(svcs, { default: d, csr: c });
@@ -33,9 +39,7 @@ describe.each(['default', 'csr'])('socketio %s', (mode) => {
     ours.socket.on('message', (m: unknown) => strings.push(m));
     expect(await ours.socket.timeout(5000).emitWithAck('subscribe', 'bench-conv')).toEqual({ ok: true });
     await waitUntil(() => bench.connected, 5000, 'bench client connected');
-    // join has no ack: wait until the server counts both subscriptions.
-    const deadline = Date.now() + 5000;
-    while (((await metrics(svc())).subscriptions ?? 0) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await joined(bench);
     const sentAt = Date.now();
     for (let seq = 1; seq <= 3; seq++) expect((await broadcast(svc(), { stream: 'bench-conv', data: JSON.stringify({ seq, sentAt, text: `msg_${seq}` }) })).status).toBe(201);
     await waitUntil(() => got.length >= 3 && strings.length >= 3, 5000, 'three messages each');
@@ -47,6 +51,21 @@ describe.each(['default', 'csr'])('socketio %s', (mode) => {
     expect(got[3]).toBe('not json');
     bench.close();
     ours.close();
+  });
+
+  it("the benchmark's /publish-local?total&interval&stream (empty body) reaches its client as {seq, sentAt, text} objects", async () => {
+    const got: Array<{ seq: number; sentAt: number; text: string }> = [];
+    const bench = io(svc().httpUrl, { transports: ['websocket'], reconnection: false, forceNew: true });
+    bench.on('connect', () => bench.emit('join', 'bench-local'));
+    bench.on('message', (m: { seq: number; sentAt: number; text: string }) => got.push(m));
+    await waitUntil(() => bench.connected, 5000, 'bench client connected');
+    await joined(bench);
+    const res = await fetch(`${svc().httpUrl}/publish-local?total=3&interval=1&stream=bench-local`, { method: 'POST' });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ status: 'publishing-local', scheduled: 3, stream: 'bench-local', intervalMs: 1 });
+    await waitUntil(() => got.length >= 3, 5000, 'three local messages');
+    expect(got.map((m) => [m.seq, typeof m.sentAt, m.text])).toEqual([1, 2, 3].map((n) => [n, 'number', `msg_${n}`]));
+    bench.close();
   });
 
   it('whisper (room, payload) reaches the other members of the room, not the sender, and only from a member', async () => {
