@@ -10,8 +10,12 @@ export interface ServiceHttpOptions {
   name: string;
   /** When set, `/_broadcast` and `/publish-local` need `Authorization: Bearer <key>`. */
   broadcastKey?: string | undefined;
-  /** Hand validated broadcasts to the fan-out. Throwing means nothing was delivered (500). */
-  deliver(batch: Broadcast[]): void;
+  /**
+   * Hand validated broadcasts to the fan-out. The 201 waits for a returned promise (e.g. stored by
+   * a broker in another process); throwing or rejecting answers the error (a ReboundError's
+   * status, else 500) and counts the request as rejected.
+   */
+  deliver(batch: Broadcast[]): void | Promise<void>;
   /** Service-specific counters merged into /metrics (connections, subscriptions, ...); may be async (e.g. a broker across processes). */
   stats(): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** Max request body, bytes. @default 10 MiB */
@@ -55,16 +59,16 @@ export function createServiceApp(opts: ServiceHttpOptions) {
     next();
   };
 
-  const accept = (req: Request, res: Response) => {
+  const accept = async (req: Request, res: Response) => {
     counters.broadcastRequests++;
     let batch: Broadcast[];
     try {
       batch = parseBroadcastBody(Buffer.isBuffer(req.body) ? req.body : undefined);
+      await opts.deliver(batch);
     } catch (err) {
       counters.broadcastRejected++;
       return sendError(res, err);
     }
-    opts.deliver(batch);
     counters.broadcastsAccepted += batch.length;
     res.status(201).json({ accepted: batch.length });
   };
@@ -84,8 +88,13 @@ export function createServiceApp(opts: ServiceHttpOptions) {
       seq++;
       // `text` as the benchmark's server writes it, so its clients see the payload they expect.
       const data = JSON.stringify({ seq, sentAt: Date.now(), runId: plan.runId, text: `msg_${seq}` });
-      opts.deliver([{ stream: plan.stream, data }]);
-      counters.broadcastsAccepted++;
+      // Nobody waits on a scheduled emit: a failure is counted, never thrown into a timer.
+      Promise.resolve()
+        .then(() => opts.deliver([{ stream: plan.stream, data }]))
+        .then(
+          () => counters.broadcastsAccepted++,
+          () => counters.broadcastRejected++,
+        );
       if (seq < plan.count) setTimeout(emit, plan.intervalMs).unref();
     };
     if (plan.delaySec > 0) setTimeout(emit, plan.delaySec * 1000).unref();
