@@ -131,6 +131,17 @@ describe('service processes', () => {
     expect(again.child.signalCode).toBe('SIGKILL');
   });
 
+  it('the replay server shares this edge: Content-Encoding compress → 415 in the same shape', async () => {
+    const replay = await startService('replay');
+    try {
+      const res = await fetch(replay.httpUrl + '/_broadcast', { method: 'POST', body: '{"stream":"s","data":"x"}', headers: { 'content-type': 'application/json', 'content-encoding': 'compress' } });
+      expect(res.status).toBe(415);
+      expect(await res.json()).toMatchObject({ statusCode: 415, code: 'RR_ERR_UNSUPPORTED_ENCODING', error: 'Unsupported Media Type' });
+    } finally {
+      await replay.stop();
+    }
+  });
+
   it('refuse bad CLI options with exit code 2', async () => {
     await expect(startService('socketio', { args: ['--mode', 'bogus'] })).rejects.toMatchObject({ code: 'RR_ERR_SERVICE_START' });
   });
