@@ -35,6 +35,8 @@ describe.each(['ws', 'socketio', 'socketio-csr'])('%s service HTTP edge', (name)
     const m = await (await fetch(svc().httpUrl + '/metrics')).json();
     expect(m).toMatchObject({ connections: expect.any(Number), subscriptions: expect.any(Number), rssBytes: expect.any(Number), cpuPct: expect.any(Number), uptimeSec: expect.any(Number) });
     expect(m.eventLoopLagMs).toMatchObject({ p99: expect.any(Number), max: expect.any(Number) });
+    expect(m.limits).toMatchObject({ maxBufferedBytes: 1_048_576, maxSubscriptions: 256, maxStreamLength: 1024 });
+    expect(JSON.stringify(m)).not.toContain(KEY);
   });
 
   it.each([

@@ -1,4 +1,4 @@
-import { defaultsOf, type OptionTable, type OptionValues } from '../../lib/options.ts';
+import { defaultsOf, parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
 import { DEFAULT_REPLAY_SERVER_OPTIONS } from '../replay-server/options.ts';
 import { BROADCAST_LIMITS } from './broadcast.ts';
 
@@ -24,6 +24,17 @@ export const REFERENCE_LIMIT_OPTIONS = {
 
 export type ReferenceLimits = OptionValues<typeof REFERENCE_LIMIT_OPTIONS>;
 export const DEFAULT_REFERENCE_LIMITS: ReferenceLimits = defaultsOf(REFERENCE_LIMIT_OPTIONS);
+
+/**
+ * The limits among a server's options, validated by the same table as the CLI (programmatic
+ * callers get the same errors). Only limit keys are kept, so /metrics can show them without
+ * leaking anything else (a broadcast key).
+ */
+export function resolveLimits(opts: Partial<ReferenceLimits>): ReferenceLimits {
+  const values: Record<string, unknown> = {};
+  for (const k of Object.keys(REFERENCE_LIMIT_OPTIONS) as Array<keyof ReferenceLimits>) if (opts[k] !== undefined) values[k] = opts[k];
+  return parseOptions(REFERENCE_LIMIT_OPTIONS, { values, origin: 'server' });
+}
 
 /** Wait until `done()` or `ms` elapsed, polling briefly (used on stop only). */
 export async function waitFor(done: () => boolean, ms: number): Promise<void> {

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import { Server, type Socket } from 'socket.io';
 import type { Broadcast } from '../common/broadcast.ts';
 import { createServiceApp } from '../common/http-app.ts';
-import { DEFAULT_REFERENCE_LIMITS, waitFor, type ReferenceLimits } from '../common/limits.ts';
+import { resolveLimits, waitFor, type ReferenceLimits } from '../common/limits.ts';
 import { listen, type RunningService } from '../common/service-main.ts';
 import { ProgressWatch } from '../common/slow-consumer.ts';
 import { asObjectPayload, objectRoom } from './conventions.ts';
@@ -58,7 +58,7 @@ function terminate(socket: Socket): void {
  * match the replay server's.
  */
 export async function createSocketIoServer(opts: SocketIoServerOptions): Promise<RunningService> {
-  const limits: ReferenceLimits = { ...DEFAULT_REFERENCE_LIMITS, ...stripUndefined(opts) };
+  const limits = resolveLimits(opts);
   let io!: Server;
   const counters = { subscriptions: 0, recovered: 0, tooSlowDisconnects: 0, refusedSubscriptions: 0, whispers: 0 };
 
@@ -185,8 +185,4 @@ export async function createSocketIoServer(opts: SocketIoServerOptions): Promise
       });
     },
   };
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

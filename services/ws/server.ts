@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Broadcast } from '../common/broadcast.ts';
 import { createServiceApp } from '../common/http-app.ts';
-import { DEFAULT_REFERENCE_LIMITS, waitFor, type ReferenceLimits } from '../common/limits.ts';
+import { resolveLimits, waitFor, type ReferenceLimits } from '../common/limits.ts';
 import { listen, type RunningService } from '../common/service-main.ts';
 import { ProgressWatch } from '../common/slow-consumer.ts';
 
@@ -27,7 +27,7 @@ interface Client {
  * client is away are gone. Limits (buffered bytes, topics, name length) match the replay server's.
  */
 export async function createWsServer(opts: WsServerOptions): Promise<RunningService> {
-  const limits: ReferenceLimits = { ...DEFAULT_REFERENCE_LIMITS, ...stripUndefined(opts) };
+  const limits = resolveLimits(opts);
   const topics = new Map<string, Set<WebSocket>>();
   const clients = new Map<WebSocket, Client>();
   const bySid = new Map<string, WebSocket>();
@@ -146,8 +146,4 @@ export async function createWsServer(opts: WsServerOptions): Promise<RunningServ
       });
     },
   };
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
