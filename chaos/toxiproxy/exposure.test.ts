@@ -138,6 +138,16 @@ describe('standalone process on a platform (Railway: PORT, HOST, health check)',
     expect(await p.exited).toBe(0);
   });
 
+  it('signals the moment it prints its listening line (twice, as npm plus a user might) still exit 0', async () => {
+    for (let i = 0; i < 3; i++) {
+      const p = standalone({ PORT: '0' });
+      await p.url;
+      p.child.kill('SIGTERM');
+      p.child.kill('SIGTERM');
+      expect(await p.exited).toBe(0);
+    }
+  });
+
   it('HOST=0.0.0.0 needs REBOUND_ALLOW_PUBLIC=1: refused with RR_ERR_OPTION_INVALID without it, served with it', async () => {
     const refused = standalone({ PORT: '0', HOST: '0.0.0.0' });
     expect(await refused.exited).toBe(1);

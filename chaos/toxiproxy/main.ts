@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { argvToValues, helpText, parseOptions, type OptionTable } from '../../lib/options.ts';
-import { createToxiproxyServer, DEFAULT_TOXIPROXY_SERVER_OPTIONS, TOXIPROXY_VERSION, type ProxyInput } from './index.ts';
+import { createToxiproxyServer, DEFAULT_TOXIPROXY_SERVER_OPTIONS, TOXIPROXY_VERSION, type ProxyInput, type ToxiproxyServer } from './index.ts';
 
 export const CHAOS_PROXY_CLI_OPTIONS = {
   port: { type: 'int', min: 0, max: 65535, default: DEFAULT_TOXIPROXY_SERVER_OPTIONS.port, env: ['TOXIPROXY_PORT', 'PORT'], doc: 'API port (0 = any free port)' },
@@ -21,21 +21,30 @@ async function main(): Promise<void> {
     process.stdout.write(`Embedded Toxiproxy-compatible chaos proxy (API ${TOXIPROXY_VERSION})\n\n${helpText(CHAOS_PROXY_CLI_OPTIONS)}\n`);
     return;
   }
+  // Handlers go in before the listening line: a parent may signal us the moment it reads it, and
+  // a signal that finds no handler kills the process with a signal status instead of exit 0.
+  // `on`, not `once`: a second signal (npm forwards one, a user may send another) must not either.
+  let server: ToxiproxyServer | undefined;
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => process.exit(1), 5000).unref();
+    void (server?.close() ?? Promise.resolve()).then(() => process.exit(0));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
   const populate = opts.config ? (JSON.parse(await readFile(opts.config, 'utf8')) as ProxyInput[]) : undefined;
-  const server = await createToxiproxyServer({
+  server = await createToxiproxyServer({
     port: opts.port,
     host: opts.host,
     allowPublic: opts.allowPublic,
     ...(opts.seed === undefined ? {} : { seed: Number(opts.seed) }),
     ...(populate ? { populate } : {}),
   });
+  if (stopping) return void (await server.close());
   // The pid lets an operator signal the server itself whatever launched it (npm, a shell).
   process.stdout.write(`listening on ${server.url} pid ${process.pid}\n`);
-  const stop = () => {
-    void server.close().then(() => process.exit(0));
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
 }
 
 main().catch((err: unknown) => {

@@ -14,7 +14,7 @@ import { childRng, type Rng } from '../../lib/rng.ts';
 import { sleep } from '../../lib/time.ts';
 import { startService, type ServiceHandle } from '../common/spawn.ts';
 import { chaosRequest, engineFrame, ioEvent, replayFrame, serviceRequest, wsFrame } from './generators.ts';
-import { chaosAnswerProblem, pool, rssBytes, send, serviceAnswerProblem, startChaosProcess, type ChaosProcess } from './harness.ts';
+import { chaosAnswerProblem, phaseAgent, pool, rssBytes, send, serviceAnswerProblem, startChaosProcess, type ChaosProcess } from './harness.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261130);
 /** Planned work per target; the run also stops at RUN_MS, and must have done at least half. */
@@ -118,11 +118,13 @@ async function http(port: number, n: number, rng: Rng, deadline: number, mk: (r:
   const t: Tally = { sent: 0, problems: [] };
   // Requests are generated in order from the seed; only their sending overlaps.
   const reqs = Array.from({ length: n }, () => mk(rng));
+  const agent = phaseAgent();
   t.sent = await pool(n, 6, deadline, async (i) => {
     const req = reqs[i]!;
-    const problem = check(await send(port, req));
+    const problem = check(await send(port, req, agent));
     if (problem) t.problems.push(`${label} ${req.method} ${req.path.slice(0, 60)} ${JSON.stringify(req.headers)}: ${problem}`);
   });
+  agent.destroy();
   return t;
 }
 

@@ -18,10 +18,15 @@ export interface Answer {
   text: string;
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+/**
+ * Connections for one fuzz phase, reused (keep-alive) within it. Each phase makes its own and
+ * destroys it after: a socket left idle past the server's keep-alive timeout (5 s) races the
+ * server's close when reused, which a client sees as ECONNRESET through no fault of the server.
+ */
+export const phaseAgent = () => new Agent({ keepAlive: true, maxSockets: 8 });
 
 /** Send one request; a missing answer (reset, hang past `timeoutMs`) is status 0 with the cause. */
-export function send(port: number, req: FuzzRequest, timeoutMs = 10_000): Promise<Answer> {
+export function send(port: number, req: FuzzRequest, agent: Agent, timeoutMs = 10_000): Promise<Answer> {
   return new Promise((resolve) => {
     // Node frames a body by itself only for methods it expects one with (not DELETE): say its length.
     const headers = req.body === undefined ? req.headers : { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) };
