@@ -17,6 +17,8 @@ export const ERROR_CODES = {
   RR_ERR_RUN_FAILED: { status: 500, title: 'Internal Server Error', doc: 'A runner aborted; the message names the cause.' },
   RR_ERR_CHAOS_PROXY_LISTEN: { status: 500, title: 'Internal Server Error', doc: 'The embedded chaos proxy cannot bind its API address.' },
   RR_ERR_CHAOS_PROXY_API: { status: 502, title: 'Bad Gateway', doc: 'A Toxiproxy API call (embedded or real) failed; details.status has its HTTP status.' },
+  // Reference services and chaos proxy (refsvc): edge checks.
+  RR_ERR_UNSUPPORTED_ENCODING: { status: 415, title: 'Unsupported Media Type', doc: 'The request body uses a Content-Encoding (or charset) the server cannot decode; gzip, deflate, br and identity are accepted.' },
   RR_ERR_INTERNAL: { status: 500, title: 'Internal Server Error', doc: 'An unexpected error; the server kept running.' },
 } as const;
 
