@@ -2,12 +2,12 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { listen } from '../common/service-main.ts';
-import { MemoryBroker } from './broker/memory.ts';
+import { MemoryBroker, type MemoryBrokerOptions } from './broker/memory.ts';
 import type { Broker, BrokerStats } from './broker/types.ts';
 import { Connection } from './connection/index.ts';
 import { PingScheduler } from './connection/ping.ts';
 import { createCounters, type ConnectionContext, type ServerCounters } from './connection/types.ts';
-import { createReplayHttp } from './http/index.ts';
+import { createReplayHttp, type ReloadRequester } from './http/index.ts';
 import { Hub } from './hub/index.ts';
 import { resolveReplayOptions, type ReplayServerOptions } from './options.ts';
 import { createStreamResolver } from './protocol/streams.ts';
@@ -39,6 +39,19 @@ export interface ReplayServer {
 export interface ReplayServerDeps {
   /** Storage/fan-out; a MemoryBroker from the options by default. Owned (closed on stop) only when defaulted. */
   broker?: Broker;
+  /** Cluster worker: `POST /_admin/reload` asks the primary for a rolling reload (see cluster/reload.ts). */
+  reload?: ReloadRequester;
+}
+
+/** The memory broker's share of the server options (one place, used by the single process and the cluster primary). */
+export function brokerOptions(opts: ReplayServerOptions): MemoryBrokerOptions {
+  return {
+    historyLimit: opts.historyLimit,
+    historyTtlSec: opts.historyTtlSec,
+    sessionTtlSec: opts.sessionTtlSec,
+    maxSessions: opts.maxSessions,
+    maxSessionStoreBytes: opts.maxSessionStoreBytes,
+  };
 }
 
 const noop = () => {};
@@ -50,7 +63,7 @@ const pickProtocol = (offered: Set<string>): string | false => (offered.has(SUBP
 export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, deps: ReplayServerDeps = {}): ReplayServer {
   const opts = resolveReplayOptions(partial);
   const ownsBroker = !deps.broker;
-  const broker = deps.broker ?? new MemoryBroker({ historyLimit: opts.historyLimit, historyTtlSec: opts.historyTtlSec, sessionTtlSec: opts.sessionTtlSec });
+  const broker = deps.broker ?? new MemoryBroker(brokerOptions(opts));
   const hub = new Hub();
   const counters = createCounters();
   const pings = new PingScheduler<Connection>();
@@ -63,7 +76,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     hub,
     broker,
     counters,
-    resolve: createStreamResolver({ publicStreams: opts.publicStreams, streamsSecret: opts.streamsSecret, streamsWhisper: opts.streamsWhisper, maxStreamLength: 1024 }),
+    resolve: createStreamResolver({ publicStreams: opts.publicStreams, streamsSecret: opts.streamsSecret, streamsWhisper: opts.streamsWhisper, publicWhispers: opts.publicWhispers, maxStreamLength: 1024 }),
     get stopping() {
       return stopping;
     },
@@ -78,7 +91,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     const { cluster, ...brokerOnly } = b;
     return { ...stats(), broker: brokerOnly, ...(cluster ? { cluster } : {}) };
   };
-  const { app, close: closeApp } = createReplayHttp({ broadcastKey: opts.broadcastKey, broker, stats: metrics, onPublishError: () => publishErrors++ });
+  const { app, close: closeApp } = createReplayHttp({ broadcastKey: opts.broadcastKey, maxBodyBytes: opts.maxBodyBytes, broker, stats: metrics, onPublishError: () => publishErrors++, reload: deps.reload });
   const httpServer = createServer(app);
   const wss = new WebSocketServer({
     noServer: true,
@@ -94,8 +107,9 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
 
   const onConnection = (ws: WebSocket, req: IncomingMessage, query: URLSearchParams) => {
     counters.connectionsTotal++;
+    // ?pi= may slow pings down only to maxPingIntervalSec: pings are what finds a dead peer.
     const piRaw = Number(query.get('pi'));
-    const pingSec = Number.isInteger(piRaw) && piRaw >= 1 && piRaw <= 3600 ? piRaw : opts.pingIntervalSec;
+    const pingSec = Number.isInteger(piRaw) && piRaw >= 1 ? Math.min(piRaw, opts.maxPingIntervalSec) : opts.pingIntervalSec;
     const conn = new Connection(ws, ws.protocol === SUBPROTOCOL_EXT, pingSec, ctx);
     pings.add(conn, pingSec);
     const jid = req.headers['x-jid'];

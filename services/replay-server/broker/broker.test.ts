@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { IpcBroker, servePrimary, type IpcChannel, type PrimaryToWorker, type WorkerToPrimary } from './ipc.ts';
 import { MemoryBroker } from './memory.ts';
 import type { StreamMessage } from './types.ts';
+import { encodeSession } from '../session/index.ts';
+
+const state = encodeSession(['{"channel":"$pubsub","stream_name":"a"}']);
 
 const opts = { historyLimit: 3, historyTtlSec: 10, sessionTtlSec: 5 };
 const item = (stream: string, n: number) => ({ stream, message: String(n) });
@@ -58,13 +61,13 @@ describe('MemoryBroker', () => {
   it('sessions: commit, restore (not consumed), expiry; ttl 0 disables', async () => {
     let now = 0;
     const b = new MemoryBroker({ ...opts, now: () => now });
-    await b.commitSession('s1', 'state');
-    expect(await b.restoreSession('s1')).toBe('state');
-    expect(await b.restoreSession('s1')).toBe('state');
+    await b.commitSession('s1', state);
+    expect(await b.restoreSession('s1')).toBe(state);
+    expect(await b.restoreSession('s1')).toBe(state);
     now += 5001;
     expect(await b.restoreSession('s1')).toBeUndefined();
     const off = new MemoryBroker({ ...opts, sessionTtlSec: 0 });
-    await off.commitSession('s', 'x');
+    await off.commitSession('s', state);
     expect(await off.restoreSession('s')).toBeUndefined();
     await b.close();
     await off.close();
@@ -109,9 +112,9 @@ describe('IpcBroker ↔ servePrimary', () => {
     expect(got2).toEqual([1, 2, 3, 4]);
     const h = await w2.history('x', { since: 1 });
     expect(h.ok && h.messages.map((m) => m.offset)).toEqual([1, 2, 3, 4]);
-    await w1.commitSession('sid', 'st');
+    await w1.commitSession('sid', state);
     await new Promise((r) => setTimeout(r, 10));
-    expect(await w2.restoreSession('sid')).toBe('st');
+    expect(await w2.restoreSession('sid')).toBe(state);
     expect(await w2.restoreSession('other')).toBeUndefined();
     expect(await w1.stats()).toMatchObject({ kind: 'memory', published: 4 });
     await Promise.all([w1.close(), w2.close(), mem.close()]);
