@@ -149,9 +149,9 @@ export class MemoryBroker implements Broker {
   updateSessionSync(sid: string, change: SessionChange): void {
     if (this.opts.sessionTtlSec <= 0) return;
     let e = this.sessions.get(sid);
+    const before = e?.bytes ?? 0;
     if (e) this.sessions.delete(sid); // re-inserted below: most recently changed goes last
     else e = { ids: [], bytes: SESSION_OVERHEAD_BYTES + sid.length, exp: 0 };
-    const before = e.bytes;
     if (change.remove?.length) {
       const drop = new Set(change.remove);
       const kept = idsOf(e).filter((id) => !drop.has(id));
