@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { listen } from '../common/service-main.ts';
@@ -91,7 +92,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     const { cluster, ...brokerOnly } = b;
     return { ...stats(), broker: brokerOnly, ...(cluster ? { cluster } : {}) };
   };
-  const { app, close: closeApp } = createReplayHttp({ broadcastKey: opts.broadcastKey, maxBodyBytes: opts.maxBodyBytes, broker, stats: metrics, onPublishError: () => publishErrors++, reload: deps.reload });
+  const { app, close: closeApp } = createReplayHttp({ broadcastKey: opts.broadcastKey, maxBodyBytes: opts.maxBodyBytes, broker, stats: metrics, onPublishError: () => publishErrors++, reload: deps.reload, stopping: () => stopping });
   const httpServer = createServer(app);
   const wss = new WebSocketServer({
     noServer: true,
@@ -154,6 +155,11 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     async stop(stopOpts = {}) {
       if (stopping) return;
       stopping = true;
+      // Stop accepting first: with --workers the primary then hands new connections to the other
+      // workers (a rolling reload never drops a connect). net.Server's close, not http.Server's:
+      // the latter also drops idle keep-alive sockets at once, racing a client that is just
+      // sending on one; instead every answer from now on says `Connection: close`.
+      const closed = new Promise<void>((r) => NetServer.prototype.close.call(httpServer, () => r()));
       // Bounded whatever the load: frames first (stop sending at half the budget), then the
       // grace period for clean closes, then terminate whatever is left.
       const t0 = Date.now();
@@ -169,13 +175,10 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
       pings.stop();
       offMessages();
       closeApp();
-      if (stopOpts.processExit) {
-        httpServer.close(); // stop listening; the exit closes what is left
-        return;
-      }
+      if (stopOpts.processExit) return; // the exit closes what is left
       for (const c of [...pings.all()]) c.ws.terminate();
       httpServer.closeAllConnections();
-      await new Promise<void>((r) => httpServer.close(() => r()));
+      await closed;
       if (ownsBroker) await broker.close();
     },
     stats,

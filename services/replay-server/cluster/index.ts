@@ -27,7 +27,8 @@ export const isReplayWorker = (): boolean => cluster.isWorker && process.env[ENV
 function workerChannel(w: Worker): IpcChannel<PrimaryToWorker, WorkerToPrimary> {
   return {
     send: (m) => {
-      if (w.isConnected()) w.send(m);
+      // With a callback a send to a dying worker reports EPIPE there instead of an 'error' event.
+      if (w.isConnected()) w.send(m, undefined, undefined, ignore);
     },
     onMessage: (fn) => {
       w.on('message', fn);
@@ -39,7 +40,7 @@ function workerChannel(w: Worker): IpcChannel<PrimaryToWorker, WorkerToPrimary> 
 function processChannel(): IpcChannel<WorkerToPrimary, PrimaryToWorker> {
   return {
     send: (m) => {
-      if (process.connected) process.send!(m);
+      if (process.connected) process.send!(m, undefined, undefined, ignore);
     },
     onMessage: (fn) => {
       const h = (m: unknown) => fn(m as PrimaryToWorker);
@@ -49,6 +50,7 @@ function processChannel(): IpcChannel<WorkerToPrimary, PrimaryToWorker> {
   };
 }
 
+const ignore = () => {};
 const log = (line: string) => process.stderr.write(`replay: ${line}\n`);
 
 /** Primary: fork the workers, serve the broker, report the shared port once every worker listens. */

@@ -42,11 +42,10 @@ const MAX_EARLY_FRAMES = 10_000;
 /**
  * Rare, short-lived per-connection state lives in side tables instead of fields on every
  * connection: frames that arrive while a restore lookup is in flight, the restore hold timer,
- * output waiting for the socket, history work and the whisper budget.
+ * history work and the whisper budget.
  */
 const earlyFrames = new WeakMap<Connection, { frames: string[]; bytes: number }>();
 const holdTimers = new WeakMap<Connection, NodeJS.Timeout>();
-const outboxes = new WeakMap<Connection, Outbox>();
 const histories = new WeakMap<Connection, HistoryQueue>();
 const whisperBudgets = new WeakMap<Connection, WhisperBudget>();
 
@@ -61,6 +60,8 @@ export class Connection implements SubscriberConnection {
   private subs: Subscription | Map<string, Subscription> | undefined = undefined;
   /** Identifier bytes held (bounded by maxSessionBytes: what a session and a restore welcome carry). */
   private idBytes = 0;
+  /** Output waiting for the socket (only while it is over maxBufferedBytes); read on every send. */
+  private outbox: Outbox | undefined = undefined;
 
   constructor(
     readonly ws: WebSocket,
@@ -325,7 +326,7 @@ export class Connection implements SubscriberConnection {
     const ws = this.ws;
     const sock = socketOf(ws);
     if (ws.readyState !== 1 || !sock) return;
-    let box = outboxes.get(this);
+    let box = this.outbox;
     if (box === undefined) {
       if (sock.writableLength <= this.ctx.opts.maxBufferedBytes) {
         sock.write(frame);
@@ -348,10 +349,10 @@ export class Connection implements SubscriberConnection {
         this.disconnect('too_slow');
       },
       () => {
-        if (outboxes.get(this) === box) outboxes.delete(this);
+        if (this.outbox === box) this.outbox = undefined;
       },
     );
-    outboxes.set(this, box);
+    this.outbox = box;
     return box;
   }
 
@@ -360,7 +361,7 @@ export class Connection implements SubscriberConnection {
     if (this.closing) return undefined;
     const sock = socketOf(this.ws);
     if (!sock) return undefined;
-    let box = outboxes.get(this);
+    let box = this.outbox;
     if (!box) {
       if (sock.writableLength <= this.ctx.opts.maxBufferedBytes) return undefined;
       box = this.openOutbox(sock);
@@ -388,7 +389,7 @@ export class Connection implements SubscriberConnection {
   disconnect(reason: DisconnectReason, graceMs = 1000): void {
     if (this.closing) return;
     this.closing = true;
-    outboxes.get(this)?.abort();
+    this.outbox?.abort();
     this.ctx.counters.disconnects[reason]++;
     const ws = this.ws;
     const sock = socketOf(ws);
@@ -419,7 +420,7 @@ export class Connection implements SubscriberConnection {
     if (t) clearTimeout(t);
     holdTimers.delete(this);
     earlyFrames.delete(this);
-    outboxes.get(this)?.abort();
+    this.outbox?.abort();
     const subs = this.subList();
     if (subs.length > 0) {
       // Refresh the session TTL from the moment the client went away.

@@ -48,6 +48,8 @@ export function createReplayHttp(opts: {
   stats(): Promise<Record<string, unknown>>;
   onPublishError(err: unknown): void;
   reload?: ReloadRequester | undefined;
+  /** True while the server stops: answers carry `Connection: close` so clients move on. */
+  stopping?: () => boolean;
 }) {
   const stored = new WeakMap<Response, Promise<void>>();
   let current: Response | undefined;
@@ -65,6 +67,10 @@ export function createReplayHttp(opts: {
   const app = express();
   app.disable('x-powered-by');
   const preRead = express.raw({ type: () => true, limit: opts.maxBodyBytes });
+  app.use((_req: Request, res: Response, next: NextFunction) => {
+    if (opts.stopping?.()) res.setHeader('Connection', 'close');
+    next();
+  });
 
   app.post('/_broadcast', (req: Request, res: Response, next: NextFunction) => {
     // Unauthorised or undecodable requests: the shared app answers (and counts) them as usual.
