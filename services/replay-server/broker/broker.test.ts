@@ -126,3 +126,32 @@ describe('IpcBroker ↔ servePrimary', () => {
     await expect(w.history('x', { since: 1 })).rejects.toThrow(/timed out/);
   });
 });
+
+describe('MemoryBroker paging and the session store', () => {
+  it('history pages hold about maxBytes (at least one message) and say when there is more', () => {
+    const b = new MemoryBroker({ ...opts, historyLimit: 100 });
+    b.publishSync(Array.from({ length: 10 }, (_, i) => ({ stream: 'p', message: JSON.stringify('m'.repeat(98)) + ' '.repeat(i === 4 ? 1000 : 0) })));
+    const first = b.historySync('p', { since: 1 }, { maxBytes: 250 });
+    expect(first.ok && first.messages.map((m) => m.offset)).toEqual([1, 2]);
+    expect(first.ok && first.more).toBe(true);
+    const epoch = first.ok ? first.messages[0]!.epoch! : '';
+    const big = b.historySync('p', { epoch, offset: 4 }, { maxBytes: 250 });
+    expect(big.ok && big.messages.map((m) => m.offset)).toEqual([5]); // one oversized message still goes
+    const last = b.historySync('p', { epoch, offset: 8 }, { maxBytes: 250 });
+    expect(last).toMatchObject({ ok: true, messages: [{ offset: 9 }, { offset: 10 }] });
+    expect(last.ok && last.more).toBeUndefined();
+    void b.close();
+  });
+
+  it('incremental updates: add, remove, touch; a touch does not revive an evicted session', () => {
+    const b = new MemoryBroker({ ...opts, maxSessions: 1 });
+    b.updateSessionSync('s1', { add: ['a', 'b'] });
+    b.updateSessionSync('s1', { add: ['b', 'c'], remove: ['a'] });
+    expect(b.restoreSessionSync('s1')).toBe(encodeSession(['b', 'c']));
+    b.updateSessionSync('s2', { add: ['x'] }); // evicts s1
+    b.updateSessionSync('s1', {});
+    expect(b.restoreSessionSync('s1')).toBeUndefined();
+    expect(b.statsSync()).toMatchObject({ sessions: 1, sessionsEvicted: 1, sessionBytes: 64 + 2 + 1 });
+    void b.close();
+  });
+});

@@ -149,6 +149,8 @@ export class MemoryBroker implements Broker {
   updateSessionSync(sid: string, change: SessionChange): void {
     if (this.opts.sessionTtlSec <= 0) return;
     let e = this.sessions.get(sid);
+    // A touch or a removal does not bring back a session that expired or was evicted.
+    if (!e && !change.add?.length) return;
     const before = e?.bytes ?? 0;
     if (e) this.sessions.delete(sid); // re-inserted below: most recently changed goes last
     else e = { ids: [], bytes: SESSION_OVERHEAD_BYTES + sid.length, exp: 0 };

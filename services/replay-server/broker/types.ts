@@ -107,7 +107,8 @@ export interface Broker {
   onMessages(listener: MessagesListener): () => void;
   /**
    * Messages after `position` (exclusive) or since a timestamp (inclusive), or why it cannot be
-   * served. With `page`, at most about `page.maxBytes` of them and `more` when it stopped early.
+   * served. With `page`, at most about `page.maxBytes` of them and `more` when it stopped early;
+   * an implementation may page without being asked (IPC does, at 1 MiB), so callers check `more`.
    */
   history(stream: string, position: HistoryPosition, page?: HistoryPage): Promise<HistoryResult>;
   /** Store a session's whole state (opaque string) for `sessionTtlSec` from now. */
