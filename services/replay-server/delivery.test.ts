@@ -1,4 +1,7 @@
+import { createCable } from '@anycable/core';
+import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../lib/time.ts';
 import { MemoryBroker } from './broker/memory.ts';
 import type { Broker } from './broker/types.ts';
 import { connectRaw, pubsubId, sleepMs, startTestServer, type RawClient, type TestServer } from './testing.ts';
@@ -55,6 +58,27 @@ describe('back-pressure paces what the server sends (item 1)', () => {
     const got = await c.take(2, 15_000);
     expect(got.map((f) => f.offset)).toEqual([1, 2]);
     expect(t.srv.counters.disconnects.too_slow).toBe(0);
+  });
+
+  it('the official client catches up on a backlog far above maxBufferedBytes after a restore (no too_slow loop)', async () => {
+    const t = await start({ maxBufferedBytes: 16 * 1024, historyLimit: 200 });
+    const cable = createCable(t.wsUrl, { protocol: 'actioncable-v1-ext-json', websocketImplementation: WebSocket, reconnectStrategy: () => 100, logLevel: 'error' });
+    const seqs: number[] = [];
+    try {
+      const ch = cable.streamFrom('big/official');
+      ch.on('message', (m) => seqs.push((m as { seq: number }).seq));
+      await ch.ensureSubscribed();
+      await t.broadcast({ stream: 'big/official', data: JSON.stringify({ seq: 1 }) });
+      await waitUntil(() => seqs.length === 1, 3000, 'first message');
+      (cable.transport as unknown as { ws: WebSocket }).ws.terminate();
+      const pad = 'o'.repeat(20_000);
+      for (let i = 0; i < 10; i++) await t.broadcast(Array.from({ length: 10 }, (_, k) => ({ stream: 'big/official', data: JSON.stringify({ seq: 2 + i * 10 + k, pad }) })));
+      await waitUntil(() => seqs.length >= 101, 15_000, 'the whole backlog');
+      expect(seqs).toEqual(Array.from({ length: 101 }, (_, i) => i + 1));
+      expect(t.srv.counters.disconnects.too_slow).toBe(0);
+    } finally {
+      cable.disconnect();
+    }
   });
 
   it('too_slow is for a consumer that makes no progress: a paused reader is cut after slowConsumerMs', async () => {
@@ -145,5 +169,14 @@ describe('/_broadcast 201 means stored (item 3)', () => {
     expect(big.status).toBe(413);
     expect(await big.json()).toMatchObject({ code: 'RR_ERR_PAYLOAD_TOO_LARGE' });
     expect((await t.broadcast({ stream: 's', data: 'x' }, 'k')).status).toBe(201);
+  });
+});
+
+describe('rolling reload outside cluster mode', () => {
+  it('POST /_admin/reload on a single process answers 400 RR_ERR_RELOAD_UNAVAILABLE', async () => {
+    const t = await start();
+    const res = await fetch(`${t.httpUrl}/_admin/reload`, { method: 'POST' });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'RR_ERR_RELOAD_UNAVAILABLE' });
   });
 });
