@@ -137,3 +137,26 @@ export async function flushHeld(host: HistoryHost, sub: Subscription): Promise<v
     if (room) await room;
   }
 }
+
+const isPosition = (p: unknown): p is { epoch: string; offset: number } => {
+  if (p === null || typeof p !== 'object') return false;
+  const o = p as Record<string, unknown>;
+  return typeof o.epoch === 'string' && typeof o.offset === 'number' && Number.isSafeInteger(o.offset) && o.offset >= 0;
+};
+
+/**
+ * anycable-go `retreiveHistory`: a position for the stream wins, else `since` (unix seconds;
+ * values that only make sense as milliseconds are scaled down), else the request is invalid.
+ */
+export function historyPosition(stream: string, req: unknown): HistoryPosition | undefined {
+  if (req === null || typeof req !== 'object' || Array.isArray(req)) return undefined;
+  const h = req as Record<string, unknown>;
+  const streams = h.streams;
+  if (streams !== null && typeof streams === 'object' && !Array.isArray(streams) && Object.hasOwn(streams, stream)) {
+    const p = (streams as Record<string, unknown>)[stream];
+    return isPosition(p) ? { epoch: p.epoch, offset: p.offset } : undefined;
+  }
+  const since = h.since;
+  if (typeof since === 'number' && Number.isFinite(since) && since > 0) return { since: Math.floor(since > 1e12 ? since / 1000 : since) };
+  return undefined;
+}

@@ -1,11 +1,11 @@
 import type { WebSocket } from 'ws';
-import type { HistoryPosition, SessionChange } from '../broker/types.ts';
+import type { SessionChange } from '../broker/types.ts';
 import { Subscription, type SubscriberConnection } from '../hub/index.ts';
 import { frames, parseFrame } from '../protocol/codec.ts';
 import { socketOf, textFrame } from '../protocol/wsframe.ts';
 import type { ClientCommand, DisconnectReason } from '../protocol/types.ts';
 import { decodeSession, newSid } from '../session/index.ts';
-import { flushHeld, HistoryQueue } from './history.ts';
+import { flushHeld, historyPosition, HistoryQueue } from './history.ts';
 import { Outbox } from './outbox.ts';
 import type { ConnectionContext, ConnectParams } from './types.ts';
 import { WhisperBudget } from './whisper-budget.ts';
@@ -430,27 +430,4 @@ export class Connection implements SubscriberConnection {
     this.subs = undefined;
     this.ctx.closed(this);
   }
-}
-
-const isPosition = (p: unknown): p is { epoch: string; offset: number } => {
-  if (p === null || typeof p !== 'object') return false;
-  const o = p as Record<string, unknown>;
-  return typeof o.epoch === 'string' && typeof o.offset === 'number' && Number.isSafeInteger(o.offset) && o.offset >= 0;
-};
-
-/**
- * anycable-go `retreiveHistory`: a position for the stream wins, else `since` (unix seconds;
- * values that only make sense as milliseconds are scaled down), else the request is invalid.
- */
-export function historyPosition(stream: string, req: unknown): HistoryPosition | undefined {
-  if (req === null || typeof req !== 'object' || Array.isArray(req)) return undefined;
-  const h = req as Record<string, unknown>;
-  const streams = h.streams;
-  if (streams !== null && typeof streams === 'object' && !Array.isArray(streams) && Object.hasOwn(streams, stream)) {
-    const p = (streams as Record<string, unknown>)[stream];
-    return isPosition(p) ? { epoch: p.epoch, offset: p.offset } : undefined;
-  }
-  const since = h.since;
-  if (typeof since === 'number' && Number.isFinite(since) && since > 0) return { since: Math.floor(since > 1e12 ? since / 1000 : since) };
-  return undefined;
 }
