@@ -185,6 +185,21 @@ describe('early frames during a ?sid= restore (item 7)', () => {
     expect(got.slice(1).every((f) => f.type === 'pong')).toBe(true);
     expect(b.closed).toBeUndefined();
     expect(t.srv.counters.earlyFramePauses).toBe(1);
+    // Large frames pause the socket by bytes (256 KiB) before 64 frames: 80 subscribes of ~4 KB
+    // identifiers (~320 KB) during the restore are all answered, none refused.
+    b.close();
+    await sleepMs(50);
+    const c = new RawClient(`${t.wsUrl}?sid=${a.welcome.sid}`);
+    clients.push(c);
+    await c.opened;
+    const ids = Array.from({ length: 80 }, (_, i) => JSON.stringify({ channel: '$pubsub', stream_name: `early/${i}`, pad: 'e'.repeat(3900) }));
+    for (const id of ids) c.send({ command: 'subscribe', identifier: id });
+    const answers = await c.take(81, 5000);
+    expect(answers[0]).toMatchObject({ type: 'welcome', restored: true });
+    // 16 fit maxSessionBytes (64 KiB) next to the restored one; the rest are rejected, none refused.
+    expect(answers.slice(1).every((f) => f.type === 'confirm_subscription' || f.type === 'reject_subscription')).toBe(true);
+    expect(c.closed).toBeUndefined();
+    expect(t.srv.counters.earlyFramePauses).toBe(2);
     await inner.close();
   });
 });

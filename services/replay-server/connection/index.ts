@@ -37,14 +37,19 @@ const CLOSE_CODES: Record<DisconnectReason, number> = { server_restart: 1012, to
  * many the socket stops being read (TCP pushes back on the client) until the restore is done.
  */
 const EARLY_FRAMES_BEFORE_PAUSE = 64;
-/** Frames ws had already read when the socket paused still arrive; past this hard bound the client is refused. */
+const EARLY_BYTES_BEFORE_PAUSE = 262_144;
+/**
+ * Frames ws had already read when the socket paused still arrive (at most one socket read plus
+ * a frame); past these hard bounds the client is refused.
+ */
 const MAX_EARLY_FRAMES = 10_000;
+const earlyBytesLimit = (maxPayloadBytes: number) => EARLY_BYTES_BEFORE_PAUSE + 2 * maxPayloadBytes + 65_536;
 /**
  * Rare, short-lived per-connection state lives in side tables instead of fields on every
  * connection: frames that arrive while a restore lookup is in flight, the restore hold timer,
  * history work and the whisper budget.
  */
-const earlyFrames = new WeakMap<Connection, { frames: string[]; bytes: number }>();
+const earlyFrames = new WeakMap<Connection, { frames: string[]; bytes: number; paused: boolean }>();
 const holdTimers = new WeakMap<Connection, NodeJS.Timeout>();
 const histories = new WeakMap<Connection, HistoryQueue>();
 const whisperBudgets = new WeakMap<Connection, WhisperBudget>();
@@ -119,7 +124,7 @@ export class Connection implements SubscriberConnection {
     const { opts, broker, counters } = this.ctx;
     if (opts.accessToken && p.token !== opts.accessToken) return this.disconnect('unauthorized');
     if (!(this.ext && opts.sessionTtlSec > 0 && p.restoreSid)) return this.send(frames.welcome(this.sid));
-    earlyFrames.set(this, { frames: [], bytes: 0 });
+    earlyFrames.set(this, { frames: [], bytes: 0, paused: false });
     broker.restoreSession(p.restoreSid).then(
       (state) => {
         if (this.closing) return;
@@ -184,7 +189,7 @@ export class Connection implements SubscriberConnection {
     const q = earlyFrames.get(this);
     earlyFrames.delete(this);
     if (q) for (const t of q.frames) if (!this.closing) this.handleText(t);
-    if (q && q.frames.length >= EARLY_FRAMES_BEFORE_PAUSE && !this.closing) this.ws.resume();
+    if (q?.paused && !this.closing) this.ws.resume();
   }
 
   receive(data: unknown, _isBinary: boolean): void {
@@ -194,10 +199,11 @@ export class Connection implements SubscriberConnection {
     if (early) {
       // A client may talk before the restore answered (pings, subscribes): queue, and past a
       // few dozen frames stop reading the socket instead of refusing the client.
-      if (early.frames.length >= MAX_EARLY_FRAMES || early.bytes > 4 * this.ctx.opts.maxPayloadBytes + 65_536) return this.disconnect('invalid_request');
+      if (early.frames.length >= MAX_EARLY_FRAMES || early.bytes > earlyBytesLimit(this.ctx.opts.maxPayloadBytes)) return this.disconnect('invalid_request');
       early.frames.push(text);
       early.bytes += text.length;
-      if (early.frames.length === EARLY_FRAMES_BEFORE_PAUSE) {
+      if (!early.paused && (early.frames.length >= EARLY_FRAMES_BEFORE_PAUSE || early.bytes >= EARLY_BYTES_BEFORE_PAUSE)) {
+        early.paused = true;
         this.ctx.counters.earlyFramePauses++;
         this.ws.pause();
       }
