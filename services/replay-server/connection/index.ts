@@ -149,8 +149,7 @@ export class Connection implements SubscriberConnection {
   /** Whether one more identifier fits the per-identifier and per-session byte bounds. */
   private fits(identifier: string): boolean {
     const { opts } = this.ctx;
-    const n = identifier.length; // UTF-16 units >= UTF-8 bytes / 3; exact bytes only when it matters
-    const bytes = n * 3 <= opts.maxIdentifierBytes ? n : Buffer.byteLength(identifier);
+    const bytes = Buffer.byteLength(identifier);
     return bytes <= opts.maxIdentifierBytes && this.idBytes + bytes <= opts.maxSessionBytes;
   }
 
@@ -299,15 +298,16 @@ export class Connection implements SubscriberConnection {
       return;
     }
     const message = JSON.stringify(data);
+    const size = Buffer.byteLength(message);
     const now = Date.now();
     let budget = whisperBudgets.get(this);
     if (!budget) whisperBudgets.set(this, (budget = new WhisperBudget(opts.whisperRatePerSec, opts.whisperBytesPerSec, now)));
-    if (!budget.take(message.length, now)) {
+    if (!budget.take(size, now)) {
       counters.whispersDropped++;
       return;
     }
     counters.whispers++;
-    counters.whisperBytes += message.length;
+    counters.whisperBytes += size;
     void broker.publish([{ stream: sub.stream, message, exclude: this.sid, transient: true }]).catch(() => {});
   }
 
