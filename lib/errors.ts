@@ -17,6 +17,14 @@ export const ERROR_CODES = {
   RR_ERR_RUN_FAILED: { status: 500, title: 'Internal Server Error', doc: 'A runner aborted; the message names the cause.' },
   RR_ERR_CHAOS_PROXY_LISTEN: { status: 500, title: 'Internal Server Error', doc: 'The embedded chaos proxy cannot bind its API address.' },
   RR_ERR_CHAOS_PROXY_API: { status: 502, title: 'Bad Gateway', doc: 'A Toxiproxy API call (embedded or real) failed; details.status has its HTTP status.' },
+  // Reference services and chaos proxy (refsvc): edge checks.
+  RR_ERR_UNSUPPORTED_ENCODING: { status: 415, title: 'Unsupported Media Type', doc: 'The request body uses a Content-Encoding (or charset) the server cannot decode; gzip, deflate, br and identity are accepted.' },
+  // Replay server (replay): storage acknowledgements, admin routes and the cluster's rolling reload.
+  RR_ERR_REPLAY_STORE_FAILED: { status: 503, title: 'Service Unavailable', doc: 'The replay server could not store a broadcast (cluster primary failing or not answering); it was not acknowledged.' },
+  RR_ERR_ADMIN_FORBIDDEN: { status: 403, title: 'Forbidden', doc: 'Admin routes need the broadcast key, or a loopback peer when no key is set.' },
+  RR_ERR_RELOAD_UNAVAILABLE: { status: 400, title: 'Bad Request', doc: 'A rolling reload needs cluster mode (--workers 2 or more).' },
+  RR_ERR_RELOAD_IN_PROGRESS: { status: 409, title: 'Conflict', doc: 'A rolling reload is already running.' },
+  RR_ERR_RELOAD_FAILED: { status: 500, title: 'Internal Server Error', doc: 'A replacement worker did not start; the reload stopped and the remaining old workers keep serving.' },
   // --- bench-runner shards (shards/runner, runners/idle|latency|throughput|whispers) ---
   RR_ERR_TARGET_URL_REFUSED: { status: 400, title: 'Bad Request', doc: 'A request passed a target URL (cableUrl, serverUrl, wsUrl, broadcastUrl, ...): runners take targets by name only; the operator configures URLs with TARGET_<NAME>_URL.' },
   RR_ERR_TARGET_NOT_CONFIGURED: { status: 400, title: 'Bad Request', doc: 'The target has no local service and no TARGET_<NAME>_URL is configured on this runner.' },
