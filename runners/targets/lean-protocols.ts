@@ -43,10 +43,9 @@ export const leanAnyCable: LeanProtocol = {
   },
 };
 
-/** services/ws: `{"type":"subscribe","stream":s}` → `{"type":"subscribed"}`; data frames carry `data`. */
+/** services/ws: `{"type":"welcome","sid"}` on connect, `{"type":"subscribe","stream":s}` → `{"type":"subscribed"}`; data frames carry `data`. */
 export const leanWs: LeanProtocol = {
   url: (base) => `${wsBase(base)}/ws`,
-  welcomeOnOpen: true,
   onOpen: (stream) => [JSON.stringify({ type: 'subscribe', stream })],
   onMessage(p) {
     let f: { type?: string; data?: unknown; reason?: string };
@@ -55,6 +54,7 @@ export const leanWs: LeanProtocol = {
     } catch {
       return undefined;
     }
+    if (f.type === 'welcome') return { stage: LeanStage.Welcomed };
     if (f.type === 'subscribed') return { stage: LeanStage.Subscribed };
     if (f.type === 'error') return { error: `server error ${f.reason ?? ''}` };
     return typeof f.data === 'string' ? { data: f.data } : undefined;

@@ -102,11 +102,69 @@ function socketIoWhisperClient(opts: ClientOptions): WhisperClient {
   };
 }
 
+/**
+ * Rebound's raw ws server: subscribe to the topic, whisper with
+ * `{"type":"whisper","stream","data":"<string>"}`; others receive `{"type":"whisper","stream","data"}`.
+ */
+function wsWhisperClient(opts: ClientOptions): WhisperClient {
+  const events = new Emitter<ClientEvents>();
+  let ws: WebSocket | undefined;
+  let attempt = 0;
+  let closing = false;
+  return {
+    index: opts.index,
+    connect() {
+      const sock = new WebSocket(`${opts.url.replace(/^http/, 'ws')}/ws`, { perMessageDeflate: false, ...(opts.localAddress ? { localAddress: opts.localAddress } : {}) });
+      ws = sock;
+      return new Promise<void>((resolve, reject) => {
+        let subscribed = false;
+        sock.on('open', () => sock.send(JSON.stringify({ type: 'subscribe', stream: opts.stream })));
+        sock.on('message', (raw) => {
+          let f: { type?: string; data?: unknown };
+          try {
+            f = JSON.parse(raw.toString()) as typeof f;
+          } catch {
+            return;
+          }
+          if (f.type === 'subscribed' && !subscribed) {
+            subscribed = true;
+            events.emit('connected', { resumed: false, attempt: attempt++ });
+            resolve();
+          } else if (f.type === 'whisper' && typeof f.data === 'string') events.emit('message', { data: f.data, at: Date.now() });
+        });
+        sock.on('error', (err) => (subscribed ? events.emit('error', err) : reject(err)));
+        sock.on('close', () => {
+          if (!subscribed) return reject(new Error('closed before subscribing'));
+          events.emit('disconnected', { reason: closing ? 'closed' : 'server_closed' });
+        });
+      });
+    },
+    whisper(data) {
+      if (ws?.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'whisper', stream: opts.stream, data: JSON.stringify(data) }));
+    },
+    drop() {
+      if (ws?.readyState !== WebSocket.OPEN) return false;
+      ws.terminate();
+      return true;
+    },
+    reconnect() {
+      ws?.terminate();
+      return this.connect();
+    },
+    close() {
+      closing = true;
+      ws?.terminate();
+    },
+    on: (e, fn) => events.on(e, fn),
+  };
+}
+
 const WHISPER: Record<string, (opts: ClientOptions) => WhisperClient> = {
   replay: anycableWhisperClient,
   anycable: anycableWhisperClient,
   socketio: socketIoWhisperClient,
   'socketio-csr': socketIoWhisperClient,
+  ws: wsWhisperClient,
 };
 
 export const WHISPER_TARGETS = Object.keys(WHISPER);

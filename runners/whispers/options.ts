@@ -29,10 +29,11 @@ export const WHISPERS_MAX_CELLS = 2 * LEDGER_MAX_CELLS;
 
 export const whispersPerClient = (o: WhispersOptions) => Math.max(1, Math.floor((o.duration * 1000) / o.interval));
 
-export function parseWhispersOptions(src: Parameters<typeof parseOptions>[1]): WhispersOptions {
+/** `registry` is injectable so the refusal is testable while every local target has whispers. */
+export function parseWhispersOptions(src: Parameters<typeof parseOptions>[1], registry: { supported: (target: string) => boolean } = { supported: (t) => whisperClientFor(t) !== undefined }): WhispersOptions {
   const o = parseOptions(WHISPERS_OPTIONS, src);
   getTarget(o.target);
-  if (!whisperClientFor(o.target)) {
+  if (!registry.supported(o.target)) {
     throw new ReboundError('RR_ERR_TARGET_UNSUPPORTED', `whispers are not supported by this target ("${o.target}"): its protocol has no client-to-client messages; supported: ${WHISPER_TARGETS.join(', ')}`, { details: { target: o.target } });
   }
   if (o.rooms > o.clients) throw new ReboundError('RR_ERR_OPTION_INVALID', `rooms (${o.rooms}) exceeds clients (${o.clients})`, { details: { option: 'rooms' } });

@@ -1,12 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { withTarget } from '../core/local-target.ts';
 import { getTarget } from '../targets/index.ts';
 import { parseWhispersOptions } from './options.ts';
 import { runWhispers } from './run.ts';
 
-/** Whether services/socketio relays the benchmark's `whisper` event yet (another branch adds it). */
-const SOCKETIO_HAS_WHISPER = readFileSync(new URL('../../services/socketio/server.ts', import.meta.url), 'utf8').includes("'whisper'");
 
 const small = (target: string) => parseWhispersOptions({ values: { target, n: '24', rooms: '3', interval: '100', duration: '1.5', ramp: '200', settle: '3000' }, origin: 'test' });
 
@@ -26,20 +23,24 @@ describe('whispers runner', () => {
     expect(r.latencyMs.p99).toBeGreaterThanOrEqual(r.latencyMs.p50);
   });
 
-  it.skipIf(!SOCKETIO_HAS_WHISPER)('socketio: whispers through the server event `whisper` (room, payload) [skipped until services/socketio relays `whisper`, added on the refsvc branch]', async () => {
-    const o = small('socketio');
-    const r = await withTarget(getTarget('socketio'), undefined, (url) => runWhispers(o, url));
-    expect(r.validity.valid, JSON.stringify(r.validity)).toBe(true);
-    expect(r.whispersReceived).toBe(r.expectedReceived);
-    expect(r.expectedReceived).toBe(24 * 15 * 7);
-  });
+  for (const target of ['socketio', 'ws']) {
+    it(`${target}: whispers reach the room's other members through the server's whisper relay`, async () => {
+      const o = small(target);
+      const r = await withTarget(getTarget(target), undefined, (url) => runWhispers(o, url));
+      expect(r.validity.valid, JSON.stringify(r.validity)).toBe(true);
+      expect(r.expectedReceived).toBe(24 * 15 * 7);
+      expect(r.whispersReceived).toBe(r.expectedReceived);
+      expect(r.duplicates).toBe(0);
+    });
+  }
 
-  it('answers "not supported by this target" for protocols without whispers', () => {
-    expect(() => small('ws')).toThrow(/not supported by this target/);
+  it('answers "not supported by this target" for targets without a whisper client', () => {
+    let err: unknown;
     try {
-      small('ws');
-    } catch (err) {
-      expect((err as { code: string }).code).toBe('RR_ERR_TARGET_UNSUPPORTED');
+      parseWhispersOptions({ values: { target: 'replay', n: '10' }, origin: 'test' }, { supported: () => false });
+    } catch (e) {
+      err = e;
     }
+    expect(err).toMatchObject({ code: 'RR_ERR_TARGET_UNSUPPORTED', message: expect.stringContaining('not supported by this target') });
   });
 });

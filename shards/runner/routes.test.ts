@@ -38,20 +38,28 @@ describe('bench routes', () => {
     expect(bad.body).toMatchObject({ statusCode: 400, code: 'RR_ERR_OPTION_INVALID', details: { option: 'publisher' } });
   });
 
-  it('whispers on the replay server; "not supported by this target" for ws', async () => {
-    const r = await post('/bench-whispers-replay?n=12&rooms=2&interval=100&duration=1&settle=3000');
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toMatchObject({ test: 'whispers', protocol: 'replay', rooms: 2, whispersSent: 120, expectedReceived: 600, whispersReceived: 600, deliveryRatePct: 100 });
-    const ws = await post('/bench-whispers-ws?n=12');
-    expect(ws.status).toBe(400);
-    expect(ws.body.code).toBe('RR_ERR_TARGET_UNSUPPORTED');
-    expect(ws.body.message).toContain('not supported by this target');
-  });
+  for (const target of ['replay', 'uws']) {
+    it(`whispers on ${target}`, async () => {
+      const r = await post(`/bench-whispers-${target}?n=12&rooms=2&interval=100&duration=1&settle=3000`);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body).toMatchObject({ test: 'whispers', rooms: 2, whispersSent: 120, expectedReceived: 600, whispersReceived: 600, deliveryRatePct: 100 });
+    });
+  }
 
   it('jitter validates plan= with the chaos catalog', async () => {
     const r = await post('/bench-jitter-replay?plan=earthquake');
     expect(r.body).toMatchObject({ statusCode: 400, code: 'RR_ERR_OPTION_INVALID' });
     expect(r.body.message).toContain('earthquake');
+  });
+
+  it('jitter over two worker processes merges into one result', async () => {
+    const r = await post('/bench-jitter-ws?n=8&msgs=20&interval=100&jitter=0&settle=2000&workers=2&seed=5');
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body).toMatchObject({ test: 'jitter', workers: 2, clients: 8, expectedDeliveries: 160, receivedDeliveries: 160, seed: 5 });
+    expect(r.body.latencyHistogram.count).toBe(160);
+    expect(r.body.effectiveParams).toMatchObject({ clients: 8, workers: 2 });
+    expect((await post('/bench-jitter-ws?n=2&workers=3')).body).toMatchObject({ statusCode: 400, details: { option: 'workers' } });
+    expect((await post('/bench-jitter-ws?n=40000')).body).toMatchObject({ statusCode: 400, details: { option: 'clients' } });
   });
 
   it('SIGTERM during an idle hold: workers close their clients, the partial result is stored as aborted, exit 0', async () => {

@@ -1,6 +1,8 @@
+import { ReboundError } from '../../../lib/errors.ts';
 import { parseOptions, type OptionTable, type OptionValues } from '../../../lib/options.ts';
 import { JITTER_OPTIONS, parseJitterOptions, type JitterOptions } from '../../../runners/jitter/options.ts';
 import { runJitter } from '../../../runners/jitter/run.ts';
+import { runJitterWorkers } from '../../../runners/jitter/workers.ts';
 import { defined } from '../params.ts';
 import { withResolvedTarget } from '../targets.ts';
 import type { BenchEntry, JobProgress } from '../types.ts';
@@ -12,10 +14,13 @@ const { target: _t, url: _u, broadcastUrl: _b, toxiproxyUrl: _x, broadcastKey: _
 /** The jitter CLI's table as the HTTP surface sees it, plus the benchmark's names. */
 export const JITTER_HTTP_OPTIONS = {
   ...JITTER_QUERY,
+  // One process holds at most JITTER_OPTIONS.clients.max clients; workers multiply that.
+  clients: { ...JITTER_QUERY.clients, max: JITTER_QUERY.clients.max * 64, doc: `concurrent clients (at most ${JITTER_QUERY.clients.max} per worker process: raise workers beyond)` },
   reconnectStrategy: { ...reconnectStrategy, aliases: ['reconnectMode'] },
   duration: COMPAT_OPTIONS.duration,
   samplesCap: COMPAT_OPTIONS.samplesCap,
   shard: COMPAT_OPTIONS.shard,
+  workers: { type: 'int', default: 1, min: 1, max: 64, doc: 'runner worker processes: clients are split over them, each on its own stream <stream>-w<i> with its own publisher (the benchmark\'s multi-shard layout), results merged exactly' },
 } as const satisfies OptionTable;
 
 export const jitterEntry: BenchEntry = {
@@ -25,27 +30,40 @@ export const jitterEntry: BenchEntry = {
   doc: 'client drops (or a chaos plan via plan=) while publishing; delivery ledger, latency, recovery',
   prepare(values, t) {
     const q: OptionValues<typeof JITTER_HTTP_OPTIONS> = parseOptions(JITTER_HTTP_OPTIONS, { values, origin: 'query' });
-    const { duration, samplesCap, shard, ...j } = q;
-    const opts = parseJitterOptions({ values: defined({ ...j, target: t.definition.name, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey }), origin: 'query' });
+    const { duration, samplesCap, shard, workers, ...j } = q;
+    const perWorker = Math.ceil(j.clients / workers);
+    if (perWorker > JITTER_QUERY.clients.max) throw new ReboundError('RR_ERR_OPTION_INVALID', `clients per worker process (${perWorker}) exceeds ${JITTER_QUERY.clients.max}: raise workers`, { details: { option: 'clients' } });
+    // Validated as one worker's share (the ledger cap and every other rule apply per process).
+    const share = parseJitterOptions({ values: defined({ ...j, clients: perWorker, target: t.definition.name, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey }), origin: 'query' });
+    const opts: JitterOptions = { ...share, clients: j.clients };
     const { url: _1, broadcastUrl: _2, broadcastKey: _3, toxiproxyUrl: _4, ...shown } = opts;
+    if (workers > opts.clients) throw new ReboundError('RR_ERR_OPTION_INVALID', `workers (${workers}) exceeds clients (${opts.clients})`, { details: { option: 'workers' } });
     return {
-      opts,
-      effectiveParams: defined({ ...shown, target: t.route, targetSource: t.source, duration: duration || undefined, samplesCap, shard }),
+      opts: { jitter: opts, workers },
+      effectiveParams: defined({ ...shown, target: t.route, targetSource: t.source, duration: duration || undefined, samplesCap, shard, workers }),
       plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + 1000 + opts.msgs * opts.interval + opts.settle + 5000,
     };
   },
   run(o, t, ctx) {
-    const opts = o as JitterOptions;
-    return withResolvedTarget(t, (url) =>
+    const { jitter: opts, workers } = o as { jitter: JitterOptions; workers: number };
+    return withResolvedTarget(t, (url, svc) =>
       new Promise<Record<string, unknown>>((resolve, reject) => {
         let last: JobProgress = { phase: 'connect' };
-        const run = runJitter(opts, url);
-        run.events.on('phase', (name, detail) => {
+        const phase = (name: string, detail: string) => {
           ctx.log(`${name}: ${detail}`);
           ctx.progress((last = { ...last, phase: name }));
-        });
-        run.events.on('progress', (p) => ctx.progress((last = { ...p })));
-        run.result.then((r) => resolve(redactKey(r as unknown as Record<string, unknown>)), reject);
+        };
+        const progress = (p: JobProgress) => ctx.progress((last = { ...p }));
+        let result: Promise<unknown>;
+        if (workers > 1) {
+          result = runJitterWorkers(opts, url, workers, { signal: ctx.signal, phase, progress, ...(svc ? { targetPid: svc.pid } : {}) });
+        } else {
+          const run = runJitter(opts, url, { targetPid: svc?.pid });
+          run.events.on('phase', phase);
+          run.events.on('progress', progress);
+          result = run.result;
+        }
+        result.then((r) => resolve(redactKey(r as Record<string, unknown>)), reject);
         // runJitter has no abort hook yet: hand back the last progress as the partial result;
         // the service exits right after, which closes the clients' sockets.
         ctx.signal.addEventListener('abort', () => resolve({ test: 'jitter', target: t.route, aborted: true, partial: true, progress: last }), { once: true });

@@ -11,10 +11,10 @@ export const WHISPERS_HTTP_OPTIONS = { ...Q, samplesCap: COMPAT_OPTIONS.samplesC
 
 export const whispersEntry: BenchEntry = {
   test: 'whispers',
-  // ws/uws are routed so that they answer 400 "not supported by this target" instead of 404.
+  // A target whose protocol has no whispers answers 400 "not supported by this target" (RR_ERR_TARGET_UNSUPPORTED).
   targets: ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'],
   options: WHISPERS_HTTP_OPTIONS,
-  doc: 'client-to-client messages through the server (replay, Socket.IO); delivery and latency',
+  doc: 'client-to-client messages through the server (replay, Socket.IO, ws); delivery and latency',
   prepare(values, t) {
     const { samplesCap, shard, ...q } = parseOptions(WHISPERS_HTTP_OPTIONS, { values, origin: 'query' });
     const opts = parseWhispersOptions({ values: defined({ ...q, target: t.definition.name, url: t.url }), origin: 'query' });

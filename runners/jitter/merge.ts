@@ -1,0 +1,148 @@
+import { mergeLatency, summarize } from '../core/latency.ts';
+import { checkValidity } from '../core/validity.ts';
+import type { DisruptionReport } from '../core/disruptions.ts';
+import type { ClientTally } from '../core/ledger.ts';
+import type { JitterOptions } from './options.ts';
+import type { JitterResult } from './result.ts';
+
+/**
+ * Merging jitter results of worker processes (or shards): counts and ledger totals are summed,
+ * latency HdrHistograms merged exactly (mergeLatency); disruption spreads are not mergeable
+ * exactly and are combined conservatively, with each worker's own figures kept in perWorker.
+ */
+const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
+const sum = <T>(xs: T[], f: (x: T) => number) => xs.reduce((a, x) => a + f(x), 0);
+const addMaps = (ms: Record<string, number>[]) => {
+  const out: Record<string, number> = {};
+  for (const m of ms) for (const [k, v] of Object.entries(m)) out[k] = (out[k] ?? 0) + v;
+  return out;
+};
+
+export interface WorkerSlice {
+  worker: number;
+  first: number;
+  clients: number;
+  seed: number;
+  stream: string;
+}
+
+/** Contiguous client slices; worker w's seed and stream derive from the run's, so one seed fixes every timeline. */
+export function slices(o: JitterOptions, workers: number, seed: number, stream: string): WorkerSlice[] {
+  const out: WorkerSlice[] = [];
+  let first = 0;
+  for (let w = 0; w < workers; w++) {
+    const clients = Math.floor(o.clients / workers) + (w < o.clients % workers ? 1 : 0);
+    out.push({ worker: w, first, clients, seed: ((seed + w * 7919) % 0x7fffffff) || 1, stream: `${stream}-w${w}` });
+    first += clients;
+  }
+  return out;
+}
+
+const worse = (a: ClientTally, b: ClientTally) => b.lost > a.lost || (b.lost === a.lost && (b.duplicates > a.duplicates || (b.duplicates === a.duplicates && b.maxLatencyMs > a.maxLatencyMs)));
+
+function mergeSpread(xs: { count: number; p50: number; p95: number; max: number }[]) {
+  const live = xs.filter((x) => x.count > 0);
+  if (!live.length) return { count: 0, p50: 0, p95: 0, max: 0 };
+  // Spreads are not mergeable exactly: count-weighted p50, worst p95 and max (per-worker exact values stay in perWorker).
+  return { count: sum(live, (x) => x.count), p50: Math.round(sum(live, (x) => x.p50 * x.count) / sum(live, (x) => x.count)), p95: Math.max(...live.map((x) => x.p95)), max: Math.max(...live.map((x) => x.max)) };
+}
+
+function mergeDisruptions(parts: DisruptionReport[][]): DisruptionReport[] {
+  const kinds = [...new Set(parts.flat().map((d) => d.kind))];
+  return kinds.map((kind) => {
+    const ds = parts.flat().filter((d) => d.kind === kind);
+    const reconnectsResumed = ds.filter((d) => d.resumedPct !== null);
+    return {
+      kind,
+      events: sum(ds, (d) => d.events),
+      affectedClients: sum(ds, (d) => d.affectedClients),
+      detectMs: mergeSpread(ds.map((d) => d.detectMs)),
+      undetected: sum(ds, (d) => d.undetected),
+      recoverMs: mergeSpread(ds.map((d) => d.recoverMs)),
+      unrecovered: sum(ds, (d) => d.unrecovered),
+      resumedPct: reconnectsResumed.length ? Math.round((sum(reconnectsResumed, (d) => (d.resumedPct ?? 0) * d.recoverMs.count) / Math.max(1, sum(reconnectsResumed, (d) => d.recoverMs.count))) * 10) / 10 : null,
+      curve: [],
+    };
+  });
+}
+
+/** Merge per-worker results: counts and the ledger totals are summed, latency histograms merged exactly. */
+export function mergeJitterResults(o: JitterOptions, parts: { slice: WorkerSlice; result: JitterResult }[], seed: number, stream: string, runId: string): JitterResult & { workers: number; perWorker: unknown[] } {
+  const rs = parts.map((p) => p.result);
+  const enc = mergeLatency(rs.map((r) => r.latencyHistogram));
+  const connectedClients = sum(rs, (r) => r.connectedClients);
+  const expected = sum(rs, (r) => r.expectedDeliveries);
+  const received = sum(rs, (r) => r.receivedDeliveries);
+  const reconnects = sum(rs, (r) => r.reconnects);
+  const replays = rs.some((r) => r.csrResumes !== null);
+  const resumes = sum(rs, (r) => r.csrResumes ?? 0);
+  let worst: ClientTally | null = null;
+  for (const p of parts) {
+    const w = p.result.worstClient;
+    if (w && (!worst || worse(worst, w))) worst = { ...w, index: w.index + p.slice.first };
+  }
+  const runners = rs.map((r) => r.runner);
+  const runner = {
+    runnerPeakRssMb: Math.round(sum(runners, (r) => r.runnerPeakRssMb) * 10) / 10,
+    runnerLoopLagMs: { p50: Math.max(...runners.map((r) => r.runnerLoopLagMs.p50)), p99: Math.max(...runners.map((r) => r.runnerLoopLagMs.p99)), max: Math.max(...runners.map((r) => r.runnerLoopLagMs.max)) },
+    runnerStalledWindowsPct: Math.max(...runners.map((r) => r.runnerStalledWindowsPct)),
+  };
+  const first = rs[0]!;
+  const merged = {
+    test: 'jitter' as const,
+    target: first.target,
+    runId,
+    seed,
+    stream,
+    startedAt: rs.map((r) => r.startedAt).sort()[0]!,
+    params: { ...o, seed },
+    clients: sum(rs, (r) => r.clients),
+    connectedClients,
+    connectFailures: sum(rs, (r) => r.connectFailures),
+    connectFailureCauses: addMaps(rs.map((r) => r.connectFailureCauses)),
+    runnerOpenFileLimit: first.runnerOpenFileLimit,
+    totalMessages: o.msgs,
+    published: Math.min(...rs.map((r) => r.published)),
+    publishFailures: sum(rs, (r) => r.publishFailures),
+    publishFailureSamples: rs.flatMap((r) => r.publishFailureSamples).slice(0, 20),
+    expectedDeliveries: expected,
+    receivedDeliveries: received,
+    lostDeliveries: sum(rs, (r) => r.lostDeliveries),
+    deliveryRatePct: pct(received, expected),
+    deliveryRateOfConnectedPct: pct(received, sum(rs, (r) => r.connectedClients * r.totalMessages)),
+    duplicates: sum(rs, (r) => r.duplicates),
+    outOfOrder: sum(rs, (r) => r.outOfOrder),
+    foreignMessages: sum(rs, (r) => r.foreignMessages),
+    perfectClients: sum(rs, (r) => r.perfectClients),
+    jitterEvents: sum(rs, (r) => r.jitterEvents),
+    jitterSkipped: sum(rs, (r) => r.jitterSkipped),
+    reconnects,
+    reconnectFailures: sum(rs, (r) => r.reconnectFailures),
+    csrResumes: replays ? resumes : null,
+    csrResumeRatePct: replays && reconnects ? pct(resumes, reconnects) : null,
+    historyRejected: sum(rs, (r) => r.historyRejected),
+    disconnectReasons: addMaps(rs.map((r) => r.disconnectReasons)),
+    recoveryMs: mergeSpread(rs.map((r) => r.recoveryMs)),
+    ...summarize(enc),
+    latencyHistogram: enc,
+    worstClient: worst,
+    runnerPeakRssMb: runner.runnerPeakRssMb,
+    runner,
+    elapsedMs: Math.max(...rs.map((r) => r.elapsedMs)),
+    plannedMs: Math.max(...rs.map((r) => r.plannedMs)),
+    chaos: {
+      plan: first.chaos.plan,
+      groups: first.chaos.groups,
+      proxyApi: first.chaos.proxyApi,
+      offlineMs: first.chaos.offlineMs,
+      disruptions: mergeDisruptions(rs.map((r) => r.chaos.disruptions)),
+      timeline: parts.flatMap((p) => p.result.chaos.timeline.map((e) => (e.scope === 'client' ? { ...e, target: e.target + p.slice.first } : e))).sort((a, b) => a.atMs - b.atMs),
+    },
+    // Target-wide figures, sampled once (by worker 0); the per-second series stay per worker.
+    ...(first.targetResources ? { targetResources: first.targetResources } : {}),
+    workers: parts.length,
+    perWorker: parts.map((p) => ({ ...p.slice, connectedClients: p.result.connectedClients, published: p.result.published, deliveryRatePct: p.result.deliveryRatePct, lostDeliveries: p.result.lostDeliveries, latencyRawMs: p.result.latencyRawMs, recoveryMs: p.result.recoveryMs, runner: p.result.runner, disruptions: p.result.chaos.disruptions })),
+  };
+  return { ...merged, validity: checkValidity(merged) };
+}
+

@@ -1,0 +1,31 @@
+import { runJitter } from './run.ts';
+import { assertNever, type FromJitterWorker, type ToJitterWorker } from './worker-messages.ts';
+
+/** One jitter worker process: runs the jitter engine for its slice and sends the result back. */
+const send = (m: FromJitterWorker, then?: () => void) => {
+  if (process.connected) process.send?.(m, undefined, {}, () => then?.());
+  else then?.();
+};
+
+process.on('message', (m: ToJitterWorker) => {
+  switch (m.type) {
+    case 'run': {
+      const run = runJitter(m.opts, m.url, m.targetPid ? { targetPid: m.targetPid } : undefined);
+      run.events.on('phase', (name, detail) => send({ type: 'phase', name, detail }));
+      run.events.on('progress', (progress) => send({ type: 'progress', progress }));
+      run.result.then(
+        // A result is megabytes of JSON: leave only once the channel has taken all of it.
+        (result) => send({ type: 'result', result }, () => process.exit(0)),
+        (err: unknown) => send({ type: 'error', message: (err as Error).message }, () => process.exit(1)),
+      );
+      return;
+    }
+    case 'stop':
+      // The engine has no abort hook: leaving closes this worker's sockets.
+      process.exit(0);
+      return;
+    default:
+      assertNever(m);
+  }
+});
+process.on('disconnect', () => process.exit(0));
