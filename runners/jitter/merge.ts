@@ -140,6 +140,7 @@ export function mergeJitterResults(o: JitterOptions, parts: { slice: WorkerSlice
     },
     // Target-wide figures, sampled once (by worker 0); the per-second series stay per worker.
     ...(first.targetResources ? { targetResources: first.targetResources } : {}),
+    ...(rs.some((r) => r.aborted) ? { aborted: true } : {}),
     workers: parts.length,
     perWorker: parts.map((p) => ({ ...p.slice, connectedClients: p.result.connectedClients, published: p.result.published, deliveryRatePct: p.result.deliveryRatePct, lostDeliveries: p.result.lostDeliveries, latencyRawMs: p.result.latencyRawMs, recoveryMs: p.result.recoveryMs, runner: p.result.runner, disruptions: p.result.chaos.disruptions })),
   };

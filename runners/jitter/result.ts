@@ -70,5 +70,7 @@ export interface JitterResult extends LatencyReport {
   series?: RunSeries;
   /** Memory and CPU of a target this runner started itself (absent for --url targets). */
   targetResources?: TargetUsage;
+  /** The run was stopped early (the runner shard shut down): figures cover what was measured until then. */
+  aborted?: boolean;
   validity: Validity;
 }

@@ -35,11 +35,11 @@ export interface JitterRun {
  * then report from the ledger. It never prints; presentation subscribes to `events`.
  * `url` is the running target's base URL.
  */
-export function runJitter(opts: JitterOptions, url: string, local?: { targetPid?: number }): JitterRun {
+export function runJitter(opts: JitterOptions, url: string, local?: { targetPid?: number; signal?: AbortSignal }): JitterRun {
   const events = new Emitter<JitterEvents>();
   const result = new Promise<JitterResult>((resolve, reject) => {
     // Start on the next turn so callers can attach listeners first.
-    setImmediate(() => new JitterSession(opts, url, events, local?.targetPid).execute().then(resolve, reject));
+    setImmediate(() => new JitterSession(opts, url, events, local?.targetPid, local?.signal).execute().then(resolve, reject));
   });
   return { events, result };
 }
@@ -85,8 +85,13 @@ class JitterSession {
   private readonly fdLimit = openFileLimit();
   private t0 = 0;
   private stopping = false;
+  /** Set by the caller's abort signal (a runner shard shutting down): stop early, report what was measured. */
+  private aborted = false;
+  private wakeOnAbort: () => void = () => {};
+  private readonly abortedP = new Promise<void>((r) => (this.wakeOnAbort = r));
+  private stopPublisher: (() => void) | undefined;
 
-  constructor(private readonly opts: JitterOptions, private readonly url: string, private readonly events: Emitter<JitterEvents>, private readonly targetPid?: number) {
+  constructor(private readonly opts: JitterOptions, private readonly url: string, private readonly events: Emitter<JitterEvents>, private readonly targetPid?: number, private readonly signal?: AbortSignal) {
     this.target = getTarget(opts.target);
     this.seed = opts.seed || randomSeed();
     this.runId = `${this.target.name}-${this.startedAt.getTime().toString(36)}-${this.seed}`;
@@ -108,7 +113,22 @@ class JitterSession {
     return i % this.opts.groups;
   }
 
+  /** A sleep that an abort cuts short. */
+  private nap(ms: number): Promise<void> {
+    return Promise.race([sleep(ms), this.abortedP]);
+  }
+
+  private abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.stopping = true;
+    this.stopPublisher?.();
+    this.wakeOnAbort();
+  }
+
   async execute(): Promise<JitterResult> {
+    this.signal?.addEventListener('abort', () => this.abort(), { once: true });
+    if (this.signal?.aborted) this.abort();
     const health = watchRunner();
     // A target this runner started: sample its memory and CPU for the report.
     const usage = this.targetPid ? watchTarget(this.targetPid) : undefined;
@@ -121,7 +141,7 @@ class JitterSession {
       const rampStart = Date.now();
       this.series.start(rampStart);
       const connectFailures = await this.ramp();
-      await sleep(1000);
+      await this.nap(1000);
       const pub = await this.publishWithChaos(connectFailures);
       await this.settle(this.opts.clients - connectFailures, pub.published);
       // Close before reporting: a runner that ran out of descriptors needs them back to read its
@@ -196,9 +216,10 @@ class JitterSession {
     let failures = 0;
     const start = Date.now();
     const connects: Promise<void>[] = [];
-    for (let i = 0; i < this.opts.clients; i++) {
+    for (let i = 0; i < this.opts.clients && !this.aborted; i++) {
       const due = start + (i * 1000) / this.opts.ramp;
-      if (due > Date.now()) await sleep(due - Date.now());
+      if (due > Date.now()) await this.nap(due - Date.now());
+      if (this.aborted) break;
       const fail = (err: unknown) => {
         failures++;
         const cause = classifyConnectError(err) ?? 'target';
@@ -206,7 +227,7 @@ class JitterSession {
       };
       connects.push(withTimeout(this.clients[i]!.connect(), 20_000).then(() => undefined, fail));
     }
-    await Promise.all(connects);
+    await Promise.race([Promise.all(connects), this.abortedP]);
     return failures;
   }
 
@@ -241,6 +262,8 @@ class JitterSession {
       else byClient.set(s.target, [...(byClient.get(s.target) ?? []), idx]);
     });
     for (const [i, idxs] of byClient) tasks.push(this.driveDrops(i, idxs));
+    this.stopPublisher = () => publisher.stop();
+    if (this.aborted) publisher.stop();
     const pub = await publisher.done;
     await Promise.all(tasks);
     clearInterval(progress);
@@ -252,7 +275,7 @@ class JitterSession {
     const c = this.clients[i]!;
     for (const idx of stepIdxs) {
       const step = this.steps[idx]!;
-      await sleep(this.t0 + step.atMs - Date.now());
+      await this.nap(this.t0 + step.atMs - Date.now());
       if (this.stopping) return;
       const wasConnected = this.tracker.isConnected(i);
       if (wasConnected) this.tracker.begin(idx, [i], Date.now(), false);
@@ -270,7 +293,7 @@ class JitterSession {
   private async runGroupStep(idx: number): Promise<void> {
     const step = this.steps[idx]!;
     const def = CATALOG[step.kind];
-    await sleep(this.t0 + step.atMs - Date.now());
+    await this.nap(this.t0 + step.atMs - Date.now());
     const ev: ChaosEvent = { kind: step.kind, scope: 'group', target: step.target, plannedAtMs: step.atMs, atMs: Date.now() - this.t0, durationMs: step.durationMs, applied: false };
     this.timeline.push(ev);
     if (this.stopping || !this.fleet || !def.apply) return;
@@ -281,7 +304,7 @@ class JitterSession {
       const undo = await def.apply(this.fleet.proxies[step.target]!);
       ev.applied = true;
       this.applied.add(idx);
-      await sleep(this.t0 + step.atMs + step.durationMs - Date.now());
+      await this.nap(this.t0 + step.atMs + step.durationMs - Date.now());
       await undo();
       ev.endedAtMs = Date.now() - this.t0;
     } catch (err) {
@@ -294,14 +317,14 @@ class JitterSession {
     if (this.reconnecting[i]) return;
     this.reconnecting[i] = 1;
     try {
-      await sleep(afterMs);
+      await this.nap(afterMs);
       for (let attempt = 0; attempt < 30 && !this.stopping; attempt++) {
         try {
           await withTimeout(this.clients[i]!.reconnect(), 10_000);
           return;
         } catch {
           this.counters.reconnectFailures++;
-          await sleep(1000);
+          await this.nap(1000);
         }
       }
     } finally {
@@ -321,9 +344,9 @@ class JitterSession {
       for (let i = 0; i < this.opts.clients; i++) n += this.tracker.isConnected(i) ? 1 : 0;
       return n >= connected;
     };
-    while (Date.now() < end) {
+    while (Date.now() < end && !this.aborted) {
       if (published > 0 && this.latency.count >= connected * published && allBack()) break;
-      await sleep(250);
+      await this.nap(250);
     }
   }
 
@@ -379,6 +402,6 @@ class JitterSession {
       series: this.series.finish(Date.now(), this.ledger),
       chaos: { plan: o.plan, groups: this.fleet ? o.groups : 0, proxyApi: this.fleet?.apiUrl ?? null, offlineMs: this.offlineMs, disruptions, timeline: this.timeline },
     };
-    return { ...partial, validity: checkValidity(partial) };
+    return { ...partial, ...(this.aborted ? { aborted: true } : {}), validity: checkValidity(partial) };
   }
 }

@@ -7,10 +7,12 @@ const send = (m: FromJitterWorker, then?: () => void) => {
   else then?.();
 };
 
+const abort = new AbortController();
+
 process.on('message', (m: ToJitterWorker) => {
   switch (m.type) {
     case 'run': {
-      const run = runJitter(m.opts, m.url, m.targetPid ? { targetPid: m.targetPid } : undefined);
+      const run = runJitter(m.opts, m.url, { ...(m.targetPid ? { targetPid: m.targetPid } : {}), signal: abort.signal });
       run.events.on('phase', (name, detail) => send({ type: 'phase', name, detail }));
       run.events.on('progress', (progress) => send({ type: 'progress', progress }));
       run.result.then(
@@ -21,8 +23,8 @@ process.on('message', (m: ToJitterWorker) => {
       return;
     }
     case 'stop':
-      // The engine has no abort hook: leaving closes this worker's sockets.
-      process.exit(0);
+      // The engine stops early, closes its clients and still sends its (partial) result.
+      abort.abort();
       return;
     default:
       assertNever(m);

@@ -30,4 +30,23 @@ describe('jitter over worker processes', () => {
     expect(Math.min(...targets)).toBeLessThan(15);
     expect(r.jitterEvents).toBe(r.chaos.disruptions[0]!.affectedClients);
   });
+
+  it('an abort reaches every worker: each stops early and the merged result says aborted', async () => {
+    const o = parseJitterOptions({ values: { target: 'ws', clients: '10', msgs: '300', interval: '100', jitter: '0', settle: '5000', seed: '8' }, origin: 'test' });
+    const abort = new AbortController();
+    const t0 = Date.now();
+    const r = await withTarget(getTarget('ws'), undefined, (url) =>
+      runJitterWorkers(o, url, 2, {
+        signal: abort.signal,
+        phase: (name) => {
+          if (name === 'publish') setTimeout(() => abort.abort(), 1500);
+        },
+      }),
+    );
+    expect(r.aborted).toBe(true);
+    expect(r.workers).toBe(2);
+    expect(r.published).toBeGreaterThan(0);
+    expect(r.published).toBeLessThan(300);
+    expect(Date.now() - t0).toBeLessThan(25_000);
+  });
 });

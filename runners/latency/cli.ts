@@ -17,7 +17,7 @@ async function main(argv: string[]): Promise<number> {
   const file = await writeResults(`latency-${opts.target}-${stamp()}`, result as unknown as Record<string, unknown>);
   process.stderr.write(`results: ${file}\n`);
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
-  return 'validity' in result && result.validity.valid ? 0 : 2;
+  return result.validity.valid ? 0 : 2;
 }
 
 runCli(main);

@@ -10,12 +10,9 @@ export interface LatencyHooks {
   log?: (line: string) => void;
 }
 
-/**
- * No drops, fixed-rate publishing: the latency distribution of a healthy run. Aborting hands
- * back a partial result (the engine has no abort hook: the caller's process ends the clients).
- */
-export async function runLatency(o: LatencyOptions, url: string, hooks: LatencyHooks = {}): Promise<LatencyResult | { test: 'latency'; aborted: true; partial: true; progress: unknown }> {
-  const run = runJitter(toJitterOptions(o), url);
+/** No drops, fixed-rate publishing: the latency distribution of a healthy run. An abort ends it early with `aborted: true`. */
+export async function runLatency(o: LatencyOptions, url: string, hooks: LatencyHooks = {}): Promise<LatencyResult> {
+  const run = runJitter(toJitterOptions(o), url, hooks.signal ? { signal: hooks.signal } : undefined);
   let last: { phase: string; connected: number; published: number; received: number } = { phase: 'connect', connected: 0, published: 0, received: 0 };
   run.events.on('phase', (name, detail) => {
     hooks.log?.(`${name}: ${detail}`);
@@ -23,11 +20,6 @@ export async function runLatency(o: LatencyOptions, url: string, hooks: LatencyH
     hooks.progress?.(last);
   });
   run.events.on('progress', (p) => hooks.progress?.((last = { phase: p.phase, connected: p.connected, published: p.published, received: p.received })));
-  const aborted = new Promise<{ test: 'latency'; aborted: true; partial: true; progress: unknown }>((resolve) =>
-    hooks.signal?.addEventListener('abort', () => resolve({ test: 'latency', aborted: true, partial: true, progress: last }), { once: true }),
-  );
-  const r = await Promise.race([run.result, aborted]);
-  if ('aborted' in r) return r;
-  const { chaos: _c, params: _p, jitterEvents: _j, jitterSkipped: _s, ...rest } = r;
+  const { chaos: _c, params: _p, jitterEvents: _j, jitterSkipped: _s, ...rest } = await run.result;
   return { ...rest, jitterEvents: 0, jitterSkipped: 0, test: 'latency', params: o };
 }

@@ -132,7 +132,10 @@ describe('bench-runner service', () => {
     expect(JSON.parse(readFileSync(join(dir, `${id}.json`), 'utf8')).aborted).toBe(true);
     runner = await startRunner({ BENCH_RUNNER_TOKEN: TOKEN, RESULTS_DIR: dir });
     const after = await api(runner.url, `/jobs/${id}`, { token: TOKEN });
-    expect(after.body).toMatchObject({ id, status: 'aborted', result: { aborted: true } });
+    expect(after.body).toMatchObject({ id, status: 'aborted', result: { test: 'jitter', aborted: true, clients: 4 } });
+    // A real partial result: what was published before the abort, not the whole plan.
+    expect(after.body.result.published).toBeGreaterThan(0);
+    expect(after.body.result.published).toBeLessThan(200);
     expect(existsSync(join(dir, `${id}.json`))).toBe(true);
   });
 });

@@ -58,15 +58,12 @@ export const jitterEntry: BenchEntry = {
         if (workers > 1) {
           result = runJitterWorkers(opts, url, workers, { signal: ctx.signal, phase, progress, ...(svc ? { targetPid: svc.pid } : {}) });
         } else {
-          const run = runJitter(opts, url, { targetPid: svc?.pid });
+          const run = runJitter(opts, url, { targetPid: svc?.pid, signal: ctx.signal });
           run.events.on('phase', phase);
           run.events.on('progress', progress);
           result = run.result;
         }
         result.then((r) => resolve(redactKey(r as Record<string, unknown>)), reject);
-        // runJitter has no abort hook yet: hand back the last progress as the partial result;
-        // the service exits right after, which closes the clients' sockets.
-        ctx.signal.addEventListener('abort', () => resolve({ test: 'jitter', target: t.route, aborted: true, partial: true, progress: last }), { once: true });
       }),
     );
   },
