@@ -67,7 +67,7 @@ export function timeToPct(backTimes: readonly number[], dropped: number, restart
   if (dropped === 0) return 0;
   const need = Math.ceil((pct / 100) * dropped);
   const s = [...backTimes].sort((a, b) => a - b);
-  return s.length >= need ? Math.max(0, s[need - 1]! - restartAt) : null;
+  return s.length >= need ? Math.round(Math.max(0, s[need - 1]! - restartAt)) : null;
 }
 
 /** Most reconnects completed in any 1 s window starting at a reconnect (exact sliding window). */

@@ -31,6 +31,8 @@ export interface RestartRecord {
   serverDownMs: number | null;
   ok: boolean;
   error: string | null;
+  /** RR_ERR_RELOAD_UNSUPPORTED when the target has no worker reload, RR_ERR_RESTART_FAILED otherwise. */
+  code: 'RR_ERR_RESTART_FAILED' | 'RR_ERR_RELOAD_UNSUPPORTED' | null;
   nodes: NodeRestart[];
   workers: WorkerReload[];
   command: { exitCode: number | null; signal: string | null; durationMs: number; outputTail: string } | null;
@@ -57,13 +59,14 @@ export async function performRestart(ctx: RestartContext): Promise<RestartRecord
   const rec: RestartRecord = {
     mode: ctx.mode,
     signal: null,
-    variant: ctx.nodes ? (ctx.workers > 1 && ctx.mode === 'rolling' ? 'workers' : 'nodes') : 'external',
+    variant: ctx.mode === 'command' || ctx.mode === 'hook' || !ctx.nodes ? 'external' : ctx.workers > 1 && ctx.mode === 'rolling' ? 'workers' : 'nodes',
     startedAt: new Date(startedAtMs).toISOString(),
     startedAtMs,
     endedAtMs: startedAtMs,
     serverDownMs: null,
     ok: true,
     error: null,
+    code: null,
     nodes: [],
     workers: [],
     command: null,
@@ -72,6 +75,7 @@ export async function performRestart(ctx: RestartContext): Promise<RestartRecord
   const fail = (msg: string) => {
     rec.ok = false;
     rec.error ??= msg;
+    rec.code ??= /does not support worker reload/.test(msg) ? 'RR_ERR_RELOAD_UNSUPPORTED' : 'RR_ERR_RESTART_FAILED';
   };
   try {
     if ((ctx.mode === 'kill' || ctx.mode === 'term') && ctx.nodes) {
@@ -115,6 +119,7 @@ export function addSupervised(rec: RestartRecord, supervised: readonly NodeResta
   for (const n of supervised) if (n.error) {
     rec.ok = false;
     rec.error ??= n.error;
+    rec.code ??= 'RR_ERR_RESTART_FAILED';
   }
   const downs = supervised.map((n) => n.downMs).filter((d): d is number => d !== null);
   if (downs.length) rec.serverDownMs = Math.max(...downs);
@@ -163,7 +168,7 @@ async function runCommand(ctx: RestartContext) {
 
 async function callHook(ctx: RestartContext) {
   const t0 = Date.now();
-  const body = JSON.stringify({ runId: ctx.runId, target: ctx.target, urls: ctx.urls, requestedAt: new Date(t0).toISOString() });
+  const body = JSON.stringify({ runId: ctx.runId, target: ctx.target, urls: ctx.urls, pids: ctx.nodes?.handles.map((h) => h.pid) ?? [], requestedAt: new Date(t0).toISOString() });
   try {
     const res = await post(ctx.config.hookUrl!, body, ctx.config.hookToken ?? '', ctx.config.timeoutMs ?? 120_000);
     return { status: res.status, durationMs: Date.now() - t0 };
