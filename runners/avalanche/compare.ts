@@ -1,5 +1,5 @@
 import { ReboundError } from '../../lib/errors.ts';
-import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
+import { helpText, parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
 import { randomSeed } from '../../lib/rng.ts';
 import { stamp, writeResults } from '../core/results.ts';
 import { getTarget, localTargets } from '../targets/index.ts';
@@ -48,15 +48,23 @@ export async function compareAvalanche(o: AvalancheCompareOptions, log: (line: s
   return results;
 }
 
+export const BENCH_AVALANCHE_HELP = `  --avalanche          add the avalanche table (every local target, same seed) after the jitter table; its options come from env:\n${helpText(BENCH_AVALANCHE_OPTIONS)}`;
+
 /**
- * What `npm run bench -- --avalanche` adds after the jitter table: the comparison at bench size
- * (options from env), its results file, and the table (or the file path only in --json mode).
+ * What `npm run bench -- --avalanche` adds after the jitter table. Options come from env and are
+ * validated at once (before the jitter table runs); `run` performs the comparison at bench size,
+ * writes its results file and returns the table (nothing in --json mode: the file has it).
  */
-export async function benchAvalancheTable(seed: number, json: boolean): Promise<{ ok: boolean; text: string }> {
+export function benchAvalancheTable(): { run(seed: number, json: boolean): Promise<{ ok: boolean; text: string }> } {
   const o = parseOptions(BENCH_AVALANCHE_OPTIONS, { env: process.env, origin: 'env' });
-  const results = await compareAvalanche({ ...o, seed });
-  const file = await writeResults(`bench-avalanche-${o.restart}-${stamp()}`, results as unknown as Record<string, unknown>[]);
-  process.stderr.write(`\navalanche results: ${file}\n`);
-  const head = `\nAvalanche comparison, --restart ${o.restart}: ${o.clients} clients, ${o.rate} msg/s, restart after ${o.warmupMs} ms, seed ${seed}\n\n`;
-  return { ok: results.every((r) => r.validity.valid), text: json ? '' : head + formatAvalanche(results) };
+  restartConfigFromEnv();
+  return {
+    async run(seed, json) {
+      const results = await compareAvalanche({ ...o, seed: o.seed || seed });
+      const file = await writeResults(`bench-avalanche-${o.restart}-${stamp()}`, results as unknown as Record<string, unknown>[]);
+      process.stderr.write(`\navalanche results: ${file}\n`);
+      const head = `\nAvalanche comparison, --restart ${o.restart}: ${o.clients} clients, ${o.rate} msg/s, restart after ${o.warmupMs} ms, seed ${o.seed || seed}\n\n`;
+      return { ok: results.every((r) => r.validity.valid), text: json ? '' : head + formatAvalanche(results) };
+    },
+  };
 }

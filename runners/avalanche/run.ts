@@ -122,7 +122,8 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       }
     }
     const totals = fleet.ledger.totals();
-    const restartAtOf = (i: number) => restart.nodes.find((n) => n.node === fleet.nodeOf(i) && n.signalAt !== null)?.signalAt ?? restartAt;
+    // A rolling restart times each client from its own node's restart; otherwise from the restart's start.
+    const restartAtOf = (i: number) => (restart.mode === 'rolling' ? restart.nodes.find((n) => n.node === fleet.nodeOf(i) && n.signalAt !== null)?.signalAt : undefined) ?? restartAt;
     const dropped = droppedTracks(fleet.tracks);
     const never = dropped.filter((t) => !t.connected).length;
     const rec = recoveryTimes(fleet.tracks, restartAtOf);
