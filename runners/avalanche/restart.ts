@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { sleep } from '../../lib/time.ts';
 import type { LocalNodes, NodeRestart } from './nodes.ts';
+import type { PortProbeReport } from './port-probe.ts';
 import type { RestartConfig, RestartMode } from './options.ts';
 
 /** One replaced worker, as the replay server's reload route reports it. */
@@ -37,6 +38,8 @@ export interface RestartRecord {
   workers: WorkerReload[];
   command: { exitCode: number | null; signal: string | null; durationMs: number; outputTail: string } | null;
   hook: { status: number | null; durationMs: number } | null;
+  /** TCP probes of every node's port from the restart to the end of the herd: did the port keep accepting? */
+  portProbe: PortProbeReport | null;
 }
 
 export interface RestartContext {
@@ -71,6 +74,7 @@ export async function performRestart(ctx: RestartContext): Promise<RestartRecord
     workers: [],
     command: null,
     hook: null,
+    portProbe: null,
   };
   const fail = (msg: string) => {
     rec.ok = false;
@@ -130,14 +134,21 @@ export function addSupervised(rec: RestartRecord, supervised: readonly NodeResta
  * workers once every worker is new, 409 while another reload runs. A 404 means this build of the
  * target has no reload.
  */
-async function reloadWorkers(base: string, key: string, timeoutMs: number): Promise<WorkerReload[]> {
+export async function reloadWorkers(base: string, key: string, timeoutMs: number): Promise<WorkerReload[]> {
   const res = await post(new URL('/_admin/reload', base).toString(), '{}', key, timeoutMs);
-  if (res.status === 404 || res.status === 405) throw new Error('the target does not support worker reload (POST /_admin/reload answered ' + res.status + ')');
-  if (res.status === 409) throw new Error('the target is already reloading its workers (409)');
-  if (res.status !== 200) throw new Error(`worker reload answered ${res.status}: ${res.body.slice(0, 200)}`);
-  const parsed = JSON.parse(res.body) as { workers?: WorkerReload[] };
-  if (!Array.isArray(parsed.workers)) throw new Error('worker reload answered 200 without a workers list');
-  return parsed.workers;
+  let body: { workers?: WorkerReload[]; code?: string; message?: string } = {};
+  try {
+    body = JSON.parse(res.body) as typeof body;
+  } catch {
+    // a target without the route may answer anything
+  }
+  const why = body.code ? `${body.code}: ${body.message ?? ''}` : res.body.slice(0, 200);
+  if (res.status === 404 || res.status === 405 || body.code === 'RR_ERR_RELOAD_UNAVAILABLE') throw new Error(`the target does not support worker reload (POST /_admin/reload answered ${res.status}${body.code ? ` ${body.code}` : ''})`);
+  if (res.status === 409) throw new Error(`the target is already reloading its workers (409 ${why})`);
+  if (res.status === 401 || res.status === 403) throw new Error(`the worker reload was refused (${res.status} ${why}): set --broadcast-key to the target's key`);
+  if (res.status !== 200) throw new Error(`worker reload answered ${res.status}: ${why}`);
+  if (!Array.isArray(body.workers)) throw new Error('worker reload answered 200 without a workers list');
+  return body.workers;
 }
 
 async function runCommand(ctx: RestartContext) {

@@ -9,6 +9,7 @@ import { getTarget } from '../targets/index.ts';
 import { ClientFleet } from './fleet.ts';
 import { downtime, droppedTracks, herdReport, quantiles, recoveryTimes, SeriesSampler } from './herd.ts';
 import { LocalNodes } from './nodes.ts';
+import { probePorts } from './port-probe.ts';
 import { messagesFor, type AvalancheOptions, type RestartConfig } from './options.ts';
 import { addSupervised, performRestart, type RestartRecord } from './restart.ts';
 import type { AvalancheResult } from './result.ts';
@@ -79,6 +80,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     fleet.markRestart(restartAt, deadline);
     const initiallyConnected = fleet.tracks.filter((t) => t.connectedAtRestart).length;
     sampler.start(restartAt, initiallyConnected);
+    const probe = probePorts(urls);
     events.emit('phase', 'restart', `${o.restart} with ${initiallyConnected} clients connected`);
     const restart: RestartRecord = await performRestart({ mode: o.restart, nodes, urls, workers: o.workers, rollingGapMs: o.rollingGapMs, termGraceMs: o.termGraceMs, broadcastKey: o.broadcastKey, config, runId, target: target.name });
     if (!restart.ok) events.emit('phase', 'restart', `FAILED: ${restart.error}`);
@@ -94,6 +96,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     while (Date.now() < deadline && !herdDone()) await sleep(100);
     const recoveryTimedOut = !herdDone();
     const herdEnd = Date.now();
+    restart.portProbe = probe.stop();
     if (nodes) {
       await nodes.settleSupervised();
       addSupervised(restart, nodes.supervised);
