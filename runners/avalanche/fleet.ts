@@ -67,6 +67,8 @@ export class ClientFleet {
   readonly reconnectTimes: number[] = [];
   foreign = 0;
   resumes = 0;
+  /** Replay protocols: history requests the server could not serve (e.g. a stream epoch from before the restart). */
+  historyNotFound = 0;
   dropsBeforeRestart = 0;
   herdStart = 0;
   private stopping = false;
@@ -181,6 +183,7 @@ export class ClientFleet {
       } else this.dropsBeforeRestart++;
       if (o.target.reconnect === 'manual') void this.reconnectManual(i);
     });
+    c.on('history', ({ ok }) => void (ok || this.historyNotFound++));
     c.on('error', () => {});
     if (o.target.service?.name === 'socketio' && o.target.reconnect === 'library') observeSocketIoManager(c, () => this.attemptStarted(i), (e) => this.attemptFailed(i, e));
     return c;

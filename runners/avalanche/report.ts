@@ -38,6 +38,7 @@ export function formatAvalanche(results: readonly AvalancheResult[]): string {
     row('Delivery rate', (r) => `${r.deliveryRatePct}%`),
     row('Duplicates', (r) => fmtInt(r.duplicates)),
     row('Resumed sessions', (r) => fmtInt(r.resumedReconnects)),
+    row('History not found', (r) => (r.historyNotFound === null ? 'n/a' : fmtInt(r.historyNotFound))),
     row('Valid', (r) => valid(r.validity)),
   ]);
 }

@@ -43,6 +43,8 @@ export interface AvalancheResult extends LatencyReport {
   disconnectSpreadMs: number;
   /** Reconnects on which the server restored the session (CSR recovered, AnyCable restored). */
   resumedReconnects: number;
+  /** Replay protocols: resubscribes whose history the server could not serve (a memory broker restarted); null for others. */
+  historyNotFound: number | null;
   /** Disconnects before the restart (the target or network was unstable during warm-up). */
   dropsBeforeRestart: number;
   disconnectReasons: Record<string, number>;

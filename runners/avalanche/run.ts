@@ -162,6 +162,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       downtimeOpenEnded: down.openEnded,
       disconnectSpreadMs: drops.length ? Math.max(...drops) - Math.min(...drops) : 0,
       resumedReconnects: fleet.resumes,
+      historyNotFound: target.replays && target.service?.name !== 'socketio' ? fleet.historyNotFound : null,
       dropsBeforeRestart: fleet.dropsBeforeRestart,
       disconnectReasons: fleet.disconnectReasons,
       herd: herdReport({ tracks: fleet.tracks, restartAt, handshakeFailures: fleet.handshakeFailures, connectLatency: fleet.connectLatency.encode(), attemptsObserved: dropped.some((t) => t.attempts > 0), series }),
