@@ -45,6 +45,9 @@ describe.each(['kill', 'term'] as const)('avalanche --restart %s against every l
     expect(r.restart.signal).toBe(mode === 'kill' ? 'SIGKILL' : 'SIGTERM');
     expect(r.restart.nodes[0]!.newPid).not.toBe(r.restart.nodes[0]!.oldPid);
     expect(r.restart.serverDownMs).toBeGreaterThan(0);
+    // The port itself was closed while the process was gone.
+    expect(r.restart.portProbe!.refused).toBeGreaterThan(0);
+    expect(r.restart.portProbe!.longestRefusedMs).toBeGreaterThan(0);
     // Nobody can be back before the new process listens.
     expect(r.recoveryMs.p50).toBeGreaterThanOrEqual(r.restart.serverDownMs!);
     expect(r.herd.timeToReconnectedMs.p100).toBe(r.recoveryMs.max);

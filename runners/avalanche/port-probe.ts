@@ -3,8 +3,9 @@ import { connect } from 'node:net';
 export interface PortProbeReport {
   intervalMs: number;
   probes: number;
+  /** Probes not accepted: refused, or no answer within 10 intervals. */
   refused: number;
-  /** Longest run of consecutive refused probes on any node, as time (refusals × interval). */
+  /** Longest time on any node from a refused probe to the next accepted one (or the end of probing). */
   longestRefusedMs: number;
 }
 
@@ -15,7 +16,7 @@ export interface PortProbeReport {
  */
 export function probePorts(urls: readonly string[], intervalMs = 100): { stop(): PortProbeReport } {
   const targets = urls.map((u) => new URL(u)).map((u) => ({ host: u.hostname, port: Number(u.port) || 80 }));
-  const run = targets.map(() => ({ busy: false, streak: 0, longest: 0 }));
+  const run = targets.map(() => ({ busy: false, refusedSince: 0, longest: 0 }));
   const report: PortProbeReport = { intervalMs, probes: 0, refused: 0, longestRefusedMs: 0 };
   const timer = setInterval(() => {
     targets.forEach((t, n) => {
@@ -28,11 +29,12 @@ export function probePorts(urls: readonly string[], intervalMs = 100): { stop():
         if (!st.busy) return;
         st.busy = false;
         report.probes++;
-        if (ok) st.streak = 0;
-        else {
+        if (ok) {
+          if (st.refusedSince) st.longest = Math.max(st.longest, Date.now() - st.refusedSince);
+          st.refusedSince = 0;
+        } else {
           report.refused++;
-          st.streak++;
-          st.longest = Math.max(st.longest, st.streak);
+          st.refusedSince ||= Date.now();
         }
       };
       s.setTimeout(intervalMs * 10, () => done(false));
@@ -44,7 +46,8 @@ export function probePorts(urls: readonly string[], intervalMs = 100): { stop():
   return {
     stop() {
       clearInterval(timer);
-      report.longestRefusedMs = Math.max(0, ...run.map((r) => r.longest)) * intervalMs;
+      const now = Date.now();
+      report.longestRefusedMs = Math.max(0, ...run.map((r) => (r.refusedSince ? Math.max(r.longest, now - r.refusedSince) : r.longest)));
       return report;
     },
   };

@@ -18,6 +18,7 @@ export interface PublisherStart {
 }
 export type PublisherReport =
   | { type: 'ready'; pid: number }
+  | { type: 'sent'; seq: number; sentAt: number }
   | { type: 'published'; seq: number; ok: boolean; sentAt: number; at: number }
   | { type: 'done'; published: number; failed: number; failures: string[] };
 
@@ -37,7 +38,10 @@ process.on('message', (m: PublisherStart) => {
     payloadBytes: m.payloadBytes,
     timeoutMs: 5000,
     ...(m.broadcastKey ? { broadcastKey: m.broadcastKey } : {}),
-    onSend: (seq, at) => void sentAt.set(seq, at),
+    onSend: (seq, at) => {
+      sentAt.set(seq, at);
+      send({ type: 'sent', seq, sentAt: at });
+    },
     onPublished: (seq, ok) => {
       send({ type: 'published', seq, ok, sentAt: sentAt.get(seq) ?? 0, at: Date.now() });
       sentAt.delete(seq);

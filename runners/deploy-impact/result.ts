@@ -25,7 +25,10 @@ export interface PublisherRestart {
   /** Messages on the schedule that were never accepted between the last accepted before the kill and the first after. */
   gapMessages: number;
   gapSeqs: { from: number; to: number } | null;
-  /** Requests sent but not answered when the process died. */
+  /**
+   * Requests the old process had sent or queued (its schedule ran ahead of the target's answers)
+   * but never saw answered when it died: part of the gap when the target never got them.
+   */
   unacknowledgedAtKill: number;
   /** The new process resumed the schedule at this seq (messages due while it was down are never sent). */
   resumedAtSeq: number | null;
@@ -56,7 +59,7 @@ export interface DeployImpactResult extends LatencyReport {
   publisher: PublisherRestart;
   /** Messages on the publisher's schedule. */
   totalMessages: number;
-  /** Messages the publisher processes sent (the gap excluded). */
+  /** Messages the publisher processes sent or queued (the never-sent part of the gap excluded). */
   sentMessages: number;
   /** Messages the target accepted (201). */
   published: number;

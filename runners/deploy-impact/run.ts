@@ -57,9 +57,10 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     let failed = 0;
     let resumedAtMs: number | null = null;
     let resumeFrom = Infinity;
-    const onPublished = (m: { seq: number; ok: boolean; sentAt: number; at: number }) => {
+    const onPublished = (m: { type: 'sent'; seq: number; sentAt: number } | { type: 'published'; seq: number; ok: boolean; sentAt: number; at: number }) => {
       if (m.seq < 1 || m.seq > messages) return;
       sentAt[m.seq] = m.sentAt;
+      if (m.type === 'sent') return;
       answered[m.seq] = 1;
       if (m.ok) {
         accepted[m.seq] = 1;
@@ -87,8 +88,8 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     events.emit('phase', 'deploy', `${signal} publisher pid ${first.pid}; new process in ${o.publisherDownMs} ms`);
     await first.kill(signal);
     pub.exitedAtMs = Date.now();
-    let lastSent = 0;
-    for (let s = 1; s <= dueAtKill; s++) if (!Number.isNaN(sentAt[s]!) || answered[s]) lastSent = s;
+    // Requests the dead process had sent or queued but never saw answered: its backlog, lost with it.
+    for (let s = 1; s <= messages; s++) if (!Number.isNaN(sentAt[s]!) && !answered[s]) pub.unacknowledgedAtKill++;
     await sleep(pub.exitedAtMs + o.publisherDownMs - Date.now());
     const respawnAt = Date.now();
     try {
@@ -125,7 +126,6 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     }
     if (firstAfter > lastBefore + 1) pub.gapSeqs = { from: lastBefore + 1, to: firstAfter - 1 };
     pub.gapMessages = pub.gapSeqs ? pub.gapSeqs.to - pub.gapSeqs.from + 1 : 0;
-    for (let s = 1; s <= lastSent; s++) if (!answered[s]) pub.unacknowledgedAtKill++;
 
     events.emit('phase', 'settle', `up to ${o.settleMs} ms`);
     let acceptedCount = 0;
@@ -161,8 +161,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     const never = dropped.filter((t) => !t.connected).length;
     const enc = fleet.deliveryLatency.encode();
     let sent = 0;
-    for (let s = 1; s <= messages; s++) sent += answered[s] || !Number.isNaN(sentAt[s]!) ? 1 : 0;
-    sent += pub.unacknowledgedAtKill;
+    for (let s = 1; s <= messages; s++) sent += !Number.isNaN(sentAt[s]!) ? 1 : 0;
     const expected = o.clients * acceptedCount;
     const runner = health.stop();
     const partial = {
@@ -214,11 +213,12 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
 }
 
 /**
- * Shared rules over what was sent and accepted (the gap is the publisher's and never flags
+ * Shared rules over what was answered and accepted (the gap is the publisher's and never flags
  * PARTIAL_PUBLISH), plus RESTART_FAILED when the publisher did not come back.
  */
 export function deployValidity(r: Omit<DeployImpactResult, 'validity'>): RestartValidity {
-  const core = checkValidity({ ...r, totalMessages: r.sentMessages });
+  // Requests that died with the old process got no answer: only answered ones can be refused.
+  const core = checkValidity({ ...r, totalMessages: r.sentMessages - r.publisher.unacknowledgedAtKill });
   const flags: RestartValidity['flags'] = [...core.flags];
   if (!r.publisher.ok) flags.push({ code: 'RESTART_FAILED', severity: 'fatal', message: `the publisher's restart failed: ${r.publisher.error}` });
   return { valid: !flags.some((f) => f.severity === 'fatal'), flags };

@@ -18,7 +18,7 @@ export interface StandalonePublisher {
 }
 
 /** Fork a publisher process and wait until it is ready to take its start message. */
-export function spawnPublisher(onPublished: (r: Extract<PublisherReport, { type: 'published' }>) => void, startTimeoutMs = 20_000): Promise<StandalonePublisher> {
+export function spawnPublisher(onPublished: (r: Extract<PublisherReport, { type: 'published' | 'sent' }>) => void, startTimeoutMs = 20_000): Promise<StandalonePublisher> {
   const child = fork(ENTRY, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   reapOnExit(child);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -34,7 +34,7 @@ export function spawnPublisher(onPublished: (r: Extract<PublisherReport, { type:
       reject(new ReboundError('RR_ERR_PUBLISHER_PROCESS', `the standalone publisher exited before it was ready (code ${code}, signal ${signal})`));
     });
     child.on('message', (m: PublisherReport) => {
-      if (m.type === 'published') onPublished(m);
+      if (m.type === 'published' || m.type === 'sent') onPublished(m);
       else if (m.type === 'done') resolveDone(m);
       else if (m.type === 'ready') {
         clearTimeout(timer);
