@@ -25,6 +25,7 @@ export function formatAvalanche(results: readonly AvalancheResult[]): string {
     row('Recovery p95', (r) => fmtMs(r.recoveryMs.p95)),
     row('Recovery p99', (r) => fmtMs(r.recoveryMs.p99)),
     row('Recovery max', (r) => fmtMs(r.recoveryMs.max)),
+    row('  p95 from listening again', (r) => (r.recoveryFromListeningMs ? fmtMs(r.recoveryFromListeningMs.p95) : 'unknown')),
     row('Never came back', (r) => share(r.neverReconnected, r.droppedConnections)),
     row('Total downtime', (r) => fmtMs(r.downtimeMs) + (r.downtimeOpenEnded ? '+' : '')),
     row('Time to 95% back', (r) => fmtMs(r.herd.timeToReconnectedMs.p95)),

@@ -36,6 +36,8 @@ export interface AvalancheResult extends LatencyReport {
   neverReconnectedPct: number;
   /** Restart (of the client's node) to the client connected and resubscribed, ms. */
   recoveryMs: Quantiles;
+  /** The same, timed from the client's node listening again (null when the runner did not see it): reconnect cost without the server's boot. */
+  recoveryFromListeningMs: Quantiles | null;
   /** First drop to last reconnect, ms; to the end of the wait when `downtimeOpenEnded`. */
   downtimeMs: number;
   downtimeOpenEnded: boolean;

@@ -130,6 +130,9 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     const dropped = droppedTracks(fleet.tracks);
     const never = dropped.filter((t) => !t.connected).length;
     const rec = recoveryTimes(fleet.tracks, restartAtOf);
+    // The same clients timed from their node listening again: client backoff and handshake without the server's boot.
+    const listeningAtOf = (i: number) => restart.nodes.find((n) => n.node === fleet.nodeOf(i) && n.listeningAt !== null)?.listeningAt;
+    const fromListening = restart.nodes.length && restart.nodes.every((n) => n.listeningAt !== null) ? quantiles(recoveryTimes(fleet.tracks, (i) => listeningAtOf(i) ?? restartAt)) : null;
     const down = downtime(fleet.tracks, herdEnd);
     const drops = dropped.map((t) => t.firstDropAt);
     const restartWindowEnd = Math.max(restart.endedAtMs, ...dropped.map((t) => t.backAt)) + 2000;
@@ -158,6 +161,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       neverReconnected: never,
       neverReconnectedPct: pct(never, dropped.length),
       recoveryMs: quantiles(rec),
+      recoveryFromListeningMs: fromListening,
       downtimeMs: down.downtimeMs,
       downtimeOpenEnded: down.openEnded,
       disconnectSpreadMs: drops.length ? Math.max(...drops) - Math.min(...drops) : 0,
