@@ -140,6 +140,8 @@ describe('avalanche options', () => {
     [{ target: 'ws', restart: 'rolling' }, {}, /needs several nodes/],
     [{ target: 'ws', restart: 'kill', url: 'http://127.0.0.1:9' }, {}, /with --url use --restart command or hook/],
     [{ target: 'ws', workers: '4' }, {}, /replay target only/],
+    [{ target: 'ws', broadcastUrl: 'http://10.0.0.1:8090/_broadcast' }, {}, /broadcast-url must be a loopback/],
+    [{ target: 'ws', broadcastUrl: 'http://127.0.0.1:8090/_broadcast', nodes: '2', restart: 'rolling' }, {}, /each node gets its own publisher/],
     [{ target: 'ws', restart: 'reboot' }, {}, /must be one of kill, term, rolling, command, hook/],
   ] as const)('%j is rejected', (values, config, msg) => {
     expect(parse(values as Record<string, string>, config as RestartConfig)).toThrow(msg);

@@ -8,7 +8,7 @@ import { formatAvalanche } from './report.ts';
 import type { AvalancheResult } from './result.ts';
 import { runAvalanche } from './run.ts';
 
-const { target: _t, url: _u, reconnectStrategy: _r, nodes: _n, workers: _w, ...shared } = AVALANCHE_OPTIONS;
+const { target: _t, url: _u, broadcastUrl: _b, reconnectStrategy: _r, nodes: _n, workers: _w, ...shared } = AVALANCHE_OPTIONS;
 
 /**
  * Every local target restarted the same way, one after another, same seed: the side-by-side

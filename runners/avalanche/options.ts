@@ -16,6 +16,7 @@ export type RestartMode = (typeof RESTART_MODES)[number];
 export const AVALANCHE_OPTIONS = {
   target: { type: 'string', default: 'socketio', env: ['TARGET'], doc: 'target name' },
   url: { type: 'optional-string', default: undefined, env: ['TARGET_URL'], doc: 'base URL of an already running target (loopback only; modes command and hook); default: start it locally' },
+  broadcastUrl: { type: 'optional-string', default: undefined, env: ['BROADCAST_URL'], doc: 'where to POST broadcasts (e.g. anycable-go\'s http://127.0.0.1:8090/_broadcast); default <url>/_broadcast' },
   restart: { type: 'enum', values: RESTART_MODES, default: 'kill', env: ['AVALANCHE_RESTART'], doc: 'how to restart the target' },
   clients: { type: 'int', default: 1000, min: 1, max: 18_000, env: ['NUM_CLIENTS'], aliases: ['n'], doc: 'concurrent clients' },
   rate: { type: 'number', default: 10, min: 0.1, max: 1000, env: ['PUB_RATE'], aliases: ['pub-rate'], doc: 'messages published per second, before, during and after the restart' },
@@ -71,12 +72,14 @@ export function parseAvalancheOptions(src: Parameters<typeof parseOptions>[1], c
   const target = getTarget(opts.target);
   const bad = (option: string, message: string) => new ReboundError('RR_ERR_OPTION_INVALID', message, { details: { option } });
   if (opts.clients * messagesFor(opts) > LEDGER_MAX_CELLS) throw bad('clients', `clients x messages = ${opts.clients * messagesFor(opts)} exceeds ${LEDGER_MAX_CELLS} ledger cells`);
+  if (opts.broadcastUrl !== undefined && !isAllowedTargetUrl(opts.broadcastUrl)) throw bad('broadcastUrl', `broadcast-url must be a loopback http URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.broadcastUrl)}`);
   if (opts.url !== undefined && !isAllowedTargetUrl(opts.url)) throw bad('url', `url must be a loopback http(s) URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.url)}`);
   const local = opts.url === undefined;
   if (!local && (opts.restart === 'kill' || opts.restart === 'term' || opts.restart === 'rolling')) throw bad('restart', `--restart ${opts.restart} restarts a target the runner started itself; with --url use --restart command or hook`);
   if (local && !target.service) throw bad('url', `target "${target.name}" has no local service: pass --url with --restart command or hook`);
   if (opts.workers > 1 && target.service?.name !== 'replay') throw bad('workers', `--workers applies to the replay target only (got target "${target.name}")`);
   if (opts.workers > 1 && opts.nodes > 1) throw bad('workers', '--workers and --nodes cannot be combined');
+  if (opts.broadcastUrl !== undefined && opts.nodes > 1) throw bad('broadcastUrl', '--broadcast-url names one endpoint; with --nodes K each node gets its own publisher');
   if (!local && opts.nodes > 1) throw bad('nodes', '--nodes starts local instances; it cannot be combined with --url');
   if (opts.restart === 'rolling' && opts.nodes < 2 && opts.workers < 2) throw bad('restart', '--restart rolling needs several nodes (--nodes K >= 2) or a replay target with --workers N >= 2');
   if (opts.restart === 'command' && !config.command) throw bad('restart', '--restart command needs AVALANCHE_RESTART_COMMAND in the runner\'s environment (a restart command never comes from a request)');

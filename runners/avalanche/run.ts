@@ -61,7 +61,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     events.emit('phase', 'warmup', `${messages} messages at ${o.rate}/s on ${stream}; restart (${o.restart}) after ${o.warmupMs} ms`);
     const publishers = urls.map((url, n) =>
       startPublisher({
-        url,
+        url: o.broadcastUrl ?? url,
         stream,
         runId,
         messages,

@@ -12,6 +12,7 @@ import { getTarget } from '../targets/index.ts';
 export const DEPLOY_IMPACT_OPTIONS = {
   target: { type: 'string', default: 'socketio', env: ['TARGET'], doc: 'target name' },
   url: { type: 'optional-string', default: undefined, env: ['TARGET_URL'], doc: 'base URL of an already running target (loopback only); default: start it locally' },
+  broadcastUrl: { type: 'optional-string', default: undefined, env: ['BROADCAST_URL'], doc: 'where to POST broadcasts (e.g. anycable-go\'s http://127.0.0.1:8090/_broadcast); default <url>/_broadcast' },
   clients: { type: 'int', default: 1000, min: 1, max: 18_000, env: ['NUM_CLIENTS'], aliases: ['n'], doc: 'concurrent clients' },
   rate: { type: 'number', default: 10, min: 0.1, max: 1000, env: ['PUB_RATE'], aliases: ['pub-rate'], doc: 'messages per second on the publisher\'s schedule' },
   ramp: { type: 'int', default: 200, min: 1, max: 100_000, env: ['RAMP_RATE'], doc: 'client connects per second' },
@@ -35,6 +36,7 @@ export function parseDeployImpactOptions(src: Parameters<typeof parseOptions>[1]
   const opts = parseOptions(DEPLOY_IMPACT_OPTIONS, src);
   const target = getTarget(opts.target);
   const bad = (option: string, message: string) => new ReboundError('RR_ERR_OPTION_INVALID', message, { details: { option } });
+  if (opts.broadcastUrl !== undefined && !isAllowedTargetUrl(opts.broadcastUrl)) throw bad('broadcastUrl', `broadcast-url must be a loopback http URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.broadcastUrl)}`);
   if (opts.url !== undefined && !isAllowedTargetUrl(opts.url)) throw bad('url', `url must be a loopback http(s) URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.url)}`);
   if (opts.url === undefined && !target.service) throw bad('url', `target "${target.name}" has no local service: pass --url`);
   if (opts.clients * deployMessages(opts) > LEDGER_MAX_CELLS) throw bad('clients', `clients x messages exceeds ${LEDGER_MAX_CELLS} ledger cells`);

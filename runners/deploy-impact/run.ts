@@ -70,7 +70,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
         if (failures.length < 20) failures.push(`seq ${m.seq}: not accepted`);
       }
     };
-    const common = { url, stream, runId, lastSeq: messages, intervalMs, payloadBytes: o.payloadBytes, ...(o.broadcastKey ? { broadcastKey: o.broadcastKey } : {}) };
+    const common = { url: o.broadcastUrl ?? url, stream, runId, lastSeq: messages, intervalMs, payloadBytes: o.payloadBytes, ...(o.broadcastKey ? { broadcastKey: o.broadcastKey } : {}) };
 
     const first = await spawnPublisher(onPublished);
     publishers.push(first);
