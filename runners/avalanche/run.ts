@@ -139,7 +139,8 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     const during = failureTimes.filter((t) => t >= restartAt && t <= restartWindowEnd).length;
     const enc = fleet.deliveryLatency.encode();
     const connectedClients = o.clients - connectFailures;
-    const published = Math.min(...acceptedCount);
+    let published = 0;
+    for (let s = 1; s <= messages; s++) if (accepted.every((a) => a[s])) published++;
     const partial = {
       test: 'avalanche' as const,
       target: target.name,
