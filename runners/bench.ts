@@ -9,6 +9,7 @@ import { formatComparison } from './jitter/report.ts';
 import type { JitterResult } from './jitter/result.ts';
 import { runJitter } from './jitter/run.ts';
 import { benchAvalancheTable, BENCH_AVALANCHE_HELP } from './avalanche/compare.ts';
+import { commandLine, reportLine } from './report/index.ts';
 import { getTarget, localTargets } from './targets/index.ts';
 
 /**
@@ -44,15 +45,16 @@ async function main(argv: string[]): Promise<number> {
     const { targets: _x, ...rest } = opts;
     const jopts: JitterOptions = { ...rest, seed, target: t.name, url: undefined, broadcastUrl: undefined };
     process.stderr.write(`\n== ${t.name}: ${t.description}\n`);
-    const r = await withTarget(t, undefined, async (url) => {
-      const run = runJitter(jopts, url);
+    const r = await withTarget(t, undefined, async (url, svc) => {
+      const run = runJitter(jopts, url, { targetPid: svc?.pid });
       run.events.on('phase', (name, detail) => process.stderr.write(`[${t.name}] ${name}: ${detail}\n`));
       return run.result;
     });
     results.push(r);
   }
   const file = await writeResults(`bench-${opts.plan.replace(/\+/g, "-")}-${stamp()}`, results as unknown as Record<string, unknown>[]);
-  process.stderr.write(`\nresults: ${file}\n\n`);
+  process.stderr.write(`\nresults: ${file}\n`);
+  process.stderr.write(`${await reportLine(file, results, { command: commandLine('bench', BENCH_OPTIONS, { ...opts, seed }) })}\n`);
   process.stdout.write(json ? JSON.stringify(results, null, 2) + '\n' : `Resilience comparison, plan ${opts.plan}: ${opts.clients} clients, ${opts.msgs} msgs every ${opts.interval} ms, disruption every ${opts.jitter} s (+U(0,5)), seed ${seed}\n\n` + formatComparison(results));
   const av = avalanche ? await avalanche.run(seed, json) : { ok: true, text: '' };
   process.stdout.write(av.text);

@@ -92,13 +92,15 @@ export class DisruptionTracker {
     }
   }
 
-  onConnected(i: number, now: number, resumed: boolean): void {
+  /** Returns the recovery (disruption step, ms since it began) when this reconnect ended one, for per-run series. */
+  onConnected(i: number, now: number, resumed: boolean): { step: number; ms: number } | undefined {
     this.connected[i] = 1;
     const p = this.pending[i];
-    if (!p || !p.detected) return;
+    if (!p || !p.detected) return undefined;
     this.push(this.recover, p.step, now - p.startedAt);
     if (resumed) this.resumed.set(p.step, (this.resumed.get(p.step) ?? 0) + 1);
     this.pending[i] = undefined;
+    return { step: p.step, ms: now - p.startedAt };
   }
 
   private push(map: Map<number, number[]>, step: number, v: number) {

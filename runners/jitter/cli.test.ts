@@ -40,6 +40,10 @@ describe('bench:jitter CLI', () => {
     expect(result).toMatchObject({ test: 'jitter', target: 'ws', deliveryRatePct: 100, expectedDeliveries: 25, lostDeliveries: 0 });
     const files = readdirSync(dir);
     expect(files.some((f) => f.endsWith('.json'))).toBe(true);
+    // The visual report sits next to the JSON under the same name.
+    const base = files.find((f) => f.endsWith('.json'))!.replace(/\.json$/, '');
+    expect(files).toContain(`${base}.html`);
+    expect(r.stderr).toContain(`report: ${join(dir, base)}.html`);
     const csv = readFileSync(join(dir, files.find((f) => f.endsWith('.csv'))!), 'utf8').split('\n');
     expect(csv[0]).toContain('deliveryRatePct');
     expect(csv[1]).toContain('ws');

@@ -6,6 +6,7 @@ import { stamp, writeResults } from '../core/results.ts';
 import { JITTER_OPTIONS, parseJitterOptions } from './options.ts';
 import { formatComparison } from './report.ts';
 import { runJitter } from './run.ts';
+import { commandLine, reportLine } from '../report/index.ts';
 
 /** `npm run bench:jitter -- --target <name> [...]`. Progress on stderr; table or `--json` on stdout. */
 async function main(argv: string[]): Promise<number> {
@@ -16,14 +17,15 @@ async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   const opts = parseJitterOptions({ values: argvToValues(argv.filter((a) => a !== '--json'), JITTER_OPTIONS), env: process.env, origin: 'CLI' });
   const target = getTarget(opts.target);
-  const result = await withTarget(target, opts.url, async (url) => {
-    const run = runJitter(opts, url);
+  const result = await withTarget(target, opts.url, async (url, svc) => {
+    const run = runJitter(opts, url, { targetPid: svc?.pid });
     run.events.on('phase', (name, detail) => process.stderr.write(`[${target.name}] ${name}: ${detail}\n`));
     run.events.on('progress', (p) => process.stderr.write(`[${target.name}] published ${p.published}/${opts.msgs}, drops ${p.drops}, deliveries ${p.received}\n`));
     return run.result;
   });
   const file = await writeResults(`jitter-${target.name}-${stamp()}`, result as unknown as Record<string, unknown>);
   process.stderr.write(`results: ${file}\n`);
+  process.stderr.write(await reportLine(file, result, { command: commandLine('bench:jitter', JITTER_OPTIONS, result.params) }));
   process.stdout.write(json ? JSON.stringify(result, null, 2) + '\n' : formatComparison([result]));
   return result.validity.valid ? 0 : 2;
 }

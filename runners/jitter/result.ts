@@ -5,6 +5,8 @@ import type { Validity } from '../core/validity.ts';
 import type { JitterOptions } from './options.ts';
 import type { ChaosEvent } from '../../chaos/plans/schedule.ts';
 import type { DisruptionReport } from '../core/disruptions.ts';
+import type { RunSeries } from '../core/timeseries.ts';
+import type { TargetUsage } from '../core/target-usage.ts';
 
 /**
  * The jitter result. Field names follow the benchmark's JSON where it has them
@@ -64,5 +66,9 @@ export interface JitterResult extends LatencyReport {
    * recovery curve; plus every step of the seeded timeline.
    */
   chaos: { plan: string; groups: number; proxyApi: string | null; offlineMs: number; disruptions: DisruptionReport[]; timeline: ChaosEvent[] };
+  /** Per-second connected/arrivals/published/delivered series and recovery quantiles, for the visual report (absent in older results). */
+  series?: RunSeries;
+  /** Memory and CPU of a target this runner started itself (absent for --url targets). */
+  targetResources?: TargetUsage;
   validity: Validity;
 }

@@ -6,6 +6,8 @@ import { randomSeed } from '../../lib/rng.ts';
 import { sleep } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
 import { DisruptionTracker } from '../core/disruptions.ts';
+import { SeriesRecorder } from '../core/timeseries.ts';
+import { watchTarget } from '../core/target-usage.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
 import { startPublisher, type PublishPayload } from '../core/publisher.ts';
@@ -33,11 +35,11 @@ export interface JitterRun {
  * then report from the ledger. It never prints; presentation subscribes to `events`.
  * `url` is the running target's base URL.
  */
-export function runJitter(opts: JitterOptions, url: string): JitterRun {
+export function runJitter(opts: JitterOptions, url: string, local?: { targetPid?: number }): JitterRun {
   const events = new Emitter<JitterEvents>();
   const result = new Promise<JitterResult>((resolve, reject) => {
     // Start on the next turn so callers can attach listeners first.
-    setImmediate(() => new JitterSession(opts, url, events).execute().then(resolve, reject));
+    setImmediate(() => new JitterSession(opts, url, events, local?.targetPid).execute().then(resolve, reject));
   });
   return { events, result };
 }
@@ -65,6 +67,8 @@ class JitterSession {
   private readonly ledger: DeliveryLedger;
   private readonly latency = new LatencyRecorder();
   private readonly tracker: DisruptionTracker;
+  /** Per-second series for the visual report. */
+  private readonly series: SeriesRecorder;
   private readonly timeline: ChaosEvent[] = [];
   private readonly applied = new Set<number>();
   private readonly lastDrop: (ChaosEvent | undefined)[];
@@ -82,7 +86,7 @@ class JitterSession {
   private t0 = 0;
   private stopping = false;
 
-  constructor(private readonly opts: JitterOptions, private readonly url: string, private readonly events: Emitter<JitterEvents>) {
+  constructor(private readonly opts: JitterOptions, private readonly url: string, private readonly events: Emitter<JitterEvents>, private readonly targetPid?: number) {
     this.target = getTarget(opts.target);
     this.seed = opts.seed || randomSeed();
     this.runId = `${this.target.name}-${this.startedAt.getTime().toString(36)}-${this.seed}`;
@@ -93,6 +97,7 @@ class JitterSession {
     this.steps = buildSchedule({ seed: this.seed, kinds: this.kinds, clients: opts.clients, groups: opts.groups, jitterSec: opts.jitter, windowMs: opts.msgs * opts.interval, durations });
     this.ledger = new DeliveryLedger(opts.clients, opts.msgs);
     this.tracker = new DisruptionTracker(this.steps, opts.clients);
+    this.series = new SeriesRecorder(opts.clients);
     this.lastDrop = new Array(opts.clients);
     this.reconnecting = new Uint8Array(opts.clients);
     this.sentAtMs = new Array(opts.msgs + 1).fill(NaN);
@@ -105,6 +110,8 @@ class JitterSession {
 
   async execute(): Promise<JitterResult> {
     const health = watchRunner();
+    // A target this runner started: sample its memory and CPU for the report.
+    const usage = this.targetPid ? watchTarget(this.targetPid) : undefined;
     try {
       if (planNeedsProxy(this.kinds)) {
         const u = new URL(this.url.replace(/^ws/, 'http'));
@@ -112,6 +119,7 @@ class JitterSession {
       }
       for (let i = 0; i < this.opts.clients; i++) this.clients.push(this.wire(i));
       const rampStart = Date.now();
+      this.series.start(rampStart);
       const connectFailures = await this.ramp();
       await sleep(1000);
       const pub = await this.publishWithChaos(connectFailures);
@@ -119,8 +127,10 @@ class JitterSession {
       // Close before reporting: a runner that ran out of descriptors needs them back to read its
       // own limits and write the results.
       this.closeClients();
-      return this.report(rampStart, connectFailures, pub, health.stop());
+      const targetResources = usage?.stop(this.t0) ?? undefined;
+      return { ...this.report(rampStart, connectFailures, pub, health.stop()), ...(targetResources ? { targetResources } : {}) };
     } finally {
+      usage?.stop(0);
       this.closeClients();
       await this.fleet?.close();
     }
@@ -147,11 +157,15 @@ class JitterSession {
         return;
       }
       const lat = m.at - p.sentAt;
-      if (this.ledger.record(i, p.seq, lat) === 'new') this.latency.recordMs(lat);
+      if (this.ledger.record(i, p.seq, lat) === 'new') {
+        this.latency.recordMs(lat);
+        this.series.arrival(m.at);
+      }
     });
     c.on('connected', ({ resumed, attempt }) => {
       const now = Date.now();
-      this.tracker.onConnected(i, now, resumed);
+      const rec = this.tracker.onConnected(i, now, resumed);
+      this.series.connectedAt(i, now, rec && { kind: this.steps[rec.step]!.kind, ms: rec.ms });
       if (attempt === 0) return;
       this.counters.reconnects++;
       if (resumed) this.counters.resumes++;
@@ -166,6 +180,7 @@ class JitterSession {
       if (reason === 'closed' || this.stopping) return;
       this.disconnectReasons[reason] = (this.disconnectReasons[reason] ?? 0) + 1;
       this.tracker.onDisconnected(i, Date.now());
+      this.series.disconnectedAt(i, Date.now());
       // Manual targets reconnect only when told: losses the network caused get the same treatment as our drops.
       if (reason !== 'dropped' && this.target.reconnect === 'manual' && !this.stopping) void this.reconnectManual(i, this.target.offlineFloorMs || 1000);
     });
@@ -199,6 +214,7 @@ class JitterSession {
     const o = this.opts;
     this.events.emit('phase', 'publish', `${o.msgs} messages every ${o.interval} ms on ${this.stream}, plan ${o.plan} (${this.steps.length} disruptions)`);
     this.t0 = Date.now();
+    this.series.publishingStarted(this.t0);
     let published = 0;
     const publisher = startPublisher({
       url: o.broadcastUrl ?? this.url,
@@ -208,7 +224,10 @@ class JitterSession {
       intervalMs: o.interval,
       payloadBytes: o.payloadBytes,
       broadcastKey: o.broadcastKey || undefined,
-      onSend: (seq, sentAt) => void (this.sentAtMs[seq] = sentAt - this.t0),
+      onSend: (seq, sentAt) => {
+        this.sentAtMs[seq] = sentAt - this.t0;
+        this.series.sent(seq, sentAt);
+      },
       onPublished: (_seq, ok) => void (ok && published++),
     });
     const progress = setInterval(() => {
@@ -357,6 +376,7 @@ class JitterSession {
       runner,
       elapsedMs: Date.now() - rampStart,
       plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 1000 + Math.max(o.msgs * o.interval, scheduleEndMs(this.steps)) + o.settle,
+      series: this.series.finish(Date.now(), this.ledger),
       chaos: { plan: o.plan, groups: this.fleet ? o.groups : 0, proxyApi: this.fleet?.apiUrl ?? null, offlineMs: this.offlineMs, disruptions, timeline: this.timeline },
     };
     return { ...partial, validity: checkValidity(partial) };
