@@ -1,4 +1,5 @@
 import { runCli } from '../../lib/cli.ts';
+import { commandLine, reportLine } from '../report/index.ts';
 import { argvToValues, helpText } from '../../lib/options.ts';
 import { stamp, writeResults } from '../core/results.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
@@ -25,6 +26,7 @@ async function main(argv: string[]): Promise<number> {
   const result = await run.result;
   const file = await writeResults(`avalanche-${result.target}-${opts.restart}-${stamp()}`, result as unknown as Record<string, unknown>);
   process.stderr.write(`results: ${file}\n`);
+  process.stderr.write(await reportLine(file, result, { command: commandLine('bench:avalanche', AVALANCHE_OPTIONS, { ...opts }, result.seed) }));
   reportRestartFailure(result);
   process.stdout.write(json ? JSON.stringify(result, null, 2) + '\n' : formatAvalanche([result]));
   return result.validity.valid ? 0 : 2;

@@ -1,4 +1,5 @@
 import { runCli } from '../../lib/cli.ts';
+import { commandLine, reportLine } from '../report/index.ts';
 import { argvToValues, helpText, parseOptions } from '../../lib/options.ts';
 import { stamp, writeResults } from '../core/results.ts';
 import { AVALANCHE_COMPARE_OPTIONS, compareAvalanche } from './compare.ts';
@@ -15,6 +16,7 @@ async function main(argv: string[]): Promise<number> {
   const results = await compareAvalanche(o);
   const file = await writeResults(`avalanche-all-${o.restart}-${stamp()}`, results as unknown as Record<string, unknown>[]);
   process.stderr.write(`\nresults: ${file}\n`);
+  process.stderr.write(await reportLine(file, results, { command: commandLine('bench:avalanche-all', AVALANCHE_COMPARE_OPTIONS, { ...o }, results[0]?.seed) }));
   for (const r of results) reportRestartFailure(r);
   process.stdout.write(json ? JSON.stringify(results, null, 2) + '\n' : formatAvalanche(results));
   return results.every((r) => r.validity.valid) ? 0 : 2;

@@ -14,9 +14,14 @@ function table(rows: string[][]): string {
 
 /** Avalanche comparison, shaped like the benchmark's second table plus the herd and the messages. */
 export function formatAvalanche(results: readonly AvalancheResult[]): string {
+  return table(avalancheRows(results));
+}
+
+/** The comparison's rows (first row: the header), for the text table and the HTML report's summary. */
+export function avalancheRows(results: readonly AvalancheResult[]): string[][] {
   const row = (label: string, f: (r: AvalancheResult) => string) => [label, ...results.map(f)];
   const kinds = (r: AvalancheResult) => Object.entries(r.herd.handshakeFailures).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${fmtInt(n)}`).join(', ') || '0';
-  return table([
+  return [
     ['', ...results.map((r) => r.target + (r.params.workers > 1 ? ` x${r.params.workers} workers` : r.params.nodes > 1 ? ` x${r.params.nodes} nodes` : ''))],
     row('Restart', (r) => `${r.restart.mode} (${r.restart.signal ?? r.restart.variant})${r.restart.ok ? '' : ' FAILED'}`),
     row('Server down', (r) => (r.restart.serverDownMs === null ? 'unknown' : fmtMs(r.restart.serverDownMs))),
@@ -41,12 +46,16 @@ export function formatAvalanche(results: readonly AvalancheResult[]): string {
     row('Resumed sessions', (r) => fmtInt(r.resumedReconnects)),
     row('History not found', (r) => (r.historyNotFound === null ? 'n/a' : fmtInt(r.historyNotFound))),
     row('Valid', (r) => valid(r.validity)),
-  ]);
+  ];
 }
 
 export function formatDeployImpact(results: readonly DeployImpactResult[]): string {
+  return table(deployImpactRows(results));
+}
+
+export function deployImpactRows(results: readonly DeployImpactResult[]): string[][] {
   const row = (label: string, f: (r: DeployImpactResult) => string) => [label, ...results.map(f)];
-  return table([
+  return [
     ['', ...results.map((r) => r.target)],
     row('Connections dropped', (r) => share(r.droppedConnections, r.initiallyConnected)),
     row('Publishing resumed after', (r) => fmtMs(r.publisher.downtimeMs)),
@@ -57,7 +66,7 @@ export function formatDeployImpact(results: readonly DeployImpactResult[]): stri
     row('Delivery rate (accepted)', (r) => `${r.deliveryRatePct}%`),
     row('Duplicates', (r) => fmtInt(r.duplicates)),
     row('Valid', (r) => valid(r.validity)),
-  ]);
+  ];
 }
 
 /** Print a failed restart the way every CLI prints a coded error (the result is still written). */

@@ -1,4 +1,5 @@
 import { runCli } from '../../lib/cli.ts';
+import { commandLine, reportLine } from '../report/index.ts';
 import { argvToValues, helpText } from '../../lib/options.ts';
 import { stamp, writeResults } from '../core/results.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
@@ -19,6 +20,7 @@ async function main(argv: string[]): Promise<number> {
   const result = await run.result;
   const file = await writeResults(`deploy-impact-${result.target}-${stamp()}`, result as unknown as Record<string, unknown>);
   process.stderr.write(`results: ${file}\n`);
+  process.stderr.write(await reportLine(file, result, { command: commandLine('bench:deploy-impact', DEPLOY_IMPACT_OPTIONS, { ...opts }, result.seed) }));
   if (!result.publisher.ok) process.stderr.write(`error RR_ERR_RESTART_FAILED: the publisher's restart failed: ${result.publisher.error}\n`);
   process.stdout.write(json ? JSON.stringify(result, null, 2) + '\n' : formatDeployImpact([result]));
   return result.validity.valid ? 0 : 2;
