@@ -143,6 +143,11 @@ export class ClientFleet {
     this.handshakeFailures[kind] = (this.handshakeFailures[kind] ?? 0) + 1;
   }
 
+  /** A socket closed: if its attempt had not connected nor failed yet, it failed now. */
+  private attemptClosed(i: number): void {
+    if (this.tracks[i]!.attemptStartedAt) this.attemptFailed(i, new Error('closed before subscribed'));
+  }
+
   private wire(i: number): TargetClient {
     const o = this.o;
     const opts: ClientOptions & { cableOptions?: Record<string, unknown> } = {
@@ -154,7 +159,7 @@ export class ClientFleet {
     };
     // AnyCable clients open one WebSocket per attempt: a counting subclass sees each attempt and
     // its failure without changing the library's behaviour.
-    if (o.target.service?.name === 'replay' || o.target.name === 'anycable') opts.cableOptions = { websocketImplementation: countingWebSocket(() => this.attemptStarted(i), (e) => this.attemptFailed(i, e)) };
+    if (o.target.service?.name === 'replay' || o.target.name === 'anycable') opts.cableOptions = { websocketImplementation: countingWebSocket(() => this.attemptStarted(i), (e) => this.attemptFailed(i, e), () => this.attemptClosed(i)) };
     const c = o.target.createClient(opts);
     c.on('message', (m) => {
       let p: Partial<PublishPayload>;
@@ -171,12 +176,16 @@ export class ClientFleet {
       if (this.ledger.record(i, p.seq, lat) === 'new') this.deliveryLatency.recordMs(lat);
     });
     c.on('connected', ({ resumed }) => this.onConnected(i, resumed));
-    c.on('disconnected', ({ reason }) => {
-      if (reason === 'closed' || this.stopping) return;
+    c.on('disconnected', ({ reason, detail }) => {
+      if (this.stopping) return;
+      // We close only when stopping: a 'closed' now is the server telling the library not to
+      // reconnect (a disconnect frame with reconnect: false), and that client stays away.
+      const key = reason === 'closed' ? `closed_no_reconnect${detail ? `:${detail}` : ''}` : reason;
       const t = this.tracks[i]!;
-      if (!t.connected) return; // a library reporting each failed attempt again
+      if (!t.connected && reason !== 'closed') return; // a library reporting each failed attempt again
+      this.disconnectReasons[key] = (this.disconnectReasons[key] ?? 0) + 1;
+      if (!t.connected) return;
       t.connected = false;
-      this.disconnectReasons[reason] = (this.disconnectReasons[reason] ?? 0) + 1;
       if (this.herdStart) {
         t.drops++;
         t.firstDropAt ||= Date.now();
@@ -235,13 +244,14 @@ export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   });
 }
 
-/** A `ws` WebSocket that reports each construction (one attempt) and each error (a failed one). */
-function countingWebSocket(onStart: () => void, onError: (e: Error) => void): typeof WebSocket {
+/** A `ws` WebSocket that reports each construction (one attempt), its error and its close. */
+function countingWebSocket(onStart: () => void, onError: (e: Error) => void, onClose: () => void): typeof WebSocket {
   return class CountingWebSocket extends WebSocket {
     constructor(address: string, protocols?: string | string[], options?: WebSocket.ClientOptions) {
       super(address, protocols, options);
       onStart();
       this.on('error', (e) => onError(e));
+      this.on('close', () => onClose());
     }
   } as typeof WebSocket;
 }

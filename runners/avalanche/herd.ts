@@ -25,6 +25,11 @@ export interface HerdReport {
   /** Time from the restart until 50/95/99/100% of the dropped clients were back; null when never reached. */
   timeToReconnectedMs: { p50: number | null; p95: number | null; p99: number | null; p100: number | null };
   peakReconnectRatePerSec: number;
+  /**
+   * Dropped clients still out at the end whose last connect attempt never finished (neither
+   * connected nor failed): a handshake hanging on the server side, not a client that gave up.
+   */
+  pendingAttempts: { count: number; oldestMs: number };
   /** Attempt start to connected and subscribed, for attempts made during the herd. */
   connectLatencyMs: Quantiles & { histogram: EncodedLatency };
   series: SeriesPoint[];
@@ -89,6 +94,7 @@ export function herdReport(args: {
   connectLatency: EncodedLatency;
   attemptsObserved: boolean;
   series: SeriesPoint[];
+  endAt: number;
 }): HerdReport {
   const dropped = droppedTracks(args.tracks);
   const back = dropped.filter((t) => t.connected && t.backAt).map((t) => t.backAt);
@@ -96,6 +102,7 @@ export function herdReport(args: {
   const aq = quantiles(attempts);
   const total = attempts.reduce((a, b) => a + b, 0);
   const lat = summarize(args.connectLatency).latencyRawMs;
+  const pending = dropped.filter((t) => !t.connected && t.attemptStartedAt > 0).map((t) => args.endAt - t.attemptStartedAt);
   return {
     attemptsPerClient: { total, mean: attempts.length ? Math.round((total / attempts.length) * 100) / 100 : 0, p50: aq.p50, p95: aq.p95, max: aq.max, observed: args.attemptsObserved },
     handshakeFailures: args.handshakeFailures,
@@ -106,6 +113,7 @@ export function herdReport(args: {
       p100: timeToPct(back, dropped.length, args.restartAt, 100),
     },
     peakReconnectRatePerSec: peakRatePerSec(back),
+    pendingAttempts: { count: pending.length, oldestMs: pending.length ? Math.max(...pending) : 0 },
     connectLatencyMs: { count: lat.count, p50: Math.round(lat.p50), p95: Math.round(lat.p95), p99: Math.round(lat.p99), max: Math.round(lat.max), histogram: args.connectLatency },
     series: args.series,
   };

@@ -34,6 +34,8 @@ export interface AvalancheResult extends LatencyReport {
   reconnectRatePct: number;
   neverReconnected: number;
   neverReconnectedPct: number;
+  /** Up to 10 clients that never came back: what the runner saw of them (ms relative to the restart). */
+  neverReconnectedSample: { client: number; node: number; drops: number; attempts: number; droppedAtMs: number; attemptPending: boolean }[];
   /** Restart (of the client's node) to the client connected and resubscribed, ms. */
   recoveryMs: Quantiles;
   /** The same, timed from the client's node listening again (null when the runner did not see it): reconnect cost without the server's boot. */
