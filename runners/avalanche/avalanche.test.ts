@@ -147,3 +147,21 @@ describe('avalanche options', () => {
     expect(parse(values as Record<string, string>, config as RestartConfig)).toThrow(msg);
   });
 });
+
+describe('avalanche cancellation', () => {
+  it('an aborted run rejects with RR_ERR_RUN_FAILED and stops the target it started', async () => {
+    const ac = new AbortController();
+    const run = runAvalanche(parseAvalancheOptions({ values: { ...SMALL, target: 'ws', warmupMs: '30000' }, origin: 'test' }), {}, { signal: ac.signal });
+    let url = '';
+    run.events.on('phase', (name, detail) => {
+      if (name === 'connect') url = /http:\/\/\S+/.exec(detail)![0];
+      if (name === 'warmup') ac.abort();
+    });
+    await expect(run.result).rejects.toMatchObject({ code: 'RR_ERR_RUN_FAILED', message: 'the run was cancelled' });
+    const res = await fetch(`${url}/health`).then(
+      () => 'answered',
+      () => 'refused',
+    );
+    expect(res).toBe('refused');
+  });
+});

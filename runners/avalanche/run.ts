@@ -1,11 +1,11 @@
 import { Emitter } from '../../lib/emitter.ts';
 import { randomSeed } from '../../lib/rng.ts';
-import { sleep } from '../../lib/time.ts';
 import { summarize } from '../core/latency.ts';
 import { startPublisher, type PublisherResult } from '../core/publisher.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { openFileLimit } from '../core/runner-limits.ts';
 import { getTarget } from '../targets/index.ts';
+import { canceller } from './cancel.ts';
 import { ClientFleet } from './fleet.ts';
 import { downtime, droppedTracks, herdReport, quantiles, recoveryTimes, SeriesSampler } from './herd.ts';
 import { LocalNodes } from './nodes.ts';
@@ -26,13 +26,14 @@ const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 :
  * rate, restart the target after the warm-up while publishing goes on, wait for every dropped
  * client (or the timeout), settle, report from the one ledger. Never prints.
  */
-export function runAvalanche(opts: AvalancheOptions, config: RestartConfig = {}): { events: Emitter<AvalancheEvents>; result: Promise<AvalancheResult> } {
+export function runAvalanche(opts: AvalancheOptions, config: RestartConfig = {}, ctl: { signal?: AbortSignal } = {}): { events: Emitter<AvalancheEvents>; result: Promise<AvalancheResult> } {
   const events = new Emitter<AvalancheEvents>();
-  const result = new Promise<AvalancheResult>((resolve, reject) => setImmediate(() => execute(opts, config, events).then(resolve, reject)));
+  const result = new Promise<AvalancheResult>((resolve, reject) => setImmediate(() => execute(opts, config, events, ctl.signal).then(resolve, reject)));
   return { events, result };
 }
 
-async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitter<AvalancheEvents>): Promise<AvalancheResult> {
+async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitter<AvalancheEvents>, signal: AbortSignal | undefined): Promise<AvalancheResult> {
+  const { wait, check } = canceller(signal);
   const target = getTarget(o.target);
   const seed = o.seed || randomSeed();
   const startedAt = new Date();
@@ -51,9 +52,10 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
   const fleet = new ClientFleet({ target, urls, stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy });
   const sampler = new SeriesSampler(() => fleet.connectedCount());
   try {
-    events.emit('phase', 'connect', `${o.clients} clients at ${o.ramp}/s over ${urls.length} node(s)`);
+    events.emit('phase', 'connect', `${o.clients} clients at ${o.ramp}/s over ${urls.join(', ')}`);
     const connectFailures = await fleet.connectAll(o.ramp);
-    await sleep(500);
+    check();
+    await wait(500);
 
     // One publisher per node: without a shared broker each node only delivers what it was sent.
     const accepted = urls.map(() => new Uint8Array(messages + 1));
@@ -73,7 +75,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       }),
     );
     const pubStart = Date.now();
-    await sleep(pubStart + o.warmupMs - Date.now());
+    await wait(pubStart + o.warmupMs - Date.now());
 
     const restartAt = Date.now();
     const deadline = restartAt + o.recoveryTimeoutMs;
@@ -93,7 +95,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       const dropped = droppedTracks(fleet.tracks).length;
       return fleet.allBack() && since > 1000 && (dropped > 0 || since > 5000 || !restart.ok);
     };
-    while (Date.now() < deadline && !herdDone()) await sleep(100);
+    while (Date.now() < deadline && !herdDone()) await wait(100);
     const recoveryTimedOut = !herdDone();
     const herdEnd = Date.now();
     restart.portProbe = probe.stop();
@@ -108,7 +110,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     const acceptedCount = accepted.map((a) => a.reduce((s, v) => s + v, 0));
     const wantTotal = fleet.tracks.reduce((s, t, i) => s + (t.connected ? acceptedCount[fleet.nodeOf(i)]! : 0), 0);
     const settleEnd = Date.now() + o.settleMs;
-    while (Date.now() < settleEnd && fleet.deliveryLatency.count < wantTotal) await sleep(200);
+    while (Date.now() < settleEnd && fleet.deliveryLatency.count < wantTotal) await wait(200);
     fleet.close();
     const endAt = Date.now();
     const series = sampler.stop();

@@ -1,10 +1,10 @@
 import { Emitter } from '../../lib/emitter.ts';
 import { randomSeed } from '../../lib/rng.ts';
-import { sleep } from '../../lib/time.ts';
 import { checkValidity } from '../core/validity.ts';
 import { summarize } from '../core/latency.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { getTarget } from '../targets/index.ts';
+import { canceller } from '../avalanche/cancel.ts';
 import { ClientFleet } from '../avalanche/fleet.ts';
 import { droppedTracks, quantiles } from '../avalanche/herd.ts';
 import { LocalNodes } from '../avalanche/nodes.ts';
@@ -24,13 +24,14 @@ const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 :
  * process is killed after the warm-up, stays down for the deploy, and a new process resumes the
  * schedule where it is now. Messages due meanwhile are the publisher's gap, not the server's loss.
  */
-export function runDeployImpact(opts: DeployImpactOptions): { events: Emitter<DeployImpactEvents>; result: Promise<DeployImpactResult> } {
+export function runDeployImpact(opts: DeployImpactOptions, ctl: { signal?: AbortSignal } = {}): { events: Emitter<DeployImpactEvents>; result: Promise<DeployImpactResult> } {
   const events = new Emitter<DeployImpactEvents>();
-  const result = new Promise<DeployImpactResult>((resolve, reject) => setImmediate(() => execute(opts, events).then(resolve, reject)));
+  const result = new Promise<DeployImpactResult>((resolve, reject) => setImmediate(() => execute(opts, events, ctl.signal).then(resolve, reject)));
   return { events, result };
 }
 
-async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvents>): Promise<DeployImpactResult> {
+async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvents>, signal: AbortSignal | undefined): Promise<DeployImpactResult> {
+  const { wait, check } = canceller(signal);
   const target = getTarget(o.target);
   const seed = o.seed || randomSeed();
   const startedAt = new Date();
@@ -48,7 +49,8 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
   try {
     events.emit('phase', 'connect', `${o.clients} clients at ${o.ramp}/s`);
     const connectFailures = await fleet.connectAll(o.ramp);
-    await sleep(500);
+    check();
+    await wait(500);
 
     const sentAt = new Float64Array(messages + 1).fill(NaN);
     const accepted = new Uint8Array(messages + 1);
@@ -77,7 +79,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     const scheduleStart = Date.now();
     first.start({ ...common, firstSeq: 1 });
     events.emit('phase', 'publish', `${messages} messages at ${o.rate}/s from publisher pid ${first.pid}; deploy after ${o.warmupMs} ms`);
-    await sleep(scheduleStart + o.warmupMs - Date.now());
+    await wait(scheduleStart + o.warmupMs - Date.now());
 
     const signal = o.signal === 'kill' ? 'SIGKILL' : 'SIGTERM';
     const killedAtMs = Date.now();
@@ -90,7 +92,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     pub.exitedAtMs = Date.now();
     // Requests the dead process had sent or queued but never saw answered: its backlog, lost with it.
     for (let s = 1; s <= messages; s++) if (!Number.isNaN(sentAt[s]!) && !answered[s]) pub.unacknowledgedAtKill++;
-    await sleep(pub.exitedAtMs + o.publisherDownMs - Date.now());
+    await wait(pub.exitedAtMs + o.publisherDownMs - Date.now());
     const respawnAt = Date.now();
     try {
       const second = await spawnPublisher(onPublished);
@@ -105,7 +107,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       pub.resumedAtSeq = resumeFrom;
       second.start({ ...common, firstSeq: resumeFrom });
       const left = (messages - resumeFrom + 1) * intervalMs + 15_000;
-      const outcome = await Promise.race([second.done.then(() => 'done'), sleep(left).then(() => 'timeout')]);
+      const outcome = await Promise.race([second.done.then(() => 'done'), wait(left).then(() => 'timeout')]);
       if (outcome === 'timeout') throw new Error(`the new publisher did not finish within ${left} ms`);
     } catch (err) {
       pub.ok = false;
@@ -137,7 +139,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       for (let i = 0; i < o.clients; i++) for (let s = 1; s <= messages; s++) if (accepted[s] && fleet.ledger.latencyOf(i, s) !== undefined) n++;
       return n;
     };
-    while (Date.now() < settleEnd && fleet.deliveryLatency.count < connectedNow * acceptedCount) await sleep(200);
+    while (Date.now() < settleEnd && fleet.deliveryLatency.count < connectedNow * acceptedCount) await wait(200);
     fleet.close();
 
     const received = receivedAccepted();
