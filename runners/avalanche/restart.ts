@@ -92,7 +92,9 @@ export async function performRestart(ctx: RestartContext): Promise<RestartRecord
     } else if (ctx.mode === 'rolling' && ctx.nodes) {
       rec.signal = 'SIGTERM';
       for (let i = 0; i < ctx.nodes.handles.length; i++) {
-        if (i > 0) await sleep(ctx.rollingGapMs);
+        // The gap runs from the previous node listening again (timers may fire a millisecond early).
+        const due = (rec.nodes.at(-1)?.listeningAt ?? 0) + ctx.rollingGapMs;
+        for (let k = 0; i > 0 && Date.now() < due && k < 100; k++) await sleep(due - Date.now() + 1);
         const n = await ctx.nodes.restartNode(i, 'SIGTERM', ctx.termGraceMs);
         rec.nodes.push(n);
         if (n.error) break; // do not take the next node down while this one is not back
