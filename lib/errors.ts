@@ -17,6 +17,8 @@ export const ERROR_CODES = {
   RR_ERR_RUN_FAILED: { status: 500, title: 'Internal Server Error', doc: 'A runner aborted; the message names the cause.' },
   RR_ERR_CHAOS_PROXY_LISTEN: { status: 500, title: 'Internal Server Error', doc: 'The embedded chaos proxy cannot bind its API address.' },
   RR_ERR_CHAOS_PROXY_API: { status: 502, title: 'Bad Gateway', doc: 'A Toxiproxy API call (embedded or real) failed; details.status has its HTTP status.' },
+  // Reference services and chaos proxy (refsvc): edge checks.
+  RR_ERR_UNSUPPORTED_ENCODING: { status: 415, title: 'Unsupported Media Type', doc: 'The request body uses a Content-Encoding (or charset) the server cannot decode; gzip, deflate, br and identity are accepted.' },
   // Avalanche and deploy-impact (runners/avalanche, runners/deploy-impact)
   RR_ERR_RESTART_FAILED: { status: 502, title: 'Bad Gateway', doc: 'The configured restart (signal and respawn, restart command, hook, worker reload) failed; the run is reported with the RESTART_FAILED validity flag.' },
   RR_ERR_RELOAD_UNSUPPORTED: { status: 501, title: 'Not Implemented', doc: 'The target does not support worker reload (POST /_admin/reload answered 404).' },

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, apiErrors } from './errors.ts';
 import type { LinkEnv } from './link.ts';
-import { ChaosProxy } from './proxy.ts';
+import { ChaosProxy, checkUpstream } from './proxy.ts';
 import { field, parseToxicCreate, parseToxicUpdate, toxicJson } from './toxics.ts';
 import type { ProxyInput } from './types.ts';
 
@@ -92,8 +92,13 @@ export class ToxiproxyApi {
   /** node:http request listener. Never throws; every failure becomes a Toxiproxy error body. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     res.setHeader('X-Toxiproxy-Request-Id', randomUUID());
-    if ((req.headers['user-agent'] ?? '').startsWith('Mozilla/')) return plain(res, 403, 'User agent not allowed\n');
     const path = (req.url ?? '/').split('?')[0]!;
+    // Ours (Toxiproxy has none): a platform health check (railway.toml's healthcheckPath), answered
+    // before the browser check so any checker's user agent gets through.
+    if (path === '/health' && (req.method === 'GET' || req.method === 'HEAD')) {
+      return send(res, json(200, { status: 'ok', service: 'chaos-proxy', version: TOXIPROXY_VERSION, proxies: this.proxies.size }));
+    }
+    if ((req.headers['user-agent'] ?? '').startsWith('Mozilla/')) return plain(res, 403, 'User agent not allowed\n');
     const route = this.routes.find((r) => r.pattern.test(path));
     if (!route) return plain(res, 404, '404 page not found\n');
     const handler = route.methods[req.method ?? ''];
@@ -109,7 +114,7 @@ export class ToxiproxyApi {
       return plain(res, 404, '404 page not found\n');
     }
     // Read the body before taking the lock, so a slow uploader cannot stall other API calls.
-    const body = req.method === 'POST' || req.method === 'PATCH' ? settle(readJson(req)) : undefined;
+    const body = req.method === 'POST' || req.method === 'PATCH' ? settle(readJson(req, res)) : undefined;
     const readBody = async () => {
       const r = await (body ?? settle(Promise.resolve(undefined)));
       if ('error' in r) throw r.error;
@@ -154,6 +159,7 @@ export class ToxiproxyApi {
     if (!input.name) throw apiErrors.missingField('name');
     if (!input.upstream) throw apiErrors.missingField('upstream');
     if (this.proxies.has(input.name)) throw apiErrors.proxyExists();
+    await checkUpstream(input.upstream, this.env.allowPublic);
     const proxy = new ChaosProxy(input.name, input.listen, input.upstream, this.env);
     if (input.enabled) await proxy.start();
     this.proxies.set(proxy.name, proxy);
@@ -163,6 +169,7 @@ export class ToxiproxyApi {
   private async updateProxy(name: string, body: () => Promise<unknown>): Promise<Reply> {
     const proxy = this.get(name);
     const input = decodeProxy(await body(), { listen: proxy.listen, upstream: proxy.upstream, enabled: proxy.enabled }, 'main.Proxy');
+    if (input.upstream !== proxy.upstream) await checkUpstream(input.upstream, this.env.allowPublic);
     // Toxiproxy Proxy.Update: a changed listen/upstream restarts (dropping connections), then `enabled` is applied.
     if (await proxy.differs(input.listen, input.upstream)) {
       proxy.stop();
@@ -200,6 +207,7 @@ export class ToxiproxyApi {
         if (!p.name) throw apiErrors.missingField(`name at proxy ${i + 1}`);
         if (!p.upstream) throw apiErrors.missingField(`upstream at proxy ${i + 1}`);
       });
+      for (const p of inputs) await checkUpstream(p.upstream, this.env.allowPublic);
       for (const input of inputs) done.push(await this.addOrReplace(input));
       return reply(201);
     } catch (err) {
@@ -257,12 +265,18 @@ function settle<T>(p: Promise<T>): Promise<{ value: T } | { error: unknown }> {
   );
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+async function readJson(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw apiErrors.badBody('http: request body too large');
+    if (size > MAX_BODY_BYTES) {
+      // The rest of the body is never read, so the connection cannot carry another request:
+      // answer with Connection: close (Node ends the socket after the 400) instead of stalling.
+      res.shouldKeepAlive = false;
+      res.setHeader('Connection', 'close');
+      throw apiErrors.badBody('http: request body too large');
+    }
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8');

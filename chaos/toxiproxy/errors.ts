@@ -24,6 +24,8 @@ export const apiErrors = {
   invalidToxicType: () => new ApiError('invalid toxic type', 400),
   toxicExists: () => new ApiError('toxic already exists', 409),
   toxicNotFound: () => new ApiError('toxic not found', 404),
+  /** Ours: a non-loopback listen or upstream without the public opt-in. */
+  notLoopback: (what: string, optIn: string) => new ApiError(`${what} is not a loopback address: ${optIn}`, 400),
   /** Go's raw `net` error text for listen/resolve failures, always 500. */
   listen: (message: string) => new ApiError(message, 500),
 };

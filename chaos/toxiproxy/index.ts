@@ -5,6 +5,7 @@ import { ReboundError } from '../../lib/errors.ts';
 import { mulberry32 } from '../../lib/rng.ts';
 import { ToxiproxyApi } from './api.ts';
 import { ChaosError } from './errors.ts';
+import { isLoopbackAddress, PUBLIC_OPT_IN } from './loopback.ts';
 import type { LinkEnv } from './link.ts';
 import { DEFAULT_TOXIPROXY_SERVER_OPTIONS, type ToxiproxyServer, type ToxiproxyServerOptions } from './types.ts';
 
@@ -31,6 +32,7 @@ export async function createToxiproxyServer(options: ToxiproxyServerOptions = {}
     now: () => performance.now(),
     maxBufferedBytes: opts.maxBufferedBytes,
     timers,
+    allowPublic: opts.allowPublic,
   };
   const api = new ToxiproxyApi(env);
   if (opts.populate) await api.populateAll(opts.populate);
@@ -77,11 +79,12 @@ export async function createToxiproxyServer(options: ToxiproxyServerOptions = {}
 }
 
 /** Configuration errors throw at construction (RR_ERR_OPTION_INVALID), never later on the data path. */
-function validate<T extends Required<Pick<ToxiproxyServerOptions, 'port' | 'host' | 'maxBufferedBytes'>> & ToxiproxyServerOptions>(o: T): Readonly<T> {
+function validate<T extends Required<Pick<ToxiproxyServerOptions, 'port' | 'host' | 'maxBufferedBytes' | 'allowPublic'>> & ToxiproxyServerOptions>(o: T): Readonly<T> {
   const bad = (option: string, why: string, got: unknown) =>
     new ReboundError('RR_ERR_OPTION_INVALID', `chaos proxy option "${option}" ${why} (got ${JSON.stringify(got)})`, { details: { option } });
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw bad('port', 'must be an integer in 0..65535', o.port);
   if (typeof o.host !== 'string' || o.host === '') throw bad('host', 'must be a non-empty string', o.host);
+  if (!o.allowPublic && o.host !== 'localhost' && !isLoopbackAddress(o.host)) throw bad('host', `is not a loopback address: ${PUBLIC_OPT_IN}`, o.host);
   if (!(o.maxBufferedBytes >= 64 * 1024)) throw bad('maxBufferedBytes', 'must be >= 65536', o.maxBufferedBytes);
   if (o.seed !== undefined && !Number.isInteger(o.seed)) throw bad('seed', 'must be an integer', o.seed);
   return Object.freeze(o);

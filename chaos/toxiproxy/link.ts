@@ -9,6 +9,8 @@ export interface LinkEnv {
   now(): number;
   maxBufferedBytes: number;
   timers: { armed: number };
+  /** Bind wildcard/non-loopback listens and dial non-loopback upstreams (off: loopback only). */
+  allowPublic: boolean;
 }
 
 /**

@@ -1,14 +1,15 @@
 /**
  * Standalone embedded Toxiproxy: `npm run chaos:proxy -- --port 8474 --host 127.0.0.1`.
- * Prints `listening on <url>` once the API is up; SIGTERM/SIGINT stop it cleanly.
+ * Prints `listening on <url> pid <pid>` once the API is up; SIGTERM/SIGINT stop it cleanly.
  */
 import { readFile } from 'node:fs/promises';
 import { argvToValues, helpText, parseOptions, type OptionTable } from '../../lib/options.ts';
-import { createToxiproxyServer, DEFAULT_TOXIPROXY_SERVER_OPTIONS, TOXIPROXY_VERSION, type ProxyInput } from './index.ts';
+import { createToxiproxyServer, DEFAULT_TOXIPROXY_SERVER_OPTIONS, TOXIPROXY_VERSION, type ProxyInput, type ToxiproxyServer } from './index.ts';
 
 export const CHAOS_PROXY_CLI_OPTIONS = {
-  port: { type: 'int', min: 0, max: 65535, default: DEFAULT_TOXIPROXY_SERVER_OPTIONS.port, env: ['TOXIPROXY_PORT'], doc: 'API port (0 = any free port)' },
-  host: { type: 'string', default: DEFAULT_TOXIPROXY_SERVER_OPTIONS.host, env: ['TOXIPROXY_HOST'], doc: 'API host (Docker-style 0.0.0.0 to accept remote clients)' },
+  port: { type: 'int', min: 0, max: 65535, default: DEFAULT_TOXIPROXY_SERVER_OPTIONS.port, env: ['TOXIPROXY_PORT', 'PORT'], doc: 'API port (0 = any free port)' },
+  host: { type: 'string', default: DEFAULT_TOXIPROXY_SERVER_OPTIONS.host, env: ['TOXIPROXY_HOST', 'HOST'], doc: 'API host (0.0.0.0 to accept remote clients needs --allow-public)' },
+  allowPublic: { type: 'bool', default: DEFAULT_TOXIPROXY_SERVER_OPTIONS.allowPublic, env: ['REBOUND_ALLOW_PUBLIC'], doc: 'allow a non-loopback API host, proxy listens and upstreams (default: loopback only; wildcard listens bind 127.0.0.1)' },
   config: { type: 'optional-string', default: undefined, doc: 'JSON file with an array of proxies to create at start (like toxiproxy-server -config)' },
   seed: { type: 'optional-string', default: undefined, pattern: /^\d+$/, doc: 'seed for toxicity rolls, jitter and slicer sizes' },
   help: { type: 'bool', default: false, doc: 'print this help' },
@@ -20,19 +21,30 @@ async function main(): Promise<void> {
     process.stdout.write(`Embedded Toxiproxy-compatible chaos proxy (API ${TOXIPROXY_VERSION})\n\n${helpText(CHAOS_PROXY_CLI_OPTIONS)}\n`);
     return;
   }
+  // Handlers go in before the listening line: a parent may signal us the moment it reads it, and
+  // a signal that finds no handler kills the process with a signal status instead of exit 0.
+  // `on`, not `once`: a second signal (npm forwards one, a user may send another) must not either.
+  let server: ToxiproxyServer | undefined;
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => process.exit(1), 5000).unref();
+    void (server?.close() ?? Promise.resolve()).then(() => process.exit(0));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
   const populate = opts.config ? (JSON.parse(await readFile(opts.config, 'utf8')) as ProxyInput[]) : undefined;
-  const server = await createToxiproxyServer({
+  server = await createToxiproxyServer({
     port: opts.port,
     host: opts.host,
+    allowPublic: opts.allowPublic,
     ...(opts.seed === undefined ? {} : { seed: Number(opts.seed) }),
     ...(populate ? { populate } : {}),
   });
-  process.stdout.write(`listening on ${server.url}\n`);
-  const stop = () => {
-    void server.close().then(() => process.exit(0));
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  if (stopping) return void (await server.close());
+  // The pid lets an operator signal the server itself whatever launched it (npm, a shell).
+  process.stdout.write(`listening on ${server.url} pid ${process.pid}\n`);
 }
 
 main().catch((err: unknown) => {

@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP, createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { apiErrors } from './errors.ts';
+import { isLoopbackAddress, loopbackOnlyLookup, PUBLIC_OPT_IN, resolvesToLoopback } from './loopback.ts';
 import { Connection, type LinkEnv } from './link.ts';
 import { toxicJson, type ToxicRecord } from './toxics.ts';
 import type { Direction, ProxyJson } from './types.ts';
@@ -43,7 +44,14 @@ export class ChaosProxy {
   /** Bind `listen`; on success `listen` becomes the bound address (`localhost:0` → `127.0.0.1:41234`). */
   async start(): Promise<void> {
     if (this.enabled) return;
-    const { host, port, display } = await resolveListen(this.listen);
+    const resolved = await resolveListen(this.listen);
+    const { port, display } = resolved;
+    let host = resolved.host;
+    if (!this.env.allowPublic) {
+      // Loopback-only by default: a wildcard listen ("", ":N", "0.0.0.0:N") binds 127.0.0.1.
+      if (host === undefined) host = '127.0.0.1';
+      else if (!isLoopbackAddress(host)) throw apiErrors.notLoopback(`listen ${this.listen}`, PUBLIC_OPT_IN);
+    }
     const server = createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true }, (client) => this.accept(client));
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) => reject(apiErrors.listen(bindError(`${display}:${port}`, err))));
@@ -105,7 +113,13 @@ export class ChaosProxy {
       client.destroy();
       return;
     }
-    const server = createConnection({ host: target.host || 'localhost', port: Number(target.port), allowHalfOpen: true, noDelay: true });
+    const server = createConnection({
+      host: target.host || 'localhost',
+      port: Number(target.port),
+      allowHalfOpen: true,
+      noDelay: true,
+      ...(this.env.allowPublic ? {} : { lookup: loopbackOnlyLookup }),
+    });
     this.dialing.add(client);
     client.once('close', () => {
       this.dialing.delete(client);
@@ -125,6 +139,17 @@ export class ChaosProxy {
       this.connections.add(conn);
     });
   }
+}
+
+/**
+ * Refuse an upstream outside loopback unless public use was opted into. A malformed upstream is
+ * left to the dial (Toxiproxy accepts it and closes each client), as before.
+ */
+export async function checkUpstream(upstream: string, allowPublic: boolean): Promise<void> {
+  if (allowPublic) return;
+  const target = splitHostPort(upstream);
+  if (!target) return;
+  if (!(await resolvesToLoopback(target.host))) throw apiErrors.notLoopback(`upstream ${upstream}`, PUBLIC_OPT_IN);
 }
 
 /** Go's `net.SplitHostPort`; undefined when malformed. */

@@ -9,18 +9,27 @@ import { TOXIC_TYPES, type Direction, type ToxicJson, type ToxicType } from './t
  */
 interface AttributeSpec {
   min: number;
+  /** Largest value honoured; more is refused rather than silently misbehaving. */
+  max?: number;
   /** Unit, for the error message. */
   unit: string;
 }
-const NON_NEGATIVE_MS: AttributeSpec = { min: 0, unit: 'ms' };
+/**
+ * Node clamps a timer above 2^31-1 ms to 1 ms (TimeoutOverflowWarning): a `timeout` of 3e9 ms
+ * would fire at once and a `latency` of 3e9 ms would spin a 1 ms timer forever. Durations above
+ * it (~24.8 days) are refused, so what is accepted is what happens.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+const DURATION_MS: AttributeSpec = { min: 0, max: MAX_TIMER_MS, unit: 'ms' };
 
 export const TOXIC_ATTRIBUTES: Readonly<Record<ToxicType, Readonly<Record<string, AttributeSpec>>>> = {
-  latency: { latency: NON_NEGATIVE_MS, jitter: NON_NEGATIVE_MS },
+  latency: { latency: DURATION_MS, jitter: DURATION_MS },
   bandwidth: { rate: { min: 0, unit: 'KB/s' } },
-  slow_close: { delay: NON_NEGATIVE_MS },
-  timeout: { timeout: NON_NEGATIVE_MS },
-  reset_peer: { timeout: NON_NEGATIVE_MS },
-  slicer: { average_size: { min: 1, unit: 'bytes' }, size_variation: { min: 0, unit: 'bytes' }, delay: { min: 0, unit: 'µs' } },
+  slow_close: { delay: DURATION_MS },
+  timeout: { timeout: DURATION_MS },
+  reset_peer: { timeout: DURATION_MS },
+  // The slicer pays its µs delay in whole ms, so the same timer bound applies after the division.
+  slicer: { average_size: { min: 1, unit: 'bytes' }, size_variation: { min: 0, unit: 'bytes' }, delay: { min: 0, max: MAX_TIMER_MS * 1000, unit: 'µs' } },
   limit_data: { bytes: { min: 0, unit: 'bytes' } },
   noop: {},
 };
@@ -85,6 +94,11 @@ function validate(type: ToxicType, attrs: Record<string, number>): Record<string
   for (const [key, spec] of Object.entries(TOXIC_ATTRIBUTES[type])) {
     const v = attrs[key] ?? 0;
     if (v < spec.min) throw apiErrors.badBody(`attribute ${key} of ${type} must be >= ${spec.min} ${spec.unit} (got ${v})`);
+    if (spec.max !== undefined && v > spec.max) throw apiErrors.badBody(`attribute ${key} of ${type} must be <= ${spec.max} ${spec.unit} (got ${v})`);
+  }
+  // One latency stage waits latency + jitter at most: the sum must fit one timer too.
+  if (type === 'latency' && (attrs.latency ?? 0) + (attrs.jitter ?? 0) > MAX_TIMER_MS) {
+    throw apiErrors.badBody(`attributes latency + jitter of latency must be <= ${MAX_TIMER_MS} ms (got ${(attrs.latency ?? 0) + (attrs.jitter ?? 0)})`);
   }
   return attrs;
 }

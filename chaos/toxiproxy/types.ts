@@ -70,6 +70,12 @@ export interface ToxiproxyServerOptions {
    * @default 1048576 (1 MiB)
    */
   maxBufferedBytes?: number;
+  /**
+   * Allow non-loopback addresses: the API host, proxy listens (a wildcard listen otherwise binds
+   * 127.0.0.1) and upstreams. Off by default: Rebound only ever loads loopback.
+   * @default false
+   */
+  allowPublic?: boolean;
   /** Proxies to create at start, like `toxiproxy-server -config file.json`. */
   populate?: readonly ProxyInput[];
 }
@@ -78,6 +84,7 @@ export const DEFAULT_TOXIPROXY_SERVER_OPTIONS = Object.freeze({
   port: 8474,
   host: '127.0.0.1',
   maxBufferedBytes: 1024 * 1024,
+  allowPublic: false,
 });
 
 /** What `POST /proxies` and `POST /populate` accept. */

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { io } from 'socket.io-client';
@@ -34,6 +35,8 @@ describe.each(['ws', 'socketio', 'socketio-csr'])('%s service HTTP edge', (name)
     const m = await (await fetch(svc().httpUrl + '/metrics')).json();
     expect(m).toMatchObject({ connections: expect.any(Number), subscriptions: expect.any(Number), rssBytes: expect.any(Number), cpuPct: expect.any(Number), uptimeSec: expect.any(Number) });
     expect(m.eventLoopLagMs).toMatchObject({ p99: expect.any(Number), max: expect.any(Number) });
+    expect(m.limits).toMatchObject({ maxBufferedBytes: 1_048_576, maxSubscriptions: 256, maxStreamLength: 1024 });
+    expect(JSON.stringify(m)).not.toContain(KEY);
   });
 
   it.each([
@@ -47,12 +50,19 @@ describe.each(['ws', 'socketio', 'socketio-csr'])('%s service HTTP edge', (name)
     ['empty array', '[]', undefined, 422, 'RR_ERR_BROADCAST_INVALID'],
     ['one bad item in a batch', '[{"stream":"s","data":"ok"},{"stream":"s","data":5}]', undefined, 422, 'RR_ERR_BROADCAST_INVALID'],
     ['bad meta', '{"stream":"s","data":"x","meta":{"exclude_socket":5}}', undefined, 422, 'RR_ERR_BROADCAST_INVALID'],
+    ['Content-Encoding: compress', '{"stream":"s","data":"x"}', { authorization: `Bearer ${KEY}`, 'content-encoding': 'compress' }, 415, 'RR_ERR_UNSUPPORTED_ENCODING'],
+    ['gzip header on a plain body', '{"stream":"s","data":"x"}', { authorization: `Bearer ${KEY}`, 'content-encoding': 'gzip' }, 400, 'RR_ERR_BODY_UNREADABLE'],
   ])('%s → %i %s', async (_label, body, headers, status, code) => {
     const res = await post(svc(), body, headers as Record<string, string> | undefined);
     expect(res.status).toBe(status);
     const json = await res.json();
     expect(json).toMatchObject({ statusCode: status, code, error: expect.any(String), message: expect.any(String) });
     expect(json).not.toHaveProperty('stack');
+  });
+
+  it('a gzip-encoded body is decoded and accepted', async () => {
+    const res = await post(svc(), gzipSync('{"stream":"gz","data":"x"}') as unknown as string, { authorization: `Bearer ${KEY}`, 'content-encoding': 'gzip' });
+    expect(res.status).toBe(201);
   });
 
   it('unknown routes are 404 with the same body shape', async () => {
@@ -121,6 +131,17 @@ describe('service processes', () => {
     expect((await fetch(again.httpUrl + '/health')).status).toBe(200);
     await again.kill();
     expect(again.child.signalCode).toBe('SIGKILL');
+  });
+
+  it('the replay server shares this edge: Content-Encoding compress → 415 in the same shape', async () => {
+    const replay = await startService('replay');
+    try {
+      const res = await fetch(replay.httpUrl + '/_broadcast', { method: 'POST', body: '{"stream":"s","data":"x"}', headers: { 'content-type': 'application/json', 'content-encoding': 'compress' } });
+      expect(res.status).toBe(415);
+      expect(await res.json()).toMatchObject({ statusCode: 415, code: 'RR_ERR_UNSUPPORTED_ENCODING', error: 'Unsupported Media Type' });
+    } finally {
+      await replay.stop();
+    }
   });
 
   it('refuse bad CLI options with exit code 2', async () => {

@@ -10,8 +10,12 @@ export interface ServiceHttpOptions {
   name: string;
   /** When set, `/_broadcast` and `/publish-local` need `Authorization: Bearer <key>`. */
   broadcastKey?: string | undefined;
-  /** Hand validated broadcasts to the fan-out. Throwing means nothing was delivered (500). */
-  deliver(batch: Broadcast[]): void;
+  /**
+   * Hand validated broadcasts to the fan-out. The 201 waits for a returned promise (e.g. stored by
+   * a broker in another process); throwing or rejecting answers the error (a ReboundError's
+   * status, else 500) and counts the request as rejected.
+   */
+  deliver(batch: Broadcast[]): void | Promise<void>;
   /** Service-specific counters merged into /metrics (connections, subscriptions, ...); may be async (e.g. a broker across processes). */
   stats(): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** Max request body, bytes. @default 10 MiB */
@@ -55,16 +59,16 @@ export function createServiceApp(opts: ServiceHttpOptions) {
     next();
   };
 
-  const accept = (req: Request, res: Response) => {
+  const accept = async (req: Request, res: Response) => {
     counters.broadcastRequests++;
     let batch: Broadcast[];
     try {
       batch = parseBroadcastBody(Buffer.isBuffer(req.body) ? req.body : undefined);
+      await opts.deliver(batch);
     } catch (err) {
       counters.broadcastRejected++;
       return sendError(res, err);
     }
-    opts.deliver(batch);
     counters.broadcastsAccepted += batch.length;
     res.status(201).json({ accepted: batch.length });
   };
@@ -75,20 +79,27 @@ export function createServiceApp(opts: ServiceHttpOptions) {
   app.post('/publish-local', auth, raw, (req: Request, res: Response) => {
     let plan: PublishLocalPlan;
     try {
-      plan = parsePublishLocal(Buffer.isBuffer(req.body) ? req.body : undefined);
+      plan = parsePublishLocal(Buffer.isBuffer(req.body) ? req.body : undefined, req.query as Record<string, unknown>);
     } catch (err) {
       return sendError(res, err);
     }
     let seq = 0;
     const emit = () => {
       seq++;
-      const data = JSON.stringify({ seq, sentAt: Date.now(), runId: plan.runId });
-      opts.deliver([{ stream: plan.stream, data }]);
-      counters.broadcastsAccepted++;
+      // `text` as the benchmark's server writes it, so its clients see the payload they expect.
+      const data = JSON.stringify({ seq, sentAt: Date.now(), runId: plan.runId, text: `msg_${seq}` });
+      // Nobody waits on a scheduled emit: a failure is counted, never thrown into a timer.
+      Promise.resolve()
+        .then(() => opts.deliver([{ stream: plan.stream, data }]))
+        .then(
+          () => counters.broadcastsAccepted++,
+          () => counters.broadcastRejected++,
+        );
       if (seq < plan.count) setTimeout(emit, plan.intervalMs).unref();
     };
-    setImmediate(emit);
-    res.status(202).json({ scheduled: plan.count, stream: plan.stream, intervalMs: plan.intervalMs });
+    if (plan.delaySec > 0) setTimeout(emit, plan.delaySec * 1000).unref();
+    else setImmediate(emit);
+    res.status(202).json({ status: 'publishing-local', scheduled: plan.count, stream: plan.stream, intervalMs: plan.intervalMs, delaySec: plan.delaySec });
   });
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok', service: opts.name });
@@ -99,10 +110,20 @@ export function createServiceApp(opts: ServiceHttpOptions) {
   });
   app.use((_req: Request, res: Response) => sendError(res, new ReboundError('RR_ERR_NOT_FOUND', 'no such route')));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const e = err as { type?: string; status?: number; message?: string };
-    if (e?.type === 'entity.too.large') return sendError(res, new ReboundError('RR_ERR_PAYLOAD_TOO_LARGE', 'request body too large'));
-    if (e?.status === 400) return sendError(res, new ReboundError('RR_ERR_BODY_UNREADABLE', e.message ?? 'unreadable body'));
-    sendError(res, err);
+    sendError(res, bodyReadError(err));
   });
   return { app, close: () => monitor.stop() };
+}
+
+/**
+ * Map body-parser's errors onto coded ones. Its 4xx errors are the client's fault whatever their
+ * type (an unknown Content-Encoding is 415, not a server failure); anything else stays internal.
+ */
+export function bodyReadError(err: unknown): unknown {
+  const e = err as { type?: string; status?: number; message?: string; encoding?: string; charset?: string } | undefined;
+  if (e?.type === 'entity.too.large') return new ReboundError('RR_ERR_PAYLOAD_TOO_LARGE', 'request body too large');
+  if (e?.type === 'encoding.unsupported') return new ReboundError('RR_ERR_UNSUPPORTED_ENCODING', `Content-Encoding "${e.encoding ?? ''}" is not supported (use gzip, deflate, br or identity)`);
+  if (e?.type === 'charset.unsupported') return new ReboundError('RR_ERR_UNSUPPORTED_ENCODING', e.message ?? 'unsupported charset');
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return new ReboundError('RR_ERR_BODY_UNREADABLE', e.message ?? 'unreadable body');
+  return err;
 }

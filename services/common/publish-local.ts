@@ -3,23 +3,38 @@ import { parseOptions, type OptionValues } from '../../lib/options.ts';
 
 export const PUBLISH_LOCAL_OPTIONS = {
   stream: { type: 'string', default: 'bench', maxLength: 1024, pattern: /^.+$/s, doc: 'stream (room/topic) to emit on' },
-  count: { type: 'int', default: 1, min: 1, max: 100_000, doc: 'messages to emit' },
-  intervalMs: { type: 'int', default: 0, min: 0, max: 60_000, doc: 'pause between messages' },
+  count: { type: 'int', default: 1, min: 1, max: 100_000, aliases: ['total'], doc: 'messages to emit' },
+  intervalMs: { type: 'int', default: 0, min: 0, max: 60_000, aliases: ['interval'], doc: 'pause between messages' },
+  delaySec: { type: 'int', default: 0, min: 0, max: 3600, aliases: ['delay'], doc: 'wait before the first message' },
   runId: { type: 'string', default: 'local', maxLength: 128, doc: 'runId written into each payload' },
 } as const;
 
 export type PublishLocalPlan = OptionValues<typeof PUBLISH_LOCAL_OPTIONS>;
 
-/** Body `{stream, count, intervalMs, runId}`; the server then emits `{seq, sentAt, runId}` payloads itself. */
-export function parsePublishLocal(raw: Buffer | undefined): PublishLocalPlan {
+/**
+ * The benchmark's server takes its plan as a query string (`?total&interval&stream&delay`, with
+ * defaults 120 / 500 ms / `benchmark` / 0 s); accepting it lets that benchmark's runner drive
+ * Rebound's servers unchanged.
+ */
+const BENCHMARK_QUERY_DEFAULTS = { count: 120, intervalMs: 500, stream: 'benchmark' };
+
+/**
+ * Body `{stream, count, intervalMs, delaySec, runId}`, or, with an empty body, the benchmark's
+ * query string; the server then emits `{seq, sentAt, runId, text}` payloads itself.
+ */
+export function parsePublishLocal(raw: Buffer | undefined, query: Record<string, unknown> = {}): PublishLocalPlan {
+  const text = raw?.toString('utf8') ?? '';
+  if (text.trim() === '' && Object.keys(query).length > 0) {
+    return parseOptions(PUBLISH_LOCAL_OPTIONS, { values: { ...BENCHMARK_QUERY_DEFAULTS, ...query }, origin: 'query' });
+  }
   let body: unknown;
   try {
-    body = JSON.parse(raw?.toString('utf8') ?? '');
+    body = JSON.parse(text);
   } catch (err) {
     throw new ReboundError('RR_ERR_BODY_UNREADABLE', `body is not valid JSON: ${(err as Error).message}`);
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ReboundError('RR_ERR_OPTION_INVALID', 'body must be an object {stream, count, intervalMs, runId}');
+    throw new ReboundError('RR_ERR_OPTION_INVALID', 'body must be an object {stream, count, intervalMs, delaySec, runId}');
   }
   return parseOptions(PUBLISH_LOCAL_OPTIONS, { values: body as Record<string, unknown>, origin: 'body' });
 }

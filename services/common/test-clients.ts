@@ -1,0 +1,68 @@
+/**
+ * Test helpers for the reference servers: real clients over loopback (ws, socket.io-client),
+ * pausable at the TCP level to play a client that stopped reading.
+ */
+import WebSocket from 'ws';
+import { io, type Socket as IoSocket } from 'socket.io-client';
+import { waitUntil } from '../../lib/time.ts';
+import type { ServiceHandle } from './spawn.ts';
+
+export const metrics = async (svc: ServiceHandle) => (await (await fetch(svc.httpUrl + '/metrics')).json()) as Record<string, number>;
+
+export const broadcast = (svc: ServiceHandle, body: unknown) =>
+  fetch(svc.httpUrl + '/_broadcast', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+
+export interface WsTestClient {
+  ws: WebSocket;
+  sid: string;
+  frames: Array<Record<string, unknown>>;
+  closed: boolean;
+  send(o: unknown): void;
+  /** Resolves with the next frame of `type` (or any data frame when type is 'data'). */
+  next(type: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  pause(): void;
+  close(): void;
+}
+
+export async function wsClient(svc: ServiceHandle): Promise<WsTestClient> {
+  const ws = new WebSocket(svc.httpUrl.replace('http', 'ws') + '/ws', { maxPayload: 64 * 1024 * 1024 });
+  const c: WsTestClient = {
+    ws,
+    sid: '',
+    frames: [],
+    closed: false,
+    send: (o) => ws.send(typeof o === 'string' ? o : JSON.stringify(o)),
+    async next(type, timeoutMs = 5000) {
+      const from = c.frames.length;
+      const match = (f: Record<string, unknown>) => (type === 'data' ? typeof f.data === 'string' && f.type === undefined : f.type === type);
+      await waitUntil(() => c.frames.slice(from).some(match) || c.closed, timeoutMs, `ws frame ${type}`);
+      const f = c.frames.slice(from).find(match);
+      if (!f) throw new Error(`socket closed before a ${type} frame`);
+      return f;
+    },
+    pause: () => (ws as unknown as { _socket: { pause(): void } })._socket.pause(),
+    close: () => ws.terminate(),
+  };
+  ws.on('message', (raw) => c.frames.push(JSON.parse(raw.toString()) as Record<string, unknown>));
+  ws.on('close', () => (c.closed = true));
+  ws.on('error', () => {});
+  await waitUntil(() => c.frames.some((f) => f.type === 'welcome') || c.closed, 5000, 'ws welcome');
+  c.sid = String(c.frames.find((f) => f.type === 'welcome')?.sid ?? '');
+  return c;
+}
+
+export async function ioClient(svc: ServiceHandle): Promise<{ socket: IoSocket; pause(): void; close(): void; disconnected: () => boolean }> {
+  const socket = io(svc.httpUrl, { transports: ['websocket'], reconnection: false, forceNew: true });
+  let down = false;
+  socket.on('disconnect', () => (down = true));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', () => resolve());
+    socket.once('connect_error', reject);
+  });
+  return {
+    socket,
+    pause: () => (socket.io.engine.transport as unknown as { ws: { _socket: { pause(): void } } }).ws._socket.pause(),
+    close: () => socket.close(),
+    disconnected: () => down,
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * Raw ws reference server on real processes (port 0), real ws clients over loopback: welcome
+ * sid, `meta.exclude_socket`, whispers, and the bounds shared with the replay server.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../lib/time.ts';
+import { startService, type ServiceHandle } from '../common/spawn.ts';
+import { broadcast, metrics, wsClient } from '../common/test-clients.ts';
+
+let svc: ServiceHandle;
+beforeAll(async () => {
+  svc = await startService('ws', { args: ['--max-buffered-bytes', '65536', '--max-subscriptions', '3', '--max-stream-length', '16'] });
+});
+afterAll(async () => {
+  await svc.stop();
+});
+
+describe('ws reference server', () => {
+  it('welcomes each socket with its sid; meta.exclude_socket skips that socket only', async () => {
+    const [a, b] = await Promise.all([wsClient(svc), wsClient(svc)]);
+    expect(a.sid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(a.sid).not.toBe(b.sid);
+    for (const c of [a, b]) {
+      c.send({ type: 'subscribe', stream: 'excl' });
+      await c.next('subscribed');
+    }
+    expect((await broadcast(svc, [{ stream: 'excl', data: '1', meta: { exclude_socket: a.sid } }, { stream: 'excl', data: '2', meta: { exclude_socket: b.sid } }, { stream: 'excl', data: '3' }])).status).toBe(201);
+    const data = (c: typeof a) => c.frames.filter((f) => f.stream === 'excl' && f.type === undefined).map((f) => f.data);
+    await waitUntil(() => data(a).length >= 2 && data(b).length >= 2, 5000, 'deliveries');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(data(a)).toEqual(['2', '3']);
+    expect(data(b)).toEqual(['1', '3']);
+    a.close();
+    b.close();
+  });
+
+  it('whisper frames reach the topic\'s other subscribers; non-subscribers and bad data are refused', async () => {
+    const [a, b, outsider] = await Promise.all([wsClient(svc), wsClient(svc), wsClient(svc)]);
+    for (const c of [a, b]) {
+      c.send({ type: 'subscribe', stream: 'w' });
+      await c.next('subscribed');
+    }
+    a.send({ type: 'whisper', stream: 'w', data: '{"from":"a"}' });
+    expect(await b.next('whisper')).toEqual({ type: 'whisper', stream: 'w', data: '{"from":"a"}' });
+    outsider.send({ type: 'whisper', stream: 'w', data: 'x' });
+    expect(await outsider.next('error')).toMatchObject({ reason: 'not_subscribed' });
+    a.send({ type: 'whisper', stream: 'w', data: { not: 'a string' } });
+    expect(await a.next('error')).toMatchObject({ reason: 'invalid_whisper' });
+    expect(a.frames.some((f) => f.type === 'whisper')).toBe(false);
+    for (const c of [a, b, outsider]) c.close();
+  });
+
+  it('topics per socket and topic-name length are bounded', async () => {
+    const c = await wsClient(svc);
+    for (const s of ['t1', 't2', 't3']) {
+      c.send({ type: 'subscribe', stream: s });
+      await c.next('subscribed');
+    }
+    c.send({ type: 'subscribe', stream: 't4' });
+    expect(await c.next('error')).toMatchObject({ reason: 'too_many_subscriptions', stream: 't4' });
+    c.send({ type: 'subscribe', stream: 'x'.repeat(17) });
+    expect(await c.next('error')).toMatchObject({ reason: 'invalid_stream' });
+    c.send({ type: 'subscribe', stream: 't1' });
+    expect(await c.next('subscribed')).toMatchObject({ stream: 't1' });
+    const m = await metrics(svc);
+    expect(m.refusedSubscriptions).toBe(1);
+    c.close();
+  });
+
+  it('a client that stops reading is dropped as too slow; a reading one gets everything', async () => {
+    const before = (await metrics(svc)).tooSlowDisconnects ?? 0;
+    const [slow, fast] = await Promise.all([wsClient(svc), wsClient(svc)]);
+    for (const c of [slow, fast]) {
+      c.send({ type: 'subscribe', stream: 'slow' });
+      await c.next('subscribed');
+    }
+    slow.pause();
+    const data = 'z'.repeat(50_000);
+    for (let p = 0; p < 20; p++) expect((await broadcast(svc, Array.from({ length: 10 }, () => ({ stream: 'slow', data })))).status).toBe(201);
+    const got = () => fast.frames.filter((f) => f.stream === 'slow').length;
+    await waitUntil(() => got() >= 200, 10_000, 'fast reader got all 200');
+    const m = await metrics(svc);
+    expect(m.tooSlowDisconnects! - before).toBe(1);
+    expect(m.connections).toBe(1);
+    fast.close();
+    slow.close();
+  });
+});
+
+describe('ws stop', () => {
+  it('SIGTERM with clients that do not read stops within the grace period and exits 0', async () => {
+    const s = await startService('ws');
+    const clients = await Promise.all(Array.from({ length: 20 }, () => wsClient(s)));
+    for (const c of clients.slice(0, 5)) c.pause();
+    const ms = await s.stop(10_000);
+    expect({ code: s.child.exitCode, signal: s.child.signalCode }).toEqual({ code: 0, signal: null });
+    expect(ms).toBeLessThan(3000);
+    for (const c of clients) c.close();
+  });
+});
+
+describe('ws too-slow rule at the default buffer bound (1 MiB)', () => {
+  let svc: ServiceHandle;
+  beforeAll(async () => {
+    svc = await startService('ws', { args: ['--slow-consumer-ms', '300'] });
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it('a reading client is not cut by one accepted 2 x 4 MiB batch (a burst the server created)', async () => {
+    const fast = await wsClient(svc);
+    for (const c of [fast]) {
+      c.send({ type: 'subscribe', stream: 'big' });
+      await c.next('subscribed');
+    }
+    const data = 'b'.repeat(4 * 1024 * 1024);
+    expect((await broadcast(svc, [{ stream: 'big', data }, { stream: 'big', data }])).status).toBe(201);
+    await waitUntil(() => fast.frames.filter((f) => f.stream === 'big').length >= 2, 20_000, 'both 4 MiB messages');
+    expect((await metrics(svc)).tooSlowDisconnects).toBe(0);
+    fast.close();
+  });
+
+  it('a client over the bound for --slow-consumer-ms without draining is dropped below the hard cap', async () => {
+    const [slow, reader] = await Promise.all([wsClient(svc), wsClient(svc)]);
+    for (const c of [slow, reader]) {
+      c.send({ type: 'subscribe', stream: 'stall' });
+      await c.next('subscribed');
+    }
+    slow.pause();
+    const data = 's'.repeat(100_000);
+    // 100 KB every 10 ms: the kernel's buffers fill, then the server's queue grows past 1 MiB and stays there.
+    let sent = 0;
+    while (sent < 150 && ((await metrics(svc)).tooSlowDisconnects ?? 0) === 0) {
+      await broadcast(svc, { stream: 'stall', data });
+      sent++;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const m = await metrics(svc);
+    expect(m.tooSlowDisconnects).toBe(1);
+    // Dropped by the time rule: less than the 16 MiB hard cap was ever sent to it.
+    expect(sent * data.length).toBeLessThan(16 * 1024 * 1024);
+    await waitUntil(() => reader.frames.filter((f) => f.stream === 'stall').length >= 1, 5000, 'reader still served');
+    expect(m.connections).toBe(1);
+    slow.close();
+    reader.close();
+  });
+});
