@@ -62,6 +62,8 @@ export class ClientFleet {
   readonly clients: TargetClient[] = [];
   readonly handshakeFailures: Record<string, number> = {};
   readonly disconnectReasons: Record<string, number> = {};
+  /** The library's own words for each disconnect (e.g. socket.io's 'io server disconnect', after which it does not reconnect). */
+  readonly disconnectDetails: Record<string, number> = {};
   readonly connectFailureCauses: Record<string, number> = {};
   /** Reconnect times (runner clock) in order, for the herd curve. */
   readonly reconnectTimes: number[] = [];
@@ -184,6 +186,7 @@ export class ClientFleet {
       const t = this.tracks[i]!;
       if (!t.connected && reason !== 'closed') return; // a library reporting each failed attempt again
       this.disconnectReasons[key] = (this.disconnectReasons[key] ?? 0) + 1;
+      if (detail) this.disconnectDetails[detail] = (this.disconnectDetails[detail] ?? 0) + 1;
       if (!t.connected) return;
       t.connected = false;
       if (this.herdStart) {

@@ -52,6 +52,8 @@ export interface AvalancheResult extends LatencyReport {
   /** Disconnects before the restart (the target or network was unstable during warm-up). */
   dropsBeforeRestart: number;
   disconnectReasons: Record<string, number>;
+  /** The client library's own words per disconnect, e.g. socket.io's 'io server disconnect' (it then does not reconnect by itself). */
+  disconnectDetails: Record<string, number>;
   herd: HerdReport;
   recoveryTimedOut: boolean;
   totalMessages: number;

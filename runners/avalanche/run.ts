@@ -173,6 +173,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       historyNotFound: target.replays && target.service?.name !== 'socketio' ? fleet.historyNotFound : null,
       dropsBeforeRestart: fleet.dropsBeforeRestart,
       disconnectReasons: fleet.disconnectReasons,
+      disconnectDetails: fleet.disconnectDetails,
       herd: herdReport({ tracks: fleet.tracks, restartAt, handshakeFailures: fleet.handshakeFailures, connectLatency: fleet.connectLatency.encode(), attemptsObserved: dropped.some((t) => t.attempts > 0), series, endAt: herdEnd }),
       recoveryTimedOut,
       totalMessages: messages,
