@@ -20,24 +20,26 @@ export function formatAvalanche(results: readonly AvalancheResult[]): string {
 /** The comparison's rows (first row: the header), for the text table and the HTML report's summary. */
 export function avalancheRows(results: readonly AvalancheResult[]): string[][] {
   const row = (label: string, f: (r: AvalancheResult) => string) => [label, ...results.map(f)];
+  // Quantiles of nobody are not 0 ms.
+  const rec = (r: AvalancheResult, ms: number) => (r.recoveryMs.count ? fmtMs(ms) : 'none back');
   const kinds = (r: AvalancheResult) => Object.entries(r.herd.handshakeFailures).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${fmtInt(n)}`).join(', ') || '0';
   return [
     ['', ...results.map((r) => r.target + (r.params.workers > 1 ? ` x${r.params.workers} workers` : r.params.nodes > 1 ? ` x${r.params.nodes} nodes` : ''))],
     row('Restart', (r) => `${r.restart.mode} (${r.restart.signal ?? r.restart.variant})${r.restart.ok ? '' : ' FAILED'}`),
     row('Server down', (r) => (r.restart.serverDownMs === null ? 'unknown' : fmtMs(r.restart.serverDownMs))),
     row('Connections dropped', (r) => share(r.droppedConnections, r.initiallyConnected)),
-    row('Recovery p50', (r) => fmtMs(r.recoveryMs.p50)),
-    row('Recovery p95', (r) => fmtMs(r.recoveryMs.p95)),
-    row('Recovery p99', (r) => fmtMs(r.recoveryMs.p99)),
-    row('Recovery max', (r) => fmtMs(r.recoveryMs.max)),
-    row('  p95 from listening again', (r) => (r.recoveryFromListeningMs ? fmtMs(r.recoveryFromListeningMs.p95) : 'unknown')),
+    row('Recovery p50', (r) => rec(r, r.recoveryMs.p50)),
+    row('Recovery p95', (r) => rec(r, r.recoveryMs.p95)),
+    row('Recovery p99', (r) => rec(r, r.recoveryMs.p99)),
+    row('Recovery max', (r) => rec(r, r.recoveryMs.max)),
+    row('  p95 from listening again', (r) => (r.recoveryFromListeningMs ? rec(r, r.recoveryFromListeningMs.p95) : 'unknown')),
     row('Never came back', (r) => share(r.neverReconnected, r.droppedConnections)),
     row('Total downtime', (r) => fmtMs(r.downtimeMs) + (r.downtimeOpenEnded ? '+' : '')),
     row('Time to 95% back', (r) => fmtMs(r.herd.timeToReconnectedMs.p95)),
     row('Peak reconnects/s', (r) => fmtInt(r.herd.peakReconnectRatePerSec)),
     row('Attempts/client mean, max', (r) => (r.herd.attemptsPerClient.observed ? `${r.herd.attemptsPerClient.mean}, ${r.herd.attemptsPerClient.max}` : 'n/a')),
     row('Handshake failures', kinds),
-    row('Connect latency p95', (r) => fmtMs(r.herd.connectLatencyMs.p95)),
+    row('Connect latency p95', (r) => (r.herd.connectLatencyMs.count ? fmtMs(r.herd.connectLatencyMs.p95) : 'n/a')),
     row('Deliveries lost', (r) => fmtInt(r.lostDeliveries)),
     row('  refused while down', (r) => fmtInt(r.lostUnpublishedDeliveries)),
     row('  accepted, not delivered', (r) => fmtInt(r.lostAcceptedDeliveries)),
