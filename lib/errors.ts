@@ -19,6 +19,12 @@ export const ERROR_CODES = {
   RR_ERR_CHAOS_PROXY_API: { status: 502, title: 'Bad Gateway', doc: 'A Toxiproxy API call (embedded or real) failed; details.status has its HTTP status.' },
   // Reference services and chaos proxy (refsvc): edge checks.
   RR_ERR_UNSUPPORTED_ENCODING: { status: 415, title: 'Unsupported Media Type', doc: 'The request body uses a Content-Encoding (or charset) the server cannot decode; gzip, deflate, br and identity are accepted.' },
+  // Replay server (replay): storage acknowledgements, admin routes and the cluster's rolling reload.
+  RR_ERR_REPLAY_STORE_FAILED: { status: 503, title: 'Service Unavailable', doc: 'The replay server could not store a broadcast (cluster primary failing or not answering); it was not acknowledged.' },
+  RR_ERR_ADMIN_FORBIDDEN: { status: 403, title: 'Forbidden', doc: 'Admin routes need the broadcast key, or a loopback peer when no key is set.' },
+  RR_ERR_RELOAD_UNAVAILABLE: { status: 400, title: 'Bad Request', doc: 'A rolling reload needs cluster mode (--workers 2 or more).' },
+  RR_ERR_RELOAD_IN_PROGRESS: { status: 409, title: 'Conflict', doc: 'A rolling reload is already running.' },
+  RR_ERR_RELOAD_FAILED: { status: 500, title: 'Internal Server Error', doc: 'A replacement worker did not start; the reload stopped and the remaining old workers keep serving.' },
   // Avalanche and deploy-impact (runners/avalanche, runners/deploy-impact)
   RR_ERR_RESTART_FAILED: { status: 502, title: 'Bad Gateway', doc: 'The configured restart (signal and respawn, restart command, hook, worker reload) failed; the run is reported with the RESTART_FAILED validity flag.' },
   RR_ERR_RELOAD_UNSUPPORTED: { status: 501, title: 'Not Implemented', doc: 'The target does not support worker reload (POST /_admin/reload answered 404).' },

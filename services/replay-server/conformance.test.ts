@@ -378,6 +378,7 @@ function slowHistoryBroker(inner: MemoryBroker, delayMs: number): Broker {
       return res;
     },
     commitSession: (sid, s) => inner.commitSession(sid, s),
+    updateSession: (sid, c) => inner.updateSession(sid, c),
     restoreSession: (sid) => inner.restoreSession(sid),
     stats: () => inner.stats(),
     close: () => inner.close(),
@@ -539,7 +540,8 @@ describe('disconnect frames', () => {
   });
 
   it('too_slow: a consumer that stops reading is cut off and the buffer stays bounded', async () => {
-    const t = await startTestServer({ maxBufferedBytes: 64 * 1024 });
+    // Output beyond the socket buffer waits in a queue of at most maxQueuedBytes (>= 2 x maxBodyBytes).
+    const t = await startTestServer({ maxBufferedBytes: 64 * 1024, maxBodyBytes: 512 * 1024, maxQueuedBytes: 1024 * 1024 });
     try {
       const { c } = track(await connectRaw(t.wsUrl));
       c.send({ command: 'subscribe', identifier: pubsubId('slow') });

@@ -1,13 +1,14 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { listen } from '../common/service-main.ts';
-import { MemoryBroker } from './broker/memory.ts';
+import { MemoryBroker, type MemoryBrokerOptions } from './broker/memory.ts';
 import type { Broker, BrokerStats } from './broker/types.ts';
 import { Connection } from './connection/index.ts';
 import { PingScheduler } from './connection/ping.ts';
 import { createCounters, type ConnectionContext, type ServerCounters } from './connection/types.ts';
-import { createReplayHttp } from './http/index.ts';
+import { createReplayHttp, type ReloadRequester } from './http/index.ts';
 import { Hub } from './hub/index.ts';
 import { resolveReplayOptions, type ReplayServerOptions } from './options.ts';
 import { createStreamResolver } from './protocol/streams.ts';
@@ -39,6 +40,19 @@ export interface ReplayServer {
 export interface ReplayServerDeps {
   /** Storage/fan-out; a MemoryBroker from the options by default. Owned (closed on stop) only when defaulted. */
   broker?: Broker;
+  /** Cluster worker: `POST /_admin/reload` asks the primary for a rolling reload (see cluster/reload.ts). */
+  reload?: ReloadRequester;
+}
+
+/** The memory broker's share of the server options (one place, used by the single process and the cluster primary). */
+export function brokerOptions(opts: ReplayServerOptions): MemoryBrokerOptions {
+  return {
+    historyLimit: opts.historyLimit,
+    historyTtlSec: opts.historyTtlSec,
+    sessionTtlSec: opts.sessionTtlSec,
+    maxSessions: opts.maxSessions,
+    maxSessionStoreBytes: opts.maxSessionStoreBytes,
+  };
 }
 
 const noop = () => {};
@@ -50,7 +64,7 @@ const pickProtocol = (offered: Set<string>): string | false => (offered.has(SUBP
 export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, deps: ReplayServerDeps = {}): ReplayServer {
   const opts = resolveReplayOptions(partial);
   const ownsBroker = !deps.broker;
-  const broker = deps.broker ?? new MemoryBroker({ historyLimit: opts.historyLimit, historyTtlSec: opts.historyTtlSec, sessionTtlSec: opts.sessionTtlSec });
+  const broker = deps.broker ?? new MemoryBroker(brokerOptions(opts));
   const hub = new Hub();
   const counters = createCounters();
   const pings = new PingScheduler<Connection>();
@@ -63,7 +77,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     hub,
     broker,
     counters,
-    resolve: createStreamResolver({ publicStreams: opts.publicStreams, streamsSecret: opts.streamsSecret, streamsWhisper: opts.streamsWhisper, maxStreamLength: 1024 }),
+    resolve: createStreamResolver({ publicStreams: opts.publicStreams, streamsSecret: opts.streamsSecret, streamsWhisper: opts.streamsWhisper, publicWhispers: opts.publicWhispers, maxStreamLength: 1024 }),
     get stopping() {
       return stopping;
     },
@@ -78,7 +92,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     const { cluster, ...brokerOnly } = b;
     return { ...stats(), broker: brokerOnly, ...(cluster ? { cluster } : {}) };
   };
-  const { app, close: closeApp } = createReplayHttp({ broadcastKey: opts.broadcastKey, broker, stats: metrics, onPublishError: () => publishErrors++ });
+  const { app, close: closeApp } = createReplayHttp({ broadcastKey: opts.broadcastKey, maxBodyBytes: opts.maxBodyBytes, broker, stats: metrics, onPublishError: () => publishErrors++, reload: deps.reload, stopping: () => stopping });
   const httpServer = createServer(app);
   const wss = new WebSocketServer({
     noServer: true,
@@ -94,8 +108,9 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
 
   const onConnection = (ws: WebSocket, req: IncomingMessage, query: URLSearchParams) => {
     counters.connectionsTotal++;
+    // ?pi= may slow pings down only to maxPingIntervalSec: pings are what finds a dead peer.
     const piRaw = Number(query.get('pi'));
-    const pingSec = Number.isInteger(piRaw) && piRaw >= 1 && piRaw <= 3600 ? piRaw : opts.pingIntervalSec;
+    const pingSec = Number.isInteger(piRaw) && piRaw >= 1 ? Math.min(piRaw, opts.maxPingIntervalSec) : opts.pingIntervalSec;
     const conn = new Connection(ws, ws.protocol === SUBPROTOCOL_EXT, pingSec, ctx);
     pings.add(conn, pingSec);
     const jid = req.headers['x-jid'];
@@ -140,6 +155,11 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     async stop(stopOpts = {}) {
       if (stopping) return;
       stopping = true;
+      // Stop accepting first: with --workers the primary then hands new connections to the other
+      // workers (a rolling reload never drops a connect). net.Server's close, not http.Server's:
+      // the latter also drops idle keep-alive sockets at once, racing a client that is just
+      // sending on one; instead every answer from now on says `Connection: close`.
+      const closed = new Promise<void>((r) => NetServer.prototype.close.call(httpServer, () => r()));
       // Bounded whatever the load: frames first (stop sending at half the budget), then the
       // grace period for clean closes, then terminate whatever is left.
       const t0 = Date.now();
@@ -155,13 +175,10 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
       pings.stop();
       offMessages();
       closeApp();
-      if (stopOpts.processExit) {
-        httpServer.close(); // stop listening; the exit closes what is left
-        return;
-      }
+      if (stopOpts.processExit) return; // the exit closes what is left
       for (const c of [...pings.all()]) c.ws.terminate();
       httpServer.closeAllConnections();
-      await new Promise<void>((r) => httpServer.close(() => r()));
+      await closed;
       if (ownsBroker) await broker.close();
     },
     stats,

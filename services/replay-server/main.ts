@@ -2,7 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { serviceMain } from '../common/service-main.ts';
 import { isReplayWorker, runPrimary, runWorker } from './cluster/index.ts';
 import { createReplayServer } from './index.ts';
-import { REPLAY_SERVER_OPTIONS } from './options.ts';
+import { checkReplayOptions, REPLAY_SERVER_OPTIONS } from './options.ts';
 
 /**
  * `npm run serve:replay -- [--workers N] [--history-limit 100] ...` (see --help).
@@ -22,8 +22,11 @@ export function compactHeap(): void {
 if (isReplayWorker()) {
   await runWorker(compactHeap);
 } else {
-  await serviceMain('replay', REPLAY_SERVER_OPTIONS, async (opts) => {
+  await serviceMain('replay', REPLAY_SERVER_OPTIONS, async (parsed) => {
+    const opts = checkReplayOptions(parsed, 'CLI');
     if (opts.workers > 1) return runPrimary(opts);
+    // A rolling reload needs workers; a stray SIGUSR2 must not kill a single process.
+    process.on('SIGUSR2', () => process.stderr.write('replay: SIGUSR2 ignored: a rolling reload needs --workers 2 or more\n'));
     if (opts.compactHeap) compactHeap();
     const srv = createReplayServer(opts);
     await srv.listen();

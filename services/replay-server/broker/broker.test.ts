@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { IpcBroker, servePrimary, type IpcChannel, type PrimaryToWorker, type WorkerToPrimary } from './ipc.ts';
 import { MemoryBroker } from './memory.ts';
 import type { StreamMessage } from './types.ts';
+import { encodeSession } from '../session/index.ts';
+
+const state = encodeSession(['{"channel":"$pubsub","stream_name":"a"}']);
 
 const opts = { historyLimit: 3, historyTtlSec: 10, sessionTtlSec: 5 };
 const item = (stream: string, n: number) => ({ stream, message: String(n) });
@@ -58,13 +61,13 @@ describe('MemoryBroker', () => {
   it('sessions: commit, restore (not consumed), expiry; ttl 0 disables', async () => {
     let now = 0;
     const b = new MemoryBroker({ ...opts, now: () => now });
-    await b.commitSession('s1', 'state');
-    expect(await b.restoreSession('s1')).toBe('state');
-    expect(await b.restoreSession('s1')).toBe('state');
+    await b.commitSession('s1', state);
+    expect(await b.restoreSession('s1')).toBe(state);
+    expect(await b.restoreSession('s1')).toBe(state);
     now += 5001;
     expect(await b.restoreSession('s1')).toBeUndefined();
     const off = new MemoryBroker({ ...opts, sessionTtlSec: 0 });
-    await off.commitSession('s', 'x');
+    await off.commitSession('s', state);
     expect(await off.restoreSession('s')).toBeUndefined();
     await b.close();
     await off.close();
@@ -109,9 +112,9 @@ describe('IpcBroker ↔ servePrimary', () => {
     expect(got2).toEqual([1, 2, 3, 4]);
     const h = await w2.history('x', { since: 1 });
     expect(h.ok && h.messages.map((m) => m.offset)).toEqual([1, 2, 3, 4]);
-    await w1.commitSession('sid', 'st');
+    await w1.commitSession('sid', state);
     await new Promise((r) => setTimeout(r, 10));
-    expect(await w2.restoreSession('sid')).toBe('st');
+    expect(await w2.restoreSession('sid')).toBe(state);
     expect(await w2.restoreSession('other')).toBeUndefined();
     expect(await w1.stats()).toMatchObject({ kind: 'memory', published: 4 });
     await Promise.all([w1.close(), w2.close(), mem.close()]);
@@ -121,5 +124,34 @@ describe('IpcBroker ↔ servePrimary', () => {
     const silent: IpcChannel<WorkerToPrimary, PrimaryToWorker> = { send: () => {}, onMessage: () => () => {} };
     const w = new IpcBroker(silent, 50);
     await expect(w.history('x', { since: 1 })).rejects.toThrow(/timed out/);
+  });
+});
+
+describe('MemoryBroker paging and the session store', () => {
+  it('history pages hold about maxBytes (at least one message) and say when there is more', () => {
+    const b = new MemoryBroker({ ...opts, historyLimit: 100 });
+    b.publishSync(Array.from({ length: 10 }, (_, i) => ({ stream: 'p', message: JSON.stringify('m'.repeat(98)) + ' '.repeat(i === 4 ? 1000 : 0) })));
+    const first = b.historySync('p', { since: 1 }, { maxBytes: 250 });
+    expect(first.ok && first.messages.map((m) => m.offset)).toEqual([1, 2]);
+    expect(first.ok && first.more).toBe(true);
+    const epoch = first.ok ? first.messages[0]!.epoch! : '';
+    const big = b.historySync('p', { epoch, offset: 4 }, { maxBytes: 250 });
+    expect(big.ok && big.messages.map((m) => m.offset)).toEqual([5]); // one oversized message still goes
+    const last = b.historySync('p', { epoch, offset: 8 }, { maxBytes: 250 });
+    expect(last).toMatchObject({ ok: true, messages: [{ offset: 9 }, { offset: 10 }] });
+    expect(last.ok && last.more).toBeUndefined();
+    void b.close();
+  });
+
+  it('incremental updates: add, remove, touch; a touch does not revive an evicted session', () => {
+    const b = new MemoryBroker({ ...opts, maxSessions: 1 });
+    b.updateSessionSync('s1', { add: ['a', 'b'] });
+    b.updateSessionSync('s1', { add: ['b', 'c'], remove: ['a'] });
+    expect(b.restoreSessionSync('s1')).toBe(encodeSession(['b', 'c']));
+    b.updateSessionSync('s2', { add: ['x'] }); // evicts s1
+    b.updateSessionSync('s1', {});
+    expect(b.restoreSessionSync('s1')).toBeUndefined();
+    expect(b.statsSync()).toMatchObject({ sessions: 1, sessionsEvicted: 1, sessionBytes: 64 + 2 + 1 });
+    void b.close();
   });
 });

@@ -1,5 +1,11 @@
 import type { MemoryBroker } from './memory.ts';
-import type { Broker, BrokerStats, ClusterStats, HistoryPosition, HistoryResult, MessagesListener, PublishItem, StreamMessage, WorkerStats } from './types.ts';
+import type { Broker, BrokerStats, ClusterStats, HistoryPage, HistoryPosition, HistoryResult, MessagesListener, PublishItem, SessionChange, StreamMessage, WorkerStats } from './types.ts';
+
+/**
+ * History crosses the process boundary in pages of at most this many bytes (at least one message)
+ * whatever the caller asks: one IPC message per page, never the whole backlog in one string.
+ */
+export const IPC_HISTORY_PAGE_BYTES = 1_048_576;
 
 /**
  * Cluster mode: the primary owns one MemoryBroker (one offset sequence and one history per
@@ -8,9 +14,12 @@ import type { Broker, BrokerStats, ClusterStats, HistoryPosition, HistoryResult,
  */
 
 export type WorkerToPrimary =
-  | { type: 'publish'; items: PublishItem[] }
-  | { type: 'history'; id: number; stream: string; position: HistoryPosition }
+  /** With `id` the primary answers `publish.result` once stored (201 means stored); whispers omit it. */
+  | { type: 'publish'; id?: number; items: PublishItem[] }
+  | { type: 'history'; id: number; stream: string; position: HistoryPosition; maxBytes?: number }
   | { type: 'session.commit'; sid: string; state: string }
+  | { type: 'session.update'; sid: string; change: SessionChange }
+  | { type: 'reload'; id: number }
   | { type: 'session.restore'; id: number; sid: string }
   | { type: 'stats'; id: number }
   | { type: 'worker.stats'; stats: WorkerStats }
@@ -18,6 +27,8 @@ export type WorkerToPrimary =
 
 export type PrimaryToWorker =
   | { type: 'deliver'; messages: StreamMessage[] }
+  | { type: 'publish.result'; id: number; error: string | null }
+  | { type: 'reload.result'; id: number; status: number; body: unknown }
   | { type: 'history.result'; id: number; result: HistoryResult }
   | { type: 'session.result'; id: number; state: string | null }
   | { type: 'stats.result'; id: number; stats: BrokerStats }
@@ -54,6 +65,8 @@ export class IpcBroker implements Broker {
         return;
       case 'history.result':
       case 'session.result':
+      case 'publish.result':
+      case 'reload.result':
       case 'stats.result': {
         const done = this.pending.get(m.id);
         if (done) {
@@ -71,13 +84,14 @@ export class IpcBroker implements Broker {
     }
   }
 
-  private request<T>(build: (id: number) => WorkerToPrimary, pick: (m: PrimaryToWorker) => T): Promise<T> {
+  /** One request/answer over the channel (public for the cluster's admin messages). */
+  request<T>(build: (id: number) => WorkerToPrimary, pick: (m: PrimaryToWorker) => T, timeoutMs = this.requestTimeoutMs): Promise<T> {
     const id = ++this.seq;
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         reject(new Error(`broker request ${id} timed out`));
-      }, this.requestTimeoutMs);
+      }, timeoutMs);
       timer.unref();
       this.pending.set(id, (m) => {
         clearTimeout(timer);
@@ -87,8 +101,17 @@ export class IpcBroker implements Broker {
     });
   }
 
+  /** Resolves once the primary stored the items (rejects if it failed or did not answer). */
   async publish(items: readonly PublishItem[]): Promise<void> {
-    this.channel.send({ type: 'publish', items: items as PublishItem[] });
+    if (items.every((i) => i.transient)) {
+      this.channel.send({ type: 'publish', items: items as PublishItem[] }); // whispers: nothing to store, nothing to wait for
+      return;
+    }
+    const error = await this.request(
+      (id) => ({ type: 'publish', id, items: items as PublishItem[] }),
+      (m) => (m.type === 'publish.result' ? m.error : 'unexpected answer'),
+    );
+    if (error !== null) throw new Error(`primary did not store the broadcast: ${error}`);
   }
 
   onMessages(listener: MessagesListener): () => void {
@@ -96,15 +119,20 @@ export class IpcBroker implements Broker {
     return () => this.listeners.delete(listener);
   }
 
-  history(stream: string, position: HistoryPosition): Promise<HistoryResult> {
+  history(stream: string, position: HistoryPosition, page?: HistoryPage): Promise<HistoryResult> {
+    const maxBytes = Math.min(page?.maxBytes ?? IPC_HISTORY_PAGE_BYTES, IPC_HISTORY_PAGE_BYTES);
     return this.request(
-      (id) => ({ type: 'history', id, stream, position }),
+      (id) => ({ type: 'history', id, stream, position, maxBytes }),
       (m) => (m.type === 'history.result' ? m.result : { ok: false, reason: 'stream_not_found' }),
     );
   }
 
   async commitSession(sid: string, state: string): Promise<void> {
     this.channel.send({ type: 'session.commit', sid, state });
+  }
+
+  async updateSession(sid: string, change: SessionChange): Promise<void> {
+    this.channel.send({ type: 'session.update', sid, change });
   }
 
   restoreSession(sid: string): Promise<string | undefined> {
@@ -132,13 +160,13 @@ export class IpcBroker implements Broker {
  * The primary side: serve every attached worker from one MemoryBroker. Stored messages are
  * batched per event-loop turn into one `deliver` per worker.
  */
-export function servePrimary(broker: MemoryBroker) {
+export function servePrimary(broker: MemoryBroker, hooks: { extraStats?(): Partial<ClusterStats>; reload?(ch: IpcChannel<PrimaryToWorker, WorkerToPrimary>, id: number): void } = {}) {
   const channels = new Set<IpcChannel<PrimaryToWorker, WorkerToPrimary>>();
   const workerStats = new Map<IpcChannel<PrimaryToWorker, WorkerToPrimary>, WorkerStats>();
   const clusterStats = (): ClusterStats => {
     const perWorker = [...workerStats.values()];
     const sum = (k: 'connections' | 'subscriptions' | 'deliveries') => perWorker.reduce((n, w) => n + w[k], 0);
-    return { workers: channels.size, connections: sum('connections'), subscriptions: sum('subscriptions'), deliveries: sum('deliveries'), perWorker };
+    return { workers: channels.size, connections: sum('connections'), subscriptions: sum('subscriptions'), deliveries: sum('deliveries'), perWorker, ...hooks.extraStats?.() };
   };
   let queue: StreamMessage[] = [];
   let scheduled = false;
@@ -158,14 +186,30 @@ export function servePrimary(broker: MemoryBroker) {
 
   const handle = (ch: IpcChannel<PrimaryToWorker, WorkerToPrimary>, m: WorkerToPrimary) => {
     switch (m.type) {
-      case 'publish':
-        broker.publishSync(m.items);
+      case 'publish': {
+        let error: string | null = null;
+        try {
+          broker.publishSync(m.items);
+        } catch (err) {
+          error = err instanceof Error ? err.message : String(err);
+        }
+        if (m.id !== undefined) ch.send({ type: 'publish.result', id: m.id, error });
         return;
-      case 'history':
-        ch.send({ type: 'history.result', id: m.id, result: broker.historySync(m.stream, m.position) });
+      }
+      case 'history': {
+        const maxBytes = Math.min(m.maxBytes ?? IPC_HISTORY_PAGE_BYTES, IPC_HISTORY_PAGE_BYTES);
+        ch.send({ type: 'history.result', id: m.id, result: broker.historySync(m.stream, m.position, { maxBytes }) });
         return;
+      }
       case 'session.commit':
         broker.commitSessionSync(m.sid, m.state);
+        return;
+      case 'session.update':
+        broker.updateSessionSync(m.sid, m.change);
+        return;
+      case 'reload':
+        if (hooks.reload) hooks.reload(ch, m.id);
+        else ch.send({ type: 'reload.result', id: m.id, status: 400, body: null });
         return;
       case 'session.restore':
         ch.send({ type: 'session.result', id: m.id, state: broker.restoreSessionSync(m.sid) ?? null });

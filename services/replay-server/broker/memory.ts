@@ -1,5 +1,19 @@
 import { randomInt } from 'node:crypto';
-import type { Broker, BrokerOptions, BrokerStats, HistoryPosition, HistoryResult, MessagesListener, PublishItem, StreamMessage } from './types.ts';
+import { decodeSession, encodeSession } from '../session/index.ts';
+import type { Broker, BrokerOptions, BrokerStats, HistoryPage, HistoryPosition, HistoryResult, MessagesListener, PublishItem, SessionChange, StreamMessage } from './types.ts';
+
+/** What one stored session costs besides its identifiers (sid, map slot, entry), for the bytes cap. */
+export const SESSION_OVERHEAD_BYTES = 64;
+
+/** One restorable session: its identifiers (a single one inline), their bytes and its expiry. */
+interface SessionEntry {
+  ids: string | string[];
+  bytes: number;
+  /** Deciseconds since the broker started. */
+  exp: number;
+}
+
+const idsOf = (e: SessionEntry): string[] => (typeof e.ids === 'string' ? [e.ids] : e.ids);
 
 interface StreamState {
   epoch: string;
@@ -30,11 +44,11 @@ export class MemoryBroker implements Broker {
   readonly kind = 'memory';
   readonly epoch: string;
   private readonly streams = new Map<string, StreamState>();
-  // Two maps instead of one of {state, expiresMs} objects: the expiry is a small integer
-  // (deciseconds since the broker started) stored inline, so a session costs two map slots and
-  // no objects (the state string itself is shared, see session/encodeSession).
-  private readonly sessions = new Map<string, string>();
-  private readonly sessionExpiry = new Map<string, number>();
+  // Insertion order is change order (an update re-inserts), so the first entry is the one to
+  // evict. Identifier strings are the hub's interned copies in a single process: not duplicated.
+  private readonly sessions = new Map<string, SessionEntry>();
+  private sessionBytes = 0;
+  private sessionsEvicted = 0;
   private readonly t0: number;
   private readonly listeners = new Set<MessagesListener>();
   private readonly now: () => number;
@@ -88,11 +102,13 @@ export class MemoryBroker implements Broker {
     return () => this.listeners.delete(listener);
   }
 
-  historySync(stream: string, position: HistoryPosition): HistoryResult {
+  historySync(stream: string, position: HistoryPosition, page?: HistoryPage): HistoryResult {
     const s = this.streams.get(stream);
     if ('since' in position) {
       if (!s) return { ok: true, messages: [] };
-      return { ok: true, messages: s.entries.filter((m) => (m.ts ?? 0) >= position.since) };
+      let i = 0;
+      while (i < s.entries.length && (s.entries[i]!.ts ?? 0) < position.since) i++;
+      return this.pageFrom(s.entries, i, page);
     }
     if (!s) return { ok: false, reason: 'stream_not_found' };
     if (position.epoch !== s.epoch) return { ok: false, reason: 'unknown_epoch' };
@@ -102,32 +118,91 @@ export class MemoryBroker implements Broker {
     const low = s.entries[0]?.offset ?? s.last + 1;
     // Everything after `offset` must still be retained, or the backlog would have a hole.
     if (offset + 1 < low) return { ok: false, reason: 'offset_evicted' };
-    return { ok: true, messages: s.entries.slice(offset + 1 - low) };
+    return this.pageFrom(s.entries, offset + 1 - low, page);
   }
 
-  async history(stream: string, position: HistoryPosition): Promise<HistoryResult> {
-    return this.historySync(stream, position);
+  /** Entries from index `i`: all of them, or a page of about `page.maxBytes` (at least one). */
+  private pageFrom(entries: StreamMessage[], i: number, page: HistoryPage | undefined): HistoryResult {
+    if (!page) return { ok: true, messages: entries.slice(i) };
+    let end = i;
+    let bytes = 0;
+    while (end < entries.length && (end === i || bytes + entries[end]!.message.length <= page.maxBytes)) bytes += entries[end++]!.message.length;
+    return end < entries.length ? { ok: true, messages: entries.slice(i, end), more: true } : { ok: true, messages: entries.slice(i, end) };
   }
 
+  async history(stream: string, position: HistoryPosition, page?: HistoryPage): Promise<HistoryResult> {
+    return this.historySync(stream, position, page);
+  }
+
+  /** Replace a session's state (decoded to identifiers, so the caps account for it like any update). */
   commitSessionSync(sid: string, state: string): void {
     if (this.opts.sessionTtlSec <= 0) return;
-    this.sessions.set(sid, state);
-    this.sessionExpiry.set(sid, this.ds(this.now()) + this.opts.sessionTtlSec * 10);
+    this.dropSession(sid);
+    this.updateSessionSync(sid, { add: decodeSession(state) });
   }
 
   async commitSession(sid: string, state: string): Promise<void> {
     this.commitSessionSync(sid, state);
   }
 
+  /** Incremental: a subscribe costs its own identifier, never a re-encoding of the whole session. */
+  updateSessionSync(sid: string, change: SessionChange): void {
+    if (this.opts.sessionTtlSec <= 0) return;
+    let e = this.sessions.get(sid);
+    // A touch or a removal does not bring back a session that expired or was evicted.
+    if (!e && !change.add?.length) return;
+    const before = e?.bytes ?? 0;
+    if (e) this.sessions.delete(sid); // re-inserted below: most recently changed goes last
+    else e = { ids: [], bytes: SESSION_OVERHEAD_BYTES + sid.length, exp: 0 };
+    if (change.remove?.length) {
+      const drop = new Set(change.remove);
+      const kept = idsOf(e).filter((id) => !drop.has(id));
+      e.ids = kept;
+      e.bytes = SESSION_OVERHEAD_BYTES + sid.length + kept.reduce((n, id) => n + id.length, 0);
+    }
+    for (const id of change.add ?? []) {
+      const ids = idsOf(e);
+      if (ids.includes(id)) continue;
+      e.ids = ids.length === 0 ? id : [...ids, id];
+      e.bytes += id.length;
+    }
+    if (Array.isArray(e.ids) && e.ids.length === 1) e.ids = e.ids[0]!;
+    e.exp = this.ds(this.now()) + this.opts.sessionTtlSec * 10;
+    this.sessions.set(sid, e);
+    this.sessionBytes += e.bytes - before;
+    this.evictSessions();
+  }
+
+  async updateSession(sid: string, change: SessionChange): Promise<void> {
+    this.updateSessionSync(sid, change);
+  }
+
+  /** Oldest change first, until both caps hold. */
+  private evictSessions(): void {
+    const maxCount = this.opts.maxSessions ?? Infinity;
+    const maxBytes = this.opts.maxSessionStoreBytes ?? Infinity;
+    while (this.sessions.size > 0 && (this.sessions.size > maxCount || this.sessionBytes > maxBytes)) {
+      const oldest = this.sessions.keys().next().value!;
+      this.dropSession(oldest);
+      this.sessionsEvicted++;
+    }
+  }
+
+  private dropSession(sid: string): void {
+    const e = this.sessions.get(sid);
+    if (!e) return;
+    this.sessions.delete(sid);
+    this.sessionBytes -= e.bytes;
+  }
+
   restoreSessionSync(sid: string): string | undefined {
-    const state = this.sessions.get(sid);
-    if (state === undefined) return undefined;
-    if ((this.sessionExpiry.get(sid) ?? 0) <= this.ds(this.now())) {
-      this.sessions.delete(sid);
-      this.sessionExpiry.delete(sid);
+    const e = this.sessions.get(sid);
+    if (e === undefined) return undefined;
+    if (e.exp <= this.ds(this.now())) {
+      this.dropSession(sid);
       return undefined;
     }
-    return state;
+    return encodeSession(idsOf(e));
   }
 
   async restoreSession(sid: string): Promise<string | undefined> {
@@ -135,7 +210,7 @@ export class MemoryBroker implements Broker {
   }
 
   statsSync(): BrokerStats {
-    return { kind: this.kind, historyStreams: this.streams.size, historyMessages: this.storedCount, sessions: this.sessions.size, published: this.published };
+    return { kind: this.kind, historyStreams: this.streams.size, historyMessages: this.storedCount, sessions: this.sessions.size, sessionBytes: this.sessionBytes, sessionsEvicted: this.sessionsEvicted, published: this.published };
   }
 
   async stats(): Promise<BrokerStats> {
@@ -162,11 +237,7 @@ export class MemoryBroker implements Broker {
       if (s.entries.length === 0 && nowMs - s.lastAddMs > streamTtlMs) this.streams.delete(name);
     }
     const nowDs = this.ds(nowMs);
-    for (const [sid, exp] of this.sessionExpiry) {
-      if (exp > nowDs) continue;
-      this.sessionExpiry.delete(sid);
-      this.sessions.delete(sid);
-    }
+    for (const [sid, e] of this.sessions) if (e.exp <= nowDs) this.dropSession(sid);
   }
 
   /** Deciseconds since the broker started: a small integer for session expiries. */

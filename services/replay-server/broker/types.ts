@@ -33,13 +33,29 @@ export type HistoryPosition = { epoch: string; offset: number } | { since: numbe
 
 export type HistoryMissReason = 'unknown_epoch' | 'stream_not_found' | 'offset_evicted' | 'offset_ahead';
 
-export type HistoryResult = { ok: true; messages: StreamMessage[] } | { ok: false; reason: HistoryMissReason };
+/** `more`: a paged read stopped early; continue after the last message's offset. */
+export type HistoryResult = { ok: true; messages: StreamMessage[]; more?: boolean } | { ok: false; reason: HistoryMissReason };
+
+/** Page bound for a history read: about `maxBytes` of message text, but always at least one message. */
+export interface HistoryPage {
+  maxBytes: number;
+}
+
+/** An incremental session change: identifiers added or removed. An empty change refreshes the TTL. */
+export interface SessionChange {
+  add?: readonly string[];
+  remove?: readonly string[];
+}
 
 export interface BrokerStats {
   kind: string;
   historyStreams: number;
   historyMessages: number;
   sessions: number;
+  /** Bytes the session store accounts for (identifiers + a fixed overhead per session). */
+  sessionBytes?: number;
+  /** Sessions dropped by the count/bytes caps before their TTL. */
+  sessionsEvicted?: number;
   published: number;
   /** Cluster mode: every worker's latest counters (pushed each second) and their sums. */
   cluster?: ClusterStats;
@@ -59,6 +75,13 @@ export interface ClusterStats {
   subscriptions: number;
   deliveries: number;
   perWorker: WorkerStats[];
+  /** Workers started to replace one that exited unexpectedly. */
+  respawns?: number;
+  /** Workers that exited before they listened (the primary backs off before the next try). */
+  spawnFailures?: number;
+  lastSpawnError?: string | null;
+  /** Rolling reloads completed. */
+  reloads?: number;
 }
 
 export interface BrokerOptions {
@@ -68,6 +91,10 @@ export interface BrokerOptions {
   historyTtlSec: number;
   /** Seconds a session stays restorable. 0 disables the session cache. @default 300 */
   sessionTtlSec: number;
+  /** Sessions kept; the least recently changed is evicted first. @default unbounded (the server passes its option) */
+  maxSessions?: number;
+  /** Bytes of session state kept (identifiers + SESSION_OVERHEAD_BYTES each). @default unbounded */
+  maxSessionStoreBytes?: number;
 }
 
 export type MessagesListener = (msgs: readonly StreamMessage[]) => void;
@@ -78,10 +105,16 @@ export interface Broker {
   publish(items: readonly PublishItem[]): Promise<void>;
   /** Live fan-out; returns a disposer. */
   onMessages(listener: MessagesListener): () => void;
-  /** Messages after `position` (exclusive) or since a timestamp (inclusive), or why it cannot be served. */
-  history(stream: string, position: HistoryPosition): Promise<HistoryResult>;
-  /** Store a session's state (opaque string) for `sessionTtlSec` from now. */
+  /**
+   * Messages after `position` (exclusive) or since a timestamp (inclusive), or why it cannot be
+   * served. With `page`, at most about `page.maxBytes` of them and `more` when it stopped early;
+   * an implementation may page without being asked (IPC does, at 1 MiB), so callers check `more`.
+   */
+  history(stream: string, position: HistoryPosition, page?: HistoryPage): Promise<HistoryResult>;
+  /** Store a session's whole state (opaque string) for `sessionTtlSec` from now. */
   commitSession(sid: string, state: string): Promise<void>;
+  /** Apply an incremental change to a session (created when absent) and refresh its TTL. */
+  updateSession(sid: string, change: SessionChange): Promise<void>;
   /** The state of a live session, or undefined (unknown or expired). Does not delete it. */
   restoreSession(sid: string): Promise<string | undefined>;
   stats(): Promise<BrokerStats>;

@@ -1,13 +1,15 @@
 import type { WebSocket } from 'ws';
-import type { HistoryPosition } from '../broker/types.ts';
+import type { SessionChange } from '../broker/types.ts';
 import { Subscription, type SubscriberConnection } from '../hub/index.ts';
 import { frames, parseFrame } from '../protocol/codec.ts';
 import { socketOf, textFrame } from '../protocol/wsframe.ts';
 import type { ClientCommand, DisconnectReason } from '../protocol/types.ts';
-import { decodeSession, encodeSession, newSid } from '../session/index.ts';
+import { decodeSession, newSid } from '../session/index.ts';
+import { flushHeld, historyPosition, HistoryQueue } from './history.ts';
+import { Outbox } from './outbox.ts';
 import type { ConnectionContext, ConnectParams } from './types.ts';
+import { WhisperBudget } from './whisper-budget.ts';
 
-const TEXT = { binary: false } as const;
 const CONN = Symbol('rebound.connection');
 type Tagged = WebSocket & { [CONN]?: Connection };
 
@@ -30,14 +32,27 @@ const DISCONNECT_FRAMES: Record<DisconnectReason, Buffer> = {
   invalid_request: textFrame(frames.disconnect('invalid_request')),
 };
 const CLOSE_CODES: Record<DisconnectReason, number> = { server_restart: 1012, too_slow: 1013, unauthorized: 1008, invalid_request: 1008 };
-/** Frames accepted while a session restore is still being looked up. */
-const MAX_EARLY_FRAMES = 64;
+/**
+ * Frames that arrive while a session restore is still being looked up are queued; past this
+ * many the socket stops being read (TCP pushes back on the client) until the restore is done.
+ */
+const EARLY_FRAMES_BEFORE_PAUSE = 64;
+const EARLY_BYTES_BEFORE_PAUSE = 262_144;
+/**
+ * Frames ws had already read when the socket paused still arrive (at most one socket read plus
+ * a frame); past these hard bounds the client is refused.
+ */
+const MAX_EARLY_FRAMES = 10_000;
+const earlyBytesLimit = (maxPayloadBytes: number) => EARLY_BYTES_BEFORE_PAUSE + 2 * maxPayloadBytes + 65_536;
 /**
  * Rare, short-lived per-connection state lives in side tables instead of fields on every
- * connection: frames that arrive while a restore lookup is in flight, and the restore hold timer.
+ * connection: frames that arrive while a restore lookup is in flight, the restore hold timer,
+ * history work and the whisper budget.
  */
-const earlyFrames = new WeakMap<Connection, string[]>();
+const earlyFrames = new WeakMap<Connection, { frames: string[]; bytes: number; paused: boolean }>();
 const holdTimers = new WeakMap<Connection, NodeJS.Timeout>();
+const histories = new WeakMap<Connection, HistoryQueue>();
+const whisperBudgets = new WeakMap<Connection, WhisperBudget>();
 
 /**
  * One client connection: welcome/restore, command dispatch, sends with the slow-consumer check.
@@ -48,6 +63,10 @@ export class Connection implements SubscriberConnection {
   closing = false;
   /** Most connections hold one subscription: kept inline, a Map only from the second one on. */
   private subs: Subscription | Map<string, Subscription> | undefined = undefined;
+  /** Identifier bytes held (bounded by maxSessionBytes: what a session and a restore welcome carry). */
+  private idBytes = 0;
+  /** Output waiting for the socket (only while it is over maxBufferedBytes); read on every send. */
+  private outbox: Outbox | undefined = undefined;
 
   constructor(
     readonly ws: WebSocket,
@@ -79,6 +98,7 @@ export class Connection implements SubscriberConnection {
   }
 
   private addSub(sub: Subscription): void {
+    this.idBytes += Buffer.byteLength(sub.identifier);
     const s = this.subs;
     if (s === undefined) this.subs = sub;
     else if (s instanceof Map) s.set(sub.identifier, sub);
@@ -86,6 +106,7 @@ export class Connection implements SubscriberConnection {
   }
 
   private deleteSub(sub: Subscription): void {
+    this.idBytes -= Buffer.byteLength(sub.identifier);
     const s = this.subs;
     if (s === sub) this.subs = undefined;
     else if (s instanceof Map) {
@@ -103,7 +124,7 @@ export class Connection implements SubscriberConnection {
     const { opts, broker, counters } = this.ctx;
     if (opts.accessToken && p.token !== opts.accessToken) return this.disconnect('unauthorized');
     if (!(this.ext && opts.sessionTtlSec > 0 && p.restoreSid)) return this.send(frames.welcome(this.sid));
-    earlyFrames.set(this, []);
+    earlyFrames.set(this, { frames: [], bytes: 0, paused: false });
     broker.restoreSession(p.restoreSid).then(
       (state) => {
         if (this.closing) return;
@@ -117,6 +138,7 @@ export class Connection implements SubscriberConnection {
         this.drainEarly();
       },
       () => {
+        if (this.closing) return;
         counters.restoreMisses++;
         this.send(frames.welcome(this.sid));
         this.drainEarly();
@@ -124,13 +146,24 @@ export class Connection implements SubscriberConnection {
     );
   }
 
+  /** Whether one more identifier fits the per-identifier and per-session byte bounds. */
+  private fits(identifier: string): boolean {
+    const { opts } = this.ctx;
+    const bytes = Buffer.byteLength(identifier);
+    return bytes <= opts.maxIdentifierBytes && this.idBytes + bytes <= opts.maxSessionBytes;
+  }
+
   /** Re-create the subscriptions server-side; each parks live frames until the client's `history`. */
   private restore(ids: string[]): void {
-    const { opts, hub, resolve } = this.ctx;
+    const { opts, hub, resolve, counters } = this.ctx;
     const restored: string[] = [];
     for (const id of ids) {
       const r = resolve(id);
       if (!r || this.getSub(id) || this.subCount() >= opts.maxSubscriptions) continue;
+      if (!this.fits(id)) {
+        counters.sessionLimitRejects++;
+        continue;
+      }
       const sub = new Subscription(this, hub.intern(r.stream, id), r.stream, r.whisper, opts.maxHeldFrames);
       if (opts.restoreHoldMs > 0) sub.holdForHistory();
       hub.add(sub);
@@ -143,18 +176,19 @@ export class Connection implements SubscriberConnection {
       holdTimers.set(this, t);
     }
     this.send(frames.welcomeRestored(this.sid, restored));
-    this.commit();
+    if (restored.length > 0) this.commit({ add: restored });
   }
 
   private releaseAwaiting(): void {
     holdTimers.delete(this);
-    for (const sub of this.subList()) sub.releaseAwaiting();
+    for (const sub of this.subList()) if (sub.releaseAwaiting()) void flushHeld(this, sub);
   }
 
   private drainEarly(): void {
     const q = earlyFrames.get(this);
     earlyFrames.delete(this);
-    if (q) for (const t of q) if (!this.closing) this.handleText(t);
+    if (q) for (const t of q.frames) if (!this.closing) this.handleText(t);
+    if (q?.paused && !this.closing) this.ws.resume();
   }
 
   receive(data: unknown, _isBinary: boolean): void {
@@ -162,8 +196,16 @@ export class Connection implements SubscriberConnection {
     const text = Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data as Buffer[]).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
     const early = earlyFrames.get(this);
     if (early) {
-      if (early.length >= MAX_EARLY_FRAMES) return this.disconnect('invalid_request');
-      early.push(text);
+      // A client may talk before the restore answered (pings, subscribes): queue, and past a
+      // few dozen frames stop reading the socket instead of refusing the client.
+      if (early.frames.length >= MAX_EARLY_FRAMES || early.bytes > earlyBytesLimit(this.ctx.opts.maxPayloadBytes)) return this.disconnect('invalid_request');
+      early.frames.push(text);
+      early.bytes += text.length;
+      if (!early.paused && (early.frames.length >= EARLY_FRAMES_BEFORE_PAUSE || early.bytes >= EARLY_BYTES_BEFORE_PAUSE)) {
+        early.paused = true;
+        this.ctx.counters.earlyFramePauses++;
+        this.ws.pause();
+      }
       return;
     }
     this.handleText(text);
@@ -214,7 +256,9 @@ export class Connection implements SubscriberConnection {
     const { opts, hub, resolve, counters } = this.ctx;
     // anycable-go answers a duplicate subscribe with nothing; a confirm would make the client unsubscribe.
     if (this.getSub(identifier)) return;
-    const r = this.subCount() < opts.maxSubscriptions ? resolve(identifier) : null;
+    const fits = this.fits(identifier);
+    if (!fits) counters.sessionLimitRejects++;
+    const r = fits && this.subCount() < opts.maxSubscriptions ? resolve(identifier) : null;
     if (!r) {
       counters.subscribesRejected++;
       return this.send(frames.rejectSubscription(identifier));
@@ -225,7 +269,7 @@ export class Connection implements SubscriberConnection {
     this.addSub(sub);
     counters.subscribesConfirmed++;
     this.send(frames.confirmSubscription(identifier));
-    this.commit();
+    this.commit({ add: [sub.identifier] });
     if (history !== undefined) this.history(sub, history);
   }
 
@@ -235,72 +279,109 @@ export class Connection implements SubscriberConnection {
     this.deleteSub(sub);
     this.ctx.hub.remove(sub);
     sub.dropHeld();
-    this.commit();
+    this.commit({ remove: [sub.identifier] });
   }
 
-  /**
-   * Serve a history request: park live frames, read the backlog, send it above the delivered
-   * position, then `confirm_history`, then flush what was parked. Or only `reject_history`.
-   */
+  /** Serve a history request (paced, bounded per connection: see HistoryQueue). */
   private history(sub: Subscription, req: unknown): void {
-    const { broker, counters } = this.ctx;
-    sub.beginHold();
-    const pos = historyPosition(sub.stream, req);
-    const finish = (ok: boolean) => {
-      if (ok) counters.historyConfirmed++;
-      else counters.historyRejected++;
-      this.send(ok ? frames.confirmHistory(sub.identifier) : frames.rejectHistory(sub.identifier));
-      sub.endHold();
-    };
-    if (!pos) return finish(false);
-    broker.history(sub.stream, pos).then(
-      (res) => {
-        if (this.closing || this.getSub(sub.identifier) !== sub) return;
-        // Backlog, confirm and the parked frames leave in one write, not one per message.
-        const sock = socketOf(this.ws);
-        sock?.cork();
-        if (res.ok) sub.replay(res.messages);
-        finish(res.ok);
-        sock?.uncork();
-      },
-      () => {
-        if (!this.closing && this.getSub(sub.identifier) === sub) finish(false);
-      },
-    );
+    let q = histories.get(this);
+    if (!q) histories.set(this, (q = new HistoryQueue(this, { broker: this.ctx.broker, counters: this.ctx.counters, pageBytes: this.ctx.opts.historyPageBytes }, historyPosition)));
+    q.request(sub, req);
   }
 
   private whisper(identifier: string, data: unknown): void {
+    const { counters, opts, broker } = this.ctx;
     const sub = this.getSub(identifier);
     if (!sub || !sub.whisper) {
-      this.ctx.counters.ignoredCommands++;
+      counters.whispersRefused++;
+      counters.ignoredCommands++;
       return;
     }
-    this.ctx.counters.whispers++;
-    void this.ctx.broker.publish([{ stream: sub.stream, message: JSON.stringify(data), exclude: this.sid, transient: true }]).catch(() => {});
+    const message = JSON.stringify(data);
+    const size = Buffer.byteLength(message);
+    const now = Date.now();
+    let budget = whisperBudgets.get(this);
+    if (!budget) whisperBudgets.set(this, (budget = new WhisperBudget(opts.whisperRatePerSec, opts.whisperBytesPerSec, now)));
+    if (!budget.take(size, now)) {
+      counters.whispersDropped++;
+      return;
+    }
+    counters.whispers++;
+    counters.whisperBytes += size;
+    void broker.publish([{ stream: sub.stream, message, exclude: this.sid, transient: true }]).catch(() => {});
   }
 
-  private commit(): void {
+  /** Sessions are stored incrementally: a subscribe sends its own identifier, not the whole session. */
+  private commit(change: SessionChange): void {
     if (!this.ext || this.ctx.opts.sessionTtlSec <= 0) return;
-    void this.ctx.broker.commitSession(this.sid, encodeSession(this.subList().map((x) => x.identifier))).catch(() => {});
+    void this.ctx.broker.updateSession(this.sid, change).catch(() => {});
   }
 
-  /** Send one JSON frame unless the connection is closing; over the buffer bound → `too_slow`. */
+  /** Send one JSON frame unless the connection is closing (queued behind the socket when it is full). */
   send(frame: string): void {
     if (this.closing) return;
-    const ws = this.ws;
-    if (ws.readyState !== 1) return;
-    if (ws.bufferedAmount > this.ctx.opts.maxBufferedBytes) return this.disconnect('too_slow');
-    ws.send(frame, TEXT);
+    this.sendFrame(textFrame(frame));
   }
 
-  /** A prebuilt WebSocket frame shared by many connections (data, ping): one socket write. */
+  /**
+   * A prebuilt WebSocket frame (shared by many connections: data, ping): one socket write, or
+   * queued in order while the socket is over maxBufferedBytes.
+   */
   sendFrame(frame: Buffer): void {
     if (this.closing) return;
     const ws = this.ws;
     const sock = socketOf(ws);
     if (ws.readyState !== 1 || !sock) return;
-    if (sock.writableLength > this.ctx.opts.maxBufferedBytes) return this.disconnect('too_slow');
-    sock.write(frame);
+    let box = this.outbox;
+    if (box === undefined) {
+      if (sock.writableLength <= this.ctx.opts.maxBufferedBytes) {
+        sock.write(frame);
+        return;
+      }
+      box = this.openOutbox(sock);
+    }
+    if (!box.push(frame)) {
+      this.ctx.counters.queueOverflows++;
+      this.disconnect('too_slow');
+    }
+  }
+
+  private openOutbox(sock: NonNullable<ReturnType<typeof socketOf>>): Outbox {
+    const box = new Outbox(
+      sock,
+      this.ctx.opts,
+      () => {
+        this.ctx.counters.slowConsumerStalls++;
+        this.disconnect('too_slow');
+      },
+      () => {
+        if (this.outbox === box) this.outbox = undefined;
+      },
+    );
+    this.outbox = box;
+    return box;
+  }
+
+  /** Undefined when the socket can take more now; else resolves when it can (or the connection closes). */
+  writable(): Promise<void> | undefined {
+    if (this.closing) return undefined;
+    const sock = socketOf(this.ws);
+    if (!sock) return undefined;
+    let box = this.outbox;
+    if (!box) {
+      if (sock.writableLength <= this.ctx.opts.maxBufferedBytes) return undefined;
+      box = this.openOutbox(sock);
+    }
+    const b = box;
+    return new Promise((r) => b.wait(r));
+  }
+
+  cork(): void {
+    socketOf(this.ws)?.cork();
+  }
+
+  uncork(): void {
+    socketOf(this.ws)?.uncork();
   }
 
   overflow(): void {
@@ -314,6 +395,7 @@ export class Connection implements SubscriberConnection {
   disconnect(reason: DisconnectReason, graceMs = 1000): void {
     if (this.closing) return;
     this.closing = true;
+    this.outbox?.abort();
     this.ctx.counters.disconnects[reason]++;
     const ws = this.ws;
     const sock = socketOf(ws);
@@ -344,36 +426,14 @@ export class Connection implements SubscriberConnection {
     if (t) clearTimeout(t);
     holdTimers.delete(this);
     earlyFrames.delete(this);
+    this.outbox?.abort();
     const subs = this.subList();
     if (subs.length > 0) {
       // Refresh the session TTL from the moment the client went away.
-      if (this.ext && this.ctx.opts.sessionTtlSec > 0 && !this.ctx.stopping) void this.ctx.broker.commitSession(this.sid, encodeSession(subs.map((x) => x.identifier))).catch(() => {});
+      if (!this.ctx.stopping) this.commit({});
       for (const sub of subs) this.ctx.hub.remove(sub);
     }
     this.subs = undefined;
     this.ctx.closed(this);
   }
-}
-
-const isPosition = (p: unknown): p is { epoch: string; offset: number } => {
-  if (p === null || typeof p !== 'object') return false;
-  const o = p as Record<string, unknown>;
-  return typeof o.epoch === 'string' && typeof o.offset === 'number' && Number.isSafeInteger(o.offset) && o.offset >= 0;
-};
-
-/**
- * anycable-go `retreiveHistory`: a position for the stream wins, else `since` (unix seconds;
- * values that only make sense as milliseconds are scaled down), else the request is invalid.
- */
-export function historyPosition(stream: string, req: unknown): HistoryPosition | undefined {
-  if (req === null || typeof req !== 'object' || Array.isArray(req)) return undefined;
-  const h = req as Record<string, unknown>;
-  const streams = h.streams;
-  if (streams !== null && typeof streams === 'object' && !Array.isArray(streams) && Object.hasOwn(streams, stream)) {
-    const p = (streams as Record<string, unknown>)[stream];
-    return isPosition(p) ? { epoch: p.epoch, offset: p.offset } : undefined;
-  }
-  const since = h.since;
-  if (typeof since === 'number' && Number.isFinite(since) && since > 0) return { since: Math.floor(since > 1e12 ? since / 1000 : since) };
-  return undefined;
 }

@@ -14,8 +14,22 @@ export interface ServerCounters {
   historyRejected: number;
   restoreHits: number;
   restoreMisses: number;
+  historyCoalesced: number;
+  historyPages: number;
+  historyGapsRejected: number;
   whispers: number;
+  whisperBytes: number;
+  whispersDropped: number;
+  whispersRefused: number;
   ignoredCommands: number;
+  /** too_slow for lack of progress (no drain for slowConsumerMs). */
+  slowConsumerStalls: number;
+  /** too_slow for more than maxQueuedBytes waiting. */
+  queueOverflows: number;
+  /** Subscribes (and restored identifiers) refused by maxIdentifierBytes / maxSessionBytes. */
+  sessionLimitRejects: number;
+  /** Connections paused for sending many frames during a ?sid= restore. */
+  earlyFramePauses: number;
   badFrames: Record<FrameError | 'socket_error', number>;
   disconnects: Record<DisconnectReason, number>;
 }
@@ -29,8 +43,18 @@ export function createCounters(): ServerCounters {
     historyRejected: 0,
     restoreHits: 0,
     restoreMisses: 0,
+    historyCoalesced: 0,
+    historyPages: 0,
+    historyGapsRejected: 0,
     whispers: 0,
+    whisperBytes: 0,
+    whispersDropped: 0,
+    whispersRefused: 0,
     ignoredCommands: 0,
+    slowConsumerStalls: 0,
+    queueOverflows: 0,
+    sessionLimitRejects: 0,
+    earlyFramePauses: 0,
     badFrames: { not_json: 0, not_object: 0, no_command: 0, unknown_command: 0, bad_identifier: 0, bad_data: 0, socket_error: 0 },
     disconnects: { server_restart: 0, too_slow: 0, unauthorized: 0, invalid_request: 0 },
   };

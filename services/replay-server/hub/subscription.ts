@@ -1,5 +1,5 @@
 import { frames } from '../protocol/codec.ts';
-import type { StreamMessage } from '../broker/types.ts';
+import type { HistoryPosition, StreamMessage } from '../broker/types.ts';
 
 /** What a subscription needs from its connection. */
 export interface SubscriberConnection {
@@ -22,14 +22,18 @@ export interface Group {
 
 /**
  * One (connection, identifier) subscription to one stream, and the single place that enforces
- * "each offset exactly once, in order" across the history/live boundary:
- * - `lastEpoch`/`lastOffset` is the newest position this subscription has delivered;
+ * "each offset exactly once, in order, and never a gap confirmed" across the history/live
+ * boundary:
+ * - `lastEpoch`/`lastOffset` is the newest position this subscription has delivered and
+ *   `floor` the oldest offset of the contiguous run it delivered in that epoch: a history
+ *   request that reaches below `floor` would need offsets this subscription skipped, so it is
+ *   rejected instead of being confirmed with a hole;
  * - while held (a history read is in flight, or a restored session awaits the client's
- *   `history` command) live stored frames are parked, and flushed above the
- *   replayed offset once the last read finishes.
+ *   `history` command) live stored frames are parked; once the last hold ends the connection
+ *   flushes them (paced by the socket) above the replayed offset, parking newer ones behind.
  */
 interface HoldState {
-  /** History reads in flight (+1 while a restored subscription awaits the client's `history`). */
+  /** Holds in force (+1 while a restored subscription awaits the client's `history`). 0 = flushing. */
   count: number;
   /** Restored sub: the first `history` command takes over the initial hold instead of adding one. */
   awaitingHistory: boolean;
@@ -40,7 +44,9 @@ export class Subscription {
   group: Group | undefined = undefined;
   lastEpoch: string | undefined = undefined;
   lastOffset = 0;
-  /** Present only while frames are being held (most subscriptions never carry one). */
+  /** Oldest offset of the contiguous run delivered in `lastEpoch` (undefined: nothing delivered). */
+  floor: number | undefined = undefined;
+  /** Present only while frames are being held or flushed (most subscriptions never carry one). */
   private held: HoldState | undefined = undefined;
 
   constructor(
@@ -64,11 +70,11 @@ export class Subscription {
     this.held = { count: 1, awaitingHistory: true, pending: [] };
   }
 
-  /** The restore hold expired without a `history` command: release it. */
-  releaseAwaiting(): void {
-    if (!this.held?.awaitingHistory) return;
+  /** The restore hold expired without a `history` command: release it (true: flush parked frames now). */
+  releaseAwaiting(): boolean {
+    if (!this.held?.awaitingHistory) return false;
     this.held.awaitingHistory = false;
-    this.endHold();
+    return this.endHold();
   }
 
   /** Forget parked frames (unsubscribe). */
@@ -106,17 +112,52 @@ export class Subscription {
     else this.held.count++;
   }
 
-  endHold(): void {
+  /** One hold ends; true when it was the last and the parked frames must now be flushed (see nextHeld). */
+  endHold(): boolean {
     const h = this.held;
-    if (!h || --h.count > 0) return;
-    this.held = undefined;
-    this.replay(h.pending);
+    if (!h || h.count === 0) return false;
+    return --h.count === 0;
+  }
+
+  /**
+   * Flushing: the next parked frame to deliver, or undefined when there is none left (the hold
+   * is then over) or a new hold began (its end flushes the rest).
+   */
+  nextHeld(): StreamMessage | undefined {
+    const h = this.held;
+    if (!h || h.count > 0) return undefined;
+    const m = h.pending.shift();
+    if (m === undefined) this.held = undefined;
+    return m;
+  }
+
+  /** Deliver one parked frame (above the delivered position only). */
+  deliverHeld(m: StreamMessage): void {
+    if (this.accept(m)) this.conn.send(this.frameFor(m));
+  }
+
+  /**
+   * Where to start reading for a history request: after what this subscription already
+   * delivered contiguously when the request's position lies inside that run (repeated requests
+   * then read nothing twice).
+   */
+  startAfter(pos: HistoryPosition): HistoryPosition {
+    if ('since' in pos || this.floor === undefined || pos.epoch !== this.lastEpoch) return pos;
+    if (pos.offset + 1 >= this.floor && pos.offset < this.lastOffset) return { epoch: pos.epoch, offset: this.lastOffset };
+    return pos;
+  }
+
+  /** True when a backlog starting with `first` holds offsets this subscription skipped. */
+  wouldGap(first: StreamMessage | undefined): boolean {
+    return first?.offset !== undefined && this.floor !== undefined && first.epoch === this.lastEpoch && first.offset < this.floor;
   }
 
   private accept(m: StreamMessage): boolean {
     if (m.offset === undefined) return true;
-    if (m.epoch === this.lastEpoch && m.offset <= this.lastOffset) return false;
-    this.lastEpoch = m.epoch;
+    if (m.epoch !== this.lastEpoch) {
+      this.lastEpoch = m.epoch;
+      this.floor = m.offset;
+    } else if (m.offset <= this.lastOffset) return false;
     this.lastOffset = m.offset;
     return true;
   }

@@ -33,8 +33,10 @@ export interface StreamPolicy {
   publicStreams: boolean;
   /** Secret for `signed_stream_name`; empty disables signed streams. */
   streamsSecret: string;
-  /** Allow whispers on signed streams (public streams always allow them). */
+  /** Allow whispers on signed streams. */
   streamsWhisper: boolean;
+  /** Allow whispers on public streams (anycable-go always does). @default true */
+  publicWhispers?: boolean;
   /** Longest accepted stream name. */
   maxStreamLength: number;
 }
@@ -62,7 +64,7 @@ export function createStreamResolver(policy: StreamPolicy, cacheSize = 10_000) {
     if (o.channel !== PUBSUB_CHANNEL) return null;
     const ok = (s: unknown): s is string => typeof s === 'string' && s.length > 0 && s.length <= policy.maxStreamLength;
     if (o.stream_name !== undefined) {
-      return policy.publicStreams && ok(o.stream_name) && o.signed_stream_name === undefined ? { stream: o.stream_name, whisper: true } : null;
+      return policy.publicStreams && ok(o.stream_name) && o.signed_stream_name === undefined ? { stream: o.stream_name, whisper: policy.publicWhispers ?? true } : null;
     }
     if (typeof o.signed_stream_name === 'string') {
       const name = verifySignedStreamName(o.signed_stream_name, policy.streamsSecret);

@@ -10,18 +10,12 @@ export function newSid(): string {
   return randomBytes(9).toString('base64url');
 }
 
-const single = new Map<string, string>();
-
-/** Encoded state; the common one-subscription state is shared, so 10,000 sessions of one stream hold one string. */
+/**
+ * Encoded state, built only when a session is restored (the store keeps identifiers and applies
+ * changes incrementally, see broker/memory.ts), so its size is bounded by maxSessionBytes.
+ */
 export function encodeSession(ids: readonly string[]): string {
-  if (ids.length !== 1) return JSON.stringify({ v: 1, ids });
-  const id = ids[0]!;
-  let s = single.get(id);
-  if (s === undefined) {
-    if (single.size >= 10_000) single.clear();
-    single.set(id, (s = JSON.stringify({ v: 1, ids })));
-  }
-  return s;
+  return JSON.stringify({ v: 1, ids });
 }
 
 export function decodeSession(state: string): string[] {

@@ -1,0 +1,248 @@
+import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { createCable, type Cable } from '@anycable/core';
+import WebSocket from 'ws';
+import { afterEach, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../lib/time.ts';
+import { startService, type ServiceHandle } from '../common/spawn.ts';
+import { pubsubId, RawClient, sleepMs, type Frame } from './testing.ts';
+
+/**
+ * The real entry point with --workers: the primary survives workers dying before they listen
+ * (issue 8, item 5), and the rolling reload (SIGUSR2, POST /_admin/reload) loses and repeats
+ * nothing for clients that restore on another worker.
+ */
+
+const handles: ServiceHandle[] = [];
+const cables: Cable[] = [];
+const raws: RawClient[] = [];
+const resuming: ResumingClient[] = [];
+afterEach(async () => {
+  for (const r of resuming.splice(0)) r.stop();
+  for (const c of cables.splice(0)) c.disconnect();
+  for (const c of raws.splice(0)) c.close();
+  for (const h of handles.splice(0)) await h.kill();
+});
+
+const childrenOf = (pid: number): number[] => {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+};
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+type ClusterMetrics = { cluster?: { workers: number; spawnFailures?: number; respawns?: number; reloads?: number; perWorker: { pid: number }[] } };
+const metrics = async (h: ServiceHandle) => (await (await fetch(`${h.httpUrl}/metrics`)).json()) as ClusterMetrics;
+
+describe('--workers: respawn (item 5)', () => {
+  it('a replacement that dies before it listens does not take the primary down; it retries with back-off and reports it', async () => {
+    const h = await startService('replay', { args: ['--workers', '2'] });
+    handles.push(h);
+    const first = childrenOf(h.pid);
+    expect(first).toHaveLength(2);
+    process.kill(first[0]!, 'SIGKILL');
+    let fresh: number | undefined;
+    const t0 = Date.now();
+    while (!fresh && Date.now() - t0 < 5000) {
+      fresh = childrenOf(h.pid).find((p) => !first.includes(p));
+      if (!fresh) await sleepMs(5);
+    }
+    expect(fresh).toBeDefined();
+    process.kill(fresh!, 'SIGKILL'); // long before a tsx worker can listen
+    await sleepMs(300);
+    expect(alive(h.pid)).toBe(true);
+    let m: ClusterMetrics | undefined;
+    for (let i = 0; i < 60 && !(m?.cluster?.workers === 2 && (m.cluster.spawnFailures ?? 0) >= 1); i++) {
+      m = await metrics(h).catch(() => undefined);
+      await sleepMs(250);
+    }
+    expect(m?.cluster).toMatchObject({ workers: 2, spawnFailures: 1 });
+    expect(m!.cluster!.respawns).toBeGreaterThanOrEqual(2);
+    expect((m!.cluster as { lastSpawnError?: string }).lastSpawnError).toMatch(/exited before listening/);
+    expect(alive(h.pid)).toBe(true);
+  });
+});
+
+/**
+ * A raw client that behaves like a careful app: on `disconnect` it reconnects with its sid and
+ * asks for history from the last offset it saw. Records every data frame's offset.
+ */
+class ResumingClient {
+  offsets: number[] = [];
+  epoch: string | undefined;
+  restarts = 0;
+  private c!: RawClient;
+  private sid = '';
+  private stopped = false;
+  private reconnecting = false;
+
+  constructor(
+    private readonly port: number,
+    private readonly stream: string,
+  ) {
+    resuming.push(this);
+  }
+
+  async start(): Promise<void> {
+    await this.connect('');
+    this.c.send({ command: 'subscribe', identifier: pubsubId(this.stream) });
+    await this.c.waitFor((f) => f.type === 'confirm_subscription');
+  }
+
+  private async connect(query: string): Promise<void> {
+    const c = new RawClient(`ws://127.0.0.1:${this.port}/cable${query}`);
+    raws.push(c);
+    this.c = c;
+    c.ws.on('message', (d) => this.onFrame(JSON.parse(d.toString()) as Frame));
+    c.ws.on('close', () => {
+      if (!this.stopped && !this.reconnecting && c === this.c) void this.reconnect();
+    });
+    await c.opened;
+  }
+
+  private onFrame(f: Frame): void {
+    if (f.type === 'welcome') {
+      this.sid = f.sid as string;
+      if (f.restored && this.epoch) {
+        this.c.send({ command: 'history', identifier: pubsubId(this.stream), history: { streams: { [this.stream]: { epoch: this.epoch, offset: this.offsets.at(-1) ?? 0 } } } });
+      }
+    } else if (f.type === 'disconnect') this.restarts++;
+    else if (typeof f.offset === 'number') {
+      this.epoch = f.epoch as string;
+      this.offsets.push(f.offset);
+    }
+  }
+
+  private async reconnect(): Promise<void> {
+    this.reconnecting = true;
+    try {
+      for (let i = 0; i < 50 && !this.stopped; i++) {
+        try {
+          await this.connect(`?sid=${this.sid}`);
+          return;
+        } catch {
+          await sleepMs(100);
+        }
+      }
+    } finally {
+      this.reconnecting = false;
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.c.close();
+  }
+}
+
+function officialClient(port: number, stream: string) {
+  const cable = createCable(`ws://127.0.0.1:${port}/cable`, {
+    protocol: 'actioncable-v1-ext-json',
+    websocketImplementation: WebSocket,
+    reconnectStrategy: () => 50,
+    logLevel: 'error',
+  });
+  cables.push(cable);
+  const seqs: number[] = [];
+  const ch = cable.streamFrom(stream);
+  ch.on('message', (msg) => seqs.push((msg as { seq: number }).seq));
+  return { cable, seqs, ready: ch.ensureSubscribed() };
+}
+
+/** One POST on a fresh connection: what "the port never stops accepting" promises. */
+function postFresh(port: number, path: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Publish seq 1.. one by one until `until()` holds, then `extra` more; returns the last seq. */
+async function publishWhile(h: ServiceHandle, stream: string, until: () => boolean, extra = 10): Promise<number> {
+  let seq = 0;
+  let after = -1;
+  while (seq < 2000 && after < extra) {
+    seq++;
+    expect(await postFresh(h.port, '/_broadcast', JSON.stringify({ stream, data: JSON.stringify({ seq }) }))).toBe(201);
+    if (after >= 0) after++;
+    else if (until()) after = 0;
+    await sleepMs(5);
+  }
+  return seq;
+}
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+describe('--workers: rolling reload', () => {
+  it('POST /_admin/reload replaces every worker one at a time; restoring clients see each message exactly once, in order', async () => {
+    const h = await startService('replay', { args: ['--workers', '2'] });
+    handles.push(h);
+    const before = childrenOf(h.pid);
+    const rawClients = Array.from({ length: 4 }, () => new ResumingClient(h.port, 'roll'));
+    for (const r of rawClients) await r.start();
+    const official = Array.from({ length: 2 }, () => officialClient(h.port, 'roll'));
+    await Promise.all(official.map((o) => o.ready));
+    let answer: { status: number; body: { workers: { oldPid: number; newPid: number; startedAt: number; endedAt: number }[] } } | undefined;
+    let conflict: { status: number; body: unknown } | undefined;
+    const reload = (async () => {
+      await sleepMs(100);
+      const post = () => fetch(`${h.httpUrl}/_admin/reload`, { method: 'POST' }).then(async (r) => ({ status: r.status, body: (await r.json()) as never }));
+      const first = post();
+      await sleepMs(50);
+      conflict = await post();
+      answer = await first;
+    })();
+    const last = await publishWhile(h, 'roll', () => answer !== undefined, 20);
+    await reload;
+    expect(conflict).toMatchObject({ status: 409, body: { statusCode: 409, error: 'Conflict', code: 'RR_ERR_RELOAD_IN_PROGRESS' } });
+    expect(answer!.status).toBe(200);
+    const ws = answer!.body.workers;
+    expect(ws).toHaveLength(2);
+    expect(new Set(ws.map((w) => w.oldPid))).toEqual(new Set(before));
+    for (const w of ws) {
+      expect(before).not.toContain(w.newPid);
+      expect(w.endedAt).toBeGreaterThanOrEqual(w.startedAt);
+    }
+    expect(ws[1]!.startedAt).toBeGreaterThanOrEqual(ws[0]!.endedAt); // one at a time
+    await waitUntil(() => rawClients.every((r) => r.offsets.at(-1) === last) && official.every((o) => o.seqs.at(-1) === last), 15_000, 'every client caught up');
+    for (const r of rawClients) {
+      // Once or twice: a client bounced by the first old worker may reconnect to the second.
+      expect(r.restarts).toBeGreaterThanOrEqual(1);
+      expect(r.restarts).toBeLessThanOrEqual(2);
+      expect(r.offsets).toEqual(range(last));
+    }
+    for (const o of official) expect(o.seqs).toEqual(range(last));
+    const after = childrenOf(h.pid);
+    expect(after.sort()).toEqual(ws.map((w) => w.newPid).sort());
+    for (const r of rawClients) r.stop();
+  });
+
+  it('SIGUSR2 to the primary reloads too; the admin route answers only loopback or the broadcast key', async () => {
+    const h = await startService('replay', { args: ['--workers', '2', '--broadcast-key', 'k'] });
+    handles.push(h);
+    const before = childrenOf(h.pid);
+    const denied = await fetch(`${h.httpUrl}/_admin/reload`, { method: 'POST' });
+    expect(denied.status).toBe(401);
+    expect(await denied.json()).toMatchObject({ code: 'RR_ERR_AUTH_MISSING' });
+    process.kill(h.pid, 'SIGUSR2');
+    await waitUntil(() => {
+      const now = childrenOf(h.pid);
+      return now.length === 2 && now.every((p) => !before.includes(p));
+    }, 20_000, 'both workers replaced', 100);
+    const ok = await fetch(`${h.httpUrl}/_admin/reload`, { method: 'POST', headers: { authorization: 'Bearer k' } });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { workers: unknown[] }).workers).toHaveLength(2);
+  });
+});
