@@ -27,7 +27,7 @@ export const ERROR_CODES = {
   RR_ERR_RELOAD_FAILED: { status: 500, title: 'Internal Server Error', doc: 'A replacement worker did not start; the reload stopped and the remaining old workers keep serving.' },
   // Avalanche and deploy-impact (runners/avalanche, runners/deploy-impact)
   RR_ERR_RESTART_FAILED: { status: 502, title: 'Bad Gateway', doc: 'The configured restart (signal and respawn, restart command, hook, worker reload) failed; the run is reported with the RESTART_FAILED validity flag.' },
-  RR_ERR_RELOAD_UNSUPPORTED: { status: 501, title: 'Not Implemented', doc: 'The target does not support worker reload (POST /_admin/reload answered 404).' },
+  RR_ERR_RELOAD_UNSUPPORTED: { status: 501, title: 'Not Implemented', doc: 'The target does not support worker reload (POST /_admin/reload answered 404, or RR_ERR_RELOAD_UNAVAILABLE: not in cluster mode).' },
   RR_ERR_PUBLISHER_PROCESS: { status: 500, title: 'Internal Server Error', doc: 'The standalone publisher process of deploy-impact failed to start or exited before it was ready.' },
   RR_ERR_INTERNAL: { status: 500, title: 'Internal Server Error', doc: 'An unexpected error; the server kept running.' },
 } as const;
