@@ -27,6 +27,7 @@ export function avalancheRows(results: readonly AvalancheResult[]): string[][] {
     ['', ...results.map((r) => r.target + (r.params.workers > 1 ? ` x${r.params.workers} workers` : r.params.nodes > 1 ? ` x${r.params.nodes} nodes` : ''))],
     row('Restart', (r) => `${r.restart.mode} (${r.restart.signal ?? r.restart.variant})${r.restart.ok ? '' : ' FAILED'}`),
     row('Server down', (r) => (r.restart.serverDownMs === null ? 'unknown' : fmtMs(r.restart.serverDownMs))),
+    row('Port probes refused', (r) => (r.restart.portProbe ? `${fmtInt(r.restart.portProbe.refused)} of ${fmtInt(r.restart.portProbe.probes)}${r.restart.portProbe.refused ? `, longest ${fmtMs(r.restart.portProbe.longestRefusedMs)}` : ''}` : 'n/a')),
     row('Connections dropped', (r) => share(r.droppedConnections, r.initiallyConnected)),
     row('Recovery p50', (r) => rec(r, r.recoveryMs.p50)),
     row('Recovery p95', (r) => rec(r, r.recoveryMs.p95)),
