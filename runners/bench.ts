@@ -8,6 +8,7 @@ import { JITTER_OPTIONS, type JitterOptions } from './jitter/options.ts';
 import { formatComparison } from './jitter/report.ts';
 import type { JitterResult } from './jitter/result.ts';
 import { runJitter } from './jitter/run.ts';
+import { benchAvalancheTable, BENCH_AVALANCHE_HELP } from './avalanche/compare.ts';
 import { commandLine, reportLine } from './report/index.ts';
 import { getTarget, localTargets } from './targets/index.ts';
 
@@ -28,11 +29,13 @@ export const BENCH_OPTIONS = {
 
 async function main(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`usage: npm run bench -- [options] [--json]\n${helpText(BENCH_OPTIONS)}\n`);
+    process.stdout.write(`usage: npm run bench -- [options] [--json] [--avalanche]\n${helpText(BENCH_OPTIONS)}\n${BENCH_AVALANCHE_HELP}\n`);
     return 0;
   }
   const json = argv.includes('--json');
-  const opts = parseOptions(BENCH_OPTIONS, { values: argvToValues(argv.filter((a) => a !== '--json'), BENCH_OPTIONS), env: process.env, origin: 'CLI' });
+  // --avalanche: the avalanche table after the jitter one (its size from AVALANCHE_* env, checked before anything runs).
+  const avalanche = argv.includes('--avalanche') ? benchAvalancheTable() : undefined;
+  const opts = parseOptions(BENCH_OPTIONS, { values: argvToValues(argv.filter((a) => a !== '--json' && a !== '--avalanche'), BENCH_OPTIONS), env: process.env, origin: 'CLI' });
   const targets = opts.targets ? opts.targets.split(',').map((n) => getTarget(n.trim())) : localTargets();
   for (const t of targets) if (!t.service) throw new ReboundError('RR_ERR_OPTION_INVALID', `target "${t.name}" has no local service; run it with bench:jitter --url`);
   // One seed for every target: each sees the same drop timeline.
@@ -53,7 +56,9 @@ async function main(argv: string[]): Promise<number> {
   process.stderr.write(`\nresults: ${file}\n`);
   process.stderr.write(`${await reportLine(file, results, { command: commandLine('bench', BENCH_OPTIONS, { ...opts, seed }) })}\n`);
   process.stdout.write(json ? JSON.stringify(results, null, 2) + '\n' : `Resilience comparison, plan ${opts.plan}: ${opts.clients} clients, ${opts.msgs} msgs every ${opts.interval} ms, disruption every ${opts.jitter} s (+U(0,5)), seed ${seed}\n\n` + formatComparison(results));
-  return results.every((r) => r.validity.valid) ? 0 : 2;
+  const av = avalanche ? await avalanche.run(seed, json) : { ok: true, text: '' };
+  process.stdout.write(av.text);
+  return results.every((r) => r.validity.valid) && av.ok ? 0 : 2;
 }
 
 runCli(main);

@@ -14,8 +14,11 @@ export interface PublisherOptions {
   url: string;
   stream: string;
   runId: string;
+  /** Last sequence number to publish. */
   messages: number;
   intervalMs: number;
+  /** First sequence number (a restarted publisher resumes where its schedule is). @default 1 */
+  firstSeq?: number;
   /** Filler characters added to each payload. @default 0 */
   payloadBytes?: number;
   broadcastKey?: string;
@@ -53,7 +56,8 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
   let inflight = 0;
   let resolveDone!: (r: PublisherResult) => void;
   const done = new Promise<PublisherResult>((r) => (resolveDone = r));
-  let seq = 0;
+  const seq0 = (opts.firstSeq ?? 1) - 1;
+  let seq = seq0;
   const pad = 'x'.repeat(opts.payloadBytes ?? 0);
 
   const finishIfIdle = () => {
@@ -104,7 +108,7 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
     if (stopped) return finishIfIdle();
     seq++;
     send(seq);
-    if (seq < opts.messages) timer = setTimeout(tick, Math.max(0, t0 + seq * opts.intervalMs - Date.now()));
+    if (seq < opts.messages) timer = setTimeout(tick, Math.max(0, t0 + (seq - seq0) * opts.intervalMs - Date.now()));
   };
   tick();
   return {

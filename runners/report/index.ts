@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { JitterResult } from '../jitter/result.ts';
 import { jitterReport } from './jitter.ts';
+import { avalancheReport, deployImpactReport } from '../avalanche/report-model.ts';
 import { renderPage } from './page.ts';
 import { trendReport } from './trend.ts';
 import type { ReportMeta, ReportModel } from './types.ts';
@@ -24,6 +25,8 @@ export interface RunnerResult {
  */
 const BUILDERS: Record<string, (results: never[], meta: ReportMeta) => ReportModel> = {
   jitter: (results: JitterResult[], meta) => jitterReport(results, meta),
+  avalanche: avalancheReport,
+  'deploy-impact': deployImpactReport,
 };
 
 export function reportModel(resultOrResults: RunnerResult | readonly RunnerResult[], meta: ReportMeta): ReportModel {

@@ -97,3 +97,28 @@ export function startService(name: ServiceName, opts: SpawnOptions = {}): Promis
     });
   });
 }
+
+/**
+ * Start `handle`'s service again on its port, retrying while the port is still held (a killed
+ * cluster's workers, a socket the kernel has not released yet) until `retryForMs` has passed.
+ * Resolves with the new handle and when it reported listening.
+ */
+export async function respawn(handle: ServiceHandle, retryForMs = 10_000): Promise<{ handle: ServiceHandle; listeningAt: number; attempts: number }> {
+  const deadline = Date.now() + retryForMs;
+  for (let attempts = 1; ; attempts++) {
+    try {
+      const next = await handle.restart();
+      return { handle: next, listeningAt: Date.now(), attempts };
+    } catch (err) {
+      if (Date.now() >= deadline) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+/** Resolves when the service's process has exited (at once when it already has). */
+export function exited(handle: ServiceHandle): Promise<void> {
+  const c = handle.child;
+  if (c.exitCode !== null || c.signalCode !== null) return Promise.resolve();
+  return new Promise((r) => c.once('exit', () => r()));
+}

@@ -1,0 +1,280 @@
+import WebSocket from 'ws';
+import { childRng, type Rng } from '../../lib/rng.ts';
+import { sleep } from '../../lib/time.ts';
+import { sourceAddress } from '../core/addresses.ts';
+import { LatencyRecorder } from '../core/latency.ts';
+import { DeliveryLedger } from '../core/ledger.ts';
+import type { PublishPayload } from '../core/publisher.ts';
+import { classifyConnectError } from '../core/runner-limits.ts';
+import type { ClientOptions, TargetClient, TargetDefinition } from '../targets/types.ts';
+import { handshakeFailureKind } from './handshake.ts';
+
+/** What the fleet knows about one client, on the runner's clock (ms since epoch; 0 = never). */
+export interface ClientTrack {
+  connected: boolean;
+  /** Connected when the restart began (the clients a restart can drop). */
+  connectedAtRestart: boolean;
+  /** Disconnects noticed after the restart began. */
+  drops: number;
+  firstDropAt: number;
+  /** When the client was last connected and subscribed again after a drop. */
+  backAt: number;
+  /** Connect attempts after the restart began (successful ones included). */
+  attempts: number;
+  attemptStartedAt: number;
+}
+
+export interface FleetOptions {
+  target: TargetDefinition;
+  /** One base URL per node; client i uses urls[i % urls.length]. */
+  urls: readonly string[];
+  stream: string;
+  runId: string;
+  clients: number;
+  messages: number;
+  seed: number;
+  reconnectStrategy: 'default' | 'tuned';
+}
+
+/** A runner-driven reconnect delay before attempt `k` (0-based). */
+export function backoffMs(strategy: 'default' | 'tuned', k: number, rng: Rng): number {
+  if (strategy === 'tuned') return rng() * Math.min(5000, 500 * 2 ** k);
+  // socket.io-client's default (backo2): 1 s × 2^k, ±50% randomization, capped at 5 s.
+  const ms = 1000 * 2 ** Math.min(k, 10);
+  const r = rng();
+  const deviation = Math.floor(r * 0.5 * ms);
+  return Math.min((Math.floor(r * 10) & 1) === 0 ? ms - deviation : ms + deviation, 5000);
+}
+
+const MAX_MANUAL_ATTEMPTS = 500;
+
+/**
+ * N clients of one target, routed into the one ledger, with what a restart needs on top: per
+ * client drop and back times, connect attempts and their failures by kind, connect latency during
+ * the herd. Manual targets (ws, default Socket.IO) are reconnected here with a seeded backoff;
+ * library targets reconnect themselves and their attempts are observed, not driven.
+ */
+export class ClientFleet {
+  readonly ledger: DeliveryLedger;
+  readonly deliveryLatency = new LatencyRecorder();
+  readonly connectLatency = new LatencyRecorder();
+  readonly tracks: ClientTrack[];
+  readonly clients: TargetClient[] = [];
+  readonly handshakeFailures: Record<string, number> = {};
+  readonly disconnectReasons: Record<string, number> = {};
+  /** The library's own words for each disconnect (e.g. socket.io's 'io server disconnect', after which it does not reconnect). */
+  readonly disconnectDetails: Record<string, number> = {};
+  readonly connectFailureCauses: Record<string, number> = {};
+  /** Reconnect times (runner clock) in order, for the herd curve. */
+  readonly reconnectTimes: number[] = [];
+  foreign = 0;
+  resumes = 0;
+  /** Replay protocols: history requests the server could not serve (e.g. a stream epoch from before the restart). */
+  historyNotFound = 0;
+  dropsBeforeRestart = 0;
+  herdStart = 0;
+  private stopping = false;
+  private reconnectUntil = Infinity;
+  private readonly reconnecting: Uint8Array;
+
+  constructor(private readonly o: FleetOptions) {
+    this.ledger = new DeliveryLedger(o.clients, o.messages);
+    this.tracks = Array.from({ length: o.clients }, () => ({ connected: false, connectedAtRestart: false, drops: 0, firstDropAt: 0, backAt: 0, attempts: 0, attemptStartedAt: 0 }));
+    this.reconnecting = new Uint8Array(o.clients);
+    for (let i = 0; i < o.clients; i++) this.clients.push(this.wire(i));
+  }
+
+  nodeOf(i: number): number {
+    return i % this.o.urls.length;
+  }
+
+  connectedCount(): number {
+    let n = 0;
+    for (const t of this.tracks) n += t.connected ? 1 : 0;
+    return n;
+  }
+
+  /** The restart begins now: from here on drops, attempts and connect latencies belong to the herd. */
+  markRestart(now = Date.now(), reconnectUntil = Infinity): void {
+    this.herdStart = now;
+    this.reconnectUntil = reconnectUntil;
+    for (const t of this.tracks) t.connectedAtRestart = t.connected;
+  }
+
+  /** Every client that was connected at the restart is connected again. */
+  allBack(): boolean {
+    for (const t of this.tracks) if (t.connectedAtRestart && !t.connected) return false;
+    return true;
+  }
+
+  /** Connect every client at `ramp` per second; resolves with the number that failed. */
+  async connectAll(ramp: number, timeoutMs = 20_000): Promise<number> {
+    let failures = 0;
+    const start = Date.now();
+    const all: Promise<void>[] = [];
+    for (let i = 0; i < this.o.clients; i++) {
+      const due = start + (i * 1000) / ramp;
+      if (due > Date.now()) await sleep(due - Date.now());
+      all.push(
+        withTimeout(this.clients[i]!.connect(), timeoutMs).catch((err: unknown) => {
+          failures++;
+          const cause = classifyConnectError(err) ?? 'target';
+          this.connectFailureCauses[cause] = (this.connectFailureCauses[cause] ?? 0) + 1;
+        }),
+      );
+    }
+    await Promise.all(all);
+    return failures;
+  }
+
+  close(): void {
+    this.stopping = true;
+    for (const c of this.clients) c.close();
+  }
+
+  private attemptStarted(i: number): void {
+    const t = this.tracks[i]!;
+    t.attemptStartedAt = Date.now();
+    if (this.herdStart) t.attempts++;
+  }
+
+  private attemptFailed(i: number, err: unknown): void {
+    this.tracks[i]!.attemptStartedAt = 0;
+    if (!this.herdStart || this.stopping) return;
+    const kind = handshakeFailureKind(err);
+    this.handshakeFailures[kind] = (this.handshakeFailures[kind] ?? 0) + 1;
+  }
+
+  /** A socket closed: if its attempt had not connected nor failed yet, it failed now. */
+  private attemptClosed(i: number): void {
+    if (this.tracks[i]!.attemptStartedAt) this.attemptFailed(i, new Error('closed before subscribed'));
+  }
+
+  private wire(i: number): TargetClient {
+    const o = this.o;
+    const opts: ClientOptions & { cableOptions?: Record<string, unknown> } = {
+      index: i,
+      url: o.urls[this.nodeOf(i)]!,
+      stream: o.stream,
+      localAddress: sourceAddress(i),
+      reconnectStrategy: o.reconnectStrategy,
+    };
+    // AnyCable clients open one WebSocket per attempt: a counting subclass sees each attempt and
+    // its failure without changing the library's behaviour.
+    if (o.target.service?.name === 'replay' || o.target.name === 'anycable') opts.cableOptions = { websocketImplementation: countingWebSocket(() => this.attemptStarted(i), (e) => this.attemptFailed(i, e), () => this.attemptClosed(i)) };
+    const c = o.target.createClient(opts);
+    c.on('message', (m) => {
+      let p: Partial<PublishPayload>;
+      try {
+        p = JSON.parse(m.data) as Partial<PublishPayload>;
+      } catch {
+        p = {};
+      }
+      if (p.runId !== o.runId || typeof p.seq !== 'number' || typeof p.sentAt !== 'number') {
+        this.foreign++;
+        return;
+      }
+      const lat = m.at - p.sentAt;
+      if (this.ledger.record(i, p.seq, lat) === 'new') this.deliveryLatency.recordMs(lat);
+    });
+    c.on('connected', ({ resumed }) => this.onConnected(i, resumed));
+    c.on('disconnected', ({ reason, detail }) => {
+      if (this.stopping) return;
+      // We close only when stopping: a 'closed' now is the server telling the library not to
+      // reconnect (a disconnect frame with reconnect: false), and that client stays away.
+      const key = reason === 'closed' ? `closed_no_reconnect${detail ? `:${detail}` : ''}` : reason;
+      const t = this.tracks[i]!;
+      if (!t.connected && reason !== 'closed') return; // a library reporting each failed attempt again
+      this.disconnectReasons[key] = (this.disconnectReasons[key] ?? 0) + 1;
+      if (detail) this.disconnectDetails[detail] = (this.disconnectDetails[detail] ?? 0) + 1;
+      if (!t.connected) return;
+      t.connected = false;
+      if (this.herdStart) {
+        t.drops++;
+        t.firstDropAt ||= Date.now();
+      } else this.dropsBeforeRestart++;
+      if (o.target.reconnect === 'manual') void this.reconnectManual(i);
+    });
+    c.on('history', ({ ok }) => void (ok || this.historyNotFound++));
+    c.on('error', () => {});
+    if (o.target.service?.name === 'socketio' && o.target.reconnect === 'library') observeSocketIoManager(c, () => this.attemptStarted(i), (e) => this.attemptFailed(i, e));
+    return c;
+  }
+
+  private onConnected(i: number, resumed: boolean): void {
+    const now = Date.now();
+    const t = this.tracks[i]!;
+    t.connected = true;
+    if (t.attemptStartedAt && this.herdStart) this.connectLatency.recordMs(now - t.attemptStartedAt);
+    t.attemptStartedAt = 0;
+    if (this.herdStart && t.drops > 0) {
+      t.backAt = now;
+      this.reconnectTimes.push(now);
+      if (resumed) this.resumes++;
+    }
+  }
+
+  /** Runner-driven reconnect for manual targets: seeded backoff, bounded in attempts and time. */
+  private async reconnectManual(i: number): Promise<void> {
+    if (this.reconnecting[i]) return;
+    this.reconnecting[i] = 1;
+    const rng = childRng(this.o.seed, i);
+    try {
+      for (let k = 0; k < MAX_MANUAL_ATTEMPTS && !this.stopping; k++) {
+        await sleep(backoffMs(this.o.reconnectStrategy, k, rng));
+        if (this.stopping || this.tracks[i]!.connected || Date.now() > this.reconnectUntil) return;
+        this.attemptStarted(i);
+        try {
+          await withTimeout(this.clients[i]!.reconnect(), 10_000);
+          return;
+        } catch (err) {
+          this.attemptFailed(i, err);
+        }
+      }
+    } finally {
+      this.reconnecting[i] = 0;
+    }
+  }
+}
+
+export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    p.then(
+      (v) => (clearTimeout(t), resolve(v)),
+      (e) => (clearTimeout(t), reject(e)),
+    );
+  });
+}
+
+/** A `ws` WebSocket that reports each construction (one attempt), its error and its close. */
+function countingWebSocket(onStart: () => void, onError: (e: Error) => void, onClose: () => void): typeof WebSocket {
+  return class CountingWebSocket extends WebSocket {
+    constructor(address: string, protocols?: string | string[], options?: WebSocket.ClientOptions) {
+      super(address, protocols, options);
+      onStart();
+      this.on('error', (e) => onError(e));
+      this.on('close', () => onClose());
+    }
+  } as typeof WebSocket;
+}
+
+interface ManagerLike {
+  on(ev: string, fn: (arg: unknown) => void): void;
+}
+
+/**
+ * socket.io-client reconnects inside its Manager, which the adapter does not expose: read it off
+ * the adapter's socket once connected. If the adapter's shape changes, attempts are simply not
+ * observed (the report then shows 0 attempts, never a wrong count of failures).
+ */
+function observeSocketIoManager(c: TargetClient, onStart: () => void, onError: (e: unknown) => void): void {
+  let hooked: unknown;
+  c.on('connected', () => {
+    const io = (c as unknown as { socket?: { io?: ManagerLike } }).socket?.io;
+    if (!io || hooked === io || typeof io.on !== 'function') return;
+    hooked = io;
+    io.on('reconnect_attempt', () => onStart());
+    io.on('reconnect_error', (e) => onError(e));
+  });
+}

@@ -1,0 +1,167 @@
+import { summarize, type EncodedLatency } from '../core/latency.ts';
+import type { ClientTrack } from './fleet.ts';
+
+export interface Quantiles {
+  count: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+/** One point of the herd curve: share of the clients dropped by the restart that are connected again. */
+export interface SeriesPoint {
+  /** ms since the restart began (negative before it). */
+  tMs: number;
+  connected: number;
+  reconnectedPct: number;
+}
+
+export interface HerdReport {
+  /** Connect attempts per dropped client after the restart began (successful attempts included). */
+  attemptsPerClient: { total: number; mean: number; p50: number; p95: number; max: number; observed: boolean };
+  /** Failed connect attempts during the herd by kind: refused, reset, timeout, http_<status>, subscribe_failed, ... */
+  handshakeFailures: Record<string, number>;
+  /** Time from the restart until 50/95/99/100% of the dropped clients were back; null when never reached. */
+  timeToReconnectedMs: { p50: number | null; p95: number | null; p99: number | null; p100: number | null };
+  peakReconnectRatePerSec: number;
+  /**
+   * Dropped clients still out at the end whose last connect attempt never finished (neither
+   * connected nor failed): a handshake hanging on the server side, not a client that gave up.
+   */
+  pendingAttempts: { count: number; oldestMs: number };
+  /** Attempt start to connected and subscribed, for attempts made during the herd. */
+  connectLatencyMs: Quantiles & { histogram: EncodedLatency };
+  series: SeriesPoint[];
+}
+
+/** The benchmark's percentile: element floor((len − 1)·p/100) of the sorted values. */
+export function quantiles(values: readonly number[]): Quantiles {
+  const s = [...values].sort((a, b) => a - b);
+  const q = (p: number) => (s.length ? Math.round(s[Math.floor(((s.length - 1) * p) / 100)]!) : 0);
+  return { count: s.length, p50: q(50), p95: q(95), p99: q(99), max: s.length ? Math.round(s.at(-1)!) : 0 };
+}
+
+/** Clients the restart dropped: connected when it began and disconnected afterwards. */
+export const droppedTracks = (tracks: readonly ClientTrack[]) => tracks.filter((t) => t.connectedAtRestart && t.drops > 0);
+
+/**
+ * Recovery per dropped client: restart of its node to connected and resubscribed (the adapter's
+ * `connected` event), for those that are connected at the end.
+ */
+export function recoveryTimes(tracks: readonly ClientTrack[], restartAtOf: (i: number) => number): number[] {
+  const out: number[] = [];
+  tracks.forEach((t, i) => {
+    if (t.connectedAtRestart && t.drops > 0 && t.connected && t.backAt) out.push(Math.max(0, t.backAt - restartAtOf(i)));
+  });
+  return out;
+}
+
+/** First drop to last reconnect; open-ended (to `endAt`) when some client never came back. */
+export function downtime(tracks: readonly ClientTrack[], endAt: number): { downtimeMs: number; openEnded: boolean } {
+  const dropped = droppedTracks(tracks);
+  if (!dropped.length) return { downtimeMs: 0, openEnded: false };
+  const first = Math.min(...dropped.map((t) => t.firstDropAt));
+  const never = dropped.some((t) => !t.connected);
+  const last = never ? endAt : Math.max(...dropped.map((t) => t.backAt));
+  return { downtimeMs: Math.max(0, last - first), openEnded: never };
+}
+
+/** Time from `restartAt` until `pct`% of `dropped` clients were back, from sorted back times. */
+export function timeToPct(backTimes: readonly number[], dropped: number, restartAt: number, pct: number): number | null {
+  if (dropped === 0) return 0;
+  const need = Math.ceil((pct / 100) * dropped);
+  const s = [...backTimes].sort((a, b) => a - b);
+  return s.length >= need ? Math.round(Math.max(0, s[need - 1]! - restartAt)) : null;
+}
+
+/** Most reconnects completed in any 1 s window starting at a reconnect (exact sliding window). */
+export function peakRatePerSec(times: readonly number[]): number {
+  const s = [...times].sort((a, b) => a - b);
+  let best = 0;
+  let j = 0;
+  for (let i = 0; i < s.length; i++) {
+    while (s[j]! <= s[i]! - 1000) j++;
+    best = Math.max(best, i - j + 1);
+  }
+  return best;
+}
+
+export function herdReport(args: {
+  tracks: readonly ClientTrack[];
+  restartAt: number;
+  handshakeFailures: Record<string, number>;
+  connectLatency: EncodedLatency;
+  attemptsObserved: boolean;
+  series: SeriesPoint[];
+  endAt: number;
+}): HerdReport {
+  const dropped = droppedTracks(args.tracks);
+  const back = dropped.filter((t) => t.connected && t.backAt).map((t) => t.backAt);
+  const attempts = dropped.map((t) => t.attempts);
+  const aq = quantiles(attempts);
+  const total = attempts.reduce((a, b) => a + b, 0);
+  const lat = summarize(args.connectLatency).latencyRawMs;
+  const pending = dropped.filter((t) => !t.connected && t.attemptStartedAt > 0).map((t) => args.endAt - t.attemptStartedAt);
+  return {
+    attemptsPerClient: { total, mean: attempts.length ? Math.round((total / attempts.length) * 100) / 100 : 0, p50: aq.p50, p95: aq.p95, max: aq.max, observed: args.attemptsObserved },
+    handshakeFailures: args.handshakeFailures,
+    timeToReconnectedMs: {
+      p50: timeToPct(back, dropped.length, args.restartAt, 50),
+      p95: timeToPct(back, dropped.length, args.restartAt, 95),
+      p99: timeToPct(back, dropped.length, args.restartAt, 99),
+      p100: timeToPct(back, dropped.length, args.restartAt, 100),
+    },
+    peakReconnectRatePerSec: peakRatePerSec(back),
+    pendingAttempts: { count: pending.length, oldestMs: pending.length ? Math.max(...pending) : 0 },
+    connectLatencyMs: { count: lat.count, p50: Math.round(lat.p50), p95: Math.round(lat.p95), p99: Math.round(lat.p99), max: Math.round(lat.max), histogram: args.connectLatency },
+    series: args.series,
+  };
+}
+
+/**
+ * Samples connected clients while the herd runs so a report can chart it. Bounded: past
+ * `maxPoints` samples the interval doubles and every other point is dropped.
+ */
+export class SeriesSampler {
+  readonly points: SeriesPoint[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private intervalMs: number;
+  private restartAt = 0;
+  private base = 0;
+
+  constructor(private readonly connected: () => number, intervalMs = 250, private readonly maxPoints = 2000) {
+    this.intervalMs = intervalMs;
+  }
+
+  /** Start sampling; `base` is the number of clients that count as 100% (connected at the restart). */
+  start(restartAt: number, base: number): void {
+    this.restartAt = restartAt;
+    this.base = base;
+    this.sample();
+    this.schedule();
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => {
+      this.sample();
+      if (this.points.length >= this.maxPoints) {
+        for (let i = 1; i < this.points.length; i++) this.points.splice(i, 1);
+        this.intervalMs *= 2;
+      }
+      this.schedule();
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  sample(): void {
+    const c = this.connected();
+    this.points.push({ tMs: Date.now() - this.restartAt, connected: c, reconnectedPct: this.base ? Math.round((Math.min(c, this.base) / this.base) * 10000) / 100 : 100 });
+  }
+
+  stop(): SeriesPoint[] {
+    if (this.timer) clearTimeout(this.timer);
+    this.sample();
+    return this.points;
+  }
+}

@@ -1,0 +1,91 @@
+import { ReboundError } from '../../lib/errors.ts';
+import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
+import { isAllowedTargetUrl } from '../core/addresses.ts';
+import { LEDGER_MAX_CELLS } from '../core/ledger.ts';
+import { getTarget } from '../targets/index.ts';
+
+export const RESTART_MODES = ['kill', 'term', 'rolling', 'command', 'hook'] as const;
+export type RestartMode = (typeof RESTART_MODES)[number];
+
+/**
+ * Avalanche options: N clients receiving at a fixed publish rate, one forced restart after the
+ * warm-up, then wait for the herd. Defaults follow the benchmark's avalanche (n 1000, ramp 200)
+ * with the issue's 10 msg/s. The restart command and hook URL are NOT options: they come from
+ * the runner's configuration (env), never from a request (see `restartConfigFromEnv`).
+ */
+export const AVALANCHE_OPTIONS = {
+  target: { type: 'string', default: 'socketio', env: ['TARGET'], doc: 'target name' },
+  url: { type: 'optional-string', default: undefined, env: ['TARGET_URL'], doc: 'base URL of an already running target (loopback only; modes command and hook); default: start it locally' },
+  broadcastUrl: { type: 'optional-string', default: undefined, env: ['BROADCAST_URL'], doc: 'where to POST broadcasts (e.g. anycable-go\'s http://127.0.0.1:8090/_broadcast); default <url>/_broadcast' },
+  restart: { type: 'enum', values: RESTART_MODES, default: 'kill', env: ['AVALANCHE_RESTART'], doc: 'how to restart the target' },
+  clients: { type: 'int', default: 1000, min: 1, max: 18_000, env: ['NUM_CLIENTS'], aliases: ['n'], doc: 'concurrent clients' },
+  rate: { type: 'number', default: 10, min: 0.1, max: 1000, env: ['PUB_RATE'], aliases: ['pub-rate'], doc: 'messages published per second, before, during and after the restart' },
+  ramp: { type: 'int', default: 200, min: 1, max: 100_000, env: ['RAMP_RATE'], doc: 'client connects per second' },
+  warmupMs: { type: 'int', default: 5000, min: 500, max: 600_000, env: ['AVALANCHE_WARMUP_MS'], doc: 'publishing time before the restart, ms' },
+  publishAfterMs: { type: 'int', default: 15_000, min: 0, max: 600_000, env: ['AVALANCHE_PUBLISH_AFTER_MS'], doc: 'publishing time after the restart began, ms' },
+  recoveryTimeoutMs: { type: 'int', default: 60_000, min: 1000, max: 900_000, env: ['AVALANCHE_RECOVERY_TIMEOUT_MS'], aliases: ['recovery-wait-ms'], doc: 'after the restart, wait at most this long for every dropped client to be back' },
+  settleMs: { type: 'int', default: 3000, min: 0, max: 600_000, env: ['SETTLE_MS'], doc: 'after publishing ends and clients are back, wait for replays to land (ends early once complete)' },
+  nodes: { type: 'int', default: 1, min: 1, max: 16, env: ['AVALANCHE_NODES'], doc: 'instances of the local target on different ports; clients are spread over them' },
+  workers: { type: 'int', default: 1, min: 1, max: 16, env: ['REPLAY_WORKERS'], doc: 'replay target only: processes behind one port; --restart rolling then reloads the workers one at a time' },
+  rollingGapMs: { type: 'int', default: 2000, min: 0, max: 600_000, env: ['AVALANCHE_ROLLING_GAP_MS'], doc: 'rolling: pause after a node is back before restarting the next' },
+  termGraceMs: { type: 'int', default: 10_000, min: 100, max: 600_000, env: ['AVALANCHE_TERM_GRACE_MS'], doc: 'term/rolling: SIGKILL a node that has not exited this long after SIGTERM' },
+  payloadBytes: { type: 'int', default: 0, min: 0, max: 65_536, env: ['PAYLOAD_BYTES'], doc: 'padding added to each message' },
+  seed: { type: 'int', default: 0, min: 0, max: 0x7fffffff, env: ['SEED'], doc: 'seed for the runner-driven reconnect jitter; 0 picks one (reported)' },
+  stream: { type: 'string', default: '', maxLength: 256, env: ['STREAM'], doc: 'stream/room name; default avalanche-<runId>' },
+  broadcastKey: { type: 'string', default: '', env: ['BROADCAST_KEY', 'ANYCABLE_BROADCAST_SECRET'], doc: 'bearer key for /_broadcast (and the replay reload route)' },
+  reconnectStrategy: { type: 'enum', values: ['default', 'tuned'], default: 'default', env: ['RECONNECT_STRATEGY'], doc: 'reconnect backoff: default (the library\'s own; runner-driven targets copy socket.io-client: 1 s x2, cap 5 s, +-50%) or tuned (500 ms x2, cap 5 s, full jitter)' },
+} as const satisfies OptionTable;
+
+export type AvalancheOptions = OptionValues<typeof AVALANCHE_OPTIONS>;
+
+/** Where restarts of modes `command` and `hook` come from: the runner's environment only. */
+export interface RestartConfig {
+  /** Shell command for `--restart command` (AVALANCHE_RESTART_COMMAND), e.g. `railway restart -s api --yes`. */
+  command?: string;
+  /** URL POSTed for `--restart hook` (AVALANCHE_RESTART_HOOK_URL). */
+  hookUrl?: string;
+  /** Optional bearer for the hook (AVALANCHE_RESTART_HOOK_TOKEN). */
+  hookToken?: string;
+  /** Give up on the command or hook after this long (AVALANCHE_RESTART_TIMEOUT_MS). @default 120000 */
+  timeoutMs?: number;
+}
+
+export function restartConfigFromEnv(env: Record<string, string | undefined> = process.env): RestartConfig {
+  const timeout = env.AVALANCHE_RESTART_TIMEOUT_MS;
+  const timeoutMs = timeout === undefined || timeout === '' ? undefined : Number(timeout);
+  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs >= 100 && timeoutMs <= 3_600_000)) {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `env option "AVALANCHE_RESTART_TIMEOUT_MS" must be an integer between 100 and 3600000 (got ${JSON.stringify(timeout)})`, { details: { option: 'AVALANCHE_RESTART_TIMEOUT_MS' } });
+  }
+  return {
+    ...(env.AVALANCHE_RESTART_COMMAND ? { command: env.AVALANCHE_RESTART_COMMAND } : {}),
+    ...(env.AVALANCHE_RESTART_HOOK_URL ? { hookUrl: env.AVALANCHE_RESTART_HOOK_URL } : {}),
+    ...(env.AVALANCHE_RESTART_HOOK_TOKEN ? { hookToken: env.AVALANCHE_RESTART_HOOK_TOKEN } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+  };
+}
+
+export const messagesFor = (o: Pick<AvalancheOptions, 'rate' | 'warmupMs' | 'publishAfterMs'>) => Math.max(1, Math.round(((o.warmupMs + o.publishAfterMs) / 1000) * o.rate));
+
+/** Validate options together with the restart configuration: every mismatch is a clear 400 before a socket opens. */
+export function parseAvalancheOptions(src: Parameters<typeof parseOptions>[1], config: RestartConfig = {}): AvalancheOptions {
+  const opts = parseOptions(AVALANCHE_OPTIONS, src);
+  const target = getTarget(opts.target);
+  const bad = (option: string, message: string) => new ReboundError('RR_ERR_OPTION_INVALID', message, { details: { option } });
+  if (opts.clients * messagesFor(opts) > LEDGER_MAX_CELLS) throw bad('clients', `clients x messages = ${opts.clients * messagesFor(opts)} exceeds ${LEDGER_MAX_CELLS} ledger cells`);
+  if (opts.broadcastUrl !== undefined && !isAllowedTargetUrl(opts.broadcastUrl)) throw bad('broadcastUrl', `broadcast-url must be a loopback http URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.broadcastUrl)}`);
+  if (opts.url !== undefined && !isAllowedTargetUrl(opts.url)) throw bad('url', `url must be a loopback http(s) URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.url)}`);
+  const local = opts.url === undefined;
+  if (!local && (opts.restart === 'kill' || opts.restart === 'term' || opts.restart === 'rolling')) throw bad('restart', `--restart ${opts.restart} restarts a target the runner started itself; with --url use --restart command or hook`);
+  if (local && !target.service) throw bad('url', `target "${target.name}" has no local service: pass --url with --restart command or hook`);
+  if (opts.workers > 1 && target.service?.name !== 'replay') throw bad('workers', `--workers applies to the replay target only (got target "${target.name}")`);
+  if (opts.workers > 1 && opts.nodes > 1) throw bad('workers', '--workers and --nodes cannot be combined');
+  if (opts.broadcastUrl !== undefined && opts.nodes > 1) throw bad('broadcastUrl', '--broadcast-url names one endpoint; with --nodes K each node gets its own publisher');
+  if (!local && opts.nodes > 1) throw bad('nodes', '--nodes starts local instances; it cannot be combined with --url');
+  if (opts.restart === 'rolling' && opts.nodes < 2 && opts.workers < 2) throw bad('restart', '--restart rolling needs several nodes (--nodes K >= 2) or a replay target with --workers N >= 2');
+  if (opts.restart === 'command' && !config.command) throw bad('restart', '--restart command needs AVALANCHE_RESTART_COMMAND in the runner\'s environment (a restart command never comes from a request)');
+  if (opts.restart === 'hook') {
+    if (!config.hookUrl) throw bad('restart', '--restart hook needs AVALANCHE_RESTART_HOOK_URL in the runner\'s environment');
+    if (!isAllowedTargetUrl(config.hookUrl) || !/^https?:/.test(config.hookUrl)) throw bad('restart', `AVALANCHE_RESTART_HOOK_URL must be a loopback http(s) URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(config.hookUrl)}`);
+  }
+  return opts;
+}

@@ -1,0 +1,78 @@
+import type { DeployImpactResult } from '../deploy-impact/result.ts';
+import type { AvalancheResult } from './result.ts';
+
+const fmtMs = (ms: number | null) => (ms === null ? 'never' : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
+const fmtInt = (n: number) => n.toLocaleString('en-US');
+const share = (n: number, of: number) => `${fmtInt(n)} (${of ? ((n / of) * 100).toFixed(1) : '0.0'}%)`;
+const valid = (v: { valid: boolean; flags: { code: string }[] }) => (v.valid ? (v.flags.length ? `yes (${v.flags.map((f) => f.code).join(', ')})` : 'yes') : `NO (${v.flags.map((f) => f.code).join(', ')})`);
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  const line = (r: string[]) => `| ${r.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ')} |`;
+  return [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n') + '\n';
+}
+
+/** Avalanche comparison, shaped like the benchmark's second table plus the herd and the messages. */
+export function formatAvalanche(results: readonly AvalancheResult[]): string {
+  return table(avalancheRows(results));
+}
+
+/** The comparison's rows (first row: the header), for the text table and the HTML report's summary. */
+export function avalancheRows(results: readonly AvalancheResult[]): string[][] {
+  const row = (label: string, f: (r: AvalancheResult) => string) => [label, ...results.map(f)];
+  // Quantiles of nobody are not 0 ms.
+  const rec = (r: AvalancheResult, ms: number) => (r.recoveryMs.count ? fmtMs(ms) : 'none back');
+  const kinds = (r: AvalancheResult) => Object.entries(r.herd.handshakeFailures).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${fmtInt(n)}`).join(', ') || '0';
+  return [
+    ['', ...results.map((r) => r.target + (r.params.workers > 1 ? ` x${r.params.workers} workers` : r.params.nodes > 1 ? ` x${r.params.nodes} nodes` : ''))],
+    row('Restart', (r) => `${r.restart.mode} (${r.restart.signal ?? r.restart.variant})${r.restart.ok ? '' : ' FAILED'}`),
+    row('Server down', (r) => (r.restart.serverDownMs === null ? 'unknown' : fmtMs(r.restart.serverDownMs))),
+    row('Port probes refused', (r) => (r.restart.portProbe ? `${fmtInt(r.restart.portProbe.refused)} of ${fmtInt(r.restart.portProbe.probes)}${r.restart.portProbe.refused ? `, longest ${fmtMs(r.restart.portProbe.longestRefusedMs)}` : ''}` : 'n/a')),
+    row('Connections dropped', (r) => share(r.droppedConnections, r.initiallyConnected)),
+    row('Recovery p50', (r) => rec(r, r.recoveryMs.p50)),
+    row('Recovery p95', (r) => rec(r, r.recoveryMs.p95)),
+    row('Recovery p99', (r) => rec(r, r.recoveryMs.p99)),
+    row('Recovery max', (r) => rec(r, r.recoveryMs.max)),
+    row('  p95 from listening again', (r) => (r.recoveryFromListeningMs ? rec(r, r.recoveryFromListeningMs.p95) : 'unknown')),
+    row('Never came back', (r) => share(r.neverReconnected, r.droppedConnections)),
+    row('Total downtime', (r) => fmtMs(r.downtimeMs) + (r.downtimeOpenEnded ? '+' : '')),
+    row('Time to 95% back', (r) => fmtMs(r.herd.timeToReconnectedMs.p95)),
+    row('Peak reconnects/s', (r) => fmtInt(r.herd.peakReconnectRatePerSec)),
+    row('Attempts/client mean, max', (r) => (r.herd.attemptsPerClient.observed ? `${r.herd.attemptsPerClient.mean}, ${r.herd.attemptsPerClient.max}` : 'n/a')),
+    row('Handshake failures', kinds),
+    row('Connect latency p95', (r) => (r.herd.connectLatencyMs.count ? fmtMs(r.herd.connectLatencyMs.p95) : 'n/a')),
+    row('Deliveries lost', (r) => fmtInt(r.lostDeliveries)),
+    row('  refused while down', (r) => fmtInt(r.lostUnpublishedDeliveries)),
+    row('  accepted, not delivered', (r) => fmtInt(r.lostAcceptedDeliveries)),
+    row('Delivery rate', (r) => `${r.deliveryRatePct}%`),
+    row('Duplicates', (r) => fmtInt(r.duplicates)),
+    row('Resumed sessions', (r) => fmtInt(r.resumedReconnects)),
+    row('History not found', (r) => (r.historyNotFound === null ? 'n/a' : fmtInt(r.historyNotFound))),
+    row('Valid', (r) => valid(r.validity)),
+  ];
+}
+
+export function formatDeployImpact(results: readonly DeployImpactResult[]): string {
+  return table(deployImpactRows(results));
+}
+
+export function deployImpactRows(results: readonly DeployImpactResult[]): string[][] {
+  const row = (label: string, f: (r: DeployImpactResult) => string) => [label, ...results.map(f)];
+  return [
+    ['', ...results.map((r) => r.target)],
+    row('Connections dropped', (r) => share(r.droppedConnections, r.initiallyConnected)),
+    row('Publishing resumed after', (r) => fmtMs(r.publisher.downtimeMs)),
+    row('  of which process start', (r) => fmtMs(r.publisher.processStartMs)),
+    row("Publisher's gap (messages)", (r) => fmtInt(r.publisher.gapMessages)),
+    row('Client-side gap p50 / max', (r) => `${fmtMs(r.deliveryGapMs.p50)} / ${fmtMs(r.deliveryGapMs.max)}`),
+    row('Deliveries lost by server', (r) => fmtInt(r.lostDeliveries)),
+    row('Delivery rate (accepted)', (r) => `${r.deliveryRatePct}%`),
+    row('Duplicates', (r) => fmtInt(r.duplicates)),
+    row('Valid', (r) => valid(r.validity)),
+  ];
+}
+
+/** Print a failed restart the way every CLI prints a coded error (the result is still written). */
+export function reportRestartFailure(r: Pick<AvalancheResult, 'restart'>): void {
+  if (!r.restart.ok) process.stderr.write(`error ${r.restart.code ?? 'RR_ERR_RESTART_FAILED'}: ${r.restart.error}\n`);
+}

@@ -1,0 +1,210 @@
+import { spawn } from 'node:child_process';
+import { request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { sleep } from '../../lib/time.ts';
+import type { LocalNodes, NodeRestart } from './nodes.ts';
+import type { PortProbeReport } from './port-probe.ts';
+import type { RestartConfig, RestartMode } from './options.ts';
+
+/** One replaced worker, as the replay server's reload route reports it. */
+export interface WorkerReload {
+  oldPid: number;
+  newPid: number;
+  startedAt: number | string;
+  endedAt: number | string;
+}
+
+/** The restart as executed. Times are ms since epoch on the runner's clock. */
+export interface RestartRecord {
+  mode: RestartMode;
+  /** What the runner sent: SIGKILL, SIGTERM, SIGUSR2-equivalent admin reload ('reload'), or null (command, hook). */
+  signal: string | null;
+  /** Variant of the mode: 'nodes' (one process per node) or 'workers' (the replay server's worker reload). */
+  variant: 'nodes' | 'workers' | 'external';
+  startedAt: string;
+  startedAtMs: number;
+  endedAtMs: number;
+  /**
+   * Time the server (any node) was not serving, when the runner knows it: from the signal (or the
+   * exit it observed) to the new process listening, summed over nodes for rolling restarts, the
+   * longest node for simultaneous ones. Null when the runner cannot know (a remote command or hook).
+   */
+  serverDownMs: number | null;
+  ok: boolean;
+  error: string | null;
+  /** RR_ERR_RELOAD_UNSUPPORTED when the target has no worker reload, RR_ERR_RESTART_FAILED otherwise. */
+  code: 'RR_ERR_RESTART_FAILED' | 'RR_ERR_RELOAD_UNSUPPORTED' | null;
+  nodes: NodeRestart[];
+  workers: WorkerReload[];
+  command: { exitCode: number | null; signal: string | null; durationMs: number; outputTail: string } | null;
+  hook: { status: number | null; durationMs: number } | null;
+  /** TCP probes of every node's port from the restart to the end of the herd: did the port keep accepting? */
+  portProbe: PortProbeReport | null;
+}
+
+export interface RestartContext {
+  mode: RestartMode;
+  nodes: LocalNodes | undefined;
+  /** Base URLs of the target's nodes (for the worker reload and the command's environment). */
+  urls: readonly string[];
+  workers: number;
+  rollingGapMs: number;
+  termGraceMs: number;
+  broadcastKey: string;
+  config: RestartConfig;
+  runId: string;
+  target: string;
+}
+
+/** Run the restart; never throws: failures land in `ok`/`error` and make the run invalid. */
+export async function performRestart(ctx: RestartContext): Promise<RestartRecord> {
+  const startedAtMs = Date.now();
+  const rec: RestartRecord = {
+    mode: ctx.mode,
+    signal: null,
+    variant: ctx.mode === 'command' || ctx.mode === 'hook' || !ctx.nodes ? 'external' : ctx.workers > 1 && ctx.mode === 'rolling' ? 'workers' : 'nodes',
+    startedAt: new Date(startedAtMs).toISOString(),
+    startedAtMs,
+    endedAtMs: startedAtMs,
+    serverDownMs: null,
+    ok: true,
+    error: null,
+    code: null,
+    nodes: [],
+    workers: [],
+    command: null,
+    hook: null,
+    portProbe: null,
+  };
+  const fail = (msg: string) => {
+    rec.ok = false;
+    rec.error ??= msg;
+    rec.code ??= /does not support worker reload/.test(msg) ? 'RR_ERR_RELOAD_UNSUPPORTED' : 'RR_ERR_RESTART_FAILED';
+  };
+  try {
+    if ((ctx.mode === 'kill' || ctx.mode === 'term') && ctx.nodes) {
+      rec.signal = ctx.mode === 'kill' ? 'SIGKILL' : 'SIGTERM';
+      const signal = rec.signal as 'SIGKILL' | 'SIGTERM';
+      rec.nodes = await Promise.all(ctx.nodes.handles.map((_, i) => ctx.nodes!.restartNode(i, signal, ctx.termGraceMs)));
+    } else if (ctx.mode === 'rolling' && rec.variant === 'workers') {
+      rec.signal = 'reload';
+      rec.workers = await reloadWorkers(ctx.urls[0]!, ctx.broadcastKey, ctx.config.timeoutMs ?? 120_000);
+    } else if (ctx.mode === 'rolling' && ctx.nodes) {
+      rec.signal = 'SIGTERM';
+      for (let i = 0; i < ctx.nodes.handles.length; i++) {
+        // The gap runs from the previous node listening again (timers may fire a millisecond early).
+        const due = (rec.nodes.at(-1)?.listeningAt ?? 0) + ctx.rollingGapMs;
+        for (let k = 0; i > 0 && Date.now() < due && k < 100; k++) await sleep(due - Date.now() + 1);
+        const n = await ctx.nodes.restartNode(i, 'SIGTERM', ctx.termGraceMs);
+        rec.nodes.push(n);
+        if (n.error) break; // do not take the next node down while this one is not back
+      }
+    } else if (ctx.mode === 'command') {
+      rec.command = await runCommand(ctx);
+      if (rec.command.exitCode !== 0) fail(`restart command failed (exit ${rec.command.exitCode ?? rec.command.signal}): ${rec.command.outputTail.trim().slice(-300) || '(no output)'}`);
+    } else if (ctx.mode === 'hook') {
+      rec.hook = await callHook(ctx);
+      if (rec.hook.status === null || rec.hook.status < 200 || rec.hook.status >= 300) fail(`restart hook answered ${rec.hook.status ?? 'nothing'}`);
+    } else {
+      fail(`--restart ${ctx.mode} needs a target the runner started`);
+    }
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  for (const n of rec.nodes) if (n.error) fail(n.error);
+  rec.endedAtMs = Date.now();
+  const downs = rec.nodes.map((n) => n.downMs).filter((d): d is number => d !== null);
+  if (downs.length && downs.length === rec.nodes.length) rec.serverDownMs = ctx.mode === 'rolling' ? downs.reduce((a, b) => a + b, 0) : Math.max(...downs);
+  return rec;
+}
+
+/** Fold in what the supervisor saw (a command or hook that stopped a local node). */
+export function addSupervised(rec: RestartRecord, supervised: readonly NodeRestart[]): void {
+  if (!supervised.length) return;
+  rec.nodes.push(...supervised);
+  for (const n of supervised) if (n.error) {
+    rec.ok = false;
+    rec.error ??= n.error;
+    rec.code ??= 'RR_ERR_RESTART_FAILED';
+  }
+  const downs = supervised.map((n) => n.downMs).filter((d): d is number => d !== null);
+  if (downs.length) rec.serverDownMs = Math.max(...downs);
+}
+
+/**
+ * The replay server's rolling worker reload: `POST /_admin/reload` answers 200 with the replaced
+ * workers once every worker is new, 409 while another reload runs. A 404 means this build of the
+ * target has no reload.
+ */
+export async function reloadWorkers(base: string, key: string, timeoutMs: number): Promise<WorkerReload[]> {
+  const res = await post(new URL('/_admin/reload', base).toString(), '{}', key, timeoutMs);
+  let body: { workers?: WorkerReload[]; code?: string; message?: string } = {};
+  try {
+    body = JSON.parse(res.body) as typeof body;
+  } catch {
+    // a target without the route may answer anything
+  }
+  const why = body.code ? `${body.code}: ${body.message ?? ''}` : res.body.slice(0, 200);
+  if (res.status === 404 || res.status === 405 || body.code === 'RR_ERR_RELOAD_UNAVAILABLE') throw new Error(`the target does not support worker reload (POST /_admin/reload answered ${res.status}${body.code ? ` ${body.code}` : ''})`);
+  if (res.status === 409) throw new Error(`the target is already reloading its workers (409 ${why})`);
+  if (res.status === 401 || res.status === 403) throw new Error(`the worker reload was refused (${res.status} ${why}): set --broadcast-key to the target's key`);
+  if (res.status !== 200) throw new Error(`worker reload answered ${res.status}: ${why}`);
+  if (!Array.isArray(body.workers)) throw new Error('worker reload answered 200 without a workers list');
+  return body.workers;
+}
+
+async function runCommand(ctx: RestartContext) {
+  const t0 = Date.now();
+  const timeoutMs = ctx.config.timeoutMs ?? 120_000;
+  return new Promise<NonNullable<RestartRecord['command']>>((resolve) => {
+    // The command is the operator's, from the runner's environment; it gets the target's
+    // coordinates so a script can address it.
+    const child = spawn('/bin/sh', ['-c', ctx.config.command!], {
+      env: { ...process.env, REBOUND_TARGET: ctx.target, REBOUND_TARGET_URLS: ctx.urls.join(','), REBOUND_TARGET_PIDS: ctx.nodes?.handles.map((h) => h.pid).join(',') ?? '', REBOUND_RUN_ID: ctx.runId },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const keep = (b: Buffer) => void (out = (out + b.toString()).slice(-2000));
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    const timer = setTimeout(() => {
+      out += `\n(timed out after ${timeoutMs} ms)`;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.on('error', (err) => (out += `\n${err.message}`));
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ exitCode: code, signal, durationMs: Date.now() - t0, outputTail: out.slice(-500) });
+    });
+  });
+}
+
+async function callHook(ctx: RestartContext) {
+  const t0 = Date.now();
+  const body = JSON.stringify({ runId: ctx.runId, target: ctx.target, urls: ctx.urls, pids: ctx.nodes?.handles.map((h) => h.pid) ?? [], requestedAt: new Date(t0).toISOString() });
+  try {
+    const res = await post(ctx.config.hookUrl!, body, ctx.config.hookToken ?? '', ctx.config.timeoutMs ?? 120_000);
+    return { status: res.status, durationMs: Date.now() - t0 };
+  } catch {
+    return { status: null, durationMs: Date.now() - t0 };
+  }
+}
+
+function post(url: string, body: string, bearer: string, timeoutMs: number): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = (url.startsWith('https:') ? httpsRequest : request)(url, {
+      method: 'POST',
+      timeout: timeoutMs,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => void (text.length < 65_536 && (text += c)));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer from ${url} within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}

@@ -1,0 +1,89 @@
+import type { EncodedLatency, LatencyReport } from '../core/latency.ts';
+import type { RunnerHealth } from '../core/runner-health.ts';
+import type { HerdReport, Quantiles } from './herd.ts';
+import type { AvalancheOptions } from './options.ts';
+import type { RestartRecord } from './restart.ts';
+import type { RestartValidity } from './validity.ts';
+
+/**
+ * The avalanche result. The issue's names first (droppedConnections, recoveryMs, neverReconnected,
+ * downtimeMs, lostDeliveries, duplicates, deliveryRatePct, herd, restart); the benchmark's
+ * avalanche names where they mean the same (clients, initiallyConnected, reconnected,
+ * neverReconnectedPct, disconnectSpreadMs, reconnectRatePct).
+ */
+export interface AvalancheResult extends LatencyReport {
+  test: 'avalanche';
+  target: string;
+  runId: string;
+  seed: number;
+  stream: string;
+  startedAt: string;
+  params: AvalancheOptions;
+  /** Base URL of each node the clients used. */
+  nodeUrls: string[];
+  restart: RestartRecord;
+  clients: number;
+  connectedClients: number;
+  connectFailures: number;
+  connectFailureCauses: Record<string, number>;
+  /** Clients connected when the restart began. */
+  initiallyConnected: number;
+  /** Of those, the clients that lost their connection. */
+  droppedConnections: number;
+  reconnected: number;
+  reconnectRatePct: number;
+  neverReconnected: number;
+  neverReconnectedPct: number;
+  /** Up to 10 clients that never came back: what the runner saw of them (ms relative to the restart). */
+  neverReconnectedSample: { client: number; node: number; drops: number; attempts: number; droppedAtMs: number; attemptPending: boolean }[];
+  /** Restart (of the client's node) to the client connected and resubscribed, ms. */
+  recoveryMs: Quantiles;
+  /** The same, timed from the client's node listening again (null when the runner did not see it): reconnect cost without the server's boot. */
+  recoveryFromListeningMs: Quantiles | null;
+  /** First drop to last reconnect, ms; to the end of the wait when `downtimeOpenEnded`. */
+  downtimeMs: number;
+  downtimeOpenEnded: boolean;
+  /** First to last disconnect, ms. */
+  disconnectSpreadMs: number;
+  /** Reconnects on which the server restored the session (CSR recovered, AnyCable restored). */
+  resumedReconnects: number;
+  /** Replay protocols: resubscribes whose history the server could not serve (a memory broker restarted); null for others. */
+  historyNotFound: number | null;
+  /** Disconnects before the restart (the target or network was unstable during warm-up). */
+  dropsBeforeRestart: number;
+  disconnectReasons: Record<string, number>;
+  /** The client library's own words per disconnect, e.g. socket.io's 'io server disconnect' (it then does not reconnect by itself). */
+  disconnectDetails: Record<string, number>;
+  herd: HerdReport;
+  recoveryTimedOut: boolean;
+  totalMessages: number;
+  /** Messages accepted by the target (per node: a message counts once when every node took it). */
+  published: number;
+  publishFailures: number;
+  publishFailuresDuringRestart: number;
+  publishFailuresOutsideRestart: number;
+  publishFailureSamples: string[];
+  /** clients × messages: what a target that never went down would have delivered. */
+  expectedDeliveries: number;
+  receivedDeliveries: number;
+  lostDeliveries: number;
+  deliveryRatePct: number;
+  /** Deliveries of messages the client's node accepted: what the server itself promised. */
+  acceptedDeliveries: number;
+  /** Of those, not delivered: the server's own loss (history gone with the process, at-most-once). */
+  lostAcceptedDeliveries: number;
+  deliveryRateOfAcceptedPct: number;
+  /** Deliveries of messages refused while the node was down: lost to the publisher's errors. */
+  lostUnpublishedDeliveries: number;
+  duplicates: number;
+  outOfOrder: number;
+  foreignMessages: number;
+  perfectClients: number;
+  latencyHistogram: EncodedLatency;
+  runnerPeakRssMb: number;
+  runner: RunnerHealth;
+  runnerOpenFileLimit: number | null;
+  elapsedMs: number;
+  plannedMs: number;
+  validity: RestartValidity;
+}

@@ -1,0 +1,213 @@
+import { Emitter } from '../../lib/emitter.ts';
+import { randomSeed } from '../../lib/rng.ts';
+import { summarize } from '../core/latency.ts';
+import { startPublisher, type PublisherResult } from '../core/publisher.ts';
+import { watchRunner } from '../core/runner-health.ts';
+import { openFileLimit } from '../core/runner-limits.ts';
+import { getTarget } from '../targets/index.ts';
+import { canceller } from './cancel.ts';
+import { ClientFleet } from './fleet.ts';
+import { downtime, droppedTracks, herdReport, quantiles, recoveryTimes, SeriesSampler } from './herd.ts';
+import { LocalNodes } from './nodes.ts';
+import { probePorts } from './port-probe.ts';
+import { messagesFor, type AvalancheOptions, type RestartConfig } from './options.ts';
+import { addSupervised, performRestart, type RestartRecord } from './restart.ts';
+import type { AvalancheResult } from './result.ts';
+import { checkRestartValidity } from './validity.ts';
+
+export interface AvalancheEvents {
+  phase: (name: 'start' | 'connect' | 'warmup' | 'restart' | 'herd' | 'settle' | 'report', detail: string) => void;
+}
+
+const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
+
+/**
+ * One avalanche: start the target (K nodes, or use --url), connect N clients, publish at a fixed
+ * rate, restart the target after the warm-up while publishing goes on, wait for every dropped
+ * client (or the timeout), settle, report from the one ledger. Never prints.
+ */
+export function runAvalanche(opts: AvalancheOptions, config: RestartConfig = {}, ctl: { signal?: AbortSignal } = {}): { events: Emitter<AvalancheEvents>; result: Promise<AvalancheResult> } {
+  const events = new Emitter<AvalancheEvents>();
+  const result = new Promise<AvalancheResult>((resolve, reject) => setImmediate(() => execute(opts, config, events, ctl.signal).then(resolve, reject)));
+  return { events, result };
+}
+
+async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitter<AvalancheEvents>, signal: AbortSignal | undefined): Promise<AvalancheResult> {
+  const { wait, check } = canceller(signal);
+  const target = getTarget(o.target);
+  const seed = o.seed || randomSeed();
+  const startedAt = new Date();
+  const runId = `${target.name}-${startedAt.getTime().toString(36)}-${seed}`;
+  const stream = o.stream || `avalanche-${runId}`;
+  const messages = messagesFor(o);
+  const intervalMs = 1000 / o.rate;
+  const fdLimit = openFileLimit();
+  const health = watchRunner();
+  const runStart = Date.now();
+
+  events.emit('phase', 'start', o.url ? `using ${o.url}` : `${o.nodes} local ${target.name} node(s)${o.workers > 1 ? ` with ${o.workers} workers` : ''}`);
+  const nodes = o.url ? undefined : await LocalNodes.start(target, o.nodes, { workers: o.workers, ...(o.broadcastKey ? { env: { BROADCAST_KEY: o.broadcastKey } } : {}) });
+  const urls = o.url ? [o.url.replace(/\/+$/, '')] : nodes!.urls;
+  if (nodes && (o.restart === 'command' || o.restart === 'hook')) nodes.supervise(true);
+  const fleet = new ClientFleet({ target, urls, stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy });
+  const sampler = new SeriesSampler(() => fleet.connectedCount());
+  try {
+    events.emit('phase', 'connect', `${o.clients} clients at ${o.ramp}/s over ${urls.join(', ')}`);
+    const connectFailures = await fleet.connectAll(o.ramp);
+    check();
+    await wait(500);
+
+    // One publisher per node: without a shared broker each node only delivers what it was sent.
+    const accepted = urls.map(() => new Uint8Array(messages + 1));
+    const failureTimes: number[] = [];
+    events.emit('phase', 'warmup', `${messages} messages at ${o.rate}/s on ${stream}; restart (${o.restart}) after ${o.warmupMs} ms`);
+    const publishers = urls.map((url, n) =>
+      startPublisher({
+        url: o.broadcastUrl ?? url,
+        stream,
+        runId,
+        messages,
+        intervalMs,
+        payloadBytes: o.payloadBytes,
+        broadcastKey: o.broadcastKey || undefined,
+        timeoutMs: 5000,
+        onPublished: (seq, ok) => (ok ? (accepted[n]![seq] = 1) : failureTimes.push(Date.now())),
+      }),
+    );
+    const pubStart = Date.now();
+    await wait(pubStart + o.warmupMs - Date.now());
+
+    const restartAt = Date.now();
+    const deadline = restartAt + o.recoveryTimeoutMs;
+    fleet.markRestart(restartAt, deadline);
+    const initiallyConnected = fleet.tracks.filter((t) => t.connectedAtRestart).length;
+    sampler.start(restartAt, initiallyConnected);
+    const probe = probePorts(urls);
+    events.emit('phase', 'restart', `${o.restart} with ${initiallyConnected} clients connected`);
+    const restart: RestartRecord = await performRestart({ mode: o.restart, nodes, urls, workers: o.workers, rollingGapMs: o.rollingGapMs, termGraceMs: o.termGraceMs, broadcastKey: o.broadcastKey, config, runId, target: target.name });
+    if (!restart.ok) events.emit('phase', 'restart', `FAILED: ${restart.error}`);
+
+    events.emit('phase', 'herd', `waiting up to ${Math.max(0, deadline - Date.now())} ms for ${initiallyConnected} clients`);
+    // A restart that the clients have not noticed yet would look "all back": wait a moment after
+    // it ends, and longer when nothing has dropped yet (a command whose effect comes later).
+    const herdDone = () => {
+      const since = Date.now() - restart.endedAtMs;
+      const dropped = droppedTracks(fleet.tracks).length;
+      return fleet.allBack() && since > 1000 && (dropped > 0 || since > 5000 || !restart.ok);
+    };
+    while (Date.now() < deadline && !herdDone()) await wait(100);
+    const recoveryTimedOut = !herdDone();
+    const herdEnd = Date.now();
+    restart.portProbe = probe.stop();
+    if (nodes) {
+      await nodes.settleSupervised();
+      addSupervised(restart, nodes.supervised);
+    }
+
+    const pubs: PublisherResult[] = await Promise.all(publishers.map((p) => p.done));
+    events.emit('phase', 'settle', `up to ${o.settleMs} ms`);
+    const acceptedFor = (i: number) => accepted[fleet.nodeOf(i)]!;
+    const acceptedCount = accepted.map((a) => a.reduce((s, v) => s + v, 0));
+    const wantTotal = fleet.tracks.reduce((s, t, i) => s + (t.connected ? acceptedCount[fleet.nodeOf(i)]! : 0), 0);
+    const settleEnd = Date.now() + o.settleMs;
+    while (Date.now() < settleEnd && fleet.deliveryLatency.count < wantTotal) await wait(200);
+    fleet.close();
+    const endAt = Date.now();
+    const series = sampler.stop();
+
+    // What the server promised vs what the publisher never got accepted.
+    let acceptedDeliveries = 0;
+    let lostAccepted = 0;
+    for (let i = 0; i < o.clients; i++) {
+      const acc = acceptedFor(i);
+      for (let s = 1; s <= messages; s++) {
+        if (!acc[s]) continue;
+        acceptedDeliveries++;
+        if (fleet.ledger.latencyOf(i, s) === undefined) lostAccepted++;
+      }
+    }
+    const totals = fleet.ledger.totals();
+    // A rolling restart times each client from its own node's restart; otherwise from the restart's start.
+    const restartAtOf = (i: number) => (restart.mode === 'rolling' ? restart.nodes.find((n) => n.node === fleet.nodeOf(i) && n.signalAt !== null)?.signalAt : undefined) ?? restartAt;
+    const dropped = droppedTracks(fleet.tracks);
+    const never = dropped.filter((t) => !t.connected).length;
+    const rec = recoveryTimes(fleet.tracks, restartAtOf);
+    // The same clients timed from their node listening again: client backoff and handshake without the server's boot.
+    const listeningAtOf = (i: number) => restart.nodes.find((n) => n.node === fleet.nodeOf(i) && n.listeningAt !== null)?.listeningAt;
+    const fromListening = restart.nodes.length && restart.nodes.every((n) => n.listeningAt !== null) ? quantiles(recoveryTimes(fleet.tracks, (i) => listeningAtOf(i) ?? restartAt)) : null;
+    const down = downtime(fleet.tracks, herdEnd);
+    const drops = dropped.map((t) => t.firstDropAt);
+    const restartWindowEnd = Math.max(restart.endedAtMs, ...dropped.map((t) => t.backAt)) + 2000;
+    const during = failureTimes.filter((t) => t >= restartAt && t <= restartWindowEnd).length;
+    const enc = fleet.deliveryLatency.encode();
+    const connectedClients = o.clients - connectFailures;
+    let published = 0;
+    for (let s = 1; s <= messages; s++) if (accepted.every((a) => a[s])) published++;
+    const partial = {
+      test: 'avalanche' as const,
+      target: target.name,
+      runId,
+      seed,
+      stream,
+      startedAt: startedAt.toISOString(),
+      params: { ...o, seed },
+      nodeUrls: urls,
+      restart,
+      clients: o.clients,
+      connectedClients,
+      connectFailures,
+      connectFailureCauses: fleet.connectFailureCauses,
+      initiallyConnected,
+      droppedConnections: dropped.length,
+      reconnected: dropped.length - never,
+      reconnectRatePct: pct(dropped.length - never, dropped.length),
+      neverReconnected: never,
+      neverReconnectedPct: pct(never, dropped.length),
+      neverReconnectedSample: fleet.tracks.flatMap((t, i) => (t.connectedAtRestart && t.drops > 0 && !t.connected ? [{ client: i, node: fleet.nodeOf(i), drops: t.drops, attempts: t.attempts, droppedAtMs: t.firstDropAt - restartAt, attemptPending: t.attemptStartedAt > 0 }] : [])).slice(0, 10),
+      recoveryMs: quantiles(rec),
+      recoveryFromListeningMs: fromListening,
+      downtimeMs: down.downtimeMs,
+      downtimeOpenEnded: down.openEnded,
+      disconnectSpreadMs: drops.length ? Math.max(...drops) - Math.min(...drops) : 0,
+      resumedReconnects: fleet.resumes,
+      historyNotFound: target.replays && target.service?.name !== 'socketio' ? fleet.historyNotFound : null,
+      dropsBeforeRestart: fleet.dropsBeforeRestart,
+      disconnectReasons: fleet.disconnectReasons,
+      disconnectDetails: fleet.disconnectDetails,
+      herd: herdReport({ tracks: fleet.tracks, restartAt, handshakeFailures: fleet.handshakeFailures, connectLatency: fleet.connectLatency.encode(), attemptsObserved: dropped.some((t) => t.attempts > 0), series, endAt: herdEnd }),
+      recoveryTimedOut,
+      totalMessages: messages,
+      published,
+      publishFailures: failureTimes.length,
+      publishFailuresDuringRestart: during,
+      publishFailuresOutsideRestart: failureTimes.length - during,
+      publishFailureSamples: pubs.flatMap((p) => p.failures).slice(0, 20),
+      expectedDeliveries: totals.expectedDeliveries,
+      receivedDeliveries: totals.receivedDeliveries,
+      lostDeliveries: totals.lostDeliveries,
+      deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
+      acceptedDeliveries,
+      lostAcceptedDeliveries: lostAccepted,
+      deliveryRateOfAcceptedPct: pct(acceptedDeliveries - lostAccepted, acceptedDeliveries),
+      lostUnpublishedDeliveries: totals.expectedDeliveries - acceptedDeliveries,
+      duplicates: totals.duplicates,
+      outOfOrder: totals.outOfOrder,
+      foreignMessages: fleet.foreign + totals.foreign,
+      perfectClients: totals.perfectClients,
+      ...summarize(enc),
+      latencyHistogram: enc,
+      runnerPeakRssMb: 0,
+      runner: health.stop(),
+      runnerOpenFileLimit: fdLimit ?? null,
+      elapsedMs: endAt - runStart,
+      plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.warmupMs + Math.max(o.publishAfterMs, o.recoveryTimeoutMs + (o.restart === 'rolling' ? o.nodes * (o.rollingGapMs + o.termGraceMs) : 0)) + o.settleMs + 5000 * o.nodes,
+    };
+    partial.runnerPeakRssMb = partial.runner.runnerPeakRssMb;
+    events.emit('phase', 'report', `${partial.droppedConnections} dropped, ${never} never back, ${partial.lostDeliveries} deliveries lost`);
+    return { ...partial, validity: checkRestartValidity({ ...partial, restart, recoveryTimeoutMs: o.recoveryTimeoutMs }) };
+  } finally {
+    sampler.stop();
+    fleet.close();
+    await nodes?.close();
+  }
+}

@@ -1,0 +1,227 @@
+import { Emitter } from '../../lib/emitter.ts';
+import { randomSeed } from '../../lib/rng.ts';
+import { checkValidity } from '../core/validity.ts';
+import { summarize } from '../core/latency.ts';
+import { watchRunner } from '../core/runner-health.ts';
+import { getTarget } from '../targets/index.ts';
+import { canceller } from '../avalanche/cancel.ts';
+import { ClientFleet } from '../avalanche/fleet.ts';
+import { droppedTracks, quantiles } from '../avalanche/herd.ts';
+import { LocalNodes } from '../avalanche/nodes.ts';
+import type { RestartValidity } from '../avalanche/validity.ts';
+import { deployMessages, type DeployImpactOptions } from './options.ts';
+import type { DeployImpactResult, PublisherRestart } from './result.ts';
+import { spawnPublisher, type StandalonePublisher } from './standalone.ts';
+
+export interface DeployImpactEvents {
+  phase: (name: 'start' | 'connect' | 'publish' | 'deploy' | 'settle' | 'report', detail: string) => void;
+}
+
+const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
+
+/**
+ * Clients stay on the realtime server while the app side restarts: the standalone publisher
+ * process is killed after the warm-up, stays down for the deploy, and a new process resumes the
+ * schedule where it is now. Messages due meanwhile are the publisher's gap, not the server's loss.
+ */
+export function runDeployImpact(opts: DeployImpactOptions, ctl: { signal?: AbortSignal } = {}): { events: Emitter<DeployImpactEvents>; result: Promise<DeployImpactResult> } {
+  const events = new Emitter<DeployImpactEvents>();
+  const result = new Promise<DeployImpactResult>((resolve, reject) => setImmediate(() => execute(opts, events, ctl.signal).then(resolve, reject)));
+  return { events, result };
+}
+
+async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvents>, signal: AbortSignal | undefined): Promise<DeployImpactResult> {
+  const { wait, check } = canceller(signal);
+  const target = getTarget(o.target);
+  const seed = o.seed || randomSeed();
+  const startedAt = new Date();
+  const runId = `${target.name}-${startedAt.getTime().toString(36)}-${seed}`;
+  const stream = o.stream || `deploy-impact-${runId}`;
+  const messages = deployMessages(o);
+  const intervalMs = 1000 / o.rate;
+  const health = watchRunner();
+  const runStart = Date.now();
+  events.emit('phase', 'start', o.url ? `using ${o.url}` : `local ${target.name}`);
+  const nodes = o.url ? undefined : await LocalNodes.start(target, 1, o.broadcastKey ? { env: { BROADCAST_KEY: o.broadcastKey } } : {});
+  const url = o.url ? o.url.replace(/\/+$/, '') : nodes!.urls[0]!;
+  const fleet = new ClientFleet({ target, urls: [url], stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy });
+  const publishers: StandalonePublisher[] = [];
+  try {
+    events.emit('phase', 'connect', `${o.clients} clients at ${o.ramp}/s`);
+    const connectFailures = await fleet.connectAll(o.ramp);
+    check();
+    await wait(500);
+
+    const sentAt = new Float64Array(messages + 1).fill(NaN);
+    const accepted = new Uint8Array(messages + 1);
+    const answered = new Uint8Array(messages + 1);
+    const failures: string[] = [];
+    let failed = 0;
+    let resumedAtMs: number | null = null;
+    let resumeFrom = Infinity;
+    const onPublished = (m: { type: 'sent'; seq: number; sentAt: number } | { type: 'published'; seq: number; ok: boolean; sentAt: number; at: number }) => {
+      if (m.seq < 1 || m.seq > messages) return;
+      sentAt[m.seq] = m.sentAt;
+      if (m.type === 'sent') return;
+      answered[m.seq] = 1;
+      if (m.ok) {
+        accepted[m.seq] = 1;
+        if (m.seq >= resumeFrom && resumedAtMs === null) resumedAtMs = m.at;
+      } else {
+        failed++;
+        if (failures.length < 20) failures.push(`seq ${m.seq}: not accepted`);
+      }
+    };
+    const common = { url: o.broadcastUrl ?? url, stream, runId, lastSeq: messages, intervalMs, payloadBytes: o.payloadBytes, ...(o.broadcastKey ? { broadcastKey: o.broadcastKey } : {}) };
+
+    const first = await spawnPublisher(onPublished);
+    publishers.push(first);
+    const scheduleStart = Date.now();
+    first.start({ ...common, firstSeq: 1 });
+    events.emit('phase', 'publish', `${messages} messages at ${o.rate}/s from publisher pid ${first.pid}; deploy after ${o.warmupMs} ms`);
+    await wait(scheduleStart + o.warmupMs - Date.now());
+
+    const signal = o.signal === 'kill' ? 'SIGKILL' : 'SIGTERM';
+    const killedAtMs = Date.now();
+    fleet.markRestart(killedAtMs, killedAtMs + o.publishAfterMs + 30_000);
+    const initiallyConnected = fleet.tracks.filter((t) => t.connectedAtRestart).length;
+    const dueAtKill = Math.min(messages, Math.floor((killedAtMs - scheduleStart) / intervalMs) + 1);
+    const pub: PublisherRestart = { signal, ok: true, error: null, oldPid: first.pid, newPid: null, killedAt: new Date(killedAtMs).toISOString(), killedAtMs, exitedAtMs: null, respawnedAtMs: null, resumedAtMs: null, downtimeMs: null, processStartMs: null, gapMessages: 0, gapSeqs: null, unacknowledgedAtKill: 0, resumedAtSeq: null };
+    events.emit('phase', 'deploy', `${signal} publisher pid ${first.pid}; new process in ${o.publisherDownMs} ms`);
+    await first.kill(signal);
+    pub.exitedAtMs = Date.now();
+    // Requests the dead process had sent or queued but never saw answered: its backlog, lost with it.
+    for (let s = 1; s <= messages; s++) if (!Number.isNaN(sentAt[s]!) && !answered[s]) pub.unacknowledgedAtKill++;
+    await wait(pub.exitedAtMs + o.publisherDownMs - Date.now());
+    const respawnAt = Date.now();
+    try {
+      const second = await spawnPublisher(onPublished);
+      publishers.push(second);
+      pub.newPid = second.pid;
+      pub.respawnedAtMs = Date.now();
+      pub.processStartMs = pub.respawnedAtMs - respawnAt;
+      // The schedule did not wait for the deploy: resume at the message due now.
+      const dueNow = Math.floor((Date.now() - scheduleStart) / intervalMs) + 1;
+      resumeFrom = Math.max(dueNow, dueAtKill + 1);
+      if (resumeFrom > messages) throw new Error(`the new publisher came up after the schedule ended (seq ${resumeFrom} > ${messages})`);
+      pub.resumedAtSeq = resumeFrom;
+      second.start({ ...common, firstSeq: resumeFrom });
+      const left = (messages - resumeFrom + 1) * intervalMs + 15_000;
+      const outcome = await Promise.race([second.done.then(() => 'done'), wait(left).then(() => 'timeout')]);
+      if (outcome === 'timeout') throw new Error(`the new publisher did not finish within ${left} ms`);
+    } catch (err) {
+      pub.ok = false;
+      pub.error = (err as Error).message;
+    }
+    pub.resumedAtMs = resumedAtMs;
+    if (resumedAtMs === null && pub.ok) {
+      pub.ok = false;
+      pub.error = 'the new publisher never got a message accepted';
+    }
+    pub.downtimeMs = resumedAtMs === null ? null : resumedAtMs - killedAtMs;
+    let lastBefore = 0;
+    for (let s = 1; s < Math.min(resumeFrom, messages + 1); s++) if (accepted[s]) lastBefore = s;
+    let firstAfter = 0;
+    for (let s = lastBefore + 1; s <= messages; s++) if (accepted[s]) {
+      firstAfter = s;
+      break;
+    }
+    if (firstAfter > lastBefore + 1) pub.gapSeqs = { from: lastBefore + 1, to: firstAfter - 1 };
+    pub.gapMessages = pub.gapSeqs ? pub.gapSeqs.to - pub.gapSeqs.from + 1 : 0;
+
+    events.emit('phase', 'settle', `up to ${o.settleMs} ms`);
+    let acceptedCount = 0;
+    for (let s = 1; s <= messages; s++) acceptedCount += accepted[s]!;
+    const connectedNow = fleet.connectedCount();
+    const settleEnd = Date.now() + o.settleMs;
+    const receivedAccepted = () => {
+      let n = 0;
+      for (let i = 0; i < o.clients; i++) for (let s = 1; s <= messages; s++) if (accepted[s] && fleet.ledger.latencyOf(i, s) !== undefined) n++;
+      return n;
+    };
+    while (Date.now() < settleEnd && fleet.deliveryLatency.count < connectedNow * acceptedCount) await wait(200);
+    fleet.close();
+
+    const received = receivedAccepted();
+    let unacked = 0;
+    const gaps: number[] = [];
+    for (let i = 0; i < o.clients; i++) {
+      let prev = NaN;
+      let longest = 0;
+      for (let s = 1; s <= messages; s++) {
+        const lat = fleet.ledger.latencyOf(i, s);
+        if (lat === undefined) continue;
+        if (!accepted[s]) unacked++;
+        const at = sentAt[s]! + lat;
+        if (!Number.isNaN(prev) && at - prev > longest) longest = at - prev;
+        if (!Number.isNaN(at)) prev = at;
+      }
+      if (!Number.isNaN(prev)) gaps.push(longest);
+    }
+    const totals = fleet.ledger.totals();
+    const dropped = droppedTracks(fleet.tracks);
+    const never = dropped.filter((t) => !t.connected).length;
+    const enc = fleet.deliveryLatency.encode();
+    let sent = 0;
+    for (let s = 1; s <= messages; s++) sent += !Number.isNaN(sentAt[s]!) ? 1 : 0;
+    const expected = o.clients * acceptedCount;
+    const runner = health.stop();
+    const partial = {
+      test: 'deploy-impact' as const,
+      target: target.name,
+      runId,
+      seed,
+      stream,
+      startedAt: startedAt.toISOString(),
+      params: { ...o, seed },
+      clients: o.clients,
+      connectedClients: o.clients - connectFailures,
+      connectFailures,
+      connectFailureCauses: fleet.connectFailureCauses,
+      initiallyConnected,
+      droppedConnections: dropped.length,
+      reconnected: dropped.length - never,
+      neverReconnected: never,
+      disconnectReasons: fleet.disconnectReasons,
+      publisher: pub,
+      totalMessages: messages,
+      sentMessages: sent,
+      published: acceptedCount,
+      publishFailures: failed,
+      publishFailureSamples: failures,
+      expectedDeliveries: expected,
+      receivedDeliveries: received,
+      lostDeliveries: expected - received,
+      deliveryRatePct: pct(received, expected),
+      deliveredUnacknowledged: unacked,
+      duplicates: totals.duplicates,
+      outOfOrder: totals.outOfOrder,
+      foreignMessages: fleet.foreign + totals.foreign,
+      deliveryGapMs: quantiles(gaps),
+      ...summarize(enc),
+      latencyHistogram: enc,
+      runnerPeakRssMb: runner.runnerPeakRssMb,
+      runner,
+      elapsedMs: Date.now() - runStart,
+      plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.warmupMs + o.publishAfterMs + o.settleMs + 10_000,
+    };
+    events.emit('phase', 'report', `${partial.droppedConnections} dropped, publisher down ${pub.downtimeMs} ms (${pub.gapMessages} messages), ${partial.lostDeliveries} deliveries lost by the server`);
+    return { ...partial, validity: deployValidity(partial) };
+  } finally {
+    fleet.close();
+    await Promise.all(publishers.map((p) => p.kill('SIGKILL')));
+    await nodes?.close();
+  }
+}
+
+/**
+ * Shared rules over what was answered and accepted (the gap is the publisher's and never flags
+ * PARTIAL_PUBLISH), plus RESTART_FAILED when the publisher did not come back.
+ */
+export function deployValidity(r: Omit<DeployImpactResult, 'validity'>): RestartValidity {
+  // Requests that died with the old process got no answer: only answered ones can be refused.
+  const core = checkValidity({ ...r, totalMessages: r.sentMessages - r.publisher.unacknowledgedAtKill });
+  const flags: RestartValidity['flags'] = [...core.flags];
+  if (!r.publisher.ok) flags.push({ code: 'RESTART_FAILED', severity: 'fatal', message: `the publisher's restart failed: ${r.publisher.error}` });
+  return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
+}
