@@ -52,6 +52,16 @@ describe('bench routes', () => {
     expect(r.body.message).toContain('earthquake');
   });
 
+  it('avalanche and deploy-impact register from the same table', async () => {
+    const av = await post('/bench-avalanche-ws?n=10&restart=kill&warmupMs=1000&publishAfterMs=2000&recoveryTimeoutMs=10000&settleMs=500&seed=4');
+    expect(av.status, JSON.stringify(av.body).slice(0, 500)).toBe(200);
+    expect(av.body).toMatchObject({ test: 'avalanche', clients: 10, effectiveParams: { restart: 'kill', clients: 10, target: 'ws' } });
+    const di = await post('/bench-deploy-impact-ws?n=10&warmupMs=1000&publisherDownMs=500&publishAfterMs=2000&settleMs=500&seed=4');
+    expect(di.status, JSON.stringify(di.body).slice(0, 500)).toBe(200);
+    expect(di.body).toMatchObject({ test: 'deploy-impact', clients: 10, effectiveParams: { clients: 10, target: 'ws' } });
+    expect((await post('/bench-avalanche-ws?broadcastKey=x')).body.code).toBe('RR_ERR_OPTION_UNKNOWN');
+  });
+
   it('jitter over two worker processes merges into one result', async () => {
     const r = await post('/bench-jitter-ws?n=8&msgs=20&interval=100&jitter=0&settle=2000&workers=2&seed=5');
     expect(r.status, JSON.stringify(r.body)).toBe(200);

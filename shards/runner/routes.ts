@@ -1,4 +1,6 @@
 import type { BenchEntry } from './types.ts';
+import { avalancheEntry } from './entries/avalanche.ts';
+import { deployImpactEntry } from './entries/deploy-impact.ts';
 import { idleEntry } from './entries/idle.ts';
 import { jitterEntry } from './entries/jitter.ts';
 import { latencyEntry } from './entries/latency.ts';
@@ -10,7 +12,7 @@ import { whispersEntry } from './entries/whispers.ts';
  * Adding a runner is one entry here (its HTTP option table, `prepare` and `run`), never a
  * hand-written route.
  */
-export const BENCH_TABLE: readonly BenchEntry[] = [jitterEntry, idleEntry, latencyEntry, throughputEntry, whispersEntry];
+export const BENCH_TABLE: readonly BenchEntry[] = [jitterEntry, idleEntry, latencyEntry, throughputEntry, whispersEntry, avalancheEntry, deployImpactEntry];
 
 export interface BenchRoute {
   path: string;
