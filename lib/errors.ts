@@ -17,6 +17,15 @@ export const ERROR_CODES = {
   RR_ERR_RUN_FAILED: { status: 500, title: 'Internal Server Error', doc: 'A runner aborted; the message names the cause.' },
   RR_ERR_CHAOS_PROXY_LISTEN: { status: 500, title: 'Internal Server Error', doc: 'The embedded chaos proxy cannot bind its API address.' },
   RR_ERR_CHAOS_PROXY_API: { status: 502, title: 'Bad Gateway', doc: 'A Toxiproxy API call (embedded or real) failed; details.status has its HTTP status.' },
+  // --- bench-runner shards (shards/runner, runners/idle|latency|throughput|whispers) ---
+  RR_ERR_TARGET_URL_REFUSED: { status: 400, title: 'Bad Request', doc: 'A request passed a target URL (cableUrl, serverUrl, wsUrl, broadcastUrl, ...): runners take targets by name only; the operator configures URLs with TARGET_<NAME>_URL.' },
+  RR_ERR_TARGET_NOT_CONFIGURED: { status: 400, title: 'Bad Request', doc: 'The target has no local service and no TARGET_<NAME>_URL is configured on this runner.' },
+  RR_ERR_TARGET_UNSUPPORTED: { status: 400, title: 'Bad Request', doc: 'The test is not supported by this target (e.g. whispers on a protocol without client-to-client messages).' },
+  RR_ERR_RUNNER_BUSY: { status: 429, title: 'Too Many Requests', doc: 'The runner shard already runs a heavy job; Retry-After says when to try again.' },
+  RR_ERR_JOB_NOT_FOUND: { status: 404, title: 'Not Found', doc: 'No job, stored result or report with this id on this runner.' },
+  RR_ERR_RUNNER_UNSAFE_BIND: { status: 400, title: 'Bad Request', doc: 'The runner refuses to listen on a non-loopback HOST without BENCH_RUNNER_TOKEN (startup error, exit 2).' },
+  RR_ERR_RUNNER_WORKER: { status: 500, title: 'Internal Server Error', doc: 'A runner worker process failed or exited early; the message names the worker and the cause.' },
+  // --- end bench-runner shards ---
   // --- coordinator, manifest/rebaseline, fleet (shards/coordinator, shards/manifest, shards/fleet) ---
   RR_ERR_SHARDS_MISSING: { status: 400, title: 'Bad Request', doc: 'A multi-shard command was run without SHARDS (or --shards).' },
   RR_ERR_SHARD_UNHEALTHY: { status: 503, title: 'Service Unavailable', doc: 'A shard failed the health sweep (GET /health, authenticated GET /jobs/nope); details name it and why.' },

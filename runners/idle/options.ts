@@ -1,0 +1,55 @@
+import { ReboundError } from '../../lib/errors.ts';
+import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
+import { isAllowedTargetUrl } from '../core/addresses.ts';
+import { getTarget } from '../targets/index.ts';
+import { leanClientFor } from '../targets/lean.ts';
+
+/**
+ * Idle-capacity options. Defaults are the benchmark's idle test (n 10000, hold 60 s, ramp 200,
+ * stream `idle-probe`); its env names work for the CLI. One table for CLI, env and HTTP.
+ */
+export const IDLE_OPTIONS = {
+  target: { type: 'string', default: 'replay', env: ['TARGET'], doc: 'target name' },
+  url: { type: 'optional-string', default: undefined, env: ['TARGET_URL'], doc: 'base URL of an already running target (CLI only; loopback unless REBOUND_ALLOW_REMOTE_TARGETS=1); default: start it locally' },
+  clients: { type: 'int', default: 10_000, min: 1, max: 2_000_000, env: ['NUM_CLIENTS', 'PER_SHARD_N'], aliases: ['n'], doc: 'idle connections to open' },
+  hold: { type: 'number', default: 60, min: 0, max: 86_400, env: ['HOLD_SEC'], doc: 'seconds to hold every connection once all are subscribed' },
+  ramp: { type: 'int', default: 200, min: 1, max: 100_000, env: ['RAMP_PER_SEC', 'RAMP_RATE'], doc: 'connects per second (over all workers)' },
+  stream: { type: 'string', default: 'idle-probe', maxLength: 256, env: ['STREAM'], doc: 'stream every connection subscribes to' },
+  workers: { type: 'string', default: 'auto', pattern: /^(auto|[1-9]\d{0,2})$/, env: ['IDLE_WORKERS'], doc: 'runner worker processes: auto (from the fd limit and n) or a count' },
+  perWorker: { type: 'int', default: 0, min: 0, max: 1_000_000, env: ['IDLE_PER_WORKER'], doc: 'clients per worker for workers=auto (0 = 75% of the fd limit, at most 15,000)' },
+  addresses: { type: 'int', default: 200, min: 1, max: 254, env: ['SOURCE_ADDRESSES'], doc: 'source addresses 127.0.0.1..N to spread clients over (each has ~28K ephemeral ports)' },
+  connectTimeoutMs: { type: 'int', default: 20_000, min: 100, max: 600_000, env: ['CONNECT_TIMEOUT_MS'], doc: 'per-connection time to subscribe before it counts as failed (timeout)' },
+  workerFdLimit: { type: 'int', default: 0, min: 0, max: 1_048_576, env: ['IDLE_WORKER_FD_LIMIT'], doc: 'start workers with this open-file limit (ulimit -n), e.g. to reproduce a small container; 0 = inherit' },
+  serverWorkers: { type: 'int', default: 0, min: 0, max: 64, env: ['SERVER_WORKERS'], doc: 'replay target started locally: its --workers (0 = the server default)' },
+  shard: { type: 'optional-string', default: undefined, pattern: /^[\w.-]{1,64}$/, env: ['SHARD'], doc: 'a label for this shard, echoed as shardLabel' },
+} as const satisfies OptionTable;
+
+export type IdleOptions = OptionValues<typeof IDLE_OPTIONS>;
+
+export function parseIdleOptions(src: Parameters<typeof parseOptions>[1]): IdleOptions {
+  const o = parseOptions(IDLE_OPTIONS, src);
+  getTarget(o.target);
+  if (!leanClientFor(o.target)) throw new ReboundError('RR_ERR_TARGET_UNSUPPORTED', `the idle runner has no lean client for target "${o.target}"`, { details: { target: o.target } });
+  if (o.url !== undefined && !isAllowedTargetUrl(o.url)) throw new ReboundError('RR_ERR_OPTION_INVALID', `url must be a loopback URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(o.url)}`, { details: { option: 'url' } });
+  if (o.serverWorkers > 0 && o.target !== 'replay') throw new ReboundError('RR_ERR_OPTION_INVALID', 'server-workers applies to the replay target only', { details: { option: 'serverWorkers' } });
+  const w = workerCount(o, undefined);
+  if (o.workers !== 'auto' && w > o.clients) throw new ReboundError('RR_ERR_OPTION_INVALID', `workers (${w}) exceeds clients (${o.clients})`, { details: { option: 'workers' } });
+  return o;
+}
+
+/** Clients one worker may hold: 75% of its fd limit (the rest for files, pipes, IPC), at most 15,000. */
+export function perWorkerCap(o: IdleOptions, fdLimit: number | undefined): number {
+  if (o.perWorker > 0) return o.perWorker;
+  const limit = o.workerFdLimit || fdLimit || 20_000;
+  return Math.max(100, Math.min(15_000, Math.floor((limit - 256) * 0.75)));
+}
+
+export function workerCount(o: IdleOptions, fdLimit: number | undefined): number {
+  if (o.workers !== 'auto') return Number(o.workers);
+  return Math.max(1, Math.min(o.clients, Math.ceil(o.clients / perWorkerCap(o, fdLimit))));
+}
+
+/** Extra args for the locally started target service. */
+export function idleServiceArgs(o: IdleOptions): string[] {
+  return o.serverWorkers > 0 ? ['--workers', String(o.serverWorkers)] : [];
+}

@@ -1,0 +1,213 @@
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { ReboundError } from '../../lib/errors.ts';
+import { reapOnExit } from '../../lib/reaper.ts';
+import { sleep } from '../../lib/time.ts';
+import { openFileLimit } from '../core/runner-limits.ts';
+import { assertNever, type ParentToWorker, type WorkerTally, type WorkerToParent } from './messages.ts';
+import { workerCount, type IdleOptions } from './options.ts';
+import { startTargetSampler } from './target-sampler.ts';
+import { checkIdleValidity } from './validity.ts';
+import type { IdleResult } from './result.ts';
+
+const WORKER_ENTRY = fileURLToPath(new URL('./worker.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface IdleHooks {
+  signal?: AbortSignal;
+  progress?: (p: { phase: string; attempted: number; connected: number; subscribed: number; failed: number; open: number }) => void;
+  log?: (line: string) => void;
+}
+
+class Worker {
+  readonly tally: { last?: WorkerTally; ramped?: WorkerTally; done?: WorkerTally } = {};
+  ready: Extract<WorkerToParent, { type: 'ready' }> | undefined;
+  error: string | undefined;
+  exited = false;
+  private wake: () => void = () => {};
+
+  constructor(readonly child: ChildProcess, readonly id: number) {
+    child.on('message', (m: WorkerToParent) => {
+      switch (m.type) {
+        case 'ready':
+          this.ready = m;
+          break;
+        case 'progress':
+          this.tally.last = m.tally;
+          break;
+        case 'ramped':
+          this.tally.last = this.tally.ramped = m.tally;
+          break;
+        case 'done':
+          this.tally.last = this.tally.done = m.tally;
+          break;
+        case 'error':
+          this.error = m.message;
+          break;
+        default:
+          assertNever(m);
+      }
+      this.wake();
+    });
+    child.once('exit', (code, sig) => {
+      this.exited = true;
+      if (!this.tally.done && !this.error) this.error = `worker ${id} exited early (code ${code}, signal ${sig})`;
+      this.wake();
+    });
+  }
+
+  send(m: ParentToWorker): void {
+    if (this.child.connected) this.child.send(m);
+  }
+
+  /** Wait until `pred` holds or the worker failed; bounded by `ms` and the abort signal. */
+  async until(pred: () => boolean, ms: number, signal?: AbortSignal): Promise<boolean> {
+    const end = Date.now() + ms;
+    while (!pred()) {
+      if (this.error || signal?.aborted || Date.now() > end) return false;
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, 250);
+        this.wake = () => (clearTimeout(t), r());
+      });
+    }
+    return true;
+  }
+}
+
+function forkWorker(id: number, fdLimit: number): ChildProcess {
+  // A small young generation: idle clients allocate little after connecting, and V8's default
+  // semi-spaces (up to 3 x 16 MB) would otherwise show up as per-client runner RSS.
+  const execArgv = ['--import', 'tsx', '--max-semi-space-size=1'];
+  // A lowered fd limit needs a shell between us and node: ulimit applies to the exec'd process.
+  const child =
+    fdLimit > 0
+      ? spawn('/bin/sh', ['-c', `ulimit -n ${fdLimit} && exec "${process.execPath}" ${execArgv.join(' ')} "${WORKER_ENTRY}"`], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+      : fork(WORKER_ENTRY, [], { cwd: ROOT, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  reapOnExit(child);
+  void id;
+  return child;
+}
+
+const sum = (ws: WorkerTally[], k: keyof WorkerTally) => ws.reduce((a, w) => a + (w[k] as number), 0);
+const addMaps = (ms: Record<string, number>[]) => {
+  const out: Record<string, number> = {};
+  for (const m of ms) for (const [k, v] of Object.entries(m)) out[k] = (out[k] ?? 0) + v;
+  return out;
+};
+
+/**
+ * The idle-capacity run: `clients` connections over worker processes at `ramp`/s (globally
+ * interleaved), every one subscribed, held `hold` s while the target is sampled every second,
+ * then closed. `url` is the target's base URL; `targetPid` its local process (for /proc figures).
+ */
+export async function runIdle(opts: IdleOptions, url: string, targetPid: number | undefined, hooks: IdleHooks = {}): Promise<IdleResult> {
+  const started = Date.now();
+  const startedAt = new Date(started).toISOString();
+  const fdLimit = openFileLimit();
+  const n = workerCount(opts, fdLimit);
+  const log = hooks.log ?? (() => {});
+  log(`idle: ${opts.clients} clients to ${opts.target} over ${n} worker process(es) at ${opts.ramp}/s, hold ${opts.hold} s`);
+  const workers = Array.from({ length: n }, (_, i) => new Worker(forkWorker(i, opts.workerFdLimit), i));
+  const sampler = startTargetSampler({ url, ...(targetPid ? { pid: targetPid } : {}) });
+  let aborted = false;
+  const failed = () => workers.find((w) => w.error);
+  const totals = (key: 'last' | 'ramped' | 'done') => workers.map((w) => w.tally[key] ?? w.tally.last).filter((t): t is WorkerTally => t !== undefined);
+  const report = (phase: string) => {
+    const t = totals('last');
+    hooks.progress?.({ phase, attempted: sum(t, 'attempted'), connected: sum(t, 'connected'), subscribed: sum(t, 'subscribed'), failed: sum(t, 'failed'), open: sum(t, 'open') });
+  };
+  const progressTimer = setInterval(() => report(phase), 1000);
+  let phase = 'start';
+  try {
+    for (const w of workers) if (!(await w.until(() => w.ready !== undefined, 30_000, hooks.signal))) break;
+    if (failed()) throw new ReboundError('RR_ERR_RUNNER_WORKER', failed()!.error!);
+    const baselineRss = await sampler.baseline();
+    sampler.start();
+    const startAt = Date.now() + 200;
+    phase = 'ramp';
+    workers.forEach((w, i) => w.send({ type: 'start', target: opts.target, url, stream: opts.stream, first: i, stride: n, count: Math.floor(opts.clients / n) + (i < opts.clients % n ? 1 : 0), rampPerSec: opts.ramp, startAt, addresses: opts.addresses, connectTimeoutMs: opts.connectTimeoutMs }));
+    const rampBudget = (opts.clients * 1000) / opts.ramp + opts.connectTimeoutMs + 60_000;
+    for (const w of workers) if (!(await w.until(() => w.tally.ramped !== undefined, rampBudget, hooks.signal))) break;
+    if (failed()) throw new ReboundError('RR_ERR_RUNNER_WORKER', failed()!.error!);
+    const rampEnd = Date.now();
+    const ramped = totals('ramped');
+    aborted = hooks.signal?.aborted ?? false;
+    phase = 'hold';
+    log(`idle: ramp done in ${rampEnd - startAt} ms: ${sum(ramped, 'subscribed')} subscribed, ${sum(ramped, 'failed')} failed; holding ${opts.hold} s`);
+    const holdStart = Date.now();
+    while (!aborted && Date.now() - holdStart < opts.hold * 1000) {
+      await sleep(Math.min(500, holdStart + opts.hold * 1000 - Date.now()));
+      if (hooks.signal?.aborted) aborted = true;
+      if (failed()) throw new ReboundError('RR_ERR_RUNNER_WORKER', failed()!.error!);
+    }
+    const holdEnd = Date.now();
+    phase = 'close';
+    workers.forEach((w) => w.send({ type: 'stop' }));
+    for (const w of workers) await w.until(() => w.tally.done !== undefined, 30_000);
+    const { samples, metricsAnswered } = sampler.stop();
+    const done = totals('done');
+    const subscribed = sum(done, 'subscribed');
+    const rssValues = samples.map((s) => s.rssBytes).filter((v): v is number => v !== null);
+    const cpuValues = samples.map((s) => s.cpuPct).filter((v): v is number => v !== null);
+    const peakRss = rssValues.length ? Math.max(...rssValues) : null;
+    const bytesPerConnection = peakRss !== null && baselineRss !== null && subscribed > 0 ? Math.round((peakRss - baselineRss) / subscribed) : null;
+    const runnerBaseline = sum(done, 'baselineRssBytes');
+    const runnerPeak = sum(done, 'peakRssBytes');
+    const allSubscribed = subscribed === opts.clients;
+    const lastSub = Math.max(0, ...done.map((t) => t.lastSubscribedAt));
+    const loopLagP99 = Math.max(0, ...done.map((t) => t.loopLagP99Ms));
+    const failureCauses = addMaps(done.map((t) => t.failureCauses));
+    const disconnectedDuringHold = addMaps(done.map((t) => t.disconnects));
+    const targetSamples = cpuValues.length + rssValues.length;
+    const result: Omit<IdleResult, 'validity'> = {
+      test: 'idle',
+      target: opts.target,
+      shardLabel: opts.shard ?? null,
+      startedAt,
+      params: { ...opts, url: undefined },
+      clients: opts.clients,
+      connected: sum(done, 'connected'),
+      welcomed: sum(done, 'welcomed'),
+      subscribed,
+      failed: sum(done, 'failed'),
+      failureCauses,
+      openAtEndOfHold: sum(done, 'open'),
+      disconnectedDuringHold,
+      rampElapsedMs: rampEnd - startAt,
+      timeToAllSubscribedMs: allSubscribed && lastSub ? lastSub - startAt : null,
+      holdElapsedMs: holdEnd - holdStart,
+      totalElapsedMs: Date.now() - started,
+      aborted,
+      runner: {
+        workers: n,
+        fdLimitPerWorker: workers[0]?.ready?.fdLimit ?? null,
+        sourceAddresses: opts.addresses,
+        rssBaselineBytes: runnerBaseline,
+        rssPeakBytes: runnerPeak,
+        rssPerClientBytes: subscribed > 0 ? Math.round((runnerPeak - runnerBaseline) / subscribed) : null,
+        loopLagP99Ms: loopLagP99,
+        perWorker: done.map((t, i) => ({ worker: i, attempted: t.attempted, subscribed: t.subscribed, failed: t.failed, peakRssBytes: t.peakRssBytes, loopLagP99Ms: t.loopLagP99Ms })),
+      },
+      targetMetrics: {
+        source: sampler.source,
+        metricsAnswered,
+        samples: samples.length,
+        baselineRssBytes: baselineRss,
+        peakRssBytes: peakRss,
+        bytesPerConnection,
+        peakCpuPct: cpuValues.length ? Math.max(...cpuValues) : null,
+        avgCpuPct: cpuValues.length ? Math.round((cpuValues.reduce((a, b) => a + b, 0) / cpuValues.length) * 10) / 10 : null,
+        peakConnections: Math.max(0, ...samples.map((s) => s.connections ?? 0)),
+        series: samples.filter((_, i) => i % Math.ceil(samples.length / 300 || 1) === 0).map((s) => [s.at - startAt, s.rssBytes, s.cpuPct, s.connections]),
+      },
+      peakMemoryMb: peakRss !== null ? Math.round((peakRss / 1048576) * 10) / 10 : null,
+      peakCpuPercent: cpuValues.length ? Math.max(...cpuValues) : null,
+      ramKbPerConnected: bytesPerConnection !== null ? Math.round((bytesPerConnection / 1024) * 10) / 10 : null,
+    };
+    return { ...result, validity: checkIdleValidity({ clients: opts.clients, subscribed, failed: result.failed, failureCauses, disconnectedDuringHold, runnerLoopLagP99Ms: loopLagP99, targetSamples }) };
+  } finally {
+    clearInterval(progressTimer);
+    sampler.stop();
+    for (const w of workers) if (!w.exited) w.child.kill('SIGKILL');
+  }
+}

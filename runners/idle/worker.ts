@@ -1,0 +1,143 @@
+import { sleep } from '../../lib/time.ts';
+import { sourceAddress } from '../core/addresses.ts';
+import { watchRunner } from '../core/runner-health.ts';
+import { classifyConnectError, openFileLimit } from '../core/runner-limits.ts';
+import { leanClientFor, LeanStage, type LeanClient } from '../targets/lean.ts';
+import { assertNever, type ParentToWorker, type WorkerStart, type WorkerTally, type WorkerToParent } from './messages.ts';
+
+/**
+ * One idle-runner worker process: opens its share of the clients on the global ramp schedule,
+ * holds them, reports counts and its own RSS. Separate processes because the fd limit is per
+ * process, and so one event loop never carries every socket.
+ */
+const send = (m: WorkerToParent) => {
+  if (process.connected) process.send?.(m);
+};
+const rss = () => {
+  try {
+    return process.memoryUsage.rss();
+  } catch {
+    return 0; // out of descriptors: skip the sample
+  }
+};
+
+const health = watchRunner();
+const baselineRssBytes = rss();
+const clients: LeanClient[] = [];
+let stopping = false;
+let progressTimer: NodeJS.Timeout | undefined;
+const t: WorkerTally = {
+  attempted: 0,
+  connected: 0,
+  welcomed: 0,
+  subscribed: 0,
+  failed: 0,
+  failureCauses: {},
+  firstSubscribedAt: 0,
+  lastSubscribedAt: 0,
+  open: 0,
+  disconnects: {},
+  rssBytes: baselineRssBytes,
+  baselineRssBytes,
+  peakRssBytes: baselineRssBytes,
+  loopLagP99Ms: 0,
+  loopLagMaxMs: 0,
+};
+
+function snapshot(final = false): WorkerTally {
+  t.rssBytes = rss();
+  t.peakRssBytes = Math.max(t.peakRssBytes, t.rssBytes);
+  if (final) {
+    const h = health.stop();
+    t.loopLagP99Ms = h.runnerLoopLagMs.p99;
+    t.loopLagMaxMs = h.runnerLoopLagMs.max;
+    t.peakRssBytes = Math.max(t.peakRssBytes, Math.round(h.runnerPeakRssMb * 1048576));
+  }
+  return { ...t, failureCauses: { ...t.failureCauses }, disconnects: { ...t.disconnects } };
+}
+
+function openOne(s: WorkerStart, make: NonNullable<ReturnType<typeof leanClientFor>>, i: number): Promise<void> {
+  const c = make({ index: i, url: s.url, stream: s.stream, localAddress: sourceAddress(i, s.addresses) });
+  t.attempted++;
+  return new Promise<void>((resolve) => {
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      c.close();
+    }, s.connectTimeoutMs);
+    c.connect().then(
+      () => {
+        clearTimeout(timer);
+        const now = Date.now();
+        t.connected++;
+        t.welcomed++;
+        t.subscribed++;
+        t.open++;
+        t.firstSubscribedAt ||= now;
+        t.lastSubscribedAt = now;
+        clients.push(c);
+        c.on('disconnected', ({ reason }) => {
+          t.open--;
+          if (!stopping) t.disconnects[reason] = (t.disconnects[reason] ?? 0) + 1;
+        });
+        resolve();
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        if (c.stage >= LeanStage.Connected) t.connected++;
+        if (c.stage >= LeanStage.Welcomed) t.welcomed++;
+        t.failed++;
+        const cause = classifyConnectError(err) ?? (timedOut ? 'timeout' : 'target');
+        t.failureCauses[cause] = (t.failureCauses[cause] ?? 0) + 1;
+        c.close();
+        resolve();
+      },
+    );
+  });
+}
+
+async function ramp(s: WorkerStart): Promise<void> {
+  const make = leanClientFor(s.target);
+  if (!make) return void send({ type: 'error', message: `no lean client for target "${s.target}"` });
+  progressTimer = setInterval(() => send({ type: 'progress', tally: snapshot() }), 1000);
+  const pending: Promise<void>[] = [];
+  for (let k = 0; k < s.count && !stopping; k++) {
+    const i = s.first + k * s.stride;
+    const due = s.startAt + (i * 1000) / s.rampPerSec;
+    if (due > Date.now()) await sleep(due - Date.now());
+    pending.push(openOne(s, make, i));
+  }
+  await Promise.all(pending);
+  send({ type: 'ramped', tally: snapshot() });
+}
+
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  if (progressTimer) clearInterval(progressTimer);
+  const tally = snapshot(true);
+  for (const c of clients) c.close();
+  send({ type: 'done', tally });
+  // Let the close frames go out, then leave.
+  await sleep(300);
+  process.exit(0);
+}
+
+process.on('message', (m: ParentToWorker) => {
+  switch (m.type) {
+    case 'start':
+      void ramp(m).catch((err: unknown) => send({ type: 'error', message: (err as Error).message }));
+      return;
+    case 'stop':
+      void stop();
+      return;
+    default:
+      assertNever(m);
+  }
+});
+// A parent that is gone cannot collect the tally: close the sockets and leave.
+process.on('disconnect', () => {
+  for (const c of clients) c.close();
+  process.exit(0);
+});
+send({ type: 'ready', pid: process.pid, fdLimit: openFileLimit() ?? null, baselineRssBytes });

@@ -1,0 +1,124 @@
+import type { ClientEvents, ClientOptions, TargetClient } from './types.ts';
+import { LeanSocket } from './lean-socket.ts';
+
+/** How far a lean client got: what the idle runner reports as connected / welcomed / subscribed. */
+export const LeanStage = {
+  Idle: 0,
+  /** TCP and the WebSocket upgrade succeeded. */
+  Connected: 1,
+  /** The protocol greeted us (AnyCable welcome, Socket.IO CONNECT ack; raw ws: the open itself). */
+  Welcomed: 2,
+  Subscribed: 3,
+} as const;
+export type LeanStage = (typeof LeanStage)[keyof typeof LeanStage];
+
+/** One protocol spoken over a LeanSocket: its URL, what to send when, what counts as subscribed. */
+export interface LeanProtocol {
+  url(base: string): string;
+  subprotocol?: string;
+  /** Protocols with no greeting of their own count the open itself as the welcome. */
+  welcomeOnOpen?: boolean;
+  /** Called on open: return frames to send. */
+  onOpen(stream: string): string[];
+  /**
+   * Interpret one server message. `send` answers (pongs, subscribe after welcome); return the
+   * stage reached, a broadcast's data, or nothing.
+   */
+  onMessage(payload: Buffer, stream: string, send: (text: string) => void): { stage?: LeanStage; data?: string; error?: string } | undefined;
+}
+
+type Listeners = { [E in keyof ClientEvents]?: ClientEvents[E][] };
+
+/**
+ * A TargetClient over a LeanSocket. Listener arrays are created only for events someone listens
+ * to, so an idle client that only cares about `disconnected` carries one small array.
+ */
+export class LeanClient implements TargetClient {
+  readonly index: number;
+  stage: LeanStage = LeanStage.Idle;
+  private sock: LeanSocket | undefined;
+  private listeners: Listeners | undefined;
+  private attempt = 0;
+  private closedByUs = false;
+  private dropping = false;
+
+  constructor(private readonly opts: ClientOptions, private readonly proto: LeanProtocol) {
+    this.index = opts.index;
+  }
+
+  on<E extends keyof ClientEvents>(event: E, fn: ClientEvents[E]): () => void {
+    const l = (this.listeners ??= {});
+    const arr = (l[event] ??= []) as ClientEvents[E][];
+    arr.push(fn);
+    return () => {
+      const i = arr.indexOf(fn);
+      if (i >= 0) arr.splice(i, 1);
+    };
+  }
+
+  private emit<E extends keyof ClientEvents>(event: E, ...args: Parameters<ClientEvents[E]>): void {
+    const arr = this.listeners?.[event];
+    if (arr) for (const fn of arr) (fn as (...a: Parameters<ClientEvents[E]>) => void)(...args);
+  }
+
+  connect(): Promise<void> {
+    if (this.closedByUs) return Promise.reject(new Error('client closed'));
+    this.sock?.destroy();
+    this.stage = LeanStage.Idle;
+    this.dropping = false;
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const stream = this.opts.stream;
+      const sock: LeanSocket = new LeanSocket({
+        open: () => {
+          this.stage = this.proto.welcomeOnOpen ? LeanStage.Welcomed : LeanStage.Connected;
+          for (const f of this.proto.onOpen(stream)) sock.sendText(f);
+        },
+        message: (payload) => {
+          const r = this.proto.onMessage(payload, stream, (t) => sock.sendText(t));
+          if (!r) return;
+          if (r.error && !settled) {
+            settled = true;
+            sock.destroy();
+            return reject(new Error(r.error));
+          }
+          if (r.stage !== undefined && r.stage > this.stage) this.stage = r.stage;
+          if (r.stage === LeanStage.Subscribed && !settled) {
+            settled = true;
+            this.emit('connected', { resumed: false, attempt: this.attempt++ });
+            resolve();
+          }
+          if (r.data !== undefined) this.emit('message', { data: r.data, at: Date.now() });
+        },
+        closed: (err, code) => {
+          if (this.sock !== sock) return;
+          if (!settled) {
+            settled = true;
+            reject(err ?? new Error(`closed before subscribing (${code ?? '?'})`));
+            return;
+          }
+          const reason = this.closedByUs ? 'closed' : this.dropping ? 'dropped' : err ? 'transport_error' : 'server_closed';
+          this.emit('disconnected', { reason, ...(err ? { detail: err.message } : code ? { detail: String(code) } : {}) });
+        },
+      });
+      this.sock = sock;
+      sock.open({ url: this.proto.url(this.opts.url), ...(this.opts.localAddress ? { localAddress: this.opts.localAddress } : {}), ...(this.proto.subprotocol ? { protocol: this.proto.subprotocol } : {}) });
+    });
+  }
+
+  drop(): boolean {
+    if (!this.sock?.isOpen) return false;
+    this.dropping = true;
+    this.sock.destroy();
+    return true;
+  }
+
+  reconnect(): Promise<void> {
+    return this.connect();
+  }
+
+  close(): void {
+    this.closedByUs = true;
+    this.sock?.close();
+  }
+}

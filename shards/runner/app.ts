@@ -1,0 +1,139 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { ERROR_CODES, ReboundError, toErrorBody, type ErrorCode } from '../../lib/errors.ts';
+import { openFileLimit } from '../../runners/core/runner-limits.ts';
+import { requireToken } from './auth.ts';
+import { follow } from './follow.ts';
+import { JOB_ID, JobStore, jobView, type Job } from './jobs.ts';
+import { parseBenchQuery } from './params.ts';
+import { benchRoutes, BENCH_TABLE } from './routes.ts';
+import { envName, resolveTarget } from './targets.ts';
+import type { BenchEntry } from './types.ts';
+
+export interface RunnerAppOptions {
+  token: string;
+  resultsDir: string;
+  table?: readonly BenchEntry[];
+  env?: Record<string, string | undefined>;
+  /** Source addresses the runners deal clients over (runners/core/addresses.ts). */
+  sourceAddresses?: number;
+}
+
+export function sendError(res: Response, err: unknown, extra?: Record<string, string>): void {
+  const body = toErrorBody(err);
+  if (res.headersSent) return;
+  if (extra) res.set(extra);
+  res.status(body.statusCode).json(body);
+}
+
+const intParam = (v: unknown, dflt: number, min: number, max: number, name: string): number => {
+  if (v === undefined) return dflt;
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : NaN;
+  if (!Number.isInteger(n)) throw new ReboundError('RR_ERR_OPTION_INVALID', `query option "${name}" must be an integer (got ${JSON.stringify(v)})`, { details: { option: name } });
+  return Math.min(max, Math.max(min, n));
+};
+
+/** A job's failure as the one error shape, with the job id. */
+function jobError(job: Job): ReboundError {
+  const code = (job.error?.code && job.error.code in ERROR_CODES ? job.error.code : 'RR_ERR_RUN_FAILED') as ErrorCode;
+  return new ReboundError(code, job.status === 'aborted' ? `job ${job.id} aborted: the runner is shutting down (partial result stored)` : (job.error?.message ?? 'run failed'), { details: { jobId: job.id, status: job.status } });
+}
+
+/**
+ * The bench-runner HTTP service: bearer auth, one route per (test, target) from the route table,
+ * sync or async jobs, stored results. Every answer about a run echoes `effectiveParams` and
+ * `unknownParams` (always empty: an unknown name is a 400, never a warning).
+ */
+export function createRunnerApp(opts: RunnerAppOptions) {
+  const env = opts.env ?? process.env;
+  const store = new JobStore(opts.resultsDir);
+  const table = opts.table ?? BENCH_TABLE;
+  const routes = benchRoutes(table);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(requireToken(opts.token));
+
+  app.get('/health', (_req, res) => {
+    const busy = store.busy;
+    res.json({
+      status: 'ok',
+      mode: 'bench-runner',
+      service: 'rebound-runner',
+      state: busy ? 'busy' : 'idle',
+      busy: Boolean(busy),
+      ...(busy ? { job: { id: busy.id, route: busy.route, progress: busy.progress } } : {}),
+      authRequired: Boolean(opts.token),
+      fdLimit: openFileLimit() ?? null,
+      sourceAddresses: { first: '127.0.0.1', last: `127.0.0.${opts.sourceAddresses ?? 200}`, count: opts.sourceAddresses ?? 200 },
+      node: process.version,
+      pid: process.pid,
+      uptimeSec: Math.round(process.uptime()),
+      targets: Object.fromEntries([...new Set(routes.map((r) => r.target))].map((t) => [t, env[`TARGET_${envName(t)}_URL`] ? 'configured' : 'local'])),
+      routes: routes.map((r) => `POST ${r.path}`),
+    });
+  });
+
+  for (const route of routes) {
+    app.post(route.path, async (req: Request, res: Response) => {
+      let job: Job | undefined;
+      try {
+        const q = parseBenchQuery(route.entry.options, req.query as Record<string, unknown>);
+        const target = resolveTarget(route.target, env);
+        const prep = route.entry.prepare(q.values, target);
+        const started = store.start({ route: route.path, test: route.entry.test, target: route.target, params: prep.effectiveParams, unknownParams: [], plannedMs: prep.plannedMs }, (ctx) => route.entry.run(prep.opts, target, ctx));
+        job = started.job;
+        const echo = { effectiveParams: prep.effectiveParams, unknownParams: [] as string[] };
+        if (q.async) return void res.status(202).location(`/jobs/${job.id}`).json({ jobId: job.id, status: job.status, ...echo });
+        // Sync: the answer comes when the run ends, possibly many minutes later.
+        req.socket.setKeepAlive(true, 15_000);
+        req.socket.setTimeout(0);
+        const done = await started.finished;
+        if (done.status === 'done') return void res.json({ ...done.result, jobId: done.id, ...echo });
+        const body = toErrorBody(jobError(done));
+        res.status(body.statusCode).json({ ...body, ...echo, ...(done.result ? { result: done.result } : {}) });
+      } catch (err) {
+        const e = err as ReboundError;
+        sendError(res, err, e?.code === 'RR_ERR_RUNNER_BUSY' ? { 'Retry-After': String(store.retryAfterSec()) } : undefined);
+      }
+    });
+  }
+
+  app.get('/jobs', (req, res) => {
+    try {
+      const limit = intParam(req.query.limit, 50, 1, 500, 'limit');
+      res.json({ jobs: store.list(limit).map(({ result: _r, ...j }) => ({ ...j, hasResult: _r !== undefined })) });
+    } catch (err) {
+      sendError(res, err);
+    }
+  });
+
+  app.get('/jobs/:id', (req, res) => {
+    try {
+      const job = store.get(req.params.id);
+      if (!job) throw new ReboundError('RR_ERR_JOB_NOT_FOUND', `job ${JSON.stringify(req.params.id)} not found`, { details: { jobId: req.params.id } });
+      const logLines = intParam(req.query.logLines, 50, 1, 500, 'logLines');
+      const f = req.query.follow;
+      if (f !== undefined && f !== '0') return follow(req, res, store, job, logLines);
+      res.json(jobView(store, job, logLines));
+    } catch (err) {
+      sendError(res, err);
+    }
+  });
+
+  const stored = (kind: 'results' | 'reports', ext: string, type: string) => (req: Request, res: Response) => {
+    const id = String(req.params.id);
+    const file = join(opts.resultsDir, `${id}.${ext}`);
+    if (!JOB_ID.test(id) || !existsSync(file)) {
+      return sendError(res, new ReboundError('RR_ERR_JOB_NOT_FOUND', `no stored ${kind === 'results' ? 'result' : 'HTML report'} for ${JSON.stringify(id)}`, { details: { jobId: id } }));
+    }
+    res.type(type).send(readFileSync(file));
+  };
+  app.get('/results/:id', stored('results', 'json', 'application/json'));
+  app.get('/reports/:id', stored('reports', 'html', 'text/html'));
+
+  app.use((req: Request, res: Response) => sendError(res, new ReboundError('RR_ERR_NOT_FOUND', `no route ${req.method} ${req.path}; see GET /health for the routes`)));
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => sendError(res, err));
+  return { app, store };
+}

@@ -1,0 +1,200 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Emitter } from '../../lib/emitter.ts';
+import { ReboundError } from '../../lib/errors.ts';
+import type { JobProgress, RunContext } from './types.ts';
+
+export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'aborted';
+
+export interface Job {
+  id: string;
+  route: string;
+  test: string;
+  target: string;
+  status: JobStatus;
+  params: Record<string, unknown>;
+  unknownParams: string[];
+  createdAt: number;
+  startedAt?: number;
+  endedAt?: number;
+  durationMs?: number;
+  plannedMs: number;
+  progress: JobProgress;
+  result?: Record<string, unknown>;
+  error?: { code: string; message: string };
+}
+
+export interface JobEvents {
+  update: (job: Job) => void;
+  log: (line: string) => void;
+  end: (job: Job) => void;
+}
+
+const LOG_KEEP = 500;
+/** How long an aborted runner may take to close its clients and hand back a partial result. */
+const ABORT_GRACE_MS = 10_000;
+export const JOB_ID = /^[0-9a-f]{12}$/;
+
+/**
+ * Jobs of one runner shard: one heavy job at a time (a second is refused, not queued: a shard
+ * that runs two loads at once measures neither), every state change written to RESULTS_DIR so
+ * `GET /jobs/:id` answers after a restart, and a log ring plus progress events for followers.
+ */
+export class JobStore {
+  private readonly jobs = new Map<string, Job>();
+  private readonly logs = new Map<string, string[]>();
+  private readonly emitters = new Map<string, Emitter<JobEvents>>();
+  private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  private readonly jobsDir: string;
+
+  constructor(readonly resultsDir: string) {
+    this.jobsDir = join(resultsDir, 'jobs');
+    mkdirSync(this.jobsDir, { recursive: true });
+    this.load();
+  }
+
+  /** Jobs from earlier runs of this shard; any still marked live died with their process. */
+  private load(): void {
+    for (const f of readdirSync(this.jobsDir)) {
+      if (!/^[0-9a-f]{12}\.json$/.test(f)) continue;
+      try {
+        const stored = JSON.parse(readFileSync(join(this.jobsDir, f), 'utf8')) as Job & { logTail?: string[] };
+        const { logTail, ...job } = stored;
+        if (job.status === 'queued' || job.status === 'running') {
+          job.status = 'failed';
+          job.error = { code: 'RR_ERR_RUN_FAILED', message: 'the runner process ended while this job ran (killed or crashed): no result' };
+          job.endedAt ??= Date.now();
+        }
+        this.jobs.set(job.id, job);
+        this.logs.set(job.id, logTail ?? []);
+        if (stored.status !== job.status) this.persist(job);
+      } catch {
+        // A torn file from a crash mid-write is skipped, never fatal for the service.
+      }
+    }
+  }
+
+  private persist(job: Job): void {
+    const file = join(this.jobsDir, `${job.id}.json`);
+    writeFileSync(`${file}.tmp`, JSON.stringify({ ...job, logTail: this.logs.get(job.id) ?? [] }));
+    renameSync(`${file}.tmp`, file);
+    if (job.result && (job.status === 'done' || job.status === 'aborted')) {
+      writeFileSync(join(this.resultsDir, `${job.id}.json.tmp`), JSON.stringify(job.result, null, 2) + '\n');
+      renameSync(join(this.resultsDir, `${job.id}.json.tmp`), join(this.resultsDir, `${job.id}.json`));
+    }
+  }
+
+  get busy(): Job | undefined {
+    for (const id of this.running.keys()) return this.jobs.get(id);
+    return undefined;
+  }
+
+  get(id: string): Job | undefined {
+    return JOB_ID.test(id) ? this.jobs.get(id) : undefined;
+  }
+
+  list(limit = 50): Job[] {
+    return [...this.jobs.values()].sort((a, b) => b.createdAt - a.createdAt).slice(0, limit);
+  }
+
+  logTail(id: string, lines = 50): string[] {
+    return (this.logs.get(id) ?? []).slice(-lines);
+  }
+
+  events(id: string): Emitter<JobEvents> {
+    let e = this.emitters.get(id);
+    if (!e) this.emitters.set(id, (e = new Emitter<JobEvents>()));
+    return e;
+  }
+
+  /** Seconds until the current job should end (at least 1): the 429's Retry-After. */
+  retryAfterSec(): number {
+    const j = this.busy;
+    if (!j) return 1;
+    return Math.max(1, Math.ceil(((j.startedAt ?? j.createdAt) + j.plannedMs - Date.now()) / 1000));
+  }
+
+  /**
+   * Start a job now or refuse with 429. `run` gets a context whose signal aborts on shutdown;
+   * the returned job is already `running`; `finished` settles when it ends.
+   */
+  start(meta: Pick<Job, 'route' | 'test' | 'target' | 'params' | 'unknownParams' | 'plannedMs'>, run: (ctx: RunContext) => Promise<Record<string, unknown>>): { job: Job; finished: Promise<Job> } {
+    const busy = this.busy;
+    if (busy) {
+      throw new ReboundError('RR_ERR_RUNNER_BUSY', `this runner is busy with job ${busy.id} (${busy.route}); one heavy job at a time per shard, retry in ~${this.retryAfterSec()} s or use another shard`, { details: { jobId: busy.id, retryAfterSec: this.retryAfterSec() } });
+    }
+    const id = randomBytes(6).toString('hex');
+    const now = Date.now();
+    const job: Job = { id, ...meta, status: 'running', createdAt: now, startedAt: now, progress: { phase: 'starting' } };
+    this.jobs.set(id, job);
+    this.logs.set(id, []);
+    const abort = new AbortController();
+    const ev = this.events(id);
+    const log = (line: string) => {
+      const buf = this.logs.get(id)!;
+      buf.push(`${new Date().toISOString()} ${line}`);
+      if (buf.length > LOG_KEEP) buf.splice(0, buf.length - LOG_KEEP);
+      ev.emit('log', line);
+    };
+    const ctx: RunContext = {
+      signal: abort.signal,
+      progress: (p) => {
+        job.progress = p;
+        ev.emit('update', job);
+      },
+      log,
+    };
+    this.persist(job);
+    log(`start ${job.route} ${JSON.stringify(job.params)}`);
+    const runP = Promise.resolve().then(() => run(ctx));
+    // On abort the runner gets a grace period to close its clients and hand back a partial result.
+    const aborted = new Promise<'timeout'>((resolve) => abort.signal.addEventListener('abort', () => setTimeout(() => resolve('timeout'), ABORT_GRACE_MS).unref(), { once: true }));
+    const finished = Promise.race([runP, aborted]).then(
+      (r) => {
+        if (r === 'timeout') {
+          job.status = 'aborted';
+          job.result = { aborted: true, partial: true, progress: job.progress, note: 'the runner did not return a partial result within the abort grace period; this is its last progress report' };
+        } else {
+          job.status = abort.signal.aborted || r.aborted === true ? 'aborted' : 'done';
+          job.result = r;
+        }
+      },
+      (err: unknown) => {
+        const e = err as { code?: string; message?: string };
+        if (abort.signal.aborted) {
+          job.status = 'aborted';
+          job.result = { aborted: true, partial: true, progress: job.progress };
+        } else job.status = 'failed';
+        job.error = { code: typeof e?.code === 'string' && e.code.startsWith('RR_ERR_') ? e.code : 'RR_ERR_RUN_FAILED', message: e?.message ?? String(err) };
+      },
+    ).then(() => {
+      job.endedAt = Date.now();
+      job.durationMs = job.endedAt - (job.startedAt ?? job.createdAt);
+      log(`${job.status}${job.error ? `: ${job.error.message}` : ''} after ${job.durationMs} ms`);
+      this.running.delete(id);
+      try {
+        this.persist(job);
+      } catch (err) {
+        log(`could not write the result: ${(err as Error).message}`);
+      }
+      ev.emit('end', job);
+      this.emitters.delete(id);
+      return job;
+    });
+    this.running.set(id, { abort, done: finished.then(() => undefined) });
+    return { job, finished };
+  }
+
+  /** Abort every running job and wait until each is recorded. */
+  async abortAll(): Promise<void> {
+    const all = [...this.running.values()];
+    for (const r of all) r.abort.abort();
+    await Promise.all(all.map((r) => r.done));
+  }
+}
+
+/** The job as the API shows it. */
+export function jobView(store: JobStore, job: Job, logLines = 50) {
+  return { ...job, logTail: store.logTail(job.id, logLines) };
+}

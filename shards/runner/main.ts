@@ -1,0 +1,61 @@
+import { createServer } from 'node:http';
+import { resolve } from 'node:path';
+import { ReboundError } from '../../lib/errors.ts';
+import { argvToValues, helpText, parseOptions, type OptionValues } from '../../lib/options.ts';
+import { listen, type ListeningMessage } from '../../services/common/service-main.ts';
+import { createRunnerApp } from './app.ts';
+import { isLoopbackHost } from './auth.ts';
+import { RUNNER_SERVICE_OPTIONS } from './options.ts';
+
+/**
+ * `npm run serve:runner`: the bench-runner shard. Prints one JSON line with the bound port; on
+ * SIGTERM it aborts running jobs (clients closed, partial result stored as `aborted`) and exits 0.
+ */
+const argv = process.argv.slice(2);
+if (argv.includes('--help')) {
+  process.stdout.write(`usage: npm run serve:runner -- [options]\n${helpText(RUNNER_SERVICE_OPTIONS)}\n`);
+  process.exit(0);
+}
+const fail = (err: unknown): never => {
+  const e = err as ReboundError;
+  process.stderr.write(`runner: ${e.code ?? 'error'}: ${e.message}\n`);
+  process.exit(2);
+};
+let opts: OptionValues<typeof RUNNER_SERVICE_OPTIONS>;
+try {
+  opts = parseOptions(RUNNER_SERVICE_OPTIONS, { values: argvToValues(argv, RUNNER_SERVICE_OPTIONS), env: process.env, origin: 'CLI' });
+} catch (err) {
+  fail(err);
+}
+if (!opts!.token && !isLoopbackHost(opts!.host)) {
+  fail(new ReboundError('RR_ERR_RUNNER_UNSAFE_BIND', `refusing to listen on ${opts!.host} without BENCH_RUNNER_TOKEN: anyone reaching this address could start load runs. Set BENCH_RUNNER_TOKEN (32+ random characters) or bind HOST=127.0.0.1`));
+}
+const { app, store } = createRunnerApp({ token: opts!.token, resultsDir: resolve(opts!.resultsDir) });
+const server = createServer(app);
+// Sync runs hold their request for the whole run: no request or idle timeout may cut them.
+server.requestTimeout = 0;
+server.timeout = 0;
+server.keepAliveTimeout = 65_000;
+
+let stopping = false;
+const shutdown = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  process.stderr.write(`runner: ${signal}, aborting running jobs\n`);
+  setTimeout(() => process.exit(1), opts.stopGraceMs).unref();
+  try {
+    await store.abortAll();
+    server.closeAllConnections();
+    server.close();
+  } finally {
+    process.exit(0);
+  }
+};
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+const port = await listen(server, opts!.port, opts!.host).catch(fail);
+const msg: ListeningMessage = { type: 'listening', service: 'runner', port, host: opts!.host, pid: process.pid };
+process.stdout.write(JSON.stringify(msg) + '\n');
+process.send?.(msg);
+process.on('disconnect', () => void shutdown('parent gone'));

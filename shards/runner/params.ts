@@ -1,0 +1,69 @@
+import { ReboundError } from '../../lib/errors.ts';
+import { parseOptions, type OptionTable } from '../../lib/options.ts';
+
+/** Query names the service itself reads; never passed to a runner. */
+export const SERVICE_PARAMS = ['async'] as const;
+
+/**
+ * Names that would aim the runner at a URL. The benchmark accepts these; Rebound refuses them by
+ * design (a runner can never be aimed at anything its operator did not configure).
+ */
+const URL_PARAM = /(url|urls|uri|host|nodes)$/i;
+const URL_NAMES = new Set(['cableUrl', 'serverUrl', 'wsUrl', 'httpUrl', 'broadcastUrl', 'natsUrl', 'natsSubject', 'cableUrlA', 'cableUrlB', 'subscriberUrlA', 'subscriberUrlB', 'nodes', 'url', 'toxiproxyUrl', 'target']);
+
+const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+
+export function knownNames(table: OptionTable): Set<string> {
+  const out = new Set<string>(SERVICE_PARAMS);
+  for (const [k, spec] of Object.entries(table)) {
+    out.add(k);
+    out.add(kebab(k));
+    for (const a of spec.aliases ?? []) out.add(a);
+  }
+  return out;
+}
+
+export interface ParsedQuery {
+  values: Record<string, unknown>;
+  async: boolean;
+}
+
+/**
+ * Validate a bench route's query string with the route's option table (the CLI's validator).
+ * Order of refusals: target URLs (by design), unknown names (all of them, so a typo never runs a
+ * different test), repeated names, then each value through `parseOptions` (400 naming the field).
+ */
+export function parseBenchQuery(table: OptionTable, query: Record<string, unknown>): ParsedQuery {
+  const urls = Object.keys(query).filter((k) => URL_NAMES.has(k) || (URL_PARAM.test(k) && !knownNames(table).has(k)));
+  if (urls.length) {
+    throw new ReboundError(
+      'RR_ERR_TARGET_URL_REFUSED',
+      `Rebound refuses target URLs by design (${urls.join(', ')}): targets are chosen by the route name only. The runner's operator configures a target with TARGET_<NAME>_URL (plus TARGET_<NAME>_BROADCAST_URL and TARGET_<NAME>_BROADCAST_KEY) in the runner's environment; without it the target's local service is started for the run.`,
+      { details: { params: urls } },
+    );
+  }
+  const known = knownNames(table);
+  const unknown = Object.keys(query).filter((k) => !known.has(k));
+  if (unknown.length) {
+    throw new ReboundError('RR_ERR_OPTION_UNKNOWN', `unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}; known: ${Object.keys(table).join(', ')}, async`, {
+      details: { option: unknown[0], unknownParams: unknown },
+    });
+  }
+  const values: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (Array.isArray(v) || (v !== null && typeof v === 'object')) throw new ReboundError('RR_ERR_OPTION_INVALID', `query parameter "${k}" was given more than once or as an object`, { details: { option: k } });
+    if (k !== 'async') values[k] = v;
+  }
+  const asyncRaw = query.async;
+  if (asyncRaw !== undefined && asyncRaw !== '1' && asyncRaw !== '0' && asyncRaw !== 'true' && asyncRaw !== 'false') {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `query option "async" must be 1 or 0 (got ${JSON.stringify(asyncRaw)})`, { details: { option: 'async' } });
+  }
+  // Validate every value now so the 400 names the field before any job is created.
+  parseOptions(table, { values, origin: 'query' });
+  return { values, async: asyncRaw === '1' || asyncRaw === 'true' };
+}
+
+/** Drop keys whose value is undefined (effectiveParams are JSON). */
+export function defined(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+}

@@ -1,0 +1,20 @@
+import type { BenchEntry } from './types.ts';
+import { idleEntry } from './entries/idle.ts';
+import { jitterEntry } from './entries/jitter.ts';
+
+/**
+ * THE route table: every test the runner serves, each as `POST /bench-<test>-<target>`.
+ * Adding a runner is one entry here (its HTTP option table, `prepare` and `run`), never a
+ * hand-written route.
+ */
+export const BENCH_TABLE: readonly BenchEntry[] = [jitterEntry, idleEntry];
+
+export interface BenchRoute {
+  path: string;
+  entry: BenchEntry;
+  target: string;
+}
+
+export function benchRoutes(table: readonly BenchEntry[] = BENCH_TABLE): BenchRoute[] {
+  return table.flatMap((entry) => entry.targets.map((target) => ({ path: `/bench-${entry.test}-${target}`, entry, target })));
+}

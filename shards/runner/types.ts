@@ -1,0 +1,54 @@
+import type { OptionTable } from '../../lib/options.ts';
+import type { TargetDefinition } from '../../runners/targets/types.ts';
+
+/** What a running job reports while it runs (phase, clients, publish/receive counts, ...). */
+export interface JobProgress {
+  phase: string;
+  connected?: number;
+  published?: number;
+  received?: number;
+  [key: string]: unknown;
+}
+
+/** Handed to every runner function the service starts. */
+export interface RunContext {
+  /** Aborted on SIGTERM: the runner closes its clients and resolves with a partial result (`aborted: true`). */
+  signal: AbortSignal;
+  progress(p: JobProgress): void;
+  log(line: string): void;
+}
+
+/** A target resolved by name: configured by the operator (TARGET_<NAME>_URL) or started locally. */
+export interface ResolvedTarget {
+  /** The name in the route (`uws` resolves to the `ws` definition). */
+  route: string;
+  definition: TargetDefinition;
+  source: 'configured' | 'local';
+  url?: string;
+  broadcastUrl?: string;
+  broadcastKey?: string;
+}
+
+export interface PreparedRun {
+  /** The runner's own options, validated. */
+  opts: unknown;
+  /** Echoed to the caller: what will run, under Rebound's option names. */
+  effectiveParams: Record<string, unknown>;
+  /** Expected wall time, for Retry-After and the job's ETA. */
+  plannedMs: number;
+}
+
+/**
+ * One entry per test in the route table: `POST /bench-<test>-<target>` for each target.
+ * `options` is the HTTP option table (the CLI's table without the URL options, plus the
+ * benchmark's compatibility names); `prepare` turns parsed values into the runner's options.
+ */
+export interface BenchEntry {
+  test: string;
+  /** Route target names; `uws` is accepted as the benchmark's name for `ws`. */
+  targets: readonly string[];
+  options: OptionTable;
+  doc: string;
+  prepare(values: Record<string, unknown>, target: ResolvedTarget): PreparedRun;
+  run(opts: unknown, target: ResolvedTarget, ctx: RunContext): Promise<Record<string, unknown>>;
+}
