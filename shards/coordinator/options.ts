@@ -1,18 +1,16 @@
 import type { OptionTable, OptionValues } from '../../lib/options.ts';
-import { JITTER_OPTIONS } from '../../runners/jitter/options.ts';
+import { BENCH_TABLE } from '../runner/routes.ts';
 
 /** Tests a shard can run (`POST /bench-<test>-<target>`); each gets `npm run bench:<test>:multi`. */
 export const MULTI_TESTS = ['jitter', 'idle', 'latency', 'throughput', 'whispers', 'avalanche', 'deploy-impact', 'capacity'] as const;
 
 /**
- * Option tables of the tests whose runners live in this tree: their params are validated here
- * exactly as the CLI does before a single shard is asked, and compared with each shard's
- * `effectiveParams` by meaning. Tests not listed are validated by the shards (a 400 naming the
- * parameter fails every shard clearly). Add a runner's table here when it lands.
+ * The runner service's own HTTP option tables (its route table), so params are validated here
+ * exactly as every shard will validate them before a single shard is asked, and compared with
+ * each shard's `effectiveParams` by meaning. A test this tree has no entry for is validated by
+ * the shards (a 400 naming the parameter fails every shard clearly).
  */
-export const TEST_TABLES: Partial<Record<(typeof MULTI_TESTS)[number], OptionTable>> = {
-  jitter: JITTER_OPTIONS,
-};
+export const TEST_TABLES: Partial<Record<string, OptionTable>> = Object.fromEntries(BENCH_TABLE.map((e) => [e.test, e.options]));
 
 /** Params the coordinator decides itself and never forwards from the user's flags. */
 export const NOT_FORWARDED = ['target'];

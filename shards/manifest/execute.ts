@@ -1,8 +1,6 @@
 import { parseOptions } from '../../lib/options.ts';
-import { withTarget } from '../../runners/core/local-target.ts';
-import { parseJitterOptions } from '../../runners/jitter/options.ts';
-import { runJitter } from '../../runners/jitter/run.ts';
-import { getTarget } from '../../runners/targets/index.ts';
+import { BENCH_TABLE } from '../runner/routes.ts';
+import { resolveTarget } from '../runner/targets.ts';
 import { COORD_OPTIONS, TEST_TABLES } from '../coordinator/options.ts';
 import { runMultiShard } from '../coordinator/run.ts';
 import { runShardJob } from '../coordinator/shard-job.ts';
@@ -28,21 +26,21 @@ export interface Execution {
   ref: string;
 }
 
-/** Runners this tree can run in-process on embedded targets (the same code the runner service calls). */
-const LOCAL: Record<string, (spec: TestSpec, w: Where) => Promise<Record<string, unknown>>> = {
-  jitter: (spec, w) => {
-    // A target the operator points elsewhere (as on the runner service): TARGET_<NAME>_URL.
-    const url = w.env[`TARGET_${spec.target.toUpperCase().replace(/-/g, '_')}_URL`];
-    const opts = parseJitterOptions({ values: { ...spec.params, target: spec.target, ...(url ? { url } : {}) }, origin: `manifest ${spec.id}` });
-    return withTarget(getTarget(spec.target), opts.url, async (u) => {
-      const run = runJitter(opts, u);
-      run.events.on('phase', (name, detail) => w.log(`[${spec.id}] ${name}: ${detail}`));
-      return (await run.result) as unknown as Record<string, unknown>;
-    });
-  },
-};
+/**
+ * Locally a test runs in-process through the runner service's own route entry (same option table,
+ * same `prepare` and `run`), on the target's embedded service or on `TARGET_<NAME>_URL` when the
+ * operator set one: exactly what `POST /bench-<runner>-<target>` would run.
+ */
+async function runLocal(spec: TestSpec, w: Where): Promise<Record<string, unknown>> {
+  const entry = BENCH_TABLE.find((e) => e.test === spec.runner);
+  if (!entry) throw new Error(`runner "${spec.runner}" is not in this tree's route table (${localRunners().join(', ')}); set BENCH_RUNNER_URL or SHARDS`);
+  if (!entry.targets.includes(spec.target)) throw new Error(`runner "${spec.runner}" has no target "${spec.target}" (${entry.targets.join(', ')})`);
+  const target = resolveTarget(spec.target, w.env);
+  const prep = entry.prepare(spec.params, target);
+  return entry.run(prep.opts, target, { signal: new AbortController().signal, progress: () => {}, log: (l) => w.log(`[${spec.id}] ${l}`) });
+}
 
-export const localRunners = () => Object.keys(LOCAL);
+export const localRunners = () => BENCH_TABLE.map((e) => e.test);
 
 const query = (spec: TestSpec) => Object.fromEntries(Object.entries(spec.params).map(([k, v]) => [k, String(v)]));
 const validOf = (r: Record<string, unknown>) => (r.validity as { valid?: boolean } | undefined)?.valid !== false;
@@ -68,9 +66,7 @@ export async function execute(spec: TestSpec, w: Where): Promise<Execution> {
       if (out.status !== 'done' || !out.result) return { result: null, valid: false, error: `${out.status}: ${out.error ?? ''}`, ref: out.jobId ?? out.status };
       return { result: out.result as Record<string, unknown>, valid: validOf(out.result as Record<string, unknown>), ref: out.jobId ?? 'sync' };
     }
-    const local = LOCAL[spec.runner];
-    if (!local) return { result: null, valid: false, error: `runner "${spec.runner}" cannot run locally in this tree (local: ${localRunners().join(', ')}); set BENCH_RUNNER_URL or SHARDS`, ref: 'local' };
-    const result = await local(spec, w);
+    const result = await runLocal(spec, w);
     return { result, valid: validOf(result), ref: 'local' };
   } catch (err) {
     return { result: null, valid: false, error: (err as Error).message, ref: 'error' };

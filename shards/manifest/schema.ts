@@ -70,7 +70,7 @@ export function validateManifest(raw: unknown, file = 'manifest'): Manifest {
     const table = TEST_TABLES[t.runner as keyof typeof TEST_TABLES] as OptionTable | undefined;
     if (table) {
       try {
-        parseOptions(table, { values: { ...t.params, target: t.target }, origin: `manifest ${t.id}` });
+        parseOptions(table, { values: t.params, origin: `manifest ${t.id}` });
       } catch (err) {
         throw bad(`${at}.params`, (err as Error).message);
       }

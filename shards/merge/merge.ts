@@ -8,12 +8,12 @@ const SUM = [
   'clients', 'connectedClients', 'connectFailures', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries',
   'duplicates', 'outOfOrder', 'foreignMessages', 'perfectClients', 'jitterEvents', 'jitterSkipped', 'reconnects',
   'reconnectFailures', 'csrResumes', 'historyRejected', 'publishFailures', 'connected', 'welcomed', 'subscribed',
-  'failed', 'whispersSent', 'whispersReceived', 'expectedReceived', 'outboundDeliveriesPerSec', 'usefulDeliveriesPerSec',
+  'failed', 'openAtEndOfHold', 'whispersSent', 'whispersReceived', 'expectedReceived', 'outboundDeliveriesPerSec', 'usefulDeliveriesPerSec',
 ] as const;
 /** Per-shard extents: the fleet took as long as its slowest shard. */
-const MAX = ['elapsedMs', 'plannedMs', 'runnerPeakRssMb', 'totalMessages', 'publishingMs', 'rampElapsedMs', 'holdElapsedMs', 'totalElapsedMs'] as const;
+const MAX = ['elapsedMs', 'plannedMs', 'runnerPeakRssMb', 'totalMessages', 'publishingMs', 'rampElapsedMs', 'timeToAllSubscribedMs', 'holdElapsedMs', 'totalElapsedMs'] as const;
 /** Maps of counters by cause. */
-const SUM_MAPS = ['connectFailureCauses', 'disconnectReasons'] as const;
+const SUM_MAPS = ['connectFailureCauses', 'disconnectReasons', 'failureCauses', 'disconnectedDuringHold'] as const;
 
 const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
