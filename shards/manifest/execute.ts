@@ -53,7 +53,9 @@ export async function execute(spec: TestSpec, w: Where): Promise<Execution> {
       const o = parseOptions(COORD_OPTIONS, {
         values: { shards: urls.slice(0, spec.numShards ?? urls.length).join(','), token: w.token ?? '', test: spec.runner, target: spec.target, perShardN: spec.perShardN ?? 0, pollMs: w.pollMs, timeoutSec: w.timeoutSec },
       });
-      const rep = await runMultiShard(o, query(spec), w.log);
+      // perShardN is the fleet's n: the manifest's own n/clients is the local scale.
+      const q = Object.fromEntries(Object.entries(query(spec)).filter(([k]) => !(spec.perShardN && (k === 'n' || k === 'clients'))));
+      const rep = await runMultiShard(o, q, w.log);
       const result = { ...rep.merged, validity: rep.validity, perShard: rep.perShard };
       const failed = rep.perShard.filter((s) => s.status !== 'done');
       return { result, valid: rep.validity.valid, ref: rep.perShard.map((s) => `${s.name}:${s.jobId ?? s.status}`).join(','), ...(failed.length ? { error: rep.exitReason } : {}) };

@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startService } from '../../services/common/spawn.ts';
-import { deadUrl } from '../coordinator/stand-in.ts';
+import { deadUrl, startStandIn } from '../coordinator/stand-in.ts';
+import { shardResult } from '../merge/fixtures.ts';
 import { historyMain, rebaselineMain } from './cli.ts';
 import type { Manifest } from './schema.ts';
 
@@ -113,5 +114,25 @@ describe('bench:rebaseline end to end on tiny real jitter runs', () => {
     await expect(rebaselineMain([], io({ REBASELINE_MANIFEST: f }).io)).rejects.toMatchObject({ code: 'RR_ERR_MANIFEST_INVALID', message: expect.stringContaining('(no-seed).params: "seed" is required') });
     writeFileSync(f, JSON.stringify({ version: 1, tests: [{ ...manifest.tests[0], id: 'bad-param', params: { seed: 1, msgz: 3 } }] }));
     await expect(rebaselineMain([], io({ REBASELINE_MANIFEST: f }).io)).rejects.toMatchObject({ message: expect.stringContaining('unknown manifest bad-param option "msgz"') });
+  });
+
+  it('against BENCH_RUNNER_URL it judges the runner\'s result; against SHARDS the merge (perShardN as each shard\'s n)', async () => {
+    const mk = () => startStandIn({ token: 'tok', result: shardResult({ clients: 20, msgs: 10, latenciesMs: [5, 6, 7] }) });
+    const [a, b] = [await mk(), await mk()];
+    stops.push(() => a.close(), () => b.close());
+    const m: Manifest = {
+      version: 1,
+      tests: [{ id: 'fleet', category: 'jitter', runner: 'jitter', target: 'ws', perShardN: 20, params: { n: 5, msgs: 10, seed: 3 }, baseline: { clients: { value: 40, direction: 'higher', driftThresholdPct: 1 }, deliveryRatePct: { value: 100, direction: 'higher' } } }],
+    };
+    const f = join(dir, 'fleet-manifest.json');
+    writeFileSync(f, JSON.stringify(m));
+    const one = io({ REBASELINE_MANIFEST: f, BENCH_RUNNER_URL: a.url, BENCH_RUNNER_TOKEN: 'tok', POLL_MS: '50' });
+    expect(await rebaselineMain([], one.io)).toBe(0);
+    expect(one.out.join('')).toMatch(/^DRIFT {2}fleet {2}\(jitter on ws, runner http/m);
+    expect(one.out.join('')).toMatch(/clients +↑ +40 +20 /);
+    const fleet = io({ REBASELINE_MANIFEST: f, SHARDS: `${a.url},${b.url}`, BENCH_RUNNER_TOKEN: 'tok', POLL_MS: '50' });
+    expect(await rebaselineMain([], fleet.io)).toBe(0);
+    expect(fleet.out.join('')).toMatch(/^OK {2}fleet {2}\(jitter on ws, shards /m);
+    expect(b.requests.find((q) => q.method === 'POST')!.path).toBe('/bench-jitter-ws?msgs=10&seed=3&n=20&async=1');
   });
 });

@@ -65,9 +65,10 @@ export function validateManifest(raw: unknown, file = 'manifest'): Manifest {
     if (typeof t.runner !== 'string' || !/^[a-z-]+$/.test(t.runner)) throw bad(at, '"runner" must be a runner name (jitter, idle, latency, ...)');
     if (typeof t.target !== 'string' || !/^[a-z0-9-]+$/.test(t.target)) throw bad(at, '"target" must be a target name');
     if (!isObj(t.params)) throw bad(at, '"params" must be an object');
-    if (t.params.seed === undefined) throw bad(`${at}.params`, '"seed" is required: a canonical test replays one timeline');
     for (const [k, v] of Object.entries(t.params)) if (!['string', 'number', 'boolean'].includes(typeof v)) throw bad(`${at}.params.${k}`, 'must be a string, number or boolean');
     const table = TEST_TABLES[t.runner as keyof typeof TEST_TABLES] as OptionTable | undefined;
+    // Seeded runners must be given their seed (a canonical test replays one timeline); a runner without randomness has none.
+    if ((!table || 'seed' in table) && t.params.seed === undefined) throw bad(`${at}.params`, '"seed" is required: a canonical test replays one timeline');
     if (table) {
       try {
         parseOptions(table, { values: t.params, origin: `manifest ${t.id}` });
