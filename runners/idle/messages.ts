@@ -12,6 +12,8 @@ export interface WorkerTally {
   failed: number;
   /** fd_limit / port_exhaustion (the runner's own limits), timeout, target. */
   failureCauses: Record<string, number>;
+  /** Up to 5 distinct failure messages, e.g. `target: ECONNRESET`, so a cause can be diagnosed. */
+  failureSamples: string[];
   /** Epoch ms of the first and last subscription confirmed (0 = none). */
   firstSubscribedAt: number;
   lastSubscribedAt: number;

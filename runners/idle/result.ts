@@ -15,6 +15,8 @@ export interface IdleResult {
   failed: number;
   /** fd_limit / port_exhaustion: the runner's own limits; timeout / target: the target's side. */
   failureCauses: Record<string, number>;
+  /** Distinct failure messages (at most 10) over all workers. */
+  failureSamples: string[];
   openAtEndOfHold: number;
   disconnectedDuringHold: Record<string, number>;
   rampElapsedMs: number;

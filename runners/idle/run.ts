@@ -171,6 +171,7 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
       subscribed,
       failed: sum(done, 'failed'),
       failureCauses,
+      failureSamples: [...new Set(done.flatMap((t) => t.failureSamples))].slice(0, 10),
       openAtEndOfHold: sum(done, 'open'),
       disconnectedDuringHold,
       rampElapsedMs: rampEnd - startAt,

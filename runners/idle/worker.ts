@@ -33,6 +33,7 @@ const t: WorkerTally = {
   subscribed: 0,
   failed: 0,
   failureCauses: {},
+  failureSamples: [],
   firstSubscribedAt: 0,
   lastSubscribedAt: 0,
   open: 0,
@@ -53,7 +54,7 @@ function snapshot(final = false): WorkerTally {
     t.loopLagMaxMs = h.runnerLoopLagMs.max;
     t.peakRssBytes = Math.max(t.peakRssBytes, Math.round(h.runnerPeakRssMb * 1048576));
   }
-  return { ...t, failureCauses: { ...t.failureCauses }, disconnects: { ...t.disconnects } };
+  return { ...t, failureCauses: { ...t.failureCauses }, failureSamples: [...t.failureSamples], disconnects: { ...t.disconnects } };
 }
 
 function openOne(s: WorkerStart, make: NonNullable<ReturnType<typeof leanClientFor>>, i: number): Promise<void> {
@@ -89,6 +90,9 @@ function openOne(s: WorkerStart, make: NonNullable<ReturnType<typeof leanClientF
         t.failed++;
         const cause = classifyConnectError(err) ?? (timedOut ? 'timeout' : 'target');
         t.failureCauses[cause] = (t.failureCauses[cause] ?? 0) + 1;
+        const e = err as { code?: string; message?: string };
+        const sample = `${cause}: ${e?.code ?? e?.message ?? String(err)}`;
+        if (t.failureSamples.length < 5 && !t.failureSamples.includes(sample)) t.failureSamples.push(sample);
         c.close();
         resolve();
       },

@@ -1,0 +1,27 @@
+import { parseOptions, type OptionTable } from '../../../lib/options.ts';
+import { WHISPERS_OPTIONS, parseWhispersOptions, type WhispersOptions } from '../../../runners/whispers/options.ts';
+import { runWhispers } from '../../../runners/whispers/run.ts';
+import { defined } from '../params.ts';
+import { withResolvedTarget } from '../targets.ts';
+import type { BenchEntry } from '../types.ts';
+import { COMPAT_OPTIONS } from './compat.ts';
+
+const { target: _t, url: _u, ...Q } = WHISPERS_OPTIONS;
+export const WHISPERS_HTTP_OPTIONS = { ...Q, samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
+
+export const whispersEntry: BenchEntry = {
+  test: 'whispers',
+  // ws/uws are routed so that they answer 400 "not supported by this target" instead of 404.
+  targets: ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'],
+  options: WHISPERS_HTTP_OPTIONS,
+  doc: 'client-to-client messages through the server (replay, Socket.IO); delivery and latency',
+  prepare(values, t) {
+    const { samplesCap, shard, ...q } = parseOptions(WHISPERS_HTTP_OPTIONS, { values, origin: 'query' });
+    const opts = parseWhispersOptions({ values: defined({ ...q, target: t.definition.name, url: t.url }), origin: 'query' });
+    const { url: _1, ...shown } = opts;
+    return { opts, effectiveParams: defined({ ...shown, target: t.route, targetSource: t.source, samplesCap, shard }), plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + 500 + opts.duration * 1000 + opts.settle + 5000 };
+  },
+  run(o, t, ctx) {
+    return withResolvedTarget(t, async (url) => ({ ...(await runWhispers(o as WhispersOptions, url, { signal: ctx.signal, log: ctx.log, progress: (p) => ctx.progress(p) })) }));
+  },
+};
