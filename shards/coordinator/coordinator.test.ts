@@ -81,6 +81,14 @@ describe('coordinator against stand-in runners', () => {
     expect(r.exitCode).toBe(1);
   });
 
+  it('own-stream mode gives each shard its own stream and whisper rooms', async () => {
+    const a = await standIn();
+    const b = await standIn();
+    await runMultiShard(opts([a.url, b.url], { test: 'whispers' }), { stream: 'x', 'room-prefix': 'r' }, log);
+    const q = [a, b].map((s) => new URL(s.requests.find((x) => x.method === 'POST')!.path, 'http://x').searchParams);
+    expect(q.map((p) => [p.get('stream'), p.get('roomPrefix'), p.get('room-prefix')])).toEqual([['x-s1', 'r-s1', null], ['x-s2', 'r-s2', null]]);
+  });
+
   it('streams each shard\'s progress prefixed with its name', async () => {
     lines.length = 0;
     const a = await standIn({ runningPolls: 2 });

@@ -99,8 +99,14 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
         query.stream = params.stream ?? `${o.test}-multi-${runId}`;
         // Only the first shard publishes; the others subscribe to its stream (the real fan-out shape).
         if (s.name !== publisher) query.publisher = '0';
-      } else if (params.stream !== undefined) {
-        query.stream = `${params.stream}-s${i + 1}`;
+      } else {
+        // Own streams: each shard on its own stream/rooms, so no shard hears another's traffic.
+        if (params.stream !== undefined) query.stream = `${params.stream}-s${i + 1}`;
+        if (o.test === 'whispers') {
+          const prefix = params.roomPrefix ?? params['room-prefix'] ?? 'whisper-room';
+          delete query['room-prefix'];
+          query.roomPrefix = `${prefix}-s${i + 1}`;
+        }
       }
       return runShardJob(
         { name: s.name, url: s.url, endpoint, query },

@@ -96,7 +96,13 @@ export function mergeShards(outcomes: readonly ShardOutcome[], opts: MergeOption
   if (corrected.size) {
     latency = mergeLatency([...corrected.values()]);
     // Min-normalisation after the merge: one floor for the union, from the exact minimum.
-    Object.assign(merged, summarize(latency));
+    const report = summarize(latency);
+    Object.assign(merged, report);
+    // Whispers name their raw percentiles `latencyMs` (the benchmark's field): same union, same values.
+    if (ok.some((o) => o.result.latencyMs !== undefined)) {
+      const { p50, p95, p99, max } = report.latencyRawMs;
+      merged.latencyMs = { p50, p95, p99, max };
+    }
     merged.latencyHistogram = latency;
   }
 
