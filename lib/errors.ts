@@ -38,6 +38,13 @@ export const ERROR_CODES = {
   RR_ERR_RUNNER_UNSAFE_BIND: { status: 400, title: 'Bad Request', doc: 'The runner refuses to listen on a non-loopback HOST without BENCH_RUNNER_TOKEN (startup error, exit 2).' },
   RR_ERR_RUNNER_WORKER: { status: 500, title: 'Internal Server Error', doc: 'A runner worker process failed or exited early; the message names the worker and the cause.' },
   // --- end bench-runner shards ---
+  // --- coordinator, manifest/rebaseline, fleet (shards/coordinator, shards/manifest, shards/fleet) ---
+  RR_ERR_SHARDS_MISSING: { status: 400, title: 'Bad Request', doc: 'A multi-shard command was run without SHARDS (or --shards).' },
+  RR_ERR_SHARD_UNHEALTHY: { status: 503, title: 'Service Unavailable', doc: 'A shard failed the health sweep (GET /health, authenticated GET /jobs/nope); details name it and why.' },
+  RR_ERR_MANIFEST_INVALID: { status: 400, title: 'Bad Request', doc: 'The tests manifest is unreadable or breaks its schema; the message names the test and field.' },
+  RR_ERR_FLEET_TOKEN_MISSING: { status: 400, title: 'Bad Request', doc: 'A fleet command needs RAILWAY_TOKEN (and RAILWAY_PROJECT_ID).' },
+  RR_ERR_FLEET_API: { status: 502, title: 'Bad Gateway', doc: 'The Railway GraphQL API refused a call or answered errors.' },
+  // --- end coordinator block ---
   RR_ERR_INTERNAL: { status: 500, title: 'Internal Server Error', doc: 'An unexpected error; the server kept running.' },
 } as const;
 

@@ -1,0 +1,53 @@
+import { performance } from 'node:perf_hooks';
+import { callShard, joinUrl } from './http.ts';
+import type { ShardClock } from '../merge/types.ts';
+
+/** Sub-millisecond wall clock: what the runner stamps `sentAt`/arrivals with, at finer resolution. */
+export const nowMs = () => performance.timeOrigin + performance.now();
+
+export interface ClockSample {
+  offsetMs: number;
+  rttMs: number;
+}
+
+/**
+ * NTP-style exchange against a shard's `GET /time` ({now}: its wall clock in ms): offset =
+ * server time − midpoint of our send and receive; the true offset lies within ±rtt/2 of it. The
+ * sample with the smallest round trip is kept (least queueing, tightest bound).
+ */
+export async function measureOffset(url: string, exchanges = 8, timeoutMs = 2000): Promise<ClockSample> {
+  let best: ClockSample | undefined;
+  let lastError = '';
+  for (let i = 0; i < exchanges; i++) {
+    const t0 = nowMs();
+    const r = await callShard(joinUrl(url, '/time'), { timeoutMs });
+    const t3 = nowMs();
+    const now = (r.json as { now?: unknown } | undefined)?.now;
+    if (r.status !== 200 || typeof now !== 'number') {
+      lastError = r.error ?? `GET /time answered ${r.status}: ${r.snippet}`;
+      continue;
+    }
+    const s = { offsetMs: now - (t0 + t3) / 2, rttMs: t3 - t0 };
+    if (!best || s.rttMs < best.rttMs) best = s;
+  }
+  if (!best) throw new Error(`clock exchange with ${url} failed: ${lastError}`);
+  return best;
+}
+
+const r3 = (v: number) => Math.round(v * 1000) / 1000;
+
+/**
+ * Combine the exchanges before and after the run: the offset is their mean; its uncertainty is
+ * the worse half round trip plus half the drift between them (a clock that moved during the run
+ * was somewhere in between while latencies were recorded).
+ */
+export function combineClock(before: ClockSample, after: ClockSample): ShardClock {
+  const drift = Math.abs(after.offsetMs - before.offsetMs);
+  return {
+    offsetMs: r3((before.offsetMs + after.offsetMs) / 2),
+    uncertaintyMs: r3(Math.max(before.rttMs, after.rttMs) / 2 + drift / 2),
+    rttMs: r3(Math.min(before.rttMs, after.rttMs)),
+    beforeMs: r3(before.offsetMs),
+    afterMs: r3(after.offsetMs),
+  };
+}

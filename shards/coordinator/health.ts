@@ -1,0 +1,29 @@
+import { callShard, joinUrl } from './http.ts';
+
+export interface ShardHealth {
+  name: string;
+  url: string;
+  ok: boolean;
+  /** Why not, in words a user can act on. */
+  problem?: string;
+  health?: unknown;
+}
+
+/**
+ * The benchmark's sweep: `GET /health` (open), then an authenticated `GET /jobs/nope` that must
+ * answer a JSON 404: 401 means the token is wrong, anything else (HTML, 200) means the service
+ * at that URL is not a Rebound runner (or an old image).
+ */
+export async function checkShard(name: string, url: string, token: string | undefined, timeoutMs = 5000): Promise<ShardHealth> {
+  const h = await callShard(joinUrl(url, '/health'), { timeoutMs });
+  if (h.error) return { name, url, ok: false, problem: `GET /health failed: ${h.error}` };
+  if (h.status !== 200 || !h.isJson) return { name, url, ok: false, problem: `GET /health answered ${h.status}${h.isJson ? '' : ' (not JSON)'}: ${h.snippet}` };
+  const j = await callShard(joinUrl(url, '/jobs/nope'), { token, timeoutMs });
+  if (j.error) return { name, url, ok: false, problem: `GET /jobs/nope failed: ${j.error}` };
+  if (j.status === 401) return { name, url, ok: false, problem: 'GET /jobs/nope answered 401: BENCH_RUNNER_TOKEN is missing or does not match this shard\'s' };
+  if (j.status !== 404 || !j.isJson) return { name, url, ok: false, problem: `GET /jobs/nope answered ${j.status}${j.isJson ? '' : ' (not JSON)'} instead of a JSON 404: not a Rebound runner, or an old image` };
+  return { name, url, ok: true, health: h.json };
+}
+
+export const sweep = (shards: readonly { name: string; url: string }[], token: string | undefined, timeoutMs?: number) =>
+  Promise.all(shards.map((s) => checkShard(s.name, s.url, token, timeoutMs)));

@@ -1,0 +1,36 @@
+import type { OptionTable, OptionValues } from '../../lib/options.ts';
+import { BENCH_TABLE } from '../runner/routes.ts';
+
+/** Tests a shard can run (`POST /bench-<test>-<target>`); each gets `npm run bench:<test>:multi`. */
+export const MULTI_TESTS = ['jitter', 'idle', 'latency', 'throughput', 'whispers', 'avalanche', 'deploy-impact', 'capacity'] as const;
+
+/**
+ * The runner service's own HTTP option tables (its route table), so params are validated here
+ * exactly as every shard will validate them before a single shard is asked, and compared with
+ * each shard's `effectiveParams` by meaning. A test this tree has no entry for is validated by
+ * the shards (a 400 naming the parameter fails every shard clearly).
+ */
+export const TEST_TABLES: Partial<Record<string, OptionTable>> = Object.fromEntries(BENCH_TABLE.map((e) => [e.test, e.options]));
+
+/** Params the coordinator decides itself and never forwards from the user's flags. */
+export const NOT_FORWARDED = ['target'];
+
+/** The coordinator's own options (the benchmark's env names where it has them). */
+export const COORD_OPTIONS = {
+  shards: { type: 'string', default: '', env: ['SHARDS'], doc: 'comma-separated runner base URLs' },
+  token: { type: 'string', default: '', env: ['BENCH_RUNNER_TOKEN'], doc: 'bearer token of the runners' },
+  test: { type: 'enum', values: MULTI_TESTS, default: 'jitter', doc: 'test to run on every shard' },
+  target: { type: 'string', default: 'socketio', maxLength: 64, pattern: /^[a-z0-9-]+$/, env: ['TARGET'], doc: 'target name (configured on the shards)' },
+  perShardN: { type: 'int', default: 0, min: 0, max: 10_000_000, env: ['PER_SHARD_N'], doc: 'clients per shard, sent as n (0: the test\'s default or --n)' },
+  total: { type: 'int', default: 0, min: 0, max: 100_000_000, env: ['TOTAL'], doc: 'clients in all, split as ceil(total / shards) (instead of --per-shard-n)' },
+  pollMs: { type: 'int', default: 5000, min: 50, max: 60_000, env: ['POLL_MS'], doc: 'ms between job polls' },
+  timeoutSec: { type: 'int', default: 3600, min: 1, max: 86_400, env: ['SHARD_TIMEOUT_SEC'], doc: 'per-shard deadline, s' },
+  logLines: { type: 'int', default: 30, min: 0, max: 1000, doc: 'log lines asked per poll' },
+  sharedStream: { type: 'bool', default: false, env: ['SHARED_STREAM'], doc: 'one publisher (the first shard), every shard on the same stream; clock offsets measured and corrected' },
+  clockExchanges: { type: 'int', default: 8, min: 1, max: 100, doc: 'NTP-style exchanges per shard before and after a --shared-stream run' },
+  skipUnhealthy: { type: 'bool', default: false, doc: 'run on the healthy shards when the health sweep fails some (they are reported as failed)' },
+  allowParamMismatch: { type: 'bool', default: false, env: ['ALLOW_PARAM_MISMATCH'], doc: 'do not fail shards whose effective params differ' },
+  json: { type: 'bool', default: false, doc: 'print only the merged result JSON on stdout' },
+} as const satisfies OptionTable;
+
+export type CoordOptions = OptionValues<typeof COORD_OPTIONS>;

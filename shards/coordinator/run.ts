@@ -1,0 +1,174 @@
+import { ReboundError } from '../../lib/errors.ts';
+import { parseOptions, type OptionTable } from '../../lib/options.ts';
+import { stamp } from '../../runners/core/results.ts';
+import { mergeShards } from '../merge/merge.ts';
+import type { ShardClock, ShardOutcome } from '../merge/types.ts';
+import { combineClock, measureOffset, type ClockSample } from './clock.ts';
+import { sweep } from './health.ts';
+import { NOT_FORWARDED, TEST_TABLES, type CoordOptions } from './options.ts';
+import { runShardJob } from './shard-job.ts';
+
+export interface MultiShardReport {
+  testType: string;
+  target: string;
+  endpoint: string;
+  mode: 'own-stream' | 'shared-stream';
+  shards: number;
+  perShardN: number | null;
+  startedAt: string;
+  elapsedMs: number;
+  params: Record<string, string>;
+  meta: { shardUrls: string[]; publisher: string | null };
+  clock: { publisher: string; offsets: { name: string; offsetMs: number; uncertaintyMs: number; rttMs: number }[]; maxUncertaintyMs: number } | null;
+  validity: ReturnType<typeof mergeShards>['validity'];
+  perShard: ReturnType<typeof mergeShards>['perShard'];
+  merged: Record<string, unknown>;
+  exitCode: 0 | 1 | 2;
+  exitReason: string;
+}
+
+export function parseShardList(csv: string): { name: string; url: string }[] {
+  const urls = csv.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!urls.length) throw new ReboundError('RR_ERR_SHARDS_MISSING', 'no shards: set SHARDS=url1,url2,... (runner base URLs) or pass --shards');
+  return urls.map((url, i) => {
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      throw new ReboundError('RR_ERR_OPTION_INVALID', `shard ${i + 1} is not a URL: ${JSON.stringify(url)}`, { details: { option: 'shards' } });
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ReboundError('RR_ERR_OPTION_INVALID', `shard ${i + 1} must be an http(s) URL: ${JSON.stringify(url)}`, { details: { option: 'shards' } });
+    return { name: `s${i + 1}`, url: url.replace(/\/+$/, '') };
+  });
+}
+
+/** Validate the test's params with its table (when this tree has it) and return what to send. */
+export function testQuery(test: string, values: Record<string, unknown>): Record<string, string> {
+  const table = TEST_TABLES[test as keyof typeof TEST_TABLES] as OptionTable | undefined;
+  const forwarded = Object.fromEntries(Object.entries(values).filter(([k]) => !NOT_FORWARDED.includes(k)));
+  if (table) parseOptions(table, { values: forwarded, origin: 'CLI' });
+  return Object.fromEntries(Object.entries(forwarded).map(([k, v]) => [k, String(v)]));
+}
+
+/**
+ * Fan one test out over every shard at once and merge exactly. Progress goes to `log` (one line
+ * per shard event, prefixed with the shard's name); the report is the merged JSON.
+ */
+export async function runMultiShard(o: CoordOptions, params: Record<string, string>, log: (line: string) => void): Promise<MultiShardReport> {
+  const started = new Date();
+  const shards = parseShardList(o.shards);
+  const token = o.token || undefined;
+  const k = shards.length;
+  const perShardN = o.perShardN || (o.total ? Math.ceil(o.total / k) : 0);
+  if (perShardN && (params.n !== undefined || params.clients !== undefined)) {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', 'give the clients per shard once: PER_SHARD_N/--per-shard-n/TOTAL or the test\'s --n, not both', { details: { option: 'perShardN' } });
+  }
+  const endpoint = `/bench-${o.test}-${o.target}`;
+  const mode = o.sharedStream ? 'shared' : 'own';
+
+  const health = await sweep(shards, token);
+  for (const h of health) log(`[${h.name}] ${h.ok ? 'healthy' : `UNHEALTHY: ${h.problem}`} (${h.url})`);
+  const sick = health.filter((h) => !h.ok);
+  if (sick.length && !o.skipUnhealthy) {
+    throw new ReboundError('RR_ERR_SHARD_UNHEALTHY', `${sick.length} of ${k} shards failed the health sweep: ${sick.map((h) => `${h.name} ${h.url}: ${h.problem}`).join('; ')} (pass --skip-unhealthy to run on the others)`);
+  }
+  const live = shards.filter((s) => health.find((h) => h.name === s.name)?.ok);
+  const publisher = mode === 'shared' ? live[0]?.name : undefined;
+  const runId = stamp(started);
+
+  const before = new Map<string, ClockSample>();
+  const clockErrors = new Map<string, string>();
+  const exchange = async (into: Map<string, ClockSample>) =>
+    Promise.all(live.map(async (s) => {
+      try {
+        into.set(s.name, await measureOffset(s.url, o.clockExchanges));
+      } catch (err) {
+        clockErrors.set(s.name, (err as Error).message);
+        log(`[${s.name}] ${(err as Error).message}`);
+      }
+    }));
+  if (mode === 'shared') await exchange(before);
+
+  const outcomes: ShardOutcome[] = await Promise.all(
+    shards.map((s, i) => {
+      const h = health.find((x) => x.name === s.name)!;
+      if (!h.ok) return Promise.resolve<ShardOutcome>({ name: s.name, url: s.url, status: 'unreachable', error: `health sweep: ${h.problem}`, durationMs: 0 });
+      const query: Record<string, string> = { ...params };
+      if (perShardN) query.n = String(perShardN);
+      if (mode === 'shared') {
+        query.stream = params.stream ?? `${o.test}-multi-${runId}`;
+        // Only the first shard publishes; the others subscribe to its stream (the real fan-out shape).
+        if (s.name !== publisher) query.publisher = '0';
+      } else {
+        // Own streams: each shard on its own stream/rooms, so no shard hears another's traffic.
+        if (params.stream !== undefined) query.stream = `${params.stream}-s${i + 1}`;
+        if (o.test === 'whispers') {
+          const prefix = params.roomPrefix ?? params['room-prefix'] ?? 'whisper-room';
+          delete query['room-prefix'];
+          query.roomPrefix = `${prefix}-s${i + 1}`;
+        }
+      }
+      return runShardJob(
+        { name: s.name, url: s.url, endpoint, query },
+        {
+          token,
+          pollMs: o.pollMs,
+          timeoutMs: o.timeoutSec * 1000,
+          logLines: o.logLines,
+          table: TEST_TABLES[o.test as keyof typeof TEST_TABLES],
+          allowParamMismatch: o.allowParamMismatch,
+          onLine: (l) => log(`[${s.name}] ${l}`),
+        },
+      ).then((out) => (log(`[${s.name}] ${out.status}${out.error ? `: ${out.error}` : ''}`), out));
+    }),
+  );
+
+  let clock: MultiShardReport['clock'] = null;
+  if (mode === 'shared') {
+    const after = new Map<string, ClockSample>();
+    await exchange(after);
+    for (const out of outcomes) {
+      const b = before.get(out.name);
+      const a = after.get(out.name);
+      if (b && a) out.clock = combineClock(b, a);
+    }
+    const offsets = outcomes.filter((x) => x.clock).map((x) => ({ name: x.name, ...pick(x.clock!) }));
+    clock = { publisher: publisher ?? '', offsets, maxUncertaintyMs: Math.max(0, ...offsets.map((x) => x.uncertaintyMs)) };
+  }
+
+  const run = mergeShards(outcomes, { perShardN: perShardN || undefined, mode, ...(publisher ? { publisher } : {}) });
+  const { exitCode, exitReason } = verdict(run, outcomes);
+  return {
+    testType: o.test,
+    target: o.target,
+    endpoint,
+    mode: mode === 'shared' ? 'shared-stream' : 'own-stream',
+    shards: k,
+    perShardN: perShardN || null,
+    startedAt: started.toISOString(),
+    elapsedMs: Date.now() - started.getTime(),
+    params,
+    meta: { shardUrls: shards.map((s) => s.url), publisher: publisher ?? null },
+    clock,
+    validity: run.validity,
+    perShard: run.perShard,
+    merged: run.merged,
+    exitCode,
+    exitReason,
+  };
+}
+
+const pick = (c: ShardClock) => ({ offsetMs: c.offsetMs, uncertaintyMs: c.uncertaintyMs, rttMs: c.rttMs });
+
+/** The benchmark's exit codes: 2 on a fatal flag, 1 on a failed shard or any loss, else 0. */
+export function verdict(run: ReturnType<typeof mergeShards>, outcomes: readonly ShardOutcome[]): { exitCode: 0 | 1 | 2; exitReason: string } {
+  const fatal = run.validity.flags.filter((f) => f.severity === 'fatal');
+  if (fatal.length) return { exitCode: 2, exitReason: `invalid: ${fatal.map((f) => f.code).join(', ')}` };
+  const failed = outcomes.filter((x) => x.status !== 'done');
+  if (failed.length) return { exitCode: 1, exitReason: `failed shards: ${failed.map((x) => `${x.name} (${x.status})`).join(', ')}` };
+  const lost = run.merged.lostDeliveries;
+  if (typeof lost === 'number' && lost > 0) return { exitCode: 1, exitReason: `${lost} deliveries lost` };
+  const idleFailed = run.merged.failed;
+  if (typeof idleFailed === 'number' && idleFailed > 0) return { exitCode: 1, exitReason: `${idleFailed} connections failed` };
+  return { exitCode: 0, exitReason: 'ok' };
+}

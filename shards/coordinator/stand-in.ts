@@ -1,0 +1,72 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { ShardResult } from '../merge/types.ts';
+
+/**
+ * A tiny real HTTP runner for the coordinator's failure tests: it speaks the runner service's
+ * routes (/health, /jobs/:id, POST /bench-*?async=1, /time) and can be told to misbehave
+ * (echo other params, report unknown ones, run its clock ahead). It records every request.
+ */
+export interface StandInOptions {
+  token: string;
+  result: ShardResult;
+  /** Overrides merged into effectiveParams (a shard that would run something else). */
+  effectiveOverride?: Record<string, unknown>;
+  unknownParams?: string[];
+  /** Added to this stand-in's /time answer: a clock running ahead (ms). */
+  clockAheadMs?: number;
+  /** A runner without the `GET /time` route (an image older than --shared-stream). */
+  noTime?: boolean;
+  /** Polls answered `running` before `done`. */
+  runningPolls?: number;
+}
+
+export interface StandIn {
+  url: string;
+  requests: { method: string; path: string; auth: string | undefined }[];
+  close(): Promise<void>;
+}
+
+export async function startStandIn(o: StandInOptions): Promise<StandIn> {
+  const requests: StandIn['requests'] = [];
+  let polls = 0;
+  let params: Record<string, string> = {};
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    const u = new URL(req.url ?? '/', 'http://x');
+    requests.push({ method: req.method ?? '', path: u.pathname + u.search, auth: req.headers.authorization });
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (u.pathname === '/health') return send(200, { status: 'ok', busy: false });
+    if (u.pathname === '/time' && !o.noTime) return send(200, { now: performance.timeOrigin + performance.now() + (o.clockAheadMs ?? 0) });
+    if (req.headers.authorization !== `Bearer ${o.token}`) return send(401, { statusCode: 401, error: 'Unauthorized', code: 'RR_ERR_AUTH_INVALID', message: 'bad token' });
+    if (req.method === 'POST' && u.pathname.startsWith('/bench-')) {
+      params = Object.fromEntries([...u.searchParams].filter(([k]) => k !== 'async'));
+      return send(202, { jobId: 'job-1', status: 'queued', effectiveParams: { ...params, ...o.effectiveOverride }, unknownParams: o.unknownParams ?? [] });
+    }
+    if (u.pathname === '/jobs/job-1') {
+      polls++;
+      if (polls <= (o.runningPolls ?? 0)) return send(200, { status: 'running', params, progress: { phase: 'publish', published: polls }, logTail: [`poll ${polls}`] });
+      return send(200, { status: 'done', params, progress: { phase: 'done' }, logTail: ['finished'], result: o.result });
+    }
+    return send(404, { statusCode: 404, error: 'Not Found', code: 'RR_ERR_NOT_FOUND', message: `no route ${u.pathname}` });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
+}
+
+/** A port that was just free and is now closed: connections to it are refused. */
+export async function deadUrl(): Promise<string> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((r) => s.close(() => r()));
+  return `http://127.0.0.1:${port}`;
+}

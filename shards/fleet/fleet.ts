@@ -1,0 +1,88 @@
+import type { GqlClient } from './railway-api.ts';
+
+export interface FleetService {
+  serviceId: string;
+  serviceName: string;
+  environmentId: string;
+  numReplicas: number | null;
+  domains: string[];
+  deploymentId: string | null;
+  deploymentStatus: string | null;
+}
+
+const ENVIRONMENTS = `query Environments($projectId: String!) {
+  project(id: $projectId) { id name environments { edges { node { id name } } } }
+}`;
+
+const INSTANCES = `query ServiceInstances($environmentId: String!) {
+  environment(id: $environmentId) {
+    id
+    serviceInstances { edges { node { serviceId serviceName environmentId numReplicas domains { serviceDomains { domain } customDomains { domain } } latestDeployment { id status } } } }
+  }
+}`;
+
+const SCALE = `mutation ScaleService($serviceId: String!, $environmentId: String!, $input: ServiceInstanceUpdateInput!) {
+  serviceInstanceUpdate(serviceId: $serviceId, environmentId: $environmentId, input: $input)
+}`;
+
+const STOP = `mutation StopDeployment($id: String!) { deploymentStop(id: $id) }`;
+const REDEPLOY = `mutation RedeployService($serviceId: String!, $environmentId: String!) { serviceInstanceRedeploy(serviceId: $serviceId, environmentId: $environmentId) }`;
+
+interface Edges<T> {
+  edges: { node: T }[];
+}
+
+/** The environment to act on: the one named, else `production`, else the project's only one. */
+export async function resolveEnvironment(gql: GqlClient, projectId: string, wanted?: string): Promise<string> {
+  const d = await gql<{ project: { environments: Edges<{ id: string; name: string }> } }>('Environments', ENVIRONMENTS, { projectId });
+  const envs = d.project.environments.edges.map((e) => e.node);
+  const hit = wanted ? envs.find((e) => e.id === wanted || e.name === wanted) : (envs.find((e) => e.name === 'production') ?? (envs.length === 1 ? envs[0] : undefined));
+  if (!hit) throw new Error(`no environment ${wanted ? `"${wanted}"` : 'named production'} in project ${projectId} (have: ${envs.map((e) => e.name).join(', ') || 'none'}); set RAILWAY_ENVIRONMENT`);
+  return hit.id;
+}
+
+export async function listServices(gql: GqlClient, environmentId: string): Promise<FleetService[]> {
+  type Node = { serviceId: string; serviceName: string; environmentId: string; numReplicas?: number | null; domains?: { serviceDomains?: { domain: string }[]; customDomains?: { domain: string }[] }; latestDeployment?: { id: string; status: string } | null };
+  const d = await gql<{ environment: { serviceInstances: Edges<Node> } }>('ServiceInstances', INSTANCES, { environmentId });
+  return d.environment.serviceInstances.edges.map(({ node: n }) => ({
+    serviceId: n.serviceId,
+    serviceName: n.serviceName,
+    environmentId: n.environmentId ?? environmentId,
+    numReplicas: n.numReplicas ?? null,
+    domains: [...(n.domains?.customDomains ?? []), ...(n.domains?.serviceDomains ?? [])].map((x) => x.domain),
+    deploymentId: n.latestDeployment?.id ?? null,
+    deploymentStatus: n.latestDeployment?.status ?? null,
+  }));
+}
+
+/** Runner shards: services whose name starts with the prefix (`bench-runner-1`, `bench-runner-2`, ...), in name order. */
+export const runnerServices = (all: readonly FleetService[], prefix: string) =>
+  all.filter((s) => s.serviceName.startsWith(prefix)).sort((a, b) => a.serviceName.localeCompare(b.serviceName, 'en', { numeric: true }));
+
+/** The SHARDS list: each runner's public domain over https; a runner without a domain is named, not skipped silently. */
+export function shardsList(runners: readonly FleetService[]): { shards: string; missing: string[] } {
+  const missing = runners.filter((r) => !r.domains.length).map((r) => r.serviceName);
+  return { shards: runners.filter((r) => r.domains.length).map((r) => `https://${r.domains[0]}`).join(','), missing };
+}
+
+/** Scale the runners to 0 replicas and stop their running deployments (the fleet costs nothing while paused). */
+export async function pause(gql: GqlClient, runners: readonly FleetService[]): Promise<string[]> {
+  const done: string[] = [];
+  for (const r of runners) {
+    await gql('ScaleService', SCALE, { serviceId: r.serviceId, environmentId: r.environmentId, input: { numReplicas: 0 } });
+    if (r.deploymentId && ['SUCCESS', 'DEPLOYING', 'BUILDING', 'INITIALIZING', 'WAITING'].includes(r.deploymentStatus ?? '')) await gql('StopDeployment', STOP, { id: r.deploymentId });
+    done.push(r.serviceName);
+  }
+  return done;
+}
+
+/** Scale the runners back to `replicas` and redeploy them. */
+export async function resume(gql: GqlClient, runners: readonly FleetService[], replicas: number): Promise<string[]> {
+  const done: string[] = [];
+  for (const r of runners) {
+    await gql('ScaleService', SCALE, { serviceId: r.serviceId, environmentId: r.environmentId, input: { numReplicas: replicas } });
+    await gql('RedeployService', REDEPLOY, { serviceId: r.serviceId, environmentId: r.environmentId });
+    done.push(r.serviceName);
+  }
+  return done;
+}

@@ -1,0 +1,122 @@
+import { readFileSync } from 'node:fs';
+import { ReboundError } from '../../lib/errors.ts';
+import { parseOptions, type OptionTable } from '../../lib/options.ts';
+import { TEST_TABLES } from '../coordinator/options.ts';
+
+export const CATEGORIES = ['latency', 'jitter', 'whispers', 'throughput', 'idle', 'avalanche'] as const;
+export type Category = (typeof CATEGORIES)[number];
+
+/** One judged field of a result, by dotted path (`deliveryRatePct`, `latencyOverMinMs.p99`). */
+export interface BaselineSpec {
+  /** The baseline value; null until the first `--update`. */
+  value: number | string | null;
+  direction: 'higher' | 'lower';
+  /** Drift when the measured value is this many percent worse than the baseline (default: the test's). */
+  driftThresholdPct?: number;
+  /** Regress when the measured value is past this absolute value in the bad direction. */
+  hardThreshold?: number;
+  /** The baseline's own runs (values and run ids), written by --update: what --repeat judges against. */
+  samples?: number[];
+  runIds?: string[];
+  updatedAt?: string;
+}
+
+/** A canonical test: the benchmark's TestSpec names where they exist, plus direction and hard threshold. */
+export interface TestSpec {
+  id: string;
+  description?: string;
+  category: Category;
+  /** Rebound runner (`POST /bench-<runner>-<target>`). */
+  runner: string;
+  target: string;
+  /** Query / CLI params; `seed` is required so reruns replay the same timeline. */
+  params: Record<string, string | number | boolean>;
+  baseline: Record<string, BaselineSpec>;
+  driftThresholdPct?: number;
+  /** Multi-shard tests (idle): shards and clients per shard when run against SHARDS. */
+  numShards?: number;
+  perShardN?: number;
+}
+
+export interface Manifest {
+  version: 1;
+  description?: string;
+  tests: TestSpec[];
+}
+
+export const DEFAULT_DRIFT_PCT = 5;
+
+const bad = (where: string, why: string) => new ReboundError('RR_ERR_MANIFEST_INVALID', `${where}: ${why}`, { details: { where } });
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Check a parsed manifest against the schema; every message names the test id and the field. */
+export function validateManifest(raw: unknown, file = 'manifest'): Manifest {
+  if (!isObj(raw)) throw bad(file, 'must be a JSON object with "version": 1 and "tests": [...]');
+  if (raw.version !== 1) throw bad(file, `"version" must be 1 (got ${JSON.stringify(raw.version)})`);
+  if (!Array.isArray(raw.tests) || raw.tests.length === 0) throw bad(file, '"tests" must be a non-empty array');
+  const ids = new Set<string>();
+  raw.tests.forEach((t, i) => {
+    const at = `${file} tests[${i}]${isObj(t) && typeof t.id === 'string' ? ` (${t.id})` : ''}`;
+    if (!isObj(t)) throw bad(at, 'must be an object');
+    if (typeof t.id !== 'string' || !/^[a-z0-9][a-z0-9._-]{0,99}$/.test(t.id)) throw bad(at, '"id" must match [a-z0-9][a-z0-9._-]* (it names result files)');
+    if (ids.has(t.id)) throw bad(at, `duplicate id "${t.id}"`);
+    ids.add(t.id);
+    if (!CATEGORIES.includes(t.category as Category)) throw bad(at, `"category" must be one of ${CATEGORIES.join(', ')}`);
+    if (typeof t.runner !== 'string' || !/^[a-z-]+$/.test(t.runner)) throw bad(at, '"runner" must be a runner name (jitter, idle, latency, ...)');
+    if (typeof t.target !== 'string' || !/^[a-z0-9-]+$/.test(t.target)) throw bad(at, '"target" must be a target name');
+    if (!isObj(t.params)) throw bad(at, '"params" must be an object');
+    for (const [k, v] of Object.entries(t.params)) if (!['string', 'number', 'boolean'].includes(typeof v)) throw bad(`${at}.params.${k}`, 'must be a string, number or boolean');
+    const table = TEST_TABLES[t.runner as keyof typeof TEST_TABLES] as OptionTable | undefined;
+    // Seeded runners must be given their seed (a canonical test replays one timeline); a runner without randomness has none.
+    if ((!table || 'seed' in table) && t.params.seed === undefined) throw bad(`${at}.params`, '"seed" is required: a canonical test replays one timeline');
+    if (table) {
+      try {
+        parseOptions(table, { values: t.params, origin: `manifest ${t.id}` });
+      } catch (err) {
+        throw bad(`${at}.params`, (err as Error).message);
+      }
+    }
+    if (t.driftThresholdPct !== undefined && !(typeof t.driftThresholdPct === 'number' && t.driftThresholdPct >= 0)) throw bad(at, '"driftThresholdPct" must be a number >= 0');
+    for (const k of ['numShards', 'perShardN'] as const) if (t[k] !== undefined && !(Number.isInteger(t[k]) && (t[k] as number) > 0)) throw bad(at, `"${k}" must be a positive integer`);
+    if (!isObj(t.baseline) || Object.keys(t.baseline).length === 0) throw bad(at, '"baseline" must map at least one dotted result path to {value, direction, ...}');
+    for (const [path, b] of Object.entries(t.baseline)) {
+      const bw = `${at}.baseline["${path}"]`;
+      if (!/^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$/.test(path)) throw bad(bw, 'must be a dotted result path');
+      if (!isObj(b)) throw bad(bw, 'must be an object {value, direction, driftThresholdPct?, hardThreshold?}');
+      if (!(b.value === null || typeof b.value === 'number' || typeof b.value === 'string')) throw bad(bw, '"value" must be a number, a string or null');
+      if (b.direction !== 'higher' && b.direction !== 'lower') throw bad(bw, '"direction" must be "higher" or "lower" (which way is better)');
+      if (b.driftThresholdPct !== undefined && !(typeof b.driftThresholdPct === 'number' && b.driftThresholdPct >= 0)) throw bad(bw, '"driftThresholdPct" must be a number >= 0');
+      if (b.hardThreshold !== undefined && typeof b.hardThreshold !== 'number') throw bad(bw, '"hardThreshold" must be a number');
+      if (b.samples !== undefined && !(Array.isArray(b.samples) && b.samples.every((x) => typeof x === 'number'))) throw bad(bw, '"samples" must be an array of numbers');
+    }
+  });
+  return raw as unknown as Manifest;
+}
+
+export function loadManifest(file: string): Manifest {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw bad(file, `cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw bad(file, `not JSON: ${(err as Error).message}`);
+  }
+  return validateManifest(json, file);
+}
+
+/** FILTER: each CSV part matches an id substring, a category or a runner; idle and avalanche only when asked. */
+export function selectTests(m: Manifest, o: { filter: string; includeIdle: boolean; includeAvalanche: boolean }): TestSpec[] {
+  const parts = o.filter.split(',').map((s) => s.trim()).filter(Boolean);
+  const named = (t: TestSpec) => parts.some((p) => t.id.includes(p) || t.category === p || t.runner === p);
+  return m.tests.filter((t) => {
+    if (parts.length && !named(t)) return false;
+    if (t.category === 'idle' && !o.includeIdle && !(parts.length && named(t))) return false;
+    if (t.category === 'avalanche' && !o.includeAvalanche && !(parts.length && named(t))) return false;
+    return true;
+  });
+}

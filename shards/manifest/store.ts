@@ -1,0 +1,55 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { MetricVerdict, Verdict } from './verdict.ts';
+
+/** What one test's rebaseline run leaves on disk (results/<id>.json and results/runs/<run>/<id>.json). */
+export interface RunRecord {
+  id: string;
+  /** The run's directory name under runs/: its id, also written into baselines by --update. */
+  runId: string;
+  runAt: string;
+  commit: string | null;
+  where: string;
+  runner: string;
+  target: string;
+  params: Record<string, string | number | boolean>;
+  repeat: number;
+  valid: boolean;
+  verdict: Verdict | 'invalid' | 'failed';
+  errors: string[];
+  metrics: MetricVerdict[];
+  /** Each execution's own result (full JSON: histograms included, so verdicts can be recomputed). */
+  executions: { ref: string; valid: boolean; error?: string; result: Record<string, unknown> | null }[];
+}
+
+export function writeRun(outDir: string, rec: RunRecord): { latest: string; archived: string } {
+  const dir = join(outDir, 'runs', rec.runId);
+  mkdirSync(dir, { recursive: true });
+  const body = JSON.stringify(rec, null, 2) + '\n';
+  const latest = join(outDir, `${rec.id}.json`);
+  const archived = join(dir, `${rec.id}.json`);
+  writeFileSync(latest, body);
+  writeFileSync(archived, body);
+  return { latest, archived };
+}
+
+/** Stored runs, oldest first; each run directory maps test id → record. Unreadable files are skipped. */
+export function readHistory(outDir: string): { runId: string; records: Map<string, RunRecord> }[] {
+  const root = join(outDir, 'runs');
+  if (!existsSync(root)) return [];
+  return readdirSync(root)
+    .sort()
+    .map((runId) => {
+      const records = new Map<string, RunRecord>();
+      for (const f of readdirSync(join(root, runId)).filter((x) => x.endsWith('.json'))) {
+        try {
+          const r = JSON.parse(readFileSync(join(root, runId, f), 'utf8')) as RunRecord;
+          if (r && typeof r.id === 'string' && Array.isArray(r.metrics)) records.set(r.id, r);
+        } catch {
+          /* a half-written file from an interrupted run: not history */
+        }
+      }
+      return { runId, records };
+    })
+    .filter((r) => r.records.size > 0);
+}

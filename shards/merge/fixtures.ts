@@ -1,0 +1,38 @@
+import { LatencyRecorder } from '../../runners/core/latency.ts';
+import { mulberry32 } from '../../lib/rng.ts';
+import type { ShardOutcome, ShardResult } from './types.ts';
+
+/**
+ * Hand-built shard results for the merge's tests and its benchmark: counts chosen by the caller,
+ * latencies recorded through the project's own recorder so the buckets are the real ones.
+ */
+export function shardResult(o: { clients: number; connected?: number; msgs: number; received?: number; published?: number; latenciesMs?: readonly number[]; fatal?: string }): ShardResult {
+  const connected = o.connected ?? o.clients;
+  const expected = o.clients * o.msgs;
+  const received = o.received ?? connected * o.msgs;
+  const rec = new LatencyRecorder();
+  for (const v of o.latenciesMs ?? []) rec.recordMs(v);
+  return {
+    test: 'jitter',
+    target: 'replay',
+    clients: o.clients,
+    connectedClients: connected,
+    connectFailures: o.clients - connected,
+    totalMessages: o.msgs,
+    published: o.published ?? o.msgs,
+    expectedDeliveries: expected,
+    receivedDeliveries: received,
+    lostDeliveries: expected - received,
+    deliveryRatePct: Math.round((received / expected) * 1e6) / 1e4,
+    latencyHistogram: rec.encode(),
+    validity: { valid: !o.fatal, flags: o.fatal ? [{ code: o.fatal, severity: 'fatal', message: 'test flag' }] : [] },
+  };
+}
+
+export const done = (name: string, result: ShardResult): ShardOutcome => ({ name, url: `http://127.0.0.1/${name}`, status: 'done', durationMs: 1, result });
+
+/** `count` latencies drawn from a long-tailed distribution (seeded), ms. */
+export function tailLatencies(seed: number, count: number, baseMs: number): number[] {
+  const rng = mulberry32(seed);
+  return Array.from({ length: count }, () => baseMs + -Math.log(1 - rng()) * baseMs * (rng() < 0.02 ? 20 : 1));
+}

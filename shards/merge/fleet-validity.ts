@@ -1,0 +1,95 @@
+import type { FleetFlag, ShardOutcome, ShardSummary } from './types.ts';
+import type { MergeOptions } from './merge.ts';
+
+/** A shard's p99 this many times the fleet's median p99 (and 50 ms above it) is called out. */
+export const OUTLIER_FACTOR = 3;
+export const OUTLIER_MIN_MS = 50;
+/** Below this share of its target every shard stopping at one count is the rig's ceiling. */
+export const CEILING_SHARE = 0.99;
+
+/**
+ * Validity across the fleet: the benchmark's cross-shard rules, plus the shards' own flags
+ * carried over with their names so one shard's problem is visible in the merged verdict.
+ */
+export function fleetValidity(
+  outcomes: readonly ShardOutcome[],
+  perShard: readonly ShardSummary[],
+  merged: Record<string, unknown>,
+  opts: MergeOptions,
+): { valid: boolean; flags: FleetFlag[] } {
+  const flags: FleetFlag[] = [];
+  const ok = outcomes.filter((o) => o.status === 'done' && o.result);
+  const bad = outcomes.filter((o) => !(o.status === 'done' && o.result));
+  if (bad.length) {
+    flags.push({
+      code: 'SHARD_FAILED',
+      severity: 'warning',
+      shards: bad.map((o) => o.name),
+      message: `${bad.length} of ${outcomes.length} shards did not finish (${bad.map((o) => `${o.name}: ${o.status}${o.error ? ` (${o.error})` : ''}`).join('; ')}); their clients are left out of every figure, not counted as the target's loss`,
+    });
+  }
+  if (!ok.length) flags.push({ code: 'NO_SHARD_SUCCEEDED', severity: 'fatal', message: 'no shard returned a result' });
+
+  const connected = perShard.filter((s) => s.status === 'done').map((s) => s.connected);
+  const n = opts.perShardN;
+  if (n !== undefined && connected.length >= 2 && connected.every((c) => c !== null && c === connected[0]) && connected[0]! < CEILING_SHARE * n) {
+    flags.push({
+      code: 'UNIFORM_SHARD_CEILING',
+      severity: 'fatal',
+      message: `every shard stopped at exactly ${connected[0]} connected of ${n} asked: a limit of the load generator (fd, ports, memory), not of the target`,
+    });
+  }
+
+  // Shared-stream mode has one publisher by design; only own-stream shards must all publish.
+  if (opts.mode !== 'shared') {
+    const pubs = ok.map((o) => ({ name: o.name, p: o.result!.published })).filter((x): x is { name: string; p: number } => typeof x.p === 'number');
+    const silent = pubs.filter((x) => x.p === 0);
+    if (silent.length && silent.length < pubs.length) {
+      flags.push({
+        code: 'PARTIAL_PUBLISHER_SILENCE',
+        severity: 'fatal',
+        shards: silent.map((x) => x.name),
+        message: `shards ${silent.map((x) => x.name).join(', ')} published nothing while the others did: their delivery figures measure the publisher, not the target`,
+      });
+    }
+  }
+
+  const withLat = perShard.filter((s) => s.latency && s.latency.count > 0);
+  if (withLat.length >= 3) {
+    const p99s = withLat.map((s) => s.latency!.p99).sort((a, b) => a - b);
+    const median = p99s[Math.floor((p99s.length - 1) / 2)]!;
+    const out = withLat.filter((s) => s.latency!.p99 > OUTLIER_FACTOR * median && s.latency!.p99 - median > OUTLIER_MIN_MS);
+    if (out.length) {
+      flags.push({
+        code: 'SHARD_LATENCY_OUTLIER',
+        severity: 'warning',
+        shards: out.map((s) => s.name),
+        message: `p99 of ${out.map((s) => `${s.name} ${s.latency!.p99} ms`).join(', ')} is over ${OUTLIER_FACTOR}x the shards' median p99 ${median} ms: look at that shard's machine before blaming the target`,
+      });
+    }
+  }
+
+  if (opts.mode === 'shared') {
+    const clocks = ok.filter((o) => o.clock);
+    const worst = Math.max(0, ...clocks.map((o) => o.clock!.uncertaintyMs));
+    const raw = merged.latencyRawMs as { p50: number } | undefined;
+    if (clocks.length < ok.length) {
+      flags.push({ code: 'CLOCK_UNCERTAINTY_EXCEEDS_LATENCY', severity: 'fatal', shards: ok.filter((o) => !o.clock).map((o) => o.name), message: 'shared-stream run without a clock measurement for every shard: its latencies cannot be corrected' });
+    } else if (raw && worst > raw.p50) {
+      flags.push({
+        code: 'CLOCK_UNCERTAINTY_EXCEEDS_LATENCY',
+        severity: 'fatal',
+        shards: clocks.filter((o) => o.clock!.uncertaintyMs > raw.p50).map((o) => o.name),
+        message: `clock offset uncertainty up to ${worst} ms exceeds the median latency ${raw.p50} ms: the corrected latencies are within the clock error`,
+      });
+    }
+  }
+
+  for (const o of ok) {
+    const fatal = o.result!.validity?.flags.filter((f) => f.severity === 'fatal') ?? [];
+    if (fatal.length) {
+      flags.push({ code: 'SHARD_INVALID', severity: 'fatal', shards: [o.name], message: `${o.name}: ${fatal.map((f) => `${f.code} (${f.message})`).join('; ')}` });
+    }
+  }
+  return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
+}

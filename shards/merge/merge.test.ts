@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import { LatencyRecorder, summarize } from '../../runners/core/latency.ts';
+import { mergeShards } from './merge.ts';
+import { done, shardResult, tailLatencies } from './fixtures.ts';
+import type { ShardOutcome } from './types.ts';
+
+const exactPct = (sorted: number[], p: number) => sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+describe('mergeShards: latency', () => {
+  it('two shards with known data: the merged percentiles are the union\'s', () => {
+    // Shard A holds 1..1000 ms, shard B 1001..2000 ms: the union is 1..2000 ms.
+    const a = Array.from({ length: 1000 }, (_, i) => i + 1);
+    const b = Array.from({ length: 1000 }, (_, i) => i + 1001);
+    const { merged } = mergeShards([done('s1', shardResult({ clients: 10, msgs: 100, latenciesMs: a })), done('s2', shardResult({ clients: 10, msgs: 100, latenciesMs: b }))]);
+    const raw = merged.latencyRawMs as { p50: number; p95: number; p99: number; max: number; min: number; count: number };
+    expect(raw.count).toBe(2000);
+    // HdrHistogram with 3 significant digits: within 0.1% of the exact order statistic.
+    expect(raw.p50).toBeCloseTo(1000, -1);
+    expect(Math.abs(raw.p50 - 1000) / 1000).toBeLessThan(0.001);
+    expect(Math.abs(raw.p95 - 1900) / 1900).toBeLessThan(0.001);
+    expect(Math.abs(raw.p99 - 1980) / 1980).toBeLessThan(0.001);
+    expect(raw.min).toBe(1);
+    expect(raw.max).toBe(2000);
+    // Averaging the shards' p99s (~990 and ~1990) would give ~1490: far from the union's.
+    expect(raw.p99).toBeGreaterThan(1970);
+  });
+
+  it('50 shards of long-tailed data: identical to one histogram of the union, and within precision of the exact order statistics', () => {
+    const parts = Array.from({ length: 50 }, (_, i) => tailLatencies(100 + i, 400, 5 + i));
+    const outcomes = parts.map((l, i) => done(`s${i + 1}`, shardResult({ clients: 4, msgs: 100, latenciesMs: l })));
+    const { merged } = mergeShards(outcomes);
+    const all = new LatencyRecorder();
+    for (const l of parts) for (const v of l) all.recordMs(v);
+    const union = summarize(all.encode());
+    expect(merged.latencyRawMs).toEqual(union.latencyRawMs);
+    expect(merged.latencyOverMinMs).toEqual(union.latencyOverMinMs);
+    const sorted = parts.flat().sort((x, y) => x - y);
+    const raw = merged.latencyRawMs as Record<string, number>;
+    for (const p of [50, 95, 99]) {
+      const exact = exactPct(sorted, p);
+      expect(Math.abs(raw[`p${p}`]! - exact) / exact, `p${p}`).toBeLessThan(0.002);
+    }
+  });
+
+  it('min-normalises after the merge with the union\'s floor, and keeps each shard\'s figures and skew estimate', () => {
+    const { merged, perShard } = mergeShards([
+      done('s1', shardResult({ clients: 1, msgs: 3, latenciesMs: [10, 20, 30] })),
+      done('s2', shardResult({ clients: 1, msgs: 3, latenciesMs: [40, 50, 60] })),
+      done('s3', shardResult({ clients: 1, msgs: 3, latenciesMs: [12, 22, 32] })),
+    ]);
+    expect(merged.skewFloor).toBe(10);
+    expect((merged.latencyOverMinMs as { max: number }).max).toBe(50);
+    expect(perShard.map((s) => s.latency!.min)).toEqual([10, 40, 12]);
+    // Median floor is 12 ms: s2's path sits 28 ms above the others.
+    expect(perShard.map((s) => s.skewEstimateMs)).toEqual([-2, 28, 0]);
+  });
+});
+
+describe('mergeShards: counts and fleet validity', () => {
+  it('adds counts and recomputes rates from the sums', () => {
+    const { merged, validity } = mergeShards([
+      done('s1', shardResult({ clients: 100, msgs: 10, received: 1000 })),
+      done('s2', shardResult({ clients: 100, msgs: 10, connected: 90, received: 850 })),
+    ], { perShardN: 100 });
+    expect(merged).toMatchObject({ clients: 200, connectedClients: 190, expectedDeliveries: 2000, receivedDeliveries: 1850, lostDeliveries: 150, deliveryRatePct: 92.5 });
+    expect(merged.deliveryRateOfConnectedPct).toBe(Math.round((1850 / 1900) * 1e6) / 1e4);
+    expect(validity.valid).toBe(true);
+    expect(validity.flags).toEqual([]);
+  });
+
+  it('a failed or timed-out shard is named and its clients are not counted as loss', () => {
+    const outcomes: ShardOutcome[] = [
+      done('s1', shardResult({ clients: 100, msgs: 10 })),
+      { name: 's2', url: 'http://127.0.0.1:1', status: 'unreachable', error: 'ECONNREFUSED', durationMs: 5 },
+      { name: 's3', url: 'http://127.0.0.1:2', status: 'timeout', jobId: 'j3', error: 'no answer in 1000 ms', durationMs: 1000 },
+    ];
+    const { merged, validity, perShard } = mergeShards(outcomes, { perShardN: 100 });
+    expect(merged).toMatchObject({ clients: 100, expectedDeliveries: 1000, lostDeliveries: 0, deliveryRatePct: 100 });
+    const f = validity.flags.find((x) => x.code === 'SHARD_FAILED')!;
+    expect(f.shards).toEqual(['s2', 's3']);
+    expect(f.message).toContain('ECONNREFUSED');
+    expect(perShard[1]).toMatchObject({ status: 'unreachable', error: 'ECONNREFUSED', connected: null });
+  });
+
+  it('no shard succeeding is fatal', () => {
+    const { validity } = mergeShards([{ name: 's1', url: 'u', status: 'failed', error: 'boom', durationMs: 1 }]);
+    expect(validity.valid).toBe(false);
+    expect(validity.flags.map((f) => f.code)).toContain('NO_SHARD_SUCCEEDED');
+  });
+
+  it('uniform-shard-ceiling fires when every shard stopped at one count below 0.99 of its target, and only then', () => {
+    const at = (c: number[]) => mergeShards(c.map((n, i) => done(`s${i}`, shardResult({ clients: 1000, connected: n, msgs: 1 }))), { perShardN: 1000 });
+    const flagged = at([812, 812, 812]);
+    expect(flagged.validity.valid).toBe(false);
+    expect(flagged.validity.flags[0]).toMatchObject({ code: 'UNIFORM_SHARD_CEILING', severity: 'fatal' });
+    expect(at([812, 813, 812]).validity.flags.map((f) => f.code)).not.toContain('UNIFORM_SHARD_CEILING');
+    expect(at([995, 995]).validity.flags.map((f) => f.code)).not.toContain('UNIFORM_SHARD_CEILING');
+  });
+
+  it('partial-publisher-silence fires when some shards published nothing', () => {
+    const { validity } = mergeShards([done('s1', shardResult({ clients: 10, msgs: 10 })), done('s2', shardResult({ clients: 10, msgs: 10, published: 0, received: 0 }))]);
+    expect(validity.flags.find((f) => f.code === 'PARTIAL_PUBLISHER_SILENCE')).toMatchObject({ severity: 'fatal', shards: ['s2'] });
+  });
+
+  it('a shard whose p99 is far above the others is called out', () => {
+    const fast = [5, 6, 7, 8, 9];
+    const { validity } = mergeShards([
+      done('s1', shardResult({ clients: 1, msgs: 5, latenciesMs: fast })),
+      done('s2', shardResult({ clients: 1, msgs: 5, latenciesMs: fast })),
+      done('s3', shardResult({ clients: 1, msgs: 5, latenciesMs: [300, 310, 320, 330, 400] })),
+    ]);
+    expect(validity.flags.find((f) => f.code === 'SHARD_LATENCY_OUTLIER')).toMatchObject({ severity: 'warning', shards: ['s3'] });
+  });
+
+  it('a shard\'s own fatal flag makes the fleet invalid and names the shard', () => {
+    const { validity } = mergeShards([done('s1', shardResult({ clients: 1, msgs: 1 })), done('s2', shardResult({ clients: 1, msgs: 1, fatal: 'RUNNER_FD_LIMIT' }))]);
+    expect(validity.valid).toBe(false);
+    expect(validity.flags.find((f) => f.code === 'SHARD_INVALID')).toMatchObject({ shards: ['s2'] });
+    expect(validity.flags[0]!.message).toContain('RUNNER_FD_LIMIT');
+  });
+});
+
+describe('mergeShards: shared-stream clock correction', () => {
+  const clock = (offsetMs: number, uncertaintyMs: number) => ({ offsetMs, uncertaintyMs, rttMs: uncertaintyMs * 2, beforeMs: offsetMs, afterMs: offsetMs });
+
+  it('removes each shard\'s offset from the publisher before merging', () => {
+    const truth = [10, 11, 12, 13, 14];
+    // s2's clock runs 50 ms ahead of the publisher (s1): its raw latencies read 50 ms long.
+    const a = { ...done('s1', shardResult({ clients: 1, msgs: 5, latenciesMs: truth })), clock: clock(0, 0.2) };
+    const b = { ...done('s2', shardResult({ clients: 1, msgs: 5, latenciesMs: truth.map((v) => v + 50) })), clock: clock(50, 0.3) };
+    const { merged, perShard, validity } = mergeShards([a, b], { mode: 'shared', publisher: 's1' });
+    expect((merged.latencyRawMs as { max: number; min: number })).toMatchObject({ min: 10, max: 14 });
+    expect(perShard[1]!.latency!.min).toBe(10);
+    expect(perShard[1]!.clock!.offsetMs).toBe(50);
+    expect(validity.valid).toBe(true);
+  });
+
+  it('flags a run whose clock uncertainty exceeds the latencies it reports', () => {
+    const a = { ...done('s1', shardResult({ clients: 1, msgs: 3, latenciesMs: [1, 2, 3] })), clock: clock(0, 0.1) };
+    const b = { ...done('s2', shardResult({ clients: 1, msgs: 3, latenciesMs: [1, 2, 3] })), clock: clock(0, 40) };
+    const { validity } = mergeShards([a, b], { mode: 'shared', publisher: 's1' });
+    expect(validity.flags.find((f) => f.code === 'CLOCK_UNCERTAINTY_EXCEEDS_LATENCY')).toMatchObject({ severity: 'fatal', shards: ['s2'] });
+  });
+});

@@ -1,0 +1,138 @@
+import { mergeLatency, summarize, type EncodedLatency } from '../../runners/core/latency.ts';
+import { fleetValidity } from './fleet-validity.ts';
+import { shiftLatency } from './latency-shift.ts';
+import type { FleetFlag, ShardOutcome, ShardResult, ShardSummary } from './types.ts';
+
+/** Counters: the fleet's value is the sum of the shards'. */
+const SUM = [
+  'clients', 'connectedClients', 'connectFailures', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries',
+  'duplicates', 'outOfOrder', 'foreignMessages', 'perfectClients', 'jitterEvents', 'jitterSkipped', 'reconnects',
+  'reconnectFailures', 'csrResumes', 'historyRejected', 'publishFailures', 'connected', 'welcomed', 'subscribed',
+  'failed', 'openAtEndOfHold', 'whispersSent', 'whispersReceived', 'expectedReceived', 'outboundDeliveriesPerSec', 'usefulDeliveriesPerSec',
+] as const;
+/** Per-shard extents: the fleet took as long as its slowest shard. */
+const MAX = ['elapsedMs', 'plannedMs', 'runnerPeakRssMb', 'totalMessages', 'publishingMs', 'rampElapsedMs', 'timeToAllSubscribedMs', 'holdElapsedMs', 'totalElapsedMs'] as const;
+/** Maps of counters by cause. */
+const SUM_MAPS = ['connectFailureCauses', 'disconnectReasons', 'failureCauses', 'disconnectedDuringHold'] as const;
+
+const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const isEncoded = (v: unknown): v is EncodedLatency =>
+  typeof v === 'object' && v !== null && typeof (v as EncodedLatency).histogram === 'string' && typeof (v as EncodedLatency).count === 'number';
+
+/** Connected clients of a result, whatever the runner calls them. */
+export const connectedOf = (r: ShardResult): number | undefined => num(r.connectedClients) ?? num(r.subscribed) ?? num(r.connected);
+
+export interface MergeOptions {
+  /** Clients asked of each shard (for the uniform-ceiling rule). */
+  perShardN?: number;
+  /** `own`: every shard publishes its own stream on its own clock; `shared`: one publisher, offsets corrected. */
+  mode?: 'own' | 'shared';
+  /** Shared mode: the shard whose clock stamped `sentAt` (the publisher); its offset is the reference. */
+  publisher?: string;
+}
+
+export interface MergedRun {
+  merged: Record<string, unknown>;
+  perShard: ShardSummary[];
+  validity: { valid: boolean; flags: FleetFlag[] };
+}
+
+/**
+ * Exact merge of N shard results: counters add, latency HdrHistograms add bucket by bucket (never
+ * percentiles averaged, never samples pooled), rates are recomputed from the summed counts, and
+ * min-normalised figures come from the merged histogram. Shards that did not finish are left out
+ * of every figure (their clients are not the target's loss) and named in the validity flags.
+ */
+export function mergeShards(outcomes: readonly ShardOutcome[], opts: MergeOptions = {}): MergedRun {
+  const mode = opts.mode ?? 'own';
+  const ok = outcomes.filter((o): o is ShardOutcome & { result: ShardResult } => o.status === 'done' && o.result !== undefined);
+  const reference = mode === 'shared' ? (outcomes.find((o) => o.name === opts.publisher)?.clock?.offsetMs ?? 0) : 0;
+  // A shard's latency in shared mode is its receive clock minus the publisher's send clock: remove the difference.
+  const corrected = new Map<string, EncodedLatency>();
+  for (const o of ok) {
+    const h = o.result.latencyHistogram;
+    if (!isEncoded(h)) continue;
+    corrected.set(o.name, mode === 'shared' && o.clock ? shiftLatency(h, -(o.clock.offsetMs - reference) * 1000) : h);
+  }
+
+  const merged: Record<string, unknown> = {};
+  for (const k of SUM) {
+    const vals = ok.map((o) => num(o.result[k])).filter((v): v is number => v !== undefined);
+    if (vals.length) merged[k] = Math.round(vals.reduce((a, b) => a + b, 0) * 1000) / 1000;
+  }
+  for (const k of MAX) {
+    const vals = ok.map((o) => num(o.result[k])).filter((v): v is number => v !== undefined);
+    if (vals.length) merged[k] = Math.max(...vals);
+  }
+  for (const k of SUM_MAPS) {
+    const maps = ok.map((o) => o.result[k]).filter((m): m is Record<string, number> => typeof m === 'object' && m !== null);
+    if (!maps.length) continue;
+    const sum: Record<string, number> = {};
+    for (const m of maps) for (const [c, n] of Object.entries(m)) if (typeof n === 'number') sum[c] = (sum[c] ?? 0) + n;
+    merged[k] = sum;
+  }
+  const published = ok.map((o) => num(o.result.published)).filter((v): v is number => v !== undefined);
+  if (published.length) {
+    // Own streams: each shard published its own copy, so the per-message count is the max, the work the sum.
+    merged.published = Math.max(...published);
+    merged.publishedTotal = published.reduce((a, b) => a + b, 0);
+  }
+
+  if (merged.expectedDeliveries !== undefined) {
+    const received = merged.receivedDeliveries as number;
+    merged.deliveryRatePct = pct(received, merged.expectedDeliveries as number);
+    const connectedExpected = ok.reduce((n, o) => n + (connectedOf(o.result) ?? 0) * (num(o.result.totalMessages) ?? 0), 0);
+    if (connectedExpected > 0) merged.deliveryRateOfConnectedPct = pct(received, connectedExpected);
+  }
+  if (merged.whispersReceived !== undefined && merged.expectedReceived !== undefined) {
+    merged.deliveryRatePct = pct(merged.whispersReceived as number, merged.expectedReceived as number);
+  }
+  if (merged.csrResumes !== undefined && ok.some((o) => o.result.csrResumes !== null)) {
+    merged.csrResumeRatePct = merged.reconnects ? pct(merged.csrResumes as number, merged.reconnects as number) : null;
+  }
+
+  let latency: EncodedLatency | undefined;
+  if (corrected.size) {
+    latency = mergeLatency([...corrected.values()]);
+    // Min-normalisation after the merge: one floor for the union, from the exact minimum.
+    const report = summarize(latency);
+    Object.assign(merged, report);
+    // Whispers name their raw percentiles `latencyMs` (the benchmark's field): same union, same values.
+    if (ok.some((o) => o.result.latencyMs !== undefined)) {
+      const { p50, p95, p99, max } = report.latencyRawMs;
+      merged.latencyMs = { p50, p95, p99, max };
+    }
+    merged.latencyHistogram = latency;
+  }
+
+  const perShard = outcomes.map((o) => summarizeShard(o, corrected.get(o.name)));
+  const floors = perShard.filter((s) => s.latency).map((s) => s.latency!.min).sort((a, b) => a - b);
+  const medianFloor = floors.length ? floors[Math.floor((floors.length - 1) / 2)]! : 0;
+  for (const s of perShard) if (s.latency) s.skewEstimateMs = Math.round((s.latency.min - medianFloor) * 1000) / 1000;
+
+  const validity = fleetValidity(outcomes, perShard, merged, { ...opts, mode });
+  return { merged, perShard, validity };
+}
+
+function summarizeShard(o: ShardOutcome, latency: EncodedLatency | undefined): ShardSummary {
+  const r = o.result;
+  return {
+    name: o.name,
+    url: o.url,
+    status: o.status,
+    jobId: o.jobId ?? null,
+    error: o.error ?? null,
+    durationMs: o.durationMs,
+    clients: r ? (num(r.clients) ?? null) : null,
+    connected: r ? (connectedOf(r) ?? null) : null,
+    receivedDeliveries: r ? (num(r.receivedDeliveries) ?? null) : null,
+    lostDeliveries: r ? (num(r.lostDeliveries) ?? null) : null,
+    deliveryRatePct: r ? (num(r.deliveryRatePct) ?? null) : null,
+    latency: latency && latency.count ? summarize(latency).latencyRawMs : null,
+    skewEstimateMs: null,
+    clock: o.clock ?? null,
+    valid: r?.validity ? r.validity.valid : null,
+    flags: r?.validity ? r.validity.flags.map((f) => `${f.severity}:${f.code}`) : [],
+  };
+}

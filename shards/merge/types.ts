@@ -1,0 +1,93 @@
+import type { EncodedLatency, LatencyReport } from '../../runners/core/latency.ts';
+
+/** How one shard's job ended, as the coordinator saw it. */
+export type ShardStatus = 'done' | 'failed' | 'aborted' | 'timeout' | 'unreachable' | 'rejected' | 'param-mismatch';
+
+/**
+ * A shard's result as the runner service returns it. Only the fields the merge reads are typed;
+ * every runner's result (jitter, latency, throughput, whispers, idle) is some subset of these.
+ */
+export interface ShardResult {
+  test?: string;
+  target?: string;
+  runId?: string;
+  clients?: number;
+  connectedClients?: number;
+  /** Idle runner's counts. */
+  connected?: number;
+  subscribed?: number;
+  failed?: number;
+  totalMessages?: number;
+  published?: number;
+  expectedDeliveries?: number;
+  receivedDeliveries?: number;
+  lostDeliveries?: number;
+  latencyHistogram?: EncodedLatency;
+  validity?: { valid: boolean; flags: { code: string; severity: 'fatal' | 'warning'; message: string }[] };
+  [field: string]: unknown;
+}
+
+export interface ShardOutcome {
+  /** Short label used in logs and the merged JSON (s1, s2, ... or the host). */
+  name: string;
+  url: string;
+  status: ShardStatus;
+  jobId?: string;
+  error?: string;
+  durationMs: number;
+  result?: ShardResult;
+  /** Shared-stream mode: this shard's clock minus the coordinator's, with its uncertainty (ms). */
+  clock?: ShardClock;
+}
+
+export interface ShardClock {
+  offsetMs: number;
+  /** Half the best round trip, before and after the run combined with the offset's drift. */
+  uncertaintyMs: number;
+  rttMs: number;
+  /** Offsets measured before and after the run (the drift between them is part of the uncertainty). */
+  beforeMs: number;
+  afterMs: number;
+}
+
+export type FleetFlagCode =
+  | 'UNIFORM_SHARD_CEILING'
+  | 'SHARD_FAILED'
+  | 'NO_SHARD_SUCCEEDED'
+  | 'PARTIAL_PUBLISHER_SILENCE'
+  | 'SHARD_LATENCY_OUTLIER'
+  | 'CLOCK_UNCERTAINTY_EXCEEDS_LATENCY'
+  | 'SHARD_INVALID';
+
+export interface FleetFlag {
+  code: FleetFlagCode;
+  severity: 'fatal' | 'warning';
+  message: string;
+  /** The shards the flag is about. */
+  shards?: string[];
+}
+
+/** What the merged JSON keeps of each shard, so one bad shard stands out next to the union. */
+export interface ShardSummary {
+  name: string;
+  url: string;
+  status: ShardStatus;
+  jobId: string | null;
+  error: string | null;
+  durationMs: number;
+  /** Clients the shard was asked for and how many it connected. */
+  clients: number | null;
+  connected: number | null;
+  receivedDeliveries: number | null;
+  lostDeliveries: number | null;
+  deliveryRatePct: number | null;
+  latency: LatencyReport['latencyRawMs'] | null;
+  /**
+   * This shard's latency floor minus the fleet's median floor (ms): in own-stream mode a
+   * shard whose floor sits far from the others' has a slower path or a skewed clock.
+   */
+  skewEstimateMs: number | null;
+  clock: ShardClock | null;
+  valid: boolean | null;
+  flags: string[];
+}
