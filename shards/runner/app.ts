@@ -8,6 +8,7 @@ import { follow } from './follow.ts';
 import { JOB_ID, JobStore, jobView, type Job } from './jobs.ts';
 import { echoCallerNames, parseBenchQuery } from './params.ts';
 import { benchRoutes, BENCH_TABLE } from './routes.ts';
+import { registerTimeRoute } from './time-route.ts';
 import { envName, resolveTarget } from './targets.ts';
 import type { BenchEntry } from './types.ts';
 
@@ -134,6 +135,7 @@ export function createRunnerApp(opts: RunnerAppOptions) {
     }
     res.type(type).send(readFileSync(file));
   };
+  registerTimeRoute(app);
   app.get('/results/:id', stored('results', 'json', 'application/json'));
   app.get('/reports/:id', stored('reports', 'html', 'text/html'));
 
