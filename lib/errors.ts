@@ -25,6 +25,8 @@ export const ERROR_CODES = {
   RR_ERR_RELOAD_UNAVAILABLE: { status: 400, title: 'Bad Request', doc: 'A rolling reload needs cluster mode (--workers 2 or more).' },
   RR_ERR_RELOAD_IN_PROGRESS: { status: 409, title: 'Conflict', doc: 'A rolling reload is already running.' },
   RR_ERR_RELOAD_FAILED: { status: 500, title: 'Internal Server Error', doc: 'A replacement worker did not start; the reload stopped and the remaining old workers keep serving.' },
+  // Replay server on Redis (redis): the broker's store is unreachable.
+  RR_ERR_REDIS_UNAVAILABLE: { status: 503, title: 'Service Unavailable', doc: 'The replay server cannot reach Redis (--broker redis): at start it exits non-zero; while running, /health answers 503.' },
   RR_ERR_INTERNAL: { status: 500, title: 'Internal Server Error', doc: 'An unexpected error; the server kept running.' },
 } as const;
 
