@@ -9,6 +9,7 @@ export const REPLAY_SERVER_OPTIONS = {
   broker: { type: 'enum', values: ['memory', 'redis'], default: 'memory', env: ['REPLAY_BROKER'], doc: 'where history, offsets and sessions live: this process (memory) or Redis (several nodes as one service)' },
   redisUrl: { type: 'string', default: 'redis://127.0.0.1:6379', env: ['REDIS_URL'], doc: 'Redis for --broker redis' },
   redisPrefix: { type: 'string', default: 'rr:', pattern: /^\S{1,64}$/, doc: 'prefix of every Redis key (several services may share one Redis)' },
+  redisFeedMaxLen: { type: 'int', default: 100_000, min: 100, max: 100_000_000, doc: 'entries (about) the Redis fan-out feed keeps: how long a node cut off from Redis can catch up by itself; beyond, its clients are sent to resume by history' },
   path: { type: 'string', default: '/cable', pattern: /^\/\S*$/, doc: 'WebSocket endpoint path' },
   publicStreams: { type: 'bool', default: true, doc: 'accept unsigned `$pubsub` `stream_name` subscriptions' },
   streamsSecret: { type: 'string', default: '', env: ['ANYCABLE_STREAMS_SECRET'], doc: 'secret for `signed_stream_name` (Rails MessageVerifier, HMAC-SHA256); empty disables signed streams' },

@@ -223,6 +223,42 @@ describe('replay server on Redis: faults', () => {
       expect(sub.c.drain()).toEqual([]);
       const m = (await (await fetch(`${a.httpUrl}/metrics`)).json()) as { broker: { feedGaps: number } };
       expect(m.broker.feedGaps).toBe(0);
+      await api('/proxies/redis', { enabled: false });
+      await fetch(`${tp.url}/proxies/redis`, { method: 'DELETE' });
+    });
+
+    it('cut off longer than the feed keeps: its clients are sent to resume by history, still exactly once', async () => {
+      const api = (path: string, body: unknown) => fetch(`${tp.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const created = (await (await api('/proxies', { name: 'redis2', listen: '127.0.0.1:0', upstream: `127.0.0.1:${redis.port}`, enabled: true })).json()) as { listen: string };
+      const prefix = `n${++prefixSeq}:`;
+      const small = ['--redis-feed-max-len', '100', '--history-limit', '5000'];
+      const a = await node(prefix, small, `redis://${created.listen}`);
+      const b = await node(prefix, small);
+      const cable = createCable(`ws://127.0.0.1:${a.port}/cable`, { protocol: 'actioncable-v1-ext-json', websocketImplementation: WebSocket, reconnectStrategy: () => 100, logLevel: 'error' });
+      cables.push(cable);
+      const seqs: number[] = [];
+      const connects: Array<{ restored?: boolean }> = [];
+      cable.on('connect', (ev) => connects.push(ev));
+      const ch = cable.streamFrom('gap/1');
+      ch.on('message', (msg) => seqs.push((msg as { seq: number }).seq));
+      await ch.ensureSubscribed();
+      await post(b, { stream: 'gap/1', data: JSON.stringify({ seq: 1 }) });
+      await waitUntil(() => seqs.length === 1, 5000, 'first message');
+      await api('/proxies/redis2', { enabled: false });
+      await eventually(async () => (await fetch(`${a.httpUrl}/health`)).status === 503, 5000, 'A degraded');
+      // 1,000 entries while A is away: the feed (about 100 kept) no longer reaches back to A's position.
+      const total = 1001;
+      expect((await post(b, range(2, total).map((seq) => ({ stream: 'gap/1', data: JSON.stringify({ seq }) })))).status).toBe(201);
+      await api('/proxies/redis2', { enabled: true });
+      await waitUntil(() => seqs.length >= total, 15_000, `all ${total} messages`);
+      await sleepMs(300);
+      expect(seqs).toEqual(range(1, total));
+      // `disconnect server_restart` makes @anycable/core forget its sid: it resubscribes with history from its own position.
+      expect(connects.length).toBe(2);
+      expect(connects[1]).toMatchObject({ reconnect: true, restored: false });
+      const m = (await (await fetch(`${a.httpUrl}/metrics`)).json()) as { resyncs: number; broker: { feedGaps: number } };
+      expect(m.resyncs).toBe(1);
+      expect(m.broker.feedGaps).toBeGreaterThan(0);
     });
   });
 });

@@ -21,6 +21,7 @@ export interface RedisBrokerOptions extends BrokerOptions {
 const FEED_BATCH = 1000;
 const FEED_BLOCK_MS = 1000;
 const RETRY_MS = 200;
+export const DEFAULT_FEED_MAX_LEN = 100_000;
 
 type Client = Redis & {
   rrPublish(...args: (string | number)[]): Promise<unknown[]>;
@@ -52,6 +53,7 @@ export class RedisBroker implements Broker {
   private readonly prefix: string;
   private readonly feedKey: string;
   private readonly listeners = new Set<MessagesListener>();
+  private readonly resyncListeners = new Set<(why: string) => void>();
   private lastFeedId = '0-0';
   private lastFeedSeq = 0;
   private feedGaps = 0;
@@ -106,7 +108,7 @@ export class RedisBroker implements Broker {
 
   async publish(items: readonly PublishItem[]): Promise<void> {
     if (items.length === 0) return;
-    const args: (string | number)[] = [this.prefix, newEpoch(), this.opts.historyLimit, this.opts.historyTtlSec, this.opts.feedMaxLen ?? 100_000, items.length];
+    const args: (string | number)[] = [this.prefix, newEpoch(), this.opts.historyLimit, this.opts.historyTtlSec, this.opts.feedMaxLen ?? DEFAULT_FEED_MAX_LEN, items.length];
     for (const it of items) args.push(it.stream, it.message, it.exclude ?? '', it.transient ? '1' : '0');
     await this.cmd.rrPublish(...args);
   }
@@ -114,6 +116,11 @@ export class RedisBroker implements Broker {
   onMessages(listener: MessagesListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  onResync(listener: (why: string) => void): () => void {
+    this.resyncListeners.add(listener);
+    return () => this.resyncListeners.delete(listener);
   }
 
   async history(stream: string, position: HistoryPosition, page?: HistoryPage): Promise<HistoryResult> {
@@ -166,9 +173,14 @@ export class RedisBroker implements Broker {
   async close(): Promise<void> {
     this.closed = true;
     this.listeners.clear();
+    this.resyncListeners.clear();
     this.reader.disconnect();
     await this.loop?.catch(() => {});
     await this.cmd.quit().catch(() => this.cmd.disconnect());
+  }
+
+  private emit(msgs: StreamMessage[]): void {
+    if (msgs.length > 0) for (const l of this.listeners) l(msgs);
   }
 
   /** The fan-out loop: XREAD from the last seen entry, forever; a lost connection just waits and resumes there. */
@@ -184,17 +196,29 @@ export class RedisBroker implements Broker {
       }
       const entries = res?.[0]?.[1];
       if (!entries || entries.length === 0 || this.closed) continue;
-      const out: StreamMessage[] = [];
+      let out: StreamMessage[] = [];
       for (const [id, f] of entries) {
         this.lastFeedId = id;
         const seq = Number(fieldOf(f, 'n') ?? 0);
-        // A sequence that went backwards: Redis lost its data (restart without persistence).
-        if (seq <= this.lastFeedSeq) this.feedResets++;
-        else if (this.lastFeedSeq > 0 && seq > this.lastFeedSeq + 1) this.feedGaps += seq - this.lastFeedSeq - 1;
+        // A jump: the feed was trimmed past us while we were cut off. Going backwards: Redis lost
+        // its data (restarted without persistence). Either way live frames would now skip
+        // offsets, so what came before goes out, then the clients are sent to resume by history.
+        const gap = this.lastFeedSeq > 0 && seq > this.lastFeedSeq + 1;
+        const reset = seq <= this.lastFeedSeq;
+        if (gap || reset) {
+          if (gap) this.feedGaps += seq - this.lastFeedSeq - 1;
+          else this.feedResets++;
+          this.emit(out);
+          out = [];
+          // Clients come straight back to restore their session: let the command link be up first.
+          for (let i = 0; i < 100 && this.cmd.status !== 'ready' && !this.closed; i++) await new Promise((r) => setTimeout(r, 50));
+          const why = gap ? `feed gap of ${seq - this.lastFeedSeq - 1} entries` : 'feed reset (Redis lost its data)';
+          for (const l of this.resyncListeners) l(why);
+        }
         this.lastFeedSeq = seq;
         out.push(toMessage(f));
       }
-      for (const l of this.listeners) l(out);
+      this.emit(out);
     }
   }
 }

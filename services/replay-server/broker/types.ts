@@ -122,6 +122,12 @@ export interface Broker {
   /** The state of a live session, or undefined (unknown or expired). Does not delete it. */
   restoreSession(sid: string): Promise<string | undefined>;
   stats(): Promise<BrokerStats>;
+  /**
+   * Live fan-out lost messages it cannot deliver in order any more (e.g. Redis's feed was trimmed
+   * past a node that was cut off): the server then sends its clients away to resume through
+   * session restore and history, which Redis still has. Returns a disposer.
+   */
+  onResync?(listener: (why: string) => void): () => void;
   /** Whether the storage is reachable now (brokers that can lose it, e.g. Redis); absent means always up. */
   health?(): { ok: boolean; reason?: string };
   close(): Promise<void>;
