@@ -144,6 +144,38 @@ describe('replay server on Redis: several nodes as one service', () => {
     expect(after[1]!.epoch).toBe(epoch);
   });
 
+  it('full restart of every node (Redis stays): the client resumes its session on the restarted node, 0 lost, 0 duplicated', async () => {
+    const prefix = `n${++prefixSeq}:`;
+    let a = await node(prefix);
+    let b = await node(prefix);
+    const cable = createCable(`ws://127.0.0.1:${a.port}/cable`, { protocol: 'actioncable-v1-ext-json', websocketImplementation: WebSocket, reconnectStrategy: () => 100, logLevel: 'error' });
+    cables.push(cable);
+    const seqs: number[] = [];
+    const connects: Array<{ restored?: boolean }> = [];
+    cable.on('connect', (ev) => connects.push(ev));
+    const ch = cable.streamFrom('full/1');
+    ch.on('message', (msg) => seqs.push((msg as { seq: number }).seq));
+    await ch.ensureSubscribed();
+    const pub = (h: ServiceHandle, from: number, to: number) => post(h, range(from, to).map((seq) => ({ stream: 'full/1', data: JSON.stringify({ seq }) })));
+    expect((await pub(b, 1, 10)).status).toBe(201);
+    await waitUntil(() => seqs.length === 10, 5000, 'first 10');
+    await Promise.all([a.kill('SIGKILL'), b.kill('SIGKILL')]);
+    // B comes back first and publishes while A (the client's node) is still down.
+    const nb = await b.restart();
+    handles.push(nb);
+    b = nb;
+    expect((await pub(b, 11, 20)).status).toBe(201);
+    const na = await a.restart();
+    handles.push(na);
+    a = na;
+    await waitUntil(() => seqs.length >= 20, 10_000, 'backlog after restart');
+    expect((await pub(b, 21, 30)).status).toBe(201);
+    await waitUntil(() => seqs.length >= 30, 5000, 'live after restart');
+    await sleepMs(300);
+    expect(seqs).toEqual(range(1, 30));
+    expect(connects.at(-1)).toMatchObject({ reconnect: true, restored: true });
+  });
+
   it('--workers 2 on each of two nodes: one offset sequence across all four processes', async () => {
     const prefix = `n${++prefixSeq}:`;
     const [a, b] = await Promise.all([node(prefix, ['--workers', '2']), node(prefix, ['--workers', '2'])]);
