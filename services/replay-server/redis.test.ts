@@ -198,6 +198,13 @@ describe('replay server on Redis: faults', () => {
     expect(code).not.toBe(0);
     expect(err).toContain('RR_ERR_REDIS_UNAVAILABLE');
     expect(err).toContain('redis://127.0.0.1:1');
+    // Not a Redis URL at all: refused at the edge, before any connection attempt.
+    const bad = spawn(process.execPath, ['--import', 'tsx', 'services/replay-server/main.ts', '--broker', 'redis', '--redis-url', 'localhost:6379', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let badErr = '';
+    bad.stderr.on('data', (d: Buffer) => (badErr += d.toString()));
+    expect(await new Promise<number | null>((r) => bad.once('exit', (c) => r(c)))).not.toBe(0);
+    expect(badErr).toContain('RR_ERR_OPTION_INVALID');
+    expect(badErr).toContain('redis-url');
   });
 
   it('Redis stopped under a running node: connections stay, /health and /_broadcast answer 503, then it recovers with no gap', async () => {
