@@ -49,6 +49,11 @@ export async function startTestRedis(opts: { persist?: boolean; bin?: string } =
     c.once('exit', () => {
       if (child === c) child = undefined;
     });
+    // Not installed (ENOENT): say what to install instead of an unhandled 'error' event.
+    c.once('error', (err) => {
+      out += `${err.message} (install Debian's redis-server; .ci/run does)`;
+      if (child === c) child = undefined;
+    });
     // Ready when it accepts a PING (bounded: 5 s).
     const deadline = Date.now() + 5000;
     for (;;) {
