@@ -45,6 +45,8 @@ export const ERROR_CODES = {
   RR_ERR_FLEET_TOKEN_MISSING: { status: 400, title: 'Bad Request', doc: 'A fleet command needs RAILWAY_TOKEN (and RAILWAY_PROJECT_ID).' },
   RR_ERR_FLEET_API: { status: 502, title: 'Bad Gateway', doc: 'The Railway GraphQL API refused a call or answered errors.' },
   // --- end coordinator block ---
+  // Replay server on Redis (redis): the broker's store is unreachable.
+  RR_ERR_REDIS_UNAVAILABLE: { status: 503, title: 'Service Unavailable', doc: 'The replay server cannot reach Redis (--broker redis): at start it exits non-zero; while running, /health answers 503.' },
   RR_ERR_INTERNAL: { status: 500, title: 'Internal Server Error', doc: 'An unexpected error; the server kept running.' },
 } as const;
 

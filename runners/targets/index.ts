@@ -1,5 +1,6 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { anycableTarget, replayTarget } from './anycable.ts';
+import { replayRedisTarget, socketIoCsrRedisTarget, socketIoRedisTarget } from './redis.ts';
 import { socketIoCsrTarget, socketIoTarget } from './socketio.ts';
 import type { TargetDefinition } from './types.ts';
 import { wsTarget } from './ws.ts';
@@ -9,7 +10,7 @@ import { wsTarget } from './ws.ts';
  * adapter file and one line below.
  */
 const TARGETS: ReadonlyMap<string, TargetDefinition> = new Map(
-  [socketIoTarget, socketIoCsrTarget, wsTarget, replayTarget, anycableTarget].map((t) => [t.name, t]),
+  [socketIoTarget, socketIoCsrTarget, wsTarget, replayTarget, anycableTarget, socketIoRedisTarget, socketIoCsrRedisTarget, replayRedisTarget].map((t) => [t.name, t]),
 );
 
 export const TARGET_NAMES = [...TARGETS.keys()];
@@ -20,8 +21,9 @@ export function getTarget(name: string): TargetDefinition {
   return t;
 }
 
+/** Targets the runners start themselves on embedded defaults (Redis targets are opt-in). */
 export function localTargets(): TargetDefinition[] {
-  return [...TARGETS.values()].filter((t) => t.service);
+  return [...TARGETS.values()].filter((t) => t.service && !t.needsRedis);
 }
 
 export type { TargetDefinition, TargetClient, ClientOptions } from './types.ts';

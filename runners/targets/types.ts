@@ -67,5 +67,7 @@ export interface TargetDefinition {
   replays: boolean;
   /** Local service to start for this target, with its args; undefined for external-only targets. */
   service?: { name: 'ws' | 'socketio' | 'replay'; args: string[] };
+  /** The service needs a Redis at REDIS_URL: left out of the default target set. */
+  needsRedis?: boolean;
   createClient(opts: ClientOptions): TargetClient;
 }

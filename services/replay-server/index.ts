@@ -70,6 +70,15 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
   const pings = new PingScheduler<Connection>();
   const offMessages = broker.onMessages((msgs) => hub.deliver(msgs));
   let publishErrors = 0;
+  let resyncs = 0;
+  // The broker lost live frames it cannot deliver in order (Redis feed gap): clients reconnect
+  // (reconnect: true) and resume from their own positions through restore + history.
+  const offResync =
+    (broker as Broker).onResync?.((why) => {
+      resyncs++;
+      process.stderr.write(`replay: ${why}; clients resume by history\n`);
+      for (const c of [...pings.all()]) c.disconnect('server_restart');
+    }) ?? noop;
   let stopping = false;
 
   const ctx: ConnectionContext = {
@@ -85,7 +94,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
   };
 
   /** This process's own counters (a worker's share in cluster mode). */
-  const stats = () => ({ pid: process.pid, connections: pings.size, subscriptions: hub.subscriptionCount, streams: hub.streamCount, deliveries: hub.deliveries, publishErrors, ...counters });
+  const stats = () => ({ pid: process.pid, connections: pings.size, subscriptions: hub.subscriptionCount, streams: hub.streamCount, deliveries: hub.deliveries, publishErrors, resyncs, ...counters });
   /** /metrics: own counters plus the broker's, and in cluster mode every worker's sums. */
   const metrics = async () => {
     const b: Partial<BrokerStats> = await broker.stats().catch(() => ({}));
@@ -174,6 +183,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
       if (stopOpts.processExit) await new Promise((r) => setTimeout(r, Math.max(0, graceEnd - Date.now())));
       pings.stop();
       offMessages();
+      offResync();
       closeApp();
       if (stopOpts.processExit) return; // the exit closes what is left
       for (const c of [...pings.all()]) c.ws.terminate();

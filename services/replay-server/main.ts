@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { serviceMain } from '../common/service-main.ts';
+import { openBroker } from './broker/open.ts';
 import { isReplayWorker, runPrimary, runWorker } from './cluster/index.ts';
 import { createReplayServer } from './index.ts';
 import { checkReplayOptions, REPLAY_SERVER_OPTIONS } from './options.ts';
@@ -28,7 +29,9 @@ if (isReplayWorker()) {
     // A rolling reload needs workers; a stray SIGUSR2 must not kill a single process.
     process.on('SIGUSR2', () => process.stderr.write('replay: SIGUSR2 ignored: a rolling reload needs --workers 2 or more\n'));
     if (opts.compactHeap) compactHeap();
-    const srv = createReplayServer(opts);
+    // --broker redis: connect first, so an unreachable Redis is a clear error and exit code 2.
+    const broker = await openBroker(opts);
+    const srv = createReplayServer(opts, broker ? { broker } : {});
     await srv.listen();
     const addr = srv.httpServer.address();
     return { port: typeof addr === 'object' && addr ? addr.port : opts.port, stop: () => srv.stop({ processExit: true }) };

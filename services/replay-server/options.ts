@@ -6,6 +6,10 @@ import { COMMON_SERVICE_OPTIONS } from '../common/service-main.ts';
 export const REPLAY_SERVER_OPTIONS = {
   ...COMMON_SERVICE_OPTIONS,
   workers: { type: 'int', default: 1, min: 1, max: 64, env: ['REPLAY_WORKERS'], doc: 'processes behind one port (node:cluster); the primary owns history and sessions' },
+  broker: { type: 'enum', values: ['memory', 'redis'], default: 'memory', env: ['REPLAY_BROKER'], doc: 'where history, offsets and sessions live: this process (memory) or Redis (several nodes as one service)' },
+  redisUrl: { type: 'string', default: 'redis://127.0.0.1:6379', pattern: /^(rediss?:\/\/\S+|\/\S+)$/, env: ['REDIS_URL'], doc: 'redis://[user:pass@]host:port[/db], rediss://..., or a unix socket path; Redis for --broker redis' },
+  redisPrefix: { type: 'string', default: 'rr:', pattern: /^\S{1,64}$/, doc: 'prefix of every Redis key (several services may share one Redis)' },
+  redisFeedMaxLen: { type: 'int', default: 100_000, min: 100, max: 100_000_000, doc: 'entries (about) the Redis fan-out feed keeps: how long a node cut off from Redis can catch up by itself; beyond, its clients are sent to resume by history' },
   path: { type: 'string', default: '/cable', pattern: /^\/\S*$/, doc: 'WebSocket endpoint path' },
   publicStreams: { type: 'bool', default: true, doc: 'accept unsigned `$pubsub` `stream_name` subscriptions' },
   streamsSecret: { type: 'string', default: '', env: ['ANYCABLE_STREAMS_SECRET'], doc: 'secret for `signed_stream_name` (Rails MessageVerifier, HMAC-SHA256); empty disables signed streams' },

@@ -2,6 +2,9 @@ import WebSocket from 'ws';
 import { createReplayServer, type ReplayServer, type ReplayServerDeps, type ReplayServerOptions } from './index.ts';
 import { SUBPROTOCOL_EXT } from './protocol/types.ts';
 
+/** A real redis-server per suite (--broker redis tests). */
+export { startTestRedis, type TestRedis } from '../common/redis-testing.ts';
+
 /** Test helpers shared by the replay-server suites: a real server on port 0 and a raw frame-level client. */
 
 export type Frame = Record<string, unknown>;

@@ -6,6 +6,7 @@ import { resolveLimits, waitFor, type ReferenceLimits } from '../common/limits.t
 import { listen, type RunningService } from '../common/service-main.ts';
 import { ProgressWatch } from '../common/slow-consumer.ts';
 import { asObjectPayload, objectRoom } from './conventions.ts';
+import { connectRedisAdapter, type RedisAdapterHandle } from './redis.ts';
 
 export type SocketIoMode = 'default' | 'csr';
 
@@ -19,6 +20,8 @@ export interface SocketIoServerOptions extends Partial<ReferenceLimits> {
   /** Engine.IO heartbeat. @default 25000 / 20000 (Socket.IO's; the benchmark runs 3000 / 6000) */
   pingIntervalMs?: number;
   pingTimeoutMs?: number;
+  /** Several nodes through Redis (`--adapter redis`): this URL; undefined keeps the in-memory adapter. */
+  redisUrl?: string | undefined;
 }
 
 /** What Engine.IO keeps for one connection, read to bound it (its own types keep these private). */
@@ -77,7 +80,10 @@ export async function createSocketIoServer(opts: SocketIoServerOptions): Promise
 
   // CSR stores every room broadcast for members that are away, so emitting to a convention nobody
   // uses would double that store: a convention's room is served once some socket has used it.
-  const used = { string: false, object: false };
+  // On Redis a subscriber may sit on another node, so both conventions are always served.
+  const used = { string: opts.redisUrl !== undefined, object: opts.redisUrl !== undefined };
+  const redis: RedisAdapterHandle | undefined = opts.redisUrl !== undefined ? await connectRedisAdapter(opts.redisUrl, opts.mode) : undefined;
+  const name = `socketio-${opts.mode}${redis ? '-redis' : ''}`;
   const deliver = (batch: Broadcast[]) => {
     for (const b of batch) {
       const obj = objectRoom(b.stream);
@@ -89,10 +95,10 @@ export async function createSocketIoServer(opts: SocketIoServerOptions): Promise
     }
   };
   const { app, close: closeApp } = createServiceApp({
-    name: `socketio-${opts.mode}`,
+    name,
     broadcastKey: opts.broadcastKey,
     deliver,
-    stats: () => ({ mode: opts.mode, connections: io.engine.clientsCount, ...counters, rooms: io.of('/').adapter.rooms.size, limits }),
+    stats: () => ({ mode: opts.mode, adapter: redis ? 'redis' : 'memory', connections: io.engine.clientsCount, ...counters, rooms: io.of('/').adapter.rooms.size, limits }),
   });
   const server = createServer(app);
   io = new Server(server, {
@@ -101,6 +107,7 @@ export async function createSocketIoServer(opts: SocketIoServerOptions): Promise
     maxHttpBufferSize: limits.maxPayloadBytes,
     pingInterval: opts.pingIntervalMs ?? 25_000,
     pingTimeout: opts.pingTimeoutMs ?? 20_000,
+    ...(redis ? { adapter: redis.adapter } : {}),
     ...(opts.mode === 'csr' ? { connectionStateRecovery: { maxDisconnectionDuration: opts.maxDisconnectionMs ?? 120_000, skipMiddlewares: true } } : {}),
   });
   const streamsOf = (socket: Socket) => socket.rooms.size - 1;
@@ -183,6 +190,7 @@ export async function createSocketIoServer(opts: SocketIoServerOptions): Promise
         void io.close(() => r());
         server.closeAllConnections();
       });
+      await redis?.close();
     },
   };
 }

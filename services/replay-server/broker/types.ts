@@ -4,7 +4,7 @@
  * cluster sees one ordering. Every method is async so a Redis (or IPC) broker fits unchanged.
  *
  * Implementations: `memory.ts` (one process owns everything), `ipc.ts` (cluster workers reach the
- * primary's memory broker over IPC). A Redis broker would implement the same interface.
+ * primary's memory broker over IPC), `redis.ts` (several nodes behind one Redis).
  */
 
 /** What a front end hands the broker: `message` is already JSON text (see protocol/codec toMessageJson). */
@@ -57,6 +57,10 @@ export interface BrokerStats {
   /** Sessions dropped by the count/bytes caps before their TTL. */
   sessionsEvicted?: number;
   published: number;
+  /** Redis broker: feed entries this node never saw (the feed was trimmed while it was cut off). */
+  feedGaps?: number;
+  /** Redis broker: times the feed's sequence went backwards (Redis lost its data). */
+  feedResets?: number;
   /** Cluster mode: every worker's latest counters (pushed each second) and their sums. */
   cluster?: ClusterStats;
 }
@@ -118,5 +122,13 @@ export interface Broker {
   /** The state of a live session, or undefined (unknown or expired). Does not delete it. */
   restoreSession(sid: string): Promise<string | undefined>;
   stats(): Promise<BrokerStats>;
+  /**
+   * Live fan-out lost messages it cannot deliver in order any more (e.g. Redis's feed was trimmed
+   * past a node that was cut off): the server then sends its clients away to resume through
+   * session restore and history, which Redis still has. Returns a disposer.
+   */
+  onResync?(listener: (why: string) => void): () => void;
+  /** Whether the storage is reachable now (brokers that can lose it, e.g. Redis); absent means always up. */
+  health?(): { ok: boolean; reason?: string };
   close(): Promise<void>;
 }

@@ -3,6 +3,7 @@ import { ReboundError, toErrorBody } from '../../../lib/errors.ts';
 import type { RunningService } from '../../common/service-main.ts';
 import { IpcBroker, servePrimary, type IpcChannel, type PrimaryToWorker, type WorkerToPrimary } from '../broker/ipc.ts';
 import { MemoryBroker } from '../broker/memory.ts';
+import { openBroker } from '../broker/open.ts';
 import type { ReloadedWorker } from '../http/index.ts';
 import { brokerOptions, createReplayServer } from '../index.ts';
 import type { ReplayServerOptions } from '../options.ts';
@@ -55,6 +56,9 @@ const log = (line: string) => process.stderr.write(`replay: ${line}\n`);
 
 /** Primary: fork the workers, serve the broker, report the shared port once every worker listens. */
 export async function runPrimary(opts: ReplayServerOptions): Promise<RunningService> {
+  // --broker redis: every worker holds its own Redis connections (the primary's MemoryBroker then
+  // serves only the admin channel); check Redis once here so an outage is one clear error.
+  if (opts.broker === 'redis') await (await openBroker(opts))?.close();
   const broker = new MemoryBroker(brokerOptions(opts));
   const health = { respawns: 0, spawnFailures: 0, lastSpawnError: null as string | null, reloads: 0 };
   const workers = new Set<Worker>();
@@ -225,13 +229,15 @@ export async function runWorker(compactHeap: () => void): Promise<void> {
   const opts = JSON.parse(process.env[ENV_KEY] ?? '{}') as ReplayServerOptions;
   if (opts.compactHeap) compactHeap();
   const channel = processChannel();
-  const broker = new IpcBroker(channel);
+  const ipc = new IpcBroker(channel);
   const reload = () =>
-    broker.request(
+    ipc.request(
       (id) => ({ type: 'reload', id }),
       (m) => (m.type === 'reload.result' ? { status: m.status, body: m.body } : { status: 500, body: null }),
       RELOAD_REQUEST_TIMEOUT_MS,
     );
+  // With --broker redis the worker stores and fans out through Redis itself; IPC stays for admin.
+  const broker = (await openBroker(opts)) ?? ipc;
   const srv = createReplayServer({ ...opts, workers: 1 }, { broker, reload });
   await srv.listen(opts.port, opts.host);
   let stopping = false;

@@ -78,6 +78,13 @@ export function createReplayHttp(opts: {
     );
   });
 
+  // A broker that can lose its store (Redis) makes the node degraded, not down: connections stay.
+  app.get('/health', (_req: Request, res: Response, next: NextFunction) => {
+    const h = opts.broker.health?.();
+    if (!h || h.ok) return next();
+    res.status(503).json({ status: 'degraded', service: 'replay', reason: h.reason ?? 'broker unavailable' });
+  });
+
   app.use(shared.app);
   return { app, close: shared.close };
 }

@@ -1,0 +1,209 @@
+/**
+ * Lua scripts of the Redis broker (broker/redis.ts). Each runs atomically inside Redis, which is
+ * what makes Redis the one source of truth: an offset is issued, stored and appended to the
+ * fan-out feed in one step, so every node sees one order per stream. Times come from Redis's
+ * own clock (`TIME`), never from a node's, so nodes with skewed clocks agree on TTLs.
+ *
+ * Key layout under the prefix `P` (docs/replay-server.md, "Redis broker"):
+ *   P epoch          string   service epoch, created once (SET NX semantics), survives node restarts
+ *   P gen            counter  stream generations: a stream's epoch is `<epoch>-<gen>`
+ *   P m:<stream>     hash     {e: stream epoch, l: last offset}
+ *   P h:<stream>     stream   history; entry ID `<offset>-1`, fields m (message JSON), t (unix s)
+ *   P streams        zset     stream -> last add (ms), for stats and silence expiry
+ *   P feed           stream   fan-out feed every node reads (XREAD); fields n s m e o t x
+ *   P feedseq        counter  feed sequence `n`: a reader sees a gap when n jumps
+ *   P published      counter  items published
+ *   P s:<sid>        string   session identifiers (JSON array), PX = session TTL
+ *   P sidx           zset     sid -> expiry ms (oldest change first, for the caps)
+ *   P sbytes         hash     sid -> accounted bytes;  P stotal: their sum;  P sevicted: cap evictions
+ */
+
+/**
+ * ARGV: prefix, fresh epoch (used only if none exists), historyLimit, historyTtlSec, feedMaxLen,
+ * item count, then 4 per item: stream, message, exclude ('' = none), transient ('1'/'0').
+ * Returns per item {epoch, offset, ts} (stored) or {} (transient).
+ */
+export const PUBLISH_LUA = `
+local p = ARGV[1]
+local t = redis.call('TIME')
+local nowS = tonumber(t[1])
+local nowMs = nowS * 1000 + math.floor(tonumber(t[2]) / 1000)
+local limit = tonumber(ARGV[3])
+local ttl = tonumber(ARGV[4])
+local feedMax = ARGV[5]
+local n = tonumber(ARGV[6])
+local silenceMs = ttl * 10 * 1000
+local epoch = redis.call('GET', p .. 'epoch')
+if not epoch then
+  epoch = ARGV[2]
+  redis.call('SET', p .. 'epoch', epoch)
+end
+local out = {}
+for i = 0, n - 1 do
+  local b = 7 + i * 4
+  local s, m, x, tr = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
+  local seq = redis.call('INCR', p .. 'feedseq')
+  if tr == '1' then
+    redis.call('XADD', p .. 'feed', 'MAXLEN', '~', feedMax, '*', 'n', seq, 's', s, 'm', m, 'x', x)
+    out[#out + 1] = {}
+  else
+    local mk = p .. 'm:' .. s
+    local hk = p .. 'h:' .. s
+    local e = redis.call('HGET', mk, 'e')
+    if not e then
+      -- A new stream, or one silent for 10 x TTL (its keys expired): a new epoch, so no stale
+      -- position can alias a new message.
+      e = epoch .. '-' .. redis.call('INCR', p .. 'gen')
+      redis.call('DEL', hk)
+      redis.call('HSET', mk, 'e', e, 'l', 0)
+    end
+    local o = redis.call('HINCRBY', mk, 'l', 1)
+    redis.call('XADD', hk, 'MAXLEN', limit, o .. '-1', 'm', m, 't', nowS)
+    -- TTL: drop expired entries from the head (reads also skip them, so this only bounds memory).
+    local minS = nowS - ttl
+    for _ = 1, 64 do
+      local head = redis.call('XRANGE', hk, '-', '+', 'COUNT', 1)
+      if #head == 0 or tonumber(head[1][2][4]) >= minS then break end
+      redis.call('XDEL', hk, head[1][1])
+    end
+    redis.call('PEXPIRE', mk, silenceMs)
+    redis.call('PEXPIRE', hk, silenceMs)
+    redis.call('ZADD', p .. 'streams', nowMs, s)
+    redis.call('XADD', p .. 'feed', 'MAXLEN', '~', feedMax, '*', 'n', seq, 's', s, 'm', m, 'x', x, 'e', e, 'o', o, 't', nowS)
+    out[#out + 1] = { e, o, nowS }
+  end
+end
+redis.call('ZREMRANGEBYSCORE', p .. 'streams', '-inf', nowMs - silenceMs)
+redis.call('INCRBY', p .. 'published', n)
+return out
+`;
+
+/**
+ * ARGV: prefix, stream, mode ('o' after an offset | 's' since unix seconds), epoch, offset-or-since,
+ * maxBytes (0 = unpaged), historyTtlSec.
+ * Returns {'err', reason} or {'ok', more (0/1), epoch, o1, t1, m1, o2, t2, m2, ...}.
+ */
+export const HISTORY_LUA = `
+local p, s, mode = ARGV[1], ARGV[2], ARGV[3]
+local maxBytes = tonumber(ARGV[6])
+local minS = tonumber(redis.call('TIME')[1]) - tonumber(ARGV[7])
+local mk = p .. 'm:' .. s
+local hk = p .. 'h:' .. s
+local meta = redis.call('HMGET', mk, 'e', 'l')
+local e, last = meta[1], tonumber(meta[2])
+local start
+if mode == 's' then
+  if not e then return { 'ok', 0, '' } end
+  local since = tonumber(ARGV[5])
+  if since < minS then since = minS end
+  start = '-'
+  -- First entry at or after since: scan from the head (history is at most historyLimit long).
+  local found = nil
+  local cursor = '-'
+  while not found do
+    local chunk = redis.call('XRANGE', hk, cursor, '+', 'COUNT', 128)
+    if #chunk == 0 then return { 'ok', 0, e } end
+    for _, en in ipairs(chunk) do
+      if tonumber(en[2][4]) >= since then found = en[1] break end
+    end
+    if not found then cursor = '(' .. chunk[#chunk][1] end
+  end
+  start = found
+else
+  if not e then return { 'err', 'stream_not_found' } end
+  if ARGV[4] ~= e then return { 'err', 'unknown_epoch' } end
+  local offset = tonumber(ARGV[5])
+  if offset > last then return { 'err', 'offset_ahead' } end
+  if offset == last then return { 'ok', 0, e } end
+  -- Everything after offset must still be retained (and unexpired), or the backlog has a hole.
+  local first = redis.call('XRANGE', hk, (offset + 1) .. '-1', '+', 'COUNT', 1)
+  if #first == 0 or first[1][1] ~= (offset + 1) .. '-1' or tonumber(first[1][2][4]) < minS then
+    return { 'err', 'offset_evicted' }
+  end
+  start = first[1][1]
+end
+local res = { 'ok', 0, e }
+local bytes = 0
+local count = 0
+local cursor = start
+while true do
+  local chunk = redis.call('XRANGE', hk, cursor, '+', 'COUNT', 128)
+  if #chunk == 0 then return res end
+  for _, en in ipairs(chunk) do
+    local m = en[2][2]
+    if maxBytes > 0 and count > 0 and bytes + #m > maxBytes then
+      res[2] = 1
+      return res
+    end
+    local id = en[1]
+    res[#res + 1] = tonumber(string.sub(id, 1, string.find(id, '-') - 1))
+    res[#res + 1] = tonumber(en[2][4])
+    res[#res + 1] = m
+    bytes = bytes + #m
+    count = count + 1
+  end
+  cursor = '(' .. chunk[#chunk][1]
+end
+`;
+
+/**
+ * Session change. ARGV: prefix, sid, mode ('commit' replaces, 'update' merges), ttlSec,
+ * maxSessions, maxStoreBytes, overheadBytes, addCount, removeCount, adds..., removes...
+ * Same semantics as the memory broker: a touch or removal does not revive an absent session;
+ * the least recently changed sessions are evicted first while a cap is exceeded.
+ */
+export const SESSION_LUA = `
+local p, sid, mode = ARGV[1], ARGV[2], ARGV[3]
+local ttlMs = tonumber(ARGV[4]) * 1000
+local maxCount, maxBytes, overhead = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local na, nr = tonumber(ARGV[8]), tonumber(ARGV[9])
+local t = redis.call('TIME')
+local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local key = p .. 's:' .. sid
+local idx, sb, tot = p .. 'sidx', p .. 'sbytes', p .. 'stotal'
+local function drop(id)
+  local b = redis.call('HGET', sb, id)
+  if b then redis.call('DECRBY', tot, b) end
+  redis.call('HDEL', sb, id)
+  redis.call('ZREM', idx, id)
+  redis.call('DEL', p .. 's:' .. id)
+end
+-- Expired sessions leave the accounting (their keys expired by PX already).
+local gone = redis.call('ZRANGEBYSCORE', idx, '-inf', nowMs, 'LIMIT', 0, 256)
+for _, id in ipairs(gone) do drop(id) end
+local cur = redis.call('GET', key)
+local ids = {}
+if cur and mode == 'update' then ids = cjson.decode(cur) end
+if mode == 'commit' and cur then drop(sid) cur = nil end
+if not cur and na == 0 then return 0 end
+if nr > 0 then
+  local rm = {}
+  for i = 1, nr do rm[ARGV[9 + na + i]] = true end
+  local kept = {}
+  for _, id in ipairs(ids) do if not rm[id] then kept[#kept + 1] = id end end
+  ids = kept
+end
+local have = {}
+for _, id in ipairs(ids) do have[id] = true end
+for i = 1, na do
+  local id = ARGV[9 + i]
+  if not have[id] then ids[#ids + 1] = id have[id] = true end
+end
+local bytes = overhead + #sid
+for _, id in ipairs(ids) do bytes = bytes + #id end
+local enc = '[]'
+if #ids > 0 then enc = cjson.encode(ids) end
+redis.call('SET', key, enc, 'PX', ttlMs)
+redis.call('ZADD', idx, nowMs + ttlMs, sid)
+local before = tonumber(redis.call('HGET', sb, sid) or '0')
+redis.call('HSET', sb, sid, bytes)
+local total = redis.call('INCRBY', tot, bytes - before)
+while redis.call('ZCARD', idx) > maxCount or total > maxBytes do
+  local oldest = redis.call('ZRANGE', idx, 0, 0)
+  if #oldest == 0 then break end
+  drop(oldest[1])
+  redis.call('INCR', p .. 'sevicted')
+  total = tonumber(redis.call('GET', tot) or '0')
+end
+return 1
+`;

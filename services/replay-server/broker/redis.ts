@@ -1,0 +1,264 @@
+import { randomInt } from 'node:crypto';
+import { Redis, type RedisOptions } from 'ioredis';
+import { ReboundError } from '../../../lib/errors.ts';
+import { SESSION_OVERHEAD_BYTES } from './memory.ts';
+import { HISTORY_LUA, PUBLISH_LUA, SESSION_LUA } from './redis-scripts.ts';
+import { encodeSession, decodeSession } from '../session/index.ts';
+import type { Broker, BrokerOptions, BrokerStats, HistoryPage, HistoryPosition, HistoryResult, MessagesListener, PublishItem, SessionChange, StreamMessage } from './types.ts';
+
+export interface RedisBrokerOptions extends BrokerOptions {
+  /** `redis://host:port[/db]` (or `rediss://`, or a unix socket path). */
+  url: string;
+  /** Prefix of every key, so several services may share one Redis. @default 'rr:' */
+  prefix?: string;
+  /** Entries the fan-out feed keeps (approximately): how far a node cut off from Redis can catch up. @default 100_000 */
+  feedMaxLen?: number;
+  /** How long `connect()` waits for Redis before giving up. @default 3000 */
+  connectTimeoutMs?: number;
+}
+
+/** Feed entries read per XREAD, and how long one blocks (the loop re-checks `closed` between). */
+const FEED_BATCH = 1000;
+const FEED_BLOCK_MS = 1000;
+const RETRY_MS = 200;
+export const DEFAULT_FEED_MAX_LEN = 100_000;
+
+type Client = Redis & {
+  rrPublish(...args: (string | number)[]): Promise<unknown[]>;
+  rrHistory(...args: (string | number)[]): Promise<unknown[]>;
+  rrSession(...args: (string | number)[]): Promise<number>;
+};
+
+const HISTORY_REASONS = new Set(['unknown_epoch', 'stream_not_found', 'offset_evicted', 'offset_ahead']);
+
+/**
+ * Several nodes behind one Redis as one service (docs/replay-server.md, "Redis broker").
+ *
+ * - Offsets: one Lua script per publish batch issues each stream's next offset (HINCRBY), stores
+ *   the entry in the stream's history (a Redis Stream whose entry ID is `<offset>-1`) and appends
+ *   it to one shared fan-out feed, atomically: Redis is the only counter, so two nodes never
+ *   issue the same offset, and feed order is offset order for every stream.
+ * - Fan-out: each broker reads the feed with a blocking XREAD from the last entry it saw. After a
+ *   lost connection it continues from that entry, so the node catches up with no gap and no
+ *   duplicate (a jump in the feed's sequence, e.g. the feed was trimmed meanwhile, is counted
+ *   in `feedGaps`). Local delivery of a node's own publishes also comes from the feed: one order.
+ * - Commands fail fast while Redis is unreachable (no offline queue): `/_broadcast` answers 503
+ *   instead of acknowledging a message it did not store; `health()` reports the outage.
+ */
+export class RedisBroker implements Broker {
+  readonly kind = 'redis';
+  private readonly cmd: Client;
+  /** Dedicated connection for the blocking feed reads. */
+  private readonly reader: Redis;
+  private readonly prefix: string;
+  private readonly feedKey: string;
+  private readonly listeners = new Set<MessagesListener>();
+  private readonly resyncListeners = new Set<(why: string) => void>();
+  private lastFeedId = '0-0';
+  private lastFeedSeq = 0;
+  private feedGaps = 0;
+  private feedResets = 0;
+  private closed = false;
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly opts: RedisBrokerOptions) {
+    this.prefix = opts.prefix ?? 'rr:';
+    this.feedKey = `${this.prefix}feed`;
+    const common: RedisOptions = {
+      lazyConnect: true,
+      // Never queue a command for later: an unstored broadcast must fail now (503), not hang.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: opts.connectTimeoutMs ?? 3000,
+      retryStrategy: (times) => Math.min(50 * times, 1000),
+    };
+    this.cmd = new Redis(opts.url, { ...common, connectionName: 'rebound-replay' }) as Client;
+    this.reader = new Redis(opts.url, { ...common, connectionName: 'rebound-replay-feed' });
+    // ioredis emits 'error' on every failed reconnect; health() reports the state instead.
+    this.cmd.on('error', () => {});
+    this.reader.on('error', () => {});
+    this.cmd.defineCommand('rrPublish', { numberOfKeys: 0, lua: PUBLISH_LUA });
+    this.cmd.defineCommand('rrHistory', { numberOfKeys: 0, lua: HISTORY_LUA });
+    this.cmd.defineCommand('rrSession', { numberOfKeys: 0, lua: SESSION_LUA });
+  }
+
+  /** Connect both clients and start the fan-out; rejects with RR_ERR_REDIS_UNAVAILABLE when Redis cannot be reached. */
+  async connect(): Promise<void> {
+    try {
+      await Promise.all([this.cmd.connect(), this.reader.connect()]);
+      // Start after the feed's current end: only what is published from now on is live.
+      const tail = (await this.cmd.xrevrange(this.feedKey, '+', '-', 'COUNT', 1)) as [string, string[]][];
+      if (tail[0]) {
+        this.lastFeedId = tail[0][0];
+        this.lastFeedSeq = Number(fieldOf(tail[0][1], 'n') ?? 0);
+      }
+    } catch (err) {
+      this.cmd.disconnect();
+      this.reader.disconnect();
+      throw new ReboundError('RR_ERR_REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(this.opts.url)}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    this.loop = this.readFeed();
+  }
+
+  /** Up when both connections are ready; otherwise why not. */
+  health(): { ok: boolean; reason?: string } {
+    if (this.cmd.status === 'ready' && this.reader.status === 'ready') return { ok: true };
+    return { ok: false, reason: `redis ${this.cmd.status}/${this.reader.status}` };
+  }
+
+  async publish(items: readonly PublishItem[]): Promise<void> {
+    if (items.length === 0) return;
+    const args: (string | number)[] = [this.prefix, newEpoch(), this.opts.historyLimit, this.opts.historyTtlSec, this.opts.feedMaxLen ?? DEFAULT_FEED_MAX_LEN, items.length];
+    for (const it of items) args.push(it.stream, it.message, it.exclude ?? '', it.transient ? '1' : '0');
+    await this.cmd.rrPublish(...args);
+  }
+
+  onMessages(listener: MessagesListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  onResync(listener: (why: string) => void): () => void {
+    this.resyncListeners.add(listener);
+    return () => this.resyncListeners.delete(listener);
+  }
+
+  async history(stream: string, position: HistoryPosition, page?: HistoryPage): Promise<HistoryResult> {
+    const since = 'since' in position;
+    const r = await this.cmd.rrHistory(this.prefix, stream, since ? 's' : 'o', since ? '' : position.epoch, since ? position.since : position.offset, page?.maxBytes ?? 0, this.opts.historyTtlSec);
+    if (r[0] === 'err') {
+      const reason = String(r[1]);
+      return { ok: false, reason: HISTORY_REASONS.has(reason) ? (reason as 'stream_not_found') : 'stream_not_found' };
+    }
+    const epoch = String(r[2]);
+    const messages: StreamMessage[] = [];
+    for (let i = 3; i + 2 < r.length; i += 3) messages.push({ stream, message: String(r[i + 2]), epoch, offset: Number(r[i]), ts: Number(r[i + 1]) });
+    return r[1] === 1 ? { ok: true, messages, more: true } : { ok: true, messages };
+  }
+
+  async commitSession(sid: string, state: string): Promise<void> {
+    if (this.opts.sessionTtlSec <= 0) return;
+    await this.session(sid, 'commit', decodeSession(state), []);
+  }
+
+  async updateSession(sid: string, change: SessionChange): Promise<void> {
+    if (this.opts.sessionTtlSec <= 0) return;
+    await this.session(sid, 'update', change.add ?? [], change.remove ?? []);
+  }
+
+  private async session(sid: string, mode: string, add: readonly string[], remove: readonly string[]): Promise<void> {
+    const o = this.opts;
+    await this.cmd.rrSession(this.prefix, sid, mode, o.sessionTtlSec, o.maxSessions ?? Number.MAX_SAFE_INTEGER, o.maxSessionStoreBytes ?? Number.MAX_SAFE_INTEGER, SESSION_OVERHEAD_BYTES, add.length, remove.length, ...add, ...remove);
+  }
+
+  async restoreSession(sid: string): Promise<string | undefined> {
+    if (this.opts.sessionTtlSec <= 0) return undefined;
+    const raw = await this.cmd.get(`${this.prefix}s:${sid}`);
+    if (raw === null) return undefined;
+    try {
+      const ids = JSON.parse(raw) as unknown;
+      return Array.isArray(ids) ? encodeSession(ids.filter((x): x is string => typeof x === 'string')) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async stats(): Promise<BrokerStats> {
+    const p = this.prefix;
+    const [streams, sessions, bytes, evicted, published] = await Promise.all([this.cmd.zcard(`${p}streams`), this.cmd.zcard(`${p}sidx`), this.cmd.get(`${p}stotal`), this.cmd.get(`${p}sevicted`), this.cmd.get(`${p}published`)]);
+    // historyMessages is not tracked on Redis (summing XLEN over every stream is not worth a /metrics call): -1.
+    return { kind: this.kind, historyStreams: streams, historyMessages: -1, sessions, sessionBytes: Number(bytes ?? 0), sessionsEvicted: Number(evicted ?? 0), published: Number(published ?? 0), feedGaps: this.feedGaps, feedResets: this.feedResets };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.listeners.clear();
+    this.resyncListeners.clear();
+    this.reader.disconnect();
+    await this.loop?.catch(() => {});
+    await this.cmd.quit().catch(() => this.cmd.disconnect());
+  }
+
+  private emit(msgs: StreamMessage[]): void {
+    if (msgs.length > 0) for (const l of this.listeners) l(msgs);
+  }
+
+  /** The fan-out loop: XREAD from the last seen entry, forever; a lost connection just waits and resumes there. */
+  private async readFeed(): Promise<void> {
+    while (!this.closed) {
+      let res: [string, [string, string[]][]][] | null;
+      try {
+        res = (await this.reader.xread('COUNT', FEED_BATCH, 'BLOCK', FEED_BLOCK_MS, 'STREAMS', this.feedKey, this.lastFeedId)) as typeof res;
+      } catch {
+        if (this.closed) return;
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+        continue;
+      }
+      const entries = res?.[0]?.[1];
+      if (!entries || entries.length === 0 || this.closed) continue;
+      let out: StreamMessage[] = [];
+      for (const [id, f] of entries) {
+        this.lastFeedId = id;
+        const seq = Number(fieldOf(f, 'n') ?? 0);
+        // A jump: the feed was trimmed past us while we were cut off. Going backwards: Redis lost
+        // its data (restarted without persistence). Either way live frames would now skip
+        // offsets, so what came before goes out, then the clients are sent to resume by history.
+        const gap = this.lastFeedSeq > 0 && seq > this.lastFeedSeq + 1;
+        const reset = seq <= this.lastFeedSeq;
+        if (gap || reset) {
+          if (gap) this.feedGaps += seq - this.lastFeedSeq - 1;
+          else this.feedResets++;
+          this.emit(out);
+          out = [];
+          // Clients come straight back to restore their session: let the command link be up first.
+          for (let i = 0; i < 100 && this.cmd.status !== 'ready' && !this.closed; i++) await new Promise((r) => setTimeout(r, 50));
+          const why = gap ? `feed gap of ${seq - this.lastFeedSeq - 1} entries` : 'feed reset (Redis lost its data)';
+          for (const l of this.resyncListeners) l(why);
+        }
+        this.lastFeedSeq = seq;
+        out.push(toMessage(f));
+      }
+      this.emit(out);
+    }
+  }
+}
+
+function fieldOf(f: string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < f.length; i += 2) if (f[i] === name) return f[i + 1];
+  return undefined;
+}
+
+function toMessage(f: string[]): StreamMessage {
+  const m: StreamMessage = { stream: '', message: '' };
+  for (let i = 0; i + 1 < f.length; i += 2) {
+    const v = f[i + 1]!;
+    switch (f[i]) {
+      case 's':
+        m.stream = v;
+        break;
+      case 'm':
+        m.message = v;
+        break;
+      case 'x':
+        if (v !== '') m.exclude = v;
+        break;
+      case 'e':
+        m.epoch = v;
+        break;
+      case 'o':
+        m.offset = Number(v);
+        break;
+      case 't':
+        m.ts = Number(v);
+        break;
+    }
+  }
+  return m;
+}
+
+const newEpoch = () => randomInt(36 ** 4).toString(36).padStart(4, '0');
+
+/** The URL without its password, for error messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+}
