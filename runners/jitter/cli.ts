@@ -4,6 +4,7 @@ import { TARGET_NAMES, getTarget } from '../targets/index.ts';
 import { withTarget } from '../core/local-target.ts';
 import { stamp, writeResults } from '../core/results.ts';
 import { JITTER_OPTIONS, parseJitterOptions } from './options.ts';
+import { formatProgress } from './progress.ts';
 import { formatComparison } from './report.ts';
 import { runJitter } from './run.ts';
 
@@ -19,7 +20,7 @@ async function main(argv: string[]): Promise<number> {
   const result = await withTarget(target, opts.url, async (url) => {
     const run = runJitter(opts, url);
     run.events.on('phase', (name, detail) => process.stderr.write(`[${target.name}] ${name}: ${detail}\n`));
-    run.events.on('progress', (p) => process.stderr.write(`[${target.name}] published ${p.published}/${opts.msgs}, drops ${p.drops}, deliveries ${p.received}\n`));
+    run.events.on('progress', (p) => process.stderr.write(formatProgress(target.name, p)));
     return run.result;
   });
   const file = await writeResults(`jitter-${target.name}-${stamp()}`, result as unknown as Record<string, unknown>);
