@@ -74,3 +74,11 @@ describe('checkValidity', () => {
     expect(v.valid).toBe(false);
   });
 });
+
+describe('docs/errors.md', () => {
+  it('lists every validity rule', async () => {
+    const { readFileSync } = await import('node:fs');
+    const doc = readFileSync('docs/errors.md', 'utf8');
+    for (const code of VALIDITY_CODES) expect(doc, code).toContain(`| \`${code}\` |`);
+  });
+});

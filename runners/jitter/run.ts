@@ -30,7 +30,7 @@ export interface JitterProgress {
   /** Clients connected right now, of `clients`. */
   connected: number;
   clients: number;
-  /** Distinct deliveries so far over (clients seen connected × messages accepted so far), %. */
+  /** Distinct deliveries so far over (clients seen connected × messages sent and not failed), %. */
   deliveredPct: number;
   /** Disruptions applied or attempted so far. */
   drops: number;
@@ -241,7 +241,8 @@ class JitterSession {
       },
     });
     const progress = setInterval(() => {
-      const expected = this.connections.connectedCount * published;
+      // Over messages sent and not failed: a message reaches clients before its 201 comes back.
+      const expected = this.connections.connectedCount * (sent - failed);
       this.events.emit('progress', {
         phase: 'publish',
         sent,
