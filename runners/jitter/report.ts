@@ -15,6 +15,7 @@ export function comparisonRows(results: readonly JitterResult[]): string[][] {
     ['', ...results.map(columnLabel)],
     row('Deliveries lost', (r) => fmtInt(r.lostDeliveries)),
     row('Delivery rate', (r) => `${r.deliveryRatePct}%`),
+    row('Messages accepted', (r) => `${fmtInt(r.published)} of ${fmtInt(r.totalMessages)}${r.publishFailures ? ` (not accepted: ${Object.entries(r.publishFailureCauses).map(([c, n]) => `${c} x${n}`).join(', ')})` : ''}`),
     row('Resume rate', (r) => (r.csrResumeRatePct === null ? 'n/a' : `${r.csrResumeRatePct}%`)),
     row('Duplicates', (r) => fmtInt(r.duplicates)),
     row('Out of order', (r) => fmtInt(r.outOfOrder)),

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { withTarget } from '../core/local-target.ts';
 import { getTarget } from '../targets/index.ts';
 import { parseJitterOptions } from './options.ts';
+import { comparisonRows } from './report.ts';
 import { runJitter } from './run.ts';
 import type { JitterResult } from './result.ts';
 
@@ -48,6 +49,7 @@ describe('jitter run: messages the target did not accept', () => {
     const [r] = await runs;
     expect(r).toMatchObject({ published: 8, publishFailures: 2, publishFailureCauses: { 'HTTP 500': 2 }, expectedDeliveries: 40, receivedDeliveries: 40, lostDeliveries: 0, unacceptedDeliveries: 0, deliveryRatePct: 100, deliveryRateOfConnectedPct: 100 });
     expect(r.publishFailureSamples).toEqual(['seq 3: HTTP 500', 'seq 7: HTTP 500']);
+    expect(comparisonRows([r])).toContainEqual(['Messages accepted', '8 of 10 (not accepted: HTTP 500 x2)']);
   });
 
   it('make the run invalid (PARTIAL_PUBLISH fatal) unless --allow-publish-failures says the run is about them', async () => {

@@ -132,7 +132,7 @@ class JitterSession {
     try {
       if (planNeedsProxy(this.kinds)) {
         const u = new URL(this.url.replace(/^ws/, 'http'));
-        this.fleet = await openProxyFleet({ apiUrl: this.opts.toxiproxyUrl, groups: this.opts.groups, upstream: `${u.hostname}:${u.port || 80}`, namePrefix: `rr-${this.runId}` });
+        this.fleet = await openProxyFleet({ apiUrl: this.opts.toxiproxyUrl, groups: this.opts.groups, upstream: `${u.hostname}:${u.port !== '' ? u.port : u.protocol === 'https:' ? 443 : 80}`, namePrefix: `rr-${this.runId}` });
       }
       for (let i = 0; i < this.opts.clients; i++) this.clients.push(this.wire(i));
       const rampStart = Date.now();
