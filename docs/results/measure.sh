@@ -38,11 +38,12 @@ run() {
     replay-fanout) script replay-fanout bench:replay-fanout --rates 2500,3000,3500 --json ;;
     replay-fanout-2w) script replay-fanout-2w bench:replay-fanout --rates 2500,3000,3500 --workers 2 --json ;;
     replay-resume) script replay-resume bench:replay-resume ;;
+    replay-resume-2w) script replay-resume-2w bench:replay-resume --workers 2 ;;
     proxy-overhead) script proxy-overhead bench:proxy --json ;;
     proxy-capacity) script proxy-capacity bench:proxy-capacity --json ;;
     *) echo "unknown figure $1" >&2; return 2 ;;
   esac
 }
 
-ALL=(main shape-1000 plan-partition plan-blackhole plan-reset plan-flaky plan-slow-consumer plan-drop-flaky replay-idle replay-fanout replay-fanout-2w replay-resume proxy-overhead proxy-capacity)
+ALL=(main shape-1000 plan-partition plan-blackhole plan-reset plan-flaky plan-slow-consumer plan-drop-flaky replay-idle replay-fanout replay-fanout-2w replay-resume replay-resume-2w proxy-overhead proxy-capacity)
 for f in "${@:-${ALL[@]}}"; do run "$f"; done
