@@ -6,6 +6,8 @@ import { randomSeed } from '../../lib/rng.ts';
 import { sleep } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
 import { ConnectionBook } from '../core/connections.ts';
+import { PROGRESS_EVERY_MS, type JitterProgress } from './progress.ts';
+export type { JitterProgress } from './progress.ts';
 import { DisruptionTracker } from '../core/disruptions.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
@@ -18,33 +20,11 @@ import type { TargetClient, TargetDefinition } from '../targets/types.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
 
-/** A snapshot emitted every PROGRESS_EVERY_MS while publishing. */
-export interface JitterProgress {
-  phase: 'publish';
-  /** Messages sent so far, of `planned`. */
-  sent: number;
-  planned: number;
-  /** Of those, accepted by the target / not accepted. */
-  published: number;
-  publishFailures: number;
-  /** Clients connected right now, of `clients`. */
-  connected: number;
-  clients: number;
-  /** Distinct deliveries so far over (clients seen connected × messages sent and not failed), %. */
-  deliveredPct: number;
-  /** Disruptions applied or attempted so far. */
-  drops: number;
-  /** The runner's own event-loop lag since the previous snapshot, ms. */
-  loopLagMs: { p99: number; max: number };
-}
-
 export interface JitterEvents {
   phase: (name: 'connect' | 'publish' | 'settle' | 'report', detail: string) => void;
   progress: (p: JitterProgress) => void;
 }
 
-/** How often `progress` fires during publishing. */
-export const PROGRESS_EVERY_MS = 2000;
 
 export interface JitterRun {
   events: Emitter<JitterEvents>;
