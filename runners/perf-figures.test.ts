@@ -10,7 +10,7 @@ import type { JitterResult } from './jitter/result.ts';
  */
 const DOC = 'docs/performance.md';
 const doc = readFileSync(DOC, 'utf8');
-const refs = [...doc.matchAll(/(?:[\w./-]*\/)?results\/[\w.*-]*/g)].map((m) => m[0]);
+const refs = [...doc.matchAll(/(?:[\w./-]*\/)?results\/[\w.*-]+/g)].map((m) => m[0]);
 
 describe(`${DOC} figure files`, () => {
   it('cites figure files, all under docs/results/ and none by wildcard', () => {
