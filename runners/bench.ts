@@ -4,8 +4,10 @@ import { argvToValues, helpText, parseOptions } from '../lib/options.ts';
 import { randomSeed } from '../lib/rng.ts';
 import { withTarget } from './core/local-target.ts';
 import { stamp, writeResults } from './core/results.ts';
+import { writeSummary } from './core/summary.ts';
 import { JITTER_OPTIONS, type JitterOptions } from './jitter/options.ts';
-import { formatComparison } from './jitter/report.ts';
+import { formatProgress } from './jitter/progress.ts';
+import { columnLabel, formatComparison } from './jitter/report.ts';
 import type { JitterResult } from './jitter/result.ts';
 import { runJitter } from './jitter/run.ts';
 import { benchAvalancheTable, BENCH_AVALANCHE_HELP } from './avalanche/compare.ts';
@@ -25,6 +27,7 @@ export const BENCH_OPTIONS = {
   msgs: { ...JITTER_OPTIONS.msgs, default: 60 },
   jitter: { ...JITTER_OPTIONS.jitter, default: 10 },
   ramp: { ...JITTER_OPTIONS.ramp, default: 250 },
+  tuned: { type: 'bool', default: true, env: ['TUNED_COLUMNS'], doc: 'also run each library-driven target (replay, socketio-csr) with --reconnect-strategy tuned, same seed: one column for what a default client sees, one for what the server makes possible on equal client backoff' },
 } as const;
 
 async function main(argv: string[]): Promise<number> {
@@ -38,22 +41,31 @@ async function main(argv: string[]): Promise<number> {
   const opts = parseOptions(BENCH_OPTIONS, { values: argvToValues(argv.filter((a) => a !== '--json' && a !== '--avalanche'), BENCH_OPTIONS), env: process.env, origin: 'CLI' });
   const targets = opts.targets ? opts.targets.split(',').map((n) => getTarget(n.trim())) : localTargets();
   for (const t of targets) if (!t.service) throw new ReboundError('RR_ERR_OPTION_INVALID', `target "${t.name}" has no local service; run it with bench:jitter --url`);
-  // One seed for every target: each sees the same drop timeline.
-  const seed = opts.seed || randomSeed();
+  // One seed for every target: each sees the same drop timeline. 0 means "pick one".
+  const seed = opts.seed !== 0 ? opts.seed : randomSeed();
+  const { targets: _x, tuned, ...rest } = opts;
+  // Library-driven targets also run with the shared tuned backoff (runners/targets/reconnect.ts).
+  const runs = targets.flatMap((t) => [
+    { t, strategy: rest.reconnectStrategy },
+    ...(tuned && t.reconnect === 'library' && rest.reconnectStrategy !== 'tuned' ? [{ t, strategy: 'tuned' as const }] : []),
+  ]);
   const results: JitterResult[] = [];
-  for (const t of targets) {
-    const { targets: _x, ...rest } = opts;
-    const jopts: JitterOptions = { ...rest, seed, target: t.name, url: undefined, broadcastUrl: undefined };
-    process.stderr.write(`\n== ${t.name}: ${t.description}\n`);
+  for (const { t, strategy } of runs) {
+    const jopts: JitterOptions = { ...rest, seed, target: t.name, url: undefined, broadcastUrl: undefined, reconnectStrategy: strategy };
+    const label = columnLabel({ target: t.name, params: jopts });
+    process.stderr.write(`\n== ${label}: ${t.description}\n`);
     const r = await withTarget(t, undefined, async (url, svc) => {
       const run = runJitter(jopts, url, { targetPid: svc?.pid });
-      run.events.on('phase', (name, detail) => process.stderr.write(`[${t.name}] ${name}: ${detail}\n`));
+      run.events.on('phase', (name, detail) => process.stderr.write(`[${label}] ${name}: ${detail}\n`));
+      run.events.on('progress', (p) => process.stderr.write(formatProgress(label, p)));
       return run.result;
     });
     results.push(r);
   }
-  const file = await writeResults(`bench-${opts.plan.replace(/\+/g, "-")}-${stamp()}`, results as unknown as Record<string, unknown>[]);
-  process.stderr.write(`\nresults: ${file}\n`);
+  const name = `bench-${opts.plan.replace(/\+/g, '-')}-${stamp()}`;
+  const file = await writeResults(name, results as unknown as Record<string, unknown>[]);
+  const summary = await writeSummary(name, results as unknown as Record<string, unknown>[], ['npm run bench --', ...argv].join(' '));
+  process.stderr.write(`\nresults: ${file}\nsummary: ${summary}\n`);
   process.stderr.write(`${await reportLine(file, results, { command: commandLine('bench', BENCH_OPTIONS, { ...opts, seed }) })}\n`);
   process.stdout.write(json ? JSON.stringify(results, null, 2) + '\n' : `Resilience comparison, plan ${opts.plan}: ${opts.clients} clients, ${opts.msgs} msgs every ${opts.interval} ms, disruption every ${opts.jitter} s (+U(0,5)), seed ${seed}\n\n` + formatComparison(results));
   const av = avalanche ? await avalanche.run(seed, json) : { ok: true, text: '' };

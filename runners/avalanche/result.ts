@@ -60,6 +60,8 @@ export interface AvalancheResult extends LatencyReport {
   /** Messages accepted by the target (per node: a message counts once when every node took it). */
   published: number;
   publishFailures: number;
+  /** `publishFailures` by cause (runners/core/publisher.ts `failureCauses`). */
+  publishFailureCauses: Record<string, number>;
   publishFailuresDuringRestart: number;
   publishFailuresOutsideRestart: number;
   publishFailureSamples: string[];
@@ -68,6 +70,8 @@ export interface AvalancheResult extends LatencyReport {
   receivedDeliveries: number;
   lostDeliveries: number;
   deliveryRatePct: number;
+  /** Received over (clients that connected × expected messages), %: above 100 only when a count is wrong (DELIVERY_OVER_100). */
+  deliveryRateOfConnectedPct: number;
   /** Deliveries of messages the client's node accepted: what the server itself promised. */
   acceptedDeliveries: number;
   /** Of those, not delivered: the server's own loss (history gone with the process, at-most-once). */

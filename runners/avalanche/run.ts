@@ -126,6 +126,10 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
         if (fleet.ledger.latencyOf(i, s) === undefined) lostAccepted++;
       }
     }
+    // Unlike the jitter runner, an avalanche expects every planned message (see result.ts
+    // `expectedDeliveries`): refusals while the target was down are what the restart cost, and
+    // they are split out below (lostUnpublishedDeliveries vs lostAcceptedDeliveries).
+    fleet.ledger.acceptAll();
     const totals = fleet.ledger.totals();
     // A rolling restart times each client from its own node's restart; otherwise from the restart's start.
     const restartAtOf = (i: number) => (restart.mode === 'rolling' ? restart.nodes.find((n) => n.node === fleet.nodeOf(i) && n.signalAt !== null)?.signalAt : undefined) ?? restartAt;
@@ -181,11 +185,16 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       publishFailures: failureTimes.length,
       publishFailuresDuringRestart: during,
       publishFailuresOutsideRestart: failureTimes.length - during,
+      publishFailureCauses: pubs.reduce<Record<string, number>>((acc, p) => {
+        for (const [k, v] of Object.entries(p.failureCauses)) acc[k] = (acc[k] ?? 0) + v;
+        return acc;
+      }, {}),
       publishFailureSamples: pubs.flatMap((p) => p.failures).slice(0, 20),
       expectedDeliveries: totals.expectedDeliveries,
       receivedDeliveries: totals.receivedDeliveries,
       lostDeliveries: totals.lostDeliveries,
       deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
+      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connectedClients * messages),
       acceptedDeliveries,
       lostAcceptedDeliveries: lostAccepted,
       deliveryRateOfAcceptedPct: pct(acceptedDeliveries - lostAccepted, acceptedDeliveries),

@@ -2,13 +2,22 @@
  * Delivery ledger: for every client and every published sequence number, how many times it
  * arrived and the latency of its first arrival. Five bytes per (client, message): the benchmark's
  * 10,000 × 120 takes 6 MB; runners cap clients × messages at LEDGER_MAX_CELLS.
+ *
+ * Only messages the target accepted (`accept(seq)`, from the publisher) are expected: a message
+ * the target refused or the publisher failed to send is the publisher's failure, reported by the
+ * publisher, never the target's delivery loss.
  */
 export const LEDGER_MAX_CELLS = 20_000_000;
 
+/** One client's deliveries. */
 export interface ClientTally {
   index: number;
+  /** Distinct seqs in 1..messages that arrived (accepted or not). */
   received: number;
+  /** Accepted seqs that never arrived. */
   lost: number;
+  /** Distinct seqs that arrived although the publisher never saw them accepted. */
+  unaccepted: number;
   duplicates: number;
   outOfOrder: number;
   /** Arrivals whose seq was outside 1..messages (another run's or a corrupt payload). */
@@ -16,10 +25,14 @@ export interface ClientTally {
   maxLatencyMs: number;
 }
 
+/** Totals over every client. `expectedDeliveries` = clients × accepted messages. */
 export interface LedgerTotals {
   expectedDeliveries: number;
+  /** Distinct (client, seq) arrivals, accepted or not: above `expectedDeliveries` only when the target delivered messages the publisher counted as failed. */
   receivedDeliveries: number;
   lostDeliveries: number;
+  /** The part of `receivedDeliveries` whose message the publisher never saw accepted. */
+  unacceptedDeliveries: number;
   duplicates: number;
   outOfOrder: number;
   foreign: number;
@@ -35,8 +48,11 @@ export class DeliveryLedger {
   private readonly ooo: Int32Array;
   private readonly foreignCount: Int32Array;
   private readonly maxLat: Float64Array;
+  private readonly accepted: Uint8Array;
+  private acceptedCount = 0;
 
   constructor(readonly clients: number, readonly messages: number) {
+    this.accepted = new Uint8Array(messages + 1);
     this.counts = Array.from({ length: clients }, () => new Uint8Array(messages + 1));
     this.firstLatency = Array.from({ length: clients }, () => new Float32Array(messages + 1).fill(NaN));
     this.highest = new Int32Array(clients);
@@ -44,6 +60,23 @@ export class DeliveryLedger {
     this.ooo = new Int32Array(clients);
     this.foreignCount = new Int32Array(clients);
     this.maxLat = new Float64Array(clients);
+  }
+
+  /** The target accepted `seq` (the publisher got its 201): every client is now expected to get it. */
+  accept(seq: number): void {
+    if (!Number.isInteger(seq) || seq < 1 || seq > this.messages || this.accepted[seq]) return;
+    this.accepted[seq] = 1;
+    this.acceptedCount++;
+  }
+
+  /** Every seq 1..messages accepted (tests; runners whose publisher cannot fail). */
+  acceptAll(): void {
+    for (let s = 1; s <= this.messages; s++) this.accept(s);
+  }
+
+  /** How many distinct messages the target accepted so far. */
+  get acceptedMessages(): number {
+    return this.acceptedCount;
   }
 
   /**
@@ -80,11 +113,17 @@ export class DeliveryLedger {
   tally(client: number): ClientTally {
     const row = this.counts[client]!;
     let received = 0;
-    for (let s = 1; s <= this.messages; s++) if (row[s]! > 0) received++;
+    let unaccepted = 0;
+    for (let s = 1; s <= this.messages; s++) {
+      if (row[s]! === 0) continue;
+      received++;
+      if (!this.accepted[s]) unaccepted++;
+    }
     return {
       index: client,
       received,
-      lost: this.messages - received,
+      lost: this.acceptedCount - (received - unaccepted),
+      unaccepted,
       duplicates: this.dup[client]!,
       outOfOrder: this.ooo[client]!,
       foreign: this.foreignCount[client]!,
@@ -92,13 +131,14 @@ export class DeliveryLedger {
     };
   }
 
-  /** Lost = expected − unique received, over the messages actually published. */
+  /** Expected = clients × accepted messages; lost = accepted messages a client never got. */
   totals(): LedgerTotals {
-    const t: LedgerTotals = { expectedDeliveries: this.clients * this.messages, receivedDeliveries: 0, lostDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 };
+    const t: LedgerTotals = { expectedDeliveries: this.clients * this.acceptedCount, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 };
     for (let c = 0; c < this.clients; c++) {
       const x = this.tally(c);
       t.receivedDeliveries += x.received;
       t.lostDeliveries += x.lost;
+      t.unacceptedDeliveries += x.unaccepted;
       t.duplicates += x.duplicates;
       t.outOfOrder += x.outOfOrder;
       t.foreign += x.foreign;

@@ -26,14 +26,29 @@ export interface PublisherOptions {
   timeoutMs?: number;
   /** Called as each request goes out, with the `sentAt` written into its payload. */
   onSend?: (seq: number, sentAt: number) => void;
-  onPublished?: (seq: number, ok: boolean) => void;
+  /**
+   * Called once per message when its outcome is known: `ok` means the target answered 201 (the
+   * message was accepted and counts towards expected deliveries); otherwise `cause` says why.
+   */
+  onPublished?: (seq: number, ok: boolean, cause?: string) => void;
 }
 
+/** How the publisher fared. Failures are the publisher's or the target's refusal, never delivery loss. */
 export interface PublisherResult {
+  /** Messages the target accepted (HTTP 201). */
   published: number;
+  /** Messages not accepted: refused (non-201) or never answered (network error, timeout). */
   failed: number;
+  /** `failed` by cause: `HTTP <status>` for a refusal, the error code (ECONNREFUSED, ECONNRESET, TIMEOUT...) otherwise. */
+  failureCauses: Record<string, number>;
+  /** The first 20 failures, `seq <n>: <cause>[ (<message>)]`. */
   failures: string[];
   elapsedMs: number;
+}
+
+/** A failure's cause key: the error's code when it has one (stable across Node versions), else its message. */
+export function failureCause(err: Error & { code?: string }): string {
+  return err.code ?? err.message;
 }
 
 /**
@@ -49,7 +64,7 @@ export interface PublisherResult {
 export function startPublisher(opts: PublisherOptions): { done: Promise<PublisherResult>; stop(): void } {
   const agent = new Agent({ keepAlive: opts.intervalMs < 4000, maxSockets: 1 });
   const target = /\/_broadcast\/?$/.test(new URL(opts.url).pathname) ? new URL(opts.url) : new URL('/_broadcast', opts.url);
-  const result: PublisherResult = { published: 0, failed: 0, failures: [], elapsedMs: 0 };
+  const result: PublisherResult = { published: 0, failed: 0, failureCauses: {}, failures: [], elapsedMs: 0 };
   const t0 = Date.now();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -73,10 +88,11 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
     opts.onSend?.(n, payload.sentAt);
     const body = JSON.stringify({ stream: opts.stream, data: JSON.stringify(payload) });
     inflight++;
-    const fail = (why: string) => {
+    const fail = (cause: string, detail?: string) => {
       result.failed++;
-      if (result.failures.length < 20) result.failures.push(`seq ${n}: ${why}`);
-      opts.onPublished?.(n, false);
+      result.failureCauses[cause] = (result.failureCauses[cause] ?? 0) + 1;
+      if (result.failures.length < 20) result.failures.push(`seq ${n}: ${cause}${detail && detail !== cause ? ` (${detail})` : ''}`);
+      opts.onPublished?.(n, false, cause);
     };
     const req = request(target, {
       method: 'POST',
@@ -95,9 +111,9 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
         finishIfIdle();
       });
     });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${opts.timeoutMs ?? 10_000} ms`), { code: 'TIMEOUT' })));
     req.on('error', (err) => {
-      fail(err.message);
+      fail(failureCause(err), err.message);
       inflight--;
       finishIfIdle();
     });

@@ -25,6 +25,9 @@ export function watchRunner(stallMs = 100) {
   const resolution = 10;
   const lag = monitorEventLoopDelay({ resolution });
   lag.enable();
+  // A second histogram, reset on every read, for live progress lines.
+  const recent = monitorEventLoopDelay({ resolution });
+  recent.enable();
   let peakRss = rss();
   let windows = 0;
   let stalled = 0;
@@ -39,9 +42,16 @@ export function watchRunner(stallMs = 100) {
   timer.unref();
   const over = (ns: number) => Math.max(0, Math.round((ns / 1e6 - resolution) * 10) / 10);
   return {
+    /** Loop lag since the previous call (or the start), ms beyond the sampling resolution. */
+    recentLag(): { p99: number; max: number } {
+      const out = recent.count ? { p99: over(recent.percentile(99)), max: over(recent.max) } : { p99: 0, max: 0 };
+      recent.reset();
+      return out;
+    },
     stop(): RunnerHealth {
       clearInterval(timer);
       lag.disable();
+      recent.disable();
       peakRss = Math.max(peakRss, rss());
       return {
         runnerPeakRssMb: Math.round((peakRss / 1048576) * 10) / 10,

@@ -1,18 +1,21 @@
 import type { RunnerHealth } from './runner-health.ts';
 
-export type ValidityCode =
-  | 'DELIVERY_OVER_100'
-  | 'RECEIVED_OVER_EXPECTED'
-  | 'NOTHING_CONNECTED'
-  | 'NOTHING_PUBLISHED'
-  | 'PARTIAL_PUBLISH'
-  | 'NEGATIVE_SKEW_FLOOR'
-  | 'OVERRAN_PLAN'
-  | 'CONNECT_FAILURES'
-  | 'RUNNER_FD_LIMIT'
-  | 'RUNNER_PORT_EXHAUSTION'
-  | 'RUNNER_LOOP_LAG'
-  | 'FOREIGN_MESSAGES';
+/** Every rule checkValidity applies (docs/errors.md lists them with their meaning). */
+export const VALIDITY_CODES = [
+  'DELIVERY_OVER_100',
+  'RECEIVED_OVER_EXPECTED',
+  'NOTHING_CONNECTED',
+  'NOTHING_PUBLISHED',
+  'PARTIAL_PUBLISH',
+  'NEGATIVE_SKEW_FLOOR',
+  'OVERRAN_PLAN',
+  'CONNECT_FAILURES',
+  'RUNNER_FD_LIMIT',
+  'RUNNER_PORT_EXHAUSTION',
+  'RUNNER_LOOP_LAG',
+  'FOREIGN_MESSAGES',
+] as const;
+export type ValidityCode = (typeof VALIDITY_CODES)[number];
 
 export interface ValidityFlag {
   code: ValidityCode;
@@ -29,20 +32,39 @@ export interface Validity {
 /** What validity needs from a delivery result; every runner's result satisfies it. */
 export interface ValidityInput {
   clients: number;
+  /** Clients that were connected and subscribed at some point of the run (a late connect counts). */
   connectedClients: number;
+  /** Clients that never connected. */
   connectFailures: number;
   connectFailureCauses?: Record<string, number>;
+  /** Messages the run planned to publish. */
   totalMessages: number;
+  /** Messages the target accepted. */
   published: number;
+  /** Messages not accepted (refused or failed to send), with their causes (publisher.ts `failureCauses`). */
+  publishFailures: number;
+  publishFailureCauses: Record<string, number>;
+  /** The run is about publisher faults: partial publishing is expected, a warning instead of fatal. */
+  allowPublishFailures?: boolean;
+  /** clients × accepted messages. */
   expectedDeliveries: number;
+  /** Distinct (client, seq) arrivals, including messages the publisher saw fail (so it can exceed expected). */
   receivedDeliveries: number;
+  /** received / expected, %. */
   deliveryRatePct: number;
+  /** received / (connectedClients × accepted), %. */
+  deliveryRateOfConnectedPct: number;
   skewFloor: number;
   foreignMessages: number;
   elapsedMs: number;
   plannedMs: number;
   runner: RunnerHealth;
 }
+
+const causes = (c: Record<string, number>) =>
+  Object.entries(c)
+    .map(([k, n]) => `${k} x${n}`)
+    .join(', ') || 'no cause recorded';
 
 /** Runner event-loop lag above this (p99, ms) distorts measured latency. */
 export const LOOP_LAG_WARN_MS = 50;
@@ -55,11 +77,21 @@ export function checkValidity(r: ValidityInput): Validity {
   const flags: ValidityFlag[] = [];
   const fatal = (code: ValidityCode, message: string) => flags.push({ code, severity: 'fatal', message });
   const warn = (code: ValidityCode, message: string) => flags.push({ code, severity: 'warning', message });
-  if (r.deliveryRatePct > 100) fatal('DELIVERY_OVER_100', `delivery rate ${r.deliveryRatePct}% exceeds 100%: the ledger or the payloads are wrong`);
-  if (r.receivedDeliveries > r.expectedDeliveries) fatal('RECEIVED_OVER_EXPECTED', `received ${r.receivedDeliveries} > expected ${r.expectedDeliveries}`);
+  // Both rates divide distinct arrivals by an independent count (accepted messages, clients seen
+  // connected): above 100% one of those counts is wrong, so no figure of the run can be trusted.
+  if (r.deliveryRatePct > 100 || r.deliveryRateOfConnectedPct > 100) {
+    fatal('DELIVERY_OVER_100', `delivery rate ${r.deliveryRatePct}% (of connected clients: ${r.deliveryRateOfConnectedPct}%) exceeds 100%: the accepted-message or connected-client count is wrong`);
+  }
+  if (r.receivedDeliveries > r.expectedDeliveries) {
+    fatal('RECEIVED_OVER_EXPECTED', `received ${r.receivedDeliveries} > expected ${r.expectedDeliveries}: the target delivered messages the publisher counted as not accepted, so expected deliveries are understated`);
+  }
   if (r.connectedClients === 0) fatal('NOTHING_CONNECTED', 'no client connected');
-  if (r.published === 0) fatal('NOTHING_PUBLISHED', 'the publisher delivered nothing');
-  else if (r.published < r.totalMessages) warn('PARTIAL_PUBLISH', `only ${r.published} of ${r.totalMessages} messages were accepted by the target`);
+  if (r.published === 0) fatal('NOTHING_PUBLISHED', `the target accepted no message${r.publishFailures ? ` (${causes(r.publishFailureCauses)})` : ''}`);
+  else if (r.published < r.totalMessages) {
+    const msg = `only ${r.published} of ${r.totalMessages} messages were accepted by the target (${causes(r.publishFailureCauses)}); deliveries are counted over the accepted ones`;
+    if (r.allowPublishFailures) warn('PARTIAL_PUBLISH', msg);
+    else fatal('PARTIAL_PUBLISH', `${msg}; pass --allow-publish-failures if the run is about publisher faults`);
+  }
   if (r.skewFloor < 0) fatal('NEGATIVE_SKEW_FLOOR', `minimum latency ${r.skewFloor} ms is negative: runner and publisher clocks disagree`);
   if (r.elapsedMs > 1.5 * r.plannedMs) fatal('OVERRAN_PLAN', `run took ${r.elapsedMs} ms, more than 1.5x the planned ${r.plannedMs} ms`);
   // The runner's own limits first: those failures say nothing about the target.

@@ -64,6 +64,8 @@ export interface DeployImpactResult extends LatencyReport {
   /** Messages the target accepted (201). */
   published: number;
   publishFailures: number;
+  /** `publishFailures` by cause (runners/core/publisher.ts `failureCauses`). */
+  publishFailureCauses: Record<string, number>;
   publishFailureSamples: string[];
   /** clients × accepted messages. */
   expectedDeliveries: number;
@@ -71,6 +73,8 @@ export interface DeployImpactResult extends LatencyReport {
   /** Accepted messages that did not reach a client: the server's loss. */
   lostDeliveries: number;
   deliveryRatePct: number;
+  /** Received over (clients that connected × expected messages), %: above 100 only when a count is wrong (DELIVERY_OVER_100). */
+  deliveryRateOfConnectedPct: number;
   /** Arrivals of messages the dead publisher sent but never saw acknowledged. */
   deliveredUnacknowledged: number;
   duplicates: number;

@@ -66,6 +66,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       answered[m.seq] = 1;
       if (m.ok) {
         accepted[m.seq] = 1;
+        fleet.ledger.accept(m.seq);
         if (m.seq >= resumeFrom && resumedAtMs === null) resumedAtMs = m.at;
       } else {
         failed++;
@@ -188,11 +189,14 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       sentMessages: sent,
       published: acceptedCount,
       publishFailures: failed,
+      // The standalone publisher reports refusals without a cause; the kill's unanswered requests are in `publisher`.
+      publishFailureCauses: (failed > 0 ? { not_accepted: failed } : {}) as Record<string, number>,
       publishFailureSamples: failures,
       expectedDeliveries: expected,
       receivedDeliveries: received,
       lostDeliveries: expected - received,
       deliveryRatePct: pct(received, expected),
+      deliveryRateOfConnectedPct: pct(received, (o.clients - connectFailures) * acceptedCount),
       deliveredUnacknowledged: unacked,
       duplicates: totals.duplicates,
       outOfOrder: totals.outOfOrder,

@@ -4,6 +4,7 @@ import { TARGET_NAMES, getTarget } from '../targets/index.ts';
 import { withTarget } from '../core/local-target.ts';
 import { stamp, writeResults } from '../core/results.ts';
 import { JITTER_OPTIONS, parseJitterOptions } from './options.ts';
+import { formatProgress, type JitterProgress } from './progress.ts';
 import { formatComparison } from './report.ts';
 import { runJitter } from './run.ts';
 import { runJitterWorkers } from './workers.ts';
@@ -29,7 +30,7 @@ async function main(argv: string[]): Promise<number> {
   const target = getTarget(opts.target);
   const result = await withTarget(target, opts.url, async (url, svc) => {
     const phase = (name: string, detail: string) => process.stderr.write(`[${target.name}] ${name}: ${detail}\n`);
-    const progress = (p: { published: number; drops: number; received: number }) => process.stderr.write(`[${target.name}] published ${p.published}/${opts.msgs}, drops ${p.drops}, deliveries ${p.received}\n`);
+    const progress = (p: JitterProgress) => process.stderr.write(formatProgress(target.name, p));
     if (workers > 1) return runJitterWorkers(opts, url, workers, { phase, progress, ...(svc ? { targetPid: svc.pid } : {}) });
     const run = runJitter(opts, url, { targetPid: svc?.pid });
     run.events.on('phase', phase);

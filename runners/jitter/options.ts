@@ -4,6 +4,7 @@ import { getTarget } from '../targets/index.ts';
 import { isAllowedTargetUrl } from '../core/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../core/ledger.ts';
 import { parsePlan } from '../../chaos/plans/catalog.ts';
+import { RECONNECT_STRATEGIES } from '../targets/reconnect.ts';
 
 /**
  * Jitter run options. Defaults are the benchmark's 10K test (003 seed, first table:
@@ -30,7 +31,8 @@ export const JITTER_OPTIONS = {
   groups: { type: 'int', default: 4, min: 1, max: 64, env: ['CHAOS_GROUPS'], doc: 'proxy groups for network plans: clients are split over this many proxies, each disrupted on its own schedule' },
   chaosMs: { type: 'int', default: 0, min: 0, max: 600_000, env: ['CHAOS_MS'], doc: 'duration of each network disruption, ms (0 = the plan\'s default)' },
   toxiproxyUrl: { type: 'optional-string', default: undefined, env: ['TOXIPROXY_URL'], doc: 'a real Toxiproxy API to use instead of the embedded proxy' },
-  reconnectStrategy: { type: 'enum', values: ['default', 'tuned'], default: 'default', env: ['RECONNECT_STRATEGY'], doc: 'library reconnect strategy (replay targets): default or tuned (500 ms x2, cap 5 s, full jitter)' },
+  reconnectStrategy: { type: 'enum', values: RECONNECT_STRATEGIES, default: 'default', env: ['RECONNECT_STRATEGY'], doc: 'client reconnect strategy of library-driven targets (replay, anycable, socketio-csr): the library\'s default, or tuned = the same backoff for all (500 ms x2, cap 5 s, full jitter)' },
+  allowPublishFailures: { type: 'bool', default: false, env: ['ALLOW_PUBLISH_FAILURES'], doc: 'the run is about publisher faults: messages the target did not accept make a warning instead of a fatal flag (they are never counted as lost either way)' },
 } as const satisfies OptionTable;
 
 export type JitterOptions = OptionValues<typeof JITTER_OPTIONS>;

@@ -3,13 +3,19 @@ import type { JitterResult } from './result.ts';
 const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
 const fmtInt = (n: number) => n.toLocaleString('en-US');
 
+/** A result's column: the target, plus `(tuned)` when its client ran the shared tuned backoff. */
+export function columnLabel(r: Pick<JitterResult, 'target'> & { params: Pick<JitterResult['params'], 'reconnectStrategy'> }): string {
+  return r.params.reconnectStrategy === 'tuned' ? `${r.target} (tuned)` : r.target;
+}
+
 /** Rows of the comparison table, shaped like the benchmark's first table. */
 export function comparisonRows(results: readonly JitterResult[]): string[][] {
   const row = (label: string, f: (r: JitterResult) => string) => [label, ...results.map(f)];
   return [
-    ['', ...results.map((r) => r.target)],
+    ['', ...results.map(columnLabel)],
     row('Deliveries lost', (r) => fmtInt(r.lostDeliveries)),
     row('Delivery rate', (r) => `${r.deliveryRatePct}%`),
+    row('Messages accepted', (r) => `${fmtInt(r.published)} of ${fmtInt(r.totalMessages)}${r.publishFailures ? ` (not accepted: ${Object.entries(r.publishFailureCauses).map(([c, n]) => `${c} x${n}`).join(', ')})` : ''}`),
     row('Resume rate', (r) => (r.csrResumeRatePct === null ? 'n/a' : `${r.csrResumeRatePct}%`)),
     row('Duplicates', (r) => fmtInt(r.duplicates)),
     row('Out of order', (r) => fmtInt(r.outOfOrder)),
@@ -53,6 +59,6 @@ export function markdownTable(rows: string[][]): string {
 }
 
 export function formatComparison(results: readonly JitterResult[]): string {
-  const flags = results.flatMap((r) => r.validity.flags.map((f) => `  [${f.severity}] ${r.target}: ${f.code}: ${f.message}`));
+  const flags = results.flatMap((r) => r.validity.flags.map((f) => `  [${f.severity}] ${columnLabel(r)}: ${f.code}: ${f.message}`));
   return markdownTable(comparisonRows(results)) + (flags.length ? '\n\nValidity:\n' + flags.join('\n') : '') + '\n';
 }

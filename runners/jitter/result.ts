@@ -23,19 +23,37 @@ export interface JitterResult extends LatencyReport {
   params: JitterOptions;
   clients: number;
   connectedClients: number;
+  /** Clients that never connected (a client that connected late is connected, see lateConnects). */
   connectFailures: number;
   /** connectFailures by cause: 'fd_limit' and 'port_exhaustion' are the runner's own limits, 'target' everything else. */
   connectFailureCauses: Record<string, number>;
   /** The runner process's open-file limit (one socket per client, plus the proxy's when embedded). */
   runnerOpenFileLimit: number | null;
+  /** Clients whose first connect failed or timed out and that connected later; counted in connectedClients. */
+  lateConnects: number;
+  /** Messages the run planned to publish. */
   totalMessages: number;
+  /** Messages the target accepted (HTTP 201): only these are expected at the clients. */
   published: number;
+  /** Messages the target did not accept: the publisher's failures, never counted as the target's delivery loss. */
   publishFailures: number;
+  /** publishFailures by cause: `HTTP <status>` for a refusal, an error code (ECONNREFUSED, ECONNRESET, TIMEOUT...) otherwise. */
+  publishFailureCauses: Record<string, number>;
+  /** The first 20 publisher failures, `seq <n>: <cause>`. */
   publishFailureSamples: string[];
+  /** The run was declared to be about publisher faults (`--allow-publish-failures`): PARTIAL_PUBLISH is a warning, not fatal. */
+  allowPublishFailures: boolean;
+  /** clients × published (accepted messages), as the benchmark's M × N. */
   expectedDeliveries: number;
+  /** Distinct (client, seq) deliveries, including any of a message the publisher saw fail (see unacceptedDeliveries). */
   receivedDeliveries: number;
+  /** Accepted messages a client never got: expected − (received − unaccepted). */
   lostDeliveries: number;
+  /** Deliveries of messages the publisher counted as failed (the target broadcast them anyway); above 0 they can push received over expected (RECEIVED_OVER_EXPECTED). */
+  unacceptedDeliveries: number;
+  /** receivedDeliveries / expectedDeliveries, %. */
   deliveryRatePct: number;
+  /** receivedDeliveries / (connectedClients × published), %: above 100 means the connected count is wrong (DELIVERY_OVER_100). */
   deliveryRateOfConnectedPct: number;
   duplicates: number;
   outOfOrder: number;

@@ -5,13 +5,16 @@ import { Emitter } from '../../lib/emitter.ts';
 import { randomSeed } from '../../lib/rng.ts';
 import { sleep } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
+import { ConnectionBook } from '../core/connections.ts';
+import { PROGRESS_EVERY_MS, type JitterProgress } from './progress.ts';
+export type { JitterProgress } from './progress.ts';
 import { DisruptionTracker } from '../core/disruptions.ts';
 import { SeriesRecorder } from '../core/timeseries.ts';
 import { watchTarget } from '../core/target-usage.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
-import { startPublisher, type PublishPayload } from '../core/publisher.ts';
-import { watchRunner } from '../core/runner-health.ts';
+import { startPublisher, type PublisherResult, type PublishPayload } from '../core/publisher.ts';
+import { watchRunner, type RunnerHealth } from '../core/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../core/runner-limits.ts';
 import { checkValidity } from '../core/validity.ts';
 import { getTarget } from '../targets/index.ts';
@@ -21,8 +24,9 @@ import type { JitterResult } from './result.ts';
 
 export interface JitterEvents {
   phase: (name: 'connect' | 'publish' | 'settle' | 'report', detail: string) => void;
-  progress: (p: { phase: string; connected: number; published: number; drops: number; received: number }) => void;
+  progress: (p: JitterProgress) => void;
 }
+
 
 export interface JitterRun {
   events: Emitter<JitterEvents>;
@@ -76,8 +80,7 @@ class JitterSession {
   private readonly sentAtMs: number[];
   private readonly counters = { reconnects: 0, resumes: 0, reconnectFailures: 0, historyRejected: 0, foreign: 0 };
   private readonly disconnectReasons: Record<string, number> = {};
-  /** Why clients failed to connect: the runner's own limits ('fd_limit', 'port_exhaustion') or 'target'. */
-  private readonly connectFailureCauses: Record<string, number> = {};
+  private readonly connections: ConnectionBook;
   private readonly clients: TargetClient[] = [];
   private readonly offlineMs: number;
   private fleet: ProxyFleet | undefined;
@@ -93,14 +96,15 @@ class JitterSession {
 
   constructor(private readonly opts: JitterOptions, private readonly url: string, private readonly events: Emitter<JitterEvents>, private readonly targetPid?: number, private readonly signal?: AbortSignal) {
     this.target = getTarget(opts.target);
-    this.seed = opts.seed || randomSeed();
+    this.seed = opts.seed !== 0 ? opts.seed : randomSeed(); // 0 means "pick one", documented
     this.runId = `${this.target.name}-${this.startedAt.getTime().toString(36)}-${this.seed}`;
-    this.stream = opts.stream || `jitter-${this.runId}`;
+    this.stream = opts.stream !== '' ? opts.stream : `jitter-${this.runId}`;
     this.kinds = parsePlan(opts.plan);
     const durations: Partial<Record<DisruptionKind, number>> = { drop: opts.jitterMs };
     if (opts.chaosMs > 0) for (const k of this.kinds) if (k !== 'drop') durations[k] = opts.chaosMs;
     this.steps = buildSchedule({ seed: this.seed, kinds: this.kinds, clients: opts.clients, groups: opts.groups, jitterSec: opts.jitter, windowMs: opts.msgs * opts.interval, durations });
     this.ledger = new DeliveryLedger(opts.clients, opts.msgs);
+    this.connections = new ConnectionBook(opts.clients);
     this.tracker = new DisruptionTracker(this.steps, opts.clients);
     this.series = new SeriesRecorder(opts.clients);
     this.lastDrop = new Array(opts.clients);
@@ -135,20 +139,20 @@ class JitterSession {
     try {
       if (planNeedsProxy(this.kinds)) {
         const u = new URL(this.url.replace(/^ws/, 'http'));
-        this.fleet = await openProxyFleet({ apiUrl: this.opts.toxiproxyUrl, groups: this.opts.groups, upstream: `${u.hostname}:${u.port || 80}`, namePrefix: `rr-${this.runId}` });
+        this.fleet = await openProxyFleet({ apiUrl: this.opts.toxiproxyUrl, groups: this.opts.groups, upstream: `${u.hostname}:${u.port !== '' ? u.port : u.protocol === 'https:' ? 443 : 80}`, namePrefix: `rr-${this.runId}` });
       }
       for (let i = 0; i < this.opts.clients; i++) this.clients.push(this.wire(i));
       const rampStart = Date.now();
       this.series.start(rampStart);
-      const connectFailures = await this.ramp();
+      await this.ramp();
       await this.nap(1000);
-      const pub = await this.publishWithChaos(connectFailures);
-      await this.settle(this.opts.clients - connectFailures, pub.published);
+      const pub = await this.publishWithChaos(health);
+      await this.settle();
       // Close before reporting: a runner that ran out of descriptors needs them back to read its
       // own limits and write the results.
       this.closeClients();
       const targetResources = usage?.stop(this.t0) ?? undefined;
-      return { ...this.report(rampStart, connectFailures, pub, health.stop()), ...(targetResources ? { targetResources } : {}) };
+      return { ...this.report(rampStart, pub, health.stop()), ...(targetResources ? { targetResources } : {}) };
     } finally {
       usage?.stop(0);
       this.closeClients();
@@ -184,6 +188,7 @@ class JitterSession {
     });
     c.on('connected', ({ resumed, attempt }) => {
       const now = Date.now();
+      this.connections.connected(i);
       const rec = this.tracker.onConnected(i, now, resumed);
       this.series.connectedAt(i, now, rec && { kind: this.steps[rec.step]!.kind, ms: rec.ms });
       if (attempt === 0) return;
@@ -202,7 +207,8 @@ class JitterSession {
       this.tracker.onDisconnected(i, Date.now());
       this.series.disconnectedAt(i, Date.now());
       // Manual targets reconnect only when told: losses the network caused get the same treatment as our drops.
-      if (reason !== 'dropped' && this.target.reconnect === 'manual' && !this.stopping) void this.reconnectManual(i, this.target.offlineFloorMs || 1000);
+      // The target's own floor, 0 included (ws): `||` used to turn a 0 floor into 1 s.
+      if (reason !== 'dropped' && this.target.reconnect === 'manual' && !this.stopping) void this.reconnectManual(i, this.target.offlineFloorMs);
     });
     c.on('history', ({ ok }) => {
       if (!ok) this.counters.historyRejected++;
@@ -211,32 +217,28 @@ class JitterSession {
     return c;
   }
 
-  private async ramp(): Promise<number> {
+  private async ramp(): Promise<void> {
     this.events.emit('phase', 'connect', `${this.opts.clients} clients at ${this.opts.ramp}/s to ${this.target.name}${this.fleet ? ` through ${this.opts.groups} proxies` : ''}`);
-    let failures = 0;
     const start = Date.now();
     const connects: Promise<void>[] = [];
     for (let i = 0; i < this.opts.clients && !this.aborted; i++) {
       const due = start + (i * 1000) / this.opts.ramp;
       if (due > Date.now()) await this.nap(due - Date.now());
       if (this.aborted) break;
-      const fail = (err: unknown) => {
-        failures++;
-        const cause = classifyConnectError(err) ?? 'target';
-        this.connectFailureCauses[cause] = (this.connectFailureCauses[cause] ?? 0) + 1;
-      };
+      const fail = (err: unknown) => this.connections.failed(i, classifyConnectError(err) ?? 'target');
       connects.push(withTimeout(this.clients[i]!.connect(), 20_000).then(() => undefined, fail));
     }
     await Promise.race([Promise.all(connects), this.abortedP]);
-    return failures;
   }
 
-  private async publishWithChaos(connectFailures: number) {
+  private async publishWithChaos(health: ReturnType<typeof watchRunner>) {
     const o = this.opts;
     this.events.emit('phase', 'publish', `${o.msgs} messages every ${o.interval} ms on ${this.stream}, plan ${o.plan} (${this.steps.length} disruptions)`);
     this.t0 = Date.now();
     this.series.publishingStarted(this.t0);
+    let sent = 0;
     let published = 0;
+    let failed = 0;
     const publisher = startPublisher({
       url: o.broadcastUrl ?? this.url,
       stream: this.stream,
@@ -244,16 +246,34 @@ class JitterSession {
       messages: o.msgs,
       intervalMs: o.interval,
       payloadBytes: o.payloadBytes,
-      broadcastKey: o.broadcastKey || undefined,
+      broadcastKey: o.broadcastKey !== '' ? o.broadcastKey : undefined,
       onSend: (seq, sentAt) => {
+        sent++;
         this.sentAtMs[seq] = sentAt - this.t0;
         this.series.sent(seq, sentAt);
       },
-      onPublished: (_seq, ok) => void (ok && published++),
+      onPublished: (seq, ok) => {
+        if (!ok) return void failed++;
+        published++;
+        this.ledger.accept(seq);
+      },
     });
     const progress = setInterval(() => {
-      this.events.emit('progress', { phase: 'publish', connected: o.clients - connectFailures, published, drops: this.timeline.length, received: this.latency.count });
-    }, 2000);
+      // Over messages sent and not failed: a message reaches clients before its 201 comes back.
+      const expected = this.connections.connectedCount * (sent - failed);
+      this.events.emit('progress', {
+        phase: 'publish',
+        sent,
+        planned: o.msgs,
+        published,
+        publishFailures: failed,
+        connected: this.connectedNow(),
+        clients: o.clients,
+        deliveredPct: pct(this.latency.count, expected),
+        drops: this.timeline.length,
+        loopLagMs: health.recentLag(),
+      });
+    }, PROGRESS_EVERY_MS);
     progress.unref();
     const tasks: Promise<void>[] = [];
     const byClient = new Map<number, number[]>();
@@ -332,31 +352,35 @@ class JitterSession {
     }
   }
 
+  private connectedNow(): number {
+    let n = 0;
+    for (let i = 0; i < this.opts.clients; i++) n += this.tracker.isConnected(i) ? 1 : 0;
+    return n;
+  }
+
   /**
-   * Wait for replays and reconnects; end early once every client that connected is connected
-   * again and has every published message (so recovery times are never cut short).
+   * Wait for replays and reconnects; end early once every client ever seen connected is connected
+   * again and has every accepted message (so recovery times are never cut short).
    */
-  private async settle(connected: number, published: number): Promise<void> {
+  private async settle(): Promise<void> {
     this.events.emit('phase', 'settle', `up to ${this.opts.settle} ms`);
     const end = Date.now() + this.opts.settle;
-    const allBack = () => {
-      let n = 0;
-      for (let i = 0; i < this.opts.clients; i++) n += this.tracker.isConnected(i) ? 1 : 0;
-      return n >= connected;
-    };
     while (Date.now() < end && !this.aborted) {
-      if (published > 0 && this.latency.count >= connected * published && allBack()) break;
+      const connected = this.connections.connectedCount;
+      const accepted = this.ledger.acceptedMessages;
+      if (accepted > 0 && this.latency.count >= connected * accepted && this.connectedNow() >= connected) break;
       await this.nap(250);
     }
   }
 
-  private report(rampStart: number, connectFailures: number, pub: { published: number; failed: number; failures: string[] }, runner: ReturnType<ReturnType<typeof watchRunner>['stop']>): JitterResult {
+  private report(rampStart: number, pub: PublisherResult, runner: RunnerHealth): JitterResult {
     const o = this.opts;
     this.events.emit('phase', 'report', 'computing');
     const totals = this.ledger.totals();
     const enc = this.latency.encode();
     const disruptions = this.kinds.map((k) => this.tracker.report(k, this.applied, this.ledger, this.sentAtMs, this.target.replays));
-    const connectedClients = o.clients - connectFailures;
+    const conn = this.connections.summary();
+    const { connectedClients } = conn;
     const partial: Omit<JitterResult, 'validity'> = {
       test: 'jitter',
       target: this.target.name,
@@ -367,18 +391,22 @@ class JitterSession {
       params: { ...o, seed: this.seed },
       clients: o.clients,
       connectedClients,
-      connectFailures,
-      connectFailureCauses: this.connectFailureCauses,
+      connectFailures: conn.connectFailures,
+      connectFailureCauses: conn.connectFailureCauses,
+      lateConnects: conn.lateConnects,
       runnerOpenFileLimit: this.fdLimit ?? null,
       totalMessages: o.msgs,
       published: pub.published,
       publishFailures: pub.failed,
+      publishFailureCauses: pub.failureCauses,
       publishFailureSamples: pub.failures,
+      allowPublishFailures: o.allowPublishFailures,
       expectedDeliveries: totals.expectedDeliveries,
       receivedDeliveries: totals.receivedDeliveries,
       lostDeliveries: totals.lostDeliveries,
+      unacceptedDeliveries: totals.unacceptedDeliveries,
       deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
-      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connectedClients * o.msgs),
+      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connectedClients * pub.published),
       duplicates: totals.duplicates,
       outOfOrder: totals.outOfOrder,
       foreignMessages: this.counters.foreign + totals.foreign,

@@ -5,6 +5,7 @@ import { reapOnExit } from '../../lib/reaper.ts';
 import { randomSeed } from '../../lib/rng.ts';
 import { mergeJitterResults, slices, type WorkerSlice } from './merge.ts';
 import type { JitterOptions } from './options.ts';
+import type { JitterProgress } from './progress.ts';
 import type { JitterResult } from './result.ts';
 import { assertNever, type FromJitterWorker, type ToJitterWorker } from './worker-messages.ts';
 
@@ -16,7 +17,7 @@ export interface JitterWorkerHooks {
   /** A target this runner started: worker 0 samples its memory and CPU (the whole target, once). */
   targetPid?: number;
   phase?: (name: string, detail: string) => void;
-  progress?: (p: { phase: string; connected: number; published: number; drops: number; received: number }) => void;
+  progress?: (p: JitterProgress) => void;
 }
 
 /**
@@ -31,7 +32,7 @@ export async function runJitterWorkers(o: JitterOptions, url: string, workers: n
   const stream = o.stream || `jitter-${runId}`;
   const plan = slices(o, workers, seed, stream);
   const children: ChildProcess[] = [];
-  const progress = new Map<number, { phase: string; connected: number; published: number; drops: number; received: number }>();
+  const progress = new Map<number, JitterProgress>();
   try {
     const results = await Promise.all(
       plan.map(
@@ -48,8 +49,7 @@ export async function runJitterWorkers(o: JitterOptions, url: string, workers: n
                   return;
                 case 'progress': {
                   progress.set(s.worker, m.progress);
-                  const all = [...progress.values()];
-                  hooks.progress?.({ phase: m.progress.phase, connected: sum(all, (p) => p.connected), published: Math.min(...all.map((p) => p.published)), drops: sum(all, (p) => p.drops), received: sum(all, (p) => p.received) });
+                  hooks.progress?.(combineProgress([...progress.values()]));
                   return;
                 }
                 case 'result':
@@ -80,4 +80,25 @@ export async function runJitterWorkers(o: JitterOptions, url: string, workers: n
   } finally {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   }
+}
+
+/**
+ * The fleet's progress from each worker's latest snapshot: every worker publishes the same
+ * schedule on its own stream, so sent/published are the slowest worker's; clients, failures and
+ * drops add up; delivered % is weighted by clients; loop lag is the worst worker's.
+ */
+export function combineProgress(all: readonly JitterProgress[]): JitterProgress {
+  const clients = sum([...all], (p) => p.clients);
+  return {
+    phase: 'publish',
+    sent: Math.min(...all.map((p) => p.sent)),
+    planned: Math.max(...all.map((p) => p.planned)),
+    published: Math.min(...all.map((p) => p.published)),
+    publishFailures: sum([...all], (p) => p.publishFailures),
+    connected: sum([...all], (p) => p.connected),
+    clients,
+    deliveredPct: clients > 0 ? Math.round((sum([...all], (p) => p.deliveredPct * p.clients) / clients) * 100) / 100 : 0,
+    drops: sum([...all], (p) => p.drops),
+    loopLagMs: { p99: Math.max(...all.map((p) => p.loopLagMs.p99)), max: Math.max(...all.map((p) => p.loopLagMs.max)) },
+  };
 }

@@ -79,6 +79,26 @@ describe('replay target client', () => {
     expect(client.drop()).toBe(false);
   });
 
+  it('after a drop whose restore misses, `connected` comes only once the server confirmed the new subscribe', async () => {
+    // sessionTtlSec 0: nothing to restore, so the client must subscribe again after the drop.
+    const t = await startTestServer({ sessionTtlSec: 0 });
+    servers.push(t);
+    const client = replayTarget.createClient({ index: 4, url: t.httpUrl, stream: 'adapter/4', reconnectStrategy: 'tuned' });
+    clients.push(client);
+    const confirmedAtConnected: number[] = [];
+    const resumed: boolean[] = [];
+    client.on('connected', (i) => {
+      confirmedAtConnected.push(t.srv.counters.subscribesConfirmed);
+      resumed.push(i.resumed);
+    });
+    await client.connect();
+    expect(confirmedAtConnected).toEqual([1]);
+    expect(client.drop()).toBe(true);
+    await waitUntil(() => confirmedAtConnected.length === 2, 8000, 'reconnected');
+    expect(confirmedAtConnected[1]).toBe(2);
+    expect(resumed).toEqual([false, false]);
+  });
+
   it('server_restart surfaces as server_closed', async () => {
     const t = await startTestServer();
     const client = replayTarget.createClient({ index: 2, url: t.httpUrl, stream: 'adapter/3' });

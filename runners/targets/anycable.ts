@@ -1,6 +1,7 @@
 import { createCable, type Cable, type Channel } from '@anycable/core';
 import WebSocket from 'ws';
 import { Emitter } from '../../lib/emitter.ts';
+import { checkStrategyName, fullJitter, TUNED_BACKOFF, type ReconnectStrategyFn } from './reconnect.ts';
 import type { ClientEvents, ClientOptions, DisconnectReason, TargetClient, TargetDefinition } from './types.ts';
 
 /**
@@ -9,22 +10,17 @@ import type { ClientEvents, ClientOptions, DisconnectReason, TargetClient, Targe
  * Works against Rebound's replay server (`replay`) and a real anycable-go (`anycable`).
  */
 
-/** A named reconnect strategy: attempt (0-based) → delay in ms. */
-export type ReconnectStrategyFn = (attempt: number) => number;
-
 /**
- * The benchmark's "tuned" strategy: base 500 ms, ×2 per attempt, capped at 5 s, full jitter
- * (uniform in [0, cap)). `rng` is injectable for tests.
+ * The tuned strategy for `@anycable/core`: full jitter under min(5 s, 500 ms × 2^attempt), from
+ * the one definition in reconnect.ts. `rng` is injectable for tests.
  */
-export function tunedReconnect(rng: () => number = Math.random, baseMs = 500, capMs = 5000): ReconnectStrategyFn {
-  return (attempt) => rng() * Math.min(capMs, baseMs * 2 ** Math.max(0, attempt));
+export function tunedReconnect(rng: () => number = Math.random): ReconnectStrategyFn {
+  return fullJitter(TUNED_BACKOFF, rng);
 }
 
 /** `undefined` → the library default (`backoffWithJitter(pingInterval)`). */
 export function reconnectStrategyFor(name: string | undefined): ReconnectStrategyFn | undefined {
-  if (name === undefined || name === 'default' || name === 'library') return undefined;
-  if (name === 'tuned') return tunedReconnect();
-  throw new Error(`unknown reconnect strategy "${name}" (default | tuned)`);
+  return checkStrategyName(name) === 'tuned' ? tunedReconnect() : undefined;
 }
 
 /** ws URL for a target base URL: ws(s):// is used as is, http(s)://host:port becomes ws://host:port/cable. */
@@ -62,9 +58,10 @@ export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient 
       logLevel: 'error',
       ...(opts.cableOptions ?? {}),
     });
-    c.on('connect', (ev) => {
+    // `connected` is the channel's (subscription confirmed or restored with the session), not the
+    // cable's: after a missed restore the cable is open well before the channel is subscribed again.
+    c.on('connect', () => {
       dropping = false;
-      emit('connected', { resumed: ev.restored === true, attempt: connects++ });
     });
     c.on('disconnect', (err) => {
       const r = (err as { reason?: string } | undefined)?.reason;
@@ -89,6 +86,7 @@ export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient 
           const offset = (meta as { offset?: number } | undefined)?.offset;
           emit('message', offset === undefined ? { data, at: Date.now() } : { data, at: Date.now(), offset });
         });
+        channel.on('connect', (ev) => emit('connected', { resumed: ev.restored === true, attempt: connects++ }));
         channel.on('info', (ev) => {
           if (ev.type === 'history_received') emit('history', { ok: true });
           else if (ev.type === 'history_not_found') emit('history', { ok: false });
@@ -135,3 +133,4 @@ export const anycableTarget: TargetDefinition = {
   replays: true,
   createClient: (o) => createAnyCableClient(o),
 };
+export type { ReconnectStrategyFn } from './reconnect.ts';

@@ -1,5 +1,6 @@
 import { io, type Socket } from 'socket.io-client';
 import { Emitter } from '../../lib/emitter.ts';
+import { socketIoBackoff } from './reconnect.ts';
 import type { ClientEvents, ClientOptions, TargetClient, TargetDefinition } from './types.ts';
 
 type Mode = 'default' | 'csr';
@@ -13,7 +14,8 @@ interface EngineWithTransport {
 /**
  * socket.io-client adapter. `default`: reconnection off, the runner reconnects with a fresh
  * socket after the offline floor (the benchmark's MIN_OFFLINE_MS = 2 s). `csr`: the library
- * reconnects itself (delay 2 s, max 5 s) and Connection State Recovery may restore the session;
+ * reconnects itself (`default`: 2 s ±50%, max 5 s; `tuned`: the same backoff as every library
+ * client, see reconnect.ts) and Connection State Recovery may restore the session;
  * `socket.recovered` tells us whether it did.
  */
 class SocketIoClient implements TargetClient {
@@ -38,8 +40,7 @@ class SocketIoClient implements TargetClient {
       transports: ['websocket'],
       forceNew: true,
       reconnection: this.mode === 'csr',
-      reconnectionDelay: 2000,
-      reconnectionDelayMax: 5000,
+      ...socketIoBackoff(this.opts.reconnectStrategy),
       timeout: 20_000,
       ...(this.opts.localAddress ? { localAddress: this.opts.localAddress } : {}),
     } as Parameters<typeof io>[1]);

@@ -1,5 +1,5 @@
 import { Agent, request } from 'node:http';
-import type { PublishPayload, PublisherResult } from '../core/publisher.ts';
+import { failureCause, type PublishPayload, type PublisherResult } from '../core/publisher.ts';
 
 export interface PoolPublisherOptions {
   url: string;
@@ -12,6 +12,8 @@ export interface PoolPublisherOptions {
   broadcastKey?: string;
   timeoutMs?: number;
   onSend?: (seq: number, sentAt: number) => void;
+  /** As in runners/core/publisher.ts: `ok` when the target answered 201 (the ledger then expects it), else why not. */
+  onPublished?: (seq: number, ok: boolean, cause?: string) => void;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface PoolPublisherOptions {
 export function startPoolPublisher(o: PoolPublisherOptions): { done: Promise<PublisherResult>; stop(): void } {
   const agent = new Agent({ keepAlive: true, maxSockets: o.concurrency });
   const target = /\/_broadcast\/?$/.test(new URL(o.url).pathname) ? new URL(o.url) : new URL('/_broadcast', o.url);
-  const result: PublisherResult = { published: 0, failed: 0, failures: [], elapsedMs: 0 };
+  const result: PublisherResult = { published: 0, failed: 0, failureCauses: {}, failures: [], elapsedMs: 0 };
   const t0 = Date.now();
   const pad = 'x'.repeat(o.payloadBytes ?? 0);
   let seq = 0;
@@ -42,12 +44,14 @@ export function startPoolPublisher(o: PoolPublisherOptions): { done: Promise<Pub
     o.onSend?.(n, payload.sentAt);
     const body = JSON.stringify({ stream: o.stream, data: JSON.stringify(payload) });
     const req = request(target, { method: 'POST', agent, timeout: o.timeoutMs ?? 10_000, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(o.broadcastKey ? { authorization: `Bearer ${o.broadcastKey}` } : {}) } });
-    const end = (ok: boolean, why?: string) => {
+    const end = (ok: boolean, cause?: string) => {
       if (ok) result.published++;
       else {
         result.failed++;
-        if (result.failures.length < 20) result.failures.push(`seq ${n}: ${why}`);
+        result.failureCauses[cause ?? 'unknown'] = (result.failureCauses[cause ?? 'unknown'] ?? 0) + 1;
+        if (result.failures.length < 20) result.failures.push(`seq ${n}: ${cause}`);
       }
+      o.onPublished?.(n, ok, cause);
       settled++;
       finish();
     };
@@ -56,7 +60,7 @@ export function startPoolPublisher(o: PoolPublisherOptions): { done: Promise<Pub
       res.on('end', () => end(res.statusCode === 201, `HTTP ${res.statusCode}`));
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (err) => end(false, err.message));
+    req.on('error', (err) => end(false, failureCause(err)));
     req.end(body);
   };
   const tick = () => {

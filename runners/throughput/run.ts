@@ -82,7 +82,13 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Th
     phase = 'publish';
     const t0 = Date.now();
     const common = { url: o.broadcastUrl ?? url, stream, runId, messages: o.total, intervalMs: o.intervalMs, payloadBytes: o.payloadBytes, ...(o.broadcastKey ? { broadcastKey: o.broadcastKey } : {}) };
-    const pub = o.publisher === 'pool' ? startPoolPublisher({ ...common, concurrency: o.publisherConcurrency }) : startPublisher({ ...common, onPublished: (_s, ok) => void (ok && published++) });
+    // Only accepted messages are expected of the target (runners/core/ledger.ts).
+    const onPublished = (seq: number, ok: boolean) => {
+      if (!ok) return;
+      published++;
+      ledger.accept(seq);
+    };
+    const pub = o.publisher === 'pool' ? startPoolPublisher({ ...common, concurrency: o.publisherConcurrency, onPublished }) : startPublisher({ ...common, onPublished });
     const onAbort = () => pub.stop();
     hooks.signal?.addEventListener('abort', onAbort, { once: true });
     const pr: PublisherResult = await pub.done;
@@ -114,12 +120,14 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Th
       publishedMessages: pr.published,
       published: pr.published,
       publishFailures: pr.failed,
+      publishFailureCauses: pr.failureCauses,
       publishFailureSamples: pr.failures,
       expectedDeliveries: totals.expectedDeliveries,
       receivedDeliveries: totals.receivedDeliveries,
       lostDeliveries: totals.lostDeliveries,
       deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
-      deliveryRateOfConnectedPct: connectedCount ? pct(totals.receivedDeliveries, connectedCount * o.total) : null,
+      unacceptedDeliveries: totals.unacceptedDeliveries,
+      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connectedCount * pr.published),
       duplicates: totals.duplicates,
       outOfOrder: totals.outOfOrder,
       foreignMessages: foreign + totals.foreign,

@@ -153,6 +153,11 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: Whispe
       expectedDeliveries: expected,
       lostDeliveries: Math.max(0, expected - received),
       deliveryRatePct: pct(received, expected),
+      // Expected is already over peers that were connected: the two rates coincide.
+      deliveryRateOfConnectedPct: pct(received, expected),
+      // Whispers are sent by clients over their sockets: there is no publisher to refuse them.
+      publishFailures: 0,
+      publishFailureCauses: {} as Record<string, number>,
       duplicates,
       outOfOrder,
       foreignMessages: foreign,

@@ -1,3 +1,4 @@
+import type { JitterProgress } from '../../../runners/jitter/progress.ts';
 import { ReboundError } from '../../../lib/errors.ts';
 import { parseOptions, type OptionTable, type OptionValues } from '../../../lib/options.ts';
 import { JITTER_OPTIONS, parseJitterOptions, type JitterOptions } from '../../../runners/jitter/options.ts';
@@ -53,7 +54,7 @@ export const jitterEntry: BenchEntry = {
           ctx.log(`${name}: ${detail}`);
           ctx.progress((last = { ...last, phase: name }));
         };
-        const progress = (p: JobProgress) => ctx.progress((last = { ...p }));
+        const progress = (p: JitterProgress) => ctx.progress((last = { ...p }));
         let result: Promise<unknown>;
         if (workers > 1) {
           result = runJitterWorkers(opts, url, workers, { signal: ctx.signal, phase, progress, ...(svc ? { targetPid: svc.pid } : {}) });

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Re-measure every figure in docs/performance.md on the current (committed, clean) tree and write
+# its summary JSON here: {commit, command, measuredAt, results}. Usage, from the repo root:
+#   docs/results/measure.sh [figure...]     # default: all, in the order below
+# Each figure runs alone; the machine should be otherwise idle (it rarely is: say so in the doc).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT=docs/results
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# A main-job run: its own .summary.json is the figure file.
+bench() { # name args...
+  local name=$1; shift
+  echo "== $name: npm run bench -- $*" >&2
+  RESULTS_DIR="$TMP/$name" npm run -s bench -- "$@" > "$TMP/$name.table" || true
+  cp "$(ls "$TMP/$name"/*.summary.json)" "$OUT/$name.json"
+  cat "$TMP/$name.table"
+}
+# A bench/ script with --json output, wrapped with the commit and command.
+script() { # name npm-script args...
+  local name=$1 s=$2; shift 2
+  echo "== $name: npm run $s -- $*" >&2
+  npm run -s "$s" -- "$@" | node --import tsx runners/core/summary-cli.ts "$OUT/$name.json" "npm run $s -- $*"
+}
+
+run() {
+  case $1 in
+    main) bench main --seed 20261129 ;;
+    shape-1000) bench shape-1000 --clients 1000 --msgs 120 --interval 500 --jitter 15 --jitter-ms 1000 --ramp 200 --seed 1003 ;;
+    plan-partition) bench plan-partition --plan partition --clients 200 --msgs 60 --jitter 10 --settle 40000 --seed 4242 --tuned false ;;
+    plan-blackhole) bench plan-blackhole --plan blackhole --clients 60 --msgs 60 --jitter 10 --groups 2 --settle 60000 --seed 4242 --tuned false ;;
+    plan-reset) bench plan-reset --plan reset --clients 200 --msgs 60 --jitter 10 --seed 4242 --tuned false ;;
+    plan-flaky) bench plan-flaky --plan flaky --clients 200 --msgs 60 --jitter 10 --seed 4242 --tuned false ;;
+    plan-slow-consumer) bench plan-slow-consumer --plan slow-consumer --clients 100 --msgs 200 --interval 100 --payload-bytes 1000 --jitter 10 --seed 4242 --tuned false ;;
+    plan-drop-flaky) bench plan-drop-flaky --plan drop+flaky --clients 200 --msgs 60 --jitter 10 --seed 4242 --tuned false ;;
+    replay-idle) script replay-idle bench:replay-idle --targets replay,ws,socketio --json ;;
+    replay-fanout) script replay-fanout bench:replay-fanout --rates 2500,3000,3500 --json ;;
+    replay-fanout-2w) script replay-fanout-2w bench:replay-fanout --rates 2500,3000,3500 --workers 2 --json ;;
+    replay-resume) script replay-resume bench:replay-resume ;;
+    replay-resume-2w) script replay-resume-2w bench:replay-resume --workers 2 ;;
+    proxy-overhead) script proxy-overhead bench:proxy --json ;;
+    proxy-capacity) script proxy-capacity bench:proxy-capacity --json ;;
+    *) echo "unknown figure $1" >&2; return 2 ;;
+  esac
+}
+
+ALL=(main shape-1000 plan-partition plan-blackhole plan-reset plan-flaky plan-slow-consumer plan-drop-flaky replay-idle replay-fanout replay-fanout-2w replay-resume replay-resume-2w proxy-overhead proxy-capacity)
+for f in "${@:-${ALL[@]}}"; do run "$f"; done

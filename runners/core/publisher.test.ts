@@ -1,0 +1,64 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../../services/replay-server/testing.ts';
+import { startPublisher } from './publisher.ts';
+
+/**
+ * A real HTTP endpoint that refuses chosen messages: 500 for `refuse`, a torn-down socket for
+ * `hangUp`, 201 otherwise. It records every seq it saw, in arrival order.
+ */
+async function refusingServer(refuse: Set<number>, hangUp: Set<number>): Promise<{ url: string; seen: number[]; server: Server }> {
+  const seen: number[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const seq = (JSON.parse(JSON.parse(body).data) as { seq: number }).seq;
+      seen.push(seq);
+      if (hangUp.has(seq)) return req.socket.destroy();
+      res.statusCode = refuse.has(seq) ? 500 : 201;
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, server };
+}
+
+const servers: { close(): unknown }[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.close();
+});
+
+describe('publisher', () => {
+  it('reports refused and failed messages by cause, per seq, without stopping', async () => {
+    const t = await refusingServer(new Set([3, 7]), new Set([5]));
+    servers.push(t.server);
+    const outcomes: [number, boolean][] = [];
+    const pub = startPublisher({ url: t.url, stream: 's', runId: 'r', messages: 10, intervalMs: 5, onPublished: (seq, ok) => outcomes.push([seq, ok]) });
+    const r = await pub.done;
+    expect(r.published).toBe(7);
+    expect(r.failed).toBe(3);
+    expect(r.failureCauses).toEqual({ 'HTTP 500': 2, ECONNRESET: 1 });
+    expect(r.failures).toEqual(['seq 3: HTTP 500', 'seq 5: ECONNRESET (socket hang up)', 'seq 7: HTTP 500']);
+    expect(outcomes.filter(([, ok]) => !ok).map(([s]) => s)).toEqual([3, 5, 7]);
+    expect(outcomes.filter(([, ok]) => ok).map(([s]) => s)).toEqual([1, 2, 4, 6, 8, 9, 10]);
+    expect(t.seen).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('names a refused connection by its error code', async () => {
+    const t = await refusingServer(new Set(), new Set());
+    await new Promise((r) => t.server.close(r)); // nothing listens on that port any more
+    const r = await startPublisher({ url: t.url, stream: 's', runId: 'r', messages: 3, intervalMs: 1 }).done;
+    expect(r).toMatchObject({ published: 0, failed: 3, failureCauses: { ECONNREFUSED: 3 } });
+  });
+
+  it('against the replay server: a wrong broadcast key is refused with 401, the right one accepted', async () => {
+    const t: TestServer = await startTestServer({ broadcastKey: 'sekret' });
+    servers.push(t);
+    const wrong = await startPublisher({ url: t.httpUrl, stream: 's', runId: 'r', messages: 4, intervalMs: 1, broadcastKey: 'nope' }).done;
+    expect(wrong).toMatchObject({ published: 0, failed: 4, failureCauses: { 'HTTP 401': 4 } });
+    const right = await startPublisher({ url: t.httpUrl, stream: 's', runId: 'r', messages: 4, intervalMs: 1, broadcastKey: 'sekret' }).done;
+    expect(right).toMatchObject({ published: 4, failed: 0, failureCauses: {} });
+  });
+});

@@ -1,0 +1,27 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { summarize } from './summary.ts';
+
+/**
+ * Package a benchmark's `--json` output as a committed figure file:
+ * `<bench> --json | node --import tsx runners/core/summary-cli.ts <out.json> "<command>"`.
+ * Accepts one JSON document, an array, or JSON lines.
+ */
+const [out, command] = process.argv.slice(2);
+if (!out || !command) {
+  process.stderr.write('usage: summary-cli.ts <out.json> "<command>" < bench.json\n');
+  process.exit(2);
+}
+const text = readFileSync(0, 'utf8').trim();
+let parsed: unknown;
+try {
+  parsed = JSON.parse(text);
+} catch {
+  parsed = text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as unknown);
+}
+const results = (Array.isArray(parsed) ? parsed : [parsed]) as Record<string, unknown>[];
+if (results.length === 0) {
+  process.stderr.write('no JSON on stdin\n');
+  process.exit(1);
+}
+writeFileSync(out, JSON.stringify(summarize(results, command), null, 2) + '\n');
+process.stderr.write(`wrote ${out}\n`);

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { DeliveryLedger } from './ledger.ts';
+import { checkValidity, VALIDITY_CODES, type ValidityCode, type ValidityInput } from './validity.ts';
+
+/** A clean run: 10 clients, 20 messages, everything accepted, delivered and on time. */
+const clean = (): ValidityInput => ({
+  clients: 10,
+  connectedClients: 10,
+  connectFailures: 0,
+  connectFailureCauses: {},
+  totalMessages: 20,
+  published: 20,
+  publishFailures: 0,
+  publishFailureCauses: {},
+  expectedDeliveries: 200,
+  receivedDeliveries: 200,
+  deliveryRatePct: 100,
+  deliveryRateOfConnectedPct: 100,
+  skewFloor: 1,
+  foreignMessages: 0,
+  elapsedMs: 10_000,
+  plannedMs: 10_000,
+  runner: { runnerPeakRssMb: 100, runnerLoopLagMs: { p50: 0, p99: 5, max: 20 }, runnerStalledWindowsPct: 0 },
+});
+
+/** One input per rule that trips it (and only through the fields that rule reads). */
+const TRIPS: [ValidityCode, 'fatal' | 'warning', Partial<ValidityInput>][] = [
+  ['DELIVERY_OVER_100', 'fatal', { deliveryRatePct: 100.5 }],
+  ['DELIVERY_OVER_100', 'fatal', { deliveryRateOfConnectedPct: 111.1111 }],
+  ['RECEIVED_OVER_EXPECTED', 'fatal', { receivedDeliveries: 201 }],
+  ['NOTHING_CONNECTED', 'fatal', { connectedClients: 0, connectFailures: 10, connectFailureCauses: { target: 10 }, receivedDeliveries: 0, deliveryRatePct: 0, deliveryRateOfConnectedPct: 0 }],
+  ['NOTHING_PUBLISHED', 'fatal', { published: 0, publishFailures: 20, publishFailureCauses: { 'HTTP 500': 20 }, expectedDeliveries: 0, receivedDeliveries: 0, deliveryRatePct: 0, deliveryRateOfConnectedPct: 0 }],
+  ['PARTIAL_PUBLISH', 'fatal', { published: 19, publishFailures: 1, publishFailureCauses: { 'HTTP 500': 1 }, expectedDeliveries: 190, receivedDeliveries: 190 }],
+  ['PARTIAL_PUBLISH', 'warning', { published: 19, publishFailures: 1, publishFailureCauses: { ECONNRESET: 1 }, expectedDeliveries: 190, receivedDeliveries: 190, allowPublishFailures: true }],
+  ['NEGATIVE_SKEW_FLOOR', 'fatal', { skewFloor: -3 }],
+  ['OVERRAN_PLAN', 'fatal', { elapsedMs: 15_001 }],
+  ['CONNECT_FAILURES', 'warning', { connectedClients: 9, connectFailures: 1, connectFailureCauses: { target: 1 } }],
+  ['RUNNER_FD_LIMIT', 'fatal', { connectedClients: 9, connectFailures: 1, connectFailureCauses: { fd_limit: 1 } }],
+  ['RUNNER_PORT_EXHAUSTION', 'fatal', { connectedClients: 9, connectFailures: 1, connectFailureCauses: { port_exhaustion: 1 } }],
+  ['RUNNER_LOOP_LAG', 'warning', { runner: { runnerPeakRssMb: 100, runnerLoopLagMs: { p50: 2, p99: 51, max: 80 }, runnerStalledWindowsPct: 0 } }],
+  ['RUNNER_LOOP_LAG', 'warning', { runner: { runnerPeakRssMb: 100, runnerLoopLagMs: { p50: 0, p99: 5, max: 300 }, runnerStalledWindowsPct: 6 } }],
+  ['FOREIGN_MESSAGES', 'warning', { foreignMessages: 1 }],
+];
+
+describe('checkValidity', () => {
+  it('a clean run has no flags and is valid', () => {
+    expect(checkValidity(clean())).toEqual({ valid: true, flags: [] });
+  });
+
+  it.each(TRIPS)('%s (%s) fires on an input that trips it', (code, severity, change) => {
+    const v = checkValidity({ ...clean(), ...change });
+    expect(v.flags.map((f) => [f.code, f.severity])).toContainEqual([code, severity]);
+    expect(v.valid).toBe(!v.flags.some((f) => f.severity === 'fatal'));
+    if (code !== 'NOTHING_CONNECTED') expect(v.flags).toHaveLength(1); // no client at all is also a connect failure
+  });
+
+  it('every rule has a tripping case above', () => {
+    expect(new Set(TRIPS.map(([c]) => c))).toEqual(new Set(VALIDITY_CODES));
+  });
+
+  it('PARTIAL_PUBLISH names the publisher failures by cause', () => {
+    const v = checkValidity({ ...clean(), published: 17, publishFailures: 3, publishFailureCauses: { 'HTTP 500': 2, ECONNRESET: 1 }, expectedDeliveries: 170, receivedDeliveries: 170 });
+    expect(v.flags[0]!.message).toMatch(/17 of 20 messages.*HTTP 500 x2, ECONNRESET x1.*--allow-publish-failures/);
+  });
+
+  it('RECEIVED_OVER_EXPECTED is reachable from the ledger: the target delivered a message the publisher saw fail', () => {
+    const l = new DeliveryLedger(1, 2);
+    l.accept(1);
+    l.record(0, 1, 1);
+    l.record(0, 2, 1);
+    const t = l.totals();
+    const v = checkValidity({ ...clean(), clients: 1, connectedClients: 1, totalMessages: 2, published: 1, publishFailures: 1, publishFailureCauses: { TIMEOUT: 1 }, allowPublishFailures: true, expectedDeliveries: t.expectedDeliveries, receivedDeliveries: t.receivedDeliveries, deliveryRatePct: 200, deliveryRateOfConnectedPct: 200 });
+    expect(v.flags.map((f) => f.code)).toEqual(['DELIVERY_OVER_100', 'RECEIVED_OVER_EXPECTED', 'PARTIAL_PUBLISH']);
+    expect(v.valid).toBe(false);
+  });
+});
+
+describe('docs/errors.md', () => {
+  it('lists every validity rule', async () => {
+    const { readFileSync } = await import('node:fs');
+    const doc = readFileSync('docs/errors.md', 'utf8');
+    for (const code of VALIDITY_CODES) expect(doc, code).toContain(`| \`${code}\` |`);
+  });
+});

@@ -1,0 +1,31 @@
+/** A snapshot emitted every PROGRESS_EVERY_MS while publishing. */
+export interface JitterProgress {
+  phase: 'publish';
+  /** Messages sent so far, of `planned`. */
+  sent: number;
+  planned: number;
+  /** Of those, accepted by the target / not accepted. */
+  published: number;
+  publishFailures: number;
+  /** Clients connected right now, of `clients`. */
+  connected: number;
+  clients: number;
+  /** Distinct deliveries so far over (clients seen connected × messages sent and not failed), %. */
+  deliveredPct: number;
+  /** Disruptions applied or attempted so far. */
+  drops: number;
+  /** The runner's own event-loop lag since the previous snapshot, ms. */
+  loopLagMs: { p99: number; max: number };
+}
+
+/** How often `progress` fires during publishing. */
+export const PROGRESS_EVERY_MS = 2000;
+
+/**
+ * One progress line for stderr while publishing, e.g.
+ * `[replay] published 40/60, connected 498/500, delivered 99.87%, drops 120, loop lag p99 3 ms (max 12 ms)`.
+ */
+export function formatProgress(label: string, p: JitterProgress): string {
+  const failed = p.publishFailures ? `, ${p.publishFailures} NOT ACCEPTED` : '';
+  return `[${label}] published ${p.published}/${p.planned}${failed}, connected ${p.connected}/${p.clients}, delivered ${p.deliveredPct}%, drops ${p.drops}, loop lag p99 ${p.loopLagMs.p99} ms (max ${p.loopLagMs.max} ms)\n`;
+}
