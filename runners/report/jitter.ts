@@ -1,3 +1,4 @@
+import { columnLabel } from '../jitter/report.ts';
 import type { JitterResult } from '../jitter/result.ts';
 import { comparisonRows } from '../jitter/report.ts';
 import { latencyCdfCharts } from './charts/latency.ts';
@@ -19,20 +20,20 @@ export function jitterReport(results: readonly JitterResult[], meta: ReportMeta)
   const many = results.length > 1;
   const plan = first.chaos.plan;
   const p = first.params;
-  const timelines: TimelineInput[] = results.filter((r) => r.series).map((r) => ({ label: r.target, clients: r.clients, series: r.series!, events: r.chaos.timeline }));
-  const noSeries = results.filter((r) => !r.series).map((r) => `${r.target}: this result has no per-second series (written before reports existed); timeline charts omitted.`);
+  const timelines: TimelineInput[] = results.filter((r) => r.series).map((r) => ({ label: columnLabel(r), clients: r.clients, series: r.series!, events: r.chaos.timeline }));
+  const noSeries = results.filter((r) => !r.series).map((r) => `${columnLabel(r)}: this result has no per-second series (written before reports existed); timeline charts omitted.`);
 
   const recoveryCdf = recoveryCdfChart(
     results.flatMap((r, index) =>
       r.chaos.disruptions.map((d) => {
         const q = r.series?.recovery.find((x) => x.kind === d.kind);
-        return { label: r.target, index, kind: d.kind, recovered: q?.recovered ?? 0, unrecovered: d.unrecovered, quantilesMs: q?.quantilesMs ?? [] };
+        return { label: columnLabel(r), index, kind: d.kind, recovered: q?.recovered ?? 0, unrecovered: d.unrecovered, quantilesMs: q?.quantilesMs ?? [] };
       }),
     ).filter((x) => x.quantilesMs.length > 0 || x.unrecovered > 0),
   );
-  const curves = recoveryCurveCharts(results.flatMap((r, index) => r.chaos.disruptions.map((d) => ({ label: r.target, index, kind: d.kind, curve: d.curve }))));
-  const latency = latencyCdfCharts(results.map((r) => ({ label: r.target, latency: r.latencyHistogram })));
-  const resources = resourceCharts(results.flatMap((r) => (r.targetResources ? [{ ...r.targetResources, label: r.target }] : [])));
+  const curves = recoveryCurveCharts(results.flatMap((r, index) => r.chaos.disruptions.map((d) => ({ label: columnLabel(r), index, kind: d.kind, curve: d.curve }))));
+  const latency = latencyCdfCharts(results.map((r) => ({ label: columnLabel(r), latency: r.latencyHistogram })));
+  const resources = resourceCharts(results.flatMap((r) => (r.targetResources ? [{ ...r.targetResources, label: columnLabel(r) }] : [])));
 
   const overview: Section = {
     title: many ? 'Every target side by side' : 'Overview',
@@ -54,11 +55,11 @@ export function jitterReport(results: readonly JitterResult[], meta: ReportMeta)
     command: meta.command,
     seed: first.seed,
     generatedAt: new Date().toISOString(),
-    flags: results.flatMap((r) => bannerFlags(r.target, r.validity.flags)),
+    flags: results.flatMap((r) => bannerFlags(columnLabel(r), r.validity.flags)),
     verdicts: verdicts(
       results.map((r) => {
         const rec = r.chaos.disruptions.filter((d) => d.recoverMs.count > 0).map((d) => d.recoverMs.p95);
-        return { target: r.target, lostDeliveries: r.lostDeliveries, expectedDeliveries: r.expectedDeliveries, unrecovered: r.chaos.disruptions.reduce((n, d) => n + d.unrecovered, 0), recoveryP95Ms: rec.length ? Math.max(...rec) : null };
+        return { target: columnLabel(r), lostDeliveries: r.lostDeliveries, expectedDeliveries: r.expectedDeliveries, unrecovered: r.chaos.disruptions.reduce((n, d) => n + d.unrecovered, 0), recoveryP95Ms: rec.length ? Math.max(...rec) : null };
       }),
     ),
     summary: comparisonRows(results),

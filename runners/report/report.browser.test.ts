@@ -18,7 +18,7 @@ import { capacityChart, herdChart, renderPage, resourceCharts, trendReport, writ
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`SKIPPED report browser tests: ${CHROMIUM} not found (apt-get install -y chromium; .ci/run does this)`);
 
-const SMALL = ['--targets', 'ws,socketio-csr', '--clients', '20', '--msgs', '12', '--interval', '600', '--jitter', '1', '--jitter-ms', '500', '--ramp', '200'];
+const SMALL = ['--targets', 'ws,socketio-csr', '--tuned', 'false', '--clients', '20', '--msgs', '12', '--interval', '600', '--jitter', '1', '--jitter-ms', '500', '--ramp', '200'];
 
 function bench(args: string[]): Promise<{ json: string; html: string; results: JitterResult[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'rebound-report-'));
