@@ -138,6 +138,8 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
     sampler.start();
     const startAt = Date.now() + 200;
     t0 = startAt;
+    // Workers connect nobody before startAt: the chart's line starts from zero there.
+    clientSeries.push([0, 0, 0, 0, 0]);
     phase = 'ramp';
     workers.forEach((w, i) => w.send({ type: 'start', target: opts.target, url, stream: opts.stream, first: i, stride: n, count: Math.floor(opts.clients / n) + (i < opts.clients % n ? 1 : 0), rampPerSec: opts.ramp, startAt, addresses: opts.addresses, connectTimeoutMs: opts.connectTimeoutMs }));
     const rampBudget = (opts.clients * 1000) / opts.ramp + opts.connectTimeoutMs + 60_000;

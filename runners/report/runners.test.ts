@@ -36,7 +36,7 @@ describe('report builders over real runs', () => {
     expect(Math.max(...(sub as number[]))).toBe(40);
     expect(points(c.get('target-memory'))).toBeGreaterThan(0);
     expect(points(c.get('target-cpu'))).toBeGreaterThan(0);
-    expect(c.get('idle-bytes-per-connection')!.series[0]!.values[0]).toBe(Math.round((r.targetMetrics.bytesPerConnection! / 1024) * 100) / 100);
+    expect(c.get('idle-bytes-per-connection')!.series[0]!.values[1]).toBe(Math.round((r.targetMetrics.bytesPerConnection! / 1024) * 100) / 100);
     // Nothing failed: the chart is omitted, with the reason on the page.
     expect(c.has('idle-failures')).toBe(false);
     expect(m.sections[0]!.omitted).toContain('Failures by cause: no client failed.');
@@ -80,7 +80,7 @@ describe('report builders over real runs', () => {
     expect(c.get('shard-counts')!.series.map((s) => s.values.find((v) => v !== null))).toEqual([200, 150]);
     expect(c.get('shard-p99')!.series.map((s) => s.values.find((v) => v !== null))).toEqual(run.perShard.map((s) => s.latency!.p99));
     expect(c.get('merged-latency-cdf-raw')!.series[0]!.values.filter((v) => v !== null).at(-1)).toBe(100);
-    expect(c.get('clock-offsets')!.series[0]!.values[0]).toBe(3.5);
+    expect(c.get('clock-offsets')!.series[0]!.values.find((v) => v !== null)).toBe(3.5);
     expect(m.verdicts[0]!.level).toBe('lost');
     const dir = mkdtempSync(join(tmpdir(), 'rr-report-'));
     const line = await reportLine(join(dir, 'multi.json'), { ...report, clock: null, test: 'multi-shard' } as { test: string }, meta);
