@@ -35,7 +35,7 @@ export function idleReport(results: readonly IdleResult[], meta: ReportMeta): Re
   const r = results[0]!;
   const tm = r.targetMetrics;
   const samples = tm.series.filter((p) => typeof p[1] === 'number' && typeof p[2] === 'number');
-  const resources = resourceCharts(samples.length ? [{ label: r.target, tSec: samples.map((p) => p[0]! / 1000), rssMb: samples.map((p) => round(p[1]! / 1048576, 1)), cpuPct: samples.map((p) => p[2]!) }] : []);
+  const resources = resourceCharts(samples.length ? [{ label: r.target, tSec: samples.map((p) => p[0]! / 1000), rssMb: samples.map((p) => round(p[1]! / 1048576, 1)), cpuPct: samples.map((p) => p[2]!) }] : [], 'seconds since the ramp began');
   const clients = clientsChart(r);
   const perConn = barChart({
     id: 'idle-bytes-per-connection',

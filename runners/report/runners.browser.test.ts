@@ -25,8 +25,8 @@ function cli(script: string, args: string[], env: Record<string, string>): Promi
   const dir = mkdtempSync(join(tmpdir(), 'rebound-report-'));
   return new Promise((resolve, reject) => {
     execFile('node', ['--import', 'tsx', script, ...args], { env: { ...process.env, RESULTS_DIR: dir, ...env }, timeout: 120_000 }, (err, _stdout, stderr) => {
-      const json = /results: (\S+\.json)/.exec(stderr)?.[1];
-      const html = /report: (\S+\.html)/.exec(stderr)?.[1];
+      const json = /^results: (\S+\.json)$/m.exec(stderr)?.[1];
+      const html = /^report: (\S+\.html)$/m.exec(stderr)?.[1];
       // Exit 2 = a validity flag fired (runner loop lag on a busy machine): the report is still written.
       if (!json || !html || (err && (err as { code?: number }).code !== 2)) return reject(new Error(`${script} failed: ${err?.message}\n${stderr.slice(-2000)}`));
       resolve({ json, html, stderr });
@@ -80,6 +80,7 @@ describe.skipIf(!hasChromium)('idle and multi-shard reports in Chromium', () => 
   it('multi-shard: per-shard bars and the merged CDF; clock offsets when the run has them', { timeout: 150_000 }, async () => {
     const args = ['--test', 'jitter', '--target', 'ws', '--per-shard-n', '5', '--poll-ms', '200', '--timeout-sec', '60', '--msgs', '20', '--interval', '50', '--jitter', '0', '--settle', '1000', '--seed', '3'];
     const run = await cli('shards/coordinator/main.ts', args, { SHARDS: runners.map((x) => x.url).join(','), BENCH_RUNNER_TOKEN: TOKEN });
+    expect(run.html).toBe(run.json.replace(/\.json$/, '.html'));
     const merged = JSON.parse(readFileSync(run.json, 'utf8')) as MultiShardReport;
     expect(merged.perShard.map((s) => s.status)).toEqual(['done', 'done']);
     const r = await openReport(browser.context, run.html, 'report-multi-shard.png');
