@@ -3,6 +3,7 @@ import { argvToValues, helpText } from '../../lib/options.ts';
 import { withTarget } from '../core/local-target.ts';
 import { stamp, writeResults } from '../core/results.ts';
 import { getTarget } from '../targets/index.ts';
+import { commandLine, reportLine } from '../report/index.ts';
 import { LEAN_TARGETS } from '../targets/lean.ts';
 import { IDLE_OPTIONS, idleServiceArgs, parseIdleOptions } from './options.ts';
 import { runIdle } from './run.ts';
@@ -29,6 +30,7 @@ async function main(argv: string[]): Promise<number> {
   );
   const file = await writeResults(`idle-${opts.target}-${stamp()}`, result as unknown as Record<string, unknown>);
   process.stderr.write(`results: ${file}\n`);
+  process.stderr.write(await reportLine(file, result, { command: commandLine('bench:idle', IDLE_OPTIONS, opts) }));
   process.stdout.write(JSON.stringify({ ...result, targetMetrics: { ...result.targetMetrics, series: `${result.targetMetrics.series.length} points (in ${file})` } }, null, 2) + '\n');
   return result.validity.valid ? 0 : 2;
 }

@@ -51,6 +51,8 @@ export interface IdleResult {
     /** [ms since start, rssBytes, cpuPct, connections], at most ~300 points. */
     series: (number | null)[][];
   };
+  /** Runner-side client counts each second: [ms since the ramp began, connected, subscribed, failed, open], at most ~300 rows (absent in older results). */
+  clientSeries?: number[][];
   /** The benchmark's rebaseline names. */
   peakMemoryMb: number | null;
   peakCpuPercent: number | null;

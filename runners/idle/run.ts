@@ -95,6 +95,12 @@ const addMaps = (ms: Record<string, number>[]) => {
   return out;
 };
 
+/** At most about `max` rows, evenly spaced, the last row kept (the end state matters most). */
+const thin = <T,>(rows: T[], max: number): T[] => {
+  const step = Math.ceil(rows.length / max) || 1;
+  return rows.filter((_, i) => i % step === 0 || i === rows.length - 1);
+};
+
 /**
  * The idle-capacity run: `clients` connections over worker processes at `ramp`/s (globally
  * interleaved), every one subscribed, held `hold` s while the target is sampled every second,
@@ -116,7 +122,14 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
     const t = totals('last');
     hooks.progress?.({ phase, attempted: sum(t, 'attempted'), connected: sum(t, 'connected'), subscribed: sum(t, 'subscribed'), failed: sum(t, 'failed'), open: sum(t, 'open') });
   };
-  const progressTimer = setInterval(() => report(phase), 1000);
+  // Per-second client counts for the report's clients-over-time chart; t0 moves to the ramp start.
+  const clientSeries: number[][] = [];
+  let t0 = started;
+  const progressTimer = setInterval(() => {
+    report(phase);
+    const t = totals('last');
+    if (phase !== 'start' && clientSeries.length < 3600) clientSeries.push([Date.now() - t0, sum(t, 'connected'), sum(t, 'subscribed'), sum(t, 'failed'), sum(t, 'open')]);
+  }, 1000);
   let phase = 'start';
   try {
     for (const w of workers) if (!(await w.until(() => w.ready !== undefined, 30_000, hooks.signal))) break;
@@ -124,6 +137,9 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
     const baselineRss = await sampler.baseline();
     sampler.start();
     const startAt = Date.now() + 200;
+    t0 = startAt;
+    // Workers connect nobody before startAt: the chart's line starts from zero there.
+    clientSeries.push([0, 0, 0, 0, 0]);
     phase = 'ramp';
     workers.forEach((w, i) => w.send({ type: 'start', target: opts.target, url, stream: opts.stream, first: i, stride: n, count: Math.floor(opts.clients / n) + (i < opts.clients % n ? 1 : 0), rampPerSec: opts.ramp, startAt, addresses: opts.addresses, connectTimeoutMs: opts.connectTimeoutMs }));
     const rampBudget = (opts.clients * 1000) / opts.ramp + opts.connectTimeoutMs + 60_000;
@@ -141,6 +157,8 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
       if (failed()) throw new ReboundError('RR_ERR_RUNNER_WORKER', failed()!.error!);
     }
     const holdEnd = Date.now();
+    const last = totals('last');
+    clientSeries.push([holdEnd - t0, sum(last, 'connected'), sum(last, 'subscribed'), sum(last, 'failed'), sum(last, 'open')]);
     phase = 'close';
     workers.forEach((w) => w.send({ type: 'stop' }));
     for (const w of workers) await w.until(() => w.tally.done !== undefined, 30_000);
@@ -201,6 +219,7 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
         peakConnections: Math.max(0, ...samples.map((s) => s.connections ?? 0)),
         series: samples.filter((_, i) => i % Math.ceil(samples.length / 300 || 1) === 0).map((s) => [s.at - startAt, s.rssBytes, s.cpuPct, s.connections]),
       },
+      clientSeries: thin(clientSeries, 300),
       peakMemoryMb: peakRss !== null ? Math.round((peakRss / 1048576) * 10) / 10 : null,
       peakCpuPercent: cpuValues.length ? Math.max(...cpuValues) : null,
       ramKbPerConnected: bytesPerConnection !== null ? Math.round((bytesPerConnection / 1024) * 10) / 10 : null,

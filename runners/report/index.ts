@@ -2,6 +2,9 @@ import { writeFile } from 'node:fs/promises';
 import type { JitterResult } from '../jitter/result.ts';
 import { jitterReport } from './jitter.ts';
 import { avalancheReport, deployImpactReport } from '../avalanche/report-model.ts';
+import { latencyReport, throughputReport, whispersReport } from './delivery.ts';
+import { idleReport } from './idle.ts';
+import { multiShardReport } from './multi-shard.ts';
 import { renderPage } from './page.ts';
 import { trendReport } from './trend.ts';
 import type { ReportMeta, ReportModel } from './types.ts';
@@ -11,7 +14,8 @@ export { capacityChart, type CapacityInput } from './charts/capacity.ts';
 export { herdChart, type HerdInput } from './charts/herd.ts';
 export { resourceCharts, type ResourceSeries } from './charts/resources.ts';
 export { trendChart, type TrendInput } from './charts/trend.ts';
-export { jitterReport, renderPage, trendReport };
+export { barChart, type BarItem } from './charts/bars.ts';
+export { idleReport, jitterReport, latencyReport, multiShardReport, renderPage, throughputReport, trendReport, whispersReport };
 export type { ChartSpec, ReportMeta, ReportModel, Section } from './types.ts';
 
 /** Any runner's result: `test` names the runner, which picks its report builder. */
@@ -27,6 +31,12 @@ const BUILDERS: Record<string, (results: never[], meta: ReportMeta) => ReportMod
   jitter: (results: JitterResult[], meta) => jitterReport(results, meta),
   avalanche: avalancheReport,
   'deploy-impact': deployImpactReport,
+  idle: idleReport,
+  latency: latencyReport,
+  throughput: throughputReport,
+  whispers: whispersReport,
+  // The coordinator's merged JSON names its test `testType`; it is passed tagged `test: 'multi-shard'`.
+  'multi-shard': multiShardReport,
 };
 
 export function reportModel(resultOrResults: RunnerResult | readonly RunnerResult[], meta: ReportMeta): ReportModel {

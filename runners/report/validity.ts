@@ -20,6 +20,7 @@ const PLAIN: Record<string, string> = {
   FOREIGN_MESSAGES: 'Messages that were not this run\'s arrived on the test stream.',
 };
 
-export function bannerFlags(target: string, flags: readonly ValidityFlag[]): BannerFlag[] {
+/** Any runner's flags (each runner has its own code union; the fleet's too). */
+export function bannerFlags(target: string, flags: readonly { code: string; severity: ValidityFlag['severity']; message: string }[]): BannerFlag[] {
   return flags.map((f) => ({ target, severity: f.severity, code: f.code, plain: PLAIN[f.code] ?? f.message, message: f.message }));
 }

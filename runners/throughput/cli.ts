@@ -3,6 +3,7 @@ import { argvToValues, helpText } from '../../lib/options.ts';
 import { withTarget } from '../core/local-target.ts';
 import { stamp, writeResults } from '../core/results.ts';
 import { getTarget } from '../targets/index.ts';
+import { commandLine, reportLine } from '../report/index.ts';
 import { THROUGHPUT_OPTIONS, parseThroughputOptions } from './options.ts';
 import { runThroughput } from './run.ts';
 
@@ -16,6 +17,7 @@ async function main(argv: string[]): Promise<number> {
   const result = await withTarget(getTarget(opts.target), opts.url, (url) => runThroughput(opts, url, { log: (l) => process.stderr.write(`[${opts.target}] ${l}\n`) }));
   const file = await writeResults(`throughput-${opts.target}-${stamp()}`, result as unknown as Record<string, unknown>);
   process.stderr.write(`results: ${file}\n`);
+  process.stderr.write(await reportLine(file, result, { command: commandLine('bench:throughput', THROUGHPUT_OPTIONS, opts) }));
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   return result.validity.valid ? 0 : 2;
 }

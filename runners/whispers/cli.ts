@@ -3,6 +3,7 @@ import { argvToValues, helpText } from '../../lib/options.ts';
 import { withTarget } from '../core/local-target.ts';
 import { stamp, writeResults } from '../core/results.ts';
 import { getTarget } from '../targets/index.ts';
+import { commandLine, reportLine } from '../report/index.ts';
 import { WHISPERS_OPTIONS, parseWhispersOptions } from './options.ts';
 import { runWhispers } from './run.ts';
 
@@ -18,6 +19,7 @@ async function main(argv: string[]): Promise<number> {
   );
   const file = await writeResults(`whispers-${opts.target}-${stamp()}`, result as unknown as Record<string, unknown>);
   process.stderr.write(`results: ${file}\n`);
+  process.stderr.write(await reportLine(file, result, { command: commandLine('bench:whispers', WHISPERS_OPTIONS, opts) }));
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   return result.validity.valid ? 0 : 2;
 }

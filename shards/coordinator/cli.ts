@@ -1,5 +1,6 @@
 import { argvToValues, helpText, parseOptions, type OptionTable } from '../../lib/options.ts';
 import { writeResults } from '../../runners/core/results.ts';
+import { commandLine, reportLine } from '../../runners/report/index.ts';
 import { COORD_OPTIONS, TEST_TABLES } from './options.ts';
 import { formatReport } from './report.ts';
 import { runMultiShard, testQuery } from './run.ts';
@@ -28,6 +29,8 @@ export async function main(argv: string[], env: Record<string, string | undefine
   const report = await runMultiShard(o, query, (line) => process.stderr.write(line + '\n'));
   const file = await writeResults(`${o.test}-multi-${o.target}-${report.shards}shards-${report.startedAt.replace(/[:.]/g, '-')}`, report as unknown as Record<string, unknown>);
   process.stderr.write(`results: ${file}\n`);
+  // The merged JSON names its test `testType`; the report registry keys on `test`.
+  process.stderr.write(await reportLine(file, { ...report, test: 'multi-shard' }, { command: commandLine('bench:multi', { ...testTable, ...COORD_OPTIONS }, { ...values, ...o }) }));
   process.stdout.write(o.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report));
   return report.exitCode;
 }

@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { argvToValues, helpText, parseOptions } from '../../lib/options.ts';
+import { commandLine } from '../../runners/report/index.ts';
 import { formatHistory } from './history.ts';
+import { writeHistoryReport } from './history-report.ts';
 import { REBASELINE_OPTIONS } from './options.ts';
 import { formatRecords, useColor } from './report.ts';
 import { describePlan, rebaseline } from './rebaseline.ts';
@@ -23,10 +25,12 @@ export async function rebaselineMain(argv: string[], io: Io = stdio): Promise<nu
 
 /** `npm run bench:rebaseline:history` (LAST, FILTER): exit 1 when there is no stored run. */
 export async function historyMain(argv: string[], io: Io = stdio): Promise<number> {
-  if (argv.includes('--help')) return io.out(`usage: npm run bench:rebaseline:history [-- --last N --filter x]\n${helpText(REBASELINE_OPTIONS)}\n`), 0;
+  if (argv.includes('--help')) return io.out(`usage: npm run bench:rebaseline:history [-- --last N --filter x --html]\n${helpText(REBASELINE_OPTIONS)}\n`), 0;
   const o = parseOptions(REBASELINE_OPTIONS, { values: argvToValues(argv, REBASELINE_OPTIONS), env: io.env, origin: 'CLI' });
-  const text = formatHistory(readHistory(resolve(o.outputDir)), o);
+  const history = readHistory(resolve(o.outputDir));
+  const text = formatHistory(history, o);
   if (!text) return io.err(`no stored rebaseline runs under ${resolve(o.outputDir, 'runs')}${o.filter ? ` matching FILTER=${o.filter}` : ''}\n`), 1;
   io.out(text);
+  if (o.html) io.err(`report: ${await writeHistoryReport(resolve(o.outputDir), history, o, { command: commandLine('bench:rebaseline:history', REBASELINE_OPTIONS, o) })}\n`);
   return 0;
 }

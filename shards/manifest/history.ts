@@ -11,8 +11,7 @@ const fmt = (v: unknown) => (typeof v === 'number' ? String(Math.round(v * 1000)
  * direction that is better so a reader sees at once whether it got worse.
  */
 export function formatHistory(history: readonly { runId: string; records: Map<string, RunRecord> }[], o: { last: number; filter: string }): string {
-  const parts = o.filter.split(',').map((s) => s.trim()).filter(Boolean);
-  const ids = [...new Set(history.flatMap((h) => [...h.records.keys()]))].filter((id) => !parts.length || parts.some((p) => id.includes(p) || [...history].some((h) => h.records.get(id)?.runner === p))).sort();
+  const ids = historyIds(history, o.filter);
   const out: string[] = [];
   for (const id of ids) {
     const runs = history.filter((h) => h.records.has(id)).slice(-o.last);
@@ -37,4 +36,10 @@ export function formatHistory(history: readonly { runId: string; records: Map<st
     for (const x of [head, ...rows]) out.push('  ' + x.map((c, i) => (i === x.length - 1 ? c : c.padEnd(w[i]!))).join('  '));
   }
   return out.join('\n') + (out.length ? '\n' : '');
+}
+
+/** The test ids FILTER selects (id substrings or runner names), sorted; shared by the table and the --html trends. */
+export function historyIds(history: readonly { records: Map<string, RunRecord> }[], filter: string): string[] {
+  const parts = filter.split(',').map((s) => s.trim()).filter(Boolean);
+  return [...new Set(history.flatMap((h) => [...h.records.keys()]))].filter((id) => !parts.length || parts.some((p) => id.includes(p) || history.some((h) => h.records.get(id)?.runner === p))).sort();
 }

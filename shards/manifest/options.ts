@@ -19,6 +19,7 @@ export const REBASELINE_OPTIONS = {
   pollMs: { type: 'int', default: 5000, min: 50, max: 60_000, env: ['POLL_MS'], doc: 'ms between job polls (remote)' },
   timeoutSec: { type: 'int', default: 1800, min: 1, max: 86_400, env: ['SHARD_TIMEOUT_SEC'], doc: 'per-test deadline when remote, s' },
   last: { type: 'int', default: 5, min: 1, max: 1000, env: ['LAST'], doc: 'history: runs shown' },
+  html: { type: 'bool', default: false, doc: 'history: also write <outputDir>/history.html, one trend chart per metric' },
 } as const satisfies OptionTable;
 
 export type RebaselineOptions = OptionValues<typeof REBASELINE_OPTIONS>;

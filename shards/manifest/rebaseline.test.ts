@@ -6,6 +6,8 @@ import { startService } from '../../services/common/spawn.ts';
 import { deadUrl, startStandIn } from '../coordinator/stand-in.ts';
 import { shardResult } from '../merge/fixtures.ts';
 import { historyMain, rebaselineMain } from './cli.ts';
+import { historyTrends } from './history-report.ts';
+import { readHistory } from './store.ts';
 import type { Manifest } from './schema.ts';
 
 /**
@@ -89,6 +91,24 @@ describe('bench:rebaseline end to end on tiny real jitter runs', () => {
     const none = io({ OUTPUT_DIR: join(dir, 'nothing') });
     expect(await historyMain([], none.io)).toBe(1);
     expect(none.err.join('')).toContain('no stored rebaseline runs');
+  });
+
+  it('history --html writes one trend chart per metric over the stored runs, drift marked', async () => {
+    const x = io({ FILTER: 'tiny-ok,tiny-drift' });
+    expect(await historyMain(['--html'], x.io)).toBe(0);
+    const file = join(dir, 'history.html');
+    expect(x.err.join('')).toContain(`report: ${file}`);
+    const history = readHistory(dir);
+    const trends = historyTrends(history, { last: 5, filter: 'tiny-ok,tiny-drift' });
+    const published = trends.find((t) => t.metric === 'tiny-drift published')!;
+    // Two stored runs of tiny-drift, both 20 published against a baseline of 25: drift each time.
+    expect(published.runs.map((r) => [r.value, r.baseline, r.verdict])).toEqual([[20, 25, 'drift'], [20, 25, 'drift']]);
+    // tiny-ok's third run was invalid (dead target): no value to draw, so two points, not three.
+    expect(trends.find((t) => t.metric === 'tiny-ok deliveryRatePct')!.runs.map((r) => r.value)).toEqual([100, 100]);
+    const html = readFileSync(file, 'utf8');
+    for (const t of trends) expect(html).toContain(`trend-${t.metric.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`);
+    expect(html).not.toContain('tiny-regress');
+    expect(html).toContain('npm run bench:rebaseline:history -- ');
   });
 
   it('a replay server with its history cut to one message regresses against a healthy baseline', async () => {

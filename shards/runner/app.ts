@@ -8,6 +8,7 @@ import { follow } from './follow.ts';
 import { JOB_ID, JobStore, jobView, type Job } from './jobs.ts';
 import { echoCallerNames, parseBenchQuery } from './params.ts';
 import { benchRoutes, BENCH_TABLE } from './routes.ts';
+import { curlLine } from './report.ts';
 import { registerTimeRoute } from './time-route.ts';
 import { envName, resolveTarget } from './targets.ts';
 import type { BenchEntry } from './types.ts';
@@ -84,7 +85,7 @@ export function createRunnerApp(opts: RunnerAppOptions) {
         const target = resolveTarget(route.target, env);
         const prepared = route.entry.prepare(q.values, target);
         const prep = { ...prepared, effectiveParams: echoCallerNames(route.entry.options, q.values, prepared.effectiveParams) };
-        const started = store.start({ route: route.path, test: route.entry.test, target: route.target, params: prep.effectiveParams, unknownParams: [], plannedMs: prep.plannedMs }, (ctx) => route.entry.run(prep.opts, target, ctx));
+        const started = store.start({ route: route.path, test: route.entry.test, target: route.target, params: prep.effectiveParams, unknownParams: [], plannedMs: prep.plannedMs, command: curlLine(route.path, route.entry.options, prep.effectiveParams) }, (ctx) => route.entry.run(prep.opts, target, ctx));
         job = started.job;
         const echo = { effectiveParams: prep.effectiveParams, unknownParams: [] as string[] };
         if (q.async) return void res.status(202).location(`/jobs/${job.id}`).json({ jobId: job.id, status: job.status, ...echo });

@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 
 import { join } from 'node:path';
 import { Emitter } from '../../lib/emitter.ts';
 import { ReboundError } from '../../lib/errors.ts';
+import { writeJobReport } from './report.ts';
 import type { JobProgress, RunContext } from './types.ts';
 
 export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'aborted';
@@ -20,6 +21,8 @@ export interface Job {
   endedAt?: number;
   durationMs?: number;
   plannedMs: number;
+  /** The command that reruns this job (a curl line, no token value): shown in its HTML report. */
+  command?: string;
   progress: JobProgress;
   /** Present in memory only until the job ends; afterwards read from `<RESULTS_DIR>/<id>.json`. */
   result?: Record<string, unknown>;
@@ -135,7 +138,7 @@ export class JobStore {
    * Start a job now or refuse with 429. `run` gets a context whose signal aborts on shutdown;
    * the returned job is already `running`; `finished` settles when it ends.
    */
-  start(meta: Pick<Job, 'route' | 'test' | 'target' | 'params' | 'unknownParams' | 'plannedMs'>, run: (ctx: RunContext) => Promise<Record<string, unknown>>): { job: Job; finished: Promise<Job> } {
+  start(meta: Pick<Job, 'route' | 'test' | 'target' | 'params' | 'unknownParams' | 'plannedMs' | 'command'>, run: (ctx: RunContext) => Promise<Record<string, unknown>>): { job: Job; finished: Promise<Job> } {
     const busy = this.busy;
     if (busy) {
       throw new ReboundError('RR_ERR_RUNNER_BUSY', `this runner is busy with job ${busy.id} (${busy.route}); one heavy job at a time per shard, retry in ~${this.retryAfterSec()} s or use another shard`, { details: { jobId: busy.id, retryAfterSec: this.retryAfterSec() } });
@@ -184,11 +187,13 @@ export class JobStore {
         } else job.status = 'failed';
         job.error = { code: typeof e?.code === 'string' && e.code.startsWith('RR_ERR_') ? e.code : 'RR_ERR_RUN_FAILED', message: e?.message ?? String(err) };
       },
-    ).then(() => {
+    ).then(async () => {
       job.endedAt = Date.now();
       job.durationMs = job.endedAt - (job.startedAt ?? job.createdAt);
       log(`${job.status}${job.error ? `: ${job.error.message}` : ''} after ${job.durationMs} ms`);
       this.running.delete(id);
+      // The HTML report goes next to `<id>.json` for GET /reports/:id; writeJobReport never throws.
+      if (job.result && (job.status === 'done' || job.status === 'aborted')) log(await writeJobReport(this.resultsDir, job));
       try {
         this.persist(job);
       } catch (err) {

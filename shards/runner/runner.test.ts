@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, runnerExit, startRunner, tempResultsDir, waitJob, type RunnerProcess } from './testing.ts';
@@ -100,11 +100,18 @@ describe('bench-runner service', () => {
     expect(stored.body.receivedDeliveries).toBe(120);
     const list = await api(runner.url, '/jobs', { token: TOKEN });
     expect(list.body.jobs[0]).toMatchObject({ id, status: 'done', hasResult: true });
-    // The HTML report is served once another module writes it.
-    writeFileSync(join(dir, `${id}.html`), '<h1>report</h1>');
+    // The job wrote its HTML report next to the result: charts, and a curl line without the token.
+    expect(job.logTail.some((l: string) => l.includes(`report: ${join(dir, `${id}.html`)}`)), job.logTail.join('\n')).toBe(true);
     const report = await api(runner.url, `/reports/${id}`, { token: TOKEN });
     expect(report.status).toBe(200);
     expect(report.headers.get('content-type')).toContain('text/html');
+    expect(report.body).toContain('<html');
+    for (const chart of ['latency-cdf-raw', 'latency-cdf-min-normalised', 'connected-socketio']) expect(report.body).toContain(chart);
+    expect(report.body).toContain('/bench-jitter-socketio?');
+    expect(report.body).toContain('$BENCH_RUNNER_TOKEN');
+    expect(report.body).not.toContain(TOKEN);
+    expect((await api(runner.url, `/reports/${id}`)).status).toBe(401);
+    expect((await api(runner.url, `/reports/${id}`, { token: TOKEN + 'x' })).status).toBe(401);
     doneJob = id;
   });
 
@@ -137,6 +144,8 @@ describe('bench-runner service', () => {
     expect(after.body.result.published).toBeGreaterThan(0);
     expect(after.body.result.published).toBeLessThan(200);
     expect(existsSync(join(dir, `${id}.json`))).toBe(true);
+    // The partial result got its report too, written before the process exited.
+    expect(readFileSync(join(dir, `${id}.html`), 'utf8')).toContain('latency-cdf-raw');
   });
 });
 

@@ -14,12 +14,12 @@ export interface ResourceSeries {
 }
 
 /** Target memory and CPU, one line per target. */
-export function resourceCharts(inputs: readonly ResourceSeries[]): ChartSpec[] {
+export function resourceCharts(inputs: readonly ResourceSeries[], xLabel = 'seconds since publishing began'): ChartSpec[] {
   const rows = inputs.filter((r) => r.tSec.length > 0);
   if (rows.length === 0) return [];
   const mk = (id: string, title: string, yLabel: string, note: string, pick: (r: ResourceSeries) => readonly number[]): ChartSpec => {
     const t = alignTables(rows.map((r) => ({ x: r.tSec.map((v) => round(v)), y: pick(r) })));
-    return { id, title, note, xLabel: 'seconds since publishing began', yLabel, x: t.x, series: rows.map((r, i) => ({ label: r.label, values: t.ys[i]!, color: colorFor(inputs.indexOf(r)), width: 2, spanGaps: true, reduce: 'max' as const })) };
+    return { id, title, note, xLabel, yLabel, x: t.x, series: rows.map((r, i) => ({ label: r.label, values: t.ys[i]!, color: colorFor(inputs.indexOf(r)), width: 2, spanGaps: true, reduce: 'max' as const })) };
   };
   return [
     mk('target-memory', 'Target memory (RSS)', 'MB', 'Resident memory of the target process. Growth after disruptions is session or replay state being kept.', (r) => r.rssMb),

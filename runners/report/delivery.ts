@@ -1,0 +1,122 @@
+import type { EncodedLatency } from '../core/latency.ts';
+import type { RunSeries } from '../core/timeseries.ts';
+import type { ValidityFlag } from '../core/validity.ts';
+import type { LatencyResult } from '../latency/run.ts';
+import type { ThroughputResult } from '../throughput/result.ts';
+import type { WhispersResult } from '../whispers/result.ts';
+import { barChart } from './charts/bars.ts';
+import { latencyCdfCharts } from './charts/latency.ts';
+import { connectedChart, deliveriesChart } from './charts/timeline.ts';
+import type { ChartSpec, ReportMeta, ReportModel, Section } from './types.ts';
+import { bannerFlags } from './validity.ts';
+import { verdicts } from './verdict.ts';
+
+/** What the latency, throughput and whispers results share: a ledger's counts and one exact histogram. */
+interface DeliveryRun {
+  test: string;
+  target: string;
+  startedAt: string;
+  clients: number;
+  expectedDeliveries: number;
+  receivedDeliveries: number;
+  lostDeliveries: number;
+  duplicates: number;
+  outOfOrder: number;
+  latencyHistogram: EncodedLatency;
+  latencyRawMs: { p50: number; p95: number; p99: number; max: number; min: number; count: number };
+  latencyOverMinMs: { p50: number; p95: number; p99: number };
+  validity: { flags: readonly ValidityFlag[] };
+  series?: RunSeries;
+  aborted?: boolean;
+}
+
+const n = (v: number) => v.toLocaleString('en-US');
+
+function deliveryChart(r: DeliveryRun): ChartSpec | null {
+  return barChart({
+    id: 'delivery',
+    title: 'Delivery ledger',
+    note: 'Every (client, message) pair the run expected, and what the ledger saw. Lost, duplicate and out-of-order should all be zero.',
+    yLabel: 'deliveries',
+    items: [
+      { label: 'expected', value: r.expectedDeliveries, color: '#999999' },
+      { label: 'received', value: r.receivedDeliveries, color: '#009E73' },
+      { label: 'lost', value: r.lostDeliveries, color: '#c62828' },
+      { label: 'duplicates', value: r.duplicates, color: '#E69F00' },
+      { label: 'out of order', value: r.outOfOrder, color: '#CC79A7' },
+    ],
+  });
+}
+
+/** One page for the delivery runners: latency CDFs (raw and min-normalised), the ledger, a timeline when the result has one. */
+function deliveryReport(r: DeliveryRun, meta: ReportMeta, o: { title: string; subtitle: string; seed: number | null; extraRows: string[][]; extraCharts?: ChartSpec[] }): ReportModel {
+  const latency = latencyCdfCharts([{ label: r.target, latency: r.latencyHistogram }]);
+  const delivery = deliveryChart(r);
+  const timeline = r.series ? [connectedChart({ label: r.target, clients: r.clients, series: r.series, events: [] }), deliveriesChart({ label: r.target, clients: r.clients, series: r.series, events: [] })] : [];
+  const section: Section = {
+    title: 'Latency and delivery',
+    charts: [...latency, ...(delivery ? [delivery] : []), ...(o.extraCharts ?? []), ...timeline],
+    omitted: [...(latency.length ? [] : ['Latency CDFs: no delivery was recorded.']), ...(r.series || r.test !== 'latency' ? [] : ['Timeline: this result has no per-second series.'])],
+  };
+  const lat = r.latencyRawMs;
+  return {
+    title: o.title,
+    subtitle: `${o.subtitle}, started ${r.startedAt}${r.aborted ? ' (aborted)' : ''}`,
+    command: meta.command,
+    seed: o.seed,
+    generatedAt: new Date().toISOString(),
+    flags: bannerFlags(r.target, r.validity.flags),
+    verdicts: verdicts([{ target: r.target, lostDeliveries: r.lostDeliveries, expectedDeliveries: r.expectedDeliveries, unrecovered: 0, recoveryP95Ms: null }]),
+    summary: [
+      ['figure', 'value'],
+      ['deliveries received / expected', `${n(r.receivedDeliveries)} / ${n(r.expectedDeliveries)}`],
+      ['lost / duplicates / out of order', `${n(r.lostDeliveries)} / ${n(r.duplicates)} / ${n(r.outOfOrder)}`],
+      ['latency raw p50 / p95 / p99 / max', `${lat.p50} / ${lat.p95} / ${lat.p99} / ${lat.max} ms`],
+      ['latency over min p50 / p95 / p99', `${r.latencyOverMinMs.p50} / ${r.latencyOverMinMs.p95} / ${r.latencyOverMinMs.p99} ms`],
+      ...o.extraRows,
+    ],
+    sections: [section],
+  };
+}
+
+export function latencyReport(results: readonly LatencyResult[], meta: ReportMeta): ReportModel {
+  const r = results[0]!;
+  return deliveryReport(r as unknown as DeliveryRun, meta, {
+    title: `Latency run: ${r.target}`,
+    subtitle: `${n(r.clients)} clients, ${r.totalMessages} messages`,
+    seed: r.seed,
+    extraRows: [],
+  });
+}
+
+export function throughputReport(results: readonly ThroughputResult[], meta: ReportMeta): ReportModel {
+  const r = results[0]!;
+  const rates = barChart({
+    id: 'throughput-rates',
+    title: 'Delivery rates',
+    note: 'Outbound: what the target had to deliver per second of publishing; useful: what arrived; end to end: arrivals over first send to last arrival. Useful well under outbound is the target falling behind.',
+    yLabel: 'deliveries per second',
+    items: [
+      { label: 'outbound', value: r.outboundDeliveriesPerSec, color: '#999999' },
+      { label: 'useful', value: r.usefulDeliveriesPerSec, color: '#009E73' },
+      { label: 'end to end', value: r.deliveriesPerSecEndToEnd, color: '#0072B2' },
+    ],
+  });
+  return deliveryReport(r as unknown as DeliveryRun, meta, {
+    title: `Throughput run: ${r.target}`,
+    subtitle: `${n(r.clients)} clients, ${r.totalMessages} messages every ${r.intervalMs} ms`,
+    seed: null,
+    extraRows: [['deliveries/s outbound / useful / end to end', `${n(r.outboundDeliveriesPerSec)} / ${n(r.usefulDeliveriesPerSec)} / ${n(r.deliveriesPerSecEndToEnd)}`], ['publish failures', n(r.publishFailures)]],
+    extraCharts: rates ? [rates] : [],
+  });
+}
+
+export function whispersReport(results: readonly WhispersResult[], meta: ReportMeta): ReportModel {
+  const r = results[0]!;
+  return deliveryReport(r as unknown as DeliveryRun, meta, {
+    title: `Whispers run: ${r.target}`,
+    subtitle: `${n(r.clients)} clients in ${n(r.rooms)} rooms, a whisper every ${r.whisperIntervalMs} ms`,
+    seed: null,
+    extraRows: [['whispers sent / received / expected', `${n(r.whispersSent)} / ${n(r.whispersReceived)} / ${n(r.expectedReceived)}`]],
+  });
+}
