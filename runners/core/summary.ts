@@ -3,12 +3,16 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { resultsDir } from './results.ts';
 
-/** The commit a figure was measured on: short hash, `-dirty` when the tree had uncommitted changes; null outside git. */
+/**
+ * The commit a figure was measured on: short hash, `-dirty` when the tree had uncommitted changes;
+ * null outside git. Figure files under docs/results/ do not count: docs/results/measure.sh writes
+ * them one after another, and a figure's own earlier output is not a change to what it measures.
+ */
 export function currentCommit(cwd = process.cwd()): string | null {
   try {
     const git = (...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     const hash = git('rev-parse', '--short=12', 'HEAD');
-    const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+    const dirty = git('status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)docs/results') !== '';
     return dirty ? `${hash}-dirty` : hash;
   } catch {
     return null;
