@@ -4,7 +4,7 @@ import { sleep } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
 import { LatencyRecorder } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
-import type { PublishPayload } from '../core/publisher.ts';
+import { readPayload } from '../core/publisher.ts';
 import { classifyConnectError } from '../core/runner-limits.ts';
 import type { ClientOptions, TargetClient, TargetDefinition } from '../targets/types.ts';
 import { handshakeFailureKind } from './handshake.ts';
@@ -164,13 +164,8 @@ export class ClientFleet {
     if (o.target.service?.name === 'replay' || o.target.name === 'anycable') opts.cableOptions = { websocketImplementation: countingWebSocket(() => this.attemptStarted(i), (e) => this.attemptFailed(i, e), () => this.attemptClosed(i)) };
     const c = o.target.createClient(opts);
     c.on('message', (m) => {
-      let p: Partial<PublishPayload>;
-      try {
-        p = JSON.parse(m.data) as Partial<PublishPayload>;
-      } catch {
-        p = {};
-      }
-      if (p.runId !== o.runId || typeof p.seq !== 'number' || typeof p.sentAt !== 'number') {
+      const p = readPayload(m.data, o.runId);
+      if (!p) {
         this.foreign++;
         return;
       }

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../services/replay-server/testing.ts';
-import { startPublisher } from './publisher.ts';
+import { readPayload, startPublisher } from './publisher.ts';
 
 /**
  * A real HTTP endpoint that refuses chosen messages: 500 for `refuse`, a torn-down socket for
@@ -60,5 +60,16 @@ describe('publisher', () => {
     expect(wrong).toMatchObject({ published: 0, failed: 4, failureCauses: { 'HTTP 401': 4 } });
     const right = await startPublisher({ url: t.httpUrl, stream: 's', runId: 'r', messages: 4, intervalMs: 1, broadcastKey: 'sekret' }).done;
     expect(right).toMatchObject({ published: 4, failed: 0, failureCauses: {} });
+  });
+});
+
+describe('readPayload', () => {
+  it("keeps this run's payloads and refuses everything else (another run, bad JSON, null, missing fields)", () => {
+    expect(readPayload(JSON.stringify({ seq: 3, sentAt: 1000, runId: 'r1', pad: 'xx' }), 'r1')).toEqual({ seq: 3, sentAt: 1000 });
+    expect(readPayload(JSON.stringify({ seq: 3, sentAt: 1000, runId: 'r2' }), 'r1')).toBeUndefined();
+    expect(readPayload('{not json', 'r1')).toBeUndefined();
+    expect(readPayload('null', 'r1')).toBeUndefined();
+    expect(readPayload('42', 'r1')).toBeUndefined();
+    expect(readPayload(JSON.stringify({ seq: '3', sentAt: 1000, runId: 'r1' }), 'r1')).toBeUndefined();
   });
 });

@@ -9,6 +9,20 @@ export interface PublishPayload {
   pad?: string;
 }
 
+/**
+ * A received broadcast's payload when it is one of this run's (`runId`) with a numeric `seq` and
+ * `sentAt`; undefined for anything else (another run's message, unparsable or foreign data).
+ */
+export function readPayload(data: string, runId: string): { seq: number; sentAt: number } | undefined {
+  let p: Partial<PublishPayload>;
+  try {
+    p = JSON.parse(data) as Partial<PublishPayload>;
+  } catch {
+    return undefined;
+  }
+  return p !== null && p.runId === runId && typeof p.seq === 'number' && typeof p.sentAt === 'number' ? { seq: p.seq, sentAt: p.sentAt } : undefined;
+}
+
 export interface PublisherOptions {
   /** Service base URL (messages go to `${url}/_broadcast`) or the full broadcast endpoint when it ends in `/_broadcast`. */
   url: string;

@@ -13,7 +13,7 @@ import { SeriesRecorder } from '../core/timeseries.ts';
 import { watchTarget } from '../core/target-usage.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
-import { startPublisher, type PublisherResult, type PublishPayload } from '../core/publisher.ts';
+import { readPayload, startPublisher, type PublisherResult } from '../core/publisher.ts';
 import { watchRunner, type RunnerHealth } from '../core/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../core/runner-limits.ts';
 import { checkValidity } from '../core/validity.ts';
@@ -170,13 +170,8 @@ class JitterSession {
     const url = this.fleet ? this.fleet.urlFor(this.groupOf(i)) : this.url;
     const c = this.target.createClient({ index: i, url, stream: this.stream, localAddress: sourceAddress(i), reconnectStrategy: this.opts.reconnectStrategy });
     c.on('message', (m) => {
-      let p: Partial<PublishPayload>;
-      try {
-        p = JSON.parse(m.data) as Partial<PublishPayload>;
-      } catch {
-        p = {};
-      }
-      if (p.runId !== this.runId || typeof p.seq !== 'number' || typeof p.sentAt !== 'number') {
+      const p = readPayload(m.data, this.runId);
+      if (!p) {
         this.counters.foreign++;
         return;
       }

@@ -3,7 +3,7 @@ import { sleep } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
-import { startPublisher, type PublishPayload, type PublisherResult } from '../core/publisher.ts';
+import { readPayload, startPublisher, type PublisherResult } from '../core/publisher.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../core/runner-limits.ts';
 import { checkValidity } from '../core/validity.ts';
@@ -43,13 +43,8 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Th
   for (let i = 0; i < o.clients; i++) {
     const c = target.createClient({ index: i, url, stream, localAddress: sourceAddress(i) });
     c.on('message', (m) => {
-      let p: Partial<PublishPayload>;
-      try {
-        p = JSON.parse(m.data) as Partial<PublishPayload>;
-      } catch {
-        p = {};
-      }
-      if (p.runId !== runId || typeof p.seq !== 'number' || typeof p.sentAt !== 'number') return void foreign++;
+      const p = readPayload(m.data, runId);
+      if (!p) return void foreign++;
       const lat = m.at - p.sentAt;
       lastArrival = m.at;
       if (ledger.record(i, p.seq, lat) === 'new') latency.recordMs(lat);
