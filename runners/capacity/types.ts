@@ -1,0 +1,74 @@
+import type { LatencyReport, EncodedLatency } from '../core/latency.ts';
+import type { LedgerTotals } from '../core/ledger.ts';
+import type { TargetDefinition } from '../targets/types.ts';
+
+/**
+ * The capacity suite's contract (method: seeds/000, "budgets and steps"). Every scenario is a
+ * module with this shape, runs identically for every target through the one TargetClient
+ * interface, and returns steps judged against one budget. runners/capacity/run.ts walks
+ * scenarios x targets; the CLI, the runner endpoint and the reports only read these types.
+ */
+export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S4' | 'S5' | 'S6' | 'soak' | 'sweep';
+
+export interface ScenarioContext {
+  target: TargetDefinition;
+  /** An already running target (loopback unless REBOUND_ALLOW_REMOTE_TARGETS=1); undefined = start the local service per step/run as the scenario needs. */
+  url?: string;
+  seed: number;
+  signal: AbortSignal;
+  log(line: string): void;
+  progress(p: Record<string, unknown>): void;
+}
+
+/** The budget a step is judged against (seeds/000: >= 99% delivered, worst p99 <= 100 ms). */
+export interface Budget {
+  minDeliveredPct: number;
+  maxP99Ms: number;
+}
+
+export interface StepResult {
+  /** What was stepped, e.g. `{ connections: 20000 }` or `{ publishRate: 4000 }`. */
+  step: Record<string, number>;
+  pass: boolean;
+  /** Why a step failed the budget (or why the walk stopped here). */
+  reason?: string;
+  /** Scenario-specific figures: deliveriesPerSec, bytesPerConnection, subscribedPct, stopMs, ... */
+  metrics: Record<string, number | string | boolean | null>;
+  /** From the one DeliveryLedger (never a frame count). */
+  ledger?: LedgerTotals;
+  /** From the one LatencyRecorder; `encoded` lets shards and loader processes merge exactly. */
+  latency?: LatencyReport;
+  latencyEncoded?: EncodedLatency;
+}
+
+export interface ScenarioValidityFlag {
+  code: string;
+  severity: 'fatal' | 'warning';
+  message: string;
+}
+
+export interface ScenarioResult {
+  scenario: ScenarioId;
+  title: string;
+  target: string;
+  startedAt: string;
+  params: Record<string, unknown>;
+  budget?: Budget;
+  steps: StepResult[];
+  /** The scenario's one figure for the side-by-side table (e.g. best deliveries/s within budget). */
+  headline: { name: string; value: number | null; unit: string; higherIsBetter: boolean };
+  /** S2 and stepped scenarios: what stopped the walk (connect-rate bound, memory, fd limit, crash, the rig, budget). */
+  failureMode?: string;
+  /** Rig and target health seen during the run (loop lag, fd/port limits, CPU shares). */
+  validity: { valid: boolean; flags: ScenarioValidityFlag[] };
+  /** What this figure does not show (e.g. loader and server share this machine's two cores). */
+  notShown: string[];
+}
+
+export interface ScenarioModule<O = Record<string, unknown>> {
+  id: ScenarioId;
+  title: string;
+  /** Parse this scenario's options (CLI/HTTP/env through lib/options.ts parseOptions). */
+  parse(src: Record<string, unknown>): O;
+  run(ctx: ScenarioContext, opts: O): Promise<ScenarioResult>;
+}
