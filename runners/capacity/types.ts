@@ -1,5 +1,6 @@
 import type { LatencyReport, EncodedLatency } from '../core/latency.ts';
 import type { LedgerTotals } from '../core/ledger.ts';
+import type { Section } from '../report/types.ts';
 import type { TargetDefinition } from '../targets/types.ts';
 
 /**
@@ -71,4 +72,9 @@ export interface ScenarioModule<O = Record<string, unknown>> {
   /** Parse this scenario's options (CLI/HTTP/env through lib/options.ts parseOptions). */
   parse(src: Record<string, unknown>): O;
   run(ctx: ScenarioContext, opts: O): Promise<ScenarioResult>;
+  /**
+   * This scenario's report sections for one result per target (capacity steps with the budget
+   * line, soak health series, ...). The suite's report page concatenates them in scenario order.
+   */
+  sections(results: readonly ScenarioResult[]): Section[];
 }

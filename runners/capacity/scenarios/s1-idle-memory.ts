@@ -5,5 +5,6 @@ export const scenario: ScenarioModule = {
   id: 'S1',
   title: 's1-idle-memory',
   parse: (src) => src,
+  sections: () => [],
   run: () => Promise.reject(new Error('scenario S1 is not built yet')),
 };

@@ -5,5 +5,6 @@ export const scenario: ScenarioModule = {
   id: 'S6',
   title: 's6-graceful-stop',
   parse: (src) => src,
+  sections: () => [],
   run: () => Promise.reject(new Error('scenario S6 is not built yet')),
 };

@@ -5,5 +5,6 @@ export const scenario: ScenarioModule = {
   id: 'soak',
   title: 'soak',
   parse: (src) => src,
+  sections: () => [],
   run: () => Promise.reject(new Error('scenario soak is not built yet')),
 };

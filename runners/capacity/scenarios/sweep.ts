@@ -5,5 +5,6 @@ export const scenario: ScenarioModule = {
   id: 'sweep',
   title: 'sweep',
   parse: (src) => src,
+  sections: () => [],
   run: () => Promise.reject(new Error('scenario sweep is not built yet')),
 };
