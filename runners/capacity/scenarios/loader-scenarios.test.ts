@@ -94,8 +94,16 @@ describe('rig validity rules on a real run', () => {
   });
 });
 
-describe('bad options', () => {
-  it('are refused with coded errors before anything starts', async () => {
+describe('options', () => {
+  it("take the suite's prefixed names (one merged table, no clashes) as well as bare ones", () => {
+    expect(s3.parse({ s3Rates: '10,20', 's3-step-sec': '2' })).toMatchObject({ rates: '10,20', stepSec: 2 });
+    expect(sweep.parse({ sweepLoaderCounts: '1,3' }).loaderCounts).toBe('1,3');
+    const names = [s3, s4, s5, sweep].flatMap((m) => Object.keys(m.options ?? {}));
+    expect(new Set(names).size).toBe(names.length);
+    expect(Object.keys(s4.options ?? {})).toContain('s4RatePerPublisher');
+  });
+
+  it('bad ones are refused with coded errors before anything starts', async () => {
     expect(() => s3.parse({ rates: '10,x' })).toThrow(expect.objectContaining({ code: 'RR_ERR_OPTION_INVALID' }));
     expect(() => s3.parse({ loaders: 0 })).toThrow(expect.objectContaining({ code: 'RR_ERR_OPTION_INVALID' }));
     expect(() => s4.parse({ nope: 1 })).toThrow(expect.objectContaining({ code: 'RR_ERR_OPTION_UNKNOWN' }));

@@ -1,5 +1,5 @@
-import { parseOptions, type OptionValues } from '../../../lib/options.ts';
-import { bestWithinBudget, budgetOf, LOAD_OPTIONS, result, rigLimitsOf, steppedSections, walk } from '../loader/kit.ts';
+import type { OptionValues } from '../../../lib/options.ts';
+import { bestWithinBudget, budgetOf, LOAD_OPTIONS, result, rigLimitsOf, steppedSections, walk, parsePrefixed, withPrefix } from '../loader/kit.ts';
 import { withLoad } from '../loader/session.ts';
 import type { StepPlan } from '../loader/step.ts';
 import type { ScenarioModule } from '../types.ts';
@@ -22,7 +22,8 @@ export type S3Options = OptionValues<typeof TABLE>;
 export const scenario: ScenarioModule<S3Options> = {
   id: 'S3',
   title: 'S3 fan-out: 1K streams x 10 subscribers, publish rate stepped',
-  parse: (src) => parseOptions(TABLE, { values: src, origin: 'S3' }),
+  options: withPrefix('s3', TABLE),
+  parse: (src) => parsePrefixed('s3', TABLE, src),
   async run(ctx, o) {
     const startedAt = new Date().toISOString();
     const runId = `s3-${Date.now().toString(36)}-${ctx.seed}`;

@@ -1,5 +1,5 @@
-import { parseOptions, type OptionValues } from '../../../lib/options.ts';
-import { bestWithinBudget, budgetOf, LOAD_OPTIONS, result, rigLimitsOf, steppedSections, walk } from '../loader/kit.ts';
+import type { OptionValues } from '../../../lib/options.ts';
+import { bestWithinBudget, budgetOf, LOAD_OPTIONS, result, rigLimitsOf, steppedSections, walk, parsePrefixed, withPrefix } from '../loader/kit.ts';
 import { withLoad } from '../loader/session.ts';
 import type { StepPlan } from '../loader/step.ts';
 import type { ScenarioModule } from '../types.ts';
@@ -21,7 +21,8 @@ export type S4Options = OptionValues<typeof TABLE>;
 export const scenario: ScenarioModule<S4Options> = {
   id: 'S4',
   title: 'S4 hot stream: 1 stream x 1K subscribers, publishers stepped',
-  parse: (src) => parseOptions(TABLE, { values: src, origin: 'S4' }),
+  options: withPrefix('s4', TABLE),
+  parse: (src) => parsePrefixed('s4', TABLE, src),
   async run(ctx, o) {
     const startedAt = new Date().toISOString();
     const runId = `s4-${Date.now().toString(36)}-${ctx.seed}`;

@@ -1,5 +1,5 @@
-import { parseOptions, type OptionValues } from '../../../lib/options.ts';
-import { budgetOf, LOAD_OPTIONS, result, rigLimitsOf, walk } from '../loader/kit.ts';
+import type { OptionValues } from '../../../lib/options.ts';
+import { budgetOf, LOAD_OPTIONS, result, rigLimitsOf, walk, parsePrefixed, withPrefix } from '../loader/kit.ts';
 import { withLoad } from '../loader/session.ts';
 import type { Section } from '../../report/types.ts';
 import type { ScenarioModule } from '../types.ts';
@@ -22,7 +22,8 @@ export type S5Options = OptionValues<typeof TABLE>;
 export const scenario: ScenarioModule<S5Options> = {
   id: 'S5',
   title: 'S5 latency at fixed load',
-  parse: (src) => parseOptions(TABLE, { values: src, origin: 'S5' }),
+  options: withPrefix('s5', TABLE),
+  parse: (src) => parsePrefixed('s5', TABLE, src),
   async run(ctx, o) {
     const startedAt = new Date().toISOString();
     const runId = `s5-${Date.now().toString(36)}-${ctx.seed}`;

@@ -1,6 +1,6 @@
 import { ReboundError } from '../../../lib/errors.ts';
-import { parseOptions, type OptionValues } from '../../../lib/options.ts';
-import { budgetOf, LOAD_OPTIONS, result, rigLimitsOf, stepChart } from '../loader/kit.ts';
+import type { OptionValues } from '../../../lib/options.ts';
+import { budgetOf, LOAD_OPTIONS, result, rigLimitsOf, stepChart, parsePrefixed, withPrefix } from '../loader/kit.ts';
 import { LoaderFleet } from '../loader/fleet.ts';
 import { startNodes } from '../loader/nodes.ts';
 import { subscribeFlag } from '../loader/rig.ts';
@@ -33,8 +33,9 @@ export function rigFreeAt(steps: readonly StepResult[], tolerancePct = 5): numbe
 export const scenario: ScenarioModule<SweepOptions> = {
   id: 'sweep',
   title: 'Saturation sweep of the rig: K loaders at the same offered load',
+  options: withPrefix('sweep', TABLE),
   parse: (src) => {
-    const o = parseOptions(TABLE, { values: src, origin: 'sweep' });
+    const o = parsePrefixed('sweep', TABLE, src);
     const bad = o.loaderCounts.split(',').find((k) => Number(k) < 1 || Number(k) > 16);
     if (bad !== undefined) throw new ReboundError('RR_ERR_OPTION_INVALID', `sweep option "loaderCounts" must list counts in 1..16 (got ${bad})`, { details: { option: 'loaderCounts' } });
     return o;
