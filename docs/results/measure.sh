@@ -24,6 +24,13 @@ script() { # name npm-script args...
   npm run -s "$s" -- "$@" | node --import tsx runners/core/summary-cli.ts "$OUT/$name.json" "npm run $s -- $*"
 }
 
+# A capacity loader scenario (runners/capacity/loader/cli.ts, until `bench:capacity` carries S3-S5 and the sweep).
+loader() { # name args...
+  local name=$1; shift
+  echo "== $name: npx tsx runners/capacity/loader/cli.ts $*" >&2
+  npx tsx runners/capacity/loader/cli.ts "$@" --json | node --import tsx runners/core/summary-cli.ts "$OUT/$name.json" "npx tsx runners/capacity/loader/cli.ts $*"
+}
+
 run() {
   case $1 in
     main) bench main --seed 20261129 ;;
@@ -35,8 +42,10 @@ run() {
     plan-slow-consumer) bench plan-slow-consumer --plan slow-consumer --clients 100 --msgs 200 --interval 100 --payload-bytes 1000 --jitter 10 --seed 4242 --tuned false ;;
     plan-drop-flaky) bench plan-drop-flaky --plan drop+flaky --clients 200 --msgs 60 --jitter 10 --seed 4242 --tuned false ;;
     replay-idle) script replay-idle bench:replay-idle --targets replay,ws,socketio --json ;;
-    replay-fanout) script replay-fanout bench:replay-fanout --rates 2500,3000,3500 --json ;;
-    replay-fanout-2w) script replay-fanout-2w bench:replay-fanout --rates 2500,3000,3500 --workers 2 --json ;;
+    capacity-s3) loader capacity-s3 --scenario S3 --targets replay,ws,socketio --step-sec 5 ;;
+    capacity-s4) loader capacity-s4 --scenario S4 --targets replay,ws,socketio --step-sec 5 ;;
+    capacity-s5) loader capacity-s5 --scenario S5 --targets replay,ws,socketio --step-sec 20 ;;
+    capacity-sweep) loader capacity-sweep --scenario sweep --targets replay --rate 3000 --loader-counts 1,2,4 --step-sec 5 ;;
     replay-resume) script replay-resume bench:replay-resume ;;
     replay-resume-2w) script replay-resume-2w bench:replay-resume --workers 2 ;;
     proxy-overhead) script proxy-overhead bench:proxy --json ;;
@@ -45,5 +54,5 @@ run() {
   esac
 }
 
-ALL=(main shape-1000 plan-partition plan-blackhole plan-reset plan-flaky plan-slow-consumer plan-drop-flaky replay-idle replay-fanout replay-fanout-2w replay-resume replay-resume-2w proxy-overhead proxy-capacity)
+ALL=(main shape-1000 plan-partition plan-blackhole plan-reset plan-flaky plan-slow-consumer plan-drop-flaky replay-idle capacity-s3 capacity-s4 capacity-s5 capacity-sweep replay-resume replay-resume-2w proxy-overhead proxy-capacity)
 for f in "${@:-${ALL[@]}}"; do run "$f"; done
