@@ -13,18 +13,18 @@ describe('rig validity rules', () => {
   });
 
   it('each rule fires on its own condition', () => {
-    expect(codes({ ...calm, step: { loaders: [{ ...calm.step.loaders[0]!, loopLagP99Ms: 40 }] } })).toEqual(['rig_loader_loop_lag']);
-    expect(codes({ ...calm, step: { loaders: [{ ...calm.step.loaders[0]!, cpuPct: 97 }] } })).toEqual(['rig_loader_cpu']);
-    expect(codes({ ...calm, publisher: { offered: 1000, sent: 900, tickLateMaxMs: 3 } })).toEqual(['rig_publisher_behind']);
-    expect(codes({ ...calm, publisher: { offered: 1000, sent: 1000, tickLateMaxMs: 400 } })).toEqual(['rig_publisher_behind']);
-    expect(codes({ ...calm, ready: { ...ready, subscribed: 90, failed: 10, rigLimitFailures: 10, failureCauses: { fd_limit: 10 } } })).toEqual(['rig_connect_limit']);
+    expect(codes({ ...calm, step: { loaders: [{ ...calm.step.loaders[0]!, loopLagP99Ms: 40 }] } })).toEqual(['RIG_LOADER_LOOP_LAG']);
+    expect(codes({ ...calm, step: { loaders: [{ ...calm.step.loaders[0]!, cpuPct: 97 }] } })).toEqual(['RIG_LOADER_CPU']);
+    expect(codes({ ...calm, publisher: { offered: 1000, sent: 900, tickLateMaxMs: 3 } })).toEqual(['RIG_PUBLISHER_BEHIND']);
+    expect(codes({ ...calm, publisher: { offered: 1000, sent: 1000, tickLateMaxMs: 400 } })).toEqual(['RIG_PUBLISHER_BEHIND']);
+    expect(codes({ ...calm, ready: { ...ready, subscribed: 90, failed: 10, rigLimitFailures: 10, failureCauses: { fd_limit: 10 } } })).toEqual(['RIG_CONNECT_LIMIT']);
   });
 
   it('blames the rig for a failing step only when a rig rule fired, and then fatally', () => {
     const lag = rigFlags({ ...calm, step: { loaders: [{ ...calm.step.loaders[0]!, loopLagP99Ms: 40 }] } }, DEFAULT_RIG_LIMITS);
     const byRig = judgeStep({ deliveredPct: 100, p99Ms: 180, publishFailed: 0 }, budget, lag);
     expect(byRig).toMatchObject({ pass: false, limitedBy: 'rig' });
-    expect(byRig.reason).toMatch(/the rig was the limit \(rig_loader_loop_lag\)/);
+    expect(byRig.reason).toMatch(/the rig was the limit \(RIG_LOADER_LOOP_LAG\)/);
     expect(byRig.flags.every((f) => f.severity === 'fatal')).toBe(true);
     const byTarget = judgeStep({ deliveredPct: 95, p99Ms: 20, publishFailed: 0 }, budget, []);
     expect(byTarget).toMatchObject({ pass: false, limitedBy: 'target', reason: 'delivered 95% < 99%' });
@@ -37,6 +37,6 @@ describe('rig validity rules', () => {
 
   it('flags connections the target did not seat', () => {
     expect(subscribeFlag(ready, 99)).toBeUndefined();
-    expect(subscribeFlag({ ...ready, subscribed: 98, failed: 2, failureCauses: { ECONNRESET: 2 } }, 99)?.code).toBe('not_all_subscribed');
+    expect(subscribeFlag({ ...ready, subscribed: 98, failed: 2, failureCauses: { ECONNRESET: 2 } }, 99)?.code).toBe('NOT_ALL_SUBSCRIBED');
   });
 });

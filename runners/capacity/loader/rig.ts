@@ -31,20 +31,20 @@ export interface RigObservation {
 export function rigFlags(o: RigObservation, l: RigLimits): ScenarioValidityFlag[] {
   const out: ScenarioValidityFlag[] = [];
   const lagging = o.step.loaders.filter((x) => x.loopLagP99Ms > l.maxLoaderLagMs);
-  if (lagging.length) out.push({ code: 'rig_loader_loop_lag', severity: 'warning', message: `loader event-loop lag p99 ${lagging.map((x) => `${x.loopLagP99Ms} ms (loader ${x.loader})`).join(', ')} > ${l.maxLoaderLagMs} ms: arrivals were stamped late by the rig` });
+  if (lagging.length) out.push({ code: 'RIG_LOADER_LOOP_LAG', severity: 'warning', message: `loader event-loop lag p99 ${lagging.map((x) => `${x.loopLagP99Ms} ms (loader ${x.loader})`).join(', ')} > ${l.maxLoaderLagMs} ms: arrivals were stamped late by the rig` });
   const hot = o.step.loaders.filter((x) => x.cpuPct > l.maxLoaderCpuPct);
-  if (hot.length) out.push({ code: 'rig_loader_cpu', severity: 'warning', message: `loader CPU ${hot.map((x) => `${x.cpuPct}% (loader ${x.loader})`).join(', ')} > ${l.maxLoaderCpuPct}% of a core: the loader was saturated` });
+  if (hot.length) out.push({ code: 'RIG_LOADER_CPU', severity: 'warning', message: `loader CPU ${hot.map((x) => `${x.cpuPct}% (loader ${x.loader})`).join(', ')} > ${l.maxLoaderCpuPct}% of a core: the loader was saturated` });
   const sentPct = o.publisher.offered ? (100 * o.publisher.sent) / o.publisher.offered : 100;
   if (sentPct < l.minSentPct || o.publisher.tickLateMaxMs > l.maxPublisherLateMs)
-    out.push({ code: 'rig_publisher_behind', severity: 'warning', message: `publisher sent ${o.publisher.sent}/${o.publisher.offered} messages due (${Math.round(sentPct * 10) / 10}%), ticks up to ${o.publisher.tickLateMaxMs} ms late: the offered rate was not offered` });
-  if (o.ready.rigLimitFailures > 0) out.push({ code: 'rig_connect_limit', severity: 'warning', message: `${o.ready.rigLimitFailures} connections failed on the runner's own fd or port limit (${JSON.stringify(o.ready.failureCauses)})` });
+    out.push({ code: 'RIG_PUBLISHER_BEHIND', severity: 'warning', message: `publisher sent ${o.publisher.sent}/${o.publisher.offered} messages due (${Math.round(sentPct * 10) / 10}%), ticks up to ${o.publisher.tickLateMaxMs} ms late: the offered rate was not offered` });
+  if (o.ready.rigLimitFailures > 0) out.push({ code: 'RIG_CONNECT_LIMIT', severity: 'warning', message: `${o.ready.rigLimitFailures} connections failed on the runner's own fd or port limit (${JSON.stringify(o.ready.failureCauses)})` });
   return out;
 }
 
 /** Connections the target did not seat: the target's doing unless the rig ran out of fds/ports. */
 export function subscribeFlag(ready: MergedReady, minPct: number): ScenarioValidityFlag | undefined {
   const pct = ready.requested ? (100 * ready.subscribed) / ready.requested : 100;
-  return pct < minPct ? { code: 'not_all_subscribed', severity: 'warning', message: `${ready.subscribed}/${ready.requested} connections subscribed (${Math.round(pct * 100) / 100}%); causes ${JSON.stringify(ready.failureCauses)}` } : undefined;
+  return pct < minPct ? { code: 'NOT_ALL_SUBSCRIBED', severity: 'warning', message: `${ready.subscribed}/${ready.requested} connections subscribed (${Math.round(pct * 100) / 100}%); causes ${JSON.stringify(ready.failureCauses)}` } : undefined;
 }
 
 export interface Judged {

@@ -83,14 +83,14 @@ describe('rig validity rules on a real run', () => {
     expect(s.metrics.limitedBy).toBe('rig');
     expect(r.failureMode).toMatch(/^the rig at publishRate=200/);
     expect(r.validity.valid).toBe(false);
-    expect(r.validity.flags).toContainEqual(expect.objectContaining({ code: 'rig_loader_cpu', severity: 'fatal' }));
+    expect(r.validity.flags).toContainEqual(expect.objectContaining({ code: 'RIG_LOADER_CPU', severity: 'fatal' }));
   });
 
   it('a loader lag ceiling of 0 flags every step (the figure stands, with a warning, when the step passed)', async () => {
     const r = await s3.run(ctx('ws'), s3.parse({ ...calm, connections: 10, streams: 1, rates: '20', maxLoaderLagMs: 0 }));
     expect(r.steps[0]!.pass).toBe(true);
     expect(r.validity.valid).toBe(true);
-    expect(r.validity.flags.map((f) => [f.code, f.severity])).toContainEqual(['rig_loader_loop_lag', 'warning']);
+    expect(r.validity.flags.map((f) => [f.code, f.severity])).toContainEqual(['RIG_LOADER_LOOP_LAG', 'warning']);
   });
 });
 
