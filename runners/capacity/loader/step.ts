@@ -35,8 +35,9 @@ export async function runStep(fleet: LoaderFleet, nodes: TargetNodes, p: StepPla
   const usage = watchNodes(nodes.pids);
   const accepted: number[][] = p.keys.map(() => []);
   const pub = await publishBatches({ urls: nodes.urls, keys: p.keys, ratePerSec: p.ratePerSec, durationMs: p.durationMs, tickMs: p.tickMs, payloadBytes: p.payloadBytes, onAccepted: (k, seq) => accepted[k]!.push(seq) });
-  await sleep(p.drainMs);
+  // Server CPU over the publishing window only: the drain's idle seconds would dilute it.
   const target = usage.stop();
+  await sleep(p.drainMs);
   const ranges: Record<string, [number, number][]> = {};
   p.keys.forEach((k, i) => (ranges[k.key] = toRanges(accepted[i]!)));
   const merged = await fleet.settle(ranges);
