@@ -45,7 +45,7 @@ run() {
     capacity-s3) loader capacity-s3 --scenario S3 --targets replay,ws,socketio --step-sec 5 ;;
     capacity-s4) loader capacity-s4 --scenario S4 --targets replay,ws,socketio --step-sec 5 ;;
     capacity-s5) loader capacity-s5 --scenario S5 --targets replay,ws,socketio --step-sec 20 ;;
-    capacity-sweep) loader capacity-sweep --scenario sweep --targets replay --rate 3000 --loader-counts 1,2,4 --step-sec 5 ;;
+    capacity-sweep) loader capacity-sweep --scenario sweep --targets replay --rate 4500 --loader-counts 1,2,4 --step-sec 5 ;;
     replay-resume) script replay-resume bench:replay-resume ;;
     replay-resume-2w) script replay-resume-2w bench:replay-resume --workers 2 ;;
     proxy-overhead) script proxy-overhead bench:proxy --json ;;
