@@ -242,6 +242,9 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
         published: pr.published,
         publishFailures: pr.failed,
         publishFailureCauses: pr.failureCauses,
+        // A target that stops accepting broadcasts mid-soak failed the soak (its throughput falls):
+        // that is the soak's finding, so refused publishes warn instead of voiding the run.
+        allowPublishFailures: true,
         expectedDeliveries: totals.expectedDeliveries,
         receivedDeliveries: totals.receivedDeliveries,
         deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
