@@ -112,7 +112,8 @@ function memoryRule(s: readonly HealthSample[], judged: number[], t: SoakThresho
   const fromSec = s[pts[0]!]!.tSec;
   const toSec = s[pts[pts.length - 1]!]!.tSec;
   const growth = fit.slope * ((toSec - fromSec) / 60);
-  const slope = r2(fit.slope);
+  // Significant digits, not decimals: a flat soak's slope would round to 0 and hide its size.
+  const slope = Number(fit.slope.toPrecision(3));
   // A short soak extrapolates GC noise into a steep slope: growth within the noise band is flat.
   const ok = fit.slope <= bound || growth <= t.rssNoiseMb;
   const why = fit.slope <= bound ? `at most ${bound} MB/min allowed` : growth <= t.rssNoiseMb ? `above ${bound} MB/min, but the fitted growth ${r2(growth)} MB is within the ${t.rssNoiseMb} MB noise band` : `above ${bound} MB/min, fitted growth ${r2(growth)} MB over ${r2((toSec - fromSec) / 60)} min`;

@@ -19,7 +19,7 @@ const RED = '#c62828';
 const GREY = '#757575';
 const WORDS = { pass: 'PASS', fail: 'FAIL', inconclusive: 'INCONCLUSIVE' } as const;
 const verdictOf = (r: ScenarioResult) => String(r.steps[0]?.metrics.verdict ?? 'inconclusive') as keyof typeof WORDS;
-const fmt = (v: number | null, unit = '') => (v === null ? 'n/a' : `${v.toLocaleString('en-US')}${unit}`);
+const fmt = (v: number | null, unit = '') => (v === null ? 'n/a' : `${v !== 0 && Math.abs(v) < 0.01 ? v.toPrecision(2) : v.toLocaleString('en-US')}${unit}`);
 
 /** Warm-up shaded, the early and late thirds the rules compare marked. */
 function spans(d: SoakDetail): MarkerSpec[] {
@@ -77,7 +77,7 @@ function charts(r: ScenarioResult, d: SoakDetail): { charts: ChartSpec[]; omitte
     out.push({
       id: id('memory'),
       title: `Target memory: ${r.target}${tag('memory')}`,
-      note: `Target RSS at each window's end (${d.rssSource === 'proc' ? 'its process tree, /proc' : 'its /metrics'}); the dashed line is the least-squares fit over the judged windows: ${fit ? `${round(fit.slopeMbPerMin, 2)} MB/min` : 'not fitted'} (bound ${rule('memory')?.bound ?? '?'} MB/min).${hasCpu ? ' CPU on the right axis.' : ''}`,
+      note: `Target RSS at each window's end (${d.rssSource === 'proc' ? 'its process tree, /proc' : 'its /metrics'}); the dashed line is the least-squares fit over the judged windows: ${fit ? fmt(Number(fit.slopeMbPerMin.toPrecision(3)), ' MB/min') : 'not fitted'} (bound ${rule('memory')?.bound ?? '?'} MB/min).${hasCpu ? ' CPU on the right axis.' : ''}`,
       xLabel,
       yLabel: 'RSS, MB',
       ...(hasCpu ? { y2Label: 'CPU, % of one core' } : {}),

@@ -75,3 +75,31 @@ describe('soak against a target that dies', () => {
     }
   });
 });
+
+describe('soak: the runner\'s own side', () => {
+  it('an aborted soak is not the planned soak: SOAK_ABORTED, inconclusive, never a pass', { timeout: 60_000 }, async () => {
+    const ac = new AbortController();
+    const c = { ...ctx('ws'), signal: ac.signal };
+    const o = scenario.parse({ target: 'ws', durationSec: 30, sampleSec: 2, warmupSec: 2, clients: 5, rate: 10, ramp: 100, drainSec: 1 });
+    const t = setTimeout(() => ac.abort(), 7000);
+    try {
+      const r = await runSoak(c, o);
+      expect(r.validity.valid).toBe(false);
+      expect(r.validity.flags).toContainEqual(expect.objectContaining({ code: 'SOAK_ABORTED', severity: 'fatal' }));
+      expect(r.steps[0]!.metrics.verdict).toBe('inconclusive');
+      expect(r.steps[0]!.pass).toBe(false);
+      expect(r.headline.value).toBeNull();
+      expect(r.failureMode).toMatch(/^invalid run: .*SOAK_ABORTED/);
+      expect(detail(r).series.length).toBeLessThan(15);
+    } finally {
+      clearTimeout(t);
+    }
+  });
+
+  it('full clients (the official @anycable/core library) soak the replay server through the same interface', { timeout: 60_000 }, async () => {
+    const r = await scenario.run(ctx('replay'), scenario.parse({ target: 'replay', clientKind: 'full', durationSec: 14, sampleSec: 2, warmupSec: 4, clients: 10, rate: 10, ramp: 100 }));
+    expect(detail(r).clientKind).toBe('full');
+    expect(r.steps[0]!.metrics.verdict, explain(r)).toBe('pass');
+    expect(r.steps[0]!.ledger).toMatchObject({ expectedDeliveries: 10 * 140, lostDeliveries: 0, duplicates: 0 });
+  });
+});
