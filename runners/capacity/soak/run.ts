@@ -31,7 +31,7 @@ export interface SoakDetail {
   runner: RunnerHealth;
 }
 
-/** A lean or full client could reconnect at most this often per client: a bound, whatever the target does. */
+/** Reconnect attempts the runner makes per client over a soak: a bound, whatever the target does. */
 const MAX_RECONNECTS_PER_CLIENT = 20;
 
 const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
@@ -132,14 +132,18 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
         up[i] = 0;
         if (closing || reason === 'closed' || reason === 'dropped') return;
         winDisconnects++;
-        if (!runnerReconnects || reconnectsOf[i]! >= MAX_RECONNECTS_PER_CLIENT) return;
+        if (runnerReconnects) retry();
+      });
+      // A failed reconnect emits no new disconnect: try again, a bounded number of times.
+      const retry = () => {
+        if (closing || reconnectsOf[i]! >= MAX_RECONNECTS_PER_CLIENT) return;
         reconnectsOf[i]!++;
         const t = setTimeout(() => {
           timers.delete(t);
-          if (!closing) c.reconnect().catch(() => {});
+          if (!closing) c.reconnect().catch(retry);
         }, Math.max(1000, target.offlineFloorMs));
         timers.add(t);
-      });
+      };
       c.on('error', () => {});
       clients.push(c);
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startService } from '../../../services/common/spawn.ts';
+import { respawn, startService } from '../../../services/common/spawn.ts';
 import { sleep } from '../../../lib/time.ts';
 import { getTarget } from '../../targets/index.ts';
 import { scenario } from '../scenarios/soak.ts';
@@ -70,6 +70,29 @@ describe('soak against a target that dies', () => {
       expect(d.series.at(-1)!.rssMb).toBeNull();
       expect(r.validity.flags.map((f) => f.code)).toContain('PARTIAL_PUBLISH');
       expect(r.failureMode).toMatch(/disconnects/);
+    } finally {
+      await svc.stop().catch(() => {});
+    }
+  });
+});
+
+describe('soak against a target that restarts', () => {
+  it('clients the server dropped are reconnected by the runner (retrying while it is down) and counted; the disconnects still fail the soak', { timeout: 60_000 }, async () => {
+    let svc = await startService('ws');
+    try {
+      const o = scenario.parse({ target: 'ws', durationSec: 16, sampleSec: 2, warmupSec: 2, clients: 10, rate: 10, ramp: 100, drainSec: 1 });
+      const running = runSoak(ctx('ws', svc.httpUrl), o);
+      await sleep(6000);
+      await svc.kill('SIGKILL');
+      await sleep(2500); // down longer than the first reconnect's 1 s delay: that attempt must fail and be retried
+      svc = (await respawn(svc)).handle;
+      const r = await running;
+      const d = detail(r);
+      expect(d.judgement.rules.find((x) => x.rule === 'disconnects'), explain(r)).toMatchObject({ status: 'fail', value: 10 });
+      expect(d.series.reduce((a, w) => a + w.reconnects, 0), explain(r)).toBe(10);
+      expect(d.series.at(-1)!.connected).toBe(10);
+      expect(d.series.at(-1)!.deliveriesPerSec).toBeGreaterThan(50);
+      expect(r.steps[0]!.metrics.verdict).toBe('fail');
     } finally {
       await svc.stop().catch(() => {});
     }
