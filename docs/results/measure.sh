@@ -39,6 +39,7 @@ run() {
     replay-fanout-2w) script replay-fanout-2w bench:replay-fanout --rates 2500,3000,3500 --workers 2 --json ;;
     replay-resume) script replay-resume bench:replay-resume ;;
     replay-resume-2w) script replay-resume-2w bench:replay-resume --workers 2 ;;
+    cap-soak-replay) script cap-soak-replay bench:soak --target replay --json ;; # 10 min; not in ALL (run it alone)
     proxy-overhead) script proxy-overhead bench:proxy --json ;;
     proxy-capacity) script proxy-capacity bench:proxy-capacity --json ;;
     *) echo "unknown figure $1" >&2; return 2 ;;

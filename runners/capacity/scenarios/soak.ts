@@ -1,10 +1,17 @@
+import { parseSoakOptions, type SoakOptions } from '../soak/options.ts';
+import { runSoak } from '../soak/run.ts';
+import { soakSections } from '../soak/sections.ts';
 import type { ScenarioModule } from '../types.ts';
 
-// Placeholder replaced by the scenario's implementation in this session; never merged as a stub.
-export const scenario: ScenarioModule = {
+/**
+ * Soak (seeds/002): N minutes of steady traffic, a health sample every 10 s, hard pass/fail rules
+ * (no throughput decay, flat memory, stable latency, no unexpected disconnects, nothing lost).
+ * The work lives in runners/capacity/soak/; docs/soak.md describes the method and the rules.
+ */
+export const scenario: ScenarioModule<SoakOptions> = {
   id: 'soak',
-  title: 'soak',
-  parse: (src) => src,
-  sections: () => [],
-  run: () => Promise.reject(new Error('scenario soak is not built yet')),
+  title: 'Soak: steady traffic with health rules',
+  parse: (src) => parseSoakOptions({ values: src, origin: 'soak' }),
+  run: runSoak,
+  sections: soakSections,
 };
