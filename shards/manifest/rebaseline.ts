@@ -28,7 +28,9 @@ export function judge(spec: TestSpec, executions: RunRecord['executions']): Pick
   const drift = spec.driftThresholdPct ?? DEFAULT_DRIFT_PCT;
   const metrics = Object.entries(spec.baseline).map(([path, b]) => {
     const values = good.map((e) => getPath(e.result, path));
-    return values.length > 1 ? judgeRepeat(path, b, values, drift) : judgeOne(path, b, values[0], drift);
+    // One run against a baseline of several stored runs is judged on their spread too: a single
+    // noisy walk must not go red where the baseline's own runs disagree by as much.
+    return values.length > 1 || (b.samples?.length ?? 0) >= 2 ? judgeRepeat(path, b, values, drift) : judgeOne(path, b, values[0], drift);
   });
   // An invalid or failed run is never a pass, whatever its numbers say.
   const base = worstOf(metrics.map((m) => m.verdict));

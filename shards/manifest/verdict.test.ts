@@ -42,6 +42,23 @@ describe('judgeRepeat: K runs against the baseline runs', () => {
     expect(judgeRepeat('p99', lower(100, { samples: base, hardThreshold: 130 }), [140, 150, 145, 139, 160])).toMatchObject({ verdict: 'regress' });
   });
 
+  it('a median past the hard threshold regresses even when the interval reaches the baseline', () => {
+    // Baseline runs this noisy would let a 135 pass on the interval alone.
+    const wide = [60, 100, 140];
+    expect(judgeRepeat('p99', lower(100, { samples: wide }), [135])).toMatchObject({ verdict: 'ok' });
+    expect(judgeRepeat('p99', lower(100, { samples: wide, hardThreshold: 130 }), [135])).toMatchObject({ verdict: 'regress', reason: 'past the hard threshold 130' });
+  });
+
+  it('one run is judged on the baseline runs\' spread when there are several, on the value alone otherwise', () => {
+    // jitter-replay-partition-small's three baseline runs: 81.2 (median), 84.2, 77.6.
+    const d = (samples?: number[]) => ({ deliveryRatePct: { value: 81.2, direction: 'higher' as const, driftThresholdPct: 1, hardThreshold: 75, ...(samples ? { samples } : {}) } });
+    const walk = (baseline: TestSpec['baseline'], v: number) => judge({ ...spec, baseline }, [stored(v, 0)]).metrics[0]!;
+    expect(walk(d(), 78).verdict).toBe('regress');
+    expect(walk(d([81.2, 84.2, 77.6]), 78).verdict).toBe('ok');
+    expect(walk(d([81.2, 84.2, 77.6]), 75.5).verdict).toBe('regress');
+    expect(walk(d([81.2, 84.2, 77.6]), 74).reason).toBe('past the hard threshold 75');
+  });
+
   it('the bootstrap is seeded: the same runs give the same interval', () => {
     expect(bootstrapMedianDiff([1, 2, 3, 4, 5], [3])).toEqual(bootstrapMedianDiff([1, 2, 3, 4, 5], [3]));
     const [lo, hi] = bootstrapMedianDiff([10, 11, 12, 13, 14], [2]);
