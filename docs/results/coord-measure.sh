@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The coordinator/rebaseline figures of docs/perf-drafts/coord.md, from the repo root:
 #   docs/results/coord-measure.sh idle-multi [PER_SHARD_N HOLD RAMP]   # 2 runner shards x N idle, one replay server (8 workers)
-#   docs/results/coord-measure.sh update [FILTER]                      # --repeat 3 --update walk (baselines)
-#   docs/results/coord-measure.sh walk                                 # one plain walk of the local manifest
+#   docs/results/coord-measure.sh update                               # --repeat 3 --update walks (baselines), committed
+#   docs/results/coord-measure.sh walk [K]                             # K plain walks of the local manifest
 #   docs/results/coord-measure.sh broken                               # replay tests against a replay server with --history-limit 1
 # Run each under the shared lock: flock /work/wt/measure.lock docs/results/coord-measure.sh ...
 set -u
@@ -30,10 +30,23 @@ case ${1:-} in
     node --import tsx runners/core/summary-cli.ts "$OUT/coord-idle-multi-$((N * 2 / 1000))k.json" "$CMD" < "$TMP/merged.json"
     ;;
   update)
-    uptime >&2; FILTER=${2:-} npx tsx shards/manifest/main.ts --repeat 3 --update; echo "exit $?" >&2; uptime >&2 ;;
+    # The full local manifest (idle and avalanche excluded) in two parts, so each part's new
+    # baselines are written even if the second is cut short; then the baselines are committed so
+    # the plain walks that follow run on an unchanged, named tree.
+    for f in jitter latency,throughput,whispers; do
+      uptime >&2; date -u +%T >&2; FILTER=$f npx tsx shards/manifest/main.ts --repeat 3 --update; echo "exit $? ($f)" >&2
+    done
+    uptime >&2; date -u +%T >&2
+    git add shards/manifest/tests.json && git commit -q -m "Manifest baselines from --repeat 3 --update on the local manifest (idle and avalanche excluded)" && git log --oneline -1 >&2 ;;
   walk)
-    uptime >&2; npx tsx shards/manifest/main.ts; echo "exit $?" >&2; uptime >&2 ;;
+    # Plain walks judge the baselines the update walks set: refuse to run before they are committed.
+    git log -1 --format=%s -- shards/manifest/tests.json | grep -q '^Manifest baselines from --repeat 3' || { echo "baselines not committed yet" >&2; exit 3; }
+    for k in $(seq 1 "${2:-1}"); do
+      uptime >&2; date -u +%T >&2; /usr/bin/time -f "walk wall %e s" npx tsx shards/manifest/main.ts; echo "exit $?" >&2
+    done
+    uptime >&2 ;;
   broken)
+    git log -1 --format=%s -- shards/manifest/tests.json | grep -q '^Manifest baselines from --repeat 3' || { echo "baselines not committed yet" >&2; exit 3; }
     node --import tsx services/replay-server/main.ts --port 18090 --history-limit 1 > "$TMP/broken.log" 2>&1 & PIDS+=($!)
     wait_http http://127.0.0.1:18090/ || exit 1
     uptime >&2; TARGET_REPLAY_URL=http://127.0.0.1:18090 FILTER=jitter-replay npx tsx shards/manifest/main.ts; echo "exit $?" >&2; uptime >&2 ;;
