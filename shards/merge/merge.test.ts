@@ -175,6 +175,14 @@ describe('mergeShards: shared stream, subscribers judged on the publisher\'s acc
     expect(validity.valid).toBe(false);
   });
 
+  it('a publisher the target refused everything from makes the run invalid, and no subscriber loses anything', () => {
+    const silent = { ...done('s1', { ...shardResult({ clients: 2, msgs: 10, published: 0, received: 0, fatal: 'NOTHING_PUBLISHED' }), role: 'publisher', acceptedSeqs: '', publishFailures: 10, expectedDeliveries: 0, lostDeliveries: 0 }), clock: c0 };
+    const { merged, validity } = mergeShards([silent, sub(new Array(10).fill(0))], { mode: 'shared', publisher: 's1' });
+    expect(merged).toMatchObject({ expectedDeliveries: 0, lostDeliveries: 0, published: 0 });
+    expect(validity.flags.find((f) => f.code === 'SHARD_INVALID')).toMatchObject({ severity: 'fatal', shards: ['s1'] });
+    expect(validity.valid).toBe(false);
+  });
+
   it('a subscriber that reports arrivals for another message count is flagged, not merged', () => {
     const { merged, validity } = mergeShards([pub(), sub([3, 3, 3])], { mode: 'shared', publisher: 's1' });
     expect(validity.flags.find((f) => f.code === 'SHARED_SUBSCRIBER_MISMATCH')).toMatchObject({ severity: 'fatal', shards: ['s2'] });
