@@ -8,10 +8,10 @@ export interface Listening {
 }
 
 /**
- * Margin for the publishing shard to start: it is enqueued once every subscribing shard listens,
- * then ramps its own clients (coordinator polls, a loaded machine).
+ * Margin for the publishing shard to start: it is enqueued once every subscribing shard listens
+ * (the slowest subscriber's ramp, the coordinator's poll), then ramps its own clients.
  */
-export const FIRST_MESSAGE_GRACE_MS = 30_000;
+export const FIRST_MESSAGE_GRACE_MS = 60_000;
 /** After the publisher's schedule, time for its last message to land (a refused last seq never does). */
 export const LAST_MESSAGE_GRACE_MS = 10_000;
 
@@ -25,7 +25,8 @@ export const SUBSCRIBER_ONLY_CODES: readonly ValidityCode[] = ['NOTHING_PUBLISHE
  */
 export function listenWindow(o: Pick<JitterOptions, 'clients' | 'ramp' | 'msgs' | 'interval' | 'settle'>) {
   const rampMs = Math.ceil((o.clients * 1000) / o.ramp);
-  const firstMessageMs = rampMs + 1000 + FIRST_MESSAGE_GRACE_MS;
+  // The publisher's ramp, plus as long again for a subscriber shard that ramps slower than us.
+  const firstMessageMs = 2 * rampMs + 1000 + FIRST_MESSAGE_GRACE_MS;
   const lastMessageMs = o.msgs * o.interval + LAST_MESSAGE_GRACE_MS;
   // Our ramp, the publisher's ramp and pause, its schedule, settle.
   const plannedMs = 2 * rampMs + 2000 + o.msgs * o.interval + o.settle;
