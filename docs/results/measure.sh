@@ -35,6 +35,7 @@ run() {
     plan-slow-consumer) bench plan-slow-consumer --plan slow-consumer --clients 100 --msgs 200 --interval 100 --payload-bytes 1000 --jitter 10 --seed 4242 --tuned false ;;
     plan-drop-flaky) bench plan-drop-flaky --plan drop+flaky --clients 200 --msgs 60 --jitter 10 --seed 4242 --tuned false ;;
     capacity-s1) script capacity-s1 bench:capacity --targets replay,ws,socketio --scenarios S1 --s1-counts 10000 --s1-ramps 1000,500 --json ;;
+    capacity-s2) script capacity-s2 bench:capacity --targets replay,ws,socketio --scenarios S2 --s2-steps 10000,19000,25000 --json ;;
     capacity-s6) script capacity-s6 bench:capacity --targets replay,ws,socketio --scenarios S6 --json ;;
     replay-fanout) script replay-fanout bench:replay-fanout --rates 2500,3000,3500 --json ;;
     replay-fanout-2w) script replay-fanout-2w bench:replay-fanout --rates 2500,3000,3500 --workers 2 --json ;;
@@ -44,5 +45,5 @@ run() {
   esac
 }
 
-ALL=(main shape-1000 plan-partition plan-blackhole plan-reset plan-flaky plan-slow-consumer plan-drop-flaky capacity-s1 capacity-s6 replay-fanout replay-fanout-2w proxy-overhead proxy-capacity)
+ALL=(main shape-1000 plan-partition plan-blackhole plan-reset plan-flaky plan-slow-consumer plan-drop-flaky capacity-s1 capacity-s2 capacity-s6 replay-fanout replay-fanout-2w proxy-overhead proxy-capacity)
 for f in "${@:-${ALL[@]}}"; do run "$f"; done
