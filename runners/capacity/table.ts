@@ -32,7 +32,7 @@ export function summaryRows(run: CapacityRun): string[][] {
       return a !== null && a !== undefined && b !== null && b !== undefined && b !== 0 ? (a / b).toFixed(2) : 'n/a';
     });
     rows.push([`${id}: ${h.name} (${h.unit}, ${h.higherIsBetter ? 'higher' : 'lower'} better)`, ...shown, best, ...ratios]);
-    if (byTarget.some((r) => r?.failureMode)) rows.push([`${id}: what stopped it`, ...byTarget.map((r) => shortMode(r)), '', ...others.map(() => '')]);
+    if (byTarget.some((r) => r?.failureMode && r.failureMode !== 'none')) rows.push([`${id}: what stopped it`, ...byTarget.map((r) => shortMode(r)), '', ...others.map(() => '')]);
   }
   return rows;
 }
