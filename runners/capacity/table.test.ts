@@ -27,6 +27,11 @@ describe('capacity tables', () => {
     expect(rows[3]).toEqual(['S2: what stopped it', 'fd limit', 'fd limit', 'crash', '', '', '']);
   });
 
+  it('equal best figures are a tie, not the first target', () => {
+    const rows = summaryRows(run([result('S2', 'replay', 19973), result('S2', 'ws', 19973), result('S2', 'socketio', 19000)]));
+    expect(rows[1]!.slice(4)).toEqual(['tie (replay, ws)', '1.00', '1.05']);
+  });
+
   it('step tables carry every step key and metric; not-shown lines are deduplicated across scenarios', () => {
     const r = run([result('S1', 'replay', 3000), result('S1', 'ws', null)]);
     expect(stepRows(r, 'S1')).toEqual([

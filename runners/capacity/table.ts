@@ -25,7 +25,8 @@ export function summaryRows(run: CapacityRun): string[][] {
     const shown = byTarget.map((r, i) => (values[i] === null ? `n/a (${shortMode(r)})` : `${fmt(values[i])}${r && !r.validity.valid ? ' (invalid)' : ''}`));
     const valid = values.map((v, i) => (v !== null && byTarget[i]?.validity.valid ? v : null));
     const cands = valid.map((v, i) => ({ v, t: run.targets[i]! })).filter((x): x is { v: number; t: string } => x.v !== null);
-    const best = cands.length ? cands.reduce((a, b) => ((h.higherIsBetter ? b.v > a.v : b.v < a.v) ? b : a)).t : 'n/a';
+    const top = cands.length ? cands.reduce((a, b) => ((h.higherIsBetter ? b.v > a.v : b.v < a.v) ? b : a)) : undefined;
+    const best = !top ? 'n/a' : cands.filter((c) => c.v === top.v).length > 1 ? `tie (${cands.filter((c) => c.v === top.v).map((c) => c.t).join(', ')})` : top.t;
     const ratios = others.map((_, i) => {
       const a = valid[0];
       const b = valid[i + 1];
