@@ -34,11 +34,11 @@ run() {
     plan-flaky) bench plan-flaky --plan flaky --clients 200 --msgs 60 --jitter 10 --seed 4242 --tuned false ;;
     plan-slow-consumer) bench plan-slow-consumer --plan slow-consumer --clients 100 --msgs 200 --interval 100 --payload-bytes 1000 --jitter 10 --seed 4242 --tuned false ;;
     plan-drop-flaky) bench plan-drop-flaky --plan drop+flaky --clients 200 --msgs 60 --jitter 10 --seed 4242 --tuned false ;;
-    replay-idle) script replay-idle bench:replay-idle --targets replay,ws,socketio --json ;;
+    capacity-s1) script capacity-s1 bench:capacity --targets replay,ws,socketio --scenarios S1 --s1-counts 10000 --s1-ramps 1000,500 --json ;;
+    capacity-s2) script capacity-s2 bench:capacity --targets replay,ws,socketio --scenarios S2 --s2-steps 10000,19000,25000 --json ;;
+    capacity-s6) script capacity-s6 bench:capacity --targets replay,ws,socketio --scenarios S6 --json ;;
     replay-fanout) script replay-fanout bench:replay-fanout --rates 2500,3000,3500 --json ;;
     replay-fanout-2w) script replay-fanout-2w bench:replay-fanout --rates 2500,3000,3500 --workers 2 --json ;;
-    replay-resume) script replay-resume bench:replay-resume ;;
-    replay-resume-2w) script replay-resume-2w bench:replay-resume --workers 2 ;;
     cap-soak-replay) script cap-soak-replay bench:soak --target replay --json ;; # 10 min; not in ALL (run it alone)
     proxy-overhead) script proxy-overhead bench:proxy --json ;;
     proxy-capacity) script proxy-capacity bench:proxy-capacity --json ;;
@@ -46,5 +46,5 @@ run() {
   esac
 }
 
-ALL=(main shape-1000 plan-partition plan-blackhole plan-reset plan-flaky plan-slow-consumer plan-drop-flaky replay-idle replay-fanout replay-fanout-2w replay-resume replay-resume-2w proxy-overhead proxy-capacity)
+ALL=(main shape-1000 plan-partition plan-blackhole plan-reset plan-flaky plan-slow-consumer plan-drop-flaky capacity-s1 capacity-s2 capacity-s6 replay-fanout replay-fanout-2w proxy-overhead proxy-capacity)
 for f in "${@:-${ALL[@]}}"; do run "$f"; done

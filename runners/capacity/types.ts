@@ -1,3 +1,4 @@
+import type { OptionTable } from '../../lib/options.ts';
 import type { LatencyReport, EncodedLatency } from '../core/latency.ts';
 import type { LedgerTotals } from '../core/ledger.ts';
 import type { Section } from '../report/types.ts';
@@ -71,6 +72,13 @@ export interface ScenarioResult {
 export interface ScenarioModule<O = Record<string, unknown>> {
   id: ScenarioId;
   title: string;
+  /**
+   * This scenario's scale knobs, named with its prefix (`s1Counts`, `s2Steps`, ...). The suite's
+   * one option table (runners/capacity/options.ts) merges them, so the CLI, env and HTTP accept
+   * them; `parse` then receives the values of these keys only. Optional: a module without it
+   * runs on its defaults.
+   */
+  options?: OptionTable;
   /** Parse this scenario's options (CLI/HTTP/env through lib/options.ts parseOptions). */
   parse(src: Record<string, unknown>): O;
   run(ctx: ScenarioContext, opts: O): Promise<ScenarioResult>;
