@@ -65,6 +65,8 @@ export interface ScenarioResult {
   validity: { valid: boolean; flags: ScenarioValidityFlag[] };
   /** What this figure does not show (e.g. loader and server share this machine's two cores). */
   notShown: string[];
+  /** Scenario-specific data its own `sections()` draws from (the soak's health series and rule verdicts); JSON-serialisable. */
+  detail?: Record<string, unknown>;
 }
 
 export interface ScenarioModule<O = Record<string, unknown>> {
