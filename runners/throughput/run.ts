@@ -9,7 +9,6 @@ import { classifyConnectError, openFileLimit } from '../core/runner-limits.ts';
 import { checkValidity } from '../core/validity.ts';
 import { getTarget, type TargetClient } from '../targets/index.ts';
 import type { ThroughputOptions } from './options.ts';
-import { startPoolPublisher } from './pool-publisher.ts';
 import type { ThroughputResult } from './result.ts';
 
 export interface ThroughputHooks {
@@ -83,7 +82,7 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Th
       published++;
       ledger.accept(seq);
     };
-    const pub = o.publisher === 'pool' ? startPoolPublisher({ ...common, concurrency: o.publisherConcurrency, onPublished }) : startPublisher({ ...common, onPublished });
+    const pub = startPublisher({ ...common, onPublished, ...(o.publisher === 'pool' ? { concurrency: o.publisherConcurrency } : {}) });
     const onAbort = () => pub.stop();
     hooks.signal?.addEventListener('abort', onAbort, { once: true });
     const pr: PublisherResult = await pub.done;
