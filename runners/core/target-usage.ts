@@ -94,6 +94,9 @@ export function startTargetSampler(opts: TargetSamplerOptions) {
   let stopped = false;
   let metricsOk = 0;
   const take = async (): Promise<TargetSample> => {
+    // /proc first and stamped as read: CPU time per wall time must pair the tick count with its
+    // own instant, not one taken before a /metrics answer that may take up to 2 s.
+    const u = opts.pid ? processTreeUsage(opts.pid) : null;
     const at = Date.now();
     let metrics: { rssBytes?: number; cpuPct?: number; connections?: number } = {};
     if (opts.url) {
@@ -108,7 +111,6 @@ export function startTargetSampler(opts: TargetSamplerOptions) {
       }
     }
     const s: TargetSample = { at, rssBytes: typeof metrics.rssBytes === 'number' ? metrics.rssBytes : null, cpuPct: typeof metrics.cpuPct === 'number' ? metrics.cpuPct : null, connections: typeof metrics.connections === 'number' ? metrics.connections : null };
-    const u = opts.pid ? processTreeUsage(opts.pid) : null;
     if (u) {
       if (u.rssBytes > 0) s.rssBytes = u.rssBytes;
       if (last && at > last.at) s.cpuPct = Math.round((((u.ticks - last.ticks) / TICKS_PER_SEC) * 1000 * 1000) / (at - last.at)) / 10;
@@ -130,11 +132,14 @@ export function startTargetSampler(opts: TargetSamplerOptions) {
     },
     start() {
       const tick = async () => {
+        // Due every `everyMs` from this sample's start on the monotonic clock (Date.now()'s whole
+        // ms would let a sample come a millisecond early).
+        const due = performance.now() + (opts.everyMs ?? 1000);
         const s = await take();
         // stop() may come while a /metrics answer is awaited: that sample and any later are dropped.
         if (stopped) return;
         if (samples.length < maxSamples) samples.push(s);
-        timer = setTimeout(() => void tick(), Math.max(0, s.at + (opts.everyMs ?? 1000) - Date.now()));
+        timer = setTimeout(() => void tick(), Math.max(0, Math.ceil(due - performance.now())));
         // A sampler never keeps the process alive on its own.
         timer.unref();
       };
