@@ -3,9 +3,9 @@ import { openProxyFleet, type ProxyFleet } from '../../chaos/plans/proxy-fleet.t
 import { buildSchedule, scheduleEndMs, type ChaosEvent, type PlanStep } from '../../chaos/plans/schedule.ts';
 import { Emitter } from '../../lib/emitter.ts';
 import { randomSeed } from '../../lib/rng.ts';
-import { sleep } from '../../lib/time.ts';
+import { sleep, withTimeout } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
-import { ConnectionBook } from '../core/connections.ts';
+import { ConnectionBook, rampConnect } from '../core/connections.ts';
 import { PROGRESS_EVERY_MS, type JitterProgress } from './progress.ts';
 export type { JitterProgress } from './progress.ts';
 import { DisruptionTracker } from '../core/disruptions.ts';
@@ -17,7 +17,7 @@ import { readPayload, startPublisher, type PublisherResult } from '../core/publi
 import { encodeRanges } from '../core/seq-ranges.ts';
 import { listenWindow, SUBSCRIBER_ONLY_CODES, type Listening } from './listen.ts';
 import { watchRunner, type RunnerHealth } from '../core/runner-health.ts';
-import { classifyConnectError, openFileLimit } from '../core/runner-limits.ts';
+import { openFileLimit } from '../core/runner-limits.ts';
 import { checkValidity } from '../core/validity.ts';
 import { getTarget } from '../targets/index.ts';
 import type { TargetClient, TargetDefinition } from '../targets/types.ts';
@@ -51,16 +51,6 @@ export function runJitter(opts: JitterOptions, url: string, local?: { targetPid?
 }
 
 const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e) => (clearTimeout(t), reject(e)),
-    );
-  });
-}
 
 class JitterSession {
   private readonly target: TargetDefinition;
@@ -220,16 +210,7 @@ class JitterSession {
 
   private async ramp(): Promise<void> {
     this.events.emit('phase', 'connect', `${this.opts.clients} clients at ${this.opts.ramp}/s to ${this.target.name}${this.fleet ? ` through ${this.opts.groups} proxies` : ''}`);
-    const start = Date.now();
-    const connects: Promise<void>[] = [];
-    for (let i = 0; i < this.opts.clients && !this.aborted; i++) {
-      const due = start + (i * 1000) / this.opts.ramp;
-      if (due > Date.now()) await this.nap(due - Date.now());
-      if (this.aborted) break;
-      const fail = (err: unknown) => this.connections.failed(i, classifyConnectError(err) ?? 'target');
-      connects.push(withTimeout(this.clients[i]!.connect(), 20_000).then(() => undefined, fail));
-    }
-    await Promise.race([Promise.all(connects), this.abortedP]);
+    await rampConnect({ count: this.opts.clients, perSec: this.opts.ramp, connect: (i) => this.clients[i]!.connect(), book: this.connections, ...(this.signal ? { signal: this.signal } : {}) });
   }
 
   private async publishWithChaos(health: ReturnType<typeof watchRunner>) {
