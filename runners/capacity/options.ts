@@ -11,7 +11,7 @@ import type { ScenarioId } from './types.ts';
  * endpoint all parse through `parseCapacityOptions`.
  */
 export const SUITE_OPTIONS = {
-  targets: { type: 'string', default: 'replay,ws,socketio', maxLength: 200, pattern: /^[\w-]+(,[\w-]+)*$/, env: ['CAPACITY_TARGETS'], doc: 'targets to measure side by side, comma-separated; ratios are against the first' },
+  targets: { type: 'string', default: 'replay,ws,socketio', maxLength: 200, pattern: /^[\w-]+(:\d+)?(,[\w-]+(:\d+)?)*$/, env: ['CAPACITY_TARGETS'], doc: 'targets to measure side by side, comma-separated; ratios are against the first. `name:K` runs K nodes of a shared-broker target (replay-redis:2) in the loader scenarios (S3, S4, S5, sweep)' },
   scenarios: { type: 'string', default: 'S1,S2,S3,S4,S5,S6,sweep', maxLength: 100, pattern: /^[\w-]+(,[\w-]+)*$/, env: ['CAPACITY_SCENARIOS'], doc: `scenarios to run, comma-separated, from ${SCENARIO_IDS.join(', ')} (soak is opt-in: it runs for minutes)` },
   seed: { type: 'int', default: 1, min: 0, max: 2 ** 31 - 1, env: ['SEED'], doc: 'seed for every random choice the scenarios make' },
   url: { type: 'optional-string', default: undefined, env: ['TARGET_URL'], doc: 'base URL of an already running target (CLI only, one target; loopback unless REBOUND_ALLOW_REMOTE_TARGETS=1); default: start each target locally' },
@@ -56,12 +56,26 @@ export function parseScenarioList(raw: string): ScenarioId[] {
   return out;
 }
 
+/** Scenarios that start their target through the loader's node set, so `name:K` applies. */
+const MULTI_NODE_SCENARIOS: readonly ScenarioId[] = ['S3', 'S4', 'S5', 'sweep'];
+
+/** `replay-redis:2` → { name: 'replay-redis', nodes: 2 }; a bare name is one node. */
+export function splitTargetLabel(label: string): { name: string; nodes: number } {
+  const m = /^([\w-]+)(?::(\d+))?$/.exec(label);
+  if (!m) throw bad('targets', `target "${label}" is not a name or name:K`);
+  const nodes = m[2] === undefined ? 1 : Number(m[2]);
+  if (nodes < 1 || nodes > 8) throw bad('targets', `target "${label}": K must be 1..8 nodes`);
+  return { name: m[1]!, nodes };
+}
+
 export function parseTargetList(raw: string): string[] {
   const out: string[] = [];
-  for (const name of raw.split(',')) {
-    getTarget(name);
-    if (out.includes(name)) throw bad('targets', `target "${name}" is listed twice`);
-    out.push(name);
+  for (const label of raw.split(',')) {
+    const { name, nodes } = splitTargetLabel(label);
+    const t = getTarget(name);
+    if (nodes > 1 && !t.needsRedis) throw bad('targets', `target "${label}": several nodes need a shared broker (e.g. replay-redis:2); "${name}" nodes would share nothing`);
+    if (out.includes(label)) throw bad('targets', `target "${label}" is listed twice`);
+    out.push(label);
   }
   if (out.length > 8) throw bad('targets', `at most 8 targets side by side (got ${out.length})`);
   return out;
@@ -76,12 +90,16 @@ export function parseCapacityOptions(src: ParseSources, table: OptionTable = CAP
   if (url !== undefined) {
     if (!isAllowedTargetUrl(url)) throw bad('url', `url must be a loopback URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(url)}`);
     if (targets.length !== 1) throw bad('url', `url names one running target, so targets must list exactly one (got ${targets.join(',')})`);
+    if (splitTargetLabel(targets[0]!).nodes > 1) throw bad('targets', 'url names one running target: a name:K label starts K local nodes, so it cannot go with url');
   } else {
-    for (const t of targets) {
+    for (const t of targets.map((l) => splitTargetLabel(l).name)) {
       if (!getTarget(t).service) throw new ReboundError('RR_ERR_TARGET_NOT_CONFIGURED', `target "${t}" has no local service: pass --url with it alone`, { details: { target: t } });
       if (getTarget(t).needsRedis && !process.env.REDIS_URL) throw new ReboundError('RR_ERR_TARGET_NOT_CONFIGURED', `target "${t}" needs a Redis at REDIS_URL`, { details: { target: t } });
     }
   }
+  const multi = targets.find((l) => splitTargetLabel(l).nodes > 1);
+  const single = scenarios.filter((s) => !MULTI_NODE_SCENARIOS.includes(s));
+  if (multi && single.length) throw bad('targets', `target "${multi}" runs several nodes, which only ${MULTI_NODE_SCENARIOS.join(', ')} support; drop ${single.join(', ')} or run them in another invocation`);
   const perScenario: Partial<Record<ScenarioId, unknown>> = {};
   for (const id of scenarios) {
     const m = SCENARIOS.find((s) => s.id === id)!;

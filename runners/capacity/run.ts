@@ -1,7 +1,7 @@
 import { cpus, loadavg, totalmem } from 'node:os';
 import { toErrorBody } from '../../lib/errors.ts';
 import { getTarget } from '../targets/index.ts';
-import type { CapacityOptions } from './options.ts';
+import { splitTargetLabel, type CapacityOptions } from './options.ts';
 import { SHARED_MACHINE_NOTE } from './result.ts';
 import { scenarioById } from './scenarios/index.ts';
 import type { ScenarioResult } from './types.ts';
@@ -45,11 +45,14 @@ export async function runCapacity(o: CapacityOptions, hooks: CapacityHooks = {})
     const m = scenarioById(id);
     for (const name of o.targets) {
       if (signal.aborted) break;
-      const target = getTarget(name);
+      const { name: targetName, nodes } = splitTargetLabel(name);
+      const target = getTarget(targetName);
       log(`capacity: ${id} on ${name}`);
-      const ctx = { target, ...(o.url ? { url: o.url } : {}), seed: o.seed, signal, log, progress: (p: Record<string, unknown>) => hooks.progress?.({ scenario: id, target: name, ...p }) };
+      const ctx = { target, ...(o.url ? { url: o.url } : {}), ...(nodes > 1 ? { nodes } : {}), seed: o.seed, signal, log, progress: (p: Record<string, unknown>) => hooks.progress?.({ scenario: id, target: name, ...p }) };
       try {
-        results.push(await m.run(ctx, o.perScenario[id]));
+        // The label, not the bare name, tells replay-redis:2 from replay-redis in the tables.
+        const r = await m.run(ctx, o.perScenario[id]);
+        results.push({ ...r, target: name, ...(nodes > 1 ? { params: { ...r.params, nodes } } : {}) });
       } catch (err) {
         const e = toErrorBody(err);
         log(`capacity: ${id} on ${name} failed: ${e.code}: ${e.message}`);

@@ -17,6 +17,8 @@ export interface ScenarioContext {
   /** An already running target (loopback unless REBOUND_ALLOW_REMOTE_TARGETS=1); undefined = start the local service per step/run as the scenario needs. */
   url?: string;
   seed: number;
+  /** Nodes of a shared-broker target from a `name:K` label (`replay-redis:2`); loader scenarios start K nodes. */
+  nodes?: number;
   signal: AbortSignal;
   log(line: string): void;
   progress(p: Record<string, unknown>): void;

@@ -16,13 +16,13 @@ export interface LoadShape {
  * close both. `streams` names the run's streams; connection i subscribes to stream i % S.
  */
 export async function withLoad<T>(ctx: ScenarioContext, shape: LoadShape, runId: string, fn: (fleet: LoaderFleet, nodes: TargetNodes, streams: string[], openFlags: ScenarioValidityFlag[]) => Promise<T>): Promise<T> {
-  const nodes = await startNodes(ctx.target, { ...(ctx.url ? { url: ctx.url } : {}), nodes: shape.nodes });
+  const nodes = await startNodes(ctx.target, { ...(ctx.url ? { url: ctx.url } : {}), nodes: ctx.nodes ?? shape.nodes });
   try {
     const streams = Array.from({ length: shape.streams }, (_, i) => `cap-${runId}-${i}`);
     const fleet = await LoaderFleet.open({ target: ctx.target.name, urls: nodes.urls, streams, connections: shape.connections, loaders: shape.loaders, concurrency: shape.connectConcurrency });
     try {
       const r = fleet.ready;
-      ctx.log(`${ctx.target.name}: ${r.subscribed}/${r.requested} subscribed over ${shape.loaders} loaders in ${r.connectMs} ms${r.failed ? ` (${r.failed} failed: ${JSON.stringify(r.failureCauses)})` : ''}`);
+      ctx.log(`${ctx.target.name}: ${r.subscribed}/${r.requested} subscribed over ${shape.loaders} loaders on ${nodes.urls.length} node(s) in ${r.connectMs} ms${r.failed ? ` (${r.failed} failed: ${JSON.stringify(r.failureCauses)})` : ''}`);
       const flag = subscribeFlag(r, 99);
       return await fn(fleet, nodes, streams, flag ? [flag] : []);
     } finally {

@@ -30,3 +30,29 @@ describe('S3 on replay-redis', () => {
     expect(r.params.nodes).toBe(nodes);
   });
 });
+
+describe('name:K target labels in the suite', () => {
+  it('replay-redis and replay-redis:2 side by side in one run, each labelled, the :2 one on two nodes', async () => {
+    const { parseCapacityOptions } = await import('../options.ts');
+    const { runCapacity } = await import('../run.ts');
+    const o = parseCapacityOptions({ values: { targets: 'replay-redis,replay-redis:2', scenarios: 'S3', s3Connections: 40, s3Streams: 4, s3Rates: '40', s3StepSec: 1, s3DrainMs: 500, s3MaxP99Ms: 60_000, s3MaxLoaderLagMs: 60_000, s3MaxLoaderCpuPct: 1000, s3MaxPublisherLateMs: 60_000 }, origin: 'CLI' });
+    const logs: string[] = [];
+    const run = await runCapacity(o, { log: (l) => logs.push(l) });
+    expect(run.results.map((r) => r.target)).toEqual(['replay-redis', 'replay-redis:2']);
+    for (const r of run.results) expect(r.steps[0]).toMatchObject({ pass: true, ledger: { lostDeliveries: 0, duplicates: 0 } });
+    expect(run.results[1]!.params.nodes).toBe(2);
+    // Two nodes really started: the loader says how many node URLs it spread connections over.
+    expect(logs.filter((l) => / on 2 node\(s\)/.test(l))).toHaveLength(1);
+    expect(logs.filter((l) => / on 1 node\(s\)/.test(l))).toHaveLength(1);
+  });
+
+  it('refuses K nodes of a target without a shared broker, K with url, and K with a one-process scenario', async () => {
+    const { parseCapacityOptions } = await import('../options.ts');
+    const p = (values: Record<string, unknown>) => () => parseCapacityOptions({ values, origin: 'CLI' });
+    expect(p({ targets: 'replay:2', scenarios: 'S3' })).toThrow(/shared broker/);
+    expect(p({ targets: 'replay-redis:9', scenarios: 'S3' })).toThrow(/1\.\.8/);
+    expect(p({ targets: 'replay-redis:2', scenarios: 'S3,S1' })).toThrow(/only S3, S4, S5, sweep/);
+    expect(p({ targets: 'replay-redis:2', scenarios: 'S3', url: 'http://127.0.0.1:1' })).toThrow(/cannot go with url/);
+    expect(p({ targets: 'replay-redis,replay-redis', scenarios: 'S3' })).toThrow(/twice/);
+  });
+});
