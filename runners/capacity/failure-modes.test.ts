@@ -37,6 +37,21 @@ describe('capacity failure modes and validity', () => {
     expect(r.headline.value as number).toBeLessThan(400);
   });
 
+  it('serverWorkers: replay as 3 processes holds a step one process cannot, under the same per-process fd limit', { timeout: 120_000 }, async () => {
+    const values = { targets: 'replay', scenarios: 'S2', s2Steps: '400', s2Ramp: '1000', s2Hold: '0', s2TargetFdLimit: '200', s2ConnectTimeoutMs: '3000' };
+    const one = (await run(values)).results[0]!;
+    expect(one.steps[0]!.pass).toBe(false);
+    expect(one.failureMode).toMatch(/^fd limit/);
+    const three = (await run({ ...values, serverWorkers: '3' })).results[0]!;
+    expect(three.steps[0]!.pass).toBe(true);
+    expect(three.headline.value).toBe(400);
+  });
+
+  it('serverWorkers is refused without a replay target and with url', () => {
+    expect(() => parseCapacityOptions({ values: { targets: 'ws', scenarios: 'S2', serverWorkers: '2' }, origin: 'test' })).toThrow(/applies to replay targets/);
+    expect(() => parseCapacityOptions({ values: { targets: 'replay', scenarios: 'S2', serverWorkers: '2', url: 'http://127.0.0.1:9' }, origin: 'test' })).toThrow(/cannot go with url/);
+  });
+
   it('crash: the target exits during a step and the walk stops there', { timeout: 90_000 }, async () => {
     const svc = await startService('ws');
     services.push(svc);

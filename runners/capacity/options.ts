@@ -14,6 +14,7 @@ export const SUITE_OPTIONS = {
   targets: { type: 'string', default: 'replay,ws,socketio', maxLength: 200, pattern: /^[\w-]+(:\d+)?(,[\w-]+(:\d+)?)*$/, env: ['CAPACITY_TARGETS'], doc: 'targets to measure side by side, comma-separated; ratios are against the first. `name:K` runs K nodes of a shared-broker target (replay-redis:2) in the loader scenarios (S3, S4, S5, sweep)' },
   scenarios: { type: 'string', default: 'S1,S2,S3,S4,S5,S6,sweep', maxLength: 100, pattern: /^[\w-]+(,[\w-]+)*$/, env: ['CAPACITY_SCENARIOS'], doc: `scenarios to run, comma-separated, from ${SCENARIO_IDS.join(', ')} (soak is opt-in: it runs for minutes)` },
   seed: { type: 'int', default: 1, min: 0, max: 2 ** 31 - 1, env: ['SEED'], doc: 'seed for every random choice the scenarios make' },
+  serverWorkers: { type: 'int', default: 0, min: 0, max: 64, env: ['SERVER_WORKERS'], doc: 'replay targets started locally by S1, S2, S6: their --workers (processes behind one port), to go past one process\'s open-file limit; 0 = one process. Other targets stay one process' },
   url: { type: 'optional-string', default: undefined, env: ['TARGET_URL'], doc: 'base URL of an already running target (CLI only, one target; loopback unless REBOUND_ALLOW_REMOTE_TARGETS=1); default: start each target locally' },
 } as const satisfies OptionTable;
 
@@ -35,6 +36,8 @@ export interface CapacityOptions {
   targets: string[];
   scenarios: ScenarioId[];
   seed: number;
+  /** replay's --workers for locally started replay targets (0 = the default, one process). */
+  serverWorkers: number;
   url: string | undefined;
   /** Each selected scenario's parsed options (its module's `parse`). */
   perScenario: Partial<Record<ScenarioId, unknown>>;
@@ -106,5 +109,8 @@ export function parseCapacityOptions(src: ParseSources, table: OptionTable = CAP
     const own = Object.fromEntries(Object.keys(m.options ?? {}).map((k) => [k, v[k]]));
     perScenario[id] = m.parse(own);
   }
-  return { targets, scenarios, seed: Number(v.seed), url, perScenario, values: { ...v, url: undefined } };
+  const serverWorkers = Number(v.serverWorkers);
+  if (serverWorkers > 0 && !targets.some((l) => getTarget(splitTargetLabel(l).name).service?.name === 'replay')) throw bad('serverWorkers', `serverWorkers applies to replay targets started locally; none of ${targets.join(',')} is one`);
+  if (serverWorkers > 0 && url !== undefined) throw bad('serverWorkers', 'serverWorkers starts a local replay server; it cannot go with url');
+  return { targets, scenarios, seed: Number(v.seed), serverWorkers, url, perScenario, values: { ...v, url: undefined } };
 }

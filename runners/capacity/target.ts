@@ -29,7 +29,7 @@ export async function withInstance<T>(ctx: ScenarioContext, o: InstanceOptions, 
   }
   const svc = ctx.target.service;
   if (!svc) throw new Error(`target "${ctx.target.name}" has no local service`);
-  const h = await startService(svc.name, { args: [...svc.args, ...(o.args ?? [])], ...(o.fdLimit ? { fdLimit: o.fdLimit } : {}) });
+  const h = await startService(svc.name, { args: [...svc.args, ...(ctx.serviceArgs ?? []), ...(o.args ?? [])], ...(o.fdLimit ? { fdLimit: o.fdLimit } : {}) });
   try {
     return await fn({
       url: h.httpUrl,
