@@ -4,7 +4,7 @@ import { sleep } from '../../../lib/time.ts';
 import { getTarget } from '../../targets/index.ts';
 import { scenario } from '../scenarios/soak.ts';
 import type { ScenarioContext, ScenarioResult } from '../types.ts';
-import type { SoakOptions } from './options.ts';
+import { parseSoakOptions, type SoakOptions } from './options.ts';
 import { runSoak, type SoakDetail } from './run.ts';
 
 /**
@@ -20,7 +20,7 @@ const detail = (r: ScenarioResult) => r.detail as unknown as SoakDetail;
 const explain = (r: ScenarioResult) => JSON.stringify({ rules: detail(r).judgement.rules, flags: r.validity.flags, series: detail(r).series });
 
 describe('soak against each local target', () => {
-  const opts = (target: string): SoakOptions => scenario.parse({ target, durationSec: 30, sampleSec: 2, warmupSec: 6, clients: 20, rate: 10, ramp: 100 });
+  const opts = (target: string): SoakOptions => parseSoakOptions({ values: { target, durationSec: 30, sampleSec: 2, warmupSec: 6, clients: 20, rate: 10, ramp: 100 }, origin: 'test' });
 
   for (const target of ['replay', 'ws', 'socketio', 'socketio-csr']) {
     it.concurrent(`${target}: 30 s of steady traffic passes every rule`, { timeout: 120_000 }, async () => {
@@ -54,7 +54,7 @@ describe('soak against a target that dies', () => {
   it('a killed server fails the soak: disconnects, throughput; RSS came from its /metrics while it lived', { timeout: 60_000 }, async () => {
     const svc = await startService('replay');
     try {
-      const o = scenario.parse({ target: 'replay', durationSec: 14, sampleSec: 2, warmupSec: 2, clients: 10, rate: 10, ramp: 100, drainSec: 1 });
+      const o = parseSoakOptions({ values: { target: 'replay', durationSec: 14, sampleSec: 2, warmupSec: 2, clients: 10, rate: 10, ramp: 100, drainSec: 1 }, origin: 'test' });
       const c = ctx('replay', svc.httpUrl);
       const running = runSoak(c, o);
       await sleep(9000);
@@ -80,7 +80,7 @@ describe('soak against a target that restarts', () => {
   it('clients the server dropped are reconnected by the runner (retrying while it is down) and counted; the disconnects still fail the soak', { timeout: 60_000 }, async () => {
     let svc = await startService('ws');
     try {
-      const o = scenario.parse({ target: 'ws', durationSec: 16, sampleSec: 2, warmupSec: 2, clients: 10, rate: 10, ramp: 100, drainSec: 1 });
+      const o = parseSoakOptions({ values: { target: 'ws', durationSec: 16, sampleSec: 2, warmupSec: 2, clients: 10, rate: 10, ramp: 100, drainSec: 1 }, origin: 'test' });
       const running = runSoak(ctx('ws', svc.httpUrl), o);
       await sleep(6000);
       await svc.kill('SIGKILL');
@@ -103,7 +103,7 @@ describe('soak: the runner\'s own side', () => {
   it('an aborted soak is not the planned soak: SOAK_ABORTED, inconclusive, never a pass', { timeout: 60_000 }, async () => {
     const ac = new AbortController();
     const c = { ...ctx('ws'), signal: ac.signal };
-    const o = scenario.parse({ target: 'ws', durationSec: 30, sampleSec: 2, warmupSec: 2, clients: 5, rate: 10, ramp: 100, drainSec: 1 });
+    const o = parseSoakOptions({ values: { target: 'ws', durationSec: 30, sampleSec: 2, warmupSec: 2, clients: 5, rate: 10, ramp: 100, drainSec: 1 }, origin: 'test' });
     const t = setTimeout(() => ac.abort(), 7000);
     try {
       const r = await runSoak(c, o);
@@ -120,7 +120,7 @@ describe('soak: the runner\'s own side', () => {
   });
 
   it('full clients (the official @anycable/core library) soak the replay server through the same interface', { timeout: 60_000 }, async () => {
-    const r = await scenario.run(ctx('replay'), scenario.parse({ target: 'replay', clientKind: 'full', durationSec: 14, sampleSec: 2, warmupSec: 4, clients: 10, rate: 10, ramp: 100 }));
+    const r = await scenario.run(ctx('replay'), parseSoakOptions({ values: { target: 'replay', clientKind: 'full', durationSec: 14, sampleSec: 2, warmupSec: 4, clients: 10, rate: 10, ramp: 100 }, origin: 'test' }));
     expect(detail(r).clientKind).toBe('full');
     expect(r.steps[0]!.metrics.verdict, explain(r)).toBe('pass');
     expect(r.steps[0]!.ledger).toMatchObject({ expectedDeliveries: 10 * 140, lostDeliveries: 0, duplicates: 0 });
