@@ -20,13 +20,14 @@ export const LOAD_OPTIONS = {
   maxP99Ms: { type: 'number', default: 100, min: 1, max: 600_000, doc: 'budget: highest p99 latency over every delivery of a step, ms' },
   maxLoaderLagMs: { type: 'number', default: 25, min: 0, max: 60_000, doc: 'rig rule: loader event-loop lag p99 above this blames the rig, ms' },
   maxLoaderCpuPct: { type: 'number', default: 90, min: 0, max: 1000, doc: 'rig rule: loader CPU above this share of one core blames the rig, %' },
+  minMachineIdlePct: { type: 'number', default: 5, min: 0, max: 100, doc: 'rig rule: the whole machine idle below this share (%) over a step, while the target had CPU to spare, blames the rig' },
   maxPublisherLateMs: { type: 'number', default: 100, min: 0, max: 600_000, doc: 'rig rule: publisher ticks later than this behind schedule blame the rig, ms' },
 } satisfies OptionTable;
 
 type LoadValues = { readonly [K in keyof typeof LOAD_OPTIONS]: number };
 
 export const budgetOf = (o: LoadValues): Budget => ({ minDeliveredPct: o.minDeliveredPct, maxP99Ms: o.maxP99Ms });
-export const rigLimitsOf = (o: LoadValues): RigLimits => ({ maxLoaderLagMs: o.maxLoaderLagMs, maxLoaderCpuPct: o.maxLoaderCpuPct, minSentPct: 98, maxPublisherLateMs: o.maxPublisherLateMs });
+export const rigLimitsOf = (o: LoadValues): RigLimits => ({ maxLoaderLagMs: o.maxLoaderLagMs, maxLoaderCpuPct: o.maxLoaderCpuPct, minSentPct: 98, maxPublisherLateMs: o.maxPublisherLateMs, minMachineIdlePct: o.minMachineIdlePct });
 
 export const NOT_SHOWN = [
   "Loaders, publisher and target share this machine's two cores: a figure is what the target did while the rig took its share (loader CPU per step is in the metrics; rig flags say when the rig was the limit).",

@@ -17,15 +17,22 @@ export interface RigLimits {
   minSentPct: number;
   /** Publisher ticks later than this (ms) behind schedule: the runner's own loop stalled. */
   maxPublisherLateMs: number;
+  /** The whole machine below this idle share (%) while the target had CPU to spare: the machine ran out, not the target. */
+  minMachineIdlePct: number;
 }
 
-export const DEFAULT_RIG_LIMITS: RigLimits = { maxLoaderLagMs: 25, maxLoaderCpuPct: 90, minSentPct: 98, maxPublisherLateMs: 100 };
+export const DEFAULT_RIG_LIMITS: RigLimits = { maxLoaderLagMs: 25, maxLoaderCpuPct: 90, minSentPct: 98, maxPublisherLateMs: 100, minMachineIdlePct: 5 };
 
 export interface RigObservation {
   ready: MergedReady;
   step: Pick<MergedStep, 'loaders'>;
   publisher: { offered: number; sent: number; tickLateMaxMs: number };
+  /** Whole-machine CPU over the publishing window and the target's own (its nodes); absent where unmeasured. */
+  machine?: { idlePct: number; cores: number; targetCpuPct: number | null; targetNodes: number } | null;
 }
+
+/** A target process at this share of one core is itself saturated: then a busy machine is not the rig's fault. */
+const TARGET_SATURATED_PCT = 90;
 
 /** The rig flags one step raised (severity decided by judgeStep: fatal only if the step failed). */
 export function rigFlags(o: RigObservation, l: RigLimits): ScenarioValidityFlag[] {
@@ -37,6 +44,9 @@ export function rigFlags(o: RigObservation, l: RigLimits): ScenarioValidityFlag[
   const sentPct = o.publisher.offered ? (100 * o.publisher.sent) / o.publisher.offered : 100;
   if (sentPct < l.minSentPct || o.publisher.tickLateMaxMs > l.maxPublisherLateMs)
     out.push({ code: 'RIG_PUBLISHER_BEHIND', severity: 'warning', message: `publisher sent ${o.publisher.sent}/${o.publisher.offered} messages due (${Math.round(sentPct * 10) / 10}%), ticks up to ${o.publisher.tickLateMaxMs} ms late: the offered rate was not offered` });
+  const m = o.machine;
+  if (m && m.idlePct < l.minMachineIdlePct && (m.targetCpuPct === null || m.targetCpuPct < TARGET_SATURATED_PCT * m.targetNodes))
+    out.push({ code: 'RIG_MACHINE_CPU', severity: 'warning', message: `the machine was ${Math.round((100 - m.idlePct) * 10) / 10}% busy over its ${m.cores} cores (idle ${m.idlePct}% < ${l.minMachineIdlePct}%) while the target used ${m.targetCpuPct ?? '?'}% (under ${TARGET_SATURATED_PCT}% of a core per node): loaders, publisher, kernel and neighbours took the CPU the target could have used` });
   if (o.ready.rigLimitFailures > 0) out.push({ code: 'RIG_CONNECT_LIMIT', severity: 'warning', message: `${o.ready.rigLimitFailures} connections failed on the runner's own fd or port limit (${JSON.stringify(o.ready.failureCauses)})` });
   return out;
 }

@@ -8,6 +8,7 @@ import type { StepKey } from './messages.ts';
 import { toRanges } from './plan.ts';
 import { judgeStep, rigFlags, type RigLimits } from './rig.ts';
 import { watchNodes, type TargetNodes } from './nodes.ts';
+import { watchMachineCpu } from '../../core/machine-cpu.ts';
 
 export interface StepPlan {
   /** What was stepped, for the StepResult (e.g. `{ publishRate: 4000 }`). */
@@ -33,10 +34,12 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
 export async function runStep(fleet: LoaderFleet, nodes: TargetNodes, p: StepPlan, budget: Budget, limits: RigLimits): Promise<{ result: StepResult; flags: ScenarioValidityFlag[]; merged: MergedStep }> {
   await fleet.start(p.keys, messagesPerKey(p.ratePerSec, p.durationMs, p.keys.length));
   const usage = watchNodes(nodes.pids);
+  const machineWatch = watchMachineCpu();
   const accepted: number[][] = p.keys.map(() => []);
   const pub = await publishBatches({ urls: nodes.urls, keys: p.keys, ratePerSec: p.ratePerSec, durationMs: p.durationMs, tickMs: p.tickMs, payloadBytes: p.payloadBytes, onAccepted: (k, seq) => accepted[k]!.push(seq) });
   // Server CPU over the publishing window only: the drain's idle seconds would dilute it.
   const target = usage.stop();
+  const machine = machineWatch.stop();
   await sleep(p.drainMs);
   const ranges: Record<string, [number, number][]> = {};
   p.keys.forEach((k, i) => (ranges[k.key] = toRanges(accepted[i]!)));
@@ -45,7 +48,7 @@ export async function runStep(fleet: LoaderFleet, nodes: TargetNodes, p: StepPla
   const delivered = t.receivedDeliveries - t.unacceptedDeliveries;
   const deliveredPct = t.expectedDeliveries ? r3((100 * delivered) / t.expectedDeliveries) : 0;
   const [p50, p99, p999] = percentilesMs(merged.latency, [50, 99, 99.9]) as [number, number, number];
-  const rig = rigFlags({ ready: fleet.ready, step: merged, publisher: pub }, limits);
+  const rig = rigFlags({ ready: fleet.ready, step: merged, publisher: pub, machine: machine && nodes.pids.length ? { ...machine, targetCpuPct: target.cpuPct, targetNodes: nodes.pids.length } : null }, limits);
   const judged = judgeStep({ deliveredPct, p99Ms: p99, publishFailed: pub.failed }, budget, rig);
   const secs = Math.max(0.001, pub.elapsedMs / 1000);
   const result: StepResult = {
@@ -66,6 +69,7 @@ export async function runStep(fleet: LoaderFleet, nodes: TargetNodes, p: StepPla
       maxMs: merged.latency.maxUs / 1000,
       serverCpuPct: target.cpuPct,
       serverRssMb: target.rssMb,
+      machineBusyPct: machine?.busyPct ?? null,
       loaders: fleet.size,
       loaderLagP99Ms: Math.max(0, ...merged.loaders.map((x) => x.loopLagP99Ms)),
       loaderCpuPct: Math.max(0, ...merged.loaders.map((x) => x.cpuPct)),

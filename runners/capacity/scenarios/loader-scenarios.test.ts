@@ -86,6 +86,15 @@ describe('rig validity rules on a real run', () => {
     expect(r.validity.flags).toContainEqual(expect.objectContaining({ code: 'RIG_LOADER_CPU', severity: 'fatal' }));
   });
 
+  it('a machine that is never idle enough (ceiling 100%) blames a failing step on the rig: RIG_MACHINE_CPU from /proc/stat', async () => {
+    const r = await s3.run(ctx('replay'), s3.parse({ ...calm, connections: 20, streams: 2, rates: '200', minMachineIdlePct: 100, maxP99Ms: 1, minDeliveredPct: 100 }));
+    const s = r.steps[0]!;
+    expect(Number(s.metrics.machineBusyPct)).toBeGreaterThan(0);
+    if (s.pass) return expect(Number(s.metrics.p99Ms)).toBeLessThanOrEqual(1);
+    expect(s.metrics.limitedBy).toBe('rig');
+    expect(r.validity.flags).toContainEqual(expect.objectContaining({ code: 'RIG_MACHINE_CPU', severity: 'fatal' }));
+  });
+
   it('a loader lag ceiling of 0 flags every step (the figure stands, with a warning, when the step passed)', async () => {
     const r = await s3.run(ctx('ws'), s3.parse({ ...calm, connections: 10, streams: 1, rates: '20', maxLoaderLagMs: 0 }));
     expect(r.steps[0]!.pass).toBe(true);
