@@ -11,6 +11,12 @@ export interface FrontReport {
   failovers: number;
   /** Client connections closed because no node accepted them. */
   rejected: number;
+  /**
+   * The front's own descriptor limit (EMFILE/ENFILE) on a node-side connect or on accept: the
+   * runner's limit, not the target's. (libuv hides most accept-side EMFILE by closing the
+   * connection; the node-side connect that follows an accept is where it shows.)
+   */
+  fdErrors: number;
 }
 
 /**
@@ -31,7 +37,7 @@ export class NodeFront {
   private constructor(urls: readonly string[]) {
     this.targets = urls.map((u) => new URL(u)).map((u) => ({ host: u.hostname, port: Number(u.port) || 80 }));
     this.active = urls.map(() => new Set());
-    this.report = { url: '', assigned: urls.map(() => 0), activeAtRestart: urls.map(() => 0), failovers: 0, rejected: 0 };
+    this.report = { url: '', assigned: urls.map(() => 0), activeAtRestart: urls.map(() => 0), failovers: 0, rejected: 0, fdErrors: 0 };
     this.server = createServer({ noDelay: true }, (client) => this.accept(client));
   }
 
@@ -41,6 +47,8 @@ export class NodeFront {
       f.server.once('error', reject);
       f.server.listen(0, '127.0.0.1', () => resolve());
     });
+    f.server.removeAllListeners('error');
+    f.server.on('error', () => f.report.fdErrors++);
     f.report.url = `http://127.0.0.1:${(f.server.address() as { port: number }).port}`;
     return f;
   }
@@ -92,8 +100,12 @@ export class NodeFront {
       client.pipe(up);
       client.resume();
     });
-    up.on('error', () => {
+    up.on('error', (err: NodeJS.ErrnoException) => {
       if (open) return; // 'close' follows and ends both sides
+      if (err.code === 'EMFILE' || err.code === 'ENFILE') {
+        this.report.fdErrors++;
+        return void client.destroy(); // no node is at fault: do not try the next one
+      }
       this.report.failovers++;
       this.tryNode(client, (n + 1) % this.targets.length, tried + 1);
     });

@@ -2,6 +2,7 @@ import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
 import { isAllowedTargetUrl } from '../core/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../core/ledger.ts';
+import { openFileLimit } from '../core/runner-limits.ts';
 import { getTarget } from '../targets/index.ts';
 
 export const RESTART_MODES = ['kill', 'term', 'rolling', 'command', 'hook'] as const;
@@ -72,6 +73,9 @@ export function restartConfigFromEnv(env: Record<string, string | undefined> = p
  */
 export const hasSharedBroker = (t: { needsRedis?: boolean }): boolean => t.needsRedis === true;
 
+/** Open files a run with --front needs in the runner: each client's socket plus the front's two, and some slack. */
+export const frontFdNeed = (clients: number): number => clients * 3 + 256;
+
 export const messagesFor = (o: Pick<AvalancheOptions, 'rate' | 'warmupMs' | 'publishAfterMs'>) => Math.max(1, Math.round(((o.warmupMs + o.publishAfterMs) / 1000) * o.rate));
 
 /** Validate options together with the restart configuration: every mismatch is a clear 400 before a socket opens. */
@@ -93,6 +97,9 @@ export function parseAvalancheOptions(src: Parameters<typeof parseOptions>[1], c
   if (opts.restartNodes > opts.nodes) throw bad('restartNodes', `--restart-nodes ${opts.restartNodes} is more than the ${opts.nodes} node(s) started`);
   if (opts.restartNodes > 0 && opts.restart !== 'kill' && opts.restart !== 'term') throw bad('restartNodes', '--restart-nodes applies to --restart kill and term (rolling restarts every node in turn)');
   if (opts.front && !local) throw bad('front', '--front balances the nodes the runner starts; it cannot be combined with --url');
+  const fds = frontFdNeed(opts.clients);
+  const limit = openFileLimit();
+  if (opts.front && limit !== undefined && fds > limit) throw bad('front', `--front holds 3 descriptors per client in the runner (client, front, node side): ${opts.clients} clients need about ${fds}, over this process's open-file limit ${limit}; use fewer clients or no front`);
   if (opts.front && opts.restart === 'rolling') throw bad('front', '--front with --restart rolling is not supported: behind the front a client\'s node is unknown, so its own node\'s restart time is too');
   if (opts.front && opts.nodes > 1 && !hasSharedBroker(target)) throw bad('front', `--front over ${opts.nodes} nodes needs a target with a shared broker (a *-redis target): "${target.name}" nodes share no state, so they are not one service`);
   if (opts.restart === 'command' && !config.command) throw bad('restart', '--restart command needs AVALANCHE_RESTART_COMMAND in the runner\'s environment (a restart command never comes from a request)');

@@ -229,7 +229,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     };
     partial.runnerPeakRssMb = partial.runner.runnerPeakRssMb;
     events.emit('phase', 'report', `${partial.droppedConnections} dropped, ${never} never back, ${partial.lostDeliveries} deliveries lost`);
-    return { ...partial, validity: checkRestartValidity({ ...partial, restart, recoveryTimeoutMs: o.recoveryTimeoutMs }) };
+    return { ...partial, validity: checkRestartValidity({ ...partial, restart, recoveryTimeoutMs: o.recoveryTimeoutMs, frontFdErrors: partial.front?.fdErrors ?? 0 }) };
   } finally {
     sampler.stop();
     fleet.close();
