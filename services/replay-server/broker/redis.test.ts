@@ -86,6 +86,10 @@ describe('RedisBroker', () => {
     const page = await a.history('h', { epoch, offset: 3 }, { maxBytes: 30 });
     expect(page).toMatchObject({ ok: true, more: true, messages: [{ offset: 4 }, { offset: 5 }] });
     expect(await a.history('h', { epoch, offset: 7 }, { maxBytes: 1 })).toMatchObject({ ok: true, messages: [{ offset: 8 }] });
+    // /metrics' historyMessages: entries held over every stream (here 5 + 2), -1 past the stream cap.
+    await a.publish([{ stream: 'h2', message: '1' }, { stream: 'h2', message: '2' }]);
+    expect((await a.stats()).historyMessages).toBe(7);
+    expect((await a.stats(1)).historyMessages).toBe(-1);
   });
 
   it('honours the history TTL (Redis clock): expired entries are evicted, the offset counter is not', async () => {
@@ -135,6 +139,40 @@ describe('RedisBroker', () => {
     const off = await node({ sessionTtlSec: 0 });
     await off.commitSession('z', JSON.stringify({ v: 1, ids: ['A'] }));
     expect(await off.restoreSession('z')).toBeUndefined();
+  });
+
+  it('session changes made while Redis is down are stored, in order, once it is back', async () => {
+    const own = await startTestRedis({ persist: true });
+    try {
+      const mk = async () => {
+        const b = new RedisBroker({ ...base, url: own.url });
+        await b.connect();
+        return b;
+      };
+      const a = await mk();
+      await a.commitSession('s', JSON.stringify({ v: 1, ids: ['A'] }));
+      await own.stop();
+      await a.updateSession('s', { add: ['B'] });
+      await a.updateSession('s', { remove: ['A'] });
+      await a.updateSession('t', { add: ['X'] });
+      expect(a.deferredSessions()).toEqual({ waiting: 2, dropped: 0 });
+      await own.start();
+      const other = await mk();
+      try {
+        await until(() => a.deferredSessions().waiting === 0, 10_000);
+        // Another node restores what the client did during the outage, not the stale set.
+        expect(await other.restoreSession('s')).toBe(JSON.stringify({ v: 1, ids: ['B'] }));
+        expect(await other.restoreSession('t')).toBe(JSON.stringify({ v: 1, ids: ['X'] }));
+        // Back to direct writes once drained.
+        await a.updateSession('s', { add: ['C'] });
+        expect(await other.restoreSession('s')).toBe(JSON.stringify({ v: 1, ids: ['B', 'C'] }));
+      } finally {
+        await a.close();
+        await other.close();
+      }
+    } finally {
+      await own.close();
+    }
   });
 
   it('fails fast when Redis is unreachable at start, with a coded error', async () => {
