@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRedis, type TestRedis } from '../../common/redis-testing.ts';
+import { Redis } from 'ioredis';
 import { RedisBroker } from './redis.ts';
 import type { BrokerOptions, StreamMessage } from './types.ts';
 
@@ -171,6 +172,29 @@ describe('RedisBroker', () => {
         await other.close();
       }
     } finally {
+      await own.close();
+    }
+  });
+
+  it('a publish cut mid-command says it may have been stored; one never sent says nothing of the kind', async () => {
+    const own = await startTestRedis();
+    const a = new RedisBroker({ ...base, url: own.url });
+    await a.connect();
+    const blocker = new Redis(own.url);
+    try {
+      // Redis busy in a 2 s script: the publish is written to the socket and waits; then Redis dies.
+      void blocker.eval("local t = tonumber(redis.call('TIME')[1]) while tonumber(redis.call('TIME')[1]) < t + 2 do end return 1", 0).catch(() => {});
+      await new Promise((r) => setTimeout(r, 200));
+      const cut = a.publish([{ stream: 'c', message: '1' }]).catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 200));
+      await own.stop();
+      expect(await cut).toMatchObject({ maybeStored: true, message: expect.stringMatching(/may have been stored/) });
+      const unsent = await a.publish([{ stream: 'c', message: '2' }]).catch((e: unknown) => e);
+      expect(unsent).toBeInstanceOf(Error);
+      expect((unsent as { maybeStored?: boolean }).maybeStored).toBeUndefined();
+    } finally {
+      blocker.disconnect();
+      await a.close();
       await own.close();
     }
   });

@@ -123,7 +123,13 @@ export class RedisBroker implements Broker {
     if (items.length === 0) return;
     const args: (string | number)[] = [this.prefix, newEpoch(), this.opts.historyLimit, this.opts.historyTtlSec, this.opts.feedMaxLen ?? DEFAULT_FEED_MAX_LEN, items.length];
     for (const it of items) args.push(it.stream, it.message, it.exclude ?? '', it.transient ? '1' : '0');
-    await this.cmd.rrPublish(...args);
+    try {
+      await this.cmd.rrPublish(...args);
+    } catch (err) {
+      // Sent, then the connection dropped: Redis may have run the script. Say so instead of "not stored".
+      if (err instanceof Error && (err.name === 'MaxRetriesPerRequestError' || /Connection is closed/i.test(err.message))) throw Object.assign(new Error(`the connection to Redis was lost mid-command, so the batch may have been stored (a retry may deliver it twice): ${err.message}`), { maybeStored: true });
+      throw err;
+    }
   }
 
   onMessages(listener: MessagesListener): () => void {
