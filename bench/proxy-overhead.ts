@@ -8,6 +8,8 @@
  * as a floor, a bare Node pipe forwarder.
  * - Round trip: one connection, 64-byte ping-pong, one message in flight; direct and proxied
  *   runs are interleaved over `rounds` to cancel drift. Added latency = proxied − direct.
+ *   Round trips go into the runners' LatencyRecorder (runners/core/latency.ts), so figures are
+ *   whole µs.
  * - Throughput: one connection, the upstream writes 64 KiB chunks as fast as the socket drains;
  *   the client counts bytes for `seconds` after a 0.5 s warm-up.
  */
@@ -15,9 +17,9 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import * as hdr from 'hdr-histogram-js';
 import { argvToValues, parseOptions, type OptionTable } from '../lib/options.ts';
 import { createChaosProxy } from '../chaos/toxiproxy/client.ts';
+import { LatencyRecorder, mergeLatency, summarize, type EncodedLatency } from '../runners/core/latency.ts';
 
 const OPTIONS = {
   iterations: { type: 'int', min: 100, default: 20_000, doc: 'round trips per side per round' },
@@ -80,8 +82,8 @@ function dial(host: string, port: number): Promise<Socket> {
   });
 }
 
-/** `n` sequential 64-byte round trips; values in ns into `hist`. */
-async function pingPong(host: string, port: number, n: number, hist: hdr.Histogram | undefined): Promise<void> {
+/** `n` sequential 64-byte round trips, each into `rec` (the runners' one latency recorder, µs resolution). */
+async function pingPong(host: string, port: number, n: number, rec: LatencyRecorder | undefined): Promise<void> {
   const s = await dial(host, port);
   await new Promise<void>((resolve, reject) => {
     let left = n;
@@ -92,7 +94,7 @@ async function pingPong(host: string, port: number, n: number, hist: hdr.Histogr
       got += d.length;
       if (got < MSG.length) return;
       got -= MSG.length;
-      hist?.recordValue(Number(process.hrtime.bigint() - t0));
+      rec?.recordMs(Number(process.hrtime.bigint() - t0) / 1e6);
       if (--left === 0) return resolve();
       t0 = process.hrtime.bigint();
       s.write(MSG);
@@ -117,8 +119,12 @@ async function throughput(host: string, port: number, seconds: number): Promise<
   return rate;
 }
 
-const newHist = () => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 10_000_000_000, numberOfSignificantValueDigits: 3 });
-const us = (ns: number) => Math.round(ns / 100) / 10;
+/** Round-trip figures in µs from recorded round trips (whole µs: the recorder's resolution). */
+function rtt(enc: EncodedLatency): { p50: number; p99: number; mean: number; count: number } {
+  const r = summarize(enc).latencyRawMs;
+  const us = (ms: number) => Math.round(ms * 1000);
+  return { p50: us(r.p50), p99: us(r.p99), mean: us(r.avg), count: r.count };
+}
 
 async function startProxyProcess(): Promise<{ child: ChildProcess; url: string }> {
   const main = fileURLToPath(new URL('../chaos/toxiproxy/main.ts', import.meta.url));
@@ -147,24 +153,24 @@ async function main(): Promise<void> {
     const echoProxy = await createChaosProxy(url, { name: 'bench_echo', upstream: `127.0.0.1:${ports.echo}` });
     const blastProxy = await createChaosProxy(url, { name: 'bench_blast', upstream: `127.0.0.1:${ports.blast}` });
     const sides = {
-      direct: { echo: ports.echo, blast: ports.blast, hist: newHist(), rates: [] as number[], roundP50s: [] as number[] },
-      barePipe: { echo: pipePorts.echo, blast: pipePorts.blast, hist: newHist(), rates: [] as number[], roundP50s: [] as number[] },
-      proxied: { echo: echoProxy.port, blast: blastProxy.port, hist: newHist(), rates: [] as number[], roundP50s: [] as number[] },
+      direct: { echo: ports.echo, blast: ports.blast, rounds: [] as EncodedLatency[], rates: [] as number[], roundP50s: [] as number[] },
+      barePipe: { echo: pipePorts.echo, blast: pipePorts.blast, rounds: [] as EncodedLatency[], rates: [] as number[], roundP50s: [] as number[] },
+      proxied: { echo: echoProxy.port, blast: blastProxy.port, rounds: [] as EncodedLatency[], rates: [] as number[], roundP50s: [] as number[] },
     };
     for (const side of Object.values(sides)) await pingPong('127.0.0.1', side.echo, 2000, undefined); // warm-up
     for (let round = 1; round <= opts.rounds; round++) {
       for (const [name, side] of Object.entries(sides)) {
-        const roundHist = newHist();
-        await pingPong('127.0.0.1', side.echo, opts.iterations, roundHist);
-        side.hist.add(roundHist);
-        side.roundP50s.push(us(roundHist.getValueAtPercentile(50)));
+        const roundRec = new LatencyRecorder();
+        await pingPong('127.0.0.1', side.echo, opts.iterations, roundRec);
+        side.rounds.push(roundRec.encode());
+        side.roundP50s.push(rtt(side.rounds.at(-1)!).p50);
         side.rates.push(await throughput('127.0.0.1', side.blast, opts.seconds));
         log(`round ${round} ${name.padEnd(8)} rtt p50 ${side.roundP50s.at(-1)} µs, ${(side.rates.at(-1)! / 1e6).toFixed(0)} MB/s`);
       }
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const summary = (s: typeof sides.direct) => ({
-      rttUs: { p50: us(s.hist.getValueAtPercentile(50)), p99: us(s.hist.getValueAtPercentile(99)), mean: us(s.hist.mean), count: s.hist.totalCount },
+      rttUs: rtt(mergeLatency(s.rounds)),
       throughputMBps: Math.round(median(s.rates) / 1e5) / 10,
     });
     const direct = summary(sides.direct);

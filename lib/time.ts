@@ -8,3 +8,14 @@ export async function waitUntil(predicate: () => boolean, timeoutMs: number, wha
     await sleep(stepMs);
   }
 }
+
+/** `p`, or a rejection ("timed out after <ms> ms") if it has not settled within `ms`. `p` itself runs on. */
+export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    p.then(
+      (v) => (clearTimeout(t), resolve(v)),
+      (e) => (clearTimeout(t), reject(e)),
+    );
+  });
+}

@@ -19,7 +19,8 @@ import { getTarget, localTargets } from './targets/index.ts';
  * seeded jitter test against each, then print one comparison table. The size defaults to
  * something that finishes in a few minutes on a 2-core machine; every jitter option can be raised.
  */
-const { target: _t, url: _u, broadcastUrl: _b, ...shared } = JITTER_OPTIONS;
+// Shared-stream roles belong to runner shards (the coordinator), never to the main job's local targets.
+const { target: _t, url: _u, broadcastUrl: _b, subscribeOnly: _so, runId: _ri, ...shared } = JITTER_OPTIONS;
 export const BENCH_OPTIONS = {
   ...shared,
   targets: { type: 'string', default: '', env: ['TARGETS'], doc: 'comma-separated targets; default every local target' },
@@ -51,7 +52,7 @@ async function main(argv: string[]): Promise<number> {
   ]);
   const results: JitterResult[] = [];
   for (const { t, strategy } of runs) {
-    const jopts: JitterOptions = { ...rest, seed, target: t.name, url: undefined, broadcastUrl: undefined, reconnectStrategy: strategy };
+    const jopts: JitterOptions = { ...rest, seed, target: t.name, url: undefined, broadcastUrl: undefined, reconnectStrategy: strategy, subscribeOnly: false, runId: '' };
     const label = columnLabel({ target: t.name, params: jopts });
     process.stderr.write(`\n== ${label}: ${t.description}\n`);
     const r = await withTarget(t, undefined, async (url, svc) => {

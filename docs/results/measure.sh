@@ -24,6 +24,13 @@ script() { # name npm-script args...
   npm run -s "$s" -- "$@" | node --import tsx runners/core/summary-cli.ts "$OUT/$name.json" "npm run $s -- $*"
 }
 
+# A capacity loader scenario through runners/capacity/loader/cli.ts (one scenario, several targets; the driver these figures were measured with).
+loader() { # name args...
+  local name=$1; shift
+  echo "== $name: npx tsx runners/capacity/loader/cli.ts $*" >&2
+  npx tsx runners/capacity/loader/cli.ts "$@" --json | node --import tsx runners/core/summary-cli.ts "$OUT/$name.json" "npx tsx runners/capacity/loader/cli.ts $*"
+}
+
 run() {
   case $1 in
     main) bench main --seed 20261129 ;;
@@ -34,16 +41,19 @@ run() {
     plan-flaky) bench plan-flaky --plan flaky --clients 200 --msgs 60 --jitter 10 --seed 4242 --tuned false ;;
     plan-slow-consumer) bench plan-slow-consumer --plan slow-consumer --clients 100 --msgs 200 --interval 100 --payload-bytes 1000 --jitter 10 --seed 4242 --tuned false ;;
     plan-drop-flaky) bench plan-drop-flaky --plan drop+flaky --clients 200 --msgs 60 --jitter 10 --seed 4242 --tuned false ;;
-    replay-idle) script replay-idle bench:replay-idle --targets replay,ws,socketio --json ;;
-    replay-fanout) script replay-fanout bench:replay-fanout --rates 2500,3000,3500 --json ;;
-    replay-fanout-2w) script replay-fanout-2w bench:replay-fanout --rates 2500,3000,3500 --workers 2 --json ;;
-    replay-resume) script replay-resume bench:replay-resume ;;
-    replay-resume-2w) script replay-resume-2w bench:replay-resume --workers 2 ;;
+    capacity-s1) script capacity-s1 bench:capacity --targets replay,ws,socketio --scenarios S1 --s1-counts 10000 --s1-ramps 1000,500 --json ;;
+    capacity-s2) script capacity-s2 bench:capacity --targets replay,ws,socketio --scenarios S2 --s2-steps 10000,19000,25000 --json ;;
+    capacity-s6) script capacity-s6 bench:capacity --targets replay,ws,socketio --scenarios S6 --json ;;
+    capacity-s3) loader capacity-s3 --scenario S3 --targets replay,ws,socketio --step-sec 5 ;;
+    capacity-s4) loader capacity-s4 --scenario S4 --targets replay,ws,socketio --step-sec 5 ;;
+    capacity-s5) loader capacity-s5 --scenario S5 --targets replay,ws,socketio --step-sec 20 ;;
+    capacity-sweep) loader capacity-sweep --scenario sweep --targets replay --rate 4500 --loader-counts 1,2,4 --step-sec 5 ;;
+    cap-soak-replay) script cap-soak-replay bench:soak --target replay --json ;; # 10 min; not in ALL (run it alone)
     proxy-overhead) script proxy-overhead bench:proxy --json ;;
     proxy-capacity) script proxy-capacity bench:proxy-capacity --json ;;
     *) echo "unknown figure $1" >&2; return 2 ;;
   esac
 }
 
-ALL=(main shape-1000 plan-partition plan-blackhole plan-reset plan-flaky plan-slow-consumer plan-drop-flaky replay-idle replay-fanout replay-fanout-2w replay-resume replay-resume-2w proxy-overhead proxy-capacity)
+ALL=(main shape-1000 plan-partition plan-blackhole plan-reset plan-flaky plan-slow-consumer plan-drop-flaky capacity-s1 capacity-s2 capacity-s6 capacity-s3 capacity-s4 capacity-s5 capacity-sweep proxy-overhead proxy-capacity)
 for f in "${@:-${ALL[@]}}"; do run "$f"; done

@@ -1,11 +1,11 @@
 import WebSocket from 'ws';
 import { childRng, type Rng } from '../../lib/rng.ts';
-import { sleep } from '../../lib/time.ts';
+import { sleep, withTimeout } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
+import { rampConnect } from '../core/connections.ts';
 import { LatencyRecorder } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
 import { readPayload } from '../core/publisher.ts';
-import { classifyConnectError } from '../core/runner-limits.ts';
 import type { ClientOptions, TargetClient, TargetDefinition } from '../targets/types.ts';
 import { handshakeFailureKind } from './handshake.ts';
 
@@ -109,22 +109,9 @@ export class ClientFleet {
 
   /** Connect every client at `ramp` per second; resolves with the number that failed. */
   async connectAll(ramp: number, timeoutMs = 20_000): Promise<number> {
-    let failures = 0;
-    const start = Date.now();
-    const all: Promise<void>[] = [];
-    for (let i = 0; i < this.o.clients; i++) {
-      const due = start + (i * 1000) / ramp;
-      if (due > Date.now()) await sleep(due - Date.now());
-      all.push(
-        withTimeout(this.clients[i]!.connect(), timeoutMs).catch((err: unknown) => {
-          failures++;
-          const cause = classifyConnectError(err) ?? 'target';
-          this.connectFailureCauses[cause] = (this.connectFailureCauses[cause] ?? 0) + 1;
-        }),
-      );
-    }
-    await Promise.all(all);
-    return failures;
+    const { connectFailures, connectFailureCauses } = (await rampConnect({ count: this.o.clients, perSec: ramp, connect: (i) => this.clients[i]!.connect(), timeoutMs })).summary();
+    for (const [cause, n] of Object.entries(connectFailureCauses)) this.connectFailureCauses[cause] = (this.connectFailureCauses[cause] ?? 0) + n;
+    return connectFailures;
   }
 
   close(): void {
@@ -230,16 +217,6 @@ export class ClientFleet {
       this.reconnecting[i] = 0;
     }
   }
-}
-
-export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e) => (clearTimeout(t), reject(e)),
-    );
-  });
 }
 
 /** A `ws` WebSocket that reports each construction (one attempt), its error and its close. */

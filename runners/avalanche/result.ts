@@ -7,24 +7,16 @@ import type { RestartRecord } from './restart.ts';
 import type { RestartValidity } from './validity.ts';
 
 /**
- * The avalanche result. The issue's names first (droppedConnections, recoveryMs, neverReconnected,
- * downtimeMs, lostDeliveries, duplicates, deliveryRatePct, herd, restart); the benchmark's
- * avalanche names where they mean the same (clients, initiallyConnected, reconnected,
- * neverReconnectedPct, disconnectSpreadMs, reconnectRatePct).
+ * What every restart-style run reports alike (avalanche restarts the target, deploy-impact the
+ * publisher): who connected, who dropped and came back, what was published and delivered, and
+ * the runner's own health. Each result adds its own restart record and measures.
  */
-export interface AvalancheResult extends LatencyReport {
-  test: 'avalanche';
+export interface RestartRunResult extends LatencyReport {
   target: string;
   runId: string;
   seed: number;
   stream: string;
   startedAt: string;
-  params: AvalancheOptions;
-  /** Base URL of each node the clients used. */
-  nodeUrls: string[];
-  /** The TCP front before the nodes (--front): how it spread the clients; null without one. */
-  front: FrontReport | null;
-  restart: RestartRecord;
   clients: number;
   connectedClients: number;
   connectFailures: number;
@@ -34,8 +26,48 @@ export interface AvalancheResult extends LatencyReport {
   /** Of those, the clients that lost their connection. */
   droppedConnections: number;
   reconnected: number;
-  reconnectRatePct: number;
   neverReconnected: number;
+  disconnectReasons: Record<string, number>;
+  /** Messages on the publisher's schedule. */
+  totalMessages: number;
+  /** Messages the target accepted (201). */
+  published: number;
+  publishFailures: number;
+  /** `publishFailures` by cause (runners/core/publisher.ts `failureCauses`). */
+  publishFailureCauses: Record<string, number>;
+  publishFailureSamples: string[];
+  expectedDeliveries: number;
+  receivedDeliveries: number;
+  lostDeliveries: number;
+  deliveryRatePct: number;
+  /** Received over (clients that connected × expected messages), %: above 100 only when a count is wrong (DELIVERY_OVER_100). */
+  deliveryRateOfConnectedPct: number;
+  duplicates: number;
+  outOfOrder: number;
+  foreignMessages: number;
+  latencyHistogram: EncodedLatency;
+  runnerPeakRssMb: number;
+  runner: RunnerHealth;
+  elapsedMs: number;
+  plannedMs: number;
+  validity: RestartValidity;
+}
+
+/**
+ * The avalanche result. The issue's names first (droppedConnections, recoveryMs, neverReconnected,
+ * downtimeMs, lostDeliveries, duplicates, deliveryRatePct, herd, restart); the benchmark's
+ * avalanche names where they mean the same (clients, initiallyConnected, reconnected,
+ * neverReconnectedPct, disconnectSpreadMs, reconnectRatePct).
+ */
+export interface AvalancheResult extends RestartRunResult {
+  test: 'avalanche';
+  params: AvalancheOptions;
+  /** Base URL of each node the clients used. */
+  nodeUrls: string[];
+  /** The TCP front before the nodes (--front): how it spread the clients; null without one. */
+  front: FrontReport | null;
+  restart: RestartRecord;
+  reconnectRatePct: number;
   neverReconnectedPct: number;
   /** Up to 10 clients that never came back: what the runner saw of them (ms relative to the restart). */
   neverReconnectedSample: { client: number; node: number; drops: number; attempts: number; droppedAtMs: number; attemptPending: boolean }[];
@@ -54,27 +86,16 @@ export interface AvalancheResult extends LatencyReport {
   historyNotFound: number | null;
   /** Disconnects before the restart (the target or network was unstable during warm-up). */
   dropsBeforeRestart: number;
-  disconnectReasons: Record<string, number>;
   /** The client library's own words per disconnect, e.g. socket.io's 'io server disconnect' (it then does not reconnect by itself). */
   disconnectDetails: Record<string, number>;
   herd: HerdReport;
   recoveryTimedOut: boolean;
-  totalMessages: number;
   /** Messages accepted by the target (one publisher per node without a shared broker: a message counts once when every node took it). */
   published: number;
-  publishFailures: number;
-  /** `publishFailures` by cause (runners/core/publisher.ts `failureCauses`). */
-  publishFailureCauses: Record<string, number>;
   publishFailuresDuringRestart: number;
   publishFailuresOutsideRestart: number;
-  publishFailureSamples: string[];
   /** clients × messages: what a target that never went down would have delivered. */
   expectedDeliveries: number;
-  receivedDeliveries: number;
-  lostDeliveries: number;
-  deliveryRatePct: number;
-  /** Received over (clients that connected × expected messages), %: above 100 only when a count is wrong (DELIVERY_OVER_100). */
-  deliveryRateOfConnectedPct: number;
   /** Deliveries of messages the client's node accepted: what the server itself promised. */
   acceptedDeliveries: number;
   /** Of those, not delivered: the server's own loss (history gone with the process, at-most-once). */
@@ -82,15 +103,6 @@ export interface AvalancheResult extends LatencyReport {
   deliveryRateOfAcceptedPct: number;
   /** Deliveries of messages refused while the node was down: lost to the publisher's errors. */
   lostUnpublishedDeliveries: number;
-  duplicates: number;
-  outOfOrder: number;
-  foreignMessages: number;
   perfectClients: number;
-  latencyHistogram: EncodedLatency;
-  runnerPeakRssMb: number;
-  runner: RunnerHealth;
   runnerOpenFileLimit: number | null;
-  elapsedMs: number;
-  plannedMs: number;
-  validity: RestartValidity;
 }

@@ -1,3 +1,4 @@
+import type { OptionTable } from '../../lib/options.ts';
 import type { LatencyReport, EncodedLatency } from '../core/latency.ts';
 import type { LedgerTotals } from '../core/ledger.ts';
 import type { Section } from '../report/types.ts';
@@ -16,6 +17,10 @@ export interface ScenarioContext {
   /** An already running target (loopback unless REBOUND_ALLOW_REMOTE_TARGETS=1); undefined = start the local service per step/run as the scenario needs. */
   url?: string;
   seed: number;
+  /** Nodes of a shared-broker target from a `name:K` label (`replay-redis:2`); loader scenarios start K nodes. */
+  nodes?: number;
+  /** Extra CLI args for a locally started target (the suite's `serverWorkers` as replay's `--workers N`). */
+  serviceArgs?: string[];
   signal: AbortSignal;
   log(line: string): void;
   progress(p: Record<string, unknown>): void;
@@ -64,11 +69,20 @@ export interface ScenarioResult {
   validity: { valid: boolean; flags: ScenarioValidityFlag[] };
   /** What this figure does not show (e.g. loader and server share this machine's two cores). */
   notShown: string[];
+  /** Scenario-specific data its own `sections()` draws from (the soak's health series and rule verdicts); JSON-serialisable. */
+  detail?: Record<string, unknown>;
 }
 
 export interface ScenarioModule<O = Record<string, unknown>> {
   id: ScenarioId;
   title: string;
+  /**
+   * This scenario's scale knobs, named with its prefix (`s1Counts`, `s2Steps`, ...). The suite's
+   * one option table (runners/capacity/options.ts) merges them, so the CLI, env and HTTP accept
+   * them; `parse` then receives the values of these keys only. Optional: a module without it
+   * runs on its defaults.
+   */
+  options?: OptionTable;
   /** Parse this scenario's options (CLI/HTTP/env through lib/options.ts parseOptions). */
   parse(src: Record<string, unknown>): O;
   run(ctx: ScenarioContext, opts: O): Promise<ScenarioResult>;

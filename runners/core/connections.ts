@@ -1,3 +1,6 @@
+import { sleep, withTimeout } from '../../lib/time.ts';
+import { classifyConnectError } from './runner-limits.ts';
+
 /** The connect outcome of every client over a whole run, as reported in results. */
 export interface ConnectionSummary {
   /** Clients connected and subscribed at least once during the run, including late connects. */
@@ -39,6 +42,11 @@ export class ConnectionBook {
     this.failedCause[i] ??= cause;
   }
 
+  /** Whether client i has been seen connected. */
+  has(i: number): boolean {
+    return this.seen[i] === 1;
+  }
+
   /** Clients seen connected so far. */
   get connectedCount(): number {
     return this.seenCount;
@@ -58,4 +66,53 @@ export class ConnectionBook {
     }
     return { connectedClients: this.seenCount, connectFailures: this.clients - this.seenCount, connectFailureCauses: causes, lateConnects: late };
   }
+}
+
+export interface RampOptions {
+  /** Clients 0..count-1. */
+  count: number;
+  /** Connects started per second: client i is due at start + i·1000/perSec. */
+  perSec: number;
+  /** Open client i (resolves once it is connected and subscribed). */
+  connect: (i: number) => Promise<unknown>;
+  /** A connect not done by then counts as failed (it may still connect later: a late connect). @default 20000 */
+  timeoutMs?: number;
+  /** Aborting stops starting connects and stops waiting for the pending ones. */
+  signal?: AbortSignal;
+  /** Where outcomes go; a new book of `count` clients when absent. */
+  book?: ConnectionBook;
+}
+
+/**
+ * The connect phase every runner shares: start client i's connect when it is due on the ramp,
+ * give each `timeoutMs`, and book outcomes in a ConnectionBook — a failure by its cause
+ * ('fd_limit' and 'port_exhaustion' are the runner's own limits, else 'target'), and a connect
+ * that lands after its timeout as connected (late). Resolves when every started connect has
+ * settled or timed out, or at once on abort.
+ */
+export async function rampConnect(o: RampOptions): Promise<ConnectionBook> {
+  const book = o.book ?? new ConnectionBook(o.count);
+  const timeoutMs = o.timeoutMs ?? 20_000;
+  const aborted = new Promise<void>((r) => {
+    if (o.signal?.aborted) r();
+    else o.signal?.addEventListener('abort', () => r(), { once: true });
+  });
+  const start = Date.now();
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < o.count && !o.signal?.aborted; i++) {
+    const due = start + (i * 1000) / o.perSec;
+    if (due > Date.now()) await Promise.race([sleep(due - Date.now()), aborted]);
+    if (o.signal?.aborted) break;
+    const attempt = Promise.resolve().then(() => o.connect(i));
+    attempt.then(
+      () => book.connected(i),
+      () => {},
+    );
+    pending.push(withTimeout(attempt, timeoutMs).then(
+      () => undefined,
+      (err: unknown) => book.failed(i, classifyConnectError(err) ?? 'target'),
+    ));
+  }
+  await Promise.race([Promise.all(pending), aborted]);
+  return book;
 }

@@ -74,6 +74,21 @@ export class DeliveryLedger {
     for (let s = 1; s <= this.messages; s++) this.accept(s);
   }
 
+  /** Is `seq` accepted? */
+  isAccepted(seq: number): boolean {
+    return this.accepted[seq] === 1;
+  }
+
+  /**
+   * Distinct clients that got each seq (index 0 is seq 1): with the publisher's accepted set this
+   * gives a subscribe-only shard's expected, received and lost deliveries exactly.
+   */
+  arrivalsBySeq(): number[] {
+    const out = new Array<number>(this.messages).fill(0);
+    for (const row of this.counts) for (let s = 1; s <= this.messages; s++) if (row[s]! > 0) out[s - 1]!++;
+    return out;
+  }
+
   /** How many distinct messages the target accepted so far. */
   get acceptedMessages(): number {
     return this.acceptedCount;

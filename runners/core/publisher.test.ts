@@ -63,6 +63,68 @@ describe('publisher', () => {
   });
 });
 
+/** A real endpoint that holds every answer `holdMs` (or forever for `never`) and records how many requests it held at once. */
+async function slowServer(holdMs: number, never: Set<number> = new Set()): Promise<{ url: string; peak: () => number; server: Server }> {
+  let open = 0;
+  let peak = 0;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const seq = (JSON.parse(JSON.parse(body).data) as { seq: number }).seq;
+      if (never.has(seq)) return;
+      peak = Math.max(peak, ++open);
+      setTimeout(() => {
+        open--;
+        res.statusCode = 201;
+        res.end();
+      }, holdMs);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, peak: () => peak, server };
+}
+
+describe('publisher concurrency (the pool publisher)', () => {
+  it('keeps one request in flight by default and up to `concurrency` with a pool', async () => {
+    const serial = await slowServer(60);
+    servers.push(serial.server);
+    expect(await startPublisher({ url: serial.url, stream: 's', runId: 'r', messages: 6, intervalMs: 1 }).done).toMatchObject({ published: 6, failed: 0 });
+    expect(serial.peak()).toBe(1);
+    const pool = await slowServer(60);
+    servers.push(pool.server);
+    expect(await startPublisher({ url: pool.url, stream: 's', runId: 'r', messages: 6, intervalMs: 1, concurrency: 3 }).done).toMatchObject({ published: 6, failed: 0 });
+    expect(pool.peak()).toBeGreaterThan(1);
+    expect(pool.peak()).toBeLessThanOrEqual(3);
+  });
+
+  it('a pool counts refusals and failures by the same causes and samples as the serial publisher', async () => {
+    const t = await refusingServer(new Set([3, 7]), new Set([5]));
+    servers.push(t.server);
+    const outcomes: [number, boolean][] = [];
+    const r = await startPublisher({ url: t.url, stream: 's', runId: 'r', messages: 10, intervalMs: 5, concurrency: 4, onPublished: (seq, ok) => outcomes.push([seq, ok]) }).done;
+    expect(r).toMatchObject({ published: 7, failed: 3, failureCauses: { 'HTTP 500': 2, ECONNRESET: 1 } });
+    expect([...r.failures].sort()).toEqual(['seq 3: HTTP 500', 'seq 5: ECONNRESET (socket hang up)', 'seq 7: HTTP 500']);
+    expect(outcomes.filter(([, ok]) => !ok).map(([s]) => s).sort((a, b) => a - b)).toEqual([3, 5, 7]);
+  });
+
+  for (const concurrency of [1, 3]) {
+    it(`an unanswered request is a TIMEOUT after timeoutMs (concurrency ${concurrency}) and the rest still go out`, async () => {
+      const t = await slowServer(0, new Set([2]));
+      servers.push(t.server);
+      const r = await startPublisher({ url: t.url, stream: 's', runId: 'r', messages: 4, intervalMs: 1, timeoutMs: 150, concurrency }).done;
+      expect(r).toMatchObject({ published: 3, failed: 1, failureCauses: { TIMEOUT: 1 }, failures: ['seq 2: TIMEOUT (no answer within 150 ms)'] });
+    });
+  }
+
+  it('a publisher resuming past its last message publishes nothing', async () => {
+    const t = await slowServer(0);
+    servers.push(t.server);
+    expect(await startPublisher({ url: t.url, stream: 's', runId: 'r', messages: 4, firstSeq: 5, intervalMs: 1 }).done).toMatchObject({ published: 0, failed: 0 });
+    expect(t.peak()).toBe(0);
+  });
+});
+
 describe('readPayload', () => {
   it("keeps this run's payloads and refuses everything else (another run, bad JSON, null, missing fields)", () => {
     expect(readPayload(JSON.stringify({ seq: 3, sentAt: 1000, runId: 'r1', pad: 'xx' }), 'r1')).toEqual({ seq: 3, sentAt: 1000 });

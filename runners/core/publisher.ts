@@ -38,6 +38,13 @@ export interface PublisherOptions {
   broadcastKey?: string;
   /** Per-request timeout. @default 10000 */
   timeoutMs?: number;
+  /**
+   * Keep-alive connections requests may use at once. 1 (the default) keeps publish order; more
+   * is the benchmark's `pool` publisher: a message goes out on the next free connection without
+   * waiting for earlier answers, so throughput rises and order across connections is not promised
+   * (the ledger counts what reorders). @default 1
+   */
+  concurrency?: number;
   /** Called as each request goes out, with the `sentAt` written into its payload. */
   onSend?: (seq: number, sentAt: number) => void;
   /**
@@ -74,9 +81,11 @@ export function failureCause(err: Error & { code?: string }): string {
  * publisher caused. A slow response queues the next message (its latency then includes the wait)
  * rather than reordering it. Intervals near the server's keep-alive timeout (Node: 5 s) would race
  * an idle close ("socket hang up"), so long intervals use a fresh connection per message.
+ * `concurrency` > 1 trades that order for throughput (a pool of always-kept-alive connections).
  */
 export function startPublisher(opts: PublisherOptions): { done: Promise<PublisherResult>; stop(): void } {
-  const agent = new Agent({ keepAlive: opts.intervalMs < 4000, maxSockets: 1 });
+  const concurrency = Math.max(1, opts.concurrency ?? 1);
+  const agent = new Agent({ keepAlive: concurrency > 1 || opts.intervalMs < 4000, maxSockets: concurrency });
   const target = /\/_broadcast\/?$/.test(new URL(opts.url).pathname) ? new URL(opts.url) : new URL('/_broadcast', opts.url);
   const result: PublisherResult = { published: 0, failed: 0, failureCauses: {}, failures: [], elapsedMs: 0 };
   const t0 = Date.now();
@@ -134,11 +143,13 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
     req.end(body);
   };
 
+  // Message seq0+k+1 is due at t0 + k·interval. Everything already due goes out now, so a late
+  // timer does not lower the rate; beyond `concurrency` requests the agent queues them in order.
+  const dueAt = () => t0 + (seq - seq0) * opts.intervalMs;
   const tick = () => {
-    if (stopped) return finishIfIdle();
-    seq++;
-    send(seq);
-    if (seq < opts.messages) timer = setTimeout(tick, Math.max(0, t0 + (seq - seq0) * opts.intervalMs - Date.now()));
+    while (!stopped && seq < opts.messages && dueAt() <= Date.now()) send(++seq);
+    if (!stopped && seq < opts.messages) timer = setTimeout(tick, Math.max(0, dueAt() - Date.now()));
+    else finishIfIdle();
   };
   tick();
   return {

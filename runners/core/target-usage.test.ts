@@ -1,5 +1,18 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { watchTarget } from './target-usage.ts';
+import { startTargetSampler, watchTarget } from './target-usage.ts';
+
+/** A real `/metrics` endpoint answering after `delayMs`. */
+async function metricsServer(delayMs: number, body: object) {
+  const server = createServer((_req, res) => void setTimeout(() => res.end(JSON.stringify(body)), delayMs));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => {
+      server.closeAllConnections();
+      return new Promise((r) => server.close(r));
+    },
+  };
+}
 
 describe.skipIf(process.platform !== 'linux')('watchTarget', () => {
   it('samples a real process\'s RSS and CPU from /proc, times relative to publish start', async () => {
@@ -22,5 +35,46 @@ describe.skipIf(process.platform !== 'linux')('watchTarget', () => {
     const w = watchTarget(2 ** 22 + 12345, 20);
     await new Promise((r) => setTimeout(r, 80));
     expect(w.stop(0)).toBeNull();
+  });
+});
+
+describe('startTargetSampler', () => {
+  it('reads connections from /metrics and, with a pid, RSS and CPU from the process tree instead', async () => {
+    const m = await metricsServer(0, { connections: 7, rssBytes: 1, cpuPct: 2 });
+    try {
+      const remote = startTargetSampler({ url: m.url, everyMs: 30 });
+      expect(remote.source).toBe('metrics');
+      remote.start();
+      await new Promise((r) => setTimeout(r, 120));
+      const r = remote.stop();
+      expect(r.metricsAnswered).toBeGreaterThan(1);
+      expect(r.samples[0]).toMatchObject({ connections: 7, rssBytes: 1, cpuPct: 2 });
+
+      const local = startTargetSampler({ url: m.url, pid: process.pid, everyMs: 30 });
+      expect(local.source).toBe('proc-tree');
+      local.start();
+      await new Promise((r) => setTimeout(r, 120));
+      const l = local.stop();
+      expect(l.samples[0]!.connections).toBe(7);
+      expect(l.samples[0]!.rssBytes).toBeGreaterThan(10 * 1024 * 1024);
+      expect(l.samples[0]!.cpuPct).toBe(2); // no previous /proc sample yet: /metrics' figure stands
+      expect(l.samples.at(-1)!.cpuPct).not.toBeNull();
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('takes no sample after stop, even one whose /metrics answer was still on its way', async () => {
+    const m = await metricsServer(150, { connections: 1 });
+    try {
+      const s = startTargetSampler({ url: m.url, everyMs: 10 });
+      s.start();
+      await new Promise((r) => setTimeout(r, 50));
+      const { samples } = s.stop();
+      await new Promise((r) => setTimeout(r, 300));
+      expect(samples).toHaveLength(0);
+    } finally {
+      await m.close();
+    }
   });
 });

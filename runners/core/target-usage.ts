@@ -1,5 +1,22 @@
 import { readFileSync, readdirSync } from 'node:fs';
 
+/**
+ * The one target sampler: every runner that watches a target's memory, CPU or connections goes
+ * through `startTargetSampler` (idle directly; jitter through the `watchTarget` series view).
+ */
+
+/** One sample of the target. */
+export interface TargetSample {
+  /** Epoch ms. */
+  at: number;
+  /** The process tree's RSS from /proc when the pid is known, else what `/metrics` said; null if neither answered. */
+  rssBytes: number | null;
+  /** CPU time per wall time since the previous /proc sample, % of one core (can exceed 100 with workers); else `/metrics`. */
+  cpuPct: number | null;
+  /** Open connections per `/metrics`; null without a url or an answer. */
+  connections: number | null;
+}
+
 /** A local target's memory and CPU over time (the service process and its descendants, e.g. workers). */
 export interface TargetUsage {
   /** Seconds since publishing began. */
@@ -33,7 +50,8 @@ function tree(pid: number): number[] {
   return out;
 }
 
-function sample(pid: number): { ticks: number; rssKb: number } | null {
+/** CPU ticks and RSS of a process tree (a cluster primary's workers count as the target too); null when none of it exists. */
+export function processTreeUsage(pid: number): { ticks: number; rssBytes: number } | null {
   let ticks = 0;
   let rssKb = 0;
   let seen = 0;
@@ -49,37 +67,108 @@ function sample(pid: number): { ticks: number; rssKb: number } | null {
       // Exited between listing and reading.
     }
   }
-  return seen ? { ticks, rssKb } : null;
+  return seen ? { ticks, rssBytes: rssKb * 1024 } : null;
+}
+
+export interface TargetSamplerOptions {
+  /** Service base URL: its `/metrics` (connections, and RSS/CPU of the answering process) is read each sample. */
+  url?: string;
+  /** The target's pid when it runs on this machine: RSS and CPU then come from its whole process tree in /proc. */
+  pid?: number;
+  /** @default 1000 */
+  everyMs?: number;
+  /** @default 7200 */
+  maxSamples?: number;
 }
 
 /**
- * Sample a local target's RSS and CPU once per `intervalMs` from /proc. Only for targets this
- * runner started (it knows their pid) on Linux; otherwise `stop` returns null and the report
- * says the target was not sampled.
+ * Samples the target every `everyMs`: its `/metrics` when a url is given and, when the target
+ * runs on this machine (`pid`), the RSS and CPU of its whole process tree from /proc, which is
+ * what a cluster of workers really costs (and overrides what one process's `/metrics` says).
+ */
+export function startTargetSampler(opts: TargetSamplerOptions) {
+  const samples: TargetSample[] = [];
+  const maxSamples = Math.min(opts.maxSamples ?? 7200, MAX_SAMPLES);
+  let last: { at: number; ticks: number } | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let metricsOk = 0;
+  const take = async (): Promise<TargetSample> => {
+    // /proc first and stamped as read: CPU time per wall time must pair the tick count with its
+    // own instant, not one taken before a /metrics answer that may take up to 2 s.
+    const u = opts.pid ? processTreeUsage(opts.pid) : null;
+    const at = Date.now();
+    let metrics: { rssBytes?: number; cpuPct?: number; connections?: number } = {};
+    if (opts.url) {
+      try {
+        const r = await fetch(`${opts.url.replace(/\/+$/, '')}/metrics`, { signal: AbortSignal.timeout(2000) });
+        if (r.ok) {
+          metrics = (await r.json()) as typeof metrics;
+          metricsOk++;
+        }
+      } catch {
+        // A target too busy to answer is itself a finding: the sample says null.
+      }
+    }
+    const s: TargetSample = { at, rssBytes: typeof metrics.rssBytes === 'number' ? metrics.rssBytes : null, cpuPct: typeof metrics.cpuPct === 'number' ? metrics.cpuPct : null, connections: typeof metrics.connections === 'number' ? metrics.connections : null };
+    if (u) {
+      if (u.rssBytes > 0) s.rssBytes = u.rssBytes;
+      if (last && at > last.at) s.cpuPct = Math.round((((u.ticks - last.ticks) / TICKS_PER_SEC) * 1000 * 1000) / (at - last.at)) / 10;
+      last = { at, ticks: u.ticks };
+    }
+    return s;
+  };
+  return {
+    source: opts.pid ? ('proc-tree' as const) : ('metrics' as const),
+    /** Median RSS of a few samples before the load: the baseline of bytes per connection. */
+    async baseline(n = 3): Promise<number | null> {
+      const v: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const s = await take();
+        if (s.rssBytes !== null) v.push(s.rssBytes);
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      return v.length ? v.sort((a, b) => a - b)[Math.floor(v.length / 2)]! : null;
+    },
+    start() {
+      const tick = async () => {
+        // Due every `everyMs` from this sample's start on the monotonic clock (Date.now()'s whole
+        // ms would let a sample come a millisecond early).
+        const due = performance.now() + (opts.everyMs ?? 1000);
+        const s = await take();
+        // stop() may come while a /metrics answer is awaited: that sample and any later are dropped.
+        if (stopped) return;
+        if (samples.length < maxSamples) samples.push(s);
+        timer = setTimeout(() => void tick(), Math.max(0, Math.ceil(due - performance.now())));
+        // A sampler never keeps the process alive on its own.
+        timer.unref();
+      };
+      void tick();
+    },
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      return { samples, metricsAnswered: metricsOk };
+    },
+  };
+}
+
+/**
+ * Sample a local target's RSS and CPU once per `intervalMs` from /proc, as a series. Only for
+ * targets this runner started (it knows their pid) on Linux; otherwise `stop` returns null and
+ * the report says the target was not sampled.
  */
 export function watchTarget(pid: number, intervalMs = 1000) {
-  const at: number[] = [];
-  const rssMb: number[] = [];
-  const cpuPct: number[] = [];
-  let prev = sample(pid);
-  let prevAt = Date.now();
-  const timer = setInterval(() => {
-    const s = sample(pid);
-    const now = Date.now();
-    if (!s || !prev || at.length >= MAX_SAMPLES) return;
-    at.push(now);
-    rssMb.push(Math.round(s.rssKb / 102.4) / 10);
-    cpuPct.push(Math.round(((s.ticks - prev.ticks) / TICKS_PER_SEC / ((now - prevAt) / 1000)) * 1000) / 10);
-    prev = s;
-    prevAt = now;
-  }, intervalMs);
-  timer.unref();
+  const sampler = startTargetSampler({ pid, everyMs: intervalMs, maxSamples: MAX_SAMPLES });
+  sampler.start();
   return {
     /** Stop sampling; times become seconds since `publishStart` (epoch ms). */
     stop(publishStart: number): TargetUsage | null {
-      clearInterval(timer);
-      if (at.length === 0) return null;
-      return { tSec: at.map((t) => Math.round((t - publishStart) / 100) / 10), rssMb, cpuPct };
+      // The first sample has no CPU figure (no previous one to diff against): the series starts after it.
+      const full = sampler.stop().samples.filter((s): s is TargetSample & { rssBytes: number; cpuPct: number } => s.rssBytes !== null && s.cpuPct !== null);
+      if (full.length === 0) return null;
+      return { tSec: full.map((s) => Math.round((s.at - publishStart) / 100) / 10), rssMb: full.map((s) => Math.round(s.rssBytes / 1024 / 102.4) / 10), cpuPct: full.map((s) => s.cpuPct) };
     },
   };
 }

@@ -6,7 +6,7 @@ import { sleep } from '../../lib/time.ts';
 import { openFileLimit } from '../core/runner-limits.ts';
 import { assertNever, type ParentToWorker, type WorkerTally, type WorkerToParent } from './messages.ts';
 import { workerCount, type IdleOptions } from './options.ts';
-import { startTargetSampler } from './target-sampler.ts';
+import { startTargetSampler } from '../core/target-usage.ts';
 import { checkIdleValidity } from './validity.ts';
 import type { IdleResult } from './result.ts';
 

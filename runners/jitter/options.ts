@@ -32,6 +32,8 @@ export const JITTER_OPTIONS = {
   chaosMs: { type: 'int', default: 0, min: 0, max: 600_000, env: ['CHAOS_MS'], doc: 'duration of each network disruption, ms (0 = the plan\'s default)' },
   toxiproxyUrl: { type: 'optional-string', default: undefined, env: ['TOXIPROXY_URL'], doc: 'a real Toxiproxy API to use instead of the embedded proxy' },
   reconnectStrategy: { type: 'enum', values: RECONNECT_STRATEGIES, default: 'default', env: ['RECONNECT_STRATEGY'], doc: 'client reconnect strategy of library-driven targets (replay, anycable, socketio-csr): the library\'s default, or tuned = the same backoff for all (500 ms x2, cap 5 s, full jitter)' },
+  subscribeOnly: { type: 'bool', default: false, env: ['SUBSCRIBE_ONLY'], doc: 'shared-stream shard: publish nothing, only subscribe to `stream` and record what arrives (tagged `run-id`); the coordinator judges it against the publishing shard\'s accepted messages' },
+  runId: { type: 'string', default: '', maxLength: 128, pattern: /^[A-Za-z0-9._:-]*$/, env: ['RUN_ID'], doc: 'tag written into (publisher) or expected in (subscriber) every payload; default a fresh one. Shards sharing a stream share it' },
   allowPublishFailures: { type: 'bool', default: false, env: ['ALLOW_PUBLISH_FAILURES'], doc: 'the run is about publisher faults: messages the target did not accept make a warning instead of a fatal flag (they are never counted as lost either way)' },
 } as const satisfies OptionTable;
 
@@ -52,6 +54,12 @@ export function parseJitterOptions(src: Parameters<typeof parseOptions>[1]): Jit
   }
   if (opts.url !== undefined && !isAllowedTargetUrl(opts.url)) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `url must be a loopback http(s) URL (127.0.0.0/8, localhost, [::1]) unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.url)}`, { details: { option: 'url' } });
+  }
+  if (opts.subscribeOnly && opts.stream === '') {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', 'subscribe-only needs the shared stream\'s name (stream) and its publisher\'s tag (run-id)', { details: { option: 'stream' } });
+  }
+  if (opts.subscribeOnly && opts.runId === '') {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', 'subscribe-only needs the publisher\'s tag (run-id) to tell its messages from anything else on the stream', { details: { option: 'runId' } });
   }
   return opts;
 }

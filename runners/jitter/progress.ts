@@ -1,6 +1,6 @@
 /** A snapshot emitted every PROGRESS_EVERY_MS while publishing. */
 export interface JitterProgress {
-  phase: 'publish';
+  phase: 'publish' | 'listen';
   /** Messages sent so far, of `planned`. */
   sent: number;
   planned: number;

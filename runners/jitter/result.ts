@@ -88,6 +88,12 @@ export interface JitterResult extends LatencyReport {
   series?: RunSeries;
   /** Memory and CPU of a target this runner started itself (absent for --url targets). */
   targetResources?: TargetUsage;
+  /** `subscriber`: a subscribe-only shard of a shared stream (published nothing; judged at the merge). Absent in worker-merged results. */
+  role?: 'publisher' | 'subscriber';
+  /** Seqs the target accepted (publisher) or that reached any client (subscriber), as ranges "1-57,59-120". */
+  acceptedSeqs?: string;
+  /** Subscriber: distinct clients that got each seq (index 0 = seq 1), for an exact re-judgement against the publisher's accepted set. */
+  arrivalsBySeq?: number[];
   /** The run was stopped early (the runner shard shut down): figures cover what was measured until then. */
   aborted?: boolean;
   validity: Validity;

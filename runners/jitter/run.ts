@@ -3,9 +3,9 @@ import { openProxyFleet, type ProxyFleet } from '../../chaos/plans/proxy-fleet.t
 import { buildSchedule, scheduleEndMs, type ChaosEvent, type PlanStep } from '../../chaos/plans/schedule.ts';
 import { Emitter } from '../../lib/emitter.ts';
 import { randomSeed } from '../../lib/rng.ts';
-import { sleep } from '../../lib/time.ts';
+import { sleep, withTimeout } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
-import { ConnectionBook } from '../core/connections.ts';
+import { ConnectionBook, rampConnect } from '../core/connections.ts';
 import { PROGRESS_EVERY_MS, type JitterProgress } from './progress.ts';
 export type { JitterProgress } from './progress.ts';
 import { DisruptionTracker } from '../core/disruptions.ts';
@@ -14,8 +14,10 @@ import { watchTarget } from '../core/target-usage.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
 import { readPayload, startPublisher, type PublisherResult } from '../core/publisher.ts';
+import { encodeRanges } from '../core/seq-ranges.ts';
+import { listenWindow, SUBSCRIBER_ONLY_CODES, type Listening } from './listen.ts';
 import { watchRunner, type RunnerHealth } from '../core/runner-health.ts';
-import { classifyConnectError, openFileLimit } from '../core/runner-limits.ts';
+import { openFileLimit } from '../core/runner-limits.ts';
 import { checkValidity } from '../core/validity.ts';
 import { getTarget } from '../targets/index.ts';
 import type { TargetClient, TargetDefinition } from '../targets/types.ts';
@@ -23,7 +25,7 @@ import type { JitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
 
 export interface JitterEvents {
-  phase: (name: 'connect' | 'publish' | 'settle' | 'report', detail: string) => void;
+  phase: (name: 'connect' | 'publish' | 'listen' | 'settle' | 'report', detail: string) => void;
   progress: (p: JitterProgress) => void;
 }
 
@@ -49,16 +51,6 @@ export function runJitter(opts: JitterOptions, url: string, local?: { targetPid?
 }
 
 const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e) => (clearTimeout(t), reject(e)),
-    );
-  });
-}
 
 class JitterSession {
   private readonly target: TargetDefinition;
@@ -93,11 +85,14 @@ class JitterSession {
   private wakeOnAbort: () => void = () => {};
   private readonly abortedP = new Promise<void>((r) => (this.wakeOnAbort = r));
   private stopPublisher: (() => void) | undefined;
+  /** Subscribe-only mode: first arrival time, whether the last seq was seen, publisher's send times. */
+  private readonly heard: Listening = { firstAt: undefined, lastSeen: false };
+  private readonly rawSentAt: number[] = [];
 
   constructor(private readonly opts: JitterOptions, private readonly url: string, private readonly events: Emitter<JitterEvents>, private readonly targetPid?: number, private readonly signal?: AbortSignal) {
     this.target = getTarget(opts.target);
     this.seed = opts.seed !== 0 ? opts.seed : randomSeed(); // 0 means "pick one", documented
-    this.runId = `${this.target.name}-${this.startedAt.getTime().toString(36)}-${this.seed}`;
+    this.runId = opts.runId !== '' ? opts.runId : `${this.target.name}-${this.startedAt.getTime().toString(36)}-${this.seed}`;
     this.stream = opts.stream !== '' ? opts.stream : `jitter-${this.runId}`;
     this.kinds = parsePlan(opts.plan);
     const durations: Partial<Record<DisruptionKind, number>> = { drop: opts.jitterMs };
@@ -146,7 +141,7 @@ class JitterSession {
       this.series.start(rampStart);
       await this.ramp();
       await this.nap(1000);
-      const pub = await this.publishWithChaos(health);
+      const pub = this.opts.subscribeOnly ? await this.listenWithChaos(health) : await this.publishWithChaos(health);
       await this.settle();
       // Close before reporting: a runner that ran out of descriptors needs them back to read its
       // own limits and write the results.
@@ -179,6 +174,7 @@ class JitterSession {
       if (this.ledger.record(i, p.seq, lat) === 'new') {
         this.latency.recordMs(lat);
         this.series.arrival(m.at);
+        if (this.opts.subscribeOnly) this.heardOf(p.seq, p.sentAt, m.at);
       }
     });
     c.on('connected', ({ resumed, attempt }) => {
@@ -214,16 +210,7 @@ class JitterSession {
 
   private async ramp(): Promise<void> {
     this.events.emit('phase', 'connect', `${this.opts.clients} clients at ${this.opts.ramp}/s to ${this.target.name}${this.fleet ? ` through ${this.opts.groups} proxies` : ''}`);
-    const start = Date.now();
-    const connects: Promise<void>[] = [];
-    for (let i = 0; i < this.opts.clients && !this.aborted; i++) {
-      const due = start + (i * 1000) / this.opts.ramp;
-      if (due > Date.now()) await this.nap(due - Date.now());
-      if (this.aborted) break;
-      const fail = (err: unknown) => this.connections.failed(i, classifyConnectError(err) ?? 'target');
-      connects.push(withTimeout(this.clients[i]!.connect(), 20_000).then(() => undefined, fail));
-    }
-    await Promise.race([Promise.all(connects), this.abortedP]);
+    await rampConnect({ count: this.opts.clients, perSec: this.opts.ramp, connect: (i) => this.clients[i]!.connect(), book: this.connections, ...(this.signal ? { signal: this.signal } : {}) });
   }
 
   private async publishWithChaos(health: ReturnType<typeof watchRunner>) {
@@ -270,6 +257,17 @@ class JitterSession {
       });
     }, PROGRESS_EVERY_MS);
     progress.unref();
+    const tasks = this.startChaos();
+    this.stopPublisher = () => publisher.stop();
+    if (this.aborted) publisher.stop();
+    const pub = await publisher.done;
+    await Promise.all(tasks);
+    clearInterval(progress);
+    return pub;
+  }
+
+  /** Every disruption of the schedule, each on its own timer from t0. */
+  private startChaos(): Promise<void>[] {
     const tasks: Promise<void>[] = [];
     const byClient = new Map<number, number[]>();
     this.steps.forEach((s, idx) => {
@@ -277,12 +275,47 @@ class JitterSession {
       else byClient.set(s.target, [...(byClient.get(s.target) ?? []), idx]);
     });
     for (const [i, idxs] of byClient) tasks.push(this.driveDrops(i, idxs));
-    this.stopPublisher = () => publisher.stop();
-    if (this.aborted) publisher.stop();
-    const pub = await publisher.done;
+    return tasks;
+  }
+
+  /** Subscribe-only: a message of the shared run reached one of our clients for the first time. */
+  private heardOf(seq: number, sentAt: number, at: number): void {
+    if (this.ledger.isAccepted(seq)) return;
+    // Seen by some client: our clients are expected to get it (the coordinator re-judges this
+    // against the publisher's accepted set, which is the only exact one).
+    this.ledger.accept(seq);
+    this.rawSentAt[seq] = sentAt;
+    this.series.sent(seq, sentAt);
+    this.heard.firstAt ??= at;
+    if (seq === this.opts.msgs) this.heard.lastSeen = true;
+  }
+
+  /**
+   * Subscribe-only: wait for the shared stream's publisher (another shard), run the chaos schedule
+   * from its first message, and stop listening once its last message arrived (or the window ends).
+   */
+  private async listenWithChaos(health: ReturnType<typeof watchRunner>): Promise<PublisherResult> {
+    const o = this.opts;
+    const w = listenWindow(o);
+    this.events.emit('phase', 'listen', `subscribe-only: ${this.connections.connectedCount} clients waiting for ${o.msgs} messages tagged ${this.runId} on ${this.stream}`);
+    const firstBy = Date.now() + w.firstMessageMs;
+    // Bounded by the deadline: one look every 50 ms.
+    while (this.heard.firstAt === undefined && Date.now() < firstBy && !this.aborted) await this.nap(50);
+    this.t0 = this.heard.firstAt ?? Date.now();
+    this.series.publishingStarted(this.t0);
+    const progress = setInterval(() => {
+      const seen = this.ledger.acceptedMessages;
+      const expected = this.connections.connectedCount * seen;
+      this.events.emit('progress', { phase: 'listen', sent: seen, planned: o.msgs, published: seen, publishFailures: 0, connected: this.connectedNow(), clients: o.clients, deliveredPct: pct(this.latency.count, expected), drops: this.timeline.length, loopLagMs: health.recentLag() });
+    }, PROGRESS_EVERY_MS);
+    progress.unref();
+    const tasks = this.heard.firstAt === undefined ? [] : this.startChaos();
+    const lastBy = this.t0 + w.lastMessageMs;
+    while (this.heard.firstAt !== undefined && !this.heard.lastSeen && Date.now() < lastBy && !this.aborted) await this.nap(100);
     await Promise.all(tasks);
     clearInterval(progress);
-    return pub;
+    for (const [seq, at] of this.rawSentAt.entries()) if (at !== undefined) this.sentAtMs[seq] = at - this.t0;
+    return { published: this.ledger.acceptedMessages, failed: 0, failureCauses: {}, failures: [], elapsedMs: Date.now() - this.t0 };
   }
 
   /** Client-side drops for client i, in order; manual targets come back after the offline time. */
@@ -424,7 +457,16 @@ class JitterSession {
       plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 1000 + Math.max(o.msgs * o.interval, scheduleEndMs(this.steps)) + o.settle,
       series: this.series.finish(Date.now(), this.ledger),
       chaos: { plan: o.plan, groups: this.fleet ? o.groups : 0, proxyApi: this.fleet?.apiUrl ?? null, offlineMs: this.offlineMs, disruptions, timeline: this.timeline },
+      role: o.subscribeOnly ? 'subscriber' : 'publisher',
+      acceptedSeqs: encodeRanges((s) => this.ledger.isAccepted(s), o.msgs),
+      ...(o.subscribeOnly ? { arrivalsBySeq: this.ledger.arrivalsBySeq(), plannedMs: listenWindow(o).plannedMs } : {}),
     };
-    return { ...partial, ...(this.aborted ? { aborted: true } : {}), validity: checkValidity(partial) };
+    const validity = checkValidity(partial);
+    if (o.subscribeOnly) {
+      // What the target accepted is the publishing shard's to say: judged after the merge.
+      validity.flags = validity.flags.filter((f) => !SUBSCRIBER_ONLY_CODES.includes(f.code));
+      validity.valid = !validity.flags.some((f) => f.severity === 'fatal');
+    }
+    return { ...partial, ...(this.aborted ? { aborted: true } : {}), validity };
   }
 }

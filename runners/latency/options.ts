@@ -22,6 +22,8 @@ export const LATENCY_OPTIONS = {
   seed: J.seed,
   stream: J.stream,
   reconnectStrategy: J.reconnectStrategy,
+  subscribeOnly: J.subscribeOnly,
+  runId: J.runId,
 } as const satisfies OptionTable;
 
 export type LatencyOptions = OptionValues<typeof LATENCY_OPTIONS>;

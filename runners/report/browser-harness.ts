@@ -93,3 +93,25 @@ export async function openReport(context: BrowserContext, htmlPath: string, shot
     await page.close();
   }
 }
+
+/**
+ * What is wrong with an opened report, as readable lines (none when it is right): a page error,
+ * a request beyond the file itself, no charts, or a chart that failed, has no data, lacks an axis
+ * label or ticks, or drew fewer than `minInked` pixels.
+ */
+export function chartProblems(r: OpenedReport, htmlPath: string, minInked: number): string[] {
+  const out = r.pageErrors.map((e) => `page error: ${e}`);
+  const self = pathToFileURL(htmlPath).href;
+  if (r.requests.length !== 1 || r.requests[0] !== self) out.push(`requests other than the file itself, once: ${JSON.stringify(r.requests)}`);
+  if (r.charts.length === 0) out.push('no charts');
+  for (const c of r.charts) {
+    if (c.error !== null) out.push(`${c.id}: ${c.error}`);
+    if (!(c.points > 0)) out.push(`${c.id}: no data points`);
+    if (c.xLabel.length === 0) out.push(`${c.id}: no x label`);
+    if (c.yLabel.length === 0) out.push(`${c.id}: no y label`);
+    if (!(c.xTicks > 1)) out.push(`${c.id}: ${c.xTicks} x ticks`);
+    if (!(c.yTicks > 1)) out.push(`${c.id}: ${c.yTicks} y ticks`);
+    if (!(c.inked > minInked)) out.push(`${c.id}: drew ${c.inked} pixels (want > ${minInked})`);
+  }
+  return out;
+}

@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import type { JitterResult } from '../jitter/result.ts';
+import { capacityReport } from '../capacity/report.ts';
 import { jitterReport } from './jitter.ts';
 import { avalancheReport, deployImpactReport } from '../avalanche/report-model.ts';
 import { latencyReport, throughputReport, whispersReport } from './delivery.ts';
@@ -35,6 +36,7 @@ const BUILDERS: Record<string, (results: never[], meta: ReportMeta) => ReportMod
   latency: latencyReport,
   throughput: throughputReport,
   whispers: whispersReport,
+  capacity: capacityReport,
   // The coordinator's merged JSON names its test `testType`; it is passed tagged `test: 'multi-shard'`.
   'multi-shard': multiShardReport,
 };

@@ -22,9 +22,11 @@ export interface LeanProtocol {
   onOpen(stream: string): string[];
   /**
    * Interpret one server message. `send` answers (pongs, subscribe after welcome); return the
-   * stage reached, a broadcast's data, or nothing.
+   * stage reached, a broadcast's data, or nothing. `notice`: what the server said it is about to
+   * do (a protocol-level goodbye such as AnyCable's `disconnect server_restart`), kept as the
+   * `disconnected` event's detail so a runner can report what clients were told.
    */
-  onMessage(payload: Buffer, stream: string, send: (text: string) => void): { stage?: LeanStage; data?: string; error?: string } | undefined;
+  onMessage(payload: Buffer, stream: string, send: (text: string) => void): { stage?: LeanStage; data?: string; error?: string; notice?: string } | undefined;
 }
 
 type Listeners = { [E in keyof ClientEvents]?: ClientEvents[E][] };
@@ -41,6 +43,7 @@ export class LeanClient implements TargetClient {
   private attempt = 0;
   private closedByUs = false;
   private dropping = false;
+  private notice: string | undefined;
 
   constructor(private readonly opts: ClientOptions, private readonly proto: LeanProtocol) {
     this.index = opts.index;
@@ -66,6 +69,7 @@ export class LeanClient implements TargetClient {
     this.sock?.destroy();
     this.stage = LeanStage.Idle;
     this.dropping = false;
+    this.notice = undefined;
     return new Promise<void>((resolve, reject) => {
       let settled = false;
       const stream = this.opts.stream;
@@ -77,6 +81,7 @@ export class LeanClient implements TargetClient {
         message: (payload) => {
           const r = this.proto.onMessage(payload, stream, (t) => sock.sendText(t));
           if (!r) return;
+          if (r.notice !== undefined) this.notice = r.notice;
           if (r.error && !settled) {
             settled = true;
             sock.destroy();
@@ -98,7 +103,8 @@ export class LeanClient implements TargetClient {
             return;
           }
           const reason = this.closedByUs ? 'closed' : this.dropping ? 'dropped' : err ? 'transport_error' : 'server_closed';
-          this.emit('disconnected', { reason, ...(err ? { detail: err.message } : code ? { detail: String(code) } : {}) });
+          const detail = this.notice ?? (err ? err.message : code ? String(code) : undefined);
+          this.emit('disconnected', { reason, ...(detail !== undefined ? { detail } : {}) });
         },
       });
       this.sock = sock;

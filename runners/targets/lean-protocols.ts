@@ -36,7 +36,7 @@ export const leanAnyCable: LeanProtocol = {
       case 'reject_subscription':
         return { error: 'subscription rejected' };
       case 'disconnect':
-        return { error: `disconnected by the server (${f.reason ?? '?'})` };
+        return { error: `disconnected by the server (${f.reason ?? '?'})`, notice: `disconnect ${f.reason ?? '?'}` };
       default:
         return undefined;
     }
@@ -84,6 +84,9 @@ export const leanSocketIo: LeanProtocol = {
       send(`420${JSON.stringify(['subscribe', stream])}`);
       return { stage: LeanStage.Welcomed };
     }
+    // A namespace DISCONNECT (41) or an engine.io close (1): the server's own goodbye.
+    if (t === '41' || t.startsWith('41/')) return { notice: 'socket.io disconnect (41)' };
+    if (t === '1') return { notice: 'engine.io close (1)' };
     if (t.startsWith('44')) return { error: `socket.io connect refused: ${t.slice(2)}` };
     if (t.startsWith('430')) {
       const reply = JSON.parse(t.slice(3)) as [{ ok?: boolean }];

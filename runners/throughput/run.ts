@@ -1,15 +1,15 @@
 import { randomSeed } from '../../lib/rng.ts';
 import { sleep } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
+import { ConnectionBook, rampConnect } from '../core/connections.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
 import { readPayload, startPublisher, type PublisherResult } from '../core/publisher.ts';
 import { watchRunner } from '../core/runner-health.ts';
-import { classifyConnectError, openFileLimit } from '../core/runner-limits.ts';
+import { openFileLimit } from '../core/runner-limits.ts';
 import { checkValidity } from '../core/validity.ts';
 import { getTarget, type TargetClient } from '../targets/index.ts';
 import type { ThroughputOptions } from './options.ts';
-import { startPoolPublisher } from './pool-publisher.ts';
 import type { ThroughputResult } from './result.ts';
 
 export interface ThroughputHooks {
@@ -35,7 +35,6 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Th
   const fdLimit = openFileLimit();
   const ledger = new DeliveryLedger(o.clients, o.total);
   const latency = new LatencyRecorder();
-  const causes: Record<string, number> = {};
   let foreign = 0;
   let lastArrival = 0;
   let published = 0;
@@ -53,26 +52,12 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Th
     clients.push(c);
   }
   let phase = 'connect';
-  let connectedCount = 0;
-  const timer = setInterval(() => hooks.progress?.({ phase, connected: connectedCount, published, received: latency.count }), 1000);
+  const connections = new ConnectionBook(o.clients);
+  const timer = setInterval(() => hooks.progress?.({ phase, connected: connections.connectedCount, published, received: latency.count }), 1000);
   try {
     hooks.log?.(`throughput: ${o.clients} clients on ${target.name}, ${o.total} messages every ${o.intervalMs} ms via ${o.publisher}${o.publisher === 'pool' ? ` x${o.publisherConcurrency}` : ''}`);
     const rampStart = Date.now();
-    const connects: Promise<void>[] = [];
-    for (let i = 0; i < o.clients && !hooks.signal?.aborted; i++) {
-      const due = rampStart + (i * 1000) / o.ramp;
-      if (due > Date.now()) await sleep(due - Date.now());
-      connects.push(
-        clients[i]!.connect().then(
-          () => void connectedCount++,
-          (err: unknown) => {
-            const cause = classifyConnectError(err) ?? 'target';
-            causes[cause] = (causes[cause] ?? 0) + 1;
-          },
-        ),
-      );
-    }
-    await Promise.all(connects);
+    await rampConnect({ count: o.clients, perSec: o.ramp, connect: (i) => clients[i]!.connect(), book: connections, ...(hooks.signal ? { signal: hooks.signal } : {}) });
     await sleep(1000);
     phase = 'publish';
     const t0 = Date.now();
@@ -83,21 +68,22 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Th
       published++;
       ledger.accept(seq);
     };
-    const pub = o.publisher === 'pool' ? startPoolPublisher({ ...common, concurrency: o.publisherConcurrency, onPublished }) : startPublisher({ ...common, onPublished });
+    const pub = startPublisher({ ...common, onPublished, ...(o.publisher === 'pool' ? { concurrency: o.publisherConcurrency } : {}) });
     const onAbort = () => pub.stop();
     hooks.signal?.addEventListener('abort', onAbort, { once: true });
     const pr: PublisherResult = await pub.done;
     published = pr.published;
     const publishingMs = Date.now() - t0;
     phase = 'drain';
-    const expectedNow = connectedCount * pr.published;
+    const expectedNow = connections.connectedCount * pr.published;
     const end = Date.now() + o.drain * 1000;
     while (Date.now() < end && latency.count < expectedNow && !hooks.signal?.aborted) await sleep(100);
     for (const c of clients) c.close();
     const runner = health.stop();
     const totals = ledger.totals();
     const enc = latency.encode();
-    const connectFailures = o.clients - connectedCount;
+    // A client whose connect timed out and that connected later counts as connected (ConnectionBook).
+    const { connectedClients, connectFailures, connectFailureCauses } = connections.summary();
     const partial = {
       test: 'throughput' as const,
       target: target.name,
@@ -107,9 +93,9 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Th
       startedAt: new Date(started).toISOString(),
       params: { ...o, url: undefined, broadcastUrl: undefined, broadcastKey: o.broadcastKey ? '<redacted>' : '' },
       clients: o.clients,
-      connectedClients: connectedCount,
+      connectedClients,
       connectFailures,
-      connectFailureCauses: causes,
+      connectFailureCauses,
       runnerOpenFileLimit: fdLimit ?? null,
       totalMessages: o.total,
       publishedMessages: pr.published,
@@ -122,7 +108,7 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Th
       lostDeliveries: totals.lostDeliveries,
       deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
       unacceptedDeliveries: totals.unacceptedDeliveries,
-      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connectedCount * pr.published),
+      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connectedClients * pr.published),
       duplicates: totals.duplicates,
       outOfOrder: totals.outOfOrder,
       foreignMessages: foreign + totals.foreign,

@@ -1,10 +1,10 @@
 import { randomSeed } from '../../lib/rng.ts';
 import { sleep } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
+import { rampConnect } from '../core/connections.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
 import { watchRunner } from '../core/runner-health.ts';
-import { classifyConnectError } from '../core/runner-limits.ts';
 import { checkValidity } from '../core/validity.ts';
 import { whisperClientFor, type WhisperClient } from '../targets/whisper.ts';
 import { whispersPerClient, type WhispersOptions } from './options.ts';
@@ -44,7 +44,6 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: Whispe
   const latency = new LatencyRecorder();
   const connected = new Uint8Array(o.clients);
   const sent = new Int32Array(o.clients);
-  const causes: Record<string, number> = {};
   let foreign = 0;
   let stopping = false;
   const pad = o.payload > 0 ? 'x'.repeat(o.payload) : undefined;
@@ -75,21 +74,14 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: Whispe
   try {
     hooks.log?.(`whispers: ${o.clients} clients in ${o.rooms} rooms on ${o.target}, every ${o.interval} ms for ${o.duration} s`);
     const rampStart = Date.now();
-    const connects: Promise<void>[] = [];
-    for (let i = 0; i < o.clients && !hooks.signal?.aborted; i++) {
-      const due = rampStart + (i * 1000) / o.ramp;
-      if (due > Date.now()) await sleep(due - Date.now());
-      connects.push(
-        clients[i]!.connect().then(
-          () => void (connected[i] = 1),
-          (err: unknown) => {
-            const cause = classifyConnectError(err) ?? 'target';
-            causes[cause] = (causes[cause] ?? 0) + 1;
-          },
-        ),
-      );
+    const book = await rampConnect({ count: o.clients, perSec: o.ramp, connect: (i) => clients[i]!.connect(), ...(hooks.signal ? { signal: hooks.signal } : {}) });
+    // Who whispers and who is expected to hear is fixed here: a client whose connect timed out is
+    // closed, so a connect landing later cannot hear whispers nobody expects it to.
+    const { connectFailureCauses } = book.summary();
+    for (let i = 0; i < o.clients; i++) {
+      connected[i] = book.has(i) ? 1 : 0;
+      if (!connected[i]) clients[i]!.close();
     }
-    await Promise.all(connects);
     progress('connected');
     await sleep(500);
     // Each client whispers on its own phase inside the interval, so sends do not come in bursts.
@@ -144,7 +136,7 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: Whispe
       initiallyConnected,
       connectedClients: initiallyConnected,
       connectFailures: o.clients - initiallyConnected,
-      connectFailureCauses: causes,
+      connectFailureCauses,
       whisperIntervalMs: o.interval,
       whispersSent,
       whispersReceived: received,

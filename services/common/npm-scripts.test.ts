@@ -3,27 +3,12 @@
  * server (the scripts exec node, so npm's own signal forwarding reaches it), freeing its port.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { waitUntil } from '../../lib/time.ts';
+import { childPids, isAlive } from './process-info.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-const childrenOf = (pid: number) => {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-};
 
 describe.each(['serve:ws', 'serve:socketio', 'serve:replay', 'chaos:proxy'])('npm run %s', (script) => {
   it('SIGTERM to the npm pid stops the server and npm exits 0', async () => {
@@ -36,12 +21,12 @@ describe.each(['serve:ws', 'serve:socketio', 'serve:replay', 'chaos:proxy'])('np
     const port = line ? (JSON.parse(line) as { port: number }).port : Number(/listening on http:\/\/\S+:(\d+)/.exec(out)?.[1]);
     // Both listening lines name the server's pid; with exec it is npm's own child.
     const serverPids = [line ? (JSON.parse(line) as { pid: number }).pid : Number(/ pid (\d+)/.exec(out)?.[1])];
-    expect(childrenOf(npm.pid!)).toEqual(serverPids);
+    expect(childPids(npm.pid!)).toEqual(serverPids);
     expect(serverPids.length).toBeGreaterThan(0);
     npm.kill('SIGTERM');
     const t0 = Date.now();
-    await waitUntil(() => serverPids.every((p) => !alive(p)) || Date.now() - t0 > 8000, 10_000, 'server exit');
-    const stillUp = serverPids.filter(alive);
+    await waitUntil(() => serverPids.every((p) => !isAlive(p)) || Date.now() - t0 > 8000, 10_000, 'server exit');
+    const stillUp = serverPids.filter(isAlive);
     for (const p of stillUp) process.kill(p, 'SIGKILL');
     expect(stillUp, 'server pids still running after SIGTERM to npm').toEqual([]);
     expect(await exited).toEqual({ code: 0, signal: null });

@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ReboundError } from '../../lib/errors.ts';
 import { reapOnExit } from '../../lib/reaper.ts';
@@ -24,6 +24,8 @@ export interface SpawnOptions {
   startTimeoutMs?: number;
   /** Inherit the child's stderr (logs) instead of discarding it. @default false */
   verbose?: boolean;
+  /** Start the service with this open-file limit (ulimit -n), e.g. to reproduce a small container. @default inherit */
+  fdLimit?: number;
 }
 
 export interface ServiceHandle {
@@ -48,12 +50,14 @@ export function startService(name: ServiceName, opts: SpawnOptions = {}): Promis
   const entry = SERVICE_ENTRIES[name];
   if (!entry) return Promise.reject(new ReboundError('RR_ERR_TARGET_UNKNOWN', `unknown service "${name}"`));
   const args = [...(opts.args ?? []), '--port', String(opts.port ?? 0)];
-  const child = fork(entry, args, {
-    cwd: ROOT,
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, ...opts.env },
-    stdio: ['ignore', 'ignore', opts.verbose ? 'inherit' : 'ignore', 'ipc'],
-  });
+  const stdio = ['ignore', 'ignore', opts.verbose ? 'inherit' : 'ignore', 'ipc'] as const;
+  const env = { ...process.env, ...opts.env };
+  // A lowered fd limit needs a shell between us and node (ulimit applies to the exec'd process,
+  // which keeps the shell's pid and the IPC channel).
+  const child =
+    opts.fdLimit && opts.fdLimit > 0
+      ? spawn('/bin/sh', ['-c', `ulimit -n ${Math.floor(opts.fdLimit)} && exec "$0" "$@"`, process.execPath, '--import', 'tsx', entry, ...args], { cwd: ROOT, env, stdio: [...stdio] })
+      : fork(entry, args, { cwd: ROOT, execArgv: ['--import', 'tsx'], env, stdio: [...stdio] });
   reapOnExit(child);
 
   return new Promise<ServiceHandle>((resolve, reject) => {

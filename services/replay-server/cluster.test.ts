@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createCable, type Cable } from '@anycable/core';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../lib/time.ts';
+import { childPids, isAlive } from '../common/process-info.ts';
 import { startService, type ServiceHandle } from '../common/spawn.ts';
 import { pubsubId, RawClient, sleepMs, type Frame } from './testing.ts';
 
@@ -24,21 +24,6 @@ afterEach(async () => {
   for (const h of handles.splice(0)) await h.kill();
 });
 
-const childrenOf = (pid: number): number[] => {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-};
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 type ClusterMetrics = { cluster?: { workers: number; spawnFailures?: number; respawns?: number; reloads?: number; perWorker: { pid: number }[] } };
 const metrics = async (h: ServiceHandle) => (await (await fetch(`${h.httpUrl}/metrics`)).json()) as ClusterMetrics;
 
@@ -46,19 +31,19 @@ describe('--workers: respawn (item 5)', () => {
   it('a replacement that dies before it listens does not take the primary down; it retries with back-off and reports it', async () => {
     const h = await startService('replay', { args: ['--workers', '2'] });
     handles.push(h);
-    const first = childrenOf(h.pid);
+    const first = childPids(h.pid);
     expect(first).toHaveLength(2);
     process.kill(first[0]!, 'SIGKILL');
     let fresh: number | undefined;
     const t0 = Date.now();
     while (!fresh && Date.now() - t0 < 5000) {
-      fresh = childrenOf(h.pid).find((p) => !first.includes(p));
+      fresh = childPids(h.pid).find((p) => !first.includes(p));
       if (!fresh) await sleepMs(5);
     }
     expect(fresh).toBeDefined();
     process.kill(fresh!, 'SIGKILL'); // long before a tsx worker can listen
     await sleepMs(300);
-    expect(alive(h.pid)).toBe(true);
+    expect(isAlive(h.pid)).toBe(true);
     let m: ClusterMetrics | undefined;
     for (let i = 0; i < 60 && !(m?.cluster?.workers === 2 && (m.cluster.spawnFailures ?? 0) >= 1); i++) {
       m = await metrics(h).catch(() => undefined);
@@ -67,7 +52,7 @@ describe('--workers: respawn (item 5)', () => {
     expect(m?.cluster).toMatchObject({ workers: 2, spawnFailures: 1 });
     expect(m!.cluster!.respawns).toBeGreaterThanOrEqual(2);
     expect((m!.cluster as { lastSpawnError?: string }).lastSpawnError).toMatch(/exited before listening/);
-    expect(alive(h.pid)).toBe(true);
+    expect(isAlive(h.pid)).toBe(true);
   });
 });
 
@@ -189,7 +174,7 @@ describe('--workers: rolling reload', () => {
   it('POST /_admin/reload replaces every worker one at a time; restoring clients see each message exactly once, in order', async () => {
     const h = await startService('replay', { args: ['--workers', '2'] });
     handles.push(h);
-    const before = childrenOf(h.pid);
+    const before = childPids(h.pid);
     const rawClients = Array.from({ length: 4 }, () => new ResumingClient(h.port, 'roll'));
     for (const r of rawClients) await r.start();
     const official = Array.from({ length: 2 }, () => officialClient(h.port, 'roll'));
@@ -224,7 +209,7 @@ describe('--workers: rolling reload', () => {
       expect(r.offsets).toEqual(range(last));
     }
     for (const o of official) expect(o.seqs).toEqual(range(last));
-    const after = childrenOf(h.pid);
+    const after = childPids(h.pid);
     expect(after.sort()).toEqual(ws.map((w) => w.newPid).sort());
     for (const r of rawClients) r.stop();
   });
@@ -232,13 +217,13 @@ describe('--workers: rolling reload', () => {
   it('SIGUSR2 to the primary reloads too; the admin route answers only loopback or the broadcast key', async () => {
     const h = await startService('replay', { args: ['--workers', '2', '--broadcast-key', 'k'] });
     handles.push(h);
-    const before = childrenOf(h.pid);
+    const before = childPids(h.pid);
     const denied = await fetch(`${h.httpUrl}/_admin/reload`, { method: 'POST' });
     expect(denied.status).toBe(401);
     expect(await denied.json()).toMatchObject({ code: 'RR_ERR_AUTH_MISSING' });
     process.kill(h.pid, 'SIGUSR2');
     await waitUntil(() => {
-      const now = childrenOf(h.pid);
+      const now = childPids(h.pid);
       return now.length === 2 && now.every((p) => !before.includes(p));
     }, 20_000, 'both workers replaced', 100);
     const ok = await fetch(`${h.httpUrl}/_admin/reload`, { method: 'POST', headers: { authorization: 'Bearer k' } });

@@ -1,10 +1,11 @@
 import { createCable } from '@anycable/core';
 import WebSocket from 'ws';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitUntil } from '../../lib/time.ts';
 import { MemoryBroker } from './broker/memory.ts';
 import type { Broker } from './broker/types.ts';
-import { connectRaw, pubsubId, sleepMs, startTestServer, type RawClient, type TestServer } from './testing.ts';
+import { pubsubId, sleepMs, startTestServer } from './testing.ts';
+import { useTestServers } from './test-fixture.ts';
 
 /**
  * Delivery correctness under bursts the server creates itself (issue 8, items 1-3): a large
@@ -12,22 +13,7 @@ import { connectRaw, pubsubId, sleepMs, startTestServer, type RawClient, type Te
  * confirmed; 201 means stored.
  */
 
-const servers: TestServer[] = [];
-const clients: RawClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  for (const s of servers.splice(0)) await s.close();
-});
-const start = async (...a: Parameters<typeof startTestServer>) => {
-  const t = await startTestServer(...a);
-  servers.push(t);
-  return t;
-};
-const open = async (url: string) => {
-  const x = await connectRaw(url);
-  clients.push(x.c);
-  return x;
-};
+const { start, open } = useTestServers();
 
 describe('back-pressure paces what the server sends (item 1)', () => {
   it('a fresh subscribe replays a backlog far above maxBufferedBytes completely, then confirms', async () => {

@@ -1,8 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { IpcBroker, servePrimary, type IpcChannel, type PrimaryToWorker, type WorkerToPrimary } from './broker/ipc.ts';
 import { MemoryBroker } from './broker/memory.ts';
 import type { ReplayServerOptions } from './options.ts';
-import { connectRaw, pubsubId, sleepMs, startTestServer, type RawClient, type TestServer } from './testing.ts';
+import { pubsubId, sleepMs } from './testing.ts';
+import { useTestServers } from './test-fixture.ts';
 
 /**
  * A worker's traffic with the primary, in process: the real IpcBroker and servePrimary over a
@@ -41,30 +42,18 @@ function recordingPipe(delayMs = 0, maxMessageBytes = Infinity) {
   return { worker, primary, log };
 }
 
-const servers: TestServer[] = [];
-const clients: RawClient[] = [];
-const mems: MemoryBroker[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  for (const s of servers.splice(0)) await s.close();
-  for (const m of mems.splice(0)) await m.close();
-});
+const fx = useTestServers();
+const open = fx.open;
 
 /** A replay server whose broker is a primary's, across the recording pipe. */
 async function workerServer(opts: Partial<ReplayServerOptions> = {}, pipeOpts: { delayMs?: number; maxMessageBytes?: number } = {}) {
   const mem = new MemoryBroker({ historyLimit: 1000, historyTtlSec: 300, sessionTtlSec: 300 });
-  mems.push(mem);
+  fx.closeLater(() => mem.close());
   const pipe = recordingPipe(pipeOpts.delayMs, pipeOpts.maxMessageBytes);
   servePrimary(mem).attach(pipe.primary);
-  const t = await startTestServer(opts, { broker: new IpcBroker(pipe.worker) });
-  servers.push(t);
+  const t = await fx.start(opts, { broker: new IpcBroker(pipe.worker) });
   return { t, mem, log: pipe.log };
 }
-const open = async (url: string) => {
-  const x = await connectRaw(url);
-  clients.push(x.c);
-  return x;
-};
 const sumBytes = (log: Recorded[], type: string) => log.filter((r) => r.type === type).reduce((n, r) => n + r.bytes, 0);
 
 describe('cluster IPC: 201 after the primary stored it (item 3)', () => {
@@ -77,8 +66,7 @@ describe('cluster IPC: 201 after the primary stored it (item 3)', () => {
 
   it('a primary that does not answer makes /_broadcast answer 503, not 201', async () => {
     const silent: IpcChannel<WorkerToPrimary, PrimaryToWorker> = { send: () => {}, onMessage: () => () => {} };
-    const t = await startTestServer({}, { broker: new IpcBroker(silent, 200) });
-    servers.push(t);
+    const t = await fx.start({}, { broker: new IpcBroker(silent, 200) });
     const res = await t.broadcast({ stream: 'ack/2', data: '1' });
     expect(res.status).toBe(503);
     expect(await res.json()).toMatchObject({ code: 'RR_ERR_REPLAY_STORE_FAILED' });

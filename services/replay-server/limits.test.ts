@@ -1,28 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryBroker } from './broker/memory.ts';
 import type { Broker } from './broker/types.ts';
-import { connectRaw, pubsubId, RawClient, sleepMs, startTestServer, type Frame, type TestServer } from './testing.ts';
+import { pubsubId, RawClient, sleepMs, type Frame, type TestServer } from './testing.ts';
+import { useTestServers } from './test-fixture.ts';
 
 /**
  * Memory bounds and per-connection budgets (issue 8, items 7, 8, 10, 11), at lowered limits.
  */
 
-const servers: TestServer[] = [];
-const clients: RawClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  for (const s of servers.splice(0)) await s.close();
-});
-const start = async (...a: Parameters<typeof startTestServer>) => {
-  const t = await startTestServer(...a);
-  servers.push(t);
-  return t;
-};
-const open = async (url: string) => {
-  const x = await connectRaw(url);
-  clients.push(x.c);
-  return x;
-};
+const { clients, start, open } = useTestServers();
 const metrics = async (t: TestServer) => (await (await fetch(`${t.httpUrl}/metrics`)).json()) as Record<string, unknown> & { broker: Record<string, number> };
 
 describe('session bounds (item 8)', () => {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { io, type Socket as IoClientSocket } from 'socket.io-client';
 import { waitUntil } from '../../lib/time.ts';
 import { startService, type ServiceHandle } from '../common/spawn.ts';
+import { describeSharedBounds } from '../common/reference-contract.ts';
 import { broadcast, ioClient, metrics } from '../common/test-clients.ts';
 
 const svcs: Record<string, ServiceHandle> = {};
@@ -147,60 +148,5 @@ describe('socketio bounds (same defaults as the replay server; lowered here)', (
   });
 });
 
-describe('socketio stop', () => {
-  it('SIGTERM with clients that do not read stops within the grace period and exits 0', async () => {
-    const svc = await startService('socketio', { args: ['--mode', 'csr'] });
-    const clients = await Promise.all(Array.from({ length: 20 }, () => ioClient(svc)));
-    for (const c of clients.slice(0, 5)) c.pause();
-    const ms = await svc.stop(10_000);
-    expect({ code: svc.child.exitCode, signal: svc.child.signalCode }).toEqual({ code: 0, signal: null });
-    expect(ms).toBeLessThan(3000);
-    for (const c of clients) c.close();
-  });
-});
-
-describe('socketio too-slow rule at the default buffer bound (1 MiB)', () => {
-  let svc: ServiceHandle;
-  beforeAll(async () => {
-    svc = await startService('socketio', { args: ['--slow-consumer-ms', '300'] });
-  });
-  afterAll(async () => {
-    await svc.stop();
-  });
-
-  it('a reading client is not cut by one accepted 2 x 4 MiB batch (a burst the server created)', async () => {
-    const fast = await ioClient(svc);
-    let fastGot = 0;
-    fast.socket.on('message', () => fastGot++);
-    await fast.socket.timeout(5000).emitWithAck('subscribe', 'big');
-    const data = 'b'.repeat(4 * 1024 * 1024);
-    expect((await broadcast(svc, [{ stream: 'big', data }, { stream: 'big', data }])).status).toBe(201);
-    await waitUntil(() => fastGot >= 2, 20_000, 'both 4 MiB messages');
-    expect((await metrics(svc)).tooSlowDisconnects).toBe(0);
-    fast.close();
-  });
-
-  it('a client over the bound for --slow-consumer-ms without draining is dropped below the hard cap', async () => {
-    const [slow, reader] = await Promise.all([ioClient(svc), ioClient(svc)]);
-    let readerGot = 0;
-    reader.socket.on('message', () => readerGot++);
-    for (const c of [slow, reader]) await c.socket.timeout(5000).emitWithAck('subscribe', 'stall');
-    slow.pause();
-    const data = 's'.repeat(100_000);
-    // 100 KB every 10 ms: the kernel's buffers fill, then the server's queue grows past 1 MiB and stays there.
-    let sent = 0;
-    while (sent < 150 && ((await metrics(svc)).tooSlowDisconnects ?? 0) === 0) {
-      await broadcast(svc, { stream: 'stall', data });
-      sent++;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    const m = await metrics(svc);
-    expect(m.tooSlowDisconnects).toBe(1);
-    // Dropped by the time rule: less than the 16 MiB hard cap was ever sent to it.
-    expect(sent * data.length).toBeLessThan(16 * 1024 * 1024);
-    await waitUntil(() => readerGot >= 1, 5000, 'reader still served');
-    expect(m.connections).toBe(1);
-    slow.close();
-    reader.close();
-  });
-});
+// The stop and too-slow rules shared with the ws server; the stop test runs the CSR mode.
+describeSharedBounds('socketio', { stopArgs: ['--mode', 'csr'] });

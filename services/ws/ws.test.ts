@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../lib/time.ts';
 import { startService, type ServiceHandle } from '../common/spawn.ts';
+import { describeSharedBounds } from '../common/reference-contract.ts';
 import { broadcast, metrics, wsClient } from '../common/test-clients.ts';
 
 let svc: ServiceHandle;
@@ -87,62 +88,5 @@ describe('ws reference server', () => {
   });
 });
 
-describe('ws stop', () => {
-  it('SIGTERM with clients that do not read stops within the grace period and exits 0', async () => {
-    const s = await startService('ws');
-    const clients = await Promise.all(Array.from({ length: 20 }, () => wsClient(s)));
-    for (const c of clients.slice(0, 5)) c.pause();
-    const ms = await s.stop(10_000);
-    expect({ code: s.child.exitCode, signal: s.child.signalCode }).toEqual({ code: 0, signal: null });
-    expect(ms).toBeLessThan(3000);
-    for (const c of clients) c.close();
-  });
-});
-
-describe('ws too-slow rule at the default buffer bound (1 MiB)', () => {
-  let svc: ServiceHandle;
-  beforeAll(async () => {
-    svc = await startService('ws', { args: ['--slow-consumer-ms', '300'] });
-  });
-  afterAll(async () => {
-    await svc.stop();
-  });
-
-  it('a reading client is not cut by one accepted 2 x 4 MiB batch (a burst the server created)', async () => {
-    const fast = await wsClient(svc);
-    for (const c of [fast]) {
-      c.send({ type: 'subscribe', stream: 'big' });
-      await c.next('subscribed');
-    }
-    const data = 'b'.repeat(4 * 1024 * 1024);
-    expect((await broadcast(svc, [{ stream: 'big', data }, { stream: 'big', data }])).status).toBe(201);
-    await waitUntil(() => fast.frames.filter((f) => f.stream === 'big').length >= 2, 20_000, 'both 4 MiB messages');
-    expect((await metrics(svc)).tooSlowDisconnects).toBe(0);
-    fast.close();
-  });
-
-  it('a client over the bound for --slow-consumer-ms without draining is dropped below the hard cap', async () => {
-    const [slow, reader] = await Promise.all([wsClient(svc), wsClient(svc)]);
-    for (const c of [slow, reader]) {
-      c.send({ type: 'subscribe', stream: 'stall' });
-      await c.next('subscribed');
-    }
-    slow.pause();
-    const data = 's'.repeat(100_000);
-    // 100 KB every 10 ms: the kernel's buffers fill, then the server's queue grows past 1 MiB and stays there.
-    let sent = 0;
-    while (sent < 150 && ((await metrics(svc)).tooSlowDisconnects ?? 0) === 0) {
-      await broadcast(svc, { stream: 'stall', data });
-      sent++;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    const m = await metrics(svc);
-    expect(m.tooSlowDisconnects).toBe(1);
-    // Dropped by the time rule: less than the 16 MiB hard cap was ever sent to it.
-    expect(sent * data.length).toBeLessThan(16 * 1024 * 1024);
-    await waitUntil(() => reader.frames.filter((f) => f.stream === 'stall').length >= 1, 5000, 'reader still served');
-    expect(m.connections).toBe(1);
-    slow.close();
-    reader.close();
-  });
-});
+// The stop and too-slow rules shared with the Socket.IO server.
+describeSharedBounds('ws');

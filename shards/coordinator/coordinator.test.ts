@@ -117,9 +117,13 @@ describe('--shared-stream: clock offsets', () => {
     expect(Math.abs(raw.max - 14)).toBeLessThanOrEqual(r.clock!.maxUncertaintyMs + 0.5);
     const posts = [a, b].map((s) => new URL(s.requests.find((q) => q.method === 'POST')!.path, 'http://x').searchParams);
     expect(posts[0]!.get('stream')).toBe(posts[1]!.get('stream'));
-    expect(posts[0]!.get('publisher')).toBeNull();
-    expect(posts[1]!.get('publisher')).toBe('0');
+    expect(posts[0]!.get('runId')).toBe(posts[1]!.get('runId'));
+    expect(posts[0]!.get('subscribeOnly')).toBeNull();
+    expect(posts[1]!.get('subscribeOnly')).toBe('1');
+    // The barrier: the publisher is asked only after the subscriber's job was enqueued.
+    expect(a.requests.find((q) => q.method === 'POST')!.at).toBeGreaterThanOrEqual(b.requests.find((q) => q.method === 'POST')!.at);
     expect(r.mode).toBe('shared-stream');
+    expect(r.exitReason).toBe('ok');
     expect(r.exitCode).toBe(0);
   });
 

@@ -62,6 +62,23 @@ describe('coordinator over two real runner shards', () => {
     expect(r.exitCode).toBe(0);
   });
 
+  it('a real shard killed mid-run is reported as such and its clients are not counted as loss', async () => {
+    const doomed = await startRunner({ BENCH_RUNNER_TOKEN: TOKEN, RESULTS_DIR: tempResultsDir(), TARGET_WS_URL: target.httpUrl });
+    const o = parseOptions(COORD_OPTIONS, { values: { shards: `${runners[0]!.url},${doomed.url}`, token: TOKEN, target: 'ws', test: 'jitter', perShardN: 6, pollMs: 200, timeoutSec: 12 } });
+    const run = runMultiShard(o, { msgs: '30', interval: '50', jitter: '0', ramp: '100', settle: '1000', seed: '6' }, (l) => {
+      if (l.startsWith('[s2] job ')) void doomed.stop('SIGKILL');
+    });
+    const r = await run;
+    await doomed.stop('SIGKILL');
+    expect(r.perShard.map((s) => s.status)).toEqual(['done', 'timeout']);
+    expect(r.perShard[1]!.error).toMatch(/no final status within 12 s \(last poll: ECONNREFUSED\)/);
+    // Only s1's six clients are in the figures: s2's are neither expected nor lost.
+    expect(r.merged).toMatchObject({ clients: 6, expectedDeliveries: 180, lostDeliveries: 0, deliveryRatePct: 100 });
+    expect(r.validity.flags.find((f) => f.code === 'SHARD_FAILED')).toMatchObject({ severity: 'warning', shards: ['s2'] });
+    expect(r.exitCode).toBe(1);
+    expect(r.exitReason).toBe('failed shards: s2 (timeout)');
+  }, 60_000);
+
   it('a shard asked for a param its table rejects fails clearly on every shard, nothing runs', async () => {
     const r = await runMultiShard(coord({ test: 'jitter' }), { plan: 'no-such-plan', seed: '1' }, () => {});
     expect(r.perShard.map((s) => s.status)).toEqual(['rejected', 'rejected']);

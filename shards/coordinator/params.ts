@@ -29,6 +29,14 @@ export function paramMismatches(asked: Record<string, string>, effective: Record
     if (table && key) {
       want = norm(parseOptions({ [key]: table[key]! } as OptionTable, { values: { [key]: raw } })[key]);
       eff = effective[key] ?? effective[name];
+      // A runner that echoes the query's strings ('1' for a bool) means the same value.
+      if (typeof eff === 'string') {
+        try {
+          eff = parseOptions({ [key]: table[key]! } as OptionTable, { values: { [key]: eff } })[key];
+        } catch {
+          // Not parseable as the option: compared as given, so the mismatch is reported.
+        }
+      }
     }
     if (eff === undefined) continue;
     if (norm(eff) !== norm(want) && !(want === '1' && eff === true) && !(want === '0' && eff === false)) diffs.push({ name, asked: raw, effective: norm(eff) });

@@ -65,6 +65,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
   }
   const endpoint = `/bench-${o.test}-${o.target}`;
   const mode = o.sharedStream ? 'shared' : 'own';
+  if (mode === 'shared') checkSharedStream(o.test, params);
 
   const health = await sweep(shards, token);
   for (const h of health) log(`[${h.name}] ${h.ok ? 'healthy' : `UNHEALTHY: ${h.problem}`} (${h.url})`);
@@ -89,39 +90,68 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
     }));
   if (mode === 'shared') await exchange(before);
 
-  const outcomes: ShardOutcome[] = await Promise.all(
-    shards.map((s, i) => {
-      const h = health.find((x) => x.name === s.name)!;
-      if (!h.ok) return Promise.resolve<ShardOutcome>({ name: s.name, url: s.url, status: 'unreachable', error: `health sweep: ${h.problem}`, durationMs: 0 });
-      const query: Record<string, string> = { ...params };
-      if (perShardN) query.n = String(perShardN);
-      if (mode === 'shared') {
-        query.stream = params.stream ?? `${o.test}-multi-${runId}`;
-        // Only the first shard publishes; the others subscribe to its stream (the real fan-out shape).
-        if (s.name !== publisher) query.publisher = '0';
-      } else {
-        // Own streams: each shard on its own stream/rooms, so no shard hears another's traffic.
-        if (params.stream !== undefined) query.stream = `${params.stream}-s${i + 1}`;
-        if (o.test === 'whispers') {
-          const prefix = params.roomPrefix ?? params['room-prefix'] ?? 'whisper-room';
-          delete query['room-prefix'];
-          query.roomPrefix = `${prefix}-s${i + 1}`;
-        }
+  const sharedTag = `${o.test}-multi-${runId}`;
+  const launch = (s: { name: string; url: string }, i: number, onProgress?: (status: string, progress: unknown) => void): Promise<ShardOutcome> => {
+    const h = health.find((x) => x.name === s.name)!;
+    if (!h.ok) return Promise.resolve<ShardOutcome>({ name: s.name, url: s.url, status: 'unreachable', error: `health sweep: ${h.problem}`, durationMs: 0 });
+    const query: Record<string, string> = { ...params };
+    if (perShardN) query.n = String(perShardN);
+    if (mode === 'shared') {
+      // One stream, one tag; only the publisher publishes, the others only subscribe and record.
+      query.stream = params.stream ?? sharedTag;
+      query.runId = params.runId ?? sharedTag;
+      if (s.name !== publisher) query.subscribeOnly = '1';
+    } else {
+      // Own streams: each shard on its own stream/rooms, so no shard hears another's traffic.
+      if (params.stream !== undefined) query.stream = `${params.stream}-s${i + 1}`;
+      if (o.test === 'whispers') {
+        const prefix = params.roomPrefix ?? params['room-prefix'] ?? 'whisper-room';
+        delete query['room-prefix'];
+        query.roomPrefix = `${prefix}-s${i + 1}`;
       }
-      return runShardJob(
-        { name: s.name, url: s.url, endpoint, query },
-        {
-          token,
-          pollMs: o.pollMs,
-          timeoutMs: o.timeoutSec * 1000,
-          logLines: o.logLines,
-          table: TEST_TABLES[o.test as keyof typeof TEST_TABLES],
-          allowParamMismatch: o.allowParamMismatch,
-          onLine: (l) => log(`[${s.name}] ${l}`),
-        },
-      ).then((out) => (log(`[${s.name}] ${out.status}${out.error ? `: ${out.error}` : ''}`), out));
-    }),
-  );
+    }
+    return runShardJob(
+      { name: s.name, url: s.url, endpoint, query },
+      {
+        token,
+        pollMs: o.pollMs,
+        timeoutMs: o.timeoutSec * 1000,
+        logLines: o.logLines,
+        table: TEST_TABLES[o.test as keyof typeof TEST_TABLES],
+        allowParamMismatch: o.allowParamMismatch,
+        onLine: (l) => log(`[${s.name}] ${l}`),
+        ...(onProgress ? { onProgress } : {}),
+      },
+    ).then((out) => (log(`[${s.name}] ${out.status}${out.error ? `: ${out.error}` : ''}`), out));
+  };
+
+  let outcomes: ShardOutcome[];
+  if (mode === 'shared') {
+    // Barrier: the publisher starts only once every subscriber's clients are connected and
+    // listening, so no subscriber misses a message because it was still ramping.
+    const subs = shards.map((s, i) => ({ s, i })).filter(({ s }) => s.name !== publisher);
+    const listening = subs.map(() => {
+      let ready!: () => void;
+      const p = new Promise<void>((r) => (ready = r));
+      return { p, ready };
+    });
+    const subRuns = subs.map(({ s, i }, k) => {
+      const watch = (status: string, progress: unknown) => {
+        const phase = (progress as { phase?: unknown } | undefined)?.phase;
+        if (status !== 'running' && status !== 'queued') listening[k]!.ready();
+        else if (phase === 'listen' || phase === 'settle' || phase === 'report') listening[k]!.ready();
+      };
+      return launch(s, i, watch).finally(() => listening[k]!.ready());
+    });
+    await Promise.all(listening.map((l) => l.p));
+    if (subs.length) log(`[coordinator] ${subs.length} subscribing shard(s) listening; starting the publisher ${publisher ?? '(none)'}`);
+    const pubIdx = shards.findIndex((s) => s.name === publisher);
+    const pubRun = pubIdx >= 0 ? launch(shards[pubIdx]!, pubIdx) : undefined;
+    const done = await Promise.all([...subRuns, ...(pubRun ? [pubRun] : [])]);
+    outcomes = shards.map((s) => done.find((d) => d.name === s.name)!);
+  } else {
+    outcomes = await Promise.all(shards.map((s, i) => launch(s, i)));
+  }
 
   let clock: MultiShardReport['clock'] = null;
   if (mode === 'shared') {
@@ -156,6 +186,21 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
     exitCode,
     exitReason,
   };
+}
+
+/** Tests whose runner can subscribe without publishing (jitter and latency share that engine). */
+export const SHARED_STREAM_TESTS = ['jitter', 'latency'];
+
+function checkSharedStream(test: string, params: Record<string, string>): void {
+  if (!SHARED_STREAM_TESTS.includes(test)) {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `--shared-stream needs a test with one publisher and subscribers (${SHARED_STREAM_TESTS.join(', ')}); ${test} has none`, { details: { option: 'sharedStream' } });
+  }
+  if (params.workers !== undefined && params.workers !== '1') {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', '--shared-stream runs one worker per shard (workers put each worker on its own stream)', { details: { option: 'workers' } });
+  }
+  if (params.subscribeOnly !== undefined || params['subscribe-only'] !== undefined) {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', 'subscribe-only is set per shard by the coordinator in --shared-stream mode, not by hand', { details: { option: 'subscribeOnly' } });
+  }
 }
 
 const pick = (c: ShardClock) => ({ offsetMs: c.offsetMs, uncertaintyMs: c.uncertaintyMs, rttMs: c.rttMs });

@@ -23,6 +23,8 @@ export interface JobControl {
   allowParamMismatch: boolean;
   /** One line of a shard's progress or log (the caller prefixes the name). */
   onLine: (line: string) => void;
+  /** Each poll's job status and progress object (the shared-stream barrier watches for `listen`). */
+  onProgress?: (status: string, progress: unknown) => void;
 }
 
 interface JobObject {
@@ -89,6 +91,7 @@ export async function runShardJob(spec: ShardJobSpec, c: JobControl): Promise<Sh
       for (const l of lines.slice(from)) c.onLine(l);
       if (lines.length) lastLog = lines.at(-1);
     }
+    c.onProgress?.(job.status ?? '?', job.progress);
     const prog = job.progress === undefined ? '' : JSON.stringify(job.progress);
     if (prog && prog !== lastProgress) c.onLine(`${job.status ?? '?'} ${prog}`);
     lastProgress = prog;

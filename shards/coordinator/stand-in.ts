@@ -24,7 +24,7 @@ export interface StandInOptions {
 
 export interface StandIn {
   url: string;
-  requests: { method: string; path: string; auth: string | undefined }[];
+  requests: { method: string; path: string; auth: string | undefined; at: number }[];
   close(): Promise<void>;
 }
 
@@ -34,7 +34,7 @@ export async function startStandIn(o: StandInOptions): Promise<StandIn> {
   let params: Record<string, string> = {};
   const server: Server = createServer((req: IncomingMessage, res) => {
     const u = new URL(req.url ?? '/', 'http://x');
-    requests.push({ method: req.method ?? '', path: u.pathname + u.search, auth: req.headers.authorization });
+    requests.push({ method: req.method ?? '', path: u.pathname + u.search, auth: req.headers.authorization, at: performance.now() });
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));

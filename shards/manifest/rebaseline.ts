@@ -28,7 +28,9 @@ export function judge(spec: TestSpec, executions: RunRecord['executions']): Pick
   const drift = spec.driftThresholdPct ?? DEFAULT_DRIFT_PCT;
   const metrics = Object.entries(spec.baseline).map(([path, b]) => {
     const values = good.map((e) => getPath(e.result, path));
-    return values.length > 1 ? judgeRepeat(path, b, values, drift) : judgeOne(path, b, values[0], drift);
+    // One run against a baseline of several stored runs is judged on their spread too: a single
+    // noisy walk must not go red where the baseline's own runs disagree by as much.
+    return values.length > 1 || (b.samples?.length ?? 0) >= 2 ? judgeRepeat(path, b, values, drift) : judgeOne(path, b, values[0], drift);
   });
   // An invalid or failed run is never a pass, whatever its numbers say.
   const base = worstOf(metrics.map((m) => m.verdict));
@@ -78,18 +80,44 @@ export async function rebaseline(o: RebaselineOptions, env: Record<string, strin
     log(`[${spec.id}] ${rec.verdict}; stored ${paths.archived}`);
     records.push(rec);
   }
-  if (o.update) writeFileSync(file, JSON.stringify(updateBaselines(manifest, records), null, 2) + '\n');
+  if (o.update) {
+    for (const b of refusedUpdates(manifest, records)) log(`[${b.id}] baselines NOT updated: ${b.reason}`);
+    writeFileSync(file, JSON.stringify(updateBaselines(manifest, records), null, 2) + '\n');
+  }
   return { manifest, tests, records, runId, exitCode: exitCodeOf(records) };
+}
+
+/**
+ * Tests whose run may not become their baseline: a measured value past the metric's own hard
+ * threshold (a broken server's 0% delivery) would make the broken state the norm, and every later
+ * run that matched it would be judged against a baseline that is itself a regress.
+ */
+export function refusedUpdates(m: Manifest, recs: readonly RunRecord[]): { id: string; reason: string }[] {
+  const out: { id: string; reason: string }[] = [];
+  for (const r of recs) {
+    const t = m.tests.find((x) => x.id === r.id);
+    if (!t || !r.valid) continue;
+    const past = Object.entries(t.baseline).flatMap(([path, b]) =>
+      r.executions
+        .map((e) => getPath(e.result, path))
+        .filter((v): v is number => typeof v === 'number' && b.hardThreshold !== undefined && (b.direction === 'lower' ? v > b.hardThreshold : v < b.hardThreshold))
+        .slice(0, 1)
+        .map((v) => `${path} ${v} is past its hard threshold ${b.hardThreshold}`),
+    );
+    if (past.length) out.push({ id: r.id, reason: `${past.join('; ')}: fix the cause (or change the threshold in the manifest) before making this the baseline` });
+  }
+  return out;
 }
 
 /** New baselines from valid runs only: each judged path's median, its runs, and the run id they came from. */
 export function updateBaselines(m: Manifest, recs: readonly RunRecord[]): Manifest {
   const byId = new Map(recs.map((r) => [r.id, r]));
+  const refused = new Set(refusedUpdates(m, recs).map((x) => x.id));
   return {
     ...m,
     tests: m.tests.map((t) => {
       const r = byId.get(t.id);
-      if (!r || !r.valid) return t;
+      if (!r || !r.valid || refused.has(t.id)) return t;
       const baseline = Object.fromEntries(
         Object.entries(t.baseline).map(([path, b]) => {
           const vals = r.executions.map((e) => getPath(e.result, path));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bootstrapMedianDiff, judgeOne, judgeRepeat } from './verdict.ts';
-import { exitCodeOf, judge, updateBaselines } from './rebaseline.ts';
+import { exitCodeOf, judge, refusedUpdates, updateBaselines } from './rebaseline.ts';
 import type { TestSpec } from './schema.ts';
 
 const lower = (value: number | null, extra = {}) => ({ value, direction: 'lower' as const, driftThresholdPct: 10, ...extra });
@@ -40,6 +40,23 @@ describe('judgeRepeat: K runs against the baseline runs', () => {
   it('a shift the noise cannot explain drifts, and a large one regresses', () => {
     expect(judgeRepeat('p99', lower(100, { samples: base }), [140, 150, 145, 139, 160])).toMatchObject({ verdict: 'drift' });
     expect(judgeRepeat('p99', lower(100, { samples: base, hardThreshold: 130 }), [140, 150, 145, 139, 160])).toMatchObject({ verdict: 'regress' });
+  });
+
+  it('a median past the hard threshold regresses even when the interval reaches the baseline', () => {
+    // Baseline runs this noisy would let a 135 pass on the interval alone.
+    const wide = [60, 100, 140];
+    expect(judgeRepeat('p99', lower(100, { samples: wide }), [135])).toMatchObject({ verdict: 'ok' });
+    expect(judgeRepeat('p99', lower(100, { samples: wide, hardThreshold: 130 }), [135])).toMatchObject({ verdict: 'regress', reason: 'past the hard threshold 130' });
+  });
+
+  it('one run is judged on the baseline runs\' spread when there are several, on the value alone otherwise', () => {
+    // jitter-replay-partition-small's three baseline runs: 81.2 (median), 84.2, 77.6.
+    const d = (samples?: number[]) => ({ deliveryRatePct: { value: 81.2, direction: 'higher' as const, driftThresholdPct: 1, hardThreshold: 75, ...(samples ? { samples } : {}) } });
+    const walk = (baseline: TestSpec['baseline'], v: number) => judge({ ...spec, baseline }, [stored(v, 0)]).metrics[0]!;
+    expect(walk(d(), 78).verdict).toBe('regress');
+    expect(walk(d([81.2, 84.2, 77.6]), 78).verdict).toBe('ok');
+    expect(walk(d([81.2, 84.2, 77.6]), 75.5).verdict).toBe('regress');
+    expect(walk(d([81.2, 84.2, 77.6]), 74).reason).toBe('past the hard threshold 75');
   });
 
   it('the bootstrap is seeded: the same runs give the same interval', () => {
@@ -99,5 +116,16 @@ describe('verdicts and exit codes on stored results', () => {
     const next = updateBaselines(m, [rec('t', true, [12, 10, 11]), rec('u', false, [50])]);
     expect(next.tests[0]!.baseline['latencyOverMinMs.p99']).toMatchObject({ value: 11, samples: [12, 10, 11], runIds: ['2026-01-01T00-00-00-000Z'], direction: 'lower', hardThreshold: 100 });
     expect(next.tests[1]!.baseline).toEqual(spec.baseline);
+  });
+
+  it('--update never makes a value past its own hard threshold the baseline (a broken server\'s 0% delivery)', () => {
+    // whispers-socketio-small's baseline became 0% this way while the Socket.IO server had no whisper relay.
+    const s: TestSpec = { ...spec, baseline: { deliveryRatePct: { value: 100, direction: 'higher', driftThresholdPct: 0.5, hardThreshold: 99 }, 'latencyOverMinMs.p99': lower(40) } };
+    const m = { version: 1 as const, tests: [s] };
+    const rec = (d: number) => ({ id: 't', runId: 'r', runAt: 'now', commit: null, where: 'local', runner: 'jitter', target: 'ws', params: {}, repeat: 1, valid: true, verdict: 'regress' as const, errors: [], metrics: [], executions: [stored(d, 0)] });
+    expect(refusedUpdates(m, [rec(0)])).toEqual([{ id: 't', reason: expect.stringContaining('deliveryRatePct 0 is past its hard threshold 99') }]);
+    expect(updateBaselines(m, [rec(0)]).tests[0]!.baseline).toEqual(s.baseline);
+    expect(refusedUpdates(m, [rec(99.5)])).toEqual([]);
+    expect(updateBaselines(m, [rec(99.5)]).tests[0]!.baseline.deliveryRatePct!.value).toBe(99.5);
   });
 });

@@ -103,6 +103,8 @@ export function judgeRepeat(path: string, b: BaselineSpec, runs: readonly unknow
   const onBest = judgeOne(path, { ...b, value: refMedian }, best, testDrift);
   const onWorst = judgeOne(path, { ...b, value: refMedian }, worst, testDrift);
   const out: MetricVerdict = { ...judgeOne(path, b, m, testDrift), runs: nums, interval: [round(lo), round(hi)] };
+  // A hard threshold is absolute: the measured median past it regresses whatever the interval says.
+  if (pastHard(b, m)) return { ...out, verdict: 'regress', reason: `past the hard threshold ${b.hardThreshold}` };
   if (onBest.verdict === 'regress' || onBest.verdict === 'drift') return { ...out, verdict: onBest.verdict, reason: `${onBest.reason}, even at the favourable end of the 95% interval` };
   if (onWorst.verdict === 'improved') return { ...out, verdict: 'improved', reason: 'better at the unfavourable end of the 95% interval: consider --update' };
   return { ...out, verdict: 'ok', reason: 'the 95% interval reaches the baseline side of the thresholds' };

@@ -142,3 +142,50 @@ describe('mergeShards: shared-stream clock correction', () => {
     expect(validity.flags.find((f) => f.code === 'CLOCK_UNCERTAINTY_EXCEEDS_LATENCY')).toMatchObject({ severity: 'fatal', shards: ['s2'] });
   });
 });
+
+describe('mergeShards: shared stream, subscribers judged on the publisher\'s accepted set', () => {
+  // s1 published 10 messages; the target refused seq 4 (publisher's failure) and accepted 9.
+  const c0 = { offsetMs: 0, uncertaintyMs: 0.1, rttMs: 0.2, beforeMs: 0, afterMs: 0 };
+  const pub = () => ({ ...done('s1', { ...shardResult({ clients: 2, msgs: 10, published: 9, received: 18, latenciesMs: [1, 2] }), role: 'publisher', acceptedSeqs: '1-3,5-10', publishFailures: 1, expectedDeliveries: 18, lostDeliveries: 0, deliveryRatePct: 100 }), clock: c0 });
+  // s2's 3 clients: every accepted seq reached all 3 except seq 7 (2 of them); the refused seq 4 reached nobody.
+  const arrivals = [3, 3, 3, 0, 3, 3, 2, 3, 3, 3];
+  const sub = (a: number[] = arrivals) => ({ ...done('s2', { ...shardResult({ clients: 3, msgs: 10, received: 26, latenciesMs: [5] }), role: 'subscriber', arrivalsBySeq: a, perfectClients: 2, published: 9 }), clock: c0 });
+
+  it('a message the target refused is never a subscriber\'s loss; an accepted one it missed is', () => {
+    const { merged, perShard, validity } = mergeShards([pub(), sub()], { mode: 'shared', publisher: 's1' });
+    // s2: expected 3 x 9 accepted = 27, received 26, lost 1 (seq 7 at one client), nothing for seq 4.
+    expect(perShard[1]).toMatchObject({ receivedDeliveries: 26, lostDeliveries: 1, deliveryRatePct: 96.2963 });
+    expect(merged).toMatchObject({ expectedDeliveries: 18 + 27, receivedDeliveries: 18 + 26, lostDeliveries: 1, published: 9, publishedTotal: 9, publishFailures: 1, perfectClients: 2 });
+    expect(merged.deliveryRatePct).toBe(Math.round((44 / 45) * 1e6) / 1e4);
+    expect(validity.flags.map((f) => f.code)).toEqual([]);
+  });
+
+  it('an accepted seq none of a subscriber\'s clients got leaves it no perfect client; a refused seq that arrived is unaccepted, not received-as-expected', () => {
+    const { perShard, merged } = mergeShards([pub(), sub([3, 3, 3, 1, 3, 3, 0, 3, 3, 3])], { mode: 'shared', publisher: 's1' });
+    expect(perShard[1]).toMatchObject({ receivedDeliveries: 25, lostDeliveries: 3 });
+    expect(merged).toMatchObject({ perfectClients: 0, unacceptedDeliveries: 1 });
+  });
+
+  it('a dead publisher makes every subscriber\'s deliveries unjudgeable: fatal, never counted as loss', () => {
+    const dead = { name: 's1', url: 'http://127.0.0.1/s1', status: 'timeout' as const, durationMs: 1, error: 'no final status' };
+    const { merged, validity } = mergeShards([dead, sub()], { mode: 'shared', publisher: 's1' });
+    expect(merged.lostDeliveries).toBeUndefined();
+    expect(merged.expectedDeliveries).toBeUndefined();
+    expect(validity.flags.find((f) => f.code === 'SHARED_PUBLISHER_FAILED')).toMatchObject({ severity: 'fatal', shards: ['s1'] });
+    expect(validity.valid).toBe(false);
+  });
+
+  it('a publisher the target refused everything from makes the run invalid, and no subscriber loses anything', () => {
+    const silent = { ...done('s1', { ...shardResult({ clients: 2, msgs: 10, published: 0, received: 0, fatal: 'NOTHING_PUBLISHED' }), role: 'publisher', acceptedSeqs: '', publishFailures: 10, expectedDeliveries: 0, lostDeliveries: 0 }), clock: c0 };
+    const { merged, validity } = mergeShards([silent, sub(new Array(10).fill(0))], { mode: 'shared', publisher: 's1' });
+    expect(merged).toMatchObject({ expectedDeliveries: 0, lostDeliveries: 0, published: 0 });
+    expect(validity.flags.find((f) => f.code === 'SHARD_INVALID')).toMatchObject({ severity: 'fatal', shards: ['s1'] });
+    expect(validity.valid).toBe(false);
+  });
+
+  it('a subscriber that reports arrivals for another message count is flagged, not merged', () => {
+    const { merged, validity } = mergeShards([pub(), sub([3, 3, 3])], { mode: 'shared', publisher: 's1' });
+    expect(validity.flags.find((f) => f.code === 'SHARED_SUBSCRIBER_MISMATCH')).toMatchObject({ severity: 'fatal', shards: ['s2'] });
+    expect(merged.expectedDeliveries).toBe(18);
+  });
+});

@@ -1,11 +1,12 @@
 import { mergeLatency, summarize, type EncodedLatency } from '../../runners/core/latency.ts';
 import { fleetValidity } from './fleet-validity.ts';
 import { shiftLatency } from './latency-shift.ts';
+import { judgeOnPublisher } from './shared-stream.ts';
 import type { FleetFlag, ShardOutcome, ShardResult, ShardSummary } from './types.ts';
 
 /** Counters: the fleet's value is the sum of the shards'. */
 const SUM = [
-  'clients', 'connectedClients', 'connectFailures', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries',
+  'clients', 'connectedClients', 'connectFailures', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries', 'unacceptedDeliveries',
   'duplicates', 'outOfOrder', 'foreignMessages', 'perfectClients', 'jitterEvents', 'jitterSkipped', 'reconnects',
   'reconnectFailures', 'csrResumes', 'historyRejected', 'publishFailures', 'connected', 'welcomed', 'subscribed',
   'failed', 'openAtEndOfHold', 'whispersSent', 'whispersReceived', 'expectedReceived', 'outboundDeliveriesPerSec', 'usefulDeliveriesPerSec',
@@ -44,8 +45,11 @@ export interface MergedRun {
  * min-normalised figures come from the merged histogram. Shards that did not finish are left out
  * of every figure (their clients are not the target's loss) and named in the validity flags.
  */
-export function mergeShards(outcomes: readonly ShardOutcome[], opts: MergeOptions = {}): MergedRun {
+export function mergeShards(given: readonly ShardOutcome[], opts: MergeOptions = {}): MergedRun {
   const mode = opts.mode ?? 'own';
+  // Shared stream: subscribers are judged against the publisher's accepted set before anything adds up.
+  const shared: { outcomes: readonly ShardOutcome[]; flags: FleetFlag[] } = mode === 'shared' && opts.publisher ? judgeOnPublisher(given, opts.publisher) : { outcomes: given, flags: [] };
+  const outcomes: readonly ShardOutcome[] = shared.outcomes;
   const ok = outcomes.filter((o): o is ShardOutcome & { result: ShardResult } => o.status === 'done' && o.result !== undefined);
   const reference = mode === 'shared' ? (outcomes.find((o) => o.name === opts.publisher)?.clock?.offsetMs ?? 0) : 0;
   // A shard's latency in shared mode is its receive clock minus the publisher's send clock: remove the difference.
@@ -76,7 +80,7 @@ export function mergeShards(outcomes: readonly ShardOutcome[], opts: MergeOption
   if (published.length) {
     // Own streams: each shard published its own copy, so the per-message count is the max, the work the sum.
     merged.published = Math.max(...published);
-    merged.publishedTotal = published.reduce((a, b) => a + b, 0);
+    merged.publishedTotal = mode === 'shared' ? merged.published : published.reduce((a, b) => a + b, 0);
   }
 
   if (merged.expectedDeliveries !== undefined) {
@@ -112,6 +116,8 @@ export function mergeShards(outcomes: readonly ShardOutcome[], opts: MergeOption
   for (const s of perShard) if (s.latency) s.skewEstimateMs = Math.round((s.latency.min - medianFloor) * 1000) / 1000;
 
   const validity = fleetValidity(outcomes, perShard, merged, { ...opts, mode });
+  if (shared.flags.length) validity.flags.push(...shared.flags);
+  validity.valid = !validity.flags.some((f) => f.severity === 'fatal');
   return { merged, perShard, validity };
 }
 

@@ -57,7 +57,9 @@ export type FleetFlagCode =
   | 'PARTIAL_PUBLISHER_SILENCE'
   | 'SHARD_LATENCY_OUTLIER'
   | 'CLOCK_UNCERTAINTY_EXCEEDS_LATENCY'
-  | 'SHARD_INVALID';
+  | 'SHARD_INVALID'
+  | 'SHARED_PUBLISHER_FAILED'
+  | 'SHARED_SUBSCRIBER_MISMATCH';
 
 export interface FleetFlag {
   code: FleetFlagCode;

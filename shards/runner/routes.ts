@@ -1,5 +1,6 @@
 import type { BenchEntry } from './types.ts';
 import { avalancheEntry } from './entries/avalanche.ts';
+import { capacityEntry } from './entries/capacity.ts';
 import { deployImpactEntry } from './entries/deploy-impact.ts';
 import { idleEntry } from './entries/idle.ts';
 import { jitterEntry } from './entries/jitter.ts';
@@ -12,7 +13,7 @@ import { whispersEntry } from './entries/whispers.ts';
  * Adding a runner is one entry here (its HTTP option table, `prepare` and `run`), never a
  * hand-written route.
  */
-export const BENCH_TABLE: readonly BenchEntry[] = [jitterEntry, idleEntry, latencyEntry, throughputEntry, whispersEntry, avalancheEntry, deployImpactEntry];
+export const BENCH_TABLE: readonly BenchEntry[] = [jitterEntry, idleEntry, latencyEntry, throughputEntry, whispersEntry, avalancheEntry, deployImpactEntry, capacityEntry];
 
 export interface BenchRoute {
   path: string;

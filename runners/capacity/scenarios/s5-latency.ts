@@ -1,10 +1,39 @@
+import type { OptionValues } from '../../../lib/options.ts';
+import { budgetOf, LOAD_OPTIONS, result, rigLimitsOf, walk, parsePrefixed, withPrefix } from '../loader/kit.ts';
+import { withLoad } from '../loader/session.ts';
+import type { Section } from '../../report/types.ts';
 import type { ScenarioModule } from '../types.ts';
+import { latencyTableSection } from '../loader/sections.ts';
 
-// Placeholder replaced by the scenario's implementation in this session; never merged as a stub.
-export const scenario: ScenarioModule = {
+/**
+ * S5 latency at fixed load (seeds/000): the S3 shape at one publish rate held for a longer
+ * window; p50/p99/p99.9/max over every delivery (merged exactly across loaders) and the server's
+ * CPU. Judged against the same budget so a rig-limited snapshot says so.
+ */
+const TABLE = {
+  connections: { type: 'int', default: 10_000, min: 1, max: 100_000, doc: 'connections (subscribers)' },
+  streams: { type: 'int', default: 1000, min: 1, max: 100_000, doc: 'streams; connection i subscribes to stream i % streams' },
+  rate: { type: 'number', default: 400, min: 0.1, max: 1_000_000, doc: 'total publish rate, messages/s (seeds/000: 25/process x 16 = 400)' },
+  ...LOAD_OPTIONS,
+  stepSec: { ...LOAD_OPTIONS.stepSec, default: 30, doc: 'seconds of publishing at the fixed rate' },
+} as const;
+export type S5Options = OptionValues<typeof TABLE>;
+
+export const scenario: ScenarioModule<S5Options> = {
   id: 'S5',
-  title: 's5-latency',
-  parse: (src) => src,
-  sections: () => [],
-  run: () => Promise.reject(new Error('scenario S5 is not built yet')),
+  title: 'S5 latency at fixed load',
+  options: withPrefix('s5', TABLE),
+  parse: (src) => parsePrefixed('s5', TABLE, src),
+  async run(ctx, o) {
+    const startedAt = new Date().toISOString();
+    const runId = `s5-${Date.now().toString(36)}-${ctx.seed}`;
+    const budget = budgetOf(o);
+    const { steps, flags } = await withLoad(ctx, { connections: o.connections, streams: o.streams, loaders: o.loaders, nodes: o.nodes, connectConcurrency: o.connectConcurrency }, runId, async (fleet, nodes, streams, openFlags) => {
+      const w = await walk(ctx, fleet, nodes, [{ label: { publishRate: o.rate }, keys: streams.map((name, s) => ({ key: `${runId}-${s}`, stream: s, streamName: name })), subscribersPerKey: o.connections / o.streams, ratePerSec: o.rate, durationMs: o.stepSec * 1000, drainMs: o.drainMs, tickMs: o.tickMs, payloadBytes: o.payloadBytes }], budget, rigLimitsOf(o));
+      return { steps: w.steps, flags: [...openFlags, ...w.flags] };
+    });
+    const p99 = steps[0]?.metrics.p99Ms;
+    return result(ctx, 'S5', scenario.title, startedAt, { ...o }, budget, steps, flags, { name: 'p99 latency at fixed load', value: typeof p99 === 'number' ? p99 : null, unit: 'ms', higherIsBetter: false }, ['One fixed-load snapshot, not a trend: S3 shows how latency moves with throughput.']);
+  },
+  sections: (results): Section[] => [latencyTableSection(results, 'S5 latency at fixed load')],
 };

@@ -1,7 +1,7 @@
 import { frames } from '../protocol/codec.ts';
 import { textFrame } from '../protocol/wsframe.ts';
 import type { StreamMessage } from '../broker/types.ts';
-import type { Group, Subscription } from './subscription.ts';
+import type { Group, SubscriberConnection, Subscription } from './subscription.ts';
 
 export { Subscription, type Group, type SubscriberConnection } from './subscription.ts';
 
@@ -10,6 +10,17 @@ export { Subscription, type Group, type SubscriberConnection } from './subscript
  * and identifier as a complete WebSocket frame (one Buffer shared by every subscriber of the
  * group), never per subscriber.
  */
+/** Streams that occur more than once in a batch (undefined when none does). */
+function repeatedStreams(msgs: readonly StreamMessage[]): Set<string> | undefined {
+  const seen = new Set<string>();
+  let out: Set<string> | undefined;
+  for (const m of msgs) {
+    if (seen.has(m.stream)) (out ??= new Set()).add(m.stream);
+    else seen.add(m.stream);
+  }
+  return out;
+}
+
 export class Hub {
   private readonly streams = new Map<string, Map<string, Group>>();
   private subCount = 0;
@@ -50,16 +61,29 @@ export class Hub {
   }
 
   deliver(msgs: readonly StreamMessage[]): void {
+    // Several messages of one batch for the same stream would cost each subscriber one write
+    // syscall per message: cork those subscribers' sockets for the batch, so each gets one
+    // writev. A stream with a single message in the batch keeps its plain single write.
+    const repeated = msgs.length > 1 ? repeatedStreams(msgs) : undefined;
+    const corked = repeated ? new Set<SubscriberConnection>() : undefined;
     for (const m of msgs) {
       const groups = this.streams.get(m.stream);
       if (!groups) continue;
       const suffix = frames.dataSuffix(m);
+      const cork = corked !== undefined && repeated!.has(m.stream);
       for (const g of groups.values()) {
         const frame = textFrame(g.prefix + suffix);
-        for (const sub of g.subs) sub.live(m, frame);
+        for (const sub of g.subs) {
+          if (cork && !corked.has(sub.conn)) {
+            corked.add(sub.conn);
+            sub.conn.cork?.();
+          }
+          sub.live(m, frame);
+        }
         this.deliveries += g.subs.size;
       }
     }
+    if (corked) for (const c of corked) c.uncork?.();
   }
 
   get streamCount(): number {

@@ -12,6 +12,9 @@ export interface SubscriberConnection {
   sendFrame(frame: Buffer): void;
   /** The held-frames bound was hit: treat like a slow consumer. */
   overflow(): void;
+  /** Hold this connection's writes until `uncork` (a batch's frames then leave in one writev). */
+  cork?(): void;
+  uncork?(): void;
 }
 
 /** One hub group: every subscription of one stream under one identifier string shares the prefix. */

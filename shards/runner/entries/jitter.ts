@@ -4,6 +4,7 @@ import { parseOptions, type OptionTable, type OptionValues } from '../../../lib/
 import { JITTER_OPTIONS, parseJitterOptions, type JitterOptions } from '../../../runners/jitter/options.ts';
 import { runJitter } from '../../../runners/jitter/run.ts';
 import { runJitterWorkers } from '../../../runners/jitter/workers.ts';
+import { FIRST_MESSAGE_GRACE_MS, listenWindow } from '../../../runners/jitter/listen.ts';
 import { defined } from '../params.ts';
 import { withResolvedTarget } from '../targets.ts';
 import type { BenchEntry, JobProgress } from '../types.ts';
@@ -38,11 +39,12 @@ export const jitterEntry: BenchEntry = {
     const share = parseJitterOptions({ values: defined({ ...j, clients: perWorker, target: t.definition.name, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey }), origin: 'query' });
     const opts: JitterOptions = { ...share, clients: j.clients };
     const { url: _1, broadcastUrl: _2, broadcastKey: _3, toxiproxyUrl: _4, ...shown } = opts;
+    if (opts.subscribeOnly && workers > 1) throw new ReboundError('RR_ERR_OPTION_INVALID', 'subscribe-only shards run one worker (workers put each worker on its own stream, a shared stream has one)', { details: { option: 'workers' } });
     if (workers > opts.clients) throw new ReboundError('RR_ERR_OPTION_INVALID', `workers (${workers}) exceeds clients (${opts.clients})`, { details: { option: 'workers' } });
     return {
       opts: { jitter: opts, workers },
       effectiveParams: defined({ ...shown, target: t.route, targetSource: t.source, duration: duration || undefined, samplesCap, shard, workers }),
-      plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + 1000 + opts.msgs * opts.interval + opts.settle + 5000,
+      plannedMs: opts.subscribeOnly ? listenWindow(opts).plannedMs + FIRST_MESSAGE_GRACE_MS : Math.ceil((opts.clients * 1000) / opts.ramp) + 1000 + opts.msgs * opts.interval + opts.settle + 5000,
     };
   },
   run(o, t, ctx) {

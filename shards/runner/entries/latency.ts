@@ -5,8 +5,9 @@ import { defined } from '../params.ts';
 import { withResolvedTarget } from '../targets.ts';
 import type { BenchEntry } from '../types.ts';
 import { COMPAT_OPTIONS } from './compat.ts';
+import { queryOptions, redactBroadcastKey, shownOptions, withRouteTarget } from './route-target.ts';
 
-const { target: _t, url: _u, broadcastUrl: _b, broadcastKey: _k, reconnectStrategy, ...Q } = LATENCY_OPTIONS;
+const { reconnectStrategy, ...Q } = queryOptions(LATENCY_OPTIONS);
 export const LATENCY_HTTP_OPTIONS = { ...Q, reconnectStrategy: { ...reconnectStrategy, aliases: ['reconnectMode'] }, duration: COMPAT_OPTIONS.duration, samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
 
 export const latencyEntry: BenchEntry = {
@@ -16,16 +17,11 @@ export const latencyEntry: BenchEntry = {
   doc: 'fixed-rate publishing to undisturbed clients; latency distribution (raw and over-min)',
   prepare(values, t) {
     const { duration, samplesCap, shard, ...q } = parseOptions(LATENCY_HTTP_OPTIONS, { values, origin: 'query' });
-    const opts = parseLatencyOptions({ values: defined({ ...q, target: t.definition.name, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey }), origin: 'query' });
-    const { url: _1, broadcastUrl: _2, broadcastKey: _3, ...shown } = opts;
-    return { opts, effectiveParams: defined({ ...shown, target: t.route, targetSource: t.source, duration: duration || undefined, samplesCap, shard }), plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + 1000 + opts.msgs * opts.interval + opts.settle + 5000 };
+    const opts = parseLatencyOptions({ values: withRouteTarget(q, t), origin: 'query' });
+    return { opts, effectiveParams: defined({ ...shownOptions(opts), target: t.route, targetSource: t.source, duration: duration || undefined, samplesCap, shard }), plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + 1000 + opts.msgs * opts.interval + opts.settle + 5000 };
   },
   run(o, t, ctx) {
     const opts = o as LatencyOptions;
-    return withResolvedTarget(t, async (url) => {
-      const r = (await runLatency(opts, url, { signal: ctx.signal, log: ctx.log, progress: (p) => ctx.progress(p) })) as unknown as Record<string, unknown>;
-      const params = r.params as Record<string, unknown> | undefined;
-      return params?.broadcastKey ? { ...r, params: { ...params, broadcastKey: '<redacted>' } } : r;
-    });
+    return withResolvedTarget(t, async (url) => redactBroadcastKey(await runLatency(opts, url, { signal: ctx.signal, log: ctx.log, progress: (p) => ctx.progress(p) })));
   },
 };

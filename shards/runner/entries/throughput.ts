@@ -5,9 +5,9 @@ import { defined } from '../params.ts';
 import { withResolvedTarget } from '../targets.ts';
 import type { BenchEntry } from '../types.ts';
 import { COMPAT_OPTIONS } from './compat.ts';
+import { queryOptions, shownOptions, withRouteTarget } from './route-target.ts';
 
-const { target: _t, url: _u, broadcastUrl: _b, broadcastKey: _k, ...Q } = THROUGHPUT_OPTIONS;
-export const THROUGHPUT_HTTP_OPTIONS = { ...Q, samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
+export const THROUGHPUT_HTTP_OPTIONS = { ...queryOptions(THROUGHPUT_OPTIONS), samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
 
 export const throughputEntry: BenchEntry = {
   test: 'throughput',
@@ -16,9 +16,8 @@ export const throughputEntry: BenchEntry = {
   doc: "the benchmark's fan-out test: total messages x n clients through a publisher pool; deliveries/s",
   prepare(values, t) {
     const { samplesCap, shard, ...q } = parseOptions(THROUGHPUT_HTTP_OPTIONS, { values, origin: 'query' });
-    const opts = parseThroughputOptions({ values: defined({ ...q, target: t.definition.name, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey }), origin: 'query' });
-    const { url: _1, broadcastUrl: _2, broadcastKey: _3, ...shown } = opts;
-    return { opts, effectiveParams: defined({ ...shown, target: t.route, targetSource: t.source, samplesCap, shard }), plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + 1000 + opts.total * opts.intervalMs + opts.drain * 1000 + 5000 };
+    const opts = parseThroughputOptions({ values: withRouteTarget(q, t), origin: 'query' });
+    return { opts, effectiveParams: defined({ ...shownOptions(opts), target: t.route, targetSource: t.source, samplesCap, shard }), plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + 1000 + opts.total * opts.intervalMs + opts.drain * 1000 + 5000 };
   },
   run(o, t, ctx) {
     return withResolvedTarget(t, async (url) => ({ ...(await runThroughput(o as ThroughputOptions, url, { signal: ctx.signal, log: ctx.log, progress: (p) => ctx.progress(p) })) }));

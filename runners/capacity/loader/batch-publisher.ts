@@ -1,0 +1,114 @@
+import { Agent, request } from 'node:http';
+import { failureCause, type PublishPayload } from '../../core/publisher.ts';
+import type { StepKey } from './messages.ts';
+
+/**
+ * Publishes to many sequence spaces at one total rate: every `tickMs` the messages now due go out
+ * as one `/_broadcast` array (all-or-nothing on every target: a 201 accepts the whole batch),
+ * round-robin over the keys, batches round-robin over the nodes. runners/core/publisher.ts sends
+ * one request per message on one stream; at thousands of messages a second over 1,000 streams
+ * that measures the HTTP hop, not the fan-out, and the publisher would be the rig's limit.
+ *
+ * One keep-alive connection per node keeps each key's messages in publish order; a slow answer
+ * queues the next batch (its latency then includes the wait) rather than reordering it.
+ */
+export interface BatchPublisherOptions {
+  urls: string[];
+  keys: readonly (StepKey & { streamName: string })[];
+  ratePerSec: number;
+  durationMs: number;
+  tickMs: number;
+  payloadBytes?: number;
+  timeoutMs?: number;
+  broadcastKey?: string;
+  /** The target accepted `seq` of key `k` (HTTP 201 for its batch). */
+  onAccepted(k: number, seq: number): void;
+}
+
+export interface BatchPublisherResult {
+  /** Messages due over the duration at the rate. */
+  offered: number;
+  /** Messages put on the wire. */
+  sent: number;
+  published: number;
+  failed: number;
+  failureCauses: Record<string, number>;
+  failures: string[];
+  /** How late ticks fired behind schedule (the runner's own loop), ms. */
+  tickLateMaxMs: number;
+  elapsedMs: number;
+}
+
+/** The seq bound per key for a step: what the ledgers must be sized for. */
+export const messagesPerKey = (ratePerSec: number, durationMs: number, keys: number) => Math.max(1, Math.ceil(Math.round((ratePerSec * durationMs) / 1000) / keys));
+
+export async function publishBatches(o: BatchPublisherOptions): Promise<BatchPublisherResult> {
+  const agents = o.urls.map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
+  const targets = o.urls.map((u) => new URL('/_broadcast', u));
+  const offered = Math.round((o.ratePerSec * o.durationMs) / 1000);
+  const r: BatchPublisherResult = { offered, sent: 0, published: 0, failed: 0, failureCauses: {}, failures: [], tickLateMaxMs: 0, elapsedMs: 0 };
+  const seqs = new Int32Array(o.keys.length);
+  const pad = 'x'.repeat(o.payloadBytes ?? 0);
+  const inflight = new Set<Promise<void>>();
+  const t0 = Date.now();
+  let tick = 0;
+  let next = 0;
+
+  const post = (node: number, items: { k: number; seq: number }[], body: string) =>
+    new Promise<void>((resolve) => {
+      const done = (ok: boolean, cause?: string) => {
+        if (ok) {
+          r.published += items.length;
+          for (const it of items) o.onAccepted(it.k, it.seq);
+        } else {
+          r.failed += items.length;
+          r.failureCauses[cause!] = (r.failureCauses[cause!] ?? 0) + items.length;
+          if (r.failures.length < 20) r.failures.push(`batch of ${items.length} to node ${node}: ${cause}`);
+        }
+        resolve();
+      };
+      const req = request(targets[node]!, { method: 'POST', agent: agents[node], timeout: o.timeoutMs ?? 10_000, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(o.broadcastKey ? { authorization: `Bearer ${o.broadcastKey}` } : {}) } });
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', () => done(res.statusCode === 201, `HTTP ${res.statusCode}`));
+      });
+      req.on('timeout', () => req.destroy(Object.assign(new Error('no answer'), { code: 'TIMEOUT' })));
+      req.on('error', (err) => done(false, failureCause(err)));
+      req.end(body);
+    });
+
+  await new Promise<void>((resolveAll) => {
+    const fire = () => {
+      const now = Date.now();
+      r.tickLateMaxMs = Math.max(r.tickLateMaxMs, now - (t0 + tick * o.tickMs));
+      const due = Math.min(offered, Math.round(((now - t0) * o.ratePerSec) / 1000));
+      // A batch never exceeds the servers' 10,000-item limit (BROADCAST_LIMITS.maxBatch).
+      const n = Math.min(due - r.sent, 10_000);
+      if (n > 0) {
+        const items: { k: number; seq: number }[] = [];
+        const parts: string[] = [];
+        for (let i = 0; i < n; i++) {
+          const k = next;
+          next = (next + 1) % o.keys.length;
+          const seq = ++seqs[k]!;
+          const key = o.keys[k]!;
+          const payload: PublishPayload = { seq, sentAt: now, runId: key.key, ...(pad ? { pad } : {}) };
+          items.push({ k, seq });
+          parts.push(JSON.stringify({ stream: key.streamName, data: JSON.stringify(payload) }));
+        }
+        r.sent += n;
+        const p = post(tick % o.urls.length, items, `[${parts.join(',')}]`);
+        inflight.add(p);
+        void p.then(() => inflight.delete(p));
+      }
+      tick++;
+      if (r.sent >= offered || now - t0 > o.durationMs + 5 * o.tickMs) return resolveAll();
+      setTimeout(fire, Math.max(0, t0 + tick * o.tickMs - Date.now()));
+    };
+    fire();
+  });
+  await Promise.all(inflight);
+  r.elapsedMs = Date.now() - t0;
+  for (const a of agents) a.destroy();
+  return r;
+}

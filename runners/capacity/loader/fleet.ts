@@ -1,0 +1,122 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { ReboundError } from '../../../lib/errors.ts';
+import { reapOnExit } from '../../../lib/reaper.ts';
+import { mergeReady, mergeSteps, type MergedReady, type MergedStep } from './merge.ts';
+import { type AcceptedRanges, type FromLoader, type LoaderStep, type StepKey, type ToLoader } from './messages.ts';
+import { assignments } from './plan.ts';
+
+const ENTRY = fileURLToPath(new URL('./child.ts', import.meta.url));
+
+export interface FleetOptions {
+  target: string;
+  urls: string[];
+  streams: string[];
+  connections: number;
+  loaders: number;
+  /** Connections in flight per loader while opening. @default 200 */
+  concurrency?: number;
+  connectTimeoutMs?: number;
+  /** Bound on opening all connections. @default 300000 */
+  openTimeoutMs?: number;
+}
+
+/** One child process and a mailbox of what it sent, waited on by type with a bound. */
+class Loader {
+  private readonly inbox: FromLoader[] = [];
+  private waiters: (() => void)[] = [];
+  exitedWith: string | undefined;
+
+  constructor(readonly index: number, readonly child: ChildProcess) {
+    child.on('message', (m: FromLoader) => {
+      this.inbox.push(m);
+      this.wake();
+    });
+    child.once('exit', (code, sig) => {
+      this.exitedWith = `code ${code}, signal ${sig}`;
+      this.wake();
+    });
+  }
+
+  private wake(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+
+  send(m: ToLoader): void {
+    if (this.child.connected) this.child.send(m);
+  }
+
+  async next<T extends FromLoader['type']>(type: T, timeoutMs: number): Promise<Extract<FromLoader, { type: T }>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const i = this.inbox.findIndex((m) => m.type === type || m.type === 'error');
+      if (i >= 0) {
+        const m = this.inbox.splice(i, 1)[0]!;
+        if (m.type === 'error') throw new ReboundError('RR_ERR_RUNNER_WORKER', `capacity loader ${this.index}: ${m.message}`);
+        return m as Extract<FromLoader, { type: T }>;
+      }
+      if (this.exitedWith) throw new ReboundError('RR_ERR_RUNNER_WORKER', `capacity loader ${this.index} exited early (${this.exitedWith})`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new ReboundError('RR_ERR_RUNNER_WORKER', `capacity loader ${this.index}: no "${type}" within ${timeoutMs} ms`);
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, Math.min(left, 1000));
+        this.waiters.push(() => {
+          clearTimeout(t);
+          r();
+        });
+      });
+    }
+  }
+}
+
+/**
+ * K loader processes holding a run's connections. The parent drives steps: `start` (fresh
+ * ledgers for the step's sequence spaces), the caller publishes, then `settle` with what the
+ * publisher saw accepted; the loaders' figures merge exactly (merge.ts).
+ */
+export class LoaderFleet {
+  private constructor(private readonly loaders: Loader[], readonly ready: MergedReady) {}
+
+  static async open(o: FleetOptions): Promise<LoaderFleet> {
+    const plan = assignments({ target: o.target, urls: o.urls, streams: o.streams, connections: o.connections, loaders: o.loaders, concurrency: o.concurrency ?? 200, connectTimeoutMs: o.connectTimeoutMs ?? 15_000 });
+    const loaders = plan.map((a) => {
+      const child = fork(ENTRY, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      reapOnExit(child);
+      const l = new Loader(a.loader, child);
+      l.send({ type: 'open', assignment: a });
+      return l;
+    });
+    try {
+      const ready = await Promise.all(loaders.map((l) => l.next('ready', o.openTimeoutMs ?? 300_000)));
+      return new LoaderFleet(loaders, mergeReady(ready));
+    } catch (err) {
+      for (const l of loaders) l.child.kill('SIGKILL');
+      throw err;
+    }
+  }
+
+  get size(): number {
+    return this.loaders.length;
+  }
+
+  async start(keys: StepKey[], messagesPerKey: number): Promise<void> {
+    for (const l of this.loaders) l.send({ type: 'start', keys, messagesPerKey });
+    await Promise.all(this.loaders.map((l) => l.next('started', 30_000)));
+  }
+
+  /** Per-loader results too, for tests that check the merge against the union. */
+  async settle(accepted: AcceptedRanges): Promise<MergedStep & { parts: LoaderStep[] }> {
+    for (const l of this.loaders) l.send({ type: 'settle', accepted });
+    const parts = await Promise.all(this.loaders.map((l) => l.next('step', 60_000)));
+    return { ...mergeSteps(parts), parts };
+  }
+
+  async close(): Promise<void> {
+    for (const l of this.loaders) l.send({ type: 'close' });
+    await Promise.all(this.loaders.map((l) => l.next('closed', 10_000).catch(() => undefined)));
+    for (const l of this.loaders) if (l.child.exitCode === null && l.child.signalCode === null) l.child.kill('SIGKILL');
+  }
+}
+

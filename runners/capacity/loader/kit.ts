@@ -1,0 +1,132 @@
+import { parseOptions, type OptionTable, type OptionValues } from '../../../lib/options.ts';
+import { capacityChart } from '../../report/charts/capacity.ts';
+import type { ChartSpec, Section } from '../../report/types.ts';
+import type { Budget, ScenarioContext, ScenarioId, ScenarioResult, ScenarioValidityFlag, StepResult } from '../types.ts';
+import type { LoaderFleet } from './fleet.ts';
+import type { TargetNodes } from './nodes.ts';
+import type { RigLimits } from './rig.ts';
+import { runStep, type StepPlan } from './step.ts';
+
+/** Options every loader-driven scenario shares (S3, S4, S5, sweep); each scenario adds its own. */
+export const LOAD_OPTIONS = {
+  stepSec: { type: 'number', default: 8, min: 0.5, max: 600, doc: 'seconds of publishing per step' },
+  drainMs: { type: 'int', default: 2000, min: 0, max: 60_000, doc: 'wait after the last publish before settling the ledgers, ms' },
+  tickMs: { type: 'int', default: 20, min: 1, max: 1000, doc: 'publisher batch interval, ms (one /_broadcast array per tick)' },
+  loaders: { type: 'int', default: 2, min: 1, max: 16, doc: 'loader processes holding the connections' },
+  nodes: { type: 'int', default: 1, min: 1, max: 8, doc: 'target nodes (more than 1 only for Redis-backed targets)' },
+  connectConcurrency: { type: 'int', default: 200, min: 1, max: 5000, doc: 'connections opening at once per loader' },
+  payloadBytes: { type: 'int', default: 0, min: 0, max: 65_536, doc: 'filler bytes per message' },
+  minDeliveredPct: { type: 'number', default: 99, min: 0, max: 100, doc: 'budget: least share of expected deliveries that must arrive, %' },
+  maxP99Ms: { type: 'number', default: 100, min: 1, max: 600_000, doc: 'budget: highest p99 latency over every delivery of a step, ms' },
+  maxLoaderLagMs: { type: 'number', default: 25, min: 0, max: 60_000, doc: 'rig rule: loader event-loop lag p99 above this blames the rig, ms' },
+  maxLoaderCpuPct: { type: 'number', default: 90, min: 0, max: 1000, doc: 'rig rule: loader CPU above this share of one core blames the rig, %' },
+  maxPublisherLateMs: { type: 'number', default: 100, min: 0, max: 600_000, doc: 'rig rule: publisher ticks later than this behind schedule blame the rig, ms' },
+} satisfies OptionTable;
+
+type LoadValues = { readonly [K in keyof typeof LOAD_OPTIONS]: number };
+
+export const budgetOf = (o: LoadValues): Budget => ({ minDeliveredPct: o.minDeliveredPct, maxP99Ms: o.maxP99Ms });
+export const rigLimitsOf = (o: LoadValues): RigLimits => ({ maxLoaderLagMs: o.maxLoaderLagMs, maxLoaderCpuPct: o.maxLoaderCpuPct, minSentPct: 98, maxPublisherLateMs: o.maxPublisherLateMs });
+
+export const NOT_SHOWN = [
+  "Loaders, publisher and target share this machine's two cores: a figure is what the target did while the rig took its share (loader CPU per step is in the metrics; rig flags say when the rig was the limit).",
+  'Latency is publisher stamp to loader receipt on one clock; it includes the HTTP publish hop and up to one publisher tick of batching.',
+  "p50/p99/p99.9 are over every delivery of a step, merged exactly across loaders (one HdrHistogram), not the worst loader's.",
+];
+
+/**
+ * Walk the plans in order, stopping after `stopAfterFailures` failing steps (or on abort).
+ * Step flags carry the step in their message so the run's validity names where they fired.
+ */
+export async function walk(ctx: ScenarioContext, fleet: LoaderFleet, nodes: TargetNodes, plans: StepPlan[], budget: Budget, limits: RigLimits, stopAfterFailures = 1): Promise<{ steps: StepResult[]; flags: ScenarioValidityFlag[] }> {
+  const steps: StepResult[] = [];
+  const flags: ScenarioValidityFlag[] = [];
+  let failures = 0;
+  for (const p of plans) {
+    if (ctx.signal.aborted) break;
+    const { result, flags: f } = await runStep(fleet, nodes, p, budget, limits);
+    steps.push(result);
+    const label = Object.entries(p.label).map(([k, v]) => `${k}=${v}`).join(' ');
+    for (const x of f) flags.push({ ...x, message: `${label}: ${x.message}` });
+    const m = result.metrics;
+    ctx.log(`${ctx.target.name} ${label}: ${m.deliveriesPerSec} deliveries/s, ${m.deliveredPct}% delivered, p99 ${m.p99Ms} ms, server CPU ${m.serverCpuPct}%, loader CPU ${m.loaderCpuPct}%${result.pass ? '' : ` FAIL (${result.reason})`}`);
+    ctx.progress({ target: ctx.target.name, step: p.label, pass: result.pass, deliveriesPerSec: m.deliveriesPerSec });
+    if (!result.pass && ++failures >= stopAfterFailures) break;
+  }
+  return { steps, flags };
+}
+
+/** Best deliveries/s over the steps within budget (null when none passed). */
+export function bestWithinBudget(steps: readonly StepResult[]): number | null {
+  const ok = steps.filter((s) => s.pass).map((s) => Number(s.metrics.deliveriesPerSec));
+  return ok.length ? Math.max(...ok) : null;
+}
+
+export function failureModeOf(steps: readonly StepResult[]): string {
+  const f = steps.find((s) => !s.pass);
+  if (!f) return 'no step failed the budget (step higher to find the limit)';
+  const label = Object.entries(f.step).map(([k, v]) => `${k}=${v}`).join(' ');
+  return `${f.metrics.limitedBy === 'rig' ? 'the rig' : 'budget'} at ${label}: ${f.reason}`;
+}
+
+export function result(ctx: ScenarioContext, id: ScenarioId, title: string, startedAt: string, params: Record<string, unknown>, budget: Budget | undefined, steps: StepResult[], flags: ScenarioValidityFlag[], headline: ScenarioResult['headline'], extraNotShown: string[] = []): ScenarioResult {
+  return {
+    scenario: id,
+    title,
+    target: ctx.target.name,
+    startedAt,
+    params,
+    ...(budget ? { budget } : {}),
+    steps,
+    headline,
+    ...(budget ? { failureMode: failureModeOf(steps) } : {}),
+    validity: { valid: !flags.some((f) => f.severity === 'fatal'), flags },
+    notShown: [...NOT_SHOWN, ...extraNotShown],
+  };
+}
+
+/** One metric per step against an x taken from the step (capacityChart's model, relabelled). */
+export function stepChart(results: readonly ScenarioResult[], o: { id: string; x: string; xLabel: string; key: string; metric: string; unit: string; budget?: number; note: string }): ChartSpec | null {
+  const spec = capacityChart(
+    results.map((r) => ({
+      label: r.target,
+      metric: o.metric,
+      unit: o.unit,
+      budget: o.budget ?? 0,
+      steps: r.steps.filter((s) => typeof s.step[o.x] === 'number' && typeof s.metrics[o.key] === 'number').map((s) => ({ clients: s.step[o.x]!, value: Number(s.metrics[o.key]) })),
+    })),
+  );
+  if (!spec) return null;
+  return { ...spec, id: o.id, xLabel: o.xLabel, note: o.note, ...(o.budget === undefined ? { hlines: [] } : {}) };
+}
+
+/** The two charts of a stepped scenario: p99 with the budget line, deliveries/s. */
+export function steppedSections(results: readonly ScenarioResult[], o: { title: string; intro: string; idPrefix: string; x: string; xLabel: string }): Section[] {
+  const budget = results.find((r) => r.budget)?.budget;
+  const charts = [
+    stepChart(results, { id: `${o.idPrefix}-p99`, x: o.x, xLabel: o.xLabel, key: 'p99Ms', metric: 'p99 latency', unit: 'ms', ...(budget ? { budget: budget.maxP99Ms } : {}), note: 'p99 over every delivery of the step; a step passes under the dashed budget line (and with >= 99% delivered).' }),
+    stepChart(results, { id: `${o.idPrefix}-rate`, x: o.x, xLabel: o.xLabel, key: 'deliveriesPerSec', metric: 'deliveries/s', unit: '/s', note: 'Distinct accepted deliveries per second of publishing (duplicates never count).' }),
+  ].filter((c): c is ChartSpec => c !== null);
+  return [{ title: o.title, intro: o.intro, charts, ...(charts.length ? {} : { omitted: ['no steps were measured'] }) }];
+}
+
+const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1);
+
+/** A scenario's table as the suite's merged option table sees it: every name prefixed with the scenario's (`s3Rates`, `sweepLoaderCounts`). */
+export function withPrefix(prefix: string, table: OptionTable): OptionTable {
+  return Object.fromEntries(Object.entries(table).map(([k, spec]) => [prefix + cap(k), spec]));
+}
+
+/**
+ * Parse a scenario's options from the suite's prefixed names (`s3Rates`, `s3-rates`) or from
+ * the bare names (`rates`, the interim CLI and tests); the table validates either way.
+ */
+export function parsePrefixed<T extends OptionTable>(prefix: string, table: T, src: Record<string, unknown>): OptionValues<T> {
+  const values: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(src)) {
+    if (v === undefined) continue;
+    const bare = k.startsWith(`${prefix}-`) ? k.slice(prefix.length + 1) : k.startsWith(prefix) && /^[A-Z]/.test(k.slice(prefix.length)) ? k[prefix.length]!.toLowerCase() + k.slice(prefix.length + 1) : k;
+    values[bare] = v;
+  }
+  return parseOptions(table, { values, origin: prefix });
+}

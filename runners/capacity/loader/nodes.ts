@@ -1,0 +1,56 @@
+import { ReboundError } from '../../../lib/errors.ts';
+import { startTestRedis, type TestRedis } from '../../../services/common/redis-testing.ts';
+import { LocalNodes } from '../../avalanche/nodes.ts';
+import { watchTarget } from '../../core/target-usage.ts';
+import type { TargetDefinition } from '../../targets/types.ts';
+
+/**
+ * The target under load: an already running URL, or N local nodes of its service. N > 1 only for
+ * Redis-backed targets (nodes share nothing otherwise): connections spread over the nodes and
+ * publishes go to any node, so every delivery to another node's subscriber crosses Redis. With
+ * no REDIS_URL set, a private redis-server is started for the run.
+ */
+export interface TargetNodes {
+  urls: string[];
+  pids: number[];
+  close(): Promise<void>;
+}
+
+export async function startNodes(target: TargetDefinition, o: { url?: string; nodes: number; env?: Record<string, string | undefined> }): Promise<TargetNodes> {
+  if (o.url) return { urls: [o.url.replace(/\/+$/, '')], pids: [], close: async () => undefined };
+  if (!target.service) throw new ReboundError('RR_ERR_OPTION_INVALID', `target "${target.name}" has no local service: pass a url`, { details: { option: 'url' } });
+  if (o.nodes > 1 && !target.needsRedis) throw new ReboundError('RR_ERR_OPTION_INVALID', `nodes=${o.nodes} needs a Redis-backed target (e.g. replay-redis); "${target.name}" nodes would share nothing`, { details: { option: 'nodes' } });
+  let redis: TestRedis | undefined;
+  let redisUrl = (o.env ?? process.env).REDIS_URL;
+  if (target.needsRedis && !redisUrl) {
+    redis = await startTestRedis();
+    redisUrl = redis.url;
+  }
+  try {
+    const nodes = await LocalNodes.start(target, o.nodes, redisUrl ? { env: { REDIS_URL: redisUrl } } : {});
+    return {
+      urls: nodes.urls,
+      pids: nodes.handles.map((h) => h.pid),
+      close: async () => {
+        await nodes.close();
+        await redis?.close();
+      },
+    };
+  } catch (err) {
+    await redis?.close();
+    throw err;
+  }
+}
+
+/** CPU (sum over nodes, % of one core, mean over the step) and RSS (sum, peak) of the target's processes. */
+export function watchNodes(pids: readonly number[], intervalMs = 500) {
+  const ws = pids.map((p) => watchTarget(p, intervalMs));
+  return {
+    stop(): { cpuPct: number | null; rssMb: number | null } {
+      const us = ws.map((w) => w.stop(Date.now())).filter((u) => u !== null);
+      if (!us.length) return { cpuPct: null, rssMb: null };
+      const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+      return { cpuPct: Math.round(us.reduce((a, u) => a + mean(u.cpuPct), 0) * 10) / 10, rssMb: Math.round(us.reduce((a, u) => a + Math.max(0, ...u.rssMb), 0) * 10) / 10 };
+    },
+  };
+}

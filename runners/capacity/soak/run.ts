@@ -1,0 +1,324 @@
+import { randomSeed } from '../../../lib/rng.ts';
+import { sleep } from '../../../lib/time.ts';
+import { sourceAddress } from '../../core/addresses.ts';
+import { LatencyRecorder, summarize } from '../../core/latency.ts';
+import { DeliveryLedger } from '../../core/ledger.ts';
+import { withTarget } from '../../core/local-target.ts';
+import { readPayload, startPublisher } from '../../core/publisher.ts';
+import { watchRunner, type RunnerHealth } from '../../core/runner-health.ts';
+import { classifyConnectError } from '../../core/runner-limits.ts';
+import { watchTarget, type TargetUsage } from '../../core/target-usage.ts';
+import { checkValidity } from '../../core/validity.ts';
+import type { TargetClient } from '../../targets/index.ts';
+import { leanClientFor } from '../../targets/lean.ts';
+import type { ScenarioContext, ScenarioResult } from '../types.ts';
+import type { SoakOptions } from './options.ts';
+import { judgeSoak, type HealthSample, type SoakJudgement } from './rules.ts';
+
+/** What the soak keeps in ScenarioResult.detail: the health series the report draws and the rules judged. */
+export interface SoakDetail {
+  kind: 'soak';
+  durationSec: number;
+  sampleSec: number;
+  warmupSec: number;
+  clients: number;
+  rate: number;
+  clientKind: string;
+  /** Where target RSS came from: the service's process tree (/proc), its /metrics, or nowhere. */
+  rssSource: 'proc' | 'metrics' | 'none';
+  series: HealthSample[];
+  judgement: SoakJudgement;
+  runner: RunnerHealth;
+}
+
+/** Reconnect attempts the runner makes per client over a soak: a bound, whatever the target does. */
+const MAX_RECONNECTS_PER_CLIENT = 20;
+
+const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
+const r2 = (v: number) => Math.round(v * 100) / 100;
+
+/** RSS and CPU from a target's own /metrics (services/common/http-app.ts): for targets this runner did not start. */
+async function metricsSample(url: string): Promise<{ rssMb: number; cpuPct: number | null } | null> {
+  try {
+    const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(2000) });
+    if (!res.ok) return null;
+    const m = (await res.json()) as { rssBytes?: unknown; cpuPct?: unknown };
+    if (typeof m.rssBytes !== 'number') return null;
+    return { rssMb: Math.round(m.rssBytes / 104857.6) / 10, cpuPct: typeof m.cpuPct === 'number' ? m.cpuPct : null };
+  } catch {
+    return null;
+  }
+}
+
+/** Per-window RSS (the last /proc sample inside the window) and CPU (their mean) from the one target sampler. */
+function fillFromUsage(series: HealthSample[], u: TargetUsage): void {
+  let j = 0;
+  for (const s of series) {
+    const from = s.tSec - s.windowSec;
+    let rss: number | null = null;
+    const cpu: number[] = [];
+    while (j < u.tSec.length && u.tSec[j]! <= s.tSec) {
+      if (u.tSec[j]! > from) {
+        rss = u.rssMb[j]!;
+        cpu.push(u.cpuPct[j]!);
+      }
+      j++;
+    }
+    s.rssMb = rss;
+    s.cpuPct = cpu.length ? r2(cpu.reduce((a, b) => a + b, 0) / cpu.length) : null;
+  }
+}
+
+/**
+ * N minutes of steady traffic against one target: `clients` subscribers on one stream, `rate`
+ * messages/s through the one publisher, deliveries in the one ledger, latency in the one recorder,
+ * and a health sample every `sampleSec`. rules.ts judges the series.
+ */
+export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<ScenarioResult> {
+  // The suite's context names the target (the soak CLI builds it from --target).
+  const target = ctx.target;
+  return withTarget(target, ctx.url ?? o.url, async (url, svc) => {
+    const started = Date.now();
+    const runId = `soak-${target.name}-${started.toString(36)}-${randomSeed()}`;
+    const stream = o.stream || runId;
+    const messages = Math.ceil(o.durationSec * o.rate);
+    const intervalMs = 1000 / o.rate;
+    const windows = Math.floor(o.durationSec / o.sampleSec);
+    const sampleMs = o.sampleSec * 1000;
+    const health = watchRunner();
+    const usage = svc ? watchTarget(svc.pid, 1000) : undefined;
+    const ledger = new DeliveryLedger(o.clients, messages);
+    const latency = new LatencyRecorder();
+    let win = new LatencyRecorder();
+    let winDeliveries = 0;
+    let winAccepted = 0;
+    let winDisconnects = 0;
+    let winReconnects = 0;
+    let foreign = 0;
+    let closing = false;
+    const up = new Uint8Array(o.clients);
+    const everUp = new Uint8Array(o.clients);
+    const reconnectsOf = new Uint16Array(o.clients);
+    let connectedNow = 0;
+    const causes: Record<string, number> = {};
+    // A target with no lean client (e.g. the Redis variants) is soaked with its full client, and the result says so.
+    const lean = o.clientKind === 'lean' ? leanClientFor(target.name) : undefined;
+    const clientKind = lean ? 'lean' : 'full';
+    // Lean clients never reconnect by themselves; full ones do when the target says the library drives it.
+    const runnerReconnects = lean !== undefined || target.reconnect === 'manual';
+    const clients: TargetClient[] = [];
+    const timers = new Set<NodeJS.Timeout>();
+
+    for (let i = 0; i < o.clients; i++) {
+      const opts = { index: i, url, stream, localAddress: sourceAddress(i) };
+      const c = lean ? lean(opts) : target.createClient(opts);
+      c.on('message', (m) => {
+        const p = readPayload(m.data, runId);
+        if (!p) return void foreign++;
+        const lat = m.at - p.sentAt;
+        if (ledger.record(i, p.seq, lat) !== 'new') return;
+        latency.recordMs(lat);
+        win.recordMs(lat);
+        winDeliveries++;
+      });
+      c.on('connected', () => {
+        if (!up[i]) connectedNow++;
+        up[i] = 1;
+        if (everUp[i]) winReconnects++;
+        everUp[i] = 1;
+      });
+      c.on('disconnected', ({ reason }) => {
+        if (up[i]) connectedNow--;
+        up[i] = 0;
+        if (closing || reason === 'closed' || reason === 'dropped') return;
+        winDisconnects++;
+        if (runnerReconnects) retry();
+      });
+      // A failed reconnect emits no new disconnect: try again, a bounded number of times.
+      const retry = () => {
+        if (closing || reconnectsOf[i]! >= MAX_RECONNECTS_PER_CLIENT) return;
+        reconnectsOf[i]!++;
+        const t = setTimeout(() => {
+          timers.delete(t);
+          if (!closing) c.reconnect().catch(retry);
+        }, Math.max(1000, target.offlineFloorMs));
+        timers.add(t);
+      };
+      c.on('error', () => {});
+      clients.push(c);
+    }
+
+    const series: HealthSample[] = [];
+    let runner: RunnerHealth | undefined;
+    try {
+      ctx.log(`soak: ${o.clients} ${clientKind} clients on ${target.name} at ${url}, ${o.rate} msg/s for ${o.durationSec} s, health every ${o.sampleSec} s`);
+      const rampStart = Date.now();
+      const connects: Promise<void>[] = [];
+      for (let i = 0; i < o.clients && !ctx.signal.aborted; i++) {
+        const due = rampStart + (i * 1000) / o.ramp;
+        if (due > Date.now()) await sleep(due - Date.now());
+        connects.push(
+          clients[i]!.connect().then(
+            () => {},
+            (err: unknown) => {
+              const cause = classifyConnectError(err) ?? 'target';
+              causes[cause] = (causes[cause] ?? 0) + 1;
+            },
+          ),
+        );
+      }
+      await Promise.all(connects);
+      const connectedClients = everUp.reduce((a, b) => a + b, 0);
+      await sleep(1000);
+
+      const t0 = Date.now();
+      health.recentLag(); // the ramp's lag is not the first window's
+      const pub = startPublisher({
+        url,
+        stream,
+        runId,
+        messages,
+        intervalMs,
+        payloadBytes: o.payloadBytes,
+        ...(o.broadcastKey ? { broadcastKey: o.broadcastKey } : {}),
+        onPublished: (seq, ok) => {
+          if (!ok) return;
+          winAccepted++;
+          ledger.accept(seq);
+        },
+      });
+      const onAbort = () => pub.stop();
+      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      for (let k = 1; k <= windows && !ctx.signal.aborted; k++) {
+        const due = t0 + k * sampleMs;
+        while (Date.now() < due && !ctx.signal.aborted) await sleep(Math.min(500, due - Date.now()));
+        const tSec = r2((Date.now() - t0) / 1000);
+        const windowSec = r2(tSec - (series.at(-1)?.tSec ?? 0));
+        const lat = win.count ? summarize(win.encode()).latencyRawMs : null;
+        const lag = health.recentLag();
+        const s: HealthSample = {
+          tSec,
+          windowSec,
+          deliveries: winDeliveries,
+          deliveriesPerSec: windowSec > 0 ? Math.round(winDeliveries / windowSec) : 0,
+          accepted: winAccepted,
+          p50Ms: lat ? lat.p50 : null,
+          p99Ms: lat ? lat.p99 : null,
+          rssMb: null,
+          cpuPct: null,
+          connected: connectedNow,
+          unexpectedDisconnects: winDisconnects,
+          reconnects: winReconnects,
+          rigLagP99Ms: lag.p99,
+          rigLagMaxMs: lag.max,
+        };
+        win = new LatencyRecorder();
+        winDeliveries = winAccepted = winDisconnects = winReconnects = 0;
+        if (!svc) {
+          const m = await metricsSample(url);
+          if (m) Object.assign(s, m);
+        }
+        series.push(s);
+        ctx.progress({ phase: 'soak', ...s });
+      }
+      pub.stop();
+      const pr = await pub.done;
+      ctx.signal.removeEventListener('abort', onAbort);
+      const drainEnd = Date.now() + o.drainSec * 1000;
+      while (Date.now() < drainEnd && latency.count < connectedClients * pr.published && !ctx.signal.aborted) await sleep(100);
+      const u = usage?.stop(t0);
+      if (u) fillFromUsage(series, u);
+      closing = true;
+      for (const t of timers) clearTimeout(t);
+      for (const c of clients) c.close();
+      runner = health.stop();
+      const totals = ledger.totals();
+      const enc = latency.encode();
+      const lat = summarize(enc);
+      const deliveredPct = pct(totals.receivedDeliveries - totals.unacceptedDeliveries, connectedClients * pr.published);
+      const judgement = judgeSoak(series, { deliveredPct, lostDeliveries: totals.lostDeliveries, duplicates: totals.duplicates }, o);
+      const core = checkValidity({
+        clients: o.clients,
+        connectedClients,
+        connectFailures: o.clients - connectedClients,
+        connectFailureCauses: causes,
+        totalMessages: messages,
+        published: pr.published,
+        publishFailures: pr.failed,
+        publishFailureCauses: pr.failureCauses,
+        // A target that stops accepting broadcasts mid-soak failed the soak (its throughput falls):
+        // that is the soak's finding, so refused publishes warn instead of voiding the run.
+        allowPublishFailures: true,
+        expectedDeliveries: totals.expectedDeliveries,
+        receivedDeliveries: totals.receivedDeliveries,
+        deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
+        deliveryRateOfConnectedPct: deliveredPct,
+        skewFloor: lat.skewFloor,
+        foreignMessages: foreign + totals.foreign,
+        elapsedMs: Date.now() - rampStart,
+        plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 1000 + o.durationSec * 1000 + o.drainSec * 1000,
+        runner,
+      });
+      // An aborted soak was not the planned soak: its figures are partial.
+      const abortFlag = ctx.signal.aborted ? [{ code: 'SOAK_ABORTED', severity: 'fatal' as const, message: `stopped after ${series.length} of ${windows} health windows` }] : [];
+      const flags = [...core.flags, ...judgement.flags, ...abortFlag];
+      const valid = !flags.some((f) => f.severity === 'fatal');
+      const verdict = valid ? judgement.verdict : 'inconclusive';
+      const judgedRates = judgement.judged.map((i) => series[i]!.deliveriesPerSec);
+      const sustained = judgedRates.length ? Math.round(judgedRates.reduce((a, b) => a + b, 0) / judgedRates.length) : null;
+      const failed = judgement.rules.filter((r) => r.status !== 'pass');
+      const ruleValue = (id: string) => judgement.rules.find((r) => r.rule === id)?.value ?? null;
+      const detail: SoakDetail = { kind: 'soak', durationSec: o.durationSec, sampleSec: o.sampleSec, warmupSec: o.warmupSec, clients: o.clients, rate: o.rate, clientKind, rssSource: svc ? (u ? 'proc' : 'none') : series.some((s) => s.rssMb !== null) ? 'metrics' : 'none', series, judgement, runner };
+      return {
+        scenario: 'soak',
+        title: 'Soak: steady traffic with health rules',
+        target: target.name,
+        startedAt: new Date(started).toISOString(),
+        params: { ...o, url: undefined, broadcastKey: o.broadcastKey ? '<redacted>' : '', stream, runId, messages, intervalMs: r2(intervalMs) },
+        steps: [
+          {
+            step: { durationSec: o.durationSec, clients: o.clients, rate: o.rate },
+            pass: verdict === 'pass',
+            ...(verdict === 'pass' ? {} : { reason: valid ? failed.map((r) => `${r.rule}: ${r.message}`).join('; ') : `invalid: ${flags.filter((f) => f.severity === 'fatal').map((f) => f.code).join(', ')}` }),
+            metrics: {
+              verdict,
+              connectedClients,
+              published: pr.published,
+              publishFailures: pr.failed,
+              sustainedDeliveriesPerSec: sustained,
+              deliveredPct,
+              throughputDecayPct: ruleValue('throughput'),
+              rssSlopeMbPerMin: ruleValue('memory'),
+              lateP99Ms: ruleValue('latency'),
+              earlyP99Ms: judgement.earlyP99Ms,
+              unexpectedDisconnects: ruleValue('disconnects'),
+              reconnects: series.reduce((a, s) => a + s.reconnects, 0),
+              rssFirstMb: series.find((s) => s.rssMb !== null)?.rssMb ?? null,
+              rssLastMb: [...series].reverse().find((s) => s.rssMb !== null)?.rssMb ?? null,
+              rigLaggedWindows: judgement.rigLagged.length,
+              windows: series.length,
+            },
+            ledger: totals,
+            latency: lat,
+            latencyEncoded: enc,
+          },
+        ],
+        headline: { name: 'sustained deliveries/s (soak passed)', value: verdict === 'pass' ? sustained : null, unit: 'deliveries/s', higherIsBetter: true },
+        ...(verdict === 'pass' ? {} : { failureMode: valid ? `soak rules failed: ${failed.map((r) => r.rule).join(', ')}` : `invalid run: ${flags.filter((f) => f.severity === 'fatal').map((f) => f.code).join(', ')}` }),
+        validity: { valid, flags },
+        notShown: [
+          `One steady load (${o.clients} clients x ${o.rate} msg/s), not the target's ceiling: S3/S4 step the load.`,
+          'Runner and target share this machine\'s two cores; a neighbour\'s load shows up as latency in some windows.',
+          `Memory is the target's RSS${svc ? ' (its process tree, /proc)' : ' (its /metrics)'}; a leak smaller than the noise band over the judged span cannot be told from GC.`,
+        ],
+        detail: detail as unknown as Record<string, unknown>,
+      };
+    } finally {
+      closing = true;
+      for (const t of timers) clearTimeout(t);
+      for (const c of clients) c.close();
+      usage?.stop(Date.now());
+      if (!runner) health.stop();
+    }
+  });
+}

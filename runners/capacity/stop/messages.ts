@@ -1,0 +1,53 @@
+/** S6 holder processes: parent ↔ holder messages (a discriminated union on `type`). */
+export interface HolderStart {
+  type: 'start';
+  target: string;
+  url: string;
+  /** Client i subscribes `${streamPrefix}/${i % streams}`; that stream's payloads carry runId `${runId}/${i % streams}`. */
+  streamPrefix: string;
+  streams: number;
+  runId: string;
+  first: number;
+  stride: number;
+  count: number;
+  rampPerSec: number;
+  startAt: number;
+  addresses: number;
+  connectTimeoutMs: number;
+}
+
+export type ParentToHolder = HolderStart | { type: 'stop' };
+
+export interface HolderTally {
+  attempted: number;
+  subscribed: number;
+  failed: number;
+  failureCauses: Record<string, number>;
+  /** Subscribed clients by what the server told them as it went away (see toldLabel). */
+  told: Record<string, number>;
+  /** Arrivals that were not this run's payloads. */
+  foreign: number;
+  loopLagP99Ms: number;
+}
+
+export type HolderToParent =
+  | { type: 'ready'; fdLimit: number | null }
+  | { type: 'ramped'; tally: HolderTally }
+  /** Flattened [client, seq, latencyMs, arrivedAt] quadruples since the last batch. */
+  | { type: 'arrivals'; rows: number[] }
+  | { type: 'done'; tally: HolderTally }
+  | { type: 'error'; message: string };
+
+/**
+ * What a client was told, from the lean client's disconnect detail: a protocol goodbye
+ * (AnyCable `disconnect <reason>`, Socket.IO's DISCONNECT packet), a WebSocket close code, or
+ * nothing at all (the connection was reset or closed without a word).
+ */
+export function toldLabel(reason: string, detail: string | undefined): string {
+  if (detail?.startsWith('disconnect ')) return detail;
+  if (detail?.startsWith('socket.io') || detail?.startsWith('engine.io')) return detail;
+  const code = /^(\d{4})$/.exec(detail ?? '')?.[1] ?? /closed by the server \((\d{4})\)/.exec(detail ?? '')?.[1];
+  if (code) return `close ${code}`;
+  if (reason === 'transport_error') return `nothing: connection error (${detail ?? '?'})`;
+  return 'nothing: closed without a close frame';
+}

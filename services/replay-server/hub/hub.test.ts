@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { Hub, Subscription, type SubscriberConnection } from './index.ts';
+
+/** A connection that records what the hub did to it, in order (the real Hub and Subscription). */
+function recorder(sid: string, log: string[]): SubscriberConnection {
+  return {
+    sid,
+    closing: false,
+    send: (f) => log.push(`${sid} send ${f.length}`),
+    sendFrame: (f) => log.push(`${sid} frame ${/"offset":(\d+)/.exec(f.toString())?.[1] ?? '?'}`),
+    overflow: () => log.push(`${sid} overflow`),
+    cork: () => log.push(`${sid} cork`),
+    uncork: () => log.push(`${sid} uncork`),
+  };
+}
+
+const msg = (stream: string, offset: number) => ({ stream, message: '{"n":1}', epoch: 'e1', offset });
+
+describe('Hub.deliver', () => {
+  it("corks a subscriber for a batch that holds several of its stream's messages, so its frames leave in one write", () => {
+    const log: string[] = [];
+    const hub = new Hub();
+    hub.add(new Subscription(recorder('x', log), 'ix', 'hot', false, 100));
+    hub.add(new Subscription(recorder('y', log), 'iy', 'cold', false, 100));
+    hub.deliver([msg('hot', 1), msg('cold', 1), msg('hot', 2), msg('hot', 3)]);
+    // x: corked before its first frame, uncorked once after the batch; y (one message) is never corked.
+    expect(log).toEqual(['x cork', 'x frame 1', 'y frame 1', 'x frame 2', 'x frame 3', 'x uncork']);
+    expect(hub.deliveries).toBe(4);
+  });
+
+  it('leaves single-message streams and single-message batches uncorked', () => {
+    const log: string[] = [];
+    const hub = new Hub();
+    hub.add(new Subscription(recorder('x', log), 'ix', 'a', false, 100));
+    hub.add(new Subscription(recorder('y', log), 'iy', 'b', false, 100));
+    hub.deliver([msg('a', 1), msg('b', 1)]);
+    hub.deliver([msg('a', 2)]);
+    expect(log).toEqual(['x frame 1', 'y frame 1', 'x frame 2']);
+  });
+});

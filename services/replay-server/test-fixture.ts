@@ -1,0 +1,34 @@
+import { afterEach } from 'vitest';
+import { connectRaw, startTestServer, type RawClient, type TestServer } from './testing.ts';
+
+/**
+ * For test files only (it registers an afterEach): replay servers on port 0 and raw clients a
+ * test opens, all closed after each test — clients first, then servers, then anything handed to
+ * `closeLater` — so no test leaks sockets into the next.
+ */
+export function useTestServers() {
+  const servers: TestServer[] = [];
+  const clients: RawClient[] = [];
+  const closers: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const c of clients.splice(0)) c.close();
+    for (const s of servers.splice(0)) await s.close();
+    for (const close of closers.splice(0)) await close();
+  });
+  return {
+    /** Closed after the test: push clients or servers opened some other way. */
+    servers,
+    clients,
+    closeLater: (close: () => unknown) => void closers.push(close),
+    start: async (...a: Parameters<typeof startTestServer>) => {
+      const t = await startTestServer(...a);
+      servers.push(t);
+      return t;
+    },
+    open: async (url: string) => {
+      const x = await connectRaw(url);
+      clients.push(x.c);
+      return x;
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { Emitter } from '../../../lib/emitter.ts';
+import { getTarget } from '../../../runners/targets/index.ts';
+import { AVALANCHE_OPTIONS } from '../../../runners/avalanche/options.ts';
+import type { JobProgress } from '../types.ts';
+import { AVALANCHE_HTTP_OPTIONS } from './avalanche.ts';
+import { DEPLOY_IMPACT_HTTP_OPTIONS, deployImpactEntry } from './deploy-impact.ts';
+import { queryOptions, redactBroadcastKey, relayPhases } from './route-target.ts';
+
+describe('route-target (what every bench entry shares)', () => {
+  it('the query never names the target, its URLs or its broadcast key; the rest of the CLI table stays', () => {
+    const q = queryOptions(AVALANCHE_OPTIONS);
+    for (const k of ['target', 'url', 'broadcastUrl', 'broadcastKey']) {
+      expect(q).not.toHaveProperty(k);
+      expect(AVALANCHE_HTTP_OPTIONS).not.toHaveProperty(k);
+      expect(DEPLOY_IMPACT_HTTP_OPTIONS).not.toHaveProperty(k);
+    }
+    expect(Object.keys(q).sort()).toEqual(Object.keys(AVALANCHE_OPTIONS).filter((k) => !['target', 'url', 'broadcastUrl', 'broadcastKey'].includes(k)).sort());
+  });
+
+  it("an entry runs on the route's target and echoes neither its URL nor its broadcast key", () => {
+    const t = { route: 'uws', definition: getTarget('ws'), source: 'configured' as const, url: 'http://127.0.0.1:9', broadcastUrl: 'http://127.0.0.1:9/_broadcast', broadcastKey: 'sekret' };
+    const p = deployImpactEntry.prepare({ n: '3' }, t);
+    expect(p.opts).toMatchObject({ target: 'ws', url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: 'sekret', clients: 3 });
+    expect(p.effectiveParams).toMatchObject({ target: 'uws', targetSource: 'configured', clients: 3 });
+    expect(JSON.stringify(p.effectiveParams)).not.toMatch(/sekret|127\.0\.0\.1:9/);
+  });
+
+  it('relays phases to the job log and progress and redacts a broadcast key in the result', async () => {
+    const events = new Emitter<{ phase: (name: 'connect' | 'report', detail: string) => void }>();
+    const logs: string[] = [];
+    const progress: JobProgress[] = [];
+    const result = new Promise<unknown>((resolve) =>
+      setImmediate(() => {
+        events.emit('phase', 'connect', '3 clients');
+        events.emit('phase', 'report', 'done');
+        resolve({ test: 'x', params: { clients: 3, broadcastKey: 'sekret' } });
+      }),
+    );
+    const r = await relayPhases({ events, result }, { signal: new AbortController().signal, log: (l) => logs.push(l), progress: (p) => progress.push(p) });
+    expect(logs).toEqual(['connect: 3 clients', 'report: done']);
+    expect(progress).toEqual([{ phase: 'connect' }, { phase: 'report' }]);
+    expect(r).toEqual({ test: 'x', params: { clients: 3, broadcastKey: '<redacted>' } });
+    expect(redactBroadcastKey({ params: { clients: 1 } })).toEqual({ params: { clients: 1 } });
+  });
+});

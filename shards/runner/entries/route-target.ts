@@ -1,0 +1,39 @@
+import type { OptionTable } from '../../../lib/options.ts';
+import { defined } from '../params.ts';
+import type { ResolvedTarget, RunContext } from '../types.ts';
+
+/** Options the route decides (which target, where to reach it, its broadcast key), never the query. */
+type RouteOwned = 'target' | 'url' | 'broadcastUrl' | 'broadcastKey';
+
+/** A runner's CLI option table as a bench route's query sees it: without the route-owned names. */
+export function queryOptions<T extends OptionTable>(table: T): Omit<T, RouteOwned> {
+  const { target: _t, url: _u, broadcastUrl: _b, broadcastKey: _k, ...q } = table;
+  return q;
+}
+
+/** The runner's option values: the parsed query plus the route's resolved target. */
+export function withRouteTarget(query: Record<string, unknown>, t: ResolvedTarget): Record<string, unknown> {
+  return defined({ ...query, target: t.definition.name, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey });
+}
+
+/** Options as `effectiveParams` echo them: the target's URLs and broadcast key are the operator's, not the caller's. */
+export function shownOptions<O extends { url?: unknown; broadcastUrl?: unknown; broadcastKey?: unknown }>(opts: O): Omit<O, 'url' | 'broadcastUrl' | 'broadcastKey'> {
+  const { url: _1, broadcastUrl: _2, broadcastKey: _3, ...shown } = opts;
+  return shown;
+}
+
+/** A result as the shard returns it: an operator's broadcast key never leaves in `params`. */
+export function redactBroadcastKey(result: unknown): Record<string, unknown> {
+  const r = result as Record<string, unknown>;
+  const params = r.params as Record<string, unknown> | undefined;
+  return params?.broadcastKey ? { ...r, params: { ...params, broadcastKey: '<redacted>' } } : r;
+}
+
+/** Await a runner that reports phases as events: each phase goes to the job's log and progress. */
+export async function relayPhases(run: { events: { on(event: 'phase', fn: (name: string, detail: string) => void): unknown }; result: Promise<unknown> }, ctx: RunContext): Promise<Record<string, unknown>> {
+  run.events.on('phase', (name, detail) => {
+    ctx.log(`${name}: ${detail}`);
+    ctx.progress({ phase: name });
+  });
+  return redactBroadcastKey(await run.result);
+}
