@@ -17,7 +17,7 @@ const { target: _t, url: _u, broadcastUrl: _b, reconnectStrategy: _r, nodes: _n,
  */
 export const AVALANCHE_COMPARE_OPTIONS = {
   ...shared,
-  targets: { type: 'string', default: '', env: ['AVALANCHE_TARGETS'], doc: 'comma-separated targets; default every local target' },
+  targets: { type: 'string', default: '', env: ['AVALANCHE_TARGETS'], doc: 'comma-separated targets, each optionally name:K for K nodes (e.g. replay-redis:2,replay); default every local target, one node each' },
   replayReconnectStrategy: { type: 'enum', values: ['default', 'tuned'], default: 'tuned', env: ['AVALANCHE_REPLAY_RECONNECT_STRATEGY'], doc: 'reconnect strategy of replay-protocol targets (the others use their library default)' },
 } as const satisfies OptionTable;
 export type AvalancheCompareOptions = OptionValues<typeof AVALANCHE_COMPARE_OPTIONS>;
@@ -31,21 +31,30 @@ export const BENCH_AVALANCHE_OPTIONS = {
 } as const satisfies OptionTable;
 
 export async function compareAvalanche(o: AvalancheCompareOptions, log: (line: string) => void = (l) => process.stderr.write(l + '\n')): Promise<AvalancheResult[]> {
-  const targets = o.targets ? o.targets.split(',').map((n) => getTarget(n.trim())) : localTargets();
-  for (const t of targets) if (!t.service) throw new ReboundError('RR_ERR_OPTION_INVALID', `target "${t.name}" has no local service; run it with bench:avalanche --url`, { details: { option: 'targets' } });
+  const entries = o.targets ? o.targets.split(',').map(parseTargetEntry) : localTargets().map((target) => ({ target, nodes: 1 }));
+  for (const { target: t } of entries) if (!t.service) throw new ReboundError('RR_ERR_OPTION_INVALID', `target "${t.name}" has no local service; run it with bench:avalanche --url`, { details: { option: 'targets' } });
   const seed = o.seed || randomSeed();
   const config = restartConfigFromEnv();
   const { targets: _x, replayReconnectStrategy, ...rest } = o;
   const results: AvalancheResult[] = [];
-  for (const t of targets) {
-    const values = { ...rest, seed, target: t.name, reconnectStrategy: t.service?.name === 'replay' ? replayReconnectStrategy : 'default' };
-    const opts = parseAvalancheOptions({ values, origin: 'option' }, config);
-    log(`\n== ${t.name}: ${t.description}`);
+  // Validate every entry before the first run starts: a bad last entry must not cost the runs before it.
+  const plan = entries.map(({ target: t, nodes }) => ({ t, opts: parseAvalancheOptions({ values: { ...rest, seed, target: t.name, nodes, reconnectStrategy: t.service?.name === 'replay' ? replayReconnectStrategy : 'default' }, origin: 'option' }, config) }));
+  for (const { t, opts } of plan) {
+    log(`\n== ${t.name}${opts.nodes > 1 ? ` x${opts.nodes} nodes` : ''}: ${t.description}`);
     const run = runAvalanche(opts, config);
     run.events.on('phase', (name, detail) => log(`[${t.name}] ${name}: ${detail}`));
     results.push(await run.result);
   }
   return results;
+}
+
+/** `name` or `name:K` (K nodes of that target). */
+export function parseTargetEntry(entry: string): { target: ReturnType<typeof getTarget>; nodes: number } {
+  const m = /^\s*([^:\s]+)\s*(?::\s*(\d+)\s*)?$/.exec(entry);
+  if (!m) throw new ReboundError('RR_ERR_OPTION_INVALID', `targets entry ${JSON.stringify(entry)} is not name or name:K`, { details: { option: 'targets' } });
+  const nodes = m[2] === undefined ? 1 : Number(m[2]);
+  if (!(nodes >= 1 && nodes <= AVALANCHE_OPTIONS.nodes.max)) throw new ReboundError('RR_ERR_OPTION_INVALID', `targets entry ${JSON.stringify(entry)}: K must be 1 to ${AVALANCHE_OPTIONS.nodes.max}`, { details: { option: 'targets' } });
+  return { target: getTarget(m[1]!), nodes };
 }
 
 export const BENCH_AVALANCHE_HELP = `  --avalanche          add the avalanche table (every local target, same seed) after the jitter table; its options come from env:\n${helpText(BENCH_AVALANCHE_OPTIONS)}`;

@@ -2,6 +2,7 @@ import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
 import { isAllowedTargetUrl } from '../core/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../core/ledger.ts';
+import { openFileLimit } from '../core/runner-limits.ts';
 import { getTarget } from '../targets/index.ts';
 
 export const RESTART_MODES = ['kill', 'term', 'rolling', 'command', 'hook'] as const;
@@ -26,6 +27,8 @@ export const AVALANCHE_OPTIONS = {
   recoveryTimeoutMs: { type: 'int', default: 60_000, min: 1000, max: 900_000, env: ['AVALANCHE_RECOVERY_TIMEOUT_MS'], aliases: ['recovery-wait-ms'], doc: 'after the restart, wait at most this long for every dropped client to be back' },
   settleMs: { type: 'int', default: 3000, min: 0, max: 600_000, env: ['SETTLE_MS'], doc: 'after publishing ends and clients are back, wait for replays to land (ends early once complete)' },
   nodes: { type: 'int', default: 1, min: 1, max: 16, env: ['AVALANCHE_NODES'], doc: 'instances of the local target on different ports; clients are spread over them' },
+  restartNodes: { type: 'int', default: 0, min: 0, max: 16, env: ['AVALANCHE_RESTART_NODES'], doc: 'kill/term: restart only the last N of the --nodes K nodes (0 = every node)' },
+  front: { type: 'bool', default: false, env: ['AVALANCHE_FRONT'], doc: 'put a round-robin TCP front before the nodes (a load balancer): clients and publisher use its one address, a dropped client reconnects to whichever node accepts' },
   workers: { type: 'int', default: 1, min: 1, max: 16, env: ['REPLAY_WORKERS'], doc: 'replay target only: processes behind one port; --restart rolling then reloads the workers one at a time' },
   rollingGapMs: { type: 'int', default: 2000, min: 0, max: 600_000, env: ['AVALANCHE_ROLLING_GAP_MS'], doc: 'rolling: pause after a node is back before restarting the next' },
   termGraceMs: { type: 'int', default: 10_000, min: 100, max: 600_000, env: ['AVALANCHE_TERM_GRACE_MS'], doc: 'term/rolling: SIGKILL a node that has not exited this long after SIGTERM' },
@@ -64,6 +67,15 @@ export function restartConfigFromEnv(env: Record<string, string | undefined> = p
   };
 }
 
+/**
+ * The target's nodes share their broker (Redis): a message published on one node reaches every
+ * node's clients, so one publisher serves them all (K publishers would deliver each message K times).
+ */
+export const hasSharedBroker = (t: { needsRedis?: boolean }): boolean => t.needsRedis === true;
+
+/** Open files a run with --front needs in the runner: each client's socket plus the front's two, and some slack. */
+export const frontFdNeed = (clients: number): number => clients * 3 + 256;
+
 export const messagesFor = (o: Pick<AvalancheOptions, 'rate' | 'warmupMs' | 'publishAfterMs'>) => Math.max(1, Math.round(((o.warmupMs + o.publishAfterMs) / 1000) * o.rate));
 
 /** Validate options together with the restart configuration: every mismatch is a clear 400 before a socket opens. */
@@ -82,6 +94,14 @@ export function parseAvalancheOptions(src: Parameters<typeof parseOptions>[1], c
   if (opts.broadcastUrl !== undefined && opts.nodes > 1) throw bad('broadcastUrl', '--broadcast-url names one endpoint; with --nodes K each node gets its own publisher');
   if (!local && opts.nodes > 1) throw bad('nodes', '--nodes starts local instances; it cannot be combined with --url');
   if (opts.restart === 'rolling' && opts.nodes < 2 && opts.workers < 2) throw bad('restart', '--restart rolling needs several nodes (--nodes K >= 2) or a replay target with --workers N >= 2');
+  if (opts.restartNodes > opts.nodes) throw bad('restartNodes', `--restart-nodes ${opts.restartNodes} is more than the ${opts.nodes} node(s) started`);
+  if (opts.restartNodes > 0 && opts.restart !== 'kill' && opts.restart !== 'term') throw bad('restartNodes', '--restart-nodes applies to --restart kill and term (rolling restarts every node in turn)');
+  if (opts.front && !local) throw bad('front', '--front balances the nodes the runner starts; it cannot be combined with --url');
+  const fds = frontFdNeed(opts.clients);
+  const limit = openFileLimit();
+  if (opts.front && limit !== undefined && fds > limit) throw bad('front', `--front holds 3 descriptors per client in the runner (client, front, node side): ${opts.clients} clients need about ${fds}, over this process's open-file limit ${limit}; use fewer clients or no front`);
+  if (opts.front && opts.restart === 'rolling') throw bad('front', '--front with --restart rolling is not supported: behind the front a client\'s node is unknown, so its own node\'s restart time is too');
+  if (opts.front && opts.nodes > 1 && !hasSharedBroker(target)) throw bad('front', `--front over ${opts.nodes} nodes needs a target with a shared broker (a *-redis target): "${target.name}" nodes share no state, so they are not one service`);
   if (opts.restart === 'command' && !config.command) throw bad('restart', '--restart command needs AVALANCHE_RESTART_COMMAND in the runner\'s environment (a restart command never comes from a request)');
   if (opts.restart === 'hook') {
     if (!config.hookUrl) throw bad('restart', '--restart hook needs AVALANCHE_RESTART_HOOK_URL in the runner\'s environment');

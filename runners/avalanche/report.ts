@@ -24,8 +24,9 @@ export function avalancheRows(results: readonly AvalancheResult[]): string[][] {
   const rec = (r: AvalancheResult, ms: number) => (r.recoveryMs.count ? fmtMs(ms) : 'none back');
   const kinds = (r: AvalancheResult) => Object.entries(r.herd.handshakeFailures).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${fmtInt(n)}`).join(', ') || '0';
   return [
-    ['', ...results.map((r) => r.target + (r.params.workers > 1 ? ` x${r.params.workers} workers` : r.params.nodes > 1 ? ` x${r.params.nodes} nodes` : ''))],
-    row('Restart', (r) => `${r.restart.mode} (${r.restart.signal ?? r.restart.variant})${r.restart.ok ? '' : ' FAILED'}`),
+    ['', ...results.map((r) => r.target + (r.params.workers > 1 ? ` x${r.params.workers} workers` : r.params.nodes > 1 ? ` x${r.params.nodes} nodes` : '') + (r.front ? ' (front)' : ''))],
+    row('Restart', (r) => `${r.restart.mode}${r.params.restartNodes ? ` ${r.params.restartNodes} of ${r.params.nodes}` : ''} (${r.restart.signal ?? r.restart.variant})${r.restart.ok ? '' : ' FAILED'}`),
+    row('Clients per node at restart', (r) => (r.front ? r.front.activeAtRestart.join(' / ') : 'n/a')),
     row('Server down', (r) => (r.restart.serverDownMs === null ? 'unknown' : fmtMs(r.restart.serverDownMs))),
     row('Port probes refused', (r) => (r.restart.portProbe ? `${fmtInt(r.restart.portProbe.refused)} of ${fmtInt(r.restart.portProbe.probes)}${r.restart.portProbe.refused ? `, longest ${fmtMs(r.restart.portProbe.longestRefusedMs)}` : ''}` : 'n/a')),
     row('Connections dropped', (r) => share(r.droppedConnections, r.initiallyConnected)),
@@ -45,7 +46,9 @@ export function avalancheRows(results: readonly AvalancheResult[]): string[][] {
     row('  refused while down', (r) => fmtInt(r.lostUnpublishedDeliveries)),
     row('  accepted, not delivered', (r) => fmtInt(r.lostAcceptedDeliveries)),
     row('Delivery rate', (r) => `${r.deliveryRatePct}%`),
+    row('Delivery rate of accepted', (r) => `${r.deliveryRateOfAcceptedPct}%`),
     row('Duplicates', (r) => fmtInt(r.duplicates)),
+    row('Out of order', (r) => fmtInt(r.outOfOrder)),
     row('Resumed sessions', (r) => fmtInt(r.resumedReconnects)),
     row('History not found', (r) => (r.historyNotFound === null ? 'n/a' : fmtInt(r.historyNotFound))),
     row('Valid', (r) => valid(r.validity)),

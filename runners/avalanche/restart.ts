@@ -48,6 +48,8 @@ export interface RestartContext {
   /** Base URLs of the target's nodes (for the worker reload and the command's environment). */
   urls: readonly string[];
   workers: number;
+  /** kill/term: restart only the last N nodes (0 = all). */
+  restartNodes?: number;
   rollingGapMs: number;
   termGraceMs: number;
   broadcastKey: string;
@@ -85,7 +87,9 @@ export async function performRestart(ctx: RestartContext): Promise<RestartRecord
     if ((ctx.mode === 'kill' || ctx.mode === 'term') && ctx.nodes) {
       rec.signal = ctx.mode === 'kill' ? 'SIGKILL' : 'SIGTERM';
       const signal = rec.signal as 'SIGKILL' | 'SIGTERM';
-      rec.nodes = await Promise.all(ctx.nodes.handles.map((_, i) => ctx.nodes!.restartNode(i, signal, ctx.termGraceMs)));
+      const k = ctx.nodes.handles.length;
+      const first = ctx.restartNodes ? k - Math.min(ctx.restartNodes, k) : 0;
+      rec.nodes = await Promise.all(ctx.nodes.handles.slice(first).map((_, j) => ctx.nodes!.restartNode(first + j, signal, ctx.termGraceMs)));
     } else if (ctx.mode === 'rolling' && rec.variant === 'workers') {
       rec.signal = 'reload';
       rec.workers = await reloadWorkers(ctx.urls[0]!, ctx.broadcastKey, ctx.config.timeoutMs ?? 120_000);

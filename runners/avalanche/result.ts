@@ -1,5 +1,6 @@
 import type { EncodedLatency, LatencyReport } from '../core/latency.ts';
 import type { RunnerHealth } from '../core/runner-health.ts';
+import type { FrontReport } from './front.ts';
 import type { HerdReport, Quantiles } from './herd.ts';
 import type { AvalancheOptions } from './options.ts';
 import type { RestartRecord } from './restart.ts';
@@ -63,6 +64,8 @@ export interface AvalancheResult extends RestartRunResult {
   params: AvalancheOptions;
   /** Base URL of each node the clients used. */
   nodeUrls: string[];
+  /** The TCP front before the nodes (--front): how it spread the clients; null without one. */
+  front: FrontReport | null;
   restart: RestartRecord;
   reconnectRatePct: number;
   neverReconnectedPct: number;
@@ -87,7 +90,7 @@ export interface AvalancheResult extends RestartRunResult {
   disconnectDetails: Record<string, number>;
   herd: HerdReport;
   recoveryTimedOut: boolean;
-  /** Messages accepted by the target (per node: a message counts once when every node took it). */
+  /** Messages accepted by the target (one publisher per node without a shared broker: a message counts once when every node took it). */
   published: number;
   publishFailuresDuringRestart: number;
   publishFailuresOutsideRestart: number;

@@ -8,9 +8,10 @@ import { getTarget } from '../targets/index.ts';
 import { canceller } from './cancel.ts';
 import { ClientFleet } from './fleet.ts';
 import { downtime, droppedTracks, herdReport, quantiles, recoveryTimes, SeriesSampler } from './herd.ts';
+import { NodeFront } from './front.ts';
 import { LocalNodes } from './nodes.ts';
 import { probePorts } from './port-probe.ts';
-import { messagesFor, type AvalancheOptions, type RestartConfig } from './options.ts';
+import { hasSharedBroker, messagesFor, type AvalancheOptions, type RestartConfig } from './options.ts';
 import { addSupervised, performRestart, type RestartRecord } from './restart.ts';
 import type { AvalancheResult } from './result.ts';
 import { checkRestartValidity } from './validity.ts';
@@ -49,19 +50,31 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
   const nodes = o.url ? undefined : await LocalNodes.start(target, o.nodes, { workers: o.workers, ...(o.broadcastKey ? { env: { BROADCAST_KEY: o.broadcastKey } } : {}) });
   const urls = o.url ? [o.url.replace(/\/+$/, '')] : nodes!.urls;
   if (nodes && (o.restart === 'command' || o.restart === 'hook')) nodes.supervise(true);
-  const fleet = new ClientFleet({ target, urls, stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy });
+  let front: NodeFront | undefined;
+  try {
+    front = o.front ? await NodeFront.start(urls) : undefined;
+  } catch (err) {
+    await nodes?.close();
+    throw err;
+  }
+  // Behind a front every client and the publisher use its one address; otherwise client i uses node i mod K.
+  const clientUrls = front ? [front.url] : urls;
+  // Nodes on a shared broker are one service: one publisher (on a node the restart spares, the
+  // first, unless every node restarts); without one, one publisher per node on the same schedule.
+  const publisherUrls = front ? [front.url] : hasSharedBroker(target) ? [urls[0]!] : urls;
+  const fleet = new ClientFleet({ target, urls: clientUrls, stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy });
   const sampler = new SeriesSampler(() => fleet.connectedCount());
   try {
-    events.emit('phase', 'connect', `${o.clients} clients at ${o.ramp}/s over ${urls.join(', ')}`);
+    events.emit('phase', 'connect', `${o.clients} clients at ${o.ramp}/s over ${front ? `a front (${front.url}) before ` : ''}${urls.join(', ')}`);
     const connectFailures = await fleet.connectAll(o.ramp);
     check();
     await wait(500);
 
-    // One publisher per node: without a shared broker each node only delivers what it was sent.
-    const accepted = urls.map(() => new Uint8Array(messages + 1));
+    const accepted = publisherUrls.map(() => new Uint8Array(messages + 1));
+    const publisherOf = (i: number) => (publisherUrls.length === 1 ? 0 : fleet.nodeOf(i));
     const failureTimes: number[] = [];
     events.emit('phase', 'warmup', `${messages} messages at ${o.rate}/s on ${stream}; restart (${o.restart}) after ${o.warmupMs} ms`);
-    const publishers = urls.map((url, n) =>
+    const publishers = publisherUrls.map((url, n) =>
       startPublisher({
         url: o.broadcastUrl ?? url,
         stream,
@@ -80,11 +93,12 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     const restartAt = Date.now();
     const deadline = restartAt + o.recoveryTimeoutMs;
     fleet.markRestart(restartAt, deadline);
+    front?.markRestart();
     const initiallyConnected = fleet.tracks.filter((t) => t.connectedAtRestart).length;
     sampler.start(restartAt, initiallyConnected);
     const probe = probePorts(urls);
     events.emit('phase', 'restart', `${o.restart} with ${initiallyConnected} clients connected`);
-    const restart: RestartRecord = await performRestart({ mode: o.restart, nodes, urls, workers: o.workers, rollingGapMs: o.rollingGapMs, termGraceMs: o.termGraceMs, broadcastKey: o.broadcastKey, config, runId, target: target.name });
+    const restart: RestartRecord = await performRestart({ mode: o.restart, nodes, urls, workers: o.workers, restartNodes: o.restartNodes, rollingGapMs: o.rollingGapMs, termGraceMs: o.termGraceMs, broadcastKey: o.broadcastKey, config, runId, target: target.name });
     if (!restart.ok) events.emit('phase', 'restart', `FAILED: ${restart.error}`);
 
     events.emit('phase', 'herd', `waiting up to ${Math.max(0, deadline - Date.now())} ms for ${initiallyConnected} clients`);
@@ -106,9 +120,9 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
 
     const pubs: PublisherResult[] = await Promise.all(publishers.map((p) => p.done));
     events.emit('phase', 'settle', `up to ${o.settleMs} ms`);
-    const acceptedFor = (i: number) => accepted[fleet.nodeOf(i)]!;
+    const acceptedFor = (i: number) => accepted[publisherOf(i)]!;
     const acceptedCount = accepted.map((a) => a.reduce((s, v) => s + v, 0));
-    const wantTotal = fleet.tracks.reduce((s, t, i) => s + (t.connected ? acceptedCount[fleet.nodeOf(i)]! : 0), 0);
+    const wantTotal = fleet.tracks.reduce((s, t, i) => s + (t.connected ? acceptedCount[publisherOf(i)]! : 0), 0);
     const settleEnd = Date.now() + o.settleMs;
     while (Date.now() < settleEnd && fleet.deliveryLatency.count < wantTotal) await wait(200);
     fleet.close();
@@ -138,7 +152,8 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     const rec = recoveryTimes(fleet.tracks, restartAtOf);
     // The same clients timed from their node listening again: client backoff and handshake without the server's boot.
     const listeningAtOf = (i: number) => restart.nodes.find((n) => n.node === fleet.nodeOf(i) && n.listeningAt !== null)?.listeningAt;
-    const fromListening = restart.nodes.length && restart.nodes.every((n) => n.listeningAt !== null) ? quantiles(recoveryTimes(fleet.tracks, (i) => listeningAtOf(i) ?? restartAt)) : null;
+    // Behind a front a client may come back on a node that never went down: no node's listening time is its own.
+    const fromListening = !front && restart.nodes.length && restart.nodes.every((n) => n.listeningAt !== null) ? quantiles(recoveryTimes(fleet.tracks, (i) => listeningAtOf(i) ?? restartAt)) : null;
     const down = downtime(fleet.tracks, herdEnd);
     const drops = dropped.map((t) => t.firstDropAt);
     const restartWindowEnd = Math.max(restart.endedAtMs, ...dropped.map((t) => t.backAt)) + 2000;
@@ -156,6 +171,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       startedAt: startedAt.toISOString(),
       params: { ...o, seed },
       nodeUrls: urls,
+      front: front ? { ...front.report } : null,
       restart,
       clients: o.clients,
       connectedClients,
@@ -213,10 +229,11 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     };
     partial.runnerPeakRssMb = partial.runner.runnerPeakRssMb;
     events.emit('phase', 'report', `${partial.droppedConnections} dropped, ${never} never back, ${partial.lostDeliveries} deliveries lost`);
-    return { ...partial, validity: checkRestartValidity({ ...partial, restart, recoveryTimeoutMs: o.recoveryTimeoutMs }) };
+    return { ...partial, validity: checkRestartValidity({ ...partial, restart, recoveryTimeoutMs: o.recoveryTimeoutMs, frontFdErrors: partial.front?.fdErrors ?? 0 }) };
   } finally {
     sampler.stop();
     fleet.close();
+    await front?.close();
     await nodes?.close();
   }
 }

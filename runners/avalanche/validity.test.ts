@@ -48,6 +48,12 @@ describe('avalanche validity rules', () => {
   it('PUBLISH_FAILED_OUTSIDE_RESTART warns and brings PARTIAL_PUBLISH back', () => {
     expect(codes({ publishFailuresOutsideRestart: 2 })).toEqual(['PARTIAL_PUBLISH', 'PUBLISH_FAILED_OUTSIDE_RESTART']);
   });
+  it("RUNNER_FRONT_FD_LIMIT is fatal when the runner's own front ran out of file descriptors", () => {
+    const v = checkRestartValidity({ ...base, frontFdErrors: 4 });
+    expect(v.valid).toBe(false);
+    expect(v.flags.map((f) => f.code)).toEqual(['RUNNER_FRONT_FD_LIMIT']);
+    expect(codes({ frontFdErrors: 0 })).toEqual([]);
+  });
   it('shared rules still apply', () => {
     expect(codes({ connectedClients: 0 })).toContain('NOTHING_CONNECTED');
   });

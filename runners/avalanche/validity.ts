@@ -1,7 +1,7 @@
 import { checkValidity, type ValidityFlag, type ValidityInput } from '../core/validity.ts';
 
 /** Rules only a forced restart has; the shared rules come from runners/core/validity.ts. */
-export type RestartValidityCode = 'RESTART_FAILED' | 'RESTART_NOT_OBSERVED' | 'RECOVERY_TIMEOUT' | 'PUBLISH_FAILED_OUTSIDE_RESTART';
+export type RestartValidityCode = 'RESTART_FAILED' | 'RESTART_NOT_OBSERVED' | 'RECOVERY_TIMEOUT' | 'PUBLISH_FAILED_OUTSIDE_RESTART' | 'RUNNER_FRONT_FD_LIMIT';
 
 export interface RestartValidityFlag {
   code: RestartValidityCode;
@@ -28,6 +28,8 @@ export interface RestartValidityInput extends ValidityInput {
   publishFailuresOutsideRestart: number;
   /** Publish failures inside it (expected: the server was down). */
   publishFailuresDuringRestart: number;
+  /** Connections the runner's own TCP front (--front) dropped for lack of file descriptors; absent without a front. */
+  frontFdErrors?: number;
 }
 
 /**
@@ -42,5 +44,6 @@ export function checkRestartValidity(r: RestartValidityInput): RestartValidity {
   else if (r.initiallyConnected > 0 && r.droppedConnections === 0) add('RESTART_NOT_OBSERVED', 'warning', `the ${r.restart.mode} restart reported success but none of the ${r.initiallyConnected} connected clients disconnected: check that it restarted this target`);
   if (r.recoveryTimedOut && r.neverReconnected > 0) add('RECOVERY_TIMEOUT', 'warning', `${r.neverReconnected} clients were not back when the ${r.recoveryTimeoutMs} ms wait ended: "never reconnected" means "not within the wait"`);
   if (r.publishFailuresOutsideRestart > 0) add('PUBLISH_FAILED_OUTSIDE_RESTART', 'warning', `${r.publishFailuresOutsideRestart} publishes failed outside the restart window (${r.publishFailuresDuringRestart} inside it): the target or the runner was struggling beyond the restart`);
+  if ((r.frontFdErrors ?? 0) > 0) add('RUNNER_FRONT_FD_LIMIT', 'fatal', `the runner's TCP front ran out of file descriptors on ${r.frontFdErrors} connections (EMFILE/ENFILE: the runner's limit, not the target's): clients that did not get back may never have reached the target`);
   return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
 }

@@ -79,6 +79,21 @@ return out
 `;
 
 /**
+ * ARGV: prefix, max streams. Entries held in every live stream's history (XLEN, O(1) each; entries
+ * past the TTL count until the next publish trims them), or -1 when there are more streams than
+ * the max: one /metrics call must not hold Redis for long.
+ */
+export const HISTORY_COUNT_LUA = `
+local p = ARGV[1]
+if redis.call('ZCARD', p .. 'streams') > tonumber(ARGV[2]) then return -1 end
+local sum = 0
+for _, s in ipairs(redis.call('ZRANGE', p .. 'streams', 0, -1)) do
+  sum = sum + redis.call('XLEN', p .. 'h:' .. s)
+end
+return sum
+`;
+
+/**
  * ARGV: prefix, stream, mode ('o' after an offset | 's' since unix seconds), epoch, offset-or-since,
  * maxBytes (0 = unpaged), historyTtlSec.
  * Returns {'err', reason} or {'ok', more (0/1), epoch, o1, t1, m1, o2, t2, m2, ...}.

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRedis, type TestRedis } from '../../common/redis-testing.ts';
+import { Redis } from 'ioredis';
 import { RedisBroker } from './redis.ts';
 import type { BrokerOptions, StreamMessage } from './types.ts';
 
@@ -86,6 +87,10 @@ describe('RedisBroker', () => {
     const page = await a.history('h', { epoch, offset: 3 }, { maxBytes: 30 });
     expect(page).toMatchObject({ ok: true, more: true, messages: [{ offset: 4 }, { offset: 5 }] });
     expect(await a.history('h', { epoch, offset: 7 }, { maxBytes: 1 })).toMatchObject({ ok: true, messages: [{ offset: 8 }] });
+    // /metrics' historyMessages: entries held over every stream (here 5 + 2), -1 past the stream cap.
+    await a.publish([{ stream: 'h2', message: '1' }, { stream: 'h2', message: '2' }]);
+    expect((await a.stats()).historyMessages).toBe(7);
+    expect((await a.stats(1)).historyMessages).toBe(-1);
   });
 
   it('honours the history TTL (Redis clock): expired entries are evicted, the offset counter is not', async () => {
@@ -135,6 +140,63 @@ describe('RedisBroker', () => {
     const off = await node({ sessionTtlSec: 0 });
     await off.commitSession('z', JSON.stringify({ v: 1, ids: ['A'] }));
     expect(await off.restoreSession('z')).toBeUndefined();
+  });
+
+  it('session changes made while Redis is down are stored, in order, once it is back', async () => {
+    const own = await startTestRedis({ persist: true });
+    try {
+      const mk = async () => {
+        const b = new RedisBroker({ ...base, url: own.url });
+        await b.connect();
+        return b;
+      };
+      const a = await mk();
+      await a.commitSession('s', JSON.stringify({ v: 1, ids: ['A'] }));
+      await own.stop();
+      await a.updateSession('s', { add: ['B'] });
+      await a.updateSession('s', { remove: ['A'] });
+      await a.updateSession('t', { add: ['X'] });
+      expect(a.deferredSessions()).toEqual({ waiting: 2, dropped: 0 });
+      await own.start();
+      const other = await mk();
+      try {
+        await until(() => a.deferredSessions().waiting === 0, 10_000);
+        // Another node restores what the client did during the outage, not the stale set.
+        expect(await other.restoreSession('s')).toBe(JSON.stringify({ v: 1, ids: ['B'] }));
+        expect(await other.restoreSession('t')).toBe(JSON.stringify({ v: 1, ids: ['X'] }));
+        // Back to direct writes once drained.
+        await a.updateSession('s', { add: ['C'] });
+        expect(await other.restoreSession('s')).toBe(JSON.stringify({ v: 1, ids: ['B', 'C'] }));
+      } finally {
+        await a.close();
+        await other.close();
+      }
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('a publish cut mid-command says it may have been stored; one never sent says nothing of the kind', async () => {
+    const own = await startTestRedis();
+    const a = new RedisBroker({ ...base, url: own.url });
+    await a.connect();
+    const blocker = new Redis(own.url);
+    try {
+      // Redis busy in a 2 s script: the publish is written to the socket and waits; then Redis dies.
+      void blocker.eval("local t = tonumber(redis.call('TIME')[1]) while tonumber(redis.call('TIME')[1]) < t + 2 do end return 1", 0).catch(() => {});
+      await new Promise((r) => setTimeout(r, 200));
+      const cut = a.publish([{ stream: 'c', message: '1' }]).catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 200));
+      await own.stop();
+      expect(await cut).toMatchObject({ maybeStored: true, message: expect.stringMatching(/may have been stored/) });
+      const unsent = await a.publish([{ stream: 'c', message: '2' }]).catch((e: unknown) => e);
+      expect(unsent).toBeInstanceOf(Error);
+      expect((unsent as { maybeStored?: boolean }).maybeStored).toBeUndefined();
+    } finally {
+      blocker.disconnect();
+      await a.close();
+      await own.close();
+    }
   });
 
   it('fails fast when Redis is unreachable at start, with a coded error', async () => {

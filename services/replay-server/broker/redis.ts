@@ -2,7 +2,8 @@ import { randomInt } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { ReboundError } from '../../../lib/errors.ts';
 import { SESSION_OVERHEAD_BYTES } from './memory.ts';
-import { HISTORY_LUA, PUBLISH_LUA, SESSION_LUA } from './redis-scripts.ts';
+import { HISTORY_COUNT_LUA, HISTORY_LUA, PUBLISH_LUA, SESSION_LUA } from './redis-scripts.ts';
+import { DeferredSessions, type SessionOp } from './redis-session-queue.ts';
 import { encodeSession, decodeSession } from '../session/index.ts';
 import type { Broker, BrokerOptions, BrokerStats, HistoryPage, HistoryPosition, HistoryResult, MessagesListener, PublishItem, SessionChange, StreamMessage } from './types.ts';
 
@@ -27,7 +28,14 @@ type Client = Redis & {
   rrPublish(...args: (string | number)[]): Promise<unknown[]>;
   rrHistory(...args: (string | number)[]): Promise<unknown[]>;
   rrSession(...args: (string | number)[]): Promise<number>;
+  rrHistoryCount(...args: (string | number)[]): Promise<number>;
 };
+
+/** /metrics sums history lengths in Redis up to this many streams; beyond, historyMessages is -1 (not worth blocking Redis). */
+export const HISTORY_COUNT_MAX_STREAMS = 10_000;
+
+/** ioredis's words for a command that never reached Redis or lost its connection (the socket may close before its status changes). */
+const isConnectionError = (err: unknown): boolean => err instanceof Error && /isn't writeable|Connection is closed|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|max retries/i.test(err.message);
 
 const HISTORY_REASONS = new Set(['unknown_epoch', 'stream_not_found', 'offset_evicted', 'offset_ahead']);
 
@@ -59,6 +67,7 @@ export class RedisBroker implements Broker {
   private feedGaps = 0;
   private feedResets = 0;
   private closed = false;
+  private readonly sessions: DeferredSessions;
   private loop: Promise<void> | undefined;
 
   constructor(private readonly opts: RedisBrokerOptions) {
@@ -80,6 +89,10 @@ export class RedisBroker implements Broker {
     this.cmd.defineCommand('rrPublish', { numberOfKeys: 0, lua: PUBLISH_LUA });
     this.cmd.defineCommand('rrHistory', { numberOfKeys: 0, lua: HISTORY_LUA });
     this.cmd.defineCommand('rrSession', { numberOfKeys: 0, lua: SESSION_LUA });
+    this.cmd.defineCommand('rrHistoryCount', { numberOfKeys: 0, lua: HISTORY_COUNT_LUA });
+    this.sessions = new DeferredSessions((sid, op) => this.writeSession(sid, op), (err) => this.cmd.status !== 'ready' || isConnectionError(err));
+    // Back from an outage: store the session changes made meanwhile.
+    this.cmd.on('ready', () => void this.sessions.flush());
   }
 
   /** Connect both clients and start the fan-out; rejects with RR_ERR_REDIS_UNAVAILABLE when Redis cannot be reached. */
@@ -110,7 +123,13 @@ export class RedisBroker implements Broker {
     if (items.length === 0) return;
     const args: (string | number)[] = [this.prefix, newEpoch(), this.opts.historyLimit, this.opts.historyTtlSec, this.opts.feedMaxLen ?? DEFAULT_FEED_MAX_LEN, items.length];
     for (const it of items) args.push(it.stream, it.message, it.exclude ?? '', it.transient ? '1' : '0');
-    await this.cmd.rrPublish(...args);
+    try {
+      await this.cmd.rrPublish(...args);
+    } catch (err) {
+      // Sent, then the connection dropped: Redis may have run the script. Say so instead of "not stored".
+      if (err instanceof Error && (err.name === 'MaxRetriesPerRequestError' || /Connection is closed/i.test(err.message))) throw Object.assign(new Error(`the connection to Redis was lost mid-command, so the batch may have been stored (a retry may deliver it twice): ${err.message}`), { maybeStored: true });
+      throw err;
+    }
   }
 
   onMessages(listener: MessagesListener): () => void {
@@ -146,9 +165,18 @@ export class RedisBroker implements Broker {
     await this.session(sid, 'update', change.add ?? [], change.remove ?? []);
   }
 
-  private async session(sid: string, mode: string, add: readonly string[], remove: readonly string[]): Promise<void> {
+  private session(sid: string, mode: SessionOp['mode'], add: readonly string[], remove: readonly string[]): Promise<void> {
+    return this.sessions.submit(sid, { mode, add, remove });
+  }
+
+  private writeSession(sid: string, { mode, add, remove }: SessionOp): Promise<number> {
     const o = this.opts;
-    await this.cmd.rrSession(this.prefix, sid, mode, o.sessionTtlSec, o.maxSessions ?? Number.MAX_SAFE_INTEGER, o.maxSessionStoreBytes ?? Number.MAX_SAFE_INTEGER, SESSION_OVERHEAD_BYTES, add.length, remove.length, ...add, ...remove);
+    return this.cmd.rrSession(this.prefix, sid, mode, o.sessionTtlSec, o.maxSessions ?? Number.MAX_SAFE_INTEGER, o.maxSessionStoreBytes ?? Number.MAX_SAFE_INTEGER, SESSION_OVERHEAD_BYTES, add.length, remove.length, ...add, ...remove);
+  }
+
+  /** Session changes made during an outage and not yet stored, and those dropped past the queue's caps. */
+  deferredSessions(): { waiting: number; dropped: number } {
+    return { waiting: this.sessions.size, dropped: this.sessions.dropped };
   }
 
   async restoreSession(sid: string): Promise<string | undefined> {
@@ -163,11 +191,10 @@ export class RedisBroker implements Broker {
     }
   }
 
-  async stats(): Promise<BrokerStats> {
+  async stats(maxStreams = HISTORY_COUNT_MAX_STREAMS): Promise<BrokerStats> {
     const p = this.prefix;
-    const [streams, sessions, bytes, evicted, published] = await Promise.all([this.cmd.zcard(`${p}streams`), this.cmd.zcard(`${p}sidx`), this.cmd.get(`${p}stotal`), this.cmd.get(`${p}sevicted`), this.cmd.get(`${p}published`)]);
-    // historyMessages is not tracked on Redis (summing XLEN over every stream is not worth a /metrics call): -1.
-    return { kind: this.kind, historyStreams: streams, historyMessages: -1, sessions, sessionBytes: Number(bytes ?? 0), sessionsEvicted: Number(evicted ?? 0), published: Number(published ?? 0), feedGaps: this.feedGaps, feedResets: this.feedResets };
+    const [streams, sessions, bytes, evicted, published, held] = await Promise.all([this.cmd.zcard(`${p}streams`), this.cmd.zcard(`${p}sidx`), this.cmd.get(`${p}stotal`), this.cmd.get(`${p}sevicted`), this.cmd.get(`${p}published`), this.cmd.rrHistoryCount(p, maxStreams)]);
+    return { kind: this.kind, historyStreams: streams, historyMessages: Number(held), sessions, sessionBytes: Number(bytes ?? 0), sessionsEvicted: Number(evicted ?? 0), published: Number(published ?? 0), feedGaps: this.feedGaps, feedResets: this.feedResets };
   }
 
   async close(): Promise<void> {

@@ -53,7 +53,9 @@ export function createReplayHttp(opts: {
     deliver: (batch) =>
       opts.broker.publish(toPublishItems(batch)).catch((e: unknown) => {
         opts.onPublishError(e);
-        throw new ReboundError('RR_ERR_REPLAY_STORE_FAILED', `broadcast not stored: ${e instanceof Error ? e.message : String(e)}`);
+        const why = e instanceof Error ? e.message : String(e);
+        // Never 201 for a batch not known to be stored; when it may have been, the message says so.
+        throw new ReboundError('RR_ERR_REPLAY_STORE_FAILED', (e as { maybeStored?: boolean }).maybeStored ? `broadcast not acknowledged: ${why}` : `broadcast not stored: ${why}`);
       }),
     stats: opts.stats,
   });
