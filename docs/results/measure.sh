@@ -49,6 +49,7 @@ run() {
     capacity-s5) loader capacity-s5 --scenario S5 --targets replay,ws,socketio --step-sec 20 ;;
     capacity-sweep) loader capacity-sweep --scenario sweep --targets replay --rate 4500 --loader-counts 1,2,4 --step-sec 5 ;;
     cap-soak-replay) script cap-soak-replay bench:soak --target replay --json ;; # 10 min; not in ALL (run it alone)
+    coord-merge-50) script coord-merge-50 bench:merge --shards 50 --samples 20000 --reps 5 ;;
     proxy-overhead) script proxy-overhead bench:proxy --json ;;
     proxy-capacity) script proxy-capacity bench:proxy-capacity --json ;;
     *) echo "unknown figure $1" >&2; return 2 ;;
