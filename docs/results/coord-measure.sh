@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The coordinator/rebaseline figures of docs/perf-drafts/coord.md, from the repo root:
+# The coordinator/rebaseline figures of docs/performance.md ("Coordinator merge and rebaseline"), from the repo root:
 #   docs/results/coord-measure.sh idle-multi [PER_SHARD_N HOLD RAMP]   # 2 runner shards x N idle, one replay server (8 workers)
 #   docs/results/coord-measure.sh update                               # --repeat 3 --update walks (baselines), committed
 #   docs/results/coord-measure.sh walk [K]                             # K plain walks of the local manifest
