@@ -31,6 +31,16 @@ loader() { # name args...
   npx tsx runners/capacity/loader/cli.ts "$@" --json | node --import tsx runners/core/summary-cli.ts "$OUT/$name.json" "npx tsx runners/capacity/loader/cli.ts $*"
 }
 
+# A figure that needs a Redis: a fresh redis-server of its own (no persistence) for the run.
+with_redis() { # args...
+  local port=16399
+  redis-server --port $port --bind 127.0.0.1 --save '' --appendonly no --daemonize no --loglevel warning > "$TMP/redis.log" 2>&1 &
+  local pid=$!
+  sleep 0.5
+  REDIS_URL=redis://127.0.0.1:$port "$@" || true
+  kill $pid; wait $pid 2>/dev/null || true
+}
+
 run() {
   case $1 in
     main) bench main --seed 20261129 ;;
@@ -48,6 +58,9 @@ run() {
     capacity-s4) loader capacity-s4 --scenario S4 --targets replay,ws,socketio --step-sec 5 ;;
     capacity-s5) loader capacity-s5 --scenario S5 --targets replay,ws,socketio --step-sec 20 ;;
     capacity-sweep) loader capacity-sweep --scenario sweep --targets replay --rate 4500 --loader-counts 1,2,4 --step-sec 5 ;;
+    capacity-loaders) script capacity-loaders bench:capacity --targets replay,ws,socketio --scenarios S3,S4,S5 --s3-rates 3000,4000,5000,5500,6000,7000,8000,9000,10000 --s3-step-sec 5 --s4-step-sec 5 --s5-step-sec 20 --json ;;
+    capacity-s1-workers) script capacity-s1-workers bench:capacity --targets replay --scenarios S1 --s1-counts 10000,20000,40000 --s1-ramps 1000 --server-workers 4 --json ;;
+    capacity-redis-s3) with_redis script capacity-redis-s3 bench:capacity --targets replay,replay-redis,replay-redis:2 --scenarios S3 --s3-rates 2000,4000,5000,6000,7000,8000 --s3-step-sec 5 --json ;;
     cap-soak-replay) script cap-soak-replay bench:soak --target replay --json ;; # 10 min; not in ALL (run it alone)
     coord-merge-50) script coord-merge-50 bench:merge --shards 50 --samples 20000 --reps 5 ;;
     proxy-overhead) script proxy-overhead bench:proxy --json ;;
