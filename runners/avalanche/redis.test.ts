@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestRedis, type TestRedis } from '../../services/common/redis-testing.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestRedisEnv } from '../../services/common/redis-test-env.ts';
 import { compareAvalanche, AVALANCHE_COMPARE_OPTIONS } from './compare.ts';
 import { parseOptions } from '../../lib/options.ts';
 import { parseAvalancheOptions } from './options.ts';
@@ -12,17 +12,7 @@ import { runAvalanche } from './run.ts';
  * nodes behind a front, clients of the killed node move to the survivor) and a full restart of
  * every node while Redis stays.
  */
-let redis: TestRedis;
-const saved = process.env.REDIS_URL;
-beforeAll(async () => {
-  redis = await startTestRedis();
-  process.env.REDIS_URL = redis.url;
-});
-afterAll(async () => {
-  if (saved === undefined) delete process.env.REDIS_URL;
-  else process.env.REDIS_URL = saved;
-  await redis.close();
-});
+useTestRedisEnv();
 
 const SMALL = { clients: '20', rate: '10', warmupMs: '1500', publishAfterMs: '3000', recoveryTimeoutMs: '20000', settleMs: '3000', seed: '1313' };
 

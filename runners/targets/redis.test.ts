@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestRedis, type TestRedis } from '../../services/common/redis-testing.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestRedisEnv } from '../../services/common/redis-test-env.ts';
 import { withTarget } from '../core/local-target.ts';
 import { parseJitterOptions } from '../jitter/options.ts';
 import { runJitter } from '../jitter/run.ts';
@@ -10,17 +10,7 @@ import { getTarget, localTargets } from './index.ts';
  * The Redis targets end to end at small scale: the runner starts each service on a real
  * redis-server of the test's own (REDIS_URL) and drops clients; what each stack loses shows.
  */
-let redis: TestRedis;
-const saved = process.env.REDIS_URL;
-beforeAll(async () => {
-  redis = await startTestRedis();
-  process.env.REDIS_URL = redis.url; // the runner's child services inherit it
-});
-afterAll(async () => {
-  if (saved === undefined) delete process.env.REDIS_URL;
-  else process.env.REDIS_URL = saved;
-  await redis.close();
-});
+useTestRedisEnv();
 
 const SMALL = { clients: '10', msgs: '40', interval: '150', jitter: '2', 'jitter-ms': '1000', ramp: '200', settle: '8000', seed: '1313' };
 const run = (target: string): Promise<JitterResult> =>

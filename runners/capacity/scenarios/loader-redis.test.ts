@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestRedis, type TestRedis } from '../../../services/common/redis-testing.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestRedisEnv } from '../../../services/common/redis-test-env.ts';
 import { getTarget } from '../../targets/index.ts';
 import { scenario as s3 } from './s3-fanout.ts';
 
@@ -8,17 +8,7 @@ import { scenario as s3 } from './s3-fanout.ts';
  * subscribers alternate over the nodes and batches go to either node, so half of every stream's
  * deliveries must cross Redis. The test's own redis-server, shared through REDIS_URL.
  */
-let redis: TestRedis;
-const saved = process.env.REDIS_URL;
-beforeAll(async () => {
-  redis = await startTestRedis();
-  process.env.REDIS_URL = redis.url;
-});
-afterAll(async () => {
-  if (saved === undefined) delete process.env.REDIS_URL;
-  else process.env.REDIS_URL = saved;
-  await redis.close();
-});
+useTestRedisEnv();
 
 describe('S3 on replay-redis', () => {
   it.each([1, 2])('with %i node(s) delivers every accepted message to every subscriber once', async (nodes) => {
