@@ -7,6 +7,7 @@ import { openFileLimit } from '../core/runner-limits.ts';
 import { assertNever, type ParentToWorker, type WorkerTally, type WorkerToParent } from './messages.ts';
 import { workerCount, type IdleOptions } from './options.ts';
 import { startTargetSampler } from '../core/target-usage.ts';
+import { ChildLink } from '../core/child-link.ts';
 import { checkIdleValidity } from './validity.ts';
 import type { IdleResult } from './result.ts';
 
@@ -19,14 +20,13 @@ export interface IdleHooks {
   log?: (line: string) => void;
 }
 
-class Worker {
+class Worker extends ChildLink<ParentToWorker> {
   readonly tally: { last?: WorkerTally; ramped?: WorkerTally; done?: WorkerTally } = {};
   ready: Extract<WorkerToParent, { type: 'ready' }> | undefined;
-  error: string | undefined;
   exited = false;
-  private wake: () => void = () => {};
 
-  constructor(readonly child: ChildProcess, readonly id: number) {
+  constructor(child: ChildProcess, readonly id: number) {
+    super(child);
     child.on('message', (m: WorkerToParent) => {
       switch (m.type) {
         case 'ready':
@@ -47,31 +47,15 @@ class Worker {
         default:
           assertNever(m);
       }
-      this.wake();
+      this.notify();
     });
     child.once('exit', (code, sig) => {
       this.exited = true;
       if (!this.tally.done && !this.error) this.error = `worker ${id} exited early (code ${code}, signal ${sig})`;
-      this.wake();
+      this.notify();
     });
   }
 
-  send(m: ParentToWorker): void {
-    if (this.child.connected) this.child.send(m);
-  }
-
-  /** Wait until `pred` holds or the worker failed; bounded by `ms` and the abort signal. */
-  async until(pred: () => boolean, ms: number, signal?: AbortSignal): Promise<boolean> {
-    const end = Date.now() + ms;
-    while (!pred()) {
-      if (this.error || signal?.aborted || Date.now() > end) return false;
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, 250);
-        this.wake = () => (clearTimeout(t), r());
-      });
-    }
-    return true;
-  }
 }
 
 function forkWorker(id: number, fdLimit: number): ChildProcess {
