@@ -151,7 +151,7 @@ export class ClientFleet {
     if (o.target.service?.name === 'replay' || o.target.name === 'anycable') opts.cableOptions = { websocketImplementation: countingWebSocket(() => this.attemptStarted(i), (e) => this.attemptFailed(i, e), () => this.attemptClosed(i)) };
     const c = o.target.createClient(opts);
     c.on('message', (m) => {
-      const p = readPayload(m.data, o.runId);
+      const p = readPayload(m, o.runId);
       if (!p) {
         this.foreign++;
         return;

@@ -133,5 +133,9 @@ describe('readPayload', () => {
     expect(readPayload('null', 'r1')).toBeUndefined();
     expect(readPayload('42', 'r1')).toBeUndefined();
     expect(readPayload(JSON.stringify({ seq: '3', sentAt: 1000, runId: 'r1' }), 'r1')).toBeUndefined();
+    // A value the client already parsed is used as is; `data` is not parsed again.
+    expect(readPayload({ data: '{not json', value: { seq: 4, sentAt: 1000, runId: 'r1' } }, 'r1')).toEqual({ seq: 4, sentAt: 1000 });
+    expect(readPayload({ data: '{}', value: 42 }, 'r1')).toBeUndefined();
+    expect(readPayload({ data: JSON.stringify({ seq: 5, sentAt: 1000, runId: 'r1' }) }, 'r1')).toEqual({ seq: 5, sentAt: 1000 });
   });
 });

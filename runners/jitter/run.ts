@@ -165,7 +165,7 @@ class JitterSession {
     const url = this.fleet ? this.fleet.urlFor(this.groupOf(i)) : this.url;
     const c = this.target.createClient({ index: i, url, stream: this.stream, localAddress: sourceAddress(i), reconnectStrategy: this.opts.reconnectStrategy });
     c.on('message', (m) => {
-      const p = readPayload(m.data, this.runId);
+      const p = readPayload(m, this.runId);
       if (!p) {
         this.counters.foreign++;
         return;

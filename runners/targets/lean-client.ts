@@ -1,4 +1,4 @@
-import type { ClientEvents, ClientOptions, TargetClient } from './types.ts';
+import type { ArrivedMessage, ClientEvents, ClientOptions, TargetClient } from './types.ts';
 import { LeanSocket } from './lean-socket.ts';
 
 /** How far a lean client got: what the idle runner reports as connected / welcomed / subscribed. */
@@ -26,7 +26,16 @@ export interface LeanProtocol {
    * do (a protocol-level goodbye such as AnyCable's `disconnect server_restart`), kept as the
    * `disconnected` event's detail so a runner can report what clients were told.
    */
-  onMessage(payload: Buffer, stream: string, send: (text: string) => void): { stage?: LeanStage; data?: string; error?: string; notice?: string } | undefined;
+  onMessage(payload: Buffer, stream: string, send: (text: string) => void): { stage?: LeanStage; data?: string; value?: unknown; error?: string; notice?: string } | undefined;
+}
+
+/** An arrival whose payload came parsed off the wire: `data` is serialized only when read. */
+class ParsedArrival implements ArrivedMessage {
+  private text: string | undefined;
+  constructor(readonly value: unknown, readonly at: number) {}
+  get data(): string {
+    return (this.text ??= JSON.stringify(this.value));
+  }
 }
 
 type Listeners = { [E in keyof ClientEvents]?: ClientEvents[E][] };
@@ -94,6 +103,7 @@ export class LeanClient implements TargetClient {
             resolve();
           }
           if (r.data !== undefined) this.emit('message', { data: r.data, at: Date.now() });
+          else if (r.value !== undefined) this.emit('message', new ParsedArrival(r.value, Date.now()));
         },
         closed: (err, code) => {
           if (this.sock !== sock) return;

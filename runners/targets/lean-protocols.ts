@@ -25,7 +25,7 @@ export const leanAnyCable: LeanProtocol = {
       return undefined;
     }
     if (startsWith(p, IDENT) && f.message !== undefined && f.type === undefined) {
-      return { data: typeof f.message === 'string' ? f.message : JSON.stringify(f.message) };
+      return typeof f.message === 'string' ? { data: f.message } : { value: f.message };
     }
     switch (f.type) {
       case 'welcome':

@@ -11,7 +11,7 @@ import { connect, type Socket } from 'node:net';
 export interface LeanSocketHandler {
   /** The upgrade succeeded. */
   open(): void;
-  /** A complete text or binary message (fragments joined). */
+  /** A complete text or binary message (fragments joined); valid only during the call (a view of the shared receive buffer). */
   message(payload: Buffer): void;
   /** The connection ended; `err` when it failed (before or after open). */
   closed(err: Error | undefined, code?: number): void;
@@ -24,6 +24,15 @@ export interface LeanSocketOptions {
 }
 
 const CRLF2 = Buffer.from('\r\n\r\n');
+
+/**
+ * One receive buffer for every LeanSocket in the process (`onread`): the kernel copies into it and
+ * the frames are parsed in place, synchronously. That skips a Buffer allocation and the Readable
+ * stream's bookkeeping per read, which at tens of thousands of deliveries a second is a large part
+ * of a loader's CPU, and it holds no per-socket read buffer. A handler must not keep a payload
+ * past its call; the reader copies any incomplete tail.
+ */
+const RECV = Buffer.allocUnsafe(64 * 1024);
 
 export function frame(opcode: number, payload: Buffer): Buffer {
   const n = payload.length;
@@ -47,14 +56,24 @@ export class LeanSocket {
 
   open(o: LeanSocketOptions): void {
     const u = new URL(o.url);
-    const sock = connect({ host: u.hostname, port: Number(u.port || (u.protocol === 'wss:' ? 443 : 80)), ...(o.localAddress ? { localAddress: o.localAddress } : {}) });
+    const sock = connect({
+      host: u.hostname,
+      port: Number(u.port || (u.protocol === 'wss:' ? 443 : 80)),
+      ...(o.localAddress ? { localAddress: o.localAddress } : {}),
+      onread: {
+        buffer: RECV,
+        callback: (n: number) => {
+          this.onData(RECV.subarray(0, n));
+          return true;
+        },
+      },
+    });
     this.sock = sock;
     sock.setNoDelay(true);
     sock.once('connect', () => {
       const key = randomBytes(16).toString('base64');
       sock.write(`GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n${o.protocol ? `Sec-WebSocket-Protocol: ${o.protocol}\r\n` : ''}\r\n`);
     });
-    sock.on('data', (chunk: Buffer) => this.onData(chunk));
     sock.on('error', (err) => this.finish(err));
     sock.on('close', () => this.finish(this.upgraded ? undefined : new Error('connection closed before the WebSocket upgrade')));
   }
@@ -96,7 +115,7 @@ export class LeanSocket {
       const end = buf.indexOf(CRLF2);
       if (end < 0) {
         if (buf.length > 16_384) return this.fail('upgrade response too large');
-        this.buf = buf;
+        this.buf = Buffer.from(buf);
         return;
       }
       const status = buf.toString('latin1', 0, Math.min(end, 64));
@@ -127,7 +146,7 @@ export class LeanSocket {
       this.onFrame(b0 & 0x80, b0 & 0x0f, payload);
       if (this.done) return;
     }
-    // Keep only the incomplete tail, copied so the chunk it came from can be collected.
+    // Keep only the incomplete tail, copied: the shared receive buffer is overwritten by the next read.
     if (off < buf.length) this.buf = Buffer.from(buf.subarray(off));
   }
 

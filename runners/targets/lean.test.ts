@@ -11,7 +11,8 @@ describe('lean clients', () => {
         const make = leanClientFor(target)!;
         const clients = [0, 1, 2].map((i) => make({ index: i, url, stream: 'lean-s', localAddress: `127.0.0.${i + 1}` }));
         const got: string[][] = clients.map(() => []);
-        clients.forEach((c, i) => c.on('message', (m) => got[i]!.push(m.data)));
+        const values: unknown[] = [];
+        clients.forEach((c, i) => c.on('message', (m) => got[i]!.push(m.data) && i === 0 && values.push(m.value)));
         await Promise.all(clients.map((c) => c.connect()));
         expect(clients.every((c) => c.stage === LeanStage.Subscribed)).toBe(true);
         const data = JSON.stringify({ seq: 1, sentAt: Date.now(), runId: 'lean' });
@@ -20,6 +21,14 @@ describe('lean clients', () => {
         const end = Date.now() + 5000;
         while (got.some((g) => g.length === 0) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
         for (const g of got) expect(JSON.parse(g[0]!)).toEqual(JSON.parse(data));
+        expect(values[0]).toEqual(target === 'replay' ? JSON.parse(data) : undefined);
+        // Frames larger than the shared receive buffer, for three sockets reading into it in turn:
+        // each client must reassemble its own bytes exactly.
+        const big = [0, 1, 2].map((k) => JSON.stringify({ seq: 2 + k, sentAt: Date.now(), runId: 'lean', pad: String(k).repeat(150_000 + k) }));
+        for (const b of big) expect((await fetch(`${url}/_broadcast`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ stream: 'lean-s', data: b }) })).status).toBe(201);
+        const end2 = Date.now() + 10_000;
+        while (got.some((g) => g.length < 4) && Date.now() < end2) await new Promise((r) => setTimeout(r, 20));
+        for (const g of got) expect(g.slice(1).map((x) => JSON.parse(x))).toEqual(big.map((b) => JSON.parse(b)));
         const closed = clients.map((c) => new Promise<string>((r) => c.on('disconnected', ({ reason }) => r(reason))));
         expect(clients[0]!.drop()).toBe(true);
         clients.slice(1).forEach((c) => c.close());

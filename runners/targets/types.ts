@@ -12,7 +12,13 @@ export type DisconnectReason =
 
 export interface ArrivedMessage {
   /** Broadcast `data` exactly as published (a string). */
-  data: string;
+  readonly data: string;
+  /**
+   * `data` already parsed, when the client had to parse it anyway (the AnyCable wire carries a
+   * JSON payload as JSON): a consumer that wants the value skips a second parse, and `data` is
+   * then serialized only if someone reads it. Absent: parse `data` yourself.
+   */
+  readonly value?: unknown;
   /** Arrival time, ms since epoch (Date.now() at receipt). */
   at: number;
   /** Stream position when the protocol has one (replay server). */

@@ -42,7 +42,7 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Th
   for (let i = 0; i < o.clients; i++) {
     const c = target.createClient({ index: i, url, stream, localAddress: sourceAddress(i) });
     c.on('message', (m) => {
-      const p = readPayload(m.data, runId);
+      const p = readPayload(m, runId);
       if (!p) return void foreign++;
       const lat = m.at - p.sentAt;
       lastArrival = m.at;

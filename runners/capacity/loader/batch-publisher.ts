@@ -9,8 +9,12 @@ import type { StepKey } from './messages.ts';
  * one request per message on one stream; at thousands of messages a second over 1,000 streams
  * that measures the HTTP hop, not the fan-out, and the publisher would be the rig's limit.
  *
- * One keep-alive connection per node keeps each key's messages in publish order; a slow answer
- * queues the next batch (its latency then includes the wait) rather than reordering it.
+ * Up to `maxInFlight` batches per node are in flight on their own keep-alive connections, so the
+ * target finds the next batch waiting when it finishes one instead of idling for a round trip
+ * through the publisher (on shared cores that trip includes waiting for the publisher to be
+ * scheduled). Order per key still holds: a batch that shares a key with one in flight waits,
+ * and batches leave strictly in the order they were built, so a key's messages can never be
+ * reordered. A waiting batch's latency includes the wait (its `sentAt` is when it was due).
  */
 export interface BatchPublisherOptions {
   urls: string[];
@@ -21,6 +25,8 @@ export interface BatchPublisherOptions {
   payloadBytes?: number;
   timeoutMs?: number;
   broadcastKey?: string;
+  /** Batches in flight per node at most (1 = one connection, each batch waits for the last answer). @default 4 */
+  maxInFlight?: number;
   /** The target accepted `seq` of key `k` (HTTP 201 for its batch). */
   onAccepted(k: number, seq: number): void;
 }
@@ -43,13 +49,18 @@ export interface BatchPublisherResult {
 export const messagesPerKey = (ratePerSec: number, durationMs: number, keys: number) => Math.max(1, Math.ceil(Math.round((ratePerSec * durationMs) / 1000) / keys));
 
 export async function publishBatches(o: BatchPublisherOptions): Promise<BatchPublisherResult> {
-  const agents = o.urls.map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
+  const maxInFlight = Math.max(1, o.maxInFlight ?? 4);
+  const agents = o.urls.map(() => new Agent({ keepAlive: true, maxSockets: maxInFlight }));
   const targets = o.urls.map((u) => new URL('/_broadcast', u));
   const offered = Math.round((o.ratePerSec * o.durationMs) / 1000);
   const r: BatchPublisherResult = { offered, sent: 0, published: 0, failed: 0, failureCauses: {}, failures: [], tickLateMaxMs: 0, elapsedMs: 0 };
   const seqs = new Int32Array(o.keys.length);
   const pad = 'x'.repeat(o.payloadBytes ?? 0);
   const inflight = new Set<Promise<void>>();
+  /** Batches in flight per key and per node; batches built but not yet sent, oldest first. */
+  const keyBusy = new Int32Array(o.keys.length);
+  const nodeBusy = new Int32Array(o.urls.length);
+  const waiting: { node: number; items: { k: number; seq: number }[]; body: string }[] = [];
   const t0 = Date.now();
   let tick = 0;
   let next = 0;
@@ -77,6 +88,23 @@ export async function publishBatches(o: BatchPublisherOptions): Promise<BatchPub
       req.end(body);
     });
 
+  const dispatch = (): void => {
+    for (;;) {
+      const b = waiting[0];
+      if (!b || nodeBusy[b.node]! >= maxInFlight || b.items.some((it) => keyBusy[it.k]! > 0)) return;
+      waiting.shift();
+      nodeBusy[b.node]!++;
+      for (const it of b.items) keyBusy[it.k]!++;
+      const p = post(b.node, b.items, b.body).then(() => {
+        nodeBusy[b.node]!--;
+        for (const it of b.items) keyBusy[it.k]!--;
+        inflight.delete(p);
+        dispatch();
+      });
+      inflight.add(p);
+    }
+  };
+
   await new Promise<void>((resolveAll) => {
     const fire = () => {
       const now = Date.now();
@@ -97,9 +125,8 @@ export async function publishBatches(o: BatchPublisherOptions): Promise<BatchPub
           parts.push(JSON.stringify({ stream: key.streamName, data: JSON.stringify(payload) }));
         }
         r.sent += n;
-        const p = post(tick % o.urls.length, items, `[${parts.join(',')}]`);
-        inflight.add(p);
-        void p.then(() => inflight.delete(p));
+        waiting.push({ node: tick % o.urls.length, items, body: `[${parts.join(',')}]` });
+        dispatch();
       }
       tick++;
       if (r.sent >= offered || now - t0 > o.durationMs + 5 * o.tickMs) return resolveAll();
@@ -107,7 +134,8 @@ export async function publishBatches(o: BatchPublisherOptions): Promise<BatchPub
     };
     fire();
   });
-  await Promise.all(inflight);
+  // Batches still waiting go out as the ones in flight are answered; bounded by the request timeout.
+  while (inflight.size > 0) await Promise.race(inflight);
   r.elapsedMs = Date.now() - t0;
   for (const a of agents) a.destroy();
   return r;

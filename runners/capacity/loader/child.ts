@@ -5,6 +5,7 @@ import { watchRunner } from '../../core/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../../core/runner-limits.ts';
 import { getTarget } from '../../targets/index.ts';
 import type { ArrivedMessage, TargetClient } from '../../targets/types.ts';
+import { payloadOf } from '../../core/publisher.ts';
 import { clientFactory } from './clients.ts';
 import { assertNever, type FromLoader, type LoaderAssignment, type StepKey, type ToLoader } from './messages.ts';
 import { nodeOf } from './plan.ts';
@@ -50,12 +51,7 @@ const send = (m: FromLoader, then?: () => void) => {
 function onMessage(c: Conn, m: ArrivedMessage): void {
   const s = step;
   if (!s) return;
-  let p: { seq?: unknown; sentAt?: unknown; runId?: unknown } | null;
-  try {
-    p = JSON.parse(m.data) as typeof p;
-  } catch {
-    p = null;
-  }
+  const p = payloadOf(m);
   const slot = p && typeof p.runId === 'string' ? s.slots.get(p.runId) : undefined;
   if (!p || !slot || typeof p.seq !== 'number' || typeof p.sentAt !== 'number') {
     // Not this step's (a late arrival of the previous step, or garbage): foreign, never a delivery.
@@ -114,13 +110,40 @@ async function open(a: LoaderAssignment): Promise<void> {
   send({ type: 'ready', loader: me, requested: a.count, subscribed: conns.length, failed, failureCauses: causes, rigLimitFailures: rig, openFileLimit: openFileLimit() ?? null, ms: Date.now() - t0 });
 }
 
-function start(keys: StepKey[], messagesPerKey: number): void {
+/**
+ * Poll rounds. On loopback the sender's write does the receiver's TCP work and, when the receiver
+ * sleeps in epoll, wakes it (an inter-processor interrupt, costly in a VM): tens of thousands of
+ * wake-ups a second charged to the target's `write`, a cost a target never pays for clients on
+ * other machines. During a step a loader therefore does not sleep in epoll: it naps `pollMs`
+ * between loop turns (the pending immediate makes each poll non-blocking), so arrivals queue in
+ * the socket buffers without waking anyone and are read in a batch. Arrival stamps are taken
+ * when read, so latency includes up to one nap; the loop-lag rule still sees a loader that falls
+ * behind.
+ */
+const napCell = new Int32Array(new SharedArrayBuffer(4));
+let napping: NodeJS.Immediate | undefined;
+function startPolling(ms: number): void {
+  stopPolling();
+  if (ms <= 0) return;
+  const nap = () => {
+    Atomics.wait(napCell, 0, 0, ms);
+    napping = setImmediate(nap);
+  };
+  napping = setImmediate(nap);
+}
+function stopPolling(): void {
+  if (napping) clearImmediate(napping);
+  napping = undefined;
+}
+
+function start(keys: StepKey[], messagesPerKey: number, pollMs: number): void {
   const slots = new Map<string, Slot>();
   for (const k of keys) {
     const rows = rowsPerStream[k.stream] ?? 0;
     if (rows > 0) slots.set(k.key, { ledger: new DeliveryLedger(rows, messagesPerKey), stream: k.stream });
   }
   step = { slots, latency: new LatencyRecorder(), misrouted: 0, disconnects: {}, health: watchRunner(), cpu0: process.cpuUsage(), t0: Date.now() };
+  startPolling(pollMs);
   send({ type: 'started', loader: me });
 }
 
@@ -130,6 +153,7 @@ function settle(accepted: Record<string, [number, number][]>): void {
   const s = step;
   if (!s) return send({ type: 'error', loader: me, message: 'settle without a started step' });
   step = undefined;
+  stopPolling();
   const totals = zero();
   for (const [key, slot] of s.slots) {
     for (const [a, b] of accepted[key] ?? []) for (let q = a; q <= b; q++) slot.ledger.accept(q);
@@ -157,7 +181,7 @@ process.on('message', (m: ToLoader) => {
       open(m.assignment).catch((err: Error) => send({ type: 'error', loader: m.assignment.loader, message: err.message }));
       return;
     case 'start':
-      start(m.keys, m.messagesPerKey);
+      start(m.keys, m.messagesPerKey, m.pollMs);
       return;
     case 'settle':
       settle(m.accepted);

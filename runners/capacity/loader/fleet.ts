@@ -71,6 +71,16 @@ class Loader {
   }
 }
 
+const exited = (child: ChildProcess, ms: number) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const t = setTimeout(resolve, ms);
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+
 /**
  * K loader processes holding a run's connections. The parent drives steps: `start` (fresh
  * ledgers for the step's sequence spaces), the caller publishes, then `settle` with what the
@@ -82,7 +92,7 @@ export class LoaderFleet {
   static async open(o: FleetOptions): Promise<LoaderFleet> {
     const plan = assignments({ target: o.target, urls: o.urls, streams: o.streams, connections: o.connections, loaders: o.loaders, concurrency: o.concurrency ?? 200, connectTimeoutMs: o.connectTimeoutMs ?? 15_000 });
     const loaders = plan.map((a) => {
-      const child = fork(ENTRY, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const child = fork(ENTRY, [], { execArgv: ['--import', 'tsx', ...(process.env.PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.PROF_DIR] : [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       reapOnExit(child);
       const l = new Loader(a.loader, child);
       l.send({ type: 'open', assignment: a });
@@ -101,8 +111,8 @@ export class LoaderFleet {
     return this.loaders.length;
   }
 
-  async start(keys: StepKey[], messagesPerKey: number): Promise<void> {
-    for (const l of this.loaders) l.send({ type: 'start', keys, messagesPerKey });
+  async start(keys: StepKey[], messagesPerKey: number, pollMs = 0): Promise<void> {
+    for (const l of this.loaders) l.send({ type: 'start', keys, messagesPerKey, pollMs });
     await Promise.all(this.loaders.map((l) => l.next('started', 30_000)));
   }
 
@@ -116,6 +126,9 @@ export class LoaderFleet {
   async close(): Promise<void> {
     for (const l of this.loaders) l.send({ type: 'close' });
     await Promise.all(this.loaders.map((l) => l.next('closed', 10_000).catch(() => undefined)));
+    // A loader exits on its own right after 'closed' (flushing what it must, e.g. a --cpu-prof
+    // profile); only one that has not gone within the bound is killed.
+    await Promise.all(this.loaders.map((l) => exited(l.child, 5_000)));
     for (const l of this.loaders) if (l.child.exitCode === null && l.child.signalCode === null) l.child.kill('SIGKILL');
   }
 }

@@ -12,6 +12,8 @@ export const LOAD_OPTIONS = {
   stepSec: { type: 'number', default: 8, min: 0.5, max: 600, doc: 'seconds of publishing per step' },
   drainMs: { type: 'int', default: 2000, min: 0, max: 60_000, doc: 'wait after the last publish before settling the ledgers, ms' },
   tickMs: { type: 'int', default: 20, min: 1, max: 1000, doc: 'publisher batch interval, ms (one /_broadcast array per tick)' },
+  publishInFlight: { type: 'int', default: 4, min: 1, max: 64, doc: 'publisher batches in flight per node at most (never two sharing a stream; 1 = each batch waits for the last answer)' },
+  loaderPollMs: { type: 'int', default: 1, min: 0, max: 20, doc: 'loaders read their sockets in rounds this many ms apart during a step, so the target\'s writes do not pay for waking the rig (0: woken per arrival)' },
   loaders: { type: 'int', default: 2, min: 1, max: 16, doc: 'loader processes holding the connections' },
   nodes: { type: 'int', default: 1, min: 1, max: 8, doc: 'target nodes (more than 1 only for Redis-backed targets)' },
   connectConcurrency: { type: 'int', default: 200, min: 1, max: 5000, doc: 'connections opening at once per loader' },
@@ -25,6 +27,9 @@ export const LOAD_OPTIONS = {
 } satisfies OptionTable;
 
 type LoadValues = { readonly [K in keyof typeof LOAD_OPTIONS]: number };
+
+/** How each step publishes: the plan fields every loader scenario takes from its options. */
+export const publishingOf = (o: LoadValues) => ({ durationMs: o.stepSec * 1000, drainMs: o.drainMs, tickMs: o.tickMs, payloadBytes: o.payloadBytes, maxInFlight: o.publishInFlight, loaderPollMs: o.loaderPollMs });
 
 export const budgetOf = (o: LoadValues): Budget => ({ minDeliveredPct: o.minDeliveredPct, maxP99Ms: o.maxP99Ms });
 export const rigLimitsOf = (o: LoadValues): RigLimits => ({ maxLoaderLagMs: o.maxLoaderLagMs, maxLoaderCpuPct: o.maxLoaderCpuPct, minSentPct: 98, maxPublisherLateMs: o.maxPublisherLateMs, minMachineIdlePct: o.minMachineIdlePct });

@@ -31,7 +31,7 @@ export type AcceptedRanges = Record<string, [number, number][]>;
 
 export type ToLoader =
   | { type: 'open'; assignment: LoaderAssignment }
-  | { type: 'start'; keys: StepKey[]; messagesPerKey: number }
+  | { type: 'start'; keys: StepKey[]; messagesPerKey: number; pollMs: number }
   | { type: 'settle'; accepted: AcceptedRanges }
   | { type: 'close' };
 

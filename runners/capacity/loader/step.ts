@@ -21,6 +21,10 @@ export interface StepPlan {
   drainMs: number;
   tickMs: number;
   payloadBytes: number;
+  /** Publisher batches in flight per node at most. */
+  maxInFlight: number;
+  /** Loaders poll their sockets every this many ms during the step (0: woken per arrival). */
+  loaderPollMs: number;
 }
 
 const r1 = (x: number) => Math.round(x * 10) / 10;
@@ -32,11 +36,11 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
  * Judged against the budget; a failing step with a rig flag says the rig was the limit.
  */
 export async function runStep(fleet: LoaderFleet, nodes: TargetNodes, p: StepPlan, budget: Budget, limits: RigLimits): Promise<{ result: StepResult; flags: ScenarioValidityFlag[]; merged: MergedStep }> {
-  await fleet.start(p.keys, messagesPerKey(p.ratePerSec, p.durationMs, p.keys.length));
+  await fleet.start(p.keys, messagesPerKey(p.ratePerSec, p.durationMs, p.keys.length), p.loaderPollMs);
   const usage = watchNodes(nodes.pids);
   const machineWatch = watchMachineCpu();
   const accepted: number[][] = p.keys.map(() => []);
-  const pub = await publishBatches({ urls: nodes.urls, keys: p.keys, ratePerSec: p.ratePerSec, durationMs: p.durationMs, tickMs: p.tickMs, payloadBytes: p.payloadBytes, onAccepted: (k, seq) => accepted[k]!.push(seq) });
+  const pub = await publishBatches({ urls: nodes.urls, keys: p.keys, ratePerSec: p.ratePerSec, durationMs: p.durationMs, tickMs: p.tickMs, payloadBytes: p.payloadBytes, maxInFlight: p.maxInFlight, onAccepted: (k, seq) => accepted[k]!.push(seq) });
   // Server CPU over the publishing window only: the drain's idle seconds would dilute it.
   const target = usage.stop();
   const machine = machineWatch.stop();

@@ -1,5 +1,5 @@
 import type { OptionValues } from '../../../lib/options.ts';
-import { bestWithinBudget, budgetOf, LOAD_OPTIONS, result, rigLimitsOf, steppedSections, walk, parsePrefixed, withPrefix } from '../loader/kit.ts';
+import { bestWithinBudget, budgetOf, LOAD_OPTIONS, publishingOf, result, rigLimitsOf, steppedSections, walk, parsePrefixed, withPrefix } from '../loader/kit.ts';
 import { withLoad } from '../loader/session.ts';
 import type { StepPlan } from '../loader/step.ts';
 import type { ScenarioModule } from '../types.ts';
@@ -35,10 +35,7 @@ export const scenario: ScenarioModule<S3Options> = {
         keys: streams.map((name, s) => ({ key: `${runId}-${i}-${s}`, stream: s, streamName: name })),
         subscribersPerKey: subs,
         ratePerSec: rate,
-        durationMs: o.stepSec * 1000,
-        drainMs: o.drainMs,
-        tickMs: o.tickMs,
-        payloadBytes: o.payloadBytes,
+        ...publishingOf(o),
       }));
       const w = await walk(ctx, fleet, nodes, plans, budget, rigLimitsOf(o), o.stopAfterFailures);
       return { steps: w.steps, flags: [...openFlags, ...w.flags] };

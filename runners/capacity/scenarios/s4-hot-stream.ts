@@ -1,5 +1,5 @@
 import type { OptionValues } from '../../../lib/options.ts';
-import { bestWithinBudget, budgetOf, LOAD_OPTIONS, result, rigLimitsOf, steppedSections, walk, parsePrefixed, withPrefix } from '../loader/kit.ts';
+import { bestWithinBudget, budgetOf, LOAD_OPTIONS, publishingOf, result, rigLimitsOf, steppedSections, walk, parsePrefixed, withPrefix } from '../loader/kit.ts';
 import { withLoad } from '../loader/session.ts';
 import type { StepPlan } from '../loader/step.ts';
 import type { ScenarioModule } from '../types.ts';
@@ -33,10 +33,7 @@ export const scenario: ScenarioModule<S4Options> = {
         keys: Array.from({ length: n }, (_, p) => ({ key: `${runId}-${i}-p${p}`, stream: 0, streamName: streams[0]! })),
         subscribersPerKey: o.connections,
         ratePerSec: n * o.ratePerPublisher,
-        durationMs: o.stepSec * 1000,
-        drainMs: o.drainMs,
-        tickMs: o.tickMs,
-        payloadBytes: o.payloadBytes,
+        ...publishingOf(o),
       }));
       const w = await walk(ctx, fleet, nodes, plans, budget, rigLimitsOf(o), o.stopAfterFailures);
       return { steps: w.steps, flags: [...openFlags, ...w.flags] };

@@ -1,5 +1,5 @@
 import type { OptionValues } from '../../../lib/options.ts';
-import { budgetOf, LOAD_OPTIONS, result, rigLimitsOf, walk, parsePrefixed, withPrefix } from '../loader/kit.ts';
+import { budgetOf, LOAD_OPTIONS, publishingOf, result, rigLimitsOf, walk, parsePrefixed, withPrefix } from '../loader/kit.ts';
 import { withLoad } from '../loader/session.ts';
 import type { Section } from '../../report/types.ts';
 import type { ScenarioModule } from '../types.ts';
@@ -29,7 +29,7 @@ export const scenario: ScenarioModule<S5Options> = {
     const runId = `s5-${Date.now().toString(36)}-${ctx.seed}`;
     const budget = budgetOf(o);
     const { steps, flags } = await withLoad(ctx, { connections: o.connections, streams: o.streams, loaders: o.loaders, nodes: o.nodes, connectConcurrency: o.connectConcurrency }, runId, async (fleet, nodes, streams, openFlags) => {
-      const w = await walk(ctx, fleet, nodes, [{ label: { publishRate: o.rate }, keys: streams.map((name, s) => ({ key: `${runId}-${s}`, stream: s, streamName: name })), subscribersPerKey: o.connections / o.streams, ratePerSec: o.rate, durationMs: o.stepSec * 1000, drainMs: o.drainMs, tickMs: o.tickMs, payloadBytes: o.payloadBytes }], budget, rigLimitsOf(o));
+      const w = await walk(ctx, fleet, nodes, [{ label: { publishRate: o.rate }, keys: streams.map((name, s) => ({ key: `${runId}-${s}`, stream: s, streamName: name })), subscribersPerKey: o.connections / o.streams, ratePerSec: o.rate, ...publishingOf(o) }], budget, rigLimitsOf(o));
       return { steps: w.steps, flags: [...openFlags, ...w.flags] };
     });
     const p99 = steps[0]?.metrics.p99Ms;

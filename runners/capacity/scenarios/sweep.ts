@@ -1,6 +1,6 @@
 import { ReboundError } from '../../../lib/errors.ts';
 import type { OptionValues } from '../../../lib/options.ts';
-import { budgetOf, LOAD_OPTIONS, result, rigLimitsOf, stepChart, parsePrefixed, withPrefix } from '../loader/kit.ts';
+import { budgetOf, LOAD_OPTIONS, publishingOf, result, rigLimitsOf, stepChart, parsePrefixed, withPrefix } from '../loader/kit.ts';
 import { LoaderFleet } from '../loader/fleet.ts';
 import { startNodes } from '../loader/nodes.ts';
 import { subscribeFlag } from '../loader/rig.ts';
@@ -56,7 +56,7 @@ export const scenario: ScenarioModule<SweepOptions> = {
         try {
           const sub = subscribeFlag(fleet.ready, 99);
           if (sub) flags.push({ ...sub, message: `loaders=${k}: ${sub.message}` });
-          const plan = { label: { loaders: k }, keys: streams.map((name, s) => ({ key: `${runId}-${i}-${s}`, stream: s, streamName: name })), subscribersPerKey: o.connections / o.streams, ratePerSec: o.rate, durationMs: o.stepSec * 1000, drainMs: o.drainMs, tickMs: o.tickMs, payloadBytes: o.payloadBytes };
+          const plan = { label: { loaders: k }, keys: streams.map((name, s) => ({ key: `${runId}-${i}-${s}`, stream: s, streamName: name })), subscribersPerKey: o.connections / o.streams, ratePerSec: o.rate, ...publishingOf(o) };
           const { result: r, flags: f } = await runStep(fleet, nodes, plan, budget, limits);
           // In a sweep a rig flag is the finding, not a fault: record how many fired per K.
           r.metrics.rigFlags = f.length;

@@ -113,7 +113,7 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
       const opts = { index: i, url, stream, localAddress: sourceAddress(i) };
       const c = lean ? lean(opts) : target.createClient(opts);
       c.on('message', (m) => {
-        const p = readPayload(m.data, runId);
+        const p = readPayload(m, runId);
         if (!p) return void foreign++;
         const lat = m.at - p.sentAt;
         if (ledger.record(i, p.seq, lat) !== 'new') return;

@@ -35,7 +35,7 @@ function openOne(s: HolderStart, make: NonNullable<ReturnType<typeof leanClientF
   return new Promise<void>((resolve) => {
     const timer = setTimeout(() => c.close(), s.connectTimeoutMs);
     c.on('message', (m) => {
-      const p = readPayload(m.data, runId);
+      const p = readPayload(m, runId);
       if (!p) return void t.foreign++;
       rows.push(i, p.seq, m.at - p.sentAt, m.at);
     });
