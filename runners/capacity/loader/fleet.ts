@@ -92,7 +92,7 @@ export class LoaderFleet {
   static async open(o: FleetOptions): Promise<LoaderFleet> {
     const plan = assignments({ target: o.target, urls: o.urls, streams: o.streams, connections: o.connections, loaders: o.loaders, concurrency: o.concurrency ?? 200, connectTimeoutMs: o.connectTimeoutMs ?? 15_000 });
     const loaders = plan.map((a) => {
-      const child = fork(ENTRY, [], { execArgv: ['--import', 'tsx', ...(process.env.PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.PROF_DIR] : [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const child = fork(ENTRY, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       reapOnExit(child);
       const l = new Loader(a.loader, child);
       l.send({ type: 'open', assignment: a });
