@@ -29,6 +29,12 @@ export function serverWorkersOf(ctx: ScenarioContext): number {
   return i >= 0 && !ctx.url ? Number(ctx.serviceArgs![i + 1]) : 0;
 }
 
+/** A scenario's params, plus `serverWorkers` when its local targets ran as several processes. */
+export function instanceParams<P extends object>(ctx: ScenarioContext, params: P): P & { serverWorkers?: number } {
+  const workers = serverWorkersOf(ctx);
+  return workers > 1 ? { ...params, serverWorkers: workers } : params;
+}
+
 export async function withInstance<T>(ctx: ScenarioContext, o: InstanceOptions, fn: (t: TargetInstance) => Promise<T>): Promise<T> {
   if (ctx.url) {
     const url = ctx.url.replace(/\/+$/, '');

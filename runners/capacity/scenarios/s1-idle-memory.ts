@@ -6,7 +6,7 @@ import { classifyStep } from '../failure-mode.ts';
 import { idleStep } from '../idle-step.ts';
 import { intList } from '../lists.ts';
 import { emptyResult, finishValidity, idleFlags } from '../result.ts';
-import { median, serverWorkersOf, withInstance } from '../target.ts';
+import { instanceParams, median, serverWorkersOf, withInstance } from '../target.ts';
 import type { ScenarioModule, ScenarioResult, StepResult } from '../types.ts';
 
 /**
@@ -89,7 +89,7 @@ export const scenario: ScenarioModule<S1Options> = {
   },
   async run(ctx, o) {
     const workers = serverWorkersOf(ctx);
-    const r = emptyResult(ctx, 'S1', this.title, { ...o, ...(workers > 1 ? { serverWorkers: workers } : {}) }, { name: `bytes per connection at ${o.counts[0]!.toLocaleString('en-US')} (${o.ramps[0]}/s, median of ${o.runs})`, value: null, unit: 'B', higherIsBetter: false });
+    const r = emptyResult(ctx, 'S1', this.title, instanceParams(ctx, { ...o }), { name: `bytes per connection at ${o.counts[0]!.toLocaleString('en-US')} (${o.ramps[0]}/s, median of ${o.runs})`, value: null, unit: 'B', higherIsBetter: false });
     for (const ramp of o.ramps) {
       let stopped: string | undefined;
       for (const count of o.counts) {
