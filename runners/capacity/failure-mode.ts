@@ -18,6 +18,8 @@ export interface StepObservation {
   /** Peak open files of the local target and its limit. */
   targetFdPeak: number | null;
   targetFdLimit: number | null;
+  /** Processes of the target (a cluster's primary and workers); null when not sampled. */
+  targetProcesses?: number | null;
   targetPeakCpuPct: number | null;
   /** The runner failed on its own (a worker died, its loop lagged): fatal idle validity or a thrown worker error. */
   rigError?: string;
@@ -39,7 +41,7 @@ export function classifyStep(o: StepObservation, minSubscribedPct: number): { mo
   }
   if (pct >= minSubscribedPct) return { mode: 'none', why: short };
   if (o.targetFdPeak !== null && o.targetFdLimit !== null && o.targetFdPeak >= o.targetFdLimit - FD_MARGIN) {
-    return { mode: 'fd limit', why: `the target held ${o.targetFdPeak} open files against its limit of ${o.targetFdLimit} (one process: more connections need more processes); ${short}` };
+    return { mode: 'fd limit', why: `the target held ${o.targetFdPeak} open files against its limit of ${o.targetFdLimit} ${(o.targetProcesses ?? 1) > 1 ? ` (its busiest of ${o.targetProcesses} processes: more connections need more workers)` : ' (one process: more connections need more processes)'}; ${short}` };
   }
   const timeouts = o.failureCauses.timeout ?? 0;
   const failed = Object.values(o.failureCauses).reduce((a, b) => a + b, 0);

@@ -47,8 +47,9 @@ describe('capacity failure modes and validity', () => {
     expect(three.headline.value).toBe(400);
   });
 
-  it('serverWorkers is refused without a replay target and with url', () => {
-    expect(() => parseCapacityOptions({ values: { targets: 'ws', scenarios: 'S2', serverWorkers: '2' }, origin: 'test' })).toThrow(/applies to replay targets/);
+  it('serverWorkers is refused with a target that cannot run as workers (socketio-csr) and with url', () => {
+    expect(parseCapacityOptions({ values: { targets: 'replay,ws,socketio', scenarios: 'S2', serverWorkers: '2' }, origin: 'test' }).serverWorkers).toBe(2);
+    expect(() => parseCapacityOptions({ values: { targets: 'ws,socketio-csr', scenarios: 'S2', serverWorkers: '2' }, origin: 'test' })).toThrow(/"socketio-csr" cannot run: .*Connection State Recovery/);
     expect(() => parseCapacityOptions({ values: { targets: 'replay', scenarios: 'S2', serverWorkers: '2', url: 'http://127.0.0.1:9' }, origin: 'test' })).toThrow(/cannot go with url/);
   });
 

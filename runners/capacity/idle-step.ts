@@ -59,6 +59,7 @@ export async function idleStep(ctx: ScenarioContext, inst: TargetInstance, p: Id
       minAvailMb: w.minAvailMb,
       targetFdPeak: w.fdPeak,
       targetFdLimit: w.fdLimit,
+      targetProcesses: w.processes,
       targetPeakCpuPct: result?.targetMetrics.peakCpuPct ?? null,
       ...(rigError ? { rigError } : {}),
     },

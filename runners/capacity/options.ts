@@ -14,7 +14,7 @@ export const SUITE_OPTIONS = {
   targets: { type: 'string', default: 'replay,ws,socketio', maxLength: 200, pattern: /^[\w-]+(:\d+)?(,[\w-]+(:\d+)?)*$/, env: ['CAPACITY_TARGETS'], doc: 'targets to measure side by side, comma-separated; ratios are against the first. `name:K` runs K nodes of a shared-broker target (replay-redis:2) in the loader scenarios (S3, S4, S5, sweep)' },
   scenarios: { type: 'string', default: 'S1,S2,S3,S4,S5,S6,sweep', maxLength: 100, pattern: /^[\w-]+(,[\w-]+)*$/, env: ['CAPACITY_SCENARIOS'], doc: `scenarios to run, comma-separated, from ${SCENARIO_IDS.join(', ')} (soak is opt-in: it runs for minutes)` },
   seed: { type: 'int', default: 1, min: 0, max: 2 ** 31 - 1, env: ['SEED'], doc: 'seed for every random choice the scenarios make' },
-  serverWorkers: { type: 'int', default: 0, min: 0, max: 64, env: ['SERVER_WORKERS'], doc: 'replay targets started locally by S1, S2, S6: their --workers (processes behind one port), to go past one process\'s open-file limit; 0 = one process. Other targets stay one process' },
+  serverWorkers: { type: 'int', default: 0, min: 0, max: 64, env: ['SERVER_WORKERS'], doc: 'targets started locally by S1, S2, S6 (replay, ws, socketio): their --workers (processes behind one port), to go past one process\'s open-file limit; 0 = one process. A target that cannot run so (socketio-csr) is refused' },
   url: { type: 'optional-string', default: undefined, env: ['TARGET_URL'], doc: 'base URL of an already running target (CLI only, one target; loopback unless REBOUND_ALLOW_REMOTE_TARGETS=1); default: start each target locally' },
 } as const satisfies OptionTable;
 
@@ -36,7 +36,7 @@ export interface CapacityOptions {
   targets: string[];
   scenarios: ScenarioId[];
   seed: number;
-  /** replay's --workers for locally started replay targets (0 = the default, one process). */
+  /** --workers for locally started targets in S1, S2, S6 (0 = one process). */
   serverWorkers: number;
   url: string | undefined;
   /** Each selected scenario's parsed options (its module's `parse`). */
@@ -110,7 +110,11 @@ export function parseCapacityOptions(src: ParseSources, table: OptionTable = CAP
     perScenario[id] = m.parse(own);
   }
   const serverWorkers = Number(v.serverWorkers);
-  if (serverWorkers > 0 && !targets.some((l) => getTarget(splitTargetLabel(l).name).service?.name === 'replay')) throw bad('serverWorkers', `serverWorkers applies to replay targets started locally; none of ${targets.join(',')} is one`);
-  if (serverWorkers > 0 && url !== undefined) throw bad('serverWorkers', 'serverWorkers starts a local replay server; it cannot go with url');
+  if (serverWorkers > 0 && url !== undefined) throw bad('serverWorkers', 'serverWorkers starts each target locally as --workers N; it cannot go with url');
+  if (serverWorkers > 0) {
+    // Side by side means alike: one target left as one process would not be comparable.
+    const t = targets.map((l) => getTarget(splitTargetLabel(l).name)).find((x) => x.noWorkers);
+    if (t) throw bad('serverWorkers', `serverWorkers starts every target with --workers ${serverWorkers}, which "${t.name}" cannot run: ${t.noWorkers}; measure it in another run`);
+  }
   return { targets, scenarios, seed: Number(v.seed), serverWorkers, url, perScenario, values: { ...v, url: undefined } };
 }

@@ -48,7 +48,7 @@ export async function runCapacity(o: CapacityOptions, hooks: CapacityHooks = {})
       const { name: targetName, nodes } = splitTargetLabel(name);
       const target = getTarget(targetName);
       log(`capacity: ${id} on ${name}`);
-      const ctx = { target, ...(o.url ? { url: o.url } : {}), ...(nodes > 1 ? { nodes } : {}), ...(o.serverWorkers > 0 && target.service?.name === 'replay' ? { serviceArgs: ['--workers', String(o.serverWorkers)] } : {}), seed: o.seed, signal, log, progress: (p: Record<string, unknown>) => hooks.progress?.({ scenario: id, target: name, ...p }) };
+      const ctx = { target, ...(o.url ? { url: o.url } : {}), ...(nodes > 1 ? { nodes } : {}), ...(o.serverWorkers > 0 ? { serviceArgs: ['--workers', String(o.serverWorkers)] } : {}), seed: o.seed, signal, log, progress: (p: Record<string, unknown>) => hooks.progress?.({ scenario: id, target: name, ...p }) };
       try {
         // The label, not the bare name, tells replay-redis:2 from replay-redis in the tables.
         const r = await m.run(ctx, o.perScenario[id]);

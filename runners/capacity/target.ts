@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
+import { processTree } from '../core/target-usage.ts';
 import type { ScenarioContext } from './types.ts';
 
 /**
@@ -20,6 +21,18 @@ export interface TargetInstance {
 export interface InstanceOptions {
   fdLimit?: number;
   args?: string[];
+}
+
+/** The `--workers N` the suite starts local targets with (`serverWorkers`); 0 = one process. */
+export function serverWorkersOf(ctx: ScenarioContext): number {
+  const i = ctx.serviceArgs?.indexOf('--workers') ?? -1;
+  return i >= 0 && !ctx.url ? Number(ctx.serviceArgs![i + 1]) : 0;
+}
+
+/** A scenario's params, plus `serverWorkers` when its local targets ran as several processes. */
+export function instanceParams<P extends object>(ctx: ScenarioContext, params: P): P & { serverWorkers?: number } {
+  const workers = serverWorkersOf(ctx);
+  return workers > 1 ? { ...params, serverWorkers: workers } : params;
 }
 
 export async function withInstance<T>(ctx: ScenarioContext, o: InstanceOptions, fn: (t: TargetInstance) => Promise<T>): Promise<T> {
@@ -82,17 +95,28 @@ export function availableMemMb(): number {
   return Number.POSITIVE_INFINITY;
 }
 
-/** Samples the target's open files and the machine's available memory once a second while a step runs. */
+/**
+ * Samples the target's open files and the machine's available memory once a second while a step
+ * runs. A cluster (`--workers`) is a process tree: the fd figures are its busiest process's
+ * (the limit is per process), and `processes` says how many there were.
+ */
 export function watchStep(pid: number | undefined, minFreeMb: number, onLowMemory: () => void) {
   let fdPeak: number | null = null;
   let fdLimit: number | null = null;
+  let processes: number | null = null;
   let minAvailMb = availableMemMb();
   let low = false;
   const tick = () => {
     if (pid) {
-      const u = fdUsage(pid);
-      if (u.open !== null) fdPeak = Math.max(fdPeak ?? 0, u.open);
-      if (u.limit !== null) fdLimit = u.limit;
+      const tree = processTree(pid);
+      processes = Math.max(processes ?? 0, tree.length);
+      for (const p of tree) {
+        const u = fdUsage(p);
+        if (u.open !== null && u.open >= (fdPeak ?? 0)) {
+          fdPeak = u.open;
+          if (u.limit !== null) fdLimit = u.limit;
+        }
+      }
     }
     const avail = availableMemMb();
     minAvailMb = Math.min(minAvailMb, avail);
@@ -107,7 +131,7 @@ export function watchStep(pid: number | undefined, minFreeMb: number, onLowMemor
     stop() {
       clearInterval(timer);
       tick();
-      return { fdPeak, fdLimit, minAvailMb: Number.isFinite(minAvailMb) ? minAvailMb : null, lowMemory: low };
+      return { fdPeak, fdLimit, processes, minAvailMb: Number.isFinite(minAvailMb) ? minAvailMb : null, lowMemory: low };
     },
   };
 }

@@ -19,7 +19,7 @@ export interface ScenarioContext {
   seed: number;
   /** Nodes of a shared-broker target from a `name:K` label (`replay-redis:2`); loader scenarios start K nodes. */
   nodes?: number;
-  /** Extra CLI args for a locally started target (the suite's `serverWorkers` as replay's `--workers N`). */
+  /** Extra CLI args for a locally started target (the suite's `serverWorkers` as the service's `--workers N`). */
   serviceArgs?: string[];
   signal: AbortSignal;
   log(line: string): void;

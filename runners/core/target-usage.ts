@@ -13,7 +13,7 @@ export interface TargetSample {
   rssBytes: number | null;
   /** CPU time per wall time since the previous /proc sample, % of one core (can exceed 100 with workers); else `/metrics`. */
   cpuPct: number | null;
-  /** Open connections per `/metrics`; null without a url or an answer. */
+  /** Open connections per `/metrics` (a cluster's sum over its workers); null without a url or an answer. */
   connections: number | null;
 }
 
@@ -32,7 +32,7 @@ const TICKS_PER_SEC = 100;
 const MAX_SAMPLES = 86_400;
 
 /** The process and its descendants (bounded walk; processes that exited in between are skipped). */
-function tree(pid: number): number[] {
+export function processTree(pid: number): number[] {
   const out: number[] = [];
   const queue = [pid];
   while (queue.length && out.length < 256) {
@@ -55,7 +55,7 @@ export function processTreeUsage(pid: number): { ticks: number; rssBytes: number
   let ticks = 0;
   let rssKb = 0;
   let seen = 0;
-  for (const p of tree(pid)) {
+  for (const p of processTree(pid)) {
     try {
       // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
       const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
@@ -98,7 +98,8 @@ export function startTargetSampler(opts: TargetSamplerOptions) {
     // own instant, not one taken before a /metrics answer that may take up to 2 s.
     const u = opts.pid ? processTreeUsage(opts.pid) : null;
     const at = Date.now();
-    let metrics: { rssBytes?: number; cpuPct?: number; connections?: number } = {};
+    type Figures = { rssBytes?: number; cpuPct?: number; connections?: number };
+    let metrics: Figures & { cluster?: Figures | null } = {};
     if (opts.url) {
       try {
         const r = await fetch(`${opts.url.replace(/\/+$/, '')}/metrics`, { signal: AbortSignal.timeout(2000) });
@@ -110,7 +111,9 @@ export function startTargetSampler(opts: TargetSamplerOptions) {
         // A target too busy to answer is itself a finding: the sample says null.
       }
     }
-    const s: TargetSample = { at, rssBytes: typeof metrics.rssBytes === 'number' ? metrics.rssBytes : null, cpuPct: typeof metrics.cpuPct === 'number' ? metrics.cpuPct : null, connections: typeof metrics.connections === 'number' ? metrics.connections : null };
+    // In cluster mode (`--workers`) the answering worker's own figures are its share; `cluster` sums every process.
+    const num = (k: keyof Figures) => (typeof metrics.cluster?.[k] === 'number' ? metrics.cluster[k] : typeof metrics[k] === 'number' ? metrics[k] : null);
+    const s: TargetSample = { at, rssBytes: num('rssBytes'), cpuPct: typeof metrics.cpuPct === 'number' && !metrics.cluster ? metrics.cpuPct : null, connections: num('connections') };
     if (u) {
       if (u.rssBytes > 0) s.rssBytes = u.rssBytes;
       if (last && at > last.at) s.cpuPct = Math.round((((u.ticks - last.ticks) / TICKS_PER_SEC) * 1000 * 1000) / (at - last.at)) / 10;

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { withTarget } from '../core/local-target.ts';
 import { getTarget } from '../targets/index.ts';
-import { parseIdleOptions } from './options.ts';
+import { idleServiceArgs, parseIdleOptions } from './options.ts';
 import { runIdle } from './run.ts';
 import { checkIdleValidity } from './validity.ts';
 
@@ -27,6 +27,26 @@ describe('idle runner over two worker processes', () => {
       expect(r.runner.rssPerClientBytes).not.toBeNull();
     });
   }
+});
+
+describe('idle runner against a target with --workers (server-workers)', () => {
+  for (const target of ['ws', 'socketio']) {
+    it(`${target} as 2 workers: the connections it reports are the sum over its workers`, async () => {
+      const opts = small(target, { stream: `idle-w-${target}`, hold: '2.5', serverWorkers: '2' });
+      const def = getTarget(target);
+      const r = await withTarget({ ...def, service: { ...def.service!, args: [...def.service!.args, ...idleServiceArgs(opts)] } }, undefined, (url, svc) => runIdle(opts, url, svc?.pid));
+      expect(r).toMatchObject({ clients: 60, subscribed: 60, failed: 0 });
+      // One worker holds about half: only the cluster's sum reaches 60.
+      expect(r.targetMetrics.peakConnections).toBe(60);
+      expect(r.targetMetrics.bytesPerConnection).not.toBeNull();
+    });
+  }
+
+  it('refuses server-workers for a target whose server cannot run as workers', () => {
+    expect(() => small('socketio-csr', { serverWorkers: '2' })).toThrow(/Connection State Recovery/);
+    expect(() => small('anycable', { serverWorkers: '2' })).toThrow(/no local service/);
+    expect(small('ws', { serverWorkers: '2' }).serverWorkers).toBe(2);
+  });
 });
 
 describe('idle validity fires on real causes', () => {

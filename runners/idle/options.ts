@@ -20,7 +20,7 @@ export const IDLE_OPTIONS = {
   addresses: { type: 'int', default: 200, min: 1, max: 254, env: ['SOURCE_ADDRESSES'], doc: 'source addresses 127.0.0.1..N to spread clients over (each has ~28K ephemeral ports)' },
   connectTimeoutMs: { type: 'int', default: 20_000, min: 100, max: 600_000, env: ['CONNECT_TIMEOUT_MS'], doc: 'per-connection time to subscribe before it counts as failed (timeout)' },
   workerFdLimit: { type: 'int', default: 0, min: 0, max: 1_048_576, env: ['IDLE_WORKER_FD_LIMIT'], doc: 'start workers with this open-file limit (ulimit -n), e.g. to reproduce a small container; 0 = inherit' },
-  serverWorkers: { type: 'int', default: 0, min: 0, max: 64, env: ['SERVER_WORKERS'], doc: 'replay target started locally: its --workers (0 = the server default)' },
+  serverWorkers: { type: 'int', default: 0, min: 0, max: 64, env: ['SERVER_WORKERS'], doc: 'target started locally (replay, ws, socketio): its --workers, processes behind one port (0 = one process); socketio-csr cannot' },
   shard: { type: 'optional-string', default: undefined, pattern: /^[\w.-]{1,64}$/, env: ['SHARD'], doc: 'a label for this shard, echoed as shardLabel' },
 } as const satisfies OptionTable;
 
@@ -28,10 +28,12 @@ export type IdleOptions = OptionValues<typeof IDLE_OPTIONS>;
 
 export function parseIdleOptions(src: Parameters<typeof parseOptions>[1]): IdleOptions {
   const o = parseOptions(IDLE_OPTIONS, src);
-  getTarget(o.target);
+  const t = getTarget(o.target);
   if (!leanClientFor(o.target)) throw new ReboundError('RR_ERR_TARGET_UNSUPPORTED', `the idle runner has no lean client for target "${o.target}"`, { details: { target: o.target } });
   if (o.url !== undefined && !isAllowedTargetUrl(o.url)) throw new ReboundError('RR_ERR_OPTION_INVALID', `url must be a loopback URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(o.url)}`, { details: { option: 'url' } });
-  if (o.serverWorkers > 0 && o.target !== 'replay') throw new ReboundError('RR_ERR_OPTION_INVALID', 'server-workers applies to the replay target only', { details: { option: 'serverWorkers' } });
+  if (o.serverWorkers > 0 && (t.noWorkers || !t.service)) {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `server-workers: target "${o.target}" cannot run as --workers N: ${t.noWorkers ?? 'it has no local service'}`, { details: { option: 'serverWorkers' } });
+  }
   const w = workerCount(o, undefined);
   if (o.workers !== 'auto' && w > o.clients) throw new ReboundError('RR_ERR_OPTION_INVALID', `workers (${w}) exceeds clients (${o.clients})`, { details: { option: 'workers' } });
   return o;

@@ -134,5 +134,6 @@ export const socketIoCsrTarget: TargetDefinition = {
   offlineFloorMs: 0,
   replays: true,
   service: { name: 'socketio', args: ['--mode', 'csr'] },
+  noWorkers: '@socket.io/cluster-adapter does not support Connection State Recovery, so the server refuses --workers with --mode csr',
   createClient: (opts) => new SocketIoClient(opts, 'csr'),
 };

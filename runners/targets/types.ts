@@ -75,5 +75,7 @@ export interface TargetDefinition {
   service?: { name: 'ws' | 'socketio' | 'replay'; args: string[] };
   /** The service needs a Redis at REDIS_URL: left out of the default target set. */
   needsRedis?: boolean;
+  /** Why its local service cannot run as `--workers N` (processes behind one port); undefined when it can. */
+  noWorkers?: string;
   createClient(opts: ClientOptions): TargetClient;
 }

@@ -47,6 +47,12 @@ export function createServiceApp(opts: ServiceHttpOptions) {
   const monitor = createProcessMonitor();
   const counters = { broadcastsAccepted: 0, broadcastRequests: 0, broadcastRejected: 0 };
   app.disable('x-powered-by');
+  // Which process answered: with --workers, shows which worker a request landed on.
+  const pid = String(process.pid);
+  app.use((_req: Request, res: Response, next: NextFunction) => {
+    res.setHeader('X-Rebound-Pid', pid);
+    next();
+  });
   const raw = express.raw({ type: () => true, limit: opts.bodyLimitBytes ?? 10 * 1024 * 1024 });
 
   const auth = (req: Request, res: Response, next: NextFunction) => {

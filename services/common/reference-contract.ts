@@ -9,17 +9,22 @@ import { broadcast, ioClient, metrics, wsClient } from './test-clients.ts';
  * readers stops within the grace period, and the too-slow rule at the default buffer bound.
  */
 
-/** A protocol's test client as the shared suite drives it: one stream per client. */
-interface ContractClient {
+/** A protocol's test client as the shared suites drive it: one stream per client. */
+export interface ContractClient {
   subscribe(stream: string): Promise<void>;
   /** Messages received on the stream it subscribed to. */
   received(): number;
+  /** Their data, in arrival order. */
+  data(): string[];
+  /** Whisper to the stream's other subscribers; `whispers()` is what this client heard. */
+  whisper(data: string): void;
+  whispers(): string[];
   /** Stop reading from the socket (the kernel's buffers then fill). */
   pause(): void;
   close(): void;
 }
 
-async function contractClient(name: 'ws' | 'socketio', svc: ServiceHandle): Promise<ContractClient> {
+export async function contractClient(name: 'ws' | 'socketio', svc: ServiceHandle): Promise<ContractClient> {
   if (name === 'ws') {
     const c = await wsClient(svc);
     let stream = '';
@@ -30,18 +35,28 @@ async function contractClient(name: 'ws' | 'socketio', svc: ServiceHandle): Prom
         await c.next('subscribed');
       },
       received: () => c.frames.filter((f) => f.stream === stream && f.type === undefined).length,
+      data: () => c.frames.filter((f) => f.stream === stream && f.type === undefined).map((f) => String(f.data)),
+      whisper: (data) => c.send({ type: 'whisper', stream, data }),
+      whispers: () => c.frames.filter((f) => f.type === 'whisper').map((f) => String(f.data)),
       pause: c.pause,
       close: c.close,
     };
   }
   const c = await ioClient(svc);
-  let got = 0;
-  c.socket.on('message', () => got++);
+  const got: string[] = [];
+  const heard: string[] = [];
+  let stream = '';
+  c.socket.on('message', (d: unknown) => got.push(String(d)));
+  c.socket.on('whisper', (d: unknown) => heard.push(String(d)));
   return {
     async subscribe(s) {
+      stream = s;
       await c.socket.timeout(5000).emitWithAck('subscribe', s);
     },
-    received: () => got,
+    received: () => got.length,
+    data: () => got,
+    whisper: (data) => c.socket.emit('whisper', stream, data),
+    whispers: () => heard,
     pause: c.pause,
     close: c.close,
   };

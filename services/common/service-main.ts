@@ -25,6 +25,13 @@ export const COMMON_SERVICE_OPTIONS = {
   broadcastKey: { type: 'string', default: '', env: ['BROADCAST_KEY'], doc: 'bearer key required by /_broadcast (empty = open)' },
 } as const satisfies OptionTable;
 
+export interface ServiceMainOptions<T extends OptionTable> {
+  /** Hard deadline of a graceful stop. @default 5000 */
+  stopDeadlineMs?: number;
+  /** Rules across options (e.g. two that cannot go together): throw a ReboundError to refuse, exit 2. */
+  check?(opts: OptionValues<T>): void;
+}
+
 /**
  * Shared process wrapper for every service: parse options (CLI > env > defaults), start, report
  * the bound port, and stop cleanly on SIGTERM/SIGINT with a hard deadline so a stuck close can
@@ -34,7 +41,7 @@ export async function serviceMain<T extends OptionTable>(
   name: string,
   table: T,
   start: (opts: OptionValues<T>) => Promise<RunningService>,
-  stopDeadlineMs = 5000,
+  { stopDeadlineMs = 5000, check }: ServiceMainOptions<T> = {},
 ): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv.includes('--help')) {
@@ -44,6 +51,7 @@ export async function serviceMain<T extends OptionTable>(
   let opts: OptionValues<T>;
   try {
     opts = parseOptions(table, { values: argvToValues(argv, table), env: process.env, origin: 'CLI' });
+    check?.(opts);
   } catch (err) {
     const e = err as ReboundError;
     process.stderr.write(`${name}: ${e.code ?? 'error'}: ${e.message}\n`);

@@ -2,6 +2,7 @@
  * Test helpers for the reference servers: real clients over loopback (ws, socket.io-client),
  * pausable at the TCP level to play a client that stopped reading.
  */
+import { Agent, request } from 'node:http';
 import WebSocket from 'ws';
 import { io, type Socket as IoSocket } from 'socket.io-client';
 import { waitUntil } from '../../lib/time.ts';
@@ -11,6 +12,44 @@ export const metrics = async (svc: ServiceHandle) => (await (await fetch(svc.htt
 
 export const broadcast = (svc: ServiceHandle, body: unknown) =>
   fetch(svc.httpUrl + '/_broadcast', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+
+/**
+ * One POST on a fresh connection (no keep-alive): with --workers, round-robin accept then
+ * spreads consecutive requests over the workers; also what "the port never stops accepting" promises.
+ */
+export function postFresh(port: number, path: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** POSTs over one keep-alive connection: every request lands on the worker that accepted it. */
+export interface Poster {
+  /** Status and the answering process (`X-Rebound-Pid`). */
+  post(body: string): Promise<{ status: number; pid: string }>;
+  close(): void;
+}
+
+export function pinnedPoster(port: number, path: string): Poster {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  return {
+    post: (body) =>
+      new Promise((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, pid: String(res.headers['x-rebound-pid'] ?? '') }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      }),
+    close: () => agent.destroy(),
+  };
+}
 
 export interface WsTestClient {
   ws: WebSocket;

@@ -1,10 +1,10 @@
-import { request } from 'node:http';
 import { createCable, type Cable } from '@anycable/core';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../lib/time.ts';
 import { childPids, isAlive } from '../common/process-info.ts';
 import { startService, type ServiceHandle } from '../common/spawn.ts';
+import { postFresh } from '../common/test-clients.ts';
 import { pubsubId, RawClient, sleepMs, type Frame } from './testing.ts';
 
 /**
@@ -140,18 +140,6 @@ function officialClient(port: number, stream: string) {
   const ch = cable.streamFrom(stream);
   ch.on('message', (msg) => seqs.push((msg as { seq: number }).seq));
   return { cable, seqs, ready: ch.ensureSubscribed() };
-}
-
-/** One POST on a fresh connection: what "the port never stops accepting" promises. */
-function postFresh(port: number, path: string, body: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 /** Publish seq 1.. one by one until `until()` holds, then `extra` more; returns the last seq. */

@@ -1,9 +1,12 @@
 import { createServer } from 'node:http';
+import { createAdapter as createClusterAdapter } from '@socket.io/cluster-adapter';
 import { Server, type Socket } from 'socket.io';
 import type { Broadcast } from '../common/broadcast.ts';
+import type { PrimaryLink } from '../common/cluster/hub.ts';
+import type { ClusterableService } from '../common/cluster/main.ts';
 import { createServiceApp } from '../common/http-app.ts';
 import { resolveLimits, waitFor, type ReferenceLimits } from '../common/limits.ts';
-import { listen, type RunningService } from '../common/service-main.ts';
+import { listen } from '../common/service-main.ts';
 import { ProgressWatch } from '../common/slow-consumer.ts';
 import { asObjectPayload, objectRoom } from './conventions.ts';
 import { connectRedisAdapter, type RedisAdapterHandle } from './redis.ts';
@@ -59,8 +62,13 @@ function terminate(socket: Socket): void {
  * goes to the room's other members. `csr` turns on Connection State Recovery with the in-memory
  * adapter (the benchmark's setup). Limits (buffered bytes, rooms, name length, packet size)
  * match the replay server's.
+ *
+ * With a `link` (one worker of `--workers N`, default mode only) rooms span the workers through
+ * the official @socket.io/cluster-adapter (its primary side: `setupPrimary`), and a broadcast's
+ * 201 waits for the primary's barrier: every other worker has emitted it by then, so the next
+ * broadcast, wherever it lands, cannot overtake it.
  */
-export async function createSocketIoServer(opts: SocketIoServerOptions): Promise<RunningService> {
+export async function createSocketIoServer(opts: SocketIoServerOptions, link?: PrimaryLink): Promise<ClusterableService> {
   const limits = resolveLimits(opts);
   let io!: Server;
   const counters = { subscriptions: 0, recovered: 0, tooSlowDisconnects: 0, refusedSubscriptions: 0, whispers: 0 };
@@ -80,11 +88,16 @@ export async function createSocketIoServer(opts: SocketIoServerOptions): Promise
 
   // CSR stores every room broadcast for members that are away, so emitting to a convention nobody
   // uses would double that store: a convention's room is served once some socket has used it.
-  // On Redis a subscriber may sit on another node, so both conventions are always served.
-  const used = { string: opts.redisUrl !== undefined, object: opts.redisUrl !== undefined };
+  // On Redis or in a cluster a subscriber may sit on another node, so both conventions are always served.
+  const spread = opts.redisUrl !== undefined || link !== undefined;
+  const used = { string: spread, object: spread };
   const redis: RedisAdapterHandle | undefined = opts.redisUrl !== undefined ? await connectRedisAdapter(opts.redisUrl, opts.mode) : undefined;
   const name = `socketio-${opts.mode}${redis ? '-redis' : ''}`;
-  const deliver = (batch: Broadcast[]) => {
+  const deliver = (batch: Broadcast[]): void | Promise<void> => {
+    emitAll(batch);
+    if (link) return link.barrier();
+  };
+  const emitAll = (batch: Broadcast[]) => {
     for (const b of batch) {
       const obj = objectRoom(b.stream);
       dropSlow([b.stream, obj]);
@@ -98,7 +111,15 @@ export async function createSocketIoServer(opts: SocketIoServerOptions): Promise
     name,
     broadcastKey: opts.broadcastKey,
     deliver,
-    stats: () => ({ mode: opts.mode, adapter: redis ? 'redis' : 'memory', connections: io.engine.clientsCount, ...counters, rooms: io.of('/').adapter.rooms.size, limits }),
+    stats: async () => ({
+      mode: opts.mode,
+      adapter: redis ? 'redis' : link ? 'cluster' : 'memory',
+      connections: io.engine.clientsCount,
+      ...counters,
+      rooms: io.of('/').adapter.rooms.size,
+      limits,
+      ...(link ? { cluster: await link.clusterStats().catch(() => null) } : {}),
+    }),
   });
   const server = createServer(app);
   io = new Server(server, {
@@ -107,8 +128,12 @@ export async function createSocketIoServer(opts: SocketIoServerOptions): Promise
     maxHttpBufferSize: limits.maxPayloadBytes,
     pingInterval: opts.pingIntervalMs ?? 25_000,
     pingTimeout: opts.pingTimeoutMs ?? 20_000,
-    ...(redis ? { adapter: redis.adapter } : {}),
+    ...(redis ? { adapter: redis.adapter } : link ? { adapter: createClusterAdapter() } : {}),
     ...(opts.mode === 'csr' ? { connectionStateRecovery: { maxDisconnectionDuration: opts.maxDisconnectionMs ?? 120_000, skipMiddlewares: true } } : {}),
+  });
+  // Which process accepted the socket: shows the spread over workers (tests, benches).
+  io.engine.on('headers', (headers: Record<string, string>) => {
+    headers['X-Rebound-Pid'] = String(process.pid);
   });
   const streamsOf = (socket: Socket) => socket.rooms.size - 1;
   const watches = new WeakMap<Socket, ProgressWatch>();
@@ -177,6 +202,7 @@ export async function createSocketIoServer(opts: SocketIoServerOptions): Promise
   const port = await listen(server, opts.port, opts.host);
   return {
     port,
+    report: () => ({ connections: io.engine.clientsCount, subscriptions: counters.subscriptions, whispers: counters.whispers, tooSlowDisconnects: counters.tooSlowDisconnects }),
     async stop() {
       closeApp();
       // Engine.IO forgets a client as soon as it starts closing, but its WebSocket stays open

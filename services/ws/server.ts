@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Broadcast } from '../common/broadcast.ts';
+import type { PrimaryLink } from '../common/cluster/hub.ts';
+import type { ClusterableService } from '../common/cluster/main.ts';
 import { createServiceApp } from '../common/http-app.ts';
 import { resolveLimits, waitFor, type ReferenceLimits } from '../common/limits.ts';
-import { listen, type RunningService } from '../common/service-main.ts';
+import { listen } from '../common/service-main.ts';
 import { ProgressWatch } from '../common/slow-consumer.ts';
 
 export interface WsServerOptions extends Partial<ReferenceLimits> {
@@ -12,6 +14,9 @@ export interface WsServerOptions extends Partial<ReferenceLimits> {
   host: string;
   broadcastKey: string;
 }
+
+/** What the fan-out sends: a broadcast, or a whisper (its sender in `meta.exclude_socket`). */
+type Outgoing = Broadcast & { whisper?: true };
 
 /** Per-socket state: its id (for `meta.exclude_socket`), its topics and whether it keeps reading. */
 interface Client {
@@ -25,8 +30,12 @@ interface Client {
  * benchmark). Protocol in docs/running.md: `welcome {sid}` on connect; client frames
  * subscribe/unsubscribe/whisper; data frames `{"stream","data"}`. Messages published while a
  * client is away are gone. Limits (buffered bytes, topics, name length) match the replay server's.
+ *
+ * With a `link` (one worker of `--workers N`) broadcasts and whispers go through the primary,
+ * which sends them to every worker (this one too) in one order: each client gets each once, in
+ * the same order whichever worker holds it.
  */
-export async function createWsServer(opts: WsServerOptions): Promise<RunningService> {
+export async function createWsServer(opts: WsServerOptions, link?: PrimaryLink): Promise<ClusterableService> {
   const limits = resolveLimits(opts);
   const topics = new Map<string, Set<WebSocket>>();
   const clients = new Map<WebSocket, Client>();
@@ -46,25 +55,32 @@ export async function createWsServer(opts: WsServerOptions): Promise<RunningServ
     ws.send(frame);
   };
 
-  const deliver = (batch: Broadcast[]) => {
+  /** This process's subscribers of each item; a sid that lives on another worker skips nobody here. */
+  const fanout = (batch: Outgoing[]) => {
     for (const b of batch) {
       const subs = topics.get(b.stream);
       if (!subs) continue;
       const skip = b.meta?.exclude_socket === undefined ? undefined : bySid.get(b.meta.exclude_socket);
       // One frame per message, shared by every subscriber.
-      const frame = JSON.stringify({ stream: b.stream, data: b.data });
+      const frame = JSON.stringify(b.whisper ? { type: 'whisper', stream: b.stream, data: b.data } : { stream: b.stream, data: b.data });
       for (const ws of subs) if (ws !== skip) send(ws, frame);
     }
   };
+  // Relayed items come from this cluster's own workers, validated where they entered.
+  link?.onRelay((items) => fanout(items as Outgoing[]));
 
   const { app, close: closeApp } = createServiceApp({
     name: 'ws',
     broadcastKey: opts.broadcastKey,
-    deliver,
-    stats: () => ({ ...counters, streams: topics.size, limits }),
+    // The 201 waits until the primary has sent the batch to every worker.
+    deliver: (batch) => (link ? link.relay(batch) : fanout(batch)),
+    stats: async () => ({ ...counters, streams: topics.size, limits, ...(link ? { cluster: await link.clusterStats().catch(() => null) } : {}) }),
   });
   const server = createServer(app);
   const wss = new WebSocketServer({ server, path: '/ws', perMessageDeflate: false, clientTracking: true, maxPayload: limits.maxPayloadBytes });
+  // Which process accepted the socket: shows the spread over workers (tests, benches).
+  const pidHeader = `X-Rebound-Pid: ${process.pid}`;
+  wss.on('headers', (headers) => headers.push(pidHeader));
 
   const unsubscribe = (ws: WebSocket, stream: string) => {
     const set = topics.get(stream);
@@ -105,8 +121,9 @@ export async function createWsServer(opts: WsServerOptions): Promise<RunningServ
       if (!me.topics.has(stream)) return reply({ type: 'error', reason: 'not_subscribed', stream });
       if (typeof msg.data !== 'string') return reply({ type: 'error', reason: 'invalid_whisper', stream });
       counters.whispers++;
-      const frame = JSON.stringify({ type: 'whisper', stream, data: msg.data });
-      for (const peer of topics.get(stream) ?? []) if (peer !== ws) send(peer, frame);
+      const whisper: Outgoing = { stream, data: msg.data, meta: { exclude_socket: me.sid }, whisper: true };
+      if (link) link.relayNoWait([whisper]);
+      else fanout([whisper]);
     } else {
       reply({ type: 'error', reason: 'unknown_type' });
     }
@@ -133,6 +150,7 @@ export async function createWsServer(opts: WsServerOptions): Promise<RunningServ
   const port = await listen(server, opts.port, opts.host);
   return {
     port,
+    report: () => ({ connections: counters.connections, subscriptions: counters.subscriptions, whispers: counters.whispers, tooSlowDisconnects: counters.tooSlowDisconnects }),
     async stop() {
       closeApp();
       for (const ws of wss.clients) ws.close(1012, 'server restart');

@@ -6,7 +6,7 @@ import { classifyStep } from '../failure-mode.ts';
 import { idleStep } from '../idle-step.ts';
 import { intList } from '../lists.ts';
 import { emptyResult, finishValidity, idleFlags } from '../result.ts';
-import { median, withInstance } from '../target.ts';
+import { instanceParams, median, serverWorkersOf, withInstance } from '../target.ts';
 import type { ScenarioModule, ScenarioResult, StepResult } from '../types.ts';
 
 /**
@@ -88,7 +88,8 @@ export const scenario: ScenarioModule<S1Options> = {
     return { counts: intList('s1Counts', v.s1Counts, 1, 1_000_000, 8), ramps, runs: v.s1Runs, hold: v.s1Hold, warmup: v.s1Warmup, minFreeMb: v.s1MinFreeMb, budgetBytes: v.s1BudgetBytes };
   },
   async run(ctx, o) {
-    const r = emptyResult(ctx, 'S1', this.title, { ...o }, { name: `bytes per connection at ${o.counts[0]!.toLocaleString('en-US')} (${o.ramps[0]}/s, median of ${o.runs})`, value: null, unit: 'B', higherIsBetter: false });
+    const workers = serverWorkersOf(ctx);
+    const r = emptyResult(ctx, 'S1', this.title, instanceParams(ctx, { ...o }), { name: `bytes per connection at ${o.counts[0]!.toLocaleString('en-US')} (${o.ramps[0]}/s, median of ${o.runs})`, value: null, unit: 'B', higherIsBetter: false });
     for (const ramp of o.ramps) {
       let stopped: string | undefined;
       for (const count of o.counts) {
@@ -108,7 +109,9 @@ export const scenario: ScenarioModule<S1Options> = {
     if (firstFail) r.failureMode = `${firstFail.step.connections} at ${firstFail.step.rampPerSec}/s: ${firstFail.reason}`;
     r.notShown.push(
       'peak RSS is the highest 1-second sample, standing in for a plateau; RSS includes heap the runtime has not returned yet',
-      'one process per target (its fd limit caps one process near 20,000 connections on this machine); a cluster would need --workers',
+      workers > 1
+        ? `each target ran as ${workers} worker processes behind one port (--workers ${workers}): RSS is the whole process tree's (primary and workers), so the baseline holds ${workers + 1} runtimes`
+        : 'one process per target (its fd limit caps one process near 20,000 connections on this machine); past it, --server-workers N',
     );
     return finishValidity(r);
   },

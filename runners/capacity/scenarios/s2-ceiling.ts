@@ -5,7 +5,7 @@ import { classifyStep } from '../failure-mode.ts';
 import { idleStep } from '../idle-step.ts';
 import { intList } from '../lists.ts';
 import { emptyResult, finishValidity, idleFlags } from '../result.ts';
-import { availableMemMb, withInstance } from '../target.ts';
+import { availableMemMb, instanceParams, withInstance } from '../target.ts';
 import type { ScenarioModule } from '../types.ts';
 
 /**
@@ -52,7 +52,7 @@ export const scenario: ScenarioModule<S2Options> = {
     return { steps, ramp: v.s2Ramp, hold: v.s2Hold, minSubscribedPct: v.s2MinSubscribedPct, minFreeMb: v.s2MinFreeMb, targetFdLimit: v.s2TargetFdLimit, workers: v.s2Workers, workerFdLimit: v.s2WorkerFdLimit, connectTimeoutMs: v.s2ConnectTimeoutMs, stepTimeoutSec: v.s2StepTimeoutSec };
   },
   async run(ctx, o) {
-    const r = emptyResult(ctx, 'S2', this.title, { ...o }, { name: 'max subscribed reached', value: null, unit: 'connections', higherIsBetter: true });
+    const r = emptyResult(ctx, 'S2', this.title, instanceParams(ctx, { ...o }), { name: 'max subscribed reached', value: null, unit: 'connections', higherIsBetter: true });
     let best = 0;
     for (const n of o.steps) {
       if (ctx.signal.aborted) break;
@@ -82,6 +82,7 @@ export const scenario: ScenarioModule<S2Options> = {
           peakCpuPct: obs.targetPeakCpuPct,
           targetFdPeak: obs.targetFdPeak,
           targetFdLimit: obs.targetFdLimit,
+          targetProcesses: obs.targetProcesses ?? null,
           minAvailableMb: obs.minAvailMb,
           failureCauses: JSON.stringify(obs.failureCauses),
           loaderProcesses: result?.runner.workers ?? null,

@@ -10,7 +10,7 @@ import { leanClientFor } from '../../targets/lean.ts';
 import { emptyResult, finishValidity } from '../result.ts';
 import { Holder } from '../stop/holders.ts';
 import type { HolderTally } from '../stop/messages.ts';
-import { withInstance } from '../target.ts';
+import { instanceParams, withInstance } from '../target.ts';
 import type { ScenarioModule, ScenarioResult } from '../types.ts';
 
 /**
@@ -63,7 +63,7 @@ export const scenario: ScenarioModule<S6Options> = {
     return { connections: v.s6Connections, ramp: v.s6Ramp, streams: v.s6Streams, intervalMs: v.s6IntervalMs, preStopSec: v.s6PreStopSec, graceMs: v.s6GraceMs, maxStopMs: v.s6MaxStopMs, connectTimeoutMs: v.s6ConnectTimeoutMs };
   },
   async run(ctx, o) {
-    const r = emptyResult(ctx, 'S6', this.title, { ...o }, { name: 'SIGTERM to exit under load', value: null, unit: 'ms', higherIsBetter: false });
+    const r = emptyResult(ctx, 'S6', this.title, instanceParams(ctx, { ...o }), { name: 'SIGTERM to exit under load', value: null, unit: 'ms', higherIsBetter: false });
     if (ctx.url) {
       r.failureMode = 'not run: an external target cannot be stopped by the runner';
       r.validity.flags.push({ code: 'NOT_RUN', severity: 'warning', message: r.failureMode });

@@ -1,3 +1,5 @@
+import { PendingRequests } from '../../common/cluster/requests.ts';
+import { isObj, type IpcChannel } from '../../common/cluster/wire.ts';
 import type { MemoryBroker } from './memory.ts';
 import type { Broker, BrokerStats, ClusterStats, HistoryPage, HistoryPosition, HistoryResult, MessagesListener, PublishItem, SessionChange, StreamMessage, WorkerStats } from './types.ts';
 
@@ -34,26 +36,20 @@ export type PrimaryToWorker =
   | { type: 'stats.result'; id: number; stats: BrokerStats }
   | { type: 'stop' };
 
-/** A message pipe in one direction pair; `process` in a worker, a `cluster.Worker` in the primary, or an in-memory pair in tests. */
-export interface IpcChannel<Out, In> {
-  send(msg: Out): void;
-  onMessage(fn: (msg: In) => void): () => void;
-}
-
-const isObj = (m: unknown): m is { type: unknown } => typeof m === 'object' && m !== null && 'type' in m;
+export type { IpcChannel };
 
 /** The worker side: a Broker whose storage is the primary's. */
 export class IpcBroker implements Broker {
   readonly kind = 'ipc';
-  private seq = 0;
-  private readonly pending = new Map<number, (m: PrimaryToWorker) => void>();
+  private readonly pending: PendingRequests<Extract<PrimaryToWorker, { id: number }>>;
   private readonly listeners = new Set<MessagesListener>();
   private readonly off: () => void;
 
   constructor(
     private readonly channel: IpcChannel<WorkerToPrimary, PrimaryToWorker>,
-    private readonly requestTimeoutMs = 5000,
+    requestTimeoutMs = 5000,
   ) {
+    this.pending = new PendingRequests(requestTimeoutMs);
     this.off = channel.onMessage((m) => this.receive(m));
   }
 
@@ -67,14 +63,9 @@ export class IpcBroker implements Broker {
       case 'session.result':
       case 'publish.result':
       case 'reload.result':
-      case 'stats.result': {
-        const done = this.pending.get(m.id);
-        if (done) {
-          this.pending.delete(m.id);
-          done(m);
-        }
+      case 'stats.result':
+        this.pending.settle(m);
         return;
-      }
       case 'stop':
         return; // handled by the worker's process wiring
       default: {
@@ -85,20 +76,8 @@ export class IpcBroker implements Broker {
   }
 
   /** One request/answer over the channel (public for the cluster's admin messages). */
-  request<T>(build: (id: number) => WorkerToPrimary, pick: (m: PrimaryToWorker) => T, timeoutMs = this.requestTimeoutMs): Promise<T> {
-    const id = ++this.seq;
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new Error(`broker request ${id} timed out`));
-      }, timeoutMs);
-      timer.unref();
-      this.pending.set(id, (m) => {
-        clearTimeout(timer);
-        resolve(pick(m));
-      });
-      this.channel.send(build(id));
-    });
+  request<T>(build: (id: number) => WorkerToPrimary, pick: (m: PrimaryToWorker) => T, timeoutMs?: number): Promise<T> {
+    return this.pending.request((id) => this.channel.send(build(id)), pick, timeoutMs);
   }
 
   /** Resolves once the primary stored the items (rejects if it failed or did not answer). */
@@ -160,14 +139,8 @@ export class IpcBroker implements Broker {
  * The primary side: serve every attached worker from one MemoryBroker. Stored messages are
  * batched per event-loop turn into one `deliver` per worker.
  */
-export function servePrimary(broker: MemoryBroker, hooks: { extraStats?(): Partial<ClusterStats>; reload?(ch: IpcChannel<PrimaryToWorker, WorkerToPrimary>, id: number): void } = {}) {
+export function servePrimary(broker: MemoryBroker, hooks: { cluster?(): ClusterStats; reload?(ch: IpcChannel<PrimaryToWorker, WorkerToPrimary>, id: number): void } = {}) {
   const channels = new Set<IpcChannel<PrimaryToWorker, WorkerToPrimary>>();
-  const workerStats = new Map<IpcChannel<PrimaryToWorker, WorkerToPrimary>, WorkerStats>();
-  const clusterStats = (): ClusterStats => {
-    const perWorker = [...workerStats.values()];
-    const sum = (k: 'connections' | 'subscriptions' | 'deliveries') => perWorker.reduce((n, w) => n + w[k], 0);
-    return { workers: channels.size, connections: sum('connections'), subscriptions: sum('subscriptions'), deliveries: sum('deliveries'), perWorker, ...hooks.extraStats?.() };
-  };
   let queue: StreamMessage[] = [];
   let scheduled = false;
   const flush = () => {
@@ -215,13 +188,11 @@ export function servePrimary(broker: MemoryBroker, hooks: { extraStats?(): Parti
         ch.send({ type: 'session.result', id: m.id, state: broker.restoreSessionSync(m.sid) ?? null });
         return;
       case 'stats':
-        ch.send({ type: 'stats.result', id: m.id, stats: { ...broker.statsSync(), cluster: clusterStats() } });
+        ch.send({ type: 'stats.result', id: m.id, stats: { ...broker.statsSync(), ...(hooks.cluster ? { cluster: hooks.cluster() } : {}) } });
         return;
       case 'worker.stats':
-        workerStats.set(ch, m.stats);
-        return;
       case 'listening':
-        return; // cluster bookkeeping, see cluster/
+        return; // the pool's bookkeeping (common/cluster/pool.ts)
       default: {
         const never: never = m;
         void never;
@@ -238,11 +209,8 @@ export function servePrimary(broker: MemoryBroker, hooks: { extraStats?(): Parti
       return () => {
         off();
         channels.delete(ch);
-        workerStats.delete(ch);
       };
     },
-    /** Sums of the workers' latest self-reports. */
-    clusterStats,
     broadcast(msg: PrimaryToWorker): void {
       for (const ch of channels) ch.send(msg);
     },

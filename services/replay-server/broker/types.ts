@@ -1,3 +1,6 @@
+import type { PoolHealth } from '../../common/cluster/pool.ts';
+import type { ClusterSummary, WorkerReport } from '../../common/cluster/stats.ts';
+
 /**
  * The one storage seam of the replay server: stream history (offsets, epochs, retention) and the
  * session cache live behind `Broker`, and it is also the fan-out bus, so that every process of a
@@ -65,28 +68,14 @@ export interface BrokerStats {
   cluster?: ClusterStats;
 }
 
-/** What each worker reports about itself. */
-export interface WorkerStats {
-  pid: number;
-  connections: number;
+/** What each worker reports about itself (common/cluster/stats.ts adds pid and RSS). */
+export interface WorkerStats extends WorkerReport {
   subscriptions: number;
   deliveries: number;
 }
 
-export interface ClusterStats {
-  workers: number;
-  connections: number;
-  subscriptions: number;
-  deliveries: number;
-  perWorker: WorkerStats[];
-  /** Workers started to replace one that exited unexpectedly. */
-  respawns?: number;
-  /** Workers that exited before they listened (the primary backs off before the next try). */
-  spawnFailures?: number;
-  lastSpawnError?: string | null;
-  /** Rolling reloads completed. */
-  reloads?: number;
-}
+/** /metrics `cluster`: the workers' reports summed, the pool's health, and rolling reloads completed. */
+export type ClusterStats = ClusterSummary<WorkerStats> & Partial<PoolHealth> & { reloads?: number };
 
 export interface BrokerOptions {
   /** Messages kept per stream. @default 100 */
