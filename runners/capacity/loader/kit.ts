@@ -10,6 +10,7 @@ import { runStep, type StepPlan } from './step.ts';
 /** Options every loader-driven scenario shares (S3, S4, S5, sweep); each scenario adds its own. */
 export const LOAD_OPTIONS = {
   stepSec: { type: 'number', default: 8, min: 0.5, max: 600, doc: 'seconds of publishing per step' },
+  warmupSec: { type: 'number', default: 3, min: 0, max: 600, doc: 'seconds of publishing at the first step\'s load before the steps, not judged (JIT, buffers, connection pools; 0 = none)' },
   drainMs: { type: 'int', default: 2000, min: 0, max: 60_000, doc: 'wait after the last publish before settling the ledgers, ms' },
   tickMs: { type: 'int', default: 20, min: 1, max: 1000, doc: 'publisher batch interval, ms (one /_broadcast array per tick)' },
   publishInFlight: { type: 'int', default: 4, min: 1, max: 64, doc: 'publisher batches in flight per node at most (never two sharing a stream; 1 = each batch waits for the last answer)' },
@@ -41,13 +42,25 @@ export const NOT_SHOWN = [
 ];
 
 /**
+ * A cold target (unoptimised code, empty pools and buffers) can miss the budget on its first step
+ * only; the method (seeds/000) warms it first. Publishes `sec` seconds at `plan`'s load on their
+ * own sequence spaces; the result is logged, never judged and never a step.
+ */
+export async function warmUp(ctx: ScenarioContext, fleet: LoaderFleet, nodes: TargetNodes, plan: StepPlan, sec: number, budget: Budget, limits: RigLimits): Promise<void> {
+  if (sec <= 0 || ctx.signal.aborted) return;
+  const { result: w } = await runStep(fleet, nodes, { ...plan, label: { warmup: 1 }, durationMs: sec * 1000, keys: plan.keys.map((k) => ({ ...k, key: `${k.key}-warmup` })) }, budget, limits);
+  ctx.log(`${ctx.target.name} warm-up (${sec} s at the first step's load, not judged): ${w.metrics.published} published, ${w.metrics.deliveredPct}% delivered, p99 ${w.metrics.p99Ms} ms`);
+}
+
+/**
  * Walk the plans in order, stopping after `stopAfterFailures` failing steps (or on abort).
  * Step flags carry the step in their message so the run's validity names where they fired.
  */
-export async function walk(ctx: ScenarioContext, fleet: LoaderFleet, nodes: TargetNodes, plans: StepPlan[], budget: Budget, limits: RigLimits, stopAfterFailures = 1): Promise<{ steps: StepResult[]; flags: ScenarioValidityFlag[] }> {
+export async function walk(ctx: ScenarioContext, fleet: LoaderFleet, nodes: TargetNodes, plans: StepPlan[], budget: Budget, limits: RigLimits, stopAfterFailures = 1, warmupSec = 0): Promise<{ steps: StepResult[]; flags: ScenarioValidityFlag[] }> {
   const steps: StepResult[] = [];
   const flags: ScenarioValidityFlag[] = [];
   let failures = 0;
+  if (plans[0]) await warmUp(ctx, fleet, nodes, plans[0], warmupSec, budget, limits);
   for (const p of plans) {
     if (ctx.signal.aborted) break;
     const { result, flags: f } = await runStep(fleet, nodes, p, budget, limits);

@@ -8,7 +8,7 @@ import { scenario as sweep, rigFreeAt } from './sweep.ts';
 
 /** S3, S4, S5 and the sweep at small scale against every local target: real servers on port 0, real loader processes. */
 const ctx = (name: string): ScenarioContext => ({ target: getTarget(name), seed: 7, signal: new AbortController().signal, log: () => undefined, progress: () => undefined });
-const quick = { stepSec: 1, drainMs: 400, loaders: 2 };
+const quick = { stepSec: 1, drainMs: 400, loaders: 2, warmupSec: 0 };
 /**
  * Functional runs check delivery, not speed: the machine is shared, so the latency budget and the
  * rig ceilings are lifted here (the rig rules are tripped on purpose below and in rig.test.ts).
@@ -75,6 +75,17 @@ describe.each(['replay', 'ws', 'socketio', 'socketio-csr'])('loader scenarios ag
 });
 
 describe('rig validity rules on a real run', () => {
+  it('warms the target at the first step\'s load before the steps, logged and never judged or counted', async () => {
+    const logs: string[] = [];
+    const r = await s3.run({ ...ctx('replay'), log: (l) => logs.push(l) }, s3.parse({ ...calm, connections: 20, streams: 2, rates: '40', warmupSec: 1 }));
+    expectClean(r, 'replay');
+    expect(r.steps.map((s) => s.step.publishRate)).toEqual([40]);
+    const warm = logs.find((l) => l.includes('warm-up'));
+    expect(warm).toMatch(/warm-up \(1 s at the first step's load, not judged\): [1-9]\d* published/);
+    // The step's ledger counts only its own messages: the warm-up used its own sequence spaces.
+    expect(r.steps[0]!.ledger!.expectedDeliveries).toBe(Number(r.steps[0]!.metrics.published) * 10);
+  });
+
   it('a step that misses its budget while a loader was saturated is blamed on the rig, and the run is invalid', async () => {
     // Every loader uses some CPU, so a 0% ceiling always fires; a 1 ms p99 budget fails the step.
     const r = await s3.run(ctx('replay'), s3.parse({ ...calm, connections: 20, streams: 2, rates: '200', maxLoaderCpuPct: 0, maxP99Ms: 1, minDeliveredPct: 100 }));

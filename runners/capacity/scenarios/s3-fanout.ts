@@ -37,7 +37,7 @@ export const scenario: ScenarioModule<S3Options> = {
         ratePerSec: rate,
         ...publishingOf(o),
       }));
-      const w = await walk(ctx, fleet, nodes, plans, budget, rigLimitsOf(o), o.stopAfterFailures);
+      const w = await walk(ctx, fleet, nodes, plans, budget, rigLimitsOf(o), o.stopAfterFailures, o.warmupSec);
       return { steps: w.steps, flags: [...openFlags, ...w.flags] };
     });
     return result(ctx, 'S3', scenario.title, startedAt, { ...o }, budget, steps, flags, { name: 'best deliveries/s within budget', value: bestWithinBudget(steps), unit: 'deliveries/s', higherIsBetter: true });

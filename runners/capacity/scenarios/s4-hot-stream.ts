@@ -35,7 +35,7 @@ export const scenario: ScenarioModule<S4Options> = {
         ratePerSec: n * o.ratePerPublisher,
         ...publishingOf(o),
       }));
-      const w = await walk(ctx, fleet, nodes, plans, budget, rigLimitsOf(o), o.stopAfterFailures);
+      const w = await walk(ctx, fleet, nodes, plans, budget, rigLimitsOf(o), o.stopAfterFailures, o.warmupSec);
       return { steps: w.steps, flags: [...openFlags, ...w.flags] };
     });
     return result(ctx, 'S4', scenario.title, startedAt, { ...o }, budget, steps, flags, { name: 'best deliveries/s within budget', value: bestWithinBudget(steps), unit: 'deliveries/s', higherIsBetter: true }, [

@@ -29,7 +29,7 @@ export const scenario: ScenarioModule<S5Options> = {
     const runId = `s5-${Date.now().toString(36)}-${ctx.seed}`;
     const budget = budgetOf(o);
     const { steps, flags } = await withLoad(ctx, { connections: o.connections, streams: o.streams, loaders: o.loaders, nodes: o.nodes, connectConcurrency: o.connectConcurrency }, runId, async (fleet, nodes, streams, openFlags) => {
-      const w = await walk(ctx, fleet, nodes, [{ label: { publishRate: o.rate }, keys: streams.map((name, s) => ({ key: `${runId}-${s}`, stream: s, streamName: name })), subscribersPerKey: o.connections / o.streams, ratePerSec: o.rate, ...publishingOf(o) }], budget, rigLimitsOf(o));
+      const w = await walk(ctx, fleet, nodes, [{ label: { publishRate: o.rate }, keys: streams.map((name, s) => ({ key: `${runId}-${s}`, stream: s, streamName: name })), subscribersPerKey: o.connections / o.streams, ratePerSec: o.rate, ...publishingOf(o) }], budget, rigLimitsOf(o), 1, o.warmupSec);
       return { steps: w.steps, flags: [...openFlags, ...w.flags] };
     });
     const p99 = steps[0]?.metrics.p99Ms;

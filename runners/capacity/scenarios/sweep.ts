@@ -1,6 +1,6 @@
 import { ReboundError } from '../../../lib/errors.ts';
 import type { OptionValues } from '../../../lib/options.ts';
-import { budgetOf, LOAD_OPTIONS, publishingOf, result, rigLimitsOf, stepChart, parsePrefixed, withPrefix } from '../loader/kit.ts';
+import { budgetOf, LOAD_OPTIONS, publishingOf, result, rigLimitsOf, stepChart, parsePrefixed, warmUp, withPrefix } from '../loader/kit.ts';
 import { LoaderFleet } from '../loader/fleet.ts';
 import { startNodes } from '../loader/nodes.ts';
 import { subscribeFlag } from '../loader/rig.ts';
@@ -57,6 +57,7 @@ export const scenario: ScenarioModule<SweepOptions> = {
           const sub = subscribeFlag(fleet.ready, 99);
           if (sub) flags.push({ ...sub, message: `loaders=${k}: ${sub.message}` });
           const plan = { label: { loaders: k }, keys: streams.map((name, s) => ({ key: `${runId}-${i}-${s}`, stream: s, streamName: name })), subscribersPerKey: o.connections / o.streams, ratePerSec: o.rate, ...publishingOf(o) };
+          await warmUp(ctx, fleet, nodes, plan, o.warmupSec, budget, limits);
           const { result: r, flags: f } = await runStep(fleet, nodes, plan, budget, limits);
           // In a sweep a rig flag is the finding, not a fault: record how many fired per K.
           r.metrics.rigFlags = f.length;
