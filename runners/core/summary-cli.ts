@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { summarize } from './summary.ts';
+import { currentCommit, summarize } from './summary.ts';
 
 /**
  * Package a benchmark's `--json` output as a committed figure file:
@@ -11,6 +11,9 @@ if (!out || !command) {
   process.stderr.write('usage: summary-cli.ts <out.json> "<command>" < bench.json\n');
   process.exit(2);
 }
+// The commit is read now, when the pipe starts with the benchmark, not when its output ends: a
+// run takes minutes, and a commit made meanwhile is not the code that ran.
+const commit = currentCommit();
 const text = readFileSync(0, 'utf8').trim();
 let parsed: unknown;
 try {
@@ -23,5 +26,5 @@ if (results.length === 0) {
   process.stderr.write('no JSON on stdin\n');
   process.exit(1);
 }
-writeFileSync(out, JSON.stringify(summarize(results, command), null, 2) + '\n');
+writeFileSync(out, JSON.stringify(summarize(results, command, commit), null, 2) + '\n');
 process.stderr.write(`wrote ${out}\n`);
