@@ -122,7 +122,17 @@ export async function respawn(handle: ServiceHandle, retryForMs = 10_000): Promi
 
 /** Resolves when the service's process has exited (at once when it already has). */
 export function exited(handle: ServiceHandle): Promise<void> {
-  const c = handle.child;
-  if (c.exitCode !== null || c.signalCode !== null) return Promise.resolve();
-  return new Promise((r) => c.once('exit', () => r()));
+  return childExited(handle.child);
+}
+
+/** Resolves when `child` has exited (at once when it already has), or after `ms` when given. */
+export function childExited(child: ChildProcess, ms?: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = ms === undefined ? undefined : setTimeout(resolve, ms);
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
 }

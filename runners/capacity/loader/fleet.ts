@@ -2,6 +2,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ReboundError } from '../../../lib/errors.ts';
 import { reapOnExit } from '../../../lib/reaper.ts';
+import { childExited } from '../../../services/common/spawn.ts';
+import { ChildLink } from '../../core/child-link.ts';
 import { mergeReady, mergeSteps, type MergedReady, type MergedStep } from './merge.ts';
 import { type AcceptedRanges, type FromLoader, type LoaderStep, type StepKey, type ToLoader } from './messages.ts';
 import { assignments } from './plan.ts';
@@ -22,64 +24,35 @@ export interface FleetOptions {
 }
 
 /** One child process and a mailbox of what it sent, waited on by type with a bound. */
-class Loader {
+class Loader extends ChildLink<ToLoader> {
   private readonly inbox: FromLoader[] = [];
-  private waiters: (() => void)[] = [];
   exitedWith: string | undefined;
 
-  constructor(readonly index: number, readonly child: ChildProcess) {
+  constructor(readonly index: number, child: ChildProcess) {
+    super(child);
     child.on('message', (m: FromLoader) => {
       this.inbox.push(m);
-      this.wake();
+      this.notify();
     });
     child.once('exit', (code, sig) => {
       this.exitedWith = `code ${code}, signal ${sig}`;
-      this.wake();
+      this.notify();
     });
-  }
-
-  private wake(): void {
-    const w = this.waiters;
-    this.waiters = [];
-    for (const f of w) f();
-  }
-
-  send(m: ToLoader): void {
-    if (this.child.connected) this.child.send(m);
   }
 
   async next<T extends FromLoader['type']>(type: T, timeoutMs: number): Promise<Extract<FromLoader, { type: T }>> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const i = this.inbox.findIndex((m) => m.type === type || m.type === 'error');
-      if (i >= 0) {
-        const m = this.inbox.splice(i, 1)[0]!;
-        if (m.type === 'error') throw new ReboundError('RR_ERR_RUNNER_WORKER', `capacity loader ${this.index}: ${m.message}`);
-        return m as Extract<FromLoader, { type: T }>;
-      }
-      if (this.exitedWith) throw new ReboundError('RR_ERR_RUNNER_WORKER', `capacity loader ${this.index} exited early (${this.exitedWith})`);
-      const left = deadline - Date.now();
-      if (left <= 0) throw new ReboundError('RR_ERR_RUNNER_WORKER', `capacity loader ${this.index}: no "${type}" within ${timeoutMs} ms`);
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, Math.min(left, 1000));
-        this.waiters.push(() => {
-          clearTimeout(t);
-          r();
-        });
-      });
+    const find = () => this.inbox.findIndex((m) => m.type === type || m.type === 'error');
+    await this.until(() => find() >= 0 || this.exitedWith !== undefined, timeoutMs);
+    const i = find();
+    if (i >= 0) {
+      const m = this.inbox.splice(i, 1)[0]!;
+      if (m.type === 'error') throw new ReboundError('RR_ERR_RUNNER_WORKER', `capacity loader ${this.index}: ${m.message}`);
+      return m as Extract<FromLoader, { type: T }>;
     }
+    if (this.exitedWith) throw new ReboundError('RR_ERR_RUNNER_WORKER', `capacity loader ${this.index} exited early (${this.exitedWith})`);
+    throw new ReboundError('RR_ERR_RUNNER_WORKER', `capacity loader ${this.index}: no "${type}" within ${timeoutMs} ms`);
   }
 }
-
-const exited = (child: ChildProcess, ms: number) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const t = setTimeout(resolve, ms);
-    child.once('exit', () => {
-      clearTimeout(t);
-      resolve();
-    });
-  });
 
 /**
  * K loader processes holding a run's connections. The parent drives steps: `start` (fresh
@@ -128,7 +101,7 @@ export class LoaderFleet {
     await Promise.all(this.loaders.map((l) => l.next('closed', 10_000).catch(() => undefined)));
     // A loader exits on its own right after 'closed' (flushing what it must, e.g. a --cpu-prof
     // profile); only one that has not gone within the bound is killed.
-    await Promise.all(this.loaders.map((l) => exited(l.child, 5_000)));
+    await Promise.all(this.loaders.map((l) => childExited(l.child, 5_000)));
     for (const l of this.loaders) if (l.child.exitCode === null && l.child.signalCode === null) l.child.kill('SIGKILL');
   }
 }
