@@ -66,6 +66,9 @@ run() {
     # three together take longer than one hold of the shared measuring lock.
     capacity-s1-workers-replay|capacity-s1-workers-ws|capacity-s1-workers-socketio) script "$1" bench:capacity --targets "${1#capacity-s1-workers-}" --scenarios S1 --s1-counts 10000,20000,40000 --s1-ramps 1000 --server-workers 4 --json ;;
     capacity-s1-workers-all) for t in replay ws socketio; do run "capacity-s1-workers-$t"; done ;;
+    # The same points at the second ramp rate (500/s), one figure file per target.
+    capacity-s1-workers-ramp500-replay|capacity-s1-workers-ramp500-ws|capacity-s1-workers-ramp500-socketio) script "$1" bench:capacity --targets "${1#capacity-s1-workers-ramp500-}" --scenarios S1 --s1-counts 10000,20000,40000 --s1-ramps 500 --server-workers 4 --json ;;
+    capacity-s1-workers-ramp500-all) for t in replay ws socketio; do run "capacity-s1-workers-ramp500-$t"; done ;;
     capacity-redis-s3) with_redis script capacity-redis-s3 bench:capacity --targets replay,replay-redis,replay-redis:2 --scenarios S3 --s3-rates 2000,4000,5000,6000,7000,8000 --s3-step-sec 5 --json ;;
     cap-soak-replay) script cap-soak-replay bench:soak --target replay --json ;; # 10 min; not in ALL (run it alone)
     coord-merge-50) script coord-merge-50 bench:merge --shards 50 --samples 20000 --reps 5 ;;
