@@ -14,7 +14,7 @@ export const SUITE_OPTIONS = {
   targets: { type: 'string', default: 'replay,ws,socketio', maxLength: 200, pattern: /^[\w-]+(:\d+)?(,[\w-]+(:\d+)?)*$/, env: ['CAPACITY_TARGETS'], doc: 'targets to measure side by side, comma-separated; ratios are against the first. `name:K` runs K nodes of a shared-broker target (replay-redis:2) in the loader scenarios (S3, S4, S5, sweep)' },
   scenarios: { type: 'string', default: 'S1,S2,S3,S4,S5,S6,sweep', maxLength: 100, pattern: /^[\w-]+(,[\w-]+)*$/, env: ['CAPACITY_SCENARIOS'], doc: `scenarios to run, comma-separated, from ${SCENARIO_IDS.join(', ')} (soak is opt-in: it runs for minutes)` },
   seed: { type: 'int', default: 1, min: 0, max: 2 ** 31 - 1, env: ['SEED'], doc: 'seed for every random choice the scenarios make' },
-  serverWorkers: { type: 'int', default: 0, min: 0, max: 64, env: ['SERVER_WORKERS'], doc: 'targets started locally by S1, S2, S6 (replay, ws, socketio): their --workers (processes behind one port), to go past one process\'s open-file limit; 0 = one process. A target that cannot run so (socketio-csr) is refused' },
+  serverWorkers: { type: 'int', default: 0, min: 0, max: 64, env: ['SERVER_WORKERS'], doc: 'targets the suite starts locally (replay, ws, socketio; every scenario but the soak): their --workers (processes behind one port), to go past one process\'s open-file limit or core; 0 = one process. A target that cannot run so (socketio-csr) is refused' },
   url: { type: 'optional-string', default: undefined, env: ['TARGET_URL'], doc: 'base URL of an already running target (CLI only, one target; loopback unless REBOUND_ALLOW_REMOTE_TARGETS=1); default: start each target locally' },
 } as const satisfies OptionTable;
 

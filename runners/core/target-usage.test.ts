@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { startTargetSampler, watchTarget } from './target-usage.ts';
+import { spawn } from 'node:child_process';
+import { processTree, runtimeProcesses, startTargetSampler, watchTarget } from './target-usage.ts';
 
 /** A real `/metrics` endpoint answering after `delayMs`. */
 async function metricsServer(delayMs: number, body: object) {
@@ -35,6 +36,29 @@ describe.skipIf(process.platform !== 'linux')('watchTarget', () => {
     const w = watchTarget(2 ** 22 + 12345, 20);
     await new Promise((r) => setTimeout(r, 80));
     expect(w.stop(0)).toBeNull();
+  });
+});
+
+describe.skipIf(process.platform !== 'linux')('runtimeProcesses', () => {
+  it('counts a process and its children running the same program, not a helper of another program', async () => {
+    // A node parent with one node child and one `sleep` child (what a transpiler helper looks like).
+    const code = "const {spawn}=require('child_process');spawn(process.execPath,['-e','setTimeout(()=>{},30000)'],{stdio:'ignore'});spawn('sleep',['30'],{stdio:'ignore'});setTimeout(()=>{},30000);process.stdout.write('up\\n')";
+    const parent = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      await new Promise((r) => parent.stdout!.once('data', r));
+      for (let i = 0; i < 50 && processTree(parent.pid!).length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(processTree(parent.pid!)).toHaveLength(3);
+      expect(runtimeProcesses(parent.pid!)).toHaveLength(2);
+      expect(runtimeProcesses(2 ** 22 + 12345)).toEqual([]);
+    } finally {
+      for (const p of processTree(parent.pid!).reverse()) {
+        try {
+          process.kill(p, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
   });
 });
 

@@ -50,6 +50,22 @@ export function processTree(pid: number): number[] {
   return out;
 }
 
+/**
+ * The processes of `pid`'s tree that run its program (a cluster primary and its workers), not
+ * helpers it started briefly, such as the TypeScript loader's esbuild on a cold cache.
+ */
+export function runtimeProcesses(pid: number): number[] {
+  const comm = (p: number) => {
+    try {
+      return readFileSync(`/proc/${p}/comm`, 'utf8').trim();
+    } catch {
+      return undefined;
+    }
+  };
+  const own = comm(pid);
+  return own === undefined ? [] : processTree(pid).filter((p) => comm(p) === own);
+}
+
 /** CPU ticks and RSS of a process tree (a cluster primary's workers count as the target too); null when none of it exists. */
 export function processTreeUsage(pid: number): { ticks: number; rssBytes: number } | null {
   let ticks = 0;

@@ -5,6 +5,7 @@ import type { Budget, ScenarioContext, ScenarioId, ScenarioResult, ScenarioValid
 import type { LoaderFleet } from './fleet.ts';
 import type { TargetNodes } from './nodes.ts';
 import type { RigLimits } from './rig.ts';
+import { withLoad } from './session.ts';
 import { runStep, type StepPlan } from './step.ts';
 
 /** Options every loader-driven scenario shares (S3, S4, S5, sweep); each scenario adds its own. */
@@ -41,38 +42,64 @@ export const NOT_SHOWN = [
   "p50/p99/p99.9 are over every delivery of a step, merged exactly across loaders (one HdrHistogram), not the worst loader's.",
 ];
 
+/** How a walk judges and paces its steps. */
+export interface WalkOptions {
+  budget: Budget;
+  limits: RigLimits;
+  /** Stop after this many failing steps. @default 1 */
+  stopAfterFailures?: number;
+  /** Seconds of unjudged publishing at the first plan's load before it. @default 0 */
+  warmupSec?: number;
+}
+
+/** A walk's options from the scenario's own (every loader scenario has LOAD_OPTIONS). */
+export const walkOptionsOf = (o: LoadValues & { stopAfterFailures?: number }): WalkOptions => ({ budget: budgetOf(o), limits: rigLimitsOf(o), warmupSec: o.warmupSec, ...(o.stopAfterFailures !== undefined ? { stopAfterFailures: o.stopAfterFailures } : {}) });
+
 /**
  * A cold target (unoptimised code, empty pools and buffers) can miss the budget on its first step
- * only; the method (seeds/000) warms it first. Publishes `sec` seconds at `plan`'s load on their
- * own sequence spaces; the result is logged, never judged and never a step.
+ * only; the method (seeds/000) warms it first. Publishes `warmupSec` seconds at `plan`'s load on
+ * their own sequence spaces; the result is logged, never judged and never a step.
  */
-export async function warmUp(ctx: ScenarioContext, fleet: LoaderFleet, nodes: TargetNodes, plan: StepPlan, sec: number, budget: Budget, limits: RigLimits): Promise<void> {
+export async function warmUp(ctx: ScenarioContext, fleet: LoaderFleet, nodes: TargetNodes, plan: StepPlan, w: WalkOptions): Promise<void> {
+  const sec = w.warmupSec ?? 0;
   if (sec <= 0 || ctx.signal.aborted) return;
-  const { result: w } = await runStep(fleet, nodes, { ...plan, label: { warmup: 1 }, durationMs: sec * 1000, keys: plan.keys.map((k) => ({ ...k, key: `${k.key}-warmup` })) }, budget, limits);
-  ctx.log(`${ctx.target.name} warm-up (${sec} s at the first step's load, not judged): ${w.metrics.published} published, ${w.metrics.deliveredPct}% delivered, p99 ${w.metrics.p99Ms} ms`);
+  const { result: r } = await runStep(fleet, nodes, { ...plan, label: { warmup: 1 }, durationMs: sec * 1000, keys: plan.keys.map((k) => ({ ...k, key: `${k.key}-warmup` })) }, w.budget, w.limits);
+  ctx.log(`${ctx.target.name} warm-up (${sec} s at the first step's load, not judged): ${r.metrics.published} published, ${r.metrics.deliveredPct}% delivered, p99 ${r.metrics.p99Ms} ms`);
 }
 
 /**
  * Walk the plans in order, stopping after `stopAfterFailures` failing steps (or on abort).
  * Step flags carry the step in their message so the run's validity names where they fired.
  */
-export async function walk(ctx: ScenarioContext, fleet: LoaderFleet, nodes: TargetNodes, plans: StepPlan[], budget: Budget, limits: RigLimits, stopAfterFailures = 1, warmupSec = 0): Promise<{ steps: StepResult[]; flags: ScenarioValidityFlag[] }> {
+export async function walk(ctx: ScenarioContext, fleet: LoaderFleet, nodes: TargetNodes, plans: StepPlan[], w: WalkOptions): Promise<{ steps: StepResult[]; flags: ScenarioValidityFlag[] }> {
   const steps: StepResult[] = [];
   const flags: ScenarioValidityFlag[] = [];
   let failures = 0;
-  if (plans[0]) await warmUp(ctx, fleet, nodes, plans[0], warmupSec, budget, limits);
+  if (plans[0]) await warmUp(ctx, fleet, nodes, plans[0], w);
   for (const p of plans) {
     if (ctx.signal.aborted) break;
-    const { result, flags: f } = await runStep(fleet, nodes, p, budget, limits);
+    const { result, flags: f } = await runStep(fleet, nodes, p, w.budget, w.limits);
     steps.push(result);
     const label = Object.entries(p.label).map(([k, v]) => `${k}=${v}`).join(' ');
     for (const x of f) flags.push({ ...x, message: `${label}: ${x.message}` });
     const m = result.metrics;
     ctx.log(`${ctx.target.name} ${label}: ${m.deliveriesPerSec} deliveries/s, ${m.deliveredPct}% delivered, p99 ${m.p99Ms} ms, server CPU ${m.serverCpuPct}%, loader CPU ${m.loaderCpuPct}%${result.pass ? '' : ` FAIL (${result.reason})`}`);
     ctx.progress({ target: ctx.target.name, step: p.label, pass: result.pass, deliveriesPerSec: m.deliveriesPerSec });
-    if (!result.pass && ++failures >= stopAfterFailures) break;
+    if (!result.pass && ++failures >= (w.stopAfterFailures ?? 1)) break;
   }
   return { steps, flags };
+}
+
+/**
+ * The stepped scenarios' body (S3, S4, S5): open `connections` over `streams` streams as the
+ * scenario's options say, build the plans on the run's stream names, walk them, and return the
+ * steps with the opening's flags before the walk's.
+ */
+export function walkUnderLoad(ctx: ScenarioContext, o: LoadValues & { stopAfterFailures?: number }, shape: { connections: number; streams: number }, runId: string, plansOf: (streams: string[]) => StepPlan[]): Promise<{ steps: StepResult[]; flags: ScenarioValidityFlag[] }> {
+  return withLoad(ctx, { ...shape, loaders: o.loaders, nodes: o.nodes, connectConcurrency: o.connectConcurrency }, runId, async (fleet, nodes, streams, openFlags) => {
+    const w = await walk(ctx, fleet, nodes, plansOf(streams), walkOptionsOf(o));
+    return { steps: w.steps, flags: [...openFlags, ...w.flags] };
+  });
 }
 
 /** Best deliveries/s over the steps within budget (null when none passed). */

@@ -5,7 +5,8 @@ import { watchTarget } from '../../core/target-usage.ts';
 import type { TargetDefinition } from '../../targets/types.ts';
 
 /**
- * The target under load: an already running URL, or N local nodes of its service. N > 1 only for
+ * The target under load: an already running URL, or N local nodes of its service, each as
+ * `workers` processes behind one port when asked (the suite's serverWorkers). N > 1 only for
  * Redis-backed targets (nodes share nothing otherwise): connections spread over the nodes and
  * publishes go to any node, so every delivery to another node's subscriber crosses Redis. With
  * no REDIS_URL set, a private redis-server is started for the run.
@@ -13,11 +14,13 @@ import type { TargetDefinition } from '../../targets/types.ts';
 export interface TargetNodes {
   urls: string[];
   pids: number[];
+  /** Processes serving behind each node's port (its --workers; 1 for one process or a URL). */
+  workersPerNode: number;
   close(): Promise<void>;
 }
 
-export async function startNodes(target: TargetDefinition, o: { url?: string; nodes: number; env?: Record<string, string | undefined> }): Promise<TargetNodes> {
-  if (o.url) return { urls: [o.url.replace(/\/+$/, '')], pids: [], close: async () => undefined };
+export async function startNodes(target: TargetDefinition, o: { url?: string; nodes: number; workers?: number; env?: Record<string, string | undefined> }): Promise<TargetNodes> {
+  if (o.url) return { urls: [o.url.replace(/\/+$/, '')], pids: [], workersPerNode: 1, close: async () => undefined };
   if (!target.service) throw new ReboundError('RR_ERR_OPTION_INVALID', `target "${target.name}" has no local service: pass a url`, { details: { option: 'url' } });
   if (o.nodes > 1 && !target.needsRedis) throw new ReboundError('RR_ERR_OPTION_INVALID', `nodes=${o.nodes} needs a Redis-backed target (e.g. replay-redis); "${target.name}" nodes would share nothing`, { details: { option: 'nodes' } });
   let redis: TestRedis | undefined;
@@ -27,10 +30,11 @@ export async function startNodes(target: TargetDefinition, o: { url?: string; no
     redisUrl = redis.url;
   }
   try {
-    const nodes = await LocalNodes.start(target, o.nodes, redisUrl ? { env: { REDIS_URL: redisUrl } } : {});
+    const nodes = await LocalNodes.start(target, o.nodes, { ...(o.workers ? { workers: o.workers } : {}), ...(redisUrl ? { env: { REDIS_URL: redisUrl } } : {}) });
     return {
       urls: nodes.urls,
       pids: nodes.handles.map((h) => h.pid),
+      workersPerNode: Math.max(1, o.workers ?? 1),
       close: async () => {
         await nodes.close();
         await redis?.close();

@@ -18,13 +18,13 @@ describe('rig validity rules', () => {
     expect(codes({ ...calm, publisher: { offered: 1000, sent: 900, tickLateMaxMs: 3 } })).toEqual(['RIG_PUBLISHER_BEHIND']);
     expect(codes({ ...calm, publisher: { offered: 1000, sent: 1000, tickLateMaxMs: 400 } })).toEqual(['RIG_PUBLISHER_BEHIND']);
     expect(codes({ ...calm, ready: { ...ready, subscribed: 90, failed: 10, rigLimitFailures: 10, failureCauses: { fd_limit: 10 } } })).toEqual(['RIG_CONNECT_LIMIT']);
-    expect(codes({ ...calm, machine: { idlePct: 2, cores: 2, targetCpuPct: 60, targetNodes: 1 } })).toEqual(['RIG_MACHINE_CPU']);
+    expect(codes({ ...calm, machine: { idlePct: 2, cores: 2, targetCpuPct: 60, targetProcesses: 1 } })).toEqual(['RIG_MACHINE_CPU']);
   });
 
   it('a busy machine is not the rig\'s fault when the target saturated its own core(s), nor when cores were left', () => {
-    expect(codes({ ...calm, machine: { idlePct: 2, cores: 2, targetCpuPct: 95, targetNodes: 1 } })).toEqual([]);
-    expect(codes({ ...calm, machine: { idlePct: 2, cores: 2, targetCpuPct: 150, targetNodes: 2 } })).toEqual(['RIG_MACHINE_CPU']);
-    expect(codes({ ...calm, machine: { idlePct: 30, cores: 2, targetCpuPct: 60, targetNodes: 1 } })).toEqual([]);
+    expect(codes({ ...calm, machine: { idlePct: 2, cores: 2, targetCpuPct: 95, targetProcesses: 1 } })).toEqual([]);
+    expect(codes({ ...calm, machine: { idlePct: 2, cores: 2, targetCpuPct: 150, targetProcesses: 2 } })).toEqual(['RIG_MACHINE_CPU']);
+    expect(codes({ ...calm, machine: { idlePct: 30, cores: 2, targetCpuPct: 60, targetProcesses: 1 } })).toEqual([]);
     expect(codes({ ...calm, machine: null })).toEqual([]);
   });
 

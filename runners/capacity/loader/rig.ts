@@ -27,8 +27,8 @@ export interface RigObservation {
   ready: MergedReady;
   step: Pick<MergedStep, 'loaders'>;
   publisher: { offered: number; sent: number; tickLateMaxMs: number };
-  /** Whole-machine CPU over the publishing window and the target's own (its nodes); absent where unmeasured. */
-  machine?: { idlePct: number; cores: number; targetCpuPct: number | null; targetNodes: number } | null;
+  /** Whole-machine CPU over the publishing window and the target's own (every process of its nodes); absent where unmeasured. `targetProcesses`: the processes that serve (nodes x workers), each able to use one core. */
+  machine?: { idlePct: number; cores: number; targetCpuPct: number | null; targetProcesses: number } | null;
 }
 
 /** A target process at this share of one core is itself saturated: then a busy machine is not the rig's fault. */
@@ -45,8 +45,8 @@ export function rigFlags(o: RigObservation, l: RigLimits): ScenarioValidityFlag[
   if (sentPct < l.minSentPct || o.publisher.tickLateMaxMs > l.maxPublisherLateMs)
     out.push({ code: 'RIG_PUBLISHER_BEHIND', severity: 'warning', message: `publisher sent ${o.publisher.sent}/${o.publisher.offered} messages due (${Math.round(sentPct * 10) / 10}%), ticks up to ${o.publisher.tickLateMaxMs} ms late: the offered rate was not offered` });
   const m = o.machine;
-  if (m && m.idlePct < l.minMachineIdlePct && (m.targetCpuPct === null || m.targetCpuPct < TARGET_SATURATED_PCT * m.targetNodes))
-    out.push({ code: 'RIG_MACHINE_CPU', severity: 'warning', message: `the machine was ${Math.round((100 - m.idlePct) * 10) / 10}% busy over its ${m.cores} cores (idle ${m.idlePct}% < ${l.minMachineIdlePct}%) while the target used ${m.targetCpuPct ?? '?'}% (under ${TARGET_SATURATED_PCT}% of a core per node): loaders, publisher, kernel and neighbours took the CPU the target could have used` });
+  if (m && m.idlePct < l.minMachineIdlePct && (m.targetCpuPct === null || m.targetCpuPct < TARGET_SATURATED_PCT * m.targetProcesses))
+    out.push({ code: 'RIG_MACHINE_CPU', severity: 'warning', message: `the machine was ${Math.round((100 - m.idlePct) * 10) / 10}% busy over its ${m.cores} cores (idle ${m.idlePct}% < ${l.minMachineIdlePct}%) while the target used ${m.targetCpuPct ?? '?'}% (under ${TARGET_SATURATED_PCT}% of a core per serving process): loaders, publisher, kernel and neighbours took the CPU the target could have used` });
   if (o.ready.rigLimitFailures > 0) out.push({ code: 'RIG_CONNECT_LIMIT', severity: 'warning', message: `${o.ready.rigLimitFailures} connections failed on the runner's own fd or port limit (${JSON.stringify(o.ready.failureCauses)})` });
   return out;
 }

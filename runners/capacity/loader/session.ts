@@ -1,3 +1,4 @@
+import { serverWorkersOf } from '../target.ts';
 import type { ScenarioContext, ScenarioValidityFlag } from '../types.ts';
 import { LoaderFleet } from './fleet.ts';
 import { startNodes, type TargetNodes } from './nodes.ts';
@@ -16,7 +17,7 @@ export interface LoadShape {
  * close both. `streams` names the run's streams; connection i subscribes to stream i % S.
  */
 export async function withLoad<T>(ctx: ScenarioContext, shape: LoadShape, runId: string, fn: (fleet: LoaderFleet, nodes: TargetNodes, streams: string[], openFlags: ScenarioValidityFlag[]) => Promise<T>): Promise<T> {
-  const nodes = await startNodes(ctx.target, { ...(ctx.url ? { url: ctx.url } : {}), nodes: ctx.nodes ?? shape.nodes });
+  const nodes = await startNodes(ctx.target, { ...(ctx.url ? { url: ctx.url } : {}), nodes: ctx.nodes ?? shape.nodes, workers: serverWorkersOf(ctx) });
   try {
     const streams = Array.from({ length: shape.streams }, (_, i) => `cap-${runId}-${i}`);
     const fleet = await LoaderFleet.open({ target: ctx.target.name, urls: nodes.urls, streams, connections: shape.connections, loaders: shape.loaders, concurrency: shape.connectConcurrency });

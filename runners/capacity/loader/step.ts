@@ -9,6 +9,7 @@ import { toRanges } from './plan.ts';
 import { judgeStep, rigFlags, type RigLimits } from './rig.ts';
 import { watchNodes, type TargetNodes } from './nodes.ts';
 import { watchMachineCpu } from '../../core/machine-cpu.ts';
+import { runtimeProcesses } from '../../core/target-usage.ts';
 
 export interface StepPlan {
   /** What was stepped, for the StepResult (e.g. `{ publishRate: 4000 }`). */
@@ -52,7 +53,7 @@ export async function runStep(fleet: LoaderFleet, nodes: TargetNodes, p: StepPla
   const delivered = t.receivedDeliveries - t.unacceptedDeliveries;
   const deliveredPct = t.expectedDeliveries ? r3((100 * delivered) / t.expectedDeliveries) : 0;
   const [p50, p99, p999] = percentilesMs(merged.latency, [50, 99, 99.9]) as [number, number, number];
-  const rig = rigFlags({ ready: fleet.ready, step: merged, publisher: pub, machine: machine && nodes.pids.length ? { ...machine, targetCpuPct: target.cpuPct, targetNodes: nodes.pids.length } : null }, limits);
+  const rig = rigFlags({ ready: fleet.ready, step: merged, publisher: pub, machine: machine && nodes.pids.length ? { ...machine, targetCpuPct: target.cpuPct, targetProcesses: nodes.pids.length * nodes.workersPerNode } : null }, limits);
   const judged = judgeStep({ deliveredPct, p99Ms: p99, publishFailed: pub.failed }, budget, rig);
   const secs = Math.max(0.001, pub.elapsedMs / 1000);
   const result: StepResult = {
@@ -73,6 +74,7 @@ export async function runStep(fleet: LoaderFleet, nodes: TargetNodes, p: StepPla
       maxMs: merged.latency.maxUs / 1000,
       serverCpuPct: target.cpuPct,
       serverRssMb: target.rssMb,
+      serverProcesses: nodes.pids.length ? nodes.pids.reduce((n, pid) => n + runtimeProcesses(pid).length, 0) : null,
       machineBusyPct: machine?.busyPct ?? null,
       loaders: fleet.size,
       loaderLagP99Ms: Math.max(0, ...merged.loaders.map((x) => x.loopLagP99Ms)),

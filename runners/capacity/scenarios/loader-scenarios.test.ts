@@ -57,6 +57,7 @@ describe.each(['replay', 'ws', 'socketio', 'socketio-csr'])('loader scenarios ag
     expect(Number(m.p99Ms)).toBeLessThanOrEqual(Number(m.p999Ms));
     expect(Number(m.p999Ms)).toBeLessThanOrEqual(Number(m.maxMs));
     expect(typeof m.serverCpuPct).toBe('number');
+    expect(m.serverProcesses).toBe(1);
     expect(r.headline).toMatchObject({ value: m.p99Ms, unit: 'ms', higherIsBetter: false });
     expect(s5.sections([r])[0]!.charts.map((c) => c.id)).toContain('s5-p99');
   });
@@ -71,6 +72,17 @@ describe.each(['replay', 'ws', 'socketio', 'socketio-csr'])('loader scenarios ag
     }
     expect(r.headline.value).toBe(rigFreeAt(r.steps));
     expect(sweep.sections([r])[0]!.charts.length).toBe(3);
+  });
+});
+
+describe.each(['replay', 'ws', 'socketio'])('loader scenarios against %s as --workers 2 (serverWorkers)', (target) => {
+  it('S3 spreads the connections over the workers and still delivers every accepted message once, in order; params and metrics say so', async () => {
+    const r = await s3.run({ ...ctx(target), serviceArgs: ['--workers', '2'] }, s3.parse({ ...calm, connections: 40, streams: 4, rates: '40' }));
+    expectClean(r, target);
+    expect(r.steps[0]!.ledger!.outOfOrder).toBe(0);
+    expect(r.params).toMatchObject({ serverWorkers: 2 });
+    // The primary and its two workers: CPU and RSS are the whole tree's.
+    expect(r.steps[0]!.metrics.serverProcesses).toBe(3);
   });
 });
 

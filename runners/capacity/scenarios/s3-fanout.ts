@@ -1,7 +1,6 @@
 import type { OptionValues } from '../../../lib/options.ts';
-import { bestWithinBudget, budgetOf, LOAD_OPTIONS, publishingOf, result, rigLimitsOf, steppedSections, walk, parsePrefixed, withPrefix } from '../loader/kit.ts';
-import { withLoad } from '../loader/session.ts';
-import type { StepPlan } from '../loader/step.ts';
+import { bestWithinBudget, budgetOf, LOAD_OPTIONS, publishingOf, result, steppedSections, walkUnderLoad, parsePrefixed, withPrefix } from '../loader/kit.ts';
+import { instanceParams } from '../target.ts';
 import type { ScenarioModule } from '../types.ts';
 
 /**
@@ -29,18 +28,16 @@ export const scenario: ScenarioModule<S3Options> = {
     const runId = `s3-${Date.now().toString(36)}-${ctx.seed}`;
     const budget = budgetOf(o);
     const subs = o.connections / o.streams;
-    const { steps, flags } = await withLoad(ctx, { connections: o.connections, streams: o.streams, loaders: o.loaders, nodes: o.nodes, connectConcurrency: o.connectConcurrency }, runId, async (fleet, nodes, streams, openFlags) => {
-      const plans: StepPlan[] = o.rates.split(',').map(Number).map((rate, i) => ({
+    const { steps, flags } = await walkUnderLoad(ctx, o, { connections: o.connections, streams: o.streams }, runId, (streams) =>
+      o.rates.split(',').map(Number).map((rate, i) => ({
         label: { publishRate: rate },
         keys: streams.map((name, s) => ({ key: `${runId}-${i}-${s}`, stream: s, streamName: name })),
         subscribersPerKey: subs,
         ratePerSec: rate,
         ...publishingOf(o),
-      }));
-      const w = await walk(ctx, fleet, nodes, plans, budget, rigLimitsOf(o), o.stopAfterFailures, o.warmupSec);
-      return { steps: w.steps, flags: [...openFlags, ...w.flags] };
-    });
-    return result(ctx, 'S3', scenario.title, startedAt, { ...o }, budget, steps, flags, { name: 'best deliveries/s within budget', value: bestWithinBudget(steps), unit: 'deliveries/s', higherIsBetter: true });
+      })),
+    );
+    return result(ctx, 'S3', scenario.title, startedAt, instanceParams(ctx, { ...o }), budget, steps, flags, { name: 'best deliveries/s within budget', value: bestWithinBudget(steps), unit: 'deliveries/s', higherIsBetter: true });
   },
   sections: (results) =>
     steppedSections(results, { title: 'S3 fan-out', intro: '1K streams x 10 subscribers; the total publish rate is stepped until a step misses the budget.', idPrefix: 's3', x: 'publishRate', xLabel: 'offered publishes/s' }),

@@ -1,7 +1,6 @@
 import type { OptionValues } from '../../../lib/options.ts';
-import { bestWithinBudget, budgetOf, LOAD_OPTIONS, publishingOf, result, rigLimitsOf, steppedSections, walk, parsePrefixed, withPrefix } from '../loader/kit.ts';
-import { withLoad } from '../loader/session.ts';
-import type { StepPlan } from '../loader/step.ts';
+import { bestWithinBudget, budgetOf, LOAD_OPTIONS, publishingOf, result, steppedSections, walkUnderLoad, parsePrefixed, withPrefix } from '../loader/kit.ts';
+import { instanceParams } from '../target.ts';
 import type { ScenarioModule } from '../types.ts';
 
 /**
@@ -27,18 +26,16 @@ export const scenario: ScenarioModule<S4Options> = {
     const startedAt = new Date().toISOString();
     const runId = `s4-${Date.now().toString(36)}-${ctx.seed}`;
     const budget = budgetOf(o);
-    const { steps, flags } = await withLoad(ctx, { connections: o.connections, streams: 1, loaders: o.loaders, nodes: o.nodes, connectConcurrency: o.connectConcurrency }, runId, async (fleet, nodes, streams, openFlags) => {
-      const plans: StepPlan[] = o.publishers.split(',').map(Number).filter((n) => n > 0).map((n, i) => ({
+    const { steps, flags } = await walkUnderLoad(ctx, o, { connections: o.connections, streams: 1 }, runId, (streams) =>
+      o.publishers.split(',').map(Number).filter((n) => n > 0).map((n, i) => ({
         label: { publishers: n },
         keys: Array.from({ length: n }, (_, p) => ({ key: `${runId}-${i}-p${p}`, stream: 0, streamName: streams[0]! })),
         subscribersPerKey: o.connections,
         ratePerSec: n * o.ratePerPublisher,
         ...publishingOf(o),
-      }));
-      const w = await walk(ctx, fleet, nodes, plans, budget, rigLimitsOf(o), o.stopAfterFailures, o.warmupSec);
-      return { steps: w.steps, flags: [...openFlags, ...w.flags] };
-    });
-    return result(ctx, 'S4', scenario.title, startedAt, { ...o }, budget, steps, flags, { name: 'best deliveries/s within budget', value: bestWithinBudget(steps), unit: 'deliveries/s', higherIsBetter: true }, [
+      })),
+    );
+    return result(ctx, 'S4', scenario.title, startedAt, instanceParams(ctx, { ...o }), budget, steps, flags, { name: 'best deliveries/s within budget', value: bestWithinBudget(steps), unit: 'deliveries/s', higherIsBetter: true }, [
       'Publishers are independent sequence spaces sent by one batching HTTP publisher, not separate publishing processes.',
     ]);
   },

@@ -1,6 +1,6 @@
 import type { OptionValues } from '../../../lib/options.ts';
-import { budgetOf, LOAD_OPTIONS, publishingOf, result, rigLimitsOf, walk, parsePrefixed, withPrefix } from '../loader/kit.ts';
-import { withLoad } from '../loader/session.ts';
+import { budgetOf, LOAD_OPTIONS, publishingOf, result, walkUnderLoad, parsePrefixed, withPrefix } from '../loader/kit.ts';
+import { instanceParams } from '../target.ts';
 import type { Section } from '../../report/types.ts';
 import type { ScenarioModule } from '../types.ts';
 import { latencyTableSection } from '../loader/sections.ts';
@@ -28,12 +28,12 @@ export const scenario: ScenarioModule<S5Options> = {
     const startedAt = new Date().toISOString();
     const runId = `s5-${Date.now().toString(36)}-${ctx.seed}`;
     const budget = budgetOf(o);
-    const { steps, flags } = await withLoad(ctx, { connections: o.connections, streams: o.streams, loaders: o.loaders, nodes: o.nodes, connectConcurrency: o.connectConcurrency }, runId, async (fleet, nodes, streams, openFlags) => {
-      const w = await walk(ctx, fleet, nodes, [{ label: { publishRate: o.rate }, keys: streams.map((name, s) => ({ key: `${runId}-${s}`, stream: s, streamName: name })), subscribersPerKey: o.connections / o.streams, ratePerSec: o.rate, ...publishingOf(o) }], budget, rigLimitsOf(o), 1, o.warmupSec);
-      return { steps: w.steps, flags: [...openFlags, ...w.flags] };
-    });
+    // One step, so stopAfterFailures is moot.
+    const { steps, flags } = await walkUnderLoad(ctx, o, { connections: o.connections, streams: o.streams }, runId, (streams) => [
+      { label: { publishRate: o.rate }, keys: streams.map((name, s) => ({ key: `${runId}-${s}`, stream: s, streamName: name })), subscribersPerKey: o.connections / o.streams, ratePerSec: o.rate, ...publishingOf(o) },
+    ]);
     const p99 = steps[0]?.metrics.p99Ms;
-    return result(ctx, 'S5', scenario.title, startedAt, { ...o }, budget, steps, flags, { name: 'p99 latency at fixed load', value: typeof p99 === 'number' ? p99 : null, unit: 'ms', higherIsBetter: false }, ['One fixed-load snapshot, not a trend: S3 shows how latency moves with throughput.']);
+    return result(ctx, 'S5', scenario.title, startedAt, instanceParams(ctx, { ...o }), budget, steps, flags, { name: 'p99 latency at fixed load', value: typeof p99 === 'number' ? p99 : null, unit: 'ms', higherIsBetter: false }, ['One fixed-load snapshot, not a trend: S3 shows how latency moves with throughput.']);
   },
   sections: (results): Section[] => [latencyTableSection(results, 'S5 latency at fixed load')],
 };

@@ -1,6 +1,7 @@
 import { ReboundError } from '../../../lib/errors.ts';
 import type { OptionValues } from '../../../lib/options.ts';
 import { budgetOf, LOAD_OPTIONS, publishingOf, result, rigLimitsOf, stepChart, parsePrefixed, warmUp, withPrefix } from '../loader/kit.ts';
+import { instanceParams, serverWorkersOf } from '../target.ts';
 import { LoaderFleet } from '../loader/fleet.ts';
 import { startNodes } from '../loader/nodes.ts';
 import { subscribeFlag } from '../loader/rig.ts';
@@ -47,7 +48,7 @@ export const scenario: ScenarioModule<SweepOptions> = {
     const limits = rigLimitsOf(o);
     const steps: StepResult[] = [];
     const flags: ScenarioValidityFlag[] = [];
-    const nodes = await startNodes(ctx.target, { ...(ctx.url ? { url: ctx.url } : {}), nodes: o.nodes });
+    const nodes = await startNodes(ctx.target, { ...(ctx.url ? { url: ctx.url } : {}), nodes: o.nodes, workers: serverWorkersOf(ctx) });
     try {
       for (const [i, k] of o.loaderCounts.split(',').map(Number).entries()) {
         if (ctx.signal.aborted) break;
@@ -57,7 +58,7 @@ export const scenario: ScenarioModule<SweepOptions> = {
           const sub = subscribeFlag(fleet.ready, 99);
           if (sub) flags.push({ ...sub, message: `loaders=${k}: ${sub.message}` });
           const plan = { label: { loaders: k }, keys: streams.map((name, s) => ({ key: `${runId}-${i}-${s}`, stream: s, streamName: name })), subscribersPerKey: o.connections / o.streams, ratePerSec: o.rate, ...publishingOf(o) };
-          await warmUp(ctx, fleet, nodes, plan, o.warmupSec, budget, limits);
+          await warmUp(ctx, fleet, nodes, plan, { budget, limits, warmupSec: o.warmupSec });
           const { result: r, flags: f } = await runStep(fleet, nodes, plan, budget, limits);
           // In a sweep a rig flag is the finding, not a fault: record how many fired per K.
           r.metrics.rigFlags = f.length;
@@ -71,7 +72,7 @@ export const scenario: ScenarioModule<SweepOptions> = {
     } finally {
       await nodes.close();
     }
-    return result(ctx, 'sweep', scenario.title, startedAt, { ...o }, budget, steps, flags, { name: 'loaders needed before the rig stops being the limit', value: rigFreeAt(steps), unit: 'loaders', higherIsBetter: false }, [
+    return result(ctx, 'sweep', scenario.title, startedAt, instanceParams(ctx, { ...o }), budget, steps, flags, { name: 'loaders needed before the rig stops being the limit', value: rigFreeAt(steps), unit: 'loaders', higherIsBetter: false }, [
       'More loader processes on the same two cores also take CPU from the target: past the point where the rig stops being the limit, adding loaders can lower the figure.',
     ]);
   },
