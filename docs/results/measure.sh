@@ -56,6 +56,8 @@ run() {
     capacity-s6) script capacity-s6 bench:capacity --targets replay,ws,socketio --scenarios S6 --json ;;
     capacity-s3) loader capacity-s3 --scenario S3 --targets replay,ws,socketio --step-sec 5 ;;
     capacity-s3-fine|capacity-s3-fine-2|capacity-s3-fine-3) script "$1" bench:capacity --targets replay,ws,socketio --scenarios S3 --s3-rates 3500,4000,4500,5000,5500,6000,6500,7000,7500,8000,8500,9000,9500,10000,10500,11000,11500,12000 --s3-step-sec 5 --json ;;
+    # The same grid with every server as two worker processes behind one port (each may use both cores).
+    capacity-s3-workers2) script "$1" bench:capacity --targets replay,ws,socketio --scenarios S3 --s3-rates 3500,4000,4500,5000,5500,6000,6500,7000,7500,8000,8500,9000,9500,10000,10500,11000,11500,12000 --s3-step-sec 5 --server-workers 2 --json ;;
     capacity-s4s5) script capacity-s4s5 bench:capacity --targets replay,ws,socketio --scenarios S4,S5 --s4-step-sec 5 --s5-step-sec 20 --json ;;
     capacity-s4) loader capacity-s4 --scenario S4 --targets replay,ws,socketio --step-sec 5 ;;
     capacity-s5) loader capacity-s5 --scenario S5 --targets replay,ws,socketio --step-sec 20 ;;
