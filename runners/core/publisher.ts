@@ -9,10 +9,6 @@ export interface PublishPayload {
   pad?: string;
 }
 
-/**
- * A received broadcast's payload when it is one of this run's (`runId`) with a numeric `seq` and
- * `sentAt`; undefined for anything else (another run's message, unparsable or foreign data).
- */
 /** An arrival's payload as an object: the client's own parse when it made one, else `data` parsed. */
 export function payloadOf(m: string | { readonly data: string; readonly value?: unknown }): Partial<PublishPayload> | undefined {
   if (typeof m !== 'string' && m.value !== undefined) return typeof m.value === 'object' && m.value !== null ? (m.value as Partial<PublishPayload>) : undefined;
@@ -24,6 +20,10 @@ export function payloadOf(m: string | { readonly data: string; readonly value?: 
   }
 }
 
+/**
+ * A received broadcast's payload when it is one of this run's (`runId`) with a numeric `seq` and
+ * `sentAt`; undefined for anything else (another run's message, unparsable or foreign data).
+ */
 export function readPayload(m: string | { readonly data: string; readonly value?: unknown }, runId: string): { seq: number; sentAt: number } | undefined {
   const p = payloadOf(m);
   return p !== undefined && p.runId === runId && typeof p.seq === 'number' && typeof p.sentAt === 'number' ? { seq: p.seq, sentAt: p.sentAt } : undefined;

@@ -1,6 +1,6 @@
 import { ReboundError } from '../../../lib/errors.ts';
 import type { OptionValues } from '../../../lib/options.ts';
-import { budgetOf, LOAD_OPTIONS, publishingOf, result, rigLimitsOf, stepChart, parsePrefixed, warmUp, withPrefix } from '../loader/kit.ts';
+import { LOAD_OPTIONS, publishingOf, result, stepChart, parsePrefixed, walkOptionsOf, warmUp, withPrefix } from '../loader/kit.ts';
 import { instanceParams, serverWorkersOf } from '../target.ts';
 import { LoaderFleet } from '../loader/fleet.ts';
 import { startNodes } from '../loader/nodes.ts';
@@ -44,8 +44,8 @@ export const scenario: ScenarioModule<SweepOptions> = {
   async run(ctx, o) {
     const startedAt = new Date().toISOString();
     const runId = `sweep-${Date.now().toString(36)}-${ctx.seed}`;
-    const budget = budgetOf(o);
-    const limits = rigLimitsOf(o);
+    const w = walkOptionsOf(o);
+    const { budget, limits } = w;
     const steps: StepResult[] = [];
     const flags: ScenarioValidityFlag[] = [];
     const nodes = await startNodes(ctx.target, { ...(ctx.url ? { url: ctx.url } : {}), nodes: o.nodes, workers: serverWorkersOf(ctx) });
@@ -58,7 +58,7 @@ export const scenario: ScenarioModule<SweepOptions> = {
           const sub = subscribeFlag(fleet.ready, 99);
           if (sub) flags.push({ ...sub, message: `loaders=${k}: ${sub.message}` });
           const plan = { label: { loaders: k }, keys: streams.map((name, s) => ({ key: `${runId}-${i}-${s}`, stream: s, streamName: name })), subscribersPerKey: o.connections / o.streams, ratePerSec: o.rate, ...publishingOf(o) };
-          await warmUp(ctx, fleet, nodes, plan, { budget, limits, warmupSec: o.warmupSec });
+          await warmUp(ctx, fleet, nodes, plan, w);
           const { result: r, flags: f } = await runStep(fleet, nodes, plan, budget, limits);
           // In a sweep a rig flag is the finding, not a fault: record how many fired per K.
           r.metrics.rigFlags = f.length;
