@@ -55,6 +55,9 @@ export function createRunnerApp(opts: RunnerAppOptions) {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // `/JOBS` or `/jobs/` are not `/jobs`: one spelling per route, so the open list stays exact.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   app.use(requireToken(opts.token));
 
   app.get('/health', (_req, res) => {
