@@ -38,8 +38,8 @@ const intParam = (v: unknown, dflt: number, min: number, max: number, name: stri
 
 /** A job's failure as the one error shape, with the job id. */
 function jobError(job: Job): ReboundError {
-  const code = (job.error?.code && job.error.code in ERROR_CODES ? job.error.code : 'RR_ERR_RUN_FAILED') as ErrorCode;
-  return new ReboundError(code, job.status === 'aborted' ? `job ${job.id} aborted: the runner is shutting down (partial result stored)` : (job.error?.message ?? 'run failed'), { details: { jobId: job.id, status: job.status } });
+  const code = (job.errorCode && job.errorCode in ERROR_CODES ? job.errorCode : 'RR_ERR_RUN_FAILED') as ErrorCode;
+  return new ReboundError(code, job.aborted ? `job ${job.id} aborted: the runner is shutting down (partial result stored)` : (job.error ?? 'run failed'), { details: { jobId: job.id, status: job.status, ...(job.aborted ? { aborted: true } : {}) } });
 }
 
 /**

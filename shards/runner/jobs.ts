@@ -6,7 +6,8 @@ import { ReboundError } from '../../lib/errors.ts';
 import { writeJobReport } from './report.ts';
 import type { JobProgress, RunContext } from './types.ts';
 
-export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'aborted';
+/** The benchmark's poller knows exactly these three; an aborted job is `failed` with `aborted: true`. */
+export type JobStatus = 'running' | 'done' | 'failed';
 
 export interface Job {
   id: string;
@@ -27,7 +28,11 @@ export interface Job {
   /** Present in memory only until the job ends; afterwards read from `<RESULTS_DIR>/<id>.json`. */
   result?: Record<string, unknown>;
   hasResult?: boolean;
-  error?: { code: string; message: string };
+  /** Set when the run was cut short by SIGTERM; the partial result stays readable. */
+  aborted?: boolean;
+  /** A string, as the benchmark's poller prints it; Rebound's code is in `errorCode`. */
+  error?: string;
+  errorCode?: string;
 }
 
 export interface JobEvents {
@@ -66,14 +71,16 @@ export class JobStore {
       try {
         const stored = JSON.parse(readFileSync(join(this.jobsDir, f), 'utf8')) as Job & { logTail?: string[] };
         const { logTail, ...job } = stored;
-        if (job.status === 'queued' || job.status === 'running') {
+        const changed = normaliseStored(job);
+        if (job.status === 'running') {
           job.status = 'failed';
-          job.error = { code: 'RR_ERR_RUN_FAILED', message: 'the runner process ended while this job ran (killed or crashed): no result' };
+          job.error = `the runner process ended while this job ran (killed or crashed): no result; last progress ${JSON.stringify(job.progress)}`;
+          job.errorCode = 'RR_ERR_RUN_FAILED';
           job.endedAt ??= Date.now();
         }
         this.jobs.set(job.id, job);
         this.logs.set(job.id, logTail ?? []);
-        if (stored.status !== job.status) this.persist(job);
+        if (changed || stored.status !== job.status) this.persist(job);
       } catch {
         // A torn file from a crash mid-write is skipped, never fatal for the service.
       }
@@ -82,7 +89,7 @@ export class JobStore {
 
   /** The job file holds everything but the result, which is written once, to `<id>.json`. */
   private persist(job: Job): void {
-    if (job.result && (job.status === 'done' || job.status === 'aborted')) {
+    if (job.result && (job.status === 'done' || job.aborted)) {
       writeFileSync(join(this.resultsDir, `${job.id}.json.tmp`), JSON.stringify(job.result, null, 2) + '\n');
       renameSync(join(this.resultsDir, `${job.id}.json.tmp`), join(this.resultsDir, `${job.id}.json`));
       job.hasResult = true;
@@ -172,28 +179,31 @@ export class JobStore {
     const finished = Promise.race([runP, aborted]).then(
       (r) => {
         if (r === 'timeout') {
-          job.status = 'aborted';
+          markAborted(job);
           job.result = { aborted: true, partial: true, progress: job.progress, note: 'the runner did not return a partial result within the abort grace period; this is its last progress report' };
         } else {
-          job.status = abort.signal.aborted || r.aborted === true ? 'aborted' : 'done';
+          if (abort.signal.aborted || r.aborted === true) markAborted(job);
+          else job.status = 'done';
           job.result = r;
         }
       },
       (err: unknown) => {
         const e = err as { code?: string; message?: string };
+        job.status = 'failed';
         if (abort.signal.aborted) {
-          job.status = 'aborted';
+          markAborted(job);
           job.result = { aborted: true, partial: true, progress: job.progress };
-        } else job.status = 'failed';
-        job.error = { code: typeof e?.code === 'string' && e.code.startsWith('RR_ERR_') ? e.code : 'RR_ERR_RUN_FAILED', message: e?.message ?? String(err) };
+        }
+        job.error = e?.message ?? String(err);
+        job.errorCode = typeof e?.code === 'string' && e.code.startsWith('RR_ERR_') ? e.code : 'RR_ERR_RUN_FAILED';
       },
     ).then(async () => {
       job.endedAt = Date.now();
       job.durationMs = job.endedAt - (job.startedAt ?? job.createdAt);
-      log(`${job.status}${job.error ? `: ${job.error.message}` : ''} after ${job.durationMs} ms`);
+      log(`${job.status}${job.aborted ? ' (aborted)' : ''}${job.error ? `: ${job.error}` : ''} after ${job.durationMs} ms`);
       this.running.delete(id);
       // The HTML report goes next to `<id>.json` for GET /reports/:id; writeJobReport never throws.
-      if (job.result && (job.status === 'done' || job.status === 'aborted')) log(await writeJobReport(this.resultsDir, job));
+      if (job.result && (job.status === 'done' || job.aborted)) log(await writeJobReport(this.resultsDir, job));
       try {
         this.persist(job);
       } catch (err) {
@@ -216,6 +226,36 @@ export class JobStore {
     for (const r of all) r.abort.abort();
     await Promise.all(all.map((r) => r.done));
   }
+}
+
+const ABORT_MESSAGE = 'aborted: the runner was stopped (SIGTERM) while this job ran; the partial result is stored';
+
+function markAborted(job: Job): void {
+  job.status = 'failed';
+  job.aborted = true;
+  job.error = ABORT_MESSAGE;
+  job.errorCode = 'RR_ERR_RUN_ABORTED';
+}
+
+/**
+ * Records written before the poller-compatible shape (status `aborted`, `queued`, or `error` as
+ * `{code, message}`) are rewritten in place; returns whether anything changed.
+ */
+function normaliseStored(job: Job): boolean {
+  const j = job as Omit<Job, 'status' | 'error'> & { status: string; error?: unknown };
+  let changed = false;
+  if (j.status === 'queued') (j.status = 'running'), (changed = true);
+  if (j.status === 'aborted') {
+    markAborted(job);
+    changed = true;
+  }
+  if (j.error && typeof j.error === 'object') {
+    const e = j.error as { code?: unknown; message?: unknown };
+    job.error = typeof e.message === 'string' ? e.message : JSON.stringify(e);
+    if (typeof e.code === 'string') job.errorCode ??= e.code;
+    changed = true;
+  }
+  return changed;
 }
 
 /** The job as the API shows it. */
