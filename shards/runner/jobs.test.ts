@@ -41,3 +41,20 @@ describe('job records for the benchmark poller', () => {
     expect(store.get('bbbbbbbbbbbb')).toMatchObject({ status: 'failed', error: 'boom', errorCode: 'RR_ERR_RUN_FAILED' });
   });
 });
+
+describe('job logs carry no control characters', () => {
+  it('ESC[2J in a runner log line and in an error message is escaped in the log tail, the event and the error', async () => {
+    const store = new JobStore(tempResultsDir());
+    const seen: string[] = [];
+    const { job, finished } = store.start(meta, async (ctx) => {
+      ctx.log('stream \x1b[2Jevil\r\nforged line');
+      throw new Error('target said \x1b]0;pwned\x07');
+    });
+    store.events(job.id).on('log', (l) => seen.push(l));
+    const done = await finished;
+    const tail = store.logTail(job.id).join('\n');
+    expect(tail).toContain('stream \\x1b[2Jevil\\r\\nforged line');
+    expect(done.error).toBe('target said \\x1b]0;pwned\\x07');
+    for (const l of [...store.logTail(job.id), ...seen, done.error!]) expect(l).not.toMatch(/[\x00-\x1f\x7f-\x9f]/);
+  });
+});

@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 
 import { join } from 'node:path';
 import { Emitter } from '../../lib/emitter.ts';
 import { ReboundError } from '../../lib/errors.ts';
+import { escapeControl } from '../../lib/escape.ts';
 import { writeJobReport } from './report.ts';
 import type { JobProgress, RunContext } from './types.ts';
 
@@ -157,7 +158,9 @@ export class JobStore {
     this.logs.set(id, []);
     const abort = new AbortController();
     const ev = this.events(id);
-    const log = (line: string) => {
+    const log = (raw: string) => {
+      // Runner output can carry caller text (labels, stream names, a target's error): never raw controls.
+      const line = escapeControl(raw);
       const buf = this.logs.get(id)!;
       buf.push(`${new Date().toISOString()} ${line}`);
       if (buf.length > LOG_KEEP) buf.splice(0, buf.length - LOG_KEEP);
@@ -194,7 +197,7 @@ export class JobStore {
           markAborted(job);
           job.result = { aborted: true, partial: true, progress: job.progress };
         }
-        job.error = e?.message ?? String(err);
+        job.error = escapeControl(e?.message ?? String(err));
         job.errorCode = typeof e?.code === 'string' && e.code.startsWith('RR_ERR_') ? e.code : 'RR_ERR_RUN_FAILED';
       },
     ).then(async () => {

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import { ReboundError } from '../../lib/errors.ts';
+import { escapeControl } from '../../lib/escape.ts';
 import { argvToValues, helpText, parseOptions, type OptionValues } from '../../lib/options.ts';
 import { listen, type ListeningMessage } from '../../services/common/service-main.ts';
 import { createRunnerApp } from './app.ts';
@@ -18,7 +19,7 @@ if (argv.includes('--help')) {
 }
 const fail = (err: unknown): never => {
   const e = err as ReboundError;
-  process.stderr.write(`runner: ${e.code ?? 'error'}: ${e.message}\n`);
+  process.stderr.write(`runner: ${e.code ?? 'error'}: ${escapeControl(String(e.message))}\n`);
   process.exit(2);
 };
 let opts: OptionValues<typeof RUNNER_SERVICE_OPTIONS>;
