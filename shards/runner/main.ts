@@ -6,6 +6,7 @@ import { argvToValues, helpText, parseOptions, type OptionValues } from '../../l
 import { listen, type ListeningMessage } from '../../services/common/service-main.ts';
 import { createRunnerApp } from './app.ts';
 import { isLoopbackHost } from './auth.ts';
+import { acquireResultsLock } from './lock.ts';
 import { RUNNER_SERVICE_OPTIONS } from './options.ts';
 
 /**
@@ -31,6 +32,14 @@ try {
 if (!opts!.token && !isLoopbackHost(opts!.host)) {
   fail(new ReboundError('RR_ERR_RUNNER_UNSAFE_BIND', `refusing to listen on ${opts!.host} without BENCH_RUNNER_TOKEN: anyone reaching this address could start load runs. Set BENCH_RUNNER_TOKEN (32+ random characters) or bind HOST=127.0.0.1`));
 }
+// Before the store loads: a second runner must not mark the first one's running job as failed.
+let releaseLock: () => void = () => {};
+try {
+  releaseLock = acquireResultsLock(resolve(opts!.resultsDir));
+} catch (err) {
+  fail(err);
+}
+process.on('exit', () => releaseLock());
 const { app, store } = createRunnerApp({ token: opts!.token, resultsDir: resolve(opts!.resultsDir) });
 const server = createServer(app);
 // Sync runs hold their request for the whole run: no request or idle timeout may cut them.
