@@ -5,7 +5,7 @@ import { ERROR_CODES, ReboundError, toErrorBody, type ErrorCode } from '../../li
 import { openFileLimit } from '../../runners/core/runner-limits.ts';
 import { requireToken } from './auth.ts';
 import { follow } from './follow.ts';
-import { JOB_ID, JobStore, jobView, type Job } from './jobs.ts';
+import { JOB_ID, JobStore, jobView, type Job, type JobStoreLimits } from './jobs.ts';
 import { echoCallerNames, parseBenchQuery } from './params.ts';
 import { benchRoutes, BENCH_TABLE } from './routes.ts';
 import { curlLine } from './report.ts';
@@ -20,6 +20,8 @@ export interface RunnerAppOptions {
   env?: Record<string, string | undefined>;
   /** Source addresses the runners deal clients over (runners/core/addresses.ts). */
   sourceAddresses?: number;
+  /** Retention, disk floor and persistence interval of the job store. */
+  limits?: Partial<JobStoreLimits>;
 }
 
 export function sendError(res: Response, err: unknown, extra?: Record<string, string>): void {
@@ -49,7 +51,7 @@ function jobError(job: Job): ReboundError {
  */
 export function createRunnerApp(opts: RunnerAppOptions) {
   const env = opts.env ?? process.env;
-  const store = new JobStore(opts.resultsDir);
+  const store = new JobStore(opts.resultsDir, opts.limits);
   const table = opts.table ?? BENCH_TABLE;
   const routes = benchRoutes(table);
   const app = express();
@@ -70,6 +72,7 @@ export function createRunnerApp(opts: RunnerAppOptions) {
       busy: Boolean(busy),
       ...(busy ? { job: { id: busy.id, route: busy.route, progress: busy.progress } } : {}),
       authRequired: Boolean(opts.token),
+      resultsDisk: { freeBytes: store.freeBytes() ?? null, minFreeBytes: store.limits.minFreeBytes },
       fdLimit: openFileLimit() ?? null,
       sourceAddresses: { first: '127.0.0.1', last: `127.0.0.${opts.sourceAddresses ?? 200}`, count: opts.sourceAddresses ?? 200 },
       node: process.version,

@@ -40,7 +40,8 @@ try {
   fail(err);
 }
 process.on('exit', () => releaseLock());
-const { app, store } = createRunnerApp({ token: opts!.token, resultsDir: resolve(opts!.resultsDir) });
+const limits = { maxJobs: opts!.keepJobs, maxBytes: opts!.keepBytes, maxAgeMs: opts!.keepDays * 86_400_000, minFreeBytes: opts!.minFreeBytes, persistMs: opts!.persistMs };
+const { app, store } = createRunnerApp({ token: opts!.token, resultsDir: resolve(opts!.resultsDir), limits });
 const server = createServer(app);
 // Sync runs hold their request for the whole run: no request or idle timeout may cut them.
 server.requestTimeout = 0;
