@@ -82,7 +82,7 @@ export function createRunnerApp(opts: RunnerAppOptions) {
       let job: Job | undefined;
       try {
         const q = parseBenchQuery(route.entry.options, req.query as Record<string, unknown>);
-        const target = resolveTarget(route.target, env);
+        const target = resolveTarget(route.target, env, q.targetUrls);
         const prepared = route.entry.prepare(q.values, target);
         const prep = { ...prepared, effectiveParams: echoCallerNames(route.entry.options, q.values, prepared.effectiveParams) };
         const started = store.start({ route: route.path, test: route.entry.test, target: route.target, params: prep.effectiveParams, unknownParams: [], plannedMs: prep.plannedMs, command: curlLine(route.path, route.entry.options, prep.effectiveParams) }, (ctx) => route.entry.run(prep.opts, target, ctx));

@@ -2,6 +2,7 @@ import { parseOptions, type OptionTable } from '../../../lib/options.ts';
 import { AVALANCHE_OPTIONS, parseAvalancheOptions, restartConfigFromEnv, type AvalancheOptions } from '../../../runners/avalanche/options.ts';
 import { runAvalanche } from '../../../runners/avalanche/run.ts';
 import { defined } from '../params.ts';
+import { annotateRun } from '../targets.ts';
 import type { BenchEntry } from '../types.ts';
 import { COMPAT_OPTIONS } from './compat.ts';
 import { queryOptions, relayPhases, shownOptions, withRouteTarget } from './route-target.ts';
@@ -25,8 +26,8 @@ export const avalancheEntry: BenchEntry = {
       plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + opts.warmupMs + Math.max(opts.publishAfterMs, opts.recoveryTimeoutMs) + opts.settleMs + 10_000,
     };
   },
-  run(o, _t, ctx) {
+  run(o, t, ctx) {
     const { opts, config } = o as { opts: AvalancheOptions; config: ReturnType<typeof restartConfigFromEnv> };
-    return relayPhases(runAvalanche(opts, config, { signal: ctx.signal }), ctx);
+    return annotateRun(t, () => relayPhases(runAvalanche(opts, config, { signal: ctx.signal }), ctx));
   },
 };

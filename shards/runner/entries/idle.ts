@@ -16,7 +16,7 @@ export const idleEntry: BenchEntry = {
   doc: 'idle capacity: n subscribed connections over worker processes, held; runner and target memory per connection',
   prepare(values, t) {
     const q = parseOptions(IDLE_HTTP_OPTIONS, { values, origin: 'query' });
-    const opts = parseIdleOptions({ values: defined({ ...q, target: t.definition.name, url: t.url }), origin: 'query' });
+    const opts = parseIdleOptions({ values: defined({ ...q, target: t.server, url: t.url }), origin: 'query' });
     const { url: _1, ...shown } = opts;
     return { opts, effectiveParams: defined({ ...shown, target: t.route, targetSource: t.source }), plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + opts.hold * 1000 + 15_000 };
   },

@@ -17,7 +17,7 @@ export const whispersEntry: BenchEntry = {
   doc: 'client-to-client messages through the server (replay, Socket.IO, ws); delivery and latency',
   prepare(values, t) {
     const { samplesCap, shard, ...q } = parseOptions(WHISPERS_HTTP_OPTIONS, { values, origin: 'query' });
-    const opts = parseWhispersOptions({ values: defined({ ...q, target: t.definition.name, url: t.url }), origin: 'query' });
+    const opts = parseWhispersOptions({ values: defined({ ...q, target: t.server, url: t.url }), origin: 'query' });
     const { url: _1, ...shown } = opts;
     return { opts, effectiveParams: defined({ ...shown, target: t.route, targetSource: t.source, samplesCap, shard }), plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + 500 + opts.duration * 1000 + opts.settle + 5000 };
   },
