@@ -33,7 +33,9 @@ const intParam = (v: unknown, dflt: number, min: number, max: number, name: stri
   if (v === undefined) return dflt;
   const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : NaN;
   if (!Number.isInteger(n)) throw new ReboundError('RR_ERR_OPTION_INVALID', `query option "${name}" must be an integer (got ${JSON.stringify(v)})`, { details: { option: name } });
-  return Math.min(max, Math.max(min, n));
+  // Documented as min..max: outside it is a 400 naming the option, not a silent clamp.
+  if (n < min || n > max) throw new ReboundError('RR_ERR_OPTION_INVALID', `query option "${name}" must be ${min}..${max} (got ${JSON.stringify(v)})`, { details: { option: name } });
+  return n;
 };
 
 /** A job's failure as the one error shape, with the job id. */

@@ -81,7 +81,7 @@ describe('runner: the benchmark parameters', () => {
       ['/bench-jitter-anycable?reconnectBaseMs=700', 'reconnectBaseMs', /fixed 500 ms base/],
       ['/bench-jitter-ws?channel=$pubsub', 'channel', /AnyCable routes/],
       ['/bench-idle-anycable?channel=Chat', 'channel', /Rails RPC backend/],
-      ['/bench-jitter-ws?label=a%0Ab', 'label', /must match/],
+      ['/bench-jitter-ws?label=a%0Ab', 'label', /control characters/],
     ];
     for (const [path, option, why] of cases) {
       const r = await post(runner, path);
