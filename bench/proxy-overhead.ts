@@ -17,7 +17,8 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { argvToValues, parseOptions, type OptionTable } from '../lib/options.ts';
+import type { OptionTable } from '../lib/options.ts';
+import { parseCliOptions } from '../lib/cli.ts';
 import { createChaosProxy } from '../chaos/toxiproxy/client.ts';
 import { LatencyRecorder, mergeLatency, summarize, type EncodedLatency } from '../runners/core/latency.ts';
 
@@ -139,7 +140,8 @@ async function startProxyProcess(): Promise<{ child: ChildProcess; url: string }
 }
 
 async function main(): Promise<void> {
-  const opts = parseOptions(OPTIONS, { values: argvToValues(process.argv.slice(2), OPTIONS), origin: 'CLI' });
+  // --help and a bad flag end here (usage / coded error, exit 0 / 2), never as a stack trace.
+  const opts = parseCliOptions(OPTIONS);
   if (opts.role === 'upstream') return upstream();
   if (opts.role === 'pipe') return barePipe(opts.echoPort, opts.blastPort);
   const log = (s: string) => (opts.json ? process.stderr : process.stdout).write(`${s}\n`);

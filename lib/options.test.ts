@@ -65,3 +65,43 @@ describe('argvToValues', () => {
     expect(codeOf(() => argvToValues(['--clients'], TABLE))?.message).toMatch(/needs a value/);
   });
 });
+
+describe('strict validator (one for CLI and HTTP)', () => {
+  it('refuses one option given under two names, or one flag given twice', () => {
+    const two = codeOf(() => parseOptions(TABLE, { values: { n: '5', clients: '6' }, origin: 'query' }));
+    expect(two?.code).toBe('RR_ERR_OPTION_INVALID');
+    expect(two?.message).toMatch(/"clients" repeats "n"/);
+    const twice = codeOf(() => argvToValues(['--clients', '10', '--clients', '20'], TABLE));
+    expect(twice?.message).toMatch(/--clients given twice \("10" and "20"\)/);
+    expect(codeOf(() => argvToValues(['--verbose', '--verbose'], TABLE))?.code).toBe('RR_ERR_OPTION_INVALID');
+  });
+
+  it('takes plain decimals only: no hex, padding, exponent or empty value', () => {
+    for (const v of ['0x10', ' 1', '1 ', '1e1', '+5', '', '0b1']) {
+      const e = codeOf(() => parseOptions(TABLE, { values: { clients: v }, origin: 'query' }));
+      expect(e?.code, JSON.stringify(v)).toBe('RR_ERR_OPTION_INVALID');
+    }
+    expect(codeOf(() => parseOptions(TABLE, { values: { n: '0x10' } }))?.message).toMatch(/plain decimal/);
+    expect(parseOptions(TABLE, { values: { clients: '16', rate: '0.25' } })).toMatchObject({ clients: 16, rate: 0.25 });
+    expect(parseOptions(TABLE, { values: { rate: '.5' } }).rate).toBe(0.5);
+  });
+
+  it('an unknown flag is "unknown option", at the end of the line or before another flag', () => {
+    for (const argv of [['--dry-runn'], ['--jsn'], ['--clients', '3', '--verboes'], ['--typo', '--clients', '3']]) {
+      const e = codeOf(() => argvToValues(argv, TABLE));
+      expect(e?.code, argv.join(' ')).toBe('RR_ERR_OPTION_UNKNOWN');
+      expect(e?.message).toMatch(/unknown option --/);
+      expect(e?.message).not.toMatch(/needs a value/);
+    }
+  });
+
+  it('refuses control characters in string values (they would forge log lines)', () => {
+    const T = { stream: { type: 'string', default: '', doc: 's' }, label: { type: 'optional-string', default: undefined, doc: 'l' } } as const;
+    for (const v of ['a\nb', 'a\rb', 'a\u001b[31mb', 'a\u0000', 'a\u0085b']) {
+      const e = codeOf(() => parseOptions(T, { values: { stream: v }, origin: 'query' }));
+      expect(e?.message, JSON.stringify(v)).toMatch(/"stream" must not contain control characters/);
+    }
+    expect(codeOf(() => parseOptions(T, { values: { label: 'x\ty' } }))?.code).toBe('RR_ERR_OPTION_INVALID');
+    expect(parseOptions(T, { values: { stream: 'bench-1 ü' } }).stream).toBe('bench-1 ü');
+  });
+});

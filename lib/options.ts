@@ -41,14 +41,18 @@ export function defaultsOf<T extends OptionTable>(table: T): OptionValues<T> {
 
 const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
 
+const DECIMAL = /^-?(?:\d+(?:\.\d+)?|\.\d+)$/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
 function coerce(name: string, spec: OptionSpec, raw: unknown, origin: string): unknown {
   const where = `${origin} option "${name}"`;
   const bad = (why: string) => new ReboundError('RR_ERR_OPTION_INVALID', `${where} ${why} (got ${JSON.stringify(raw)})`, { details: { option: name } });
   switch (spec.type) {
     case 'int':
     case 'number': {
-      const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
-      if (!Number.isFinite(n)) throw bad('must be a number');
+      // Plain decimals only: Number() would take 0x10, ' 1', '1e3' and '' and run something else than typed.
+      const n = typeof raw === 'number' ? raw : typeof raw === 'string' && DECIMAL.test(raw) ? Number(raw) : NaN;
+      if (!Number.isFinite(n)) throw bad(typeof raw === 'string' && raw.trim() !== '' && Number.isFinite(Number(raw)) ? 'must be a plain decimal number (no hex, exponent, sign + or spaces)' : 'must be a number');
       if (spec.type === 'int' && !Number.isInteger(n)) throw bad('must be an integer');
       if (spec.min !== undefined && n < spec.min) throw bad(`must be >= ${spec.min}`);
       if (spec.max !== undefined && n > spec.max) throw bad(`must be <= ${spec.max}`);
@@ -67,6 +71,8 @@ function coerce(name: string, spec: OptionSpec, raw: unknown, origin: string): u
     case 'string':
     case 'optional-string': {
       if (typeof raw !== 'string') throw bad('must be a string');
+      // These values reach log lines, job logs and terminals: a newline or an escape would forge them.
+      if (CONTROL.test(raw)) throw bad('must not contain control characters');
       if (spec.pattern && !spec.pattern.test(raw)) throw bad(`must match ${spec.pattern}`);
       if (spec.type === 'string' && spec.maxLength !== undefined && raw.length > spec.maxLength) throw bad(`must be at most ${spec.maxLength} characters`);
       return raw;
@@ -105,12 +111,17 @@ export function parseOptions<T extends OptionTable>(table: T, src: ParseSources)
       }
     }
   }
+  const givenAs = new Map<string, string>();
   for (const [name, raw] of Object.entries(src.values ?? {})) {
     if (src.passthrough?.includes(name)) continue;
     const key = byName.get(name);
     if (!key) {
       throw new ReboundError('RR_ERR_OPTION_UNKNOWN', `unknown ${origin} option "${name}"; known: ${[...Object.keys(table)].map(kebab).join(', ')}`, { details: { option: name } });
     }
+    // `n=5&clients=6`: one of the two would silently win.
+    const before = givenAs.get(key);
+    if (before !== undefined) throw new ReboundError('RR_ERR_OPTION_INVALID', `${origin} option "${name}" repeats "${before}" (both set ${kebab(key)}): give it once`, { details: { option: name } });
+    givenAs.set(key, name);
     out[key] = coerce(name, table[key]!, raw, origin);
   }
   return Object.freeze(out) as OptionValues<T>;
@@ -127,29 +138,49 @@ export function argvToValues(argv: readonly string[], table: OptionTable): Recor
       for (const a of spec.aliases ?? []) boolNames.add(a);
     }
   }
+  const known = new Set<string>();
+  for (const [k, spec] of Object.entries(table)) for (const n of [k, kebab(k), ...(spec.aliases ?? [])]) known.add(n);
+  const set = (name: string, v: unknown) => {
+    if (name in out) throw new ReboundError('RR_ERR_OPTION_INVALID', `option --${name} given twice (${JSON.stringify(String(out[name]))} and ${JSON.stringify(String(v))}): give it once`, { details: { option: name } });
+    out[name] = v;
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith('--')) throw new ReboundError('RR_ERR_OPTION_INVALID', `unexpected argument "${arg}" (options look like --name value)`);
     const eq = arg.indexOf('=');
     if (eq > 0) {
-      out[arg.slice(2, eq)] = arg.slice(eq + 1);
+      set(arg.slice(2, eq), arg.slice(eq + 1));
       continue;
     }
     const name = arg.slice(2);
     const next = argv[i + 1];
+    // A typo (`--dry-runn`, `--jsn`) is an unknown option, not one that "needs a value" or eats the next flag.
+    if (!known.has(name) && (next === undefined || next.startsWith('--'))) {
+      throw new ReboundError('RR_ERR_OPTION_UNKNOWN', `unknown option --${name}; known: ${[...Object.keys(table)].map((k) => `--${kebab(k)}`).join(', ')}`, { details: { option: name } });
+    }
     if (boolNames.has(name) && (next === undefined || next.startsWith('--') || !['0', '1', 'true', 'false', 'yes', 'no'].includes(next))) {
-      out[name] = true;
+      set(name, true);
     } else if (next === undefined) {
       throw new ReboundError('RR_ERR_OPTION_INVALID', `option --${name} needs a value`, { details: { option: name } });
     } else {
-      out[name] = next;
+      set(name, next);
       i++;
     }
   }
   return out;
 }
 
-export function helpText(table: OptionTable): string {
+/** `envOnly`: the options are read from env alone (no flag accepts them), so list them by env name. */
+export function helpText(table: OptionTable, how: { envOnly?: boolean } = {}): string {
+  if (how.envOnly) {
+    return Object.entries(table)
+      .filter(([, s]) => s.env?.length)
+      .map(([, s]) => {
+        const vals = s.type === 'enum' ? ` {${s.values.join('|')}}` : '';
+        return `    ${s.env![0]!.padEnd(28)} ${s.doc}${vals}; default ${JSON.stringify(s.default)}`;
+      })
+      .join('\n');
+  }
   return Object.entries(table)
     .map(([k, s]) => {
       const env = s.env?.length ? ` [env ${s.env.join(', ')}]` : '';

@@ -3,6 +3,7 @@
  * Prints `listening on <url> pid <pid>` once the API is up; SIGTERM/SIGINT stop it cleanly.
  */
 import { readFile } from 'node:fs/promises';
+import { toErrorBody } from '../../lib/errors.ts';
 import { argvToValues, helpText, parseOptions, type OptionTable } from '../../lib/options.ts';
 import { createToxiproxyServer, DEFAULT_TOXIPROXY_SERVER_OPTIONS, TOXIPROXY_VERSION, type ProxyInput, type ToxiproxyServer } from './index.ts';
 
@@ -47,8 +48,9 @@ async function main(): Promise<void> {
   process.stdout.write(`listening on ${server.url} pid ${process.pid}\n`);
 }
 
+// As every CLI (docs/errors.md): `error <code>: <message>`, exit 2 for bad input, 1 for a failure.
 main().catch((err: unknown) => {
-  const e = err as { code?: string; message?: string };
-  process.stderr.write(`${e.code ? `${e.code}: ` : ''}${e.message ?? String(err)}\n`);
-  process.exit(1);
+  const body = toErrorBody(err);
+  process.stderr.write(`error ${body.code}: ${body.message}\n`);
+  process.exit(body.statusCode < 500 ? 2 : 1);
 });

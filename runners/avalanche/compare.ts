@@ -57,7 +57,7 @@ export function parseTargetEntry(entry: string): { target: ReturnType<typeof get
   return { target: getTarget(m[1]!), nodes };
 }
 
-export const BENCH_AVALANCHE_HELP = `  --avalanche          add the avalanche table (every local target, same seed) after the jitter table; its options come from env:\n${helpText(BENCH_AVALANCHE_OPTIONS)}`;
+export const BENCH_AVALANCHE_HELP = `  --avalanche          add the avalanche table (every local target, same seed) after the jitter table; its options come from env only (no flag sets them):\n${helpText(BENCH_AVALANCHE_OPTIONS, { envOnly: true })}`;
 
 /**
  * What `npm run bench -- --avalanche` adds after the jitter table. Options come from env and are

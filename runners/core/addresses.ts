@@ -18,12 +18,46 @@ export function isLoopbackUrl(url: string): boolean {
   }
 }
 
+const DEFAULT_PORT: Record<string, string> = { 'http:': '80', 'ws:': '80', 'https:': '443', 'wss:': '443' };
+/** One TARGET_URL_ALLOW entry: `host`, `*.suffix`, `[v6]`, each optionally `:port` or `:*`. */
+export const ALLOW_PATTERN = /^(?:\*\.)?(?:[a-z0-9-]+\.)*[a-z0-9-]+(?::(?:\*|\d{1,5}))?$|^\[[0-9a-f:.]+\](?::(?:\*|\d{1,5}))?$/i;
+
+/** The operator's allowlist (env TARGET_URL_ALLOW, comma-separated), malformed entries ignored here (the runner refuses them at startup). */
+export function allowPatterns(env: Record<string, string | undefined> = process.env): string[] {
+  return (env.TARGET_URL_ALLOW ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '' && ALLOW_PATTERN.test(s));
+}
+
 /**
- * Targets a runner may load: loopback always; anything else only where the operator opted in
+ * `*.railway.internal` matches any subdomain (not the bare suffix); a pattern without a port
+ * matches only the scheme's default port (so `host` never opens `host:6379`), `:*` any port.
+ */
+export function urlMatchesPattern(url: string, pattern: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (!(u.protocol in DEFAULT_PORT)) return false;
+  const m = /^(\[[^\]]+\]|[^:]+)(?::(\*|\d{1,5}))?$/.exec(pattern);
+  if (!m) return false;
+  const host = m[1]!.replace(/^\[|\]$/g, '').toLowerCase();
+  const uh = u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const hostOk = host.startsWith('*.') ? uh.endsWith(host.slice(1)) && uh.length > host.length - 1 : uh === host;
+  const portOk = m[2] === '*' ? true : m[2] === undefined ? u.port === '' : (u.port || DEFAULT_PORT[u.protocol]) === m[2];
+  return hostOk && portOk;
+}
+
+export function isAllowlistedUrl(url: string, env: Record<string, string | undefined> = process.env): boolean {
+  return allowPatterns(env).some((p) => urlMatchesPattern(url, p));
+}
+
+/**
+ * Targets a runner may load: loopback always; hosts in TARGET_URL_ALLOW; anything else only where the operator opted in
  * with REBOUND_ALLOW_REMOTE_TARGETS=1 (a fleet on its own private network). Never set in tests.
  */
 export function isAllowedTargetUrl(url: string, env: Record<string, string | undefined> = process.env): boolean {
-  if (isLoopbackUrl(url)) return true;
+  if (isLoopbackUrl(url) || isAllowlistedUrl(url, env)) return true;
   if (env.REBOUND_ALLOW_REMOTE_TARGETS !== '1') return false;
   try {
     return ['http:', 'https:', 'ws:', 'wss:'].includes(new URL(url).protocol);

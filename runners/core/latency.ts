@@ -112,3 +112,22 @@ export function summarize(enc: EncodedLatency): LatencyReport {
     skewFloor: ms(floor),
   };
 }
+
+/**
+ * The benchmark's `latencySamplesSorted`: at most `cap` evenly spaced values (ms) of the sorted
+ * raw latencies, element floor(i·(n−1)/(k−1)) for i in 0..k−1. Read from the histogram, so each is
+ * bucket-rounded (3 significant digits) and clamped to the exact min/max; the first and last are exact.
+ */
+export function sortedSamples(enc: EncodedLatency, cap: number): number[] {
+  const n = enc.count;
+  if (cap <= 0 || n === 0) return [];
+  const k = Math.min(cap, n);
+  const h = hdr.decodeFromCompressedBase64(enc.histogram);
+  const out: number[] = [];
+  for (let i = 0; i < k; i++) {
+    const idx = k === 1 ? 0 : Math.floor((i * (n - 1)) / (k - 1));
+    const us = idx === 0 ? enc.minUs : idx === n - 1 ? enc.maxUs : Math.min(enc.maxUs, Math.max(enc.minUs, h.getValueAtPercentile(((idx + 1) / n) * 100)));
+    out.push(ms(us));
+  }
+  return out;
+}

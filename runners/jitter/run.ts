@@ -35,6 +35,11 @@ export interface JitterRun {
   result: Promise<JitterResult>;
 }
 
+/** The drop window: the benchmark's `duration` when given, else the publishing window. */
+export const dropWindowMs = (o: { duration: number; msgs: number; interval: number }) => (o.duration > 0 ? o.duration * 1000 : o.msgs * o.interval);
+/** A drop interval at or above the window (the benchmark's jitter=999999 "latency mode") means no drops at all. */
+export const dropsWithin = (o: { jitter: number; duration: number; msgs: number; interval: number }) => o.jitter > 0 && o.jitter * 1000 < dropWindowMs(o);
+
 /**
  * The resilience engine behind `bench:jitter` and every chaos plan: ramp clients, publish,
  * disrupt on the seeded schedule (client drops and/or proxy toxics), let the protocol recover,
@@ -97,7 +102,7 @@ class JitterSession {
     this.kinds = parsePlan(opts.plan);
     const durations: Partial<Record<DisruptionKind, number>> = { drop: opts.jitterMs };
     if (opts.chaosMs > 0) for (const k of this.kinds) if (k !== 'drop') durations[k] = opts.chaosMs;
-    this.steps = buildSchedule({ seed: this.seed, kinds: this.kinds, clients: opts.clients, groups: opts.groups, jitterSec: opts.jitter, windowMs: opts.msgs * opts.interval, durations });
+    this.steps = buildSchedule({ seed: this.seed, kinds: this.kinds, clients: opts.clients, groups: opts.groups, jitterSec: dropsWithin(opts) ? opts.jitter : 0, windowMs: dropWindowMs(opts), durations });
     this.ledger = new DeliveryLedger(opts.clients, opts.msgs);
     this.connections = new ConnectionBook(opts.clients);
     this.tracker = new DisruptionTracker(this.steps, opts.clients);

@@ -10,10 +10,10 @@ import { runLatency } from './run.ts';
 /** `npm run bench:latency -- --target replay --n 1000`. Progress on stderr; JSON on stdout. */
 async function main(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`usage: npm run bench:latency -- [options]\n${helpText(LATENCY_OPTIONS)}\n`);
+    process.stdout.write(`usage: npm run bench:latency -- [options] [--json]\n${helpText(LATENCY_OPTIONS)}\n  --json               the result JSON on stdout (always: bench:latency prints nothing else there)\n`);
     return 0;
   }
-  const opts = parseLatencyOptions({ values: argvToValues(argv, LATENCY_OPTIONS), env: process.env, origin: 'CLI' });
+  const opts = parseLatencyOptions({ values: argvToValues(argv.filter((a) => a !== '--json'), LATENCY_OPTIONS), env: process.env, origin: 'CLI' });
   const result = await withTarget(getTarget(opts.target), opts.url, (url) => runLatency(opts, url, { log: (l) => process.stderr.write(`[${opts.target}] ${l}\n`) }));
   const file = await writeResults(`latency-${opts.target}-${stamp()}`, result as unknown as Record<string, unknown>);
   process.stderr.write(`results: ${file}\n`);

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { stamp } from '../../runners/core/results.ts';
 import { execute, type Where } from './execute.ts';
 import type { RebaselineOptions } from './options.ts';
-import { loadManifest, selectTests, DEFAULT_DRIFT_PCT, type Manifest, type TestSpec } from './schema.ts';
+import { loadManifest, selectTests, skippedTests, DEFAULT_DRIFT_PCT, type Manifest, type TestSpec } from './schema.ts';
 import { writeRun, type RunRecord } from './store.ts';
 import { getPath, judgeOne, judgeRepeat, median, worstOf } from './verdict.ts';
 
@@ -45,13 +45,17 @@ export function exitCodeOf(recs: readonly Pick<RunRecord, 'verdict'>[]): 0 | 1 |
   return 0;
 }
 
-export function describePlan(tests: readonly TestSpec[], where: string): string {
-  return tests.map((t) => `${t.id}  ${t.runner} on ${t.target} (${where})  ${Object.entries(t.params).map(([k, v]) => `${k}=${v}`).join(' ')}  judged on ${Object.keys(t.baseline).join(', ')}`).join('\n') + `\n${tests.length} tests\n`;
+export function describePlan(tests: readonly TestSpec[], where: string, skipped: readonly { id: string; why: string }[] = []): string {
+  const run = tests.map((t) => `${t.id}  ${t.runner} on ${t.target} (${where})  ${Object.entries(t.params).map(([k, v]) => `${k}=${v}`).join(' ')}  judged on ${Object.keys(t.baseline).join(', ')}`).join('\n');
+  const skip = skipped.map((s) => `skipped ${s.id}: ${s.why}`).join('\n');
+  return `${run}\n${tests.length} tests${skipped.length ? `\n${skip}\n${skipped.length} skipped` : ''}\n`;
 }
 
 export interface RebaselineRun {
   manifest: Manifest;
   tests: TestSpec[];
+  /** Held back by the idle/avalanche gates, with why. */
+  skipped: { id: string; why: string }[];
   records: RunRecord[];
   runId: string;
   exitCode: 0 | 1 | 2;
@@ -62,10 +66,11 @@ export async function rebaseline(o: RebaselineOptions, env: Record<string, strin
   const file = resolve(o.manifest);
   const manifest = loadManifest(file);
   const tests = selectTests(manifest, o);
+  const skipped = skippedTests(manifest, o);
   const runId = stamp();
   const where = o.shards ? `shards ${o.shards}` : o.runnerUrl ? `runner ${o.runnerUrl}` : 'local';
   const records: RunRecord[] = [];
-  if (o.dryRun) return { manifest, tests, records, runId, exitCode: 0 };
+  if (o.dryRun) return { manifest, tests, skipped, records, runId, exitCode: 0 };
   const w: Where = { ...(o.shards ? { shards: o.shards } : {}), ...(o.runnerUrl ? { runnerUrl: o.runnerUrl } : {}), token: o.token || undefined, pollMs: o.pollMs, timeoutSec: o.timeoutSec, env, log };
   const sha = commit();
   for (const spec of tests) {
@@ -84,7 +89,7 @@ export async function rebaseline(o: RebaselineOptions, env: Record<string, strin
     for (const b of refusedUpdates(manifest, records)) log(`[${b.id}] baselines NOT updated: ${b.reason}`);
     writeFileSync(file, JSON.stringify(updateBaselines(manifest, records), null, 2) + '\n');
   }
-  return { manifest, tests, records, runId, exitCode: exitCodeOf(records) };
+  return { manifest, tests, skipped, records, runId, exitCode: exitCodeOf(records) };
 }
 
 /**

@@ -35,7 +35,9 @@ const intParam = (v: unknown, dflt: number, min: number, max: number, name: stri
   if (v === undefined) return dflt;
   const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : NaN;
   if (!Number.isInteger(n)) throw new ReboundError('RR_ERR_OPTION_INVALID', `query option "${name}" must be an integer (got ${JSON.stringify(v)})`, { details: { option: name } });
-  return Math.min(max, Math.max(min, n));
+  // Documented as min..max: outside it is a 400 naming the option, not a silent clamp.
+  if (n < min || n > max) throw new ReboundError('RR_ERR_OPTION_INVALID', `query option "${name}" must be ${min}..${max} (got ${JSON.stringify(v)})`, { details: { option: name } });
+  return n;
 };
 
 /** A job's failure as the one error shape, with the job id. */
@@ -88,7 +90,7 @@ export function createRunnerApp(opts: RunnerAppOptions) {
       let job: Job | undefined;
       try {
         const q = parseBenchQuery(route.entry.options, req.query as Record<string, unknown>);
-        const target = resolveTarget(route.target, env);
+        const target = resolveTarget(route.target, env, q.targetUrls);
         const prepared = route.entry.prepare(q.values, target);
         const prep = { ...prepared, effectiveParams: echoCallerNames(route.entry.options, q.values, prepared.effectiveParams) };
         const started = store.start({ route: route.path, test: route.entry.test, target: route.target, params: prep.effectiveParams, unknownParams: [], plannedMs: prep.plannedMs, command: curlLine(route.path, route.entry.options, prep.effectiveParams) }, (ctx) => route.entry.run(prep.opts, target, ctx));

@@ -1,4 +1,8 @@
 import type { OptionTable } from '../../lib/options.ts';
+import { ALLOW_PATTERN } from '../../runners/core/addresses.ts';
+
+/** The whole TARGET_URL_ALLOW list: malformed entries stop the runner at startup (exit 2) instead of being skipped. */
+const ALLOW_LIST = new RegExp(`^(?:(?:${ALLOW_PATTERN.source.replace(/\^|\$/g, '')})(?:\\s*,\\s*|$))*$`, 'i');
 
 /** The runner service's own options (CLI flags or env). */
 export const RUNNER_SERVICE_OPTIONS = {
@@ -6,6 +10,7 @@ export const RUNNER_SERVICE_OPTIONS = {
   host: { type: 'string', default: '127.0.0.1', env: ['HOST'], doc: 'address to bind; anything but loopback requires BENCH_RUNNER_TOKEN' },
   token: { type: 'string', default: '', env: ['BENCH_RUNNER_TOKEN'], doc: 'bearer token for every route but GET /health and GET /time (empty = open, loopback only)' },
   resultsDir: { type: 'string', default: 'results', env: ['RESULTS_DIR'], doc: 'where jobs and results are stored (survives restarts)' },
+  targetUrlAllow: { type: 'string', default: '', pattern: ALLOW_LIST, env: ['TARGET_URL_ALLOW'], doc: 'host patterns a request may name in serverUrl / cableUrl+broadcastUrl / wsUrl+httpUrl, comma-separated (*.railway.internal, 127.0.0.1:*, host:8080; no port = the default port only); the configured targets\' own URLs are always allowed' },
   stopGraceMs: { type: 'int', default: 20_000, min: 1000, max: 600_000, env: ['RUNNER_STOP_GRACE_MS'], doc: 'on SIGTERM, how long running jobs get to close their clients and record a partial result' },
   keepJobs: { type: 'int', default: 1000, min: 1, max: 1_000_000, env: ['RUNNER_KEEP_JOBS'], doc: 'finished jobs kept with their result and report; the oldest are removed first' },
   keepBytes: { type: 'int', default: 2 * 1024 ** 3, min: 0, max: Number.MAX_SAFE_INTEGER, env: ['RUNNER_KEEP_BYTES'], doc: 'bytes of job records, results and reports kept (default 2 GiB); the oldest jobs are removed first' },

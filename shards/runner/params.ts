@@ -1,12 +1,14 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable } from '../../lib/options.ts';
+import { ALL_TARGET_URL_PARAMS } from './targets.ts';
 
 /** Query names the service itself reads; never passed to a runner. */
 export const SERVICE_PARAMS = ['async'] as const;
 
 /**
- * Names that would aim the runner at a URL. The benchmark accepts these; Rebound refuses them by
- * design (a runner can never be aimed at anything its operator did not configure).
+ * Names that would aim the runner at a URL. The benchmark's per-target URL names (serverUrl,
+ * cableUrl+broadcastUrl, wsUrl+httpUrl) are taken out of the query and checked against the
+ * operator's allowlist by resolveTarget; every other one is refused (no Rebound runner uses it).
  */
 const URL_PARAM = /(url|urls|uri|host|nodes)$/i;
 const URL_NAMES = new Set(['cableUrl', 'serverUrl', 'wsUrl', 'httpUrl', 'broadcastUrl', 'natsUrl', 'natsSubject', 'cableUrlA', 'cableUrlB', 'subscriberUrlA', 'subscriberUrlB', 'nodes', 'url', 'toxiproxyUrl', 'target']);
@@ -26,6 +28,8 @@ export function knownNames(table: OptionTable): Set<string> {
 export interface ParsedQuery {
   values: Record<string, unknown>;
   async: boolean;
+  /** The benchmark's target URL parameters, for resolveTarget (checked there against the allowlist). */
+  targetUrls: Record<string, string>;
 }
 
 /**
@@ -34,16 +38,23 @@ export interface ParsedQuery {
  * different test), repeated names, then each value through `parseOptions` (400 naming the field).
  */
 export function parseBenchQuery(table: OptionTable, query: Record<string, unknown>): ParsedQuery {
-  const urls = Object.keys(query).filter((k) => URL_NAMES.has(k) || (URL_PARAM.test(k) && !knownNames(table).has(k)));
+  const targetUrls: Record<string, string> = {};
+  for (const k of Object.keys(query)) {
+    if (!ALL_TARGET_URL_PARAMS.has(k)) continue;
+    const v = query[k];
+    if (typeof v !== 'string') throw new ReboundError('RR_ERR_OPTION_INVALID', `query parameter "${k}" was given more than once or as an object`, { details: { option: k } });
+    targetUrls[k] = v;
+  }
+  const urls = Object.keys(query).filter((k) => !(k in targetUrls) && (URL_NAMES.has(k) || (URL_PARAM.test(k) && !knownNames(table).has(k))));
   if (urls.length) {
     throw new ReboundError(
       'RR_ERR_TARGET_URL_REFUSED',
-      `Rebound refuses target URLs by design (${urls.join(', ')}): targets are chosen by the route name only. The runner's operator configures a target with TARGET_<NAME>_URL (plus TARGET_<NAME>_BROADCAST_URL and TARGET_<NAME>_BROADCAST_KEY) in the runner's environment; without it the target's local service is started for the run.`,
-      { details: { params: urls } },
+      `no Rebound runner takes ${urls.join(', ')}: a target is named by the route, or by the benchmark's URL parameters (serverUrl; cableUrl + broadcastUrl; wsUrl + httpUrl) within the operator's allowlist (TARGET_URL_ALLOW). The operator configures a target with TARGET_<NAME>_URL (plus TARGET_<NAME>_BROADCAST_URL and TARGET_<NAME>_BROADCAST_KEY); without it the target's local service is started for the run.`,
+      { details: { option: urls[0], params: urls } },
     );
   }
   const known = knownNames(table);
-  const unknown = Object.keys(query).filter((k) => !known.has(k));
+  const unknown = Object.keys(query).filter((k) => !known.has(k) && !(k in targetUrls));
   if (unknown.length) {
     throw new ReboundError('RR_ERR_OPTION_UNKNOWN', `unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}; known: ${Object.keys(table).join(', ')}, async`, {
       details: { option: unknown[0], unknownParams: unknown },
@@ -52,7 +63,7 @@ export function parseBenchQuery(table: OptionTable, query: Record<string, unknow
   const values: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(query)) {
     if (Array.isArray(v) || (v !== null && typeof v === 'object')) throw new ReboundError('RR_ERR_OPTION_INVALID', `query parameter "${k}" was given more than once or as an object`, { details: { option: k } });
-    if (k !== 'async') values[k] = v;
+    if (k !== 'async' && !(k in targetUrls)) values[k] = v;
   }
   const asyncRaw = query.async;
   if (asyncRaw !== undefined && asyncRaw !== '1' && asyncRaw !== '0' && asyncRaw !== 'true' && asyncRaw !== 'false') {
@@ -60,7 +71,7 @@ export function parseBenchQuery(table: OptionTable, query: Record<string, unknow
   }
   // Validate every value now so the 400 names the field before any job is created.
   parseOptions(table, { values, origin: 'query' });
-  return { values, async: asyncRaw === '1' || asyncRaw === 'true' };
+  return { values, async: asyncRaw === '1' || asyncRaw === 'true', targetUrls };
 }
 
 /** Drop keys whose value is undefined (effectiveParams are JSON). */

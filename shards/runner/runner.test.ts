@@ -47,17 +47,21 @@ describe('bench-runner service', () => {
     expect(invalid.body).toMatchObject({ code: 'RR_ERR_OPTION_INVALID', details: { option: 'n' } });
     const twice = await api(runner.url, `/bench-jitter-ws?n=3&n=4`, { method: 'POST', token: TOKEN });
     expect(twice.body.details.option).toBe('n');
-    for (const p of ['cableUrl=ws://127.0.0.1:1/cable', 'serverUrl=http://10.0.0.1', 'broadcastUrl=http://127.0.0.1:1/_broadcast', 'wsUrl=ws://x']) {
+    // Without TARGET_URL_ALLOW only the configured targets' own URLs pass (none here): loopback too is refused.
+    for (const [p, param] of [['httpUrl=http://127.0.0.1:1', 'httpUrl'], ['wsUrl=ws://x&httpUrl=http://10.0.0.1', 'wsUrl']] as const) {
+      const r = await api(runner.url, `/bench-jitter-ws?${SMALL}&${p}`, { method: 'POST', token: TOKEN });
+      expect(r.status, p).toBe(400);
+      expect(r.body).toMatchObject({ code: 'RR_ERR_TARGET_URL_REFUSED', details: { option: param } });
+      expect(r.body.message).toContain('TARGET_URL_ALLOW (unset)');
+    }
+    for (const p of ['cableUrl=ws://127.0.0.1:1/cable', 'serverUrl=http://10.0.0.1']) {
       const r = await api(runner.url, `/bench-jitter-ws?${SMALL}&${p}`, { method: 'POST', token: TOKEN });
       expect(r.status, p).toBe(400);
       expect(r.body.code).toBe('RR_ERR_TARGET_URL_REFUSED');
-      expect(r.body.message).toMatch(/refuses target URLs by design/);
-      expect(r.body.message).toContain('TARGET_<NAME>_URL');
+      expect(r.body.message).toContain('takes wsUrl + httpUrl');
     }
-    const noService = await api(runner.url, `/bench-jitter-anycable?${SMALL}`, { method: 'POST', token: TOKEN });
-    expect(noService.status).toBe(400);
-    expect(noService.body.code).toBe('RR_ERR_TARGET_NOT_CONFIGURED');
-    expect(noService.body.message).toContain('TARGET_ANYCABLE_URL');
+    const nodes = await api(runner.url, `/bench-jitter-ws?${SMALL}&nodes=http://127.0.0.1:1`, { method: 'POST', token: TOKEN });
+    expect(nodes.body).toMatchObject({ code: 'RR_ERR_TARGET_URL_REFUSED', details: { option: 'nodes' } });
     const notFound = await api(runner.url, '/jobs/ffffffffffff', { token: TOKEN });
     expect(notFound.status).toBe(404);
     expect(notFound.body.code).toBe('RR_ERR_JOB_NOT_FOUND');

@@ -23,7 +23,10 @@ export interface ResolvedTarget {
   /** The name in the route (`uws` resolves to the `ws` definition). */
   route: string;
   definition: TargetDefinition;
-  source: 'configured' | 'local';
+  /** `request`: the caller's URL parameter, within the operator's allowlist (TARGET_URL_ALLOW). */
+  source: 'configured' | 'local' | 'request';
+  /** The Rebound server kind that answers (`replay` for `anycable` without a configured URL, `ws` for `uws`): the result's `targetServer`. */
+  server: string;
   url?: string;
   broadcastUrl?: string;
   broadcastKey?: string;

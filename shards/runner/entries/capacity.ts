@@ -5,6 +5,7 @@ import type { S1Options } from '../../../runners/capacity/scenarios/s1-idle-memo
 import type { S2Options } from '../../../runners/capacity/scenarios/s2-ceiling.ts';
 import type { S6Options } from '../../../runners/capacity/scenarios/s6-graceful-stop.ts';
 import { defined } from '../params.ts';
+import { annotateRun } from '../targets.ts';
 import type { BenchEntry } from '../types.ts';
 
 const { targets: _t, url: _u, ...Q } = CAPACITY_OPTIONS;
@@ -35,10 +36,10 @@ export const capacityEntry: BenchEntry = {
   options: CAPACITY_HTTP_OPTIONS,
   doc: 'capacity suite (seeds/000): the chosen scenarios (S1 idle memory, S2 ceiling, S3 fan-out, S4 hot stream, S5 latency, S6 graceful stop, soak, sweep) against one target, each step judged against its budget',
   prepare(values, t) {
-    const opts = parseCapacityOptions({ values: defined({ ...values, targets: t.definition.name, url: t.url }), origin: 'query' });
+    const opts = parseCapacityOptions({ values: defined({ ...values, targets: t.server, url: t.url }), origin: 'query' });
     return { opts, effectiveParams: defined({ ...opts.values, targets: undefined, target: t.route, targetSource: t.source, scenarios: opts.scenarios.join(',') }), plannedMs: plannedMs(opts) };
   },
-  run(o, _t, ctx) {
-    return runCapacity(o as CapacityOptions, { signal: ctx.signal, log: ctx.log, progress: (p) => ctx.progress({ phase: String(p.phase ?? p.scenario ?? 'run'), ...p }) }) as unknown as Promise<Record<string, unknown>>;
+  run(o, t, ctx) {
+    return annotateRun(t, () => runCapacity(o as CapacityOptions, { signal: ctx.signal, log: ctx.log, progress: (p) => ctx.progress({ phase: String(p.phase ?? p.scenario ?? 'run'), ...p }) }) as unknown as Promise<Record<string, unknown>>);
   },
 };

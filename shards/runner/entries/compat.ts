@@ -1,3 +1,4 @@
+import { ReboundError } from '../../../lib/errors.ts';
 import type { OptionTable } from '../../../lib/options.ts';
 
 /**
@@ -6,6 +7,34 @@ import type { OptionTable } from '../../../lib/options.ts';
  */
 export const COMPAT_OPTIONS = {
   duration: { type: 'int', default: 0, min: 0, max: 86_400, doc: "the benchmark's run window, s. Rebound's drop window is msgs x interval (drops stop when publishing ends), so this is echoed, not used" },
-  samplesCap: { type: 'int', default: 0, min: 0, max: 1_000_000, doc: "the benchmark's sorted-sample export; Rebound returns an exact mergeable HdrHistogram (latencyHistogram) instead, so this is echoed, not used" },
+  samplesCap: { type: 'int', default: 0, min: 0, max: 100_000, doc: "> 0 adds latencySamplesSorted: at most this many evenly spaced sorted latency samples, ms (read from the exact mergeable latencyHistogram, bucket-rounded to 3 significant digits)" },
+  label: { type: 'optional-string', default: undefined, pattern: /^[\w.:-]{1,64}$/, doc: "the result's `label` (default the benchmark's label of the target: anycable, socketio-default, socketio-csr, uws)" },
   shard: { type: 'optional-string', default: undefined, pattern: /^[\w.-]{1,64}$/, doc: 'a label for this shard, echoed in effectiveParams' },
 } as const satisfies OptionTable;
+
+/**
+ * The benchmark's AnyCable client knobs. Rebound honours the values it has and refuses the others
+ * with the reason (never accepted and ignored).
+ */
+export const CLIENT_COMPAT_OPTIONS = {
+  channel: { type: 'optional-string', default: undefined, pattern: /^[\w$:.-]{1,128}$/, doc: "AnyCable channel: `$pubsub` (the default: streamFrom) only; any other channel needs a Rails RPC backend Rebound does not have (400)" },
+  acProtocol: { type: 'optional-string', default: undefined, pattern: /^[\w.-]{1,64}$/, doc: 'AnyCable subprotocol: `actioncable-v1-ext-json` only (the extended protocol Rebound\'s client, history and session restores use); others 400' },
+  clientLib: { type: 'optional-string', default: undefined, pattern: /^[\w@/.-]{1,64}$/, doc: '`anycable` / `@anycable/core` (the client Rebound uses); `actioncable` is refused: @rails/actioncable is not installed' },
+  reconnectBaseMs: { type: 'int', default: 500, min: 1, max: 60_000, doc: "base of the tuned reconnect backoff, ms: 500 only (Rebound's tuned strategy: 500 ms x2, cap 5 s, full jitter); other values 400" },
+} as const satisfies OptionTable;
+
+const ANYCABLE_ROUTES = new Set(['anycable', 'replay']);
+const refuse = (option: string, why: string) => new ReboundError('RR_ERR_OPTION_INVALID', `query option "${option}" ${why}`, { details: { option } });
+
+/** Refuse what cannot apply; returns nothing because every accepted value is what Rebound does anyway. */
+export function checkClientCompat(v: { channel?: string | undefined; acProtocol?: string | undefined; clientLib?: string | undefined; reconnectBaseMs?: number }, route: string, given: Record<string, unknown>): void {
+  const anycableOnly = (k: string) => {
+    if (k in given && !ANYCABLE_ROUTES.has(route)) throw refuse(k, `applies to AnyCable routes (anycable, replay) only, not "${route}"`);
+  };
+  for (const k of ['channel', 'acProtocol', 'clientLib']) anycableOnly(k);
+  if (v.channel !== undefined && v.channel !== '$pubsub') throw refuse('channel', `"${v.channel}" needs a Rails RPC backend (a channel class behind anycable-go's RPC) that Rebound does not have; only $pubsub (streamFrom) runs here`);
+  if (v.acProtocol !== undefined && v.acProtocol !== 'actioncable-v1-ext-json') throw refuse('acProtocol', `"${v.acProtocol}" is not supported: Rebound's AnyCable client speaks actioncable-v1-ext-json only (stream history and session restores need the extended protocol)`);
+  if (v.clientLib === 'actioncable') throw refuse('clientLib', '"actioncable" needs @rails/actioncable, which is not installed; Rebound drives AnyCable with @anycable/core (clientLib=anycable)');
+  if (v.clientLib !== undefined && v.clientLib !== 'anycable' && v.clientLib !== '@anycable/core') throw refuse('clientLib', `"${v.clientLib}" is unknown: anycable (@anycable/core) is the client Rebound has`);
+  if (v.reconnectBaseMs !== undefined && v.reconnectBaseMs !== 500) throw refuse('reconnectBaseMs', `${v.reconnectBaseMs} is not supported: Rebound's tuned backoff has a fixed 500 ms base (x2 per attempt, cap 5 s, full jitter); pass 500 or leave it out`);
+}

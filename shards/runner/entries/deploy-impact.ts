@@ -2,6 +2,7 @@ import { parseOptions, type OptionTable } from '../../../lib/options.ts';
 import { DEPLOY_IMPACT_OPTIONS, parseDeployImpactOptions, type DeployImpactOptions } from '../../../runners/deploy-impact/options.ts';
 import { runDeployImpact } from '../../../runners/deploy-impact/run.ts';
 import { defined } from '../params.ts';
+import { annotateRun } from '../targets.ts';
 import type { BenchEntry } from '../types.ts';
 import { COMPAT_OPTIONS } from './compat.ts';
 import { queryOptions, relayPhases, shownOptions, withRouteTarget } from './route-target.ts';
@@ -22,7 +23,7 @@ export const deployImpactEntry: BenchEntry = {
       plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + opts.warmupMs + opts.publisherDownMs + opts.publishAfterMs + opts.settleMs + 10_000,
     };
   },
-  run(o, _t, ctx) {
-    return relayPhases(runDeployImpact(o as DeployImpactOptions, { signal: ctx.signal }), ctx);
+  run(o, t, ctx) {
+    return annotateRun(t, () => relayPhases(runDeployImpact(o as DeployImpactOptions, { signal: ctx.signal }), ctx));
   },
 };

@@ -5,9 +5,10 @@ import { LEAN_TARGETS } from '../../../runners/targets/lean.ts';
 import { defined } from '../params.ts';
 import { withResolvedTarget } from '../targets.ts';
 import type { BenchEntry } from '../types.ts';
+import { CLIENT_COMPAT_OPTIONS, checkClientCompat } from './compat.ts';
 
 const { target: _t, url: _u, ...IDLE_QUERY } = IDLE_OPTIONS;
-export const IDLE_HTTP_OPTIONS = IDLE_QUERY satisfies OptionTable;
+export const IDLE_HTTP_OPTIONS = { ...IDLE_QUERY, channel: CLIENT_COMPAT_OPTIONS.channel, acProtocol: CLIENT_COMPAT_OPTIONS.acProtocol } as const satisfies OptionTable;
 
 export const idleEntry: BenchEntry = {
   test: 'idle',
@@ -15,8 +16,9 @@ export const idleEntry: BenchEntry = {
   options: IDLE_HTTP_OPTIONS,
   doc: 'idle capacity: n subscribed connections over worker processes, held; runner and target memory per connection',
   prepare(values, t) {
-    const q = parseOptions(IDLE_HTTP_OPTIONS, { values, origin: 'query' });
-    const opts = parseIdleOptions({ values: defined({ ...q, target: t.definition.name, url: t.url }), origin: 'query' });
+    const { channel, acProtocol, ...q } = parseOptions(IDLE_HTTP_OPTIONS, { values, origin: 'query' });
+    checkClientCompat({ channel, acProtocol }, t.route, values);
+    const opts = parseIdleOptions({ values: defined({ ...q, target: t.server, url: t.url }), origin: 'query' });
     const { url: _1, ...shown } = opts;
     return { opts, effectiveParams: defined({ ...shown, target: t.route, targetSource: t.source }), plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + opts.hold * 1000 + 15_000 };
   },

@@ -4,11 +4,12 @@ import { runLatency } from '../../../runners/latency/run.ts';
 import { defined } from '../params.ts';
 import { withResolvedTarget } from '../targets.ts';
 import type { BenchEntry } from '../types.ts';
-import { COMPAT_OPTIONS } from './compat.ts';
+import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from './compat.ts';
+import { benchmarkFields } from './bench-fields.ts';
 import { queryOptions, redactBroadcastKey, shownOptions, withRouteTarget } from './route-target.ts';
 
 const { reconnectStrategy, ...Q } = queryOptions(LATENCY_OPTIONS);
-export const LATENCY_HTTP_OPTIONS = { ...Q, reconnectStrategy: { ...reconnectStrategy, aliases: ['reconnectMode'] }, duration: COMPAT_OPTIONS.duration, samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
+export const LATENCY_HTTP_OPTIONS = { ...Q, reconnectStrategy: { ...reconnectStrategy, aliases: ['reconnectMode'] }, samplesCap: COMPAT_OPTIONS.samplesCap, label: COMPAT_OPTIONS.label, shard: COMPAT_OPTIONS.shard, ...CLIENT_COMPAT_OPTIONS } as const satisfies OptionTable;
 
 export const latencyEntry: BenchEntry = {
   test: 'latency',
@@ -16,12 +17,13 @@ export const latencyEntry: BenchEntry = {
   options: LATENCY_HTTP_OPTIONS,
   doc: 'fixed-rate publishing to undisturbed clients; latency distribution (raw and over-min)',
   prepare(values, t) {
-    const { duration, samplesCap, shard, ...q } = parseOptions(LATENCY_HTTP_OPTIONS, { values, origin: 'query' });
+    const { samplesCap, label, shard, channel, acProtocol, clientLib, reconnectBaseMs, ...q } = parseOptions(LATENCY_HTTP_OPTIONS, { values, origin: 'query' });
+    checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs }, t.route, values);
     const opts = parseLatencyOptions({ values: withRouteTarget(q, t), origin: 'query' });
-    return { opts, effectiveParams: defined({ ...shownOptions(opts), target: t.route, targetSource: t.source, duration: duration || undefined, samplesCap, shard }), plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + 1000 + opts.msgs * opts.interval + opts.settle + 5000 };
+    return { opts: { opts, samplesCap, label }, effectiveParams: defined({ ...shownOptions(opts), target: t.route, targetSource: t.source, samplesCap, label, shard }), plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + 1000 + opts.msgs * opts.interval + opts.settle + 5000 };
   },
   run(o, t, ctx) {
-    const opts = o as LatencyOptions;
-    return withResolvedTarget(t, async (url) => redactBroadcastKey(await runLatency(opts, url, { signal: ctx.signal, log: ctx.log, progress: (p) => ctx.progress(p) })));
+    const { opts, samplesCap, label } = o as { opts: LatencyOptions; samplesCap: number; label?: string };
+    return withResolvedTarget(t, async (url) => benchmarkFields(redactBroadcastKey(await runLatency(opts, url, { signal: ctx.signal, log: ctx.log, progress: (p) => ctx.progress(p) })), { route: t.route, server: t.server, label, samplesCap }));
   },
 };

@@ -13,7 +13,7 @@ export function queryOptions<T extends OptionTable>(table: T): Omit<T, RouteOwne
 
 /** The runner's option values: the parsed query plus the route's resolved target. */
 export function withRouteTarget(query: Record<string, unknown>, t: ResolvedTarget): Record<string, unknown> {
-  return defined({ ...query, target: t.definition.name, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey });
+  return defined({ ...query, target: t.server, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey });
 }
 
 /** Options as `effectiveParams` echo them: the target's URLs and broadcast key are the operator's, not the caller's. */
