@@ -1,10 +1,9 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { helpText, parseOptions, argvToValues, type OptionTable } from '../../lib/options.ts';
 import { listServices, pause, resolveEnvironment, resume, runnerServices, shardsList } from './fleet.ts';
-import { RAILWAY_API_URL, railwayClient } from './railway-api.ts';
+import { RAILWAY_API_URL, railwayAuth, railwayClient } from './railway-api.ts';
 
 export const FLEET_OPTIONS = {
-  token: { type: 'string', default: '', env: ['RAILWAY_TOKEN'], doc: 'Railway API token (account or team token, sent as Bearer)' },
   project: { type: 'string', default: '', env: ['RAILWAY_PROJECT_ID', 'PROJECT_ID'], doc: 'Railway project id' },
   environment: { type: 'string', default: '', env: ['RAILWAY_ENVIRONMENT'], doc: 'environment id or name (default: production, or the only one)' },
   prefix: { type: 'string', default: 'bench-runner', maxLength: 64, env: ['RUNNER_SERVICE_PREFIX'], doc: 'runner services are the ones whose name starts with this' },
@@ -12,7 +11,7 @@ export const FLEET_OPTIONS = {
   apiUrl: { type: 'string', default: RAILWAY_API_URL, env: ['RAILWAY_API_URL'], doc: 'GraphQL endpoint (a stand-in in tests)' },
 } as const satisfies OptionTable;
 
-const USAGE = `usage: npm run fleet -- shards|pause|resume [options]\n  shards   print SHARDS=<runner URLs> for the project\n  pause    scale every runner service to 0 and stop its deployment\n  resume   scale them back and redeploy\n${helpText(FLEET_OPTIONS)}\n`;
+const USAGE = `usage: npm run fleet -- shards|pause|resume [options]\n  shards   print SHARDS=<runner URLs> for the project\n  pause    scale every runner service to 0 and stop its deployment\n  resume   scale them back and redeploy\n${helpText(FLEET_OPTIONS)}\nAuthentication (environment only, as Railway's CLI): RAILWAY_TOKEN = project token (project-access-token header), else RAILWAY_API_TOKEN = account/workspace token (Bearer).\n`;
 
 /** `npm run fleet -- shards|pause|resume`. stdout: the SHARDS line or what changed; exit 2 on bad input, 1 on an API failure. */
 export async function fleetMain(argv: string[], io = { out: (s: string) => void process.stdout.write(s), err: (s: string) => void process.stderr.write(s), env: process.env as Record<string, string | undefined> }): Promise<number> {
@@ -22,8 +21,11 @@ export async function fleetMain(argv: string[], io = { out: (s: string) => void 
     return io.out(USAGE), 0;
   }
   const o = parseOptions(FLEET_OPTIONS, { values: argvToValues(rest, FLEET_OPTIONS), env: io.env, origin: 'CLI' });
-  if (!o.token || !o.project) throw new ReboundError('RR_ERR_FLEET_TOKEN_MISSING', `fleet ${cmd} needs ${!o.token ? 'RAILWAY_TOKEN' : 'RAILWAY_PROJECT_ID'} (a Railway API token and the project id)`);
-  const gql = railwayClient(o.token, o.apiUrl);
+  // Tokens come from the environment only, as for Railway's CLI: a secret on the command line lands in shell history.
+  const auth = railwayAuth(io.env);
+  if (!auth) throw new ReboundError('RR_ERR_FLEET_TOKEN_MISSING', `fleet ${cmd} needs RAILWAY_TOKEN (a project token, sent as project-access-token) or RAILWAY_API_TOKEN (an account/workspace token, sent as Bearer)`);
+  if (!o.project) throw new ReboundError('RR_ERR_FLEET_TOKEN_MISSING', `fleet ${cmd} needs RAILWAY_PROJECT_ID (or --project)`);
+  const gql = railwayClient(auth, o.apiUrl);
   const envId = await resolveEnvironment(gql, o.project, o.environment || undefined);
   const runners = runnerServices(await listServices(gql, envId), o.prefix);
   if (!runners.length) throw new ReboundError('RR_ERR_FLEET_API', `no service named ${o.prefix}* in project ${o.project}`);

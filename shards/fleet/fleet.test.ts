@@ -9,7 +9,8 @@ import { fleetMain } from './cli.ts';
  * and records the mutations so the tests can check what pause/resume asked for.
  */
 const TOKEN = 'rw-test-token';
-interface Req { operationName: string; query: string; variables: Record<string, unknown>; auth: string | undefined }
+const PROJECT_TOKEN = 'rw-project-token';
+interface Req { operationName: string; query: string; variables: Record<string, unknown>; auth: string | undefined; project: string | undefined }
 const seen: Req[] = [];
 let server: Server;
 let url = '';
@@ -33,8 +34,10 @@ beforeAll(async () => {
       const send = (status: number, json: unknown) => (res.writeHead(status, { 'content-type': 'application/json' }), res.end(JSON.stringify(json)));
       if (req.method !== 'POST' || req.url !== '/graphql/v2' || req.headers['content-type'] !== 'application/json') return send(400, { errors: [{ message: 'bad request shape' }] });
       const r = JSON.parse(body) as Req;
-      seen.push({ ...r, auth: req.headers.authorization });
-      if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(200, { errors: [{ message: 'Not Authorized' }] });
+      const project = req.headers['project-access-token'] as string | undefined;
+      seen.push({ ...r, auth: req.headers.authorization, project });
+      // As Railway does: a project token only in its own header, an account token only as a Bearer.
+      if (project ? project !== PROJECT_TOKEN || req.headers.authorization : req.headers.authorization !== `Bearer ${TOKEN}`) return send(200, { errors: [{ message: 'Not Authorized' }] });
       switch (r.operationName) {
         case 'Environments':
           if (!/project\(id: \$projectId\)/.test(r.query) || r.variables.projectId !== 'proj-1') return send(200, { errors: [{ message: 'Project not found' }] });
@@ -62,7 +65,7 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 const run = async (argv: string[], env: Record<string, string | undefined> = {}) => {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await fleetMain(argv, { out: (s) => void out.push(s), err: (s) => void err.push(s), env: { RAILWAY_TOKEN: TOKEN, RAILWAY_PROJECT_ID: 'proj-1', RAILWAY_API_URL: url, ...env } });
+  const code = await fleetMain(argv, { out: (s) => void out.push(s), err: (s) => void err.push(s), env: { RAILWAY_API_TOKEN: TOKEN, RAILWAY_PROJECT_ID: 'proj-1', RAILWAY_API_URL: url, ...env } });
   return { code, out: out.join(''), err: err.join('') };
 };
 const mutations = () => seen.filter((r) => !['Environments', 'ServiceInstances'].includes(r.operationName)).map((r) => [r.operationName, r.variables]);
@@ -73,8 +76,19 @@ describe('npm run fleet against a Railway API stand-in', () => {
     const r = await run(['shards']);
     expect(r).toMatchObject({ code: 0, out: 'SHARDS=https://r1.up.railway.app,https://r2.up.railway.app,https://r10.up.railway.app\n' });
     expect(seen.map((x) => x.operationName)).toEqual(['Environments', 'ServiceInstances']);
-    expect(seen.every((x) => x.auth === `Bearer ${TOKEN}`)).toBe(true);
+    expect(seen.every((x) => x.auth === `Bearer ${TOKEN}` && x.project === undefined)).toBe(true);
     expect(mutations()).toEqual([]);
+  });
+
+  it('RAILWAY_TOKEN is a project token in the project-access-token header, and wins over RAILWAY_API_TOKEN as in Railway\'s CLI', async () => {
+    for (const env of [{ RAILWAY_TOKEN: PROJECT_TOKEN, RAILWAY_API_TOKEN: '' }, { RAILWAY_TOKEN: PROJECT_TOKEN, RAILWAY_API_TOKEN: 'ignored' }]) {
+      seen.length = 0;
+      expect((await run(['shards'], env)).code).toBe(0);
+      expect(seen.every((x) => x.project === PROJECT_TOKEN && x.auth === undefined)).toBe(true);
+    }
+    // The old behaviour (a project token as a Bearer) is what Railway refuses; the error names the token used.
+    await expect(run(['shards'], { RAILWAY_TOKEN: TOKEN })).rejects.toMatchObject({ code: 'RR_ERR_FLEET_API', message: expect.stringMatching(/RAILWAY_TOKEN as a project token.*Not Authorized/) });
+    await expect(run(['shards'], { RAILWAY_API_TOKEN: 'nope' })).rejects.toMatchObject({ message: expect.stringMatching(/RAILWAY_API_TOKEN as an account\/workspace token \(Bearer\)\): Not Authorized/) });
   });
 
   it('pause scales every runner to 0 and stops live deployments; nothing else is touched', async () => {
@@ -104,8 +118,8 @@ describe('npm run fleet against a Railway API stand-in', () => {
   });
 
   it('a missing token, a wrong token, an unknown project and an unreachable API are clear errors', async () => {
-    await expect(run(['shards'], { RAILWAY_TOKEN: '' })).rejects.toMatchObject({ code: 'RR_ERR_FLEET_TOKEN_MISSING' });
-    await expect(run(['shards'], { RAILWAY_TOKEN: 'nope' })).rejects.toMatchObject({ code: 'RR_ERR_FLEET_API', message: expect.stringContaining('Not Authorized') });
+    await expect(run(['shards'], { RAILWAY_API_TOKEN: '' })).rejects.toMatchObject({ code: 'RR_ERR_FLEET_TOKEN_MISSING', message: expect.stringContaining('RAILWAY_API_TOKEN') });
+    await expect(run(['shards'], { RAILWAY_API_TOKEN: 'nope' })).rejects.toMatchObject({ code: 'RR_ERR_FLEET_API', message: expect.stringContaining('Not Authorized') });
     await expect(run(['shards'], { RAILWAY_PROJECT_ID: 'other' })).rejects.toMatchObject({ message: expect.stringContaining('Project not found') });
     await expect(run(['shards'], { RAILWAY_API_URL: 'http://127.0.0.1:1/graphql/v2' })).rejects.toMatchObject({ code: 'RR_ERR_FLEET_API', message: expect.stringContaining('unreachable') });
     await expect(run(['scale'])).rejects.toMatchObject({ code: 'RR_ERR_OPTION_INVALID' });
