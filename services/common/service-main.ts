@@ -21,9 +21,33 @@ export interface RunningService {
 /** Options every service process accepts. */
 export const COMMON_SERVICE_OPTIONS = {
   port: { type: 'int', default: 0, min: 0, max: 65535, env: ['PORT'], doc: 'port to listen on (0 = any free port, reported to the parent)' },
-  host: { type: 'string', default: '127.0.0.1', env: ['HOST'], doc: 'address to bind' },
-  broadcastKey: { type: 'string', default: '', env: ['BROADCAST_KEY'], doc: 'bearer key required by /_broadcast (empty = open)' },
+  host: { type: 'string', default: '127.0.0.1', env: ['HOST'], doc: 'address to bind (unset on Railway: "::", both IPv4 and IPv6); anything but loopback needs BROADCAST_KEY or --public' },
+  broadcastKey: { type: 'string', default: '', env: ['BROADCAST_KEY'], doc: 'bearer key required by /_broadcast (empty = open, loopback only unless --public)' },
+  public: { type: 'bool', default: false, doc: 'allow a non-loopback host without BROADCAST_KEY (/_broadcast open to anyone who reaches the port)' },
 } as const satisfies OptionTable;
+
+/** Same rule as the runner's: only these never leave the machine. */
+export const isLoopbackHost = (host: string) => {
+  const h = host.replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+};
+
+/** Railway sets these in every deployment; nothing else here does. */
+export const onRailway = (env: Record<string, string | undefined>) => Boolean(env.RAILWAY_ENVIRONMENT_ID || env.RAILWAY_SERVICE_ID);
+
+/**
+ * The host to bind and whether it may be bound. HOST unset on Railway binds `::` (dual stack):
+ * its private network resolves `<service>.railway.internal` to IPv6 in older environments, which
+ * an IPv4-only `0.0.0.0` never answers. A non-loopback host without a broadcast key would leave
+ * `/_broadcast` open to anyone who reaches the port, so it is refused unless `--public` says so
+ * (as anycable-go refuses to run without a secret unless `--public`).
+ */
+export function bindHost(opts: { host: string; broadcastKey: string; public: boolean }, hostGiven: boolean, env: Record<string, string | undefined>): string {
+  const host = !hostGiven && onRailway(env) ? '::' : opts.host;
+  if (!isLoopbackHost(host) && !opts.broadcastKey && !opts.public)
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `refusing to bind ${host} without BROADCAST_KEY: anyone who reaches the port could publish through /_broadcast. Set BROADCAST_KEY (--broadcast-key), bind 127.0.0.1, or pass --public to run open on purpose`, { details: { option: 'BROADCAST_KEY' } });
+  return host;
+}
 
 export interface ServiceMainOptions<T extends OptionTable> {
   /** Hard deadline of a graceful stop. @default 5000 */
@@ -52,6 +76,11 @@ export async function serviceMain<T extends OptionTable>(
   try {
     opts = parseOptions(table, { values: argvToValues(argv, table), env: process.env, origin: 'CLI' });
     check?.(opts);
+    if ('host' in table && 'broadcastKey' in table && 'public' in table) {
+      const hostGiven = process.env.HOST !== undefined || argv.some((a) => a === '--host' || a.startsWith('--host='));
+      const host = bindHost(opts as unknown as { host: string; broadcastKey: string; public: boolean }, hostGiven, process.env);
+      opts = Object.freeze({ ...opts, host }) as OptionValues<T>;
+    }
   } catch (err) {
     const e = err as ReboundError;
     process.stderr.write(`${name}: ${e.code ?? 'error'}: ${e.message}\n`);

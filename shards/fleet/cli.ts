@@ -1,35 +1,73 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { helpText, parseOptions, argvToValues, type OptionTable } from '../../lib/options.ts';
+import { dryRunClient, fleetDown, fleetUp, FLEET_TARGETS } from './deploy.ts';
 import { listServices, pause, resolveEnvironment, resume, runnerServices, shardsList } from './fleet.ts';
-import { RAILWAY_API_URL, railwayClient } from './railway-api.ts';
+import { RAILWAY_API_URL, railwayAuth, railwayClient } from './railway-api.ts';
 
 export const FLEET_OPTIONS = {
-  token: { type: 'string', default: '', env: ['RAILWAY_TOKEN'], doc: 'Railway API token (account or team token, sent as Bearer)' },
   project: { type: 'string', default: '', env: ['RAILWAY_PROJECT_ID', 'PROJECT_ID'], doc: 'Railway project id' },
   environment: { type: 'string', default: '', env: ['RAILWAY_ENVIRONMENT'], doc: 'environment id or name (default: production, or the only one)' },
-  prefix: { type: 'string', default: 'bench-runner', maxLength: 64, env: ['RUNNER_SERVICE_PREFIX'], doc: 'runner services are the ones whose name starts with this' },
+  prefix: { type: 'string', default: 'bench-runner', maxLength: 64, pattern: /^[a-z][a-z0-9-]*$/, env: ['RUNNER_SERVICE_PREFIX'], doc: 'runner services are <prefix>-1..N; the fleet label up sets and down checks' },
   replicas: { type: 'int', default: 1, min: 1, max: 50, env: ['RUNNER_REPLICAS'], doc: 'replicas per runner on resume' },
+  shards: { type: 'int', default: 0, min: 0, max: 200, doc: 'up: number of runner services <prefix>-1..N (required for up)' },
+  targets: { type: 'string', default: Object.keys(FLEET_TARGETS).join(','), doc: `up: servers under test to deploy (${Object.keys(FLEET_TARGETS).join(', ')})` },
+  repo: { type: 'string', default: '', env: ['FLEET_SOURCE_REPO'], doc: 'up: GitHub repo (owner/name) Railway builds the Dockerfile from' },
+  image: { type: 'string', default: '', env: ['FLEET_SOURCE_IMAGE'], doc: 'up: or a prebuilt image of this repository (e.g. ghcr.io/you/rebound:tag)' },
+  dryRun: { type: 'bool', default: false, doc: 'up/down/pause/resume: print every GraphQL operation; send only the read-only ones' },
   apiUrl: { type: 'string', default: RAILWAY_API_URL, env: ['RAILWAY_API_URL'], doc: 'GraphQL endpoint (a stand-in in tests)' },
 } as const satisfies OptionTable;
 
-const USAGE = `usage: npm run fleet -- shards|pause|resume [options]\n  shards   print SHARDS=<runner URLs> for the project\n  pause    scale every runner service to 0 and stop its deployment\n  resume   scale them back and redeploy\n${helpText(FLEET_OPTIONS)}\n`;
+const COMMANDS = ['up', 'down', 'shards', 'pause', 'resume'];
+const USAGE = `usage: npm run fleet -- up|down|shards|pause|resume [options]
+  up       create or update the targets and <prefix>-1..N (--shards N), a public domain per runner; prints SHARDS= and BENCH_RUNNER_TOKEN=
+  down     delete the services up made (fleet name and REBOUND_FLEET label), nothing else
+  shards   print SHARDS=<runner URLs> for the project
+  pause    scale every runner service to 0 and stop its deployment
+  resume   scale them back and redeploy
+${helpText(FLEET_OPTIONS)}
+Authentication (environment only, as Railway's CLI): RAILWAY_TOKEN = project token (project-access-token header), else RAILWAY_API_TOKEN = account/workspace token (Bearer).
+`;
 
-/** `npm run fleet -- shards|pause|resume`. stdout: the SHARDS line or what changed; exit 2 on bad input, 1 on an API failure. */
+/** `npm run fleet -- up|down|shards|pause|resume`. stdout: the SHARDS line or what changed; exit 2 on bad input, 1 on an API failure. */
 export async function fleetMain(argv: string[], io = { out: (s: string) => void process.stdout.write(s), err: (s: string) => void process.stderr.write(s), env: process.env as Record<string, string | undefined> }): Promise<number> {
   const [cmd, ...rest] = argv;
-  if (!cmd || cmd === '--help' || !['shards', 'pause', 'resume'].includes(cmd)) {
-    if (cmd && cmd !== '--help') throw new ReboundError('RR_ERR_OPTION_INVALID', `unknown fleet command "${cmd}"; use shards, pause or resume`);
+  if (!cmd || cmd === '--help' || !COMMANDS.includes(cmd)) {
+    if (cmd && cmd !== '--help') throw new ReboundError('RR_ERR_OPTION_INVALID', `unknown fleet command "${cmd}"; use ${COMMANDS.join(', ')}`);
     return io.out(USAGE), 0;
   }
   const o = parseOptions(FLEET_OPTIONS, { values: argvToValues(rest, FLEET_OPTIONS), env: io.env, origin: 'CLI' });
-  if (!o.token || !o.project) throw new ReboundError('RR_ERR_FLEET_TOKEN_MISSING', `fleet ${cmd} needs ${!o.token ? 'RAILWAY_TOKEN' : 'RAILWAY_PROJECT_ID'} (a Railway API token and the project id)`);
-  const gql = railwayClient(o.token, o.apiUrl);
+  const targets = o.targets.split(',').map((t) => t.trim()).filter(Boolean);
+  if (cmd === 'up') {
+    if (o.shards < 1) throw new ReboundError('RR_ERR_OPTION_INVALID', 'fleet up needs --shards N (1..200): the number of runner services');
+    const unknown = targets.filter((t) => !FLEET_TARGETS[t]);
+    if (unknown.length) throw new ReboundError('RR_ERR_OPTION_INVALID', `--targets: unknown target ${unknown.join(', ')}; use ${Object.keys(FLEET_TARGETS).join(', ')}`);
+    if (Boolean(o.repo) === Boolean(o.image)) throw new ReboundError('RR_ERR_OPTION_INVALID', 'fleet up needs exactly one source: --repo owner/name (FLEET_SOURCE_REPO; Railway builds the Dockerfile) or --image <ref> (FLEET_SOURCE_IMAGE)');
+  }
+  // Tokens come from the environment only, as for Railway's CLI: a secret on the command line lands in shell history.
+  const auth = railwayAuth(io.env);
+  if (!auth) throw new ReboundError('RR_ERR_FLEET_TOKEN_MISSING', `fleet ${cmd} needs RAILWAY_TOKEN (a project token, sent as project-access-token) or RAILWAY_API_TOKEN (an account/workspace token, sent as Bearer)`);
+  if (!o.project) throw new ReboundError('RR_ERR_FLEET_TOKEN_MISSING', `fleet ${cmd} needs RAILWAY_PROJECT_ID (or --project)`);
+  const real = railwayClient(auth, o.apiUrl);
+  const gql = o.dryRun ? dryRunClient(real, io.out) : real;
   const envId = await resolveEnvironment(gql, o.project, o.environment || undefined);
-  const runners = runnerServices(await listServices(gql, envId), o.prefix);
+  if (cmd === 'up') {
+    const r = await fleetUp(gql, { projectId: o.project, environmentId: envId, prefix: o.prefix, shards: o.shards, targets, source: o.repo ? { repo: o.repo } : { image: o.image }, runnerToken: io.env.BENCH_RUNNER_TOKEN || undefined });
+    for (const [what, names] of [['created', r.created], ['updated', r.updated], ['unchanged', r.unchanged], ['public domain added', r.domains]] as const) if (names.length) io.err(`${what}: ${names.join(', ')}\n`);
+    if (r.extra.length) io.err(`left as they are (beyond --shards ${o.shards}; fleet down removes them): ${r.extra.join(', ')}\n`);
+    io.out(`SHARDS=${r.shards}\nBENCH_RUNNER_TOKEN=${o.dryRun ? '<secret>' : r.token}\n`);
+    return 0;
+  }
+  if (cmd === 'down') {
+    const r = await fleetDown(gql, o.project, envId, o.prefix);
+    if (r.kept.length) io.err(`kept (no REBOUND_FLEET=${o.prefix} label, not made by fleet up): ${r.kept.join(', ')}\n`);
+    io.out(`deleted: ${r.deleted.join(', ') || 'nothing'}\n`);
+    return 0;
+  }
+  const runners = runnerServices(await listServices(gql, o.project, envId), o.prefix);
   if (!runners.length) throw new ReboundError('RR_ERR_FLEET_API', `no service named ${o.prefix}* in project ${o.project}`);
   if (cmd === 'shards') {
     const { shards, missing } = shardsList(runners);
-    if (missing.length) io.err(`no public domain (generate one in Railway's networking tab): ${missing.join(', ')}\n`);
+    if (missing.length) io.err(`no public domain (generate one in Railway's networking tab, or run fleet up): ${missing.join(', ')}\n`);
     io.out(`SHARDS=${shards}\n`);
     return missing.length ? 1 : 0;
   }

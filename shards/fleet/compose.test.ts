@@ -33,6 +33,7 @@ describe('docker-compose.yml', () => {
     for (const [name, s] of runners) {
       const env = s.environment!;
       expect(env.BENCH_RUNNER_TOKEN, name).toMatch(/^\$\{BENCH_RUNNER_TOKEN:\?/);
+      expect(env.BROADCAST_KEY, name).toMatch(/^\$\{BROADCAST_KEY:\?set BROADCAST_KEY/);
       expect(env.REBOUND_ALLOW_REMOTE_TARGETS).toBe('1');
       const targets = Object.entries(env).filter(([k]) => /^TARGET_[A-Z_]+_URL$/.test(k));
       expect(targets.length).toBeGreaterThanOrEqual(4);
@@ -73,14 +74,20 @@ describe('docker-compose config', () => {
   const config = (env: Record<string, string>) => spawnSync('docker-compose', ['-f', ROOT + 'docker-compose.yml', 'config', '-q'], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 });
 
   it('accepts the file', () => {
-    const r = config({ BENCH_RUNNER_TOKEN: 'secret' });
+    const r = config({ BENCH_RUNNER_TOKEN: 'secret', BROADCAST_KEY: 'key' });
     expect(r.error, 'docker-compose is installed (apt-get install docker-compose)').toBeUndefined();
     expect(r.status, r.stderr).toBe(0);
   });
 
   it('refuses to configure the runners without a token', () => {
-    const r = config({ BENCH_RUNNER_TOKEN: '' });
+    const r = config({ BENCH_RUNNER_TOKEN: '', BROADCAST_KEY: 'key' });
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain('set BENCH_RUNNER_TOKEN');
+  });
+
+  it('refuses to configure the targets without a broadcast key, naming it (they would exit 2 on HOST=0.0.0.0)', () => {
+    const r = config({ BENCH_RUNNER_TOKEN: 'secret', BROADCAST_KEY: '' });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('set BROADCAST_KEY');
   });
 });

@@ -1,3 +1,4 @@
+import { OPERATIONS as OP } from './operations.ts';
 import type { GqlClient } from './railway-api.ts';
 
 export interface FleetService {
@@ -10,40 +11,22 @@ export interface FleetService {
   deploymentStatus: string | null;
 }
 
-const ENVIRONMENTS = `query Environments($projectId: String!) {
-  project(id: $projectId) { id name environments { edges { node { id name } } } }
-}`;
-
-const INSTANCES = `query ServiceInstances($environmentId: String!) {
-  environment(id: $environmentId) {
-    id
-    serviceInstances { edges { node { serviceId serviceName environmentId numReplicas domains { serviceDomains { domain } customDomains { domain } } latestDeployment { id status } } } }
-  }
-}`;
-
-const SCALE = `mutation ScaleService($serviceId: String!, $environmentId: String!, $input: ServiceInstanceUpdateInput!) {
-  serviceInstanceUpdate(serviceId: $serviceId, environmentId: $environmentId, input: $input)
-}`;
-
-const STOP = `mutation StopDeployment($id: String!) { deploymentStop(id: $id) }`;
-const REDEPLOY = `mutation RedeployService($serviceId: String!, $environmentId: String!) { serviceInstanceRedeploy(serviceId: $serviceId, environmentId: $environmentId) }`;
-
 interface Edges<T> {
   edges: { node: T }[];
 }
 
 /** The environment to act on: the one named, else `production`, else the project's only one. */
 export async function resolveEnvironment(gql: GqlClient, projectId: string, wanted?: string): Promise<string> {
-  const d = await gql<{ project: { environments: Edges<{ id: string; name: string }> } }>('Environments', ENVIRONMENTS, { projectId });
+  const d = await gql<{ project: { environments: Edges<{ id: string; name: string }> } }>('ProjectEnvironments', OP.ProjectEnvironments, { projectId });
   const envs = d.project.environments.edges.map((e) => e.node);
   const hit = wanted ? envs.find((e) => e.id === wanted || e.name === wanted) : (envs.find((e) => e.name === 'production') ?? (envs.length === 1 ? envs[0] : undefined));
   if (!hit) throw new Error(`no environment ${wanted ? `"${wanted}"` : 'named production'} in project ${projectId} (have: ${envs.map((e) => e.name).join(', ') || 'none'}); set RAILWAY_ENVIRONMENT`);
   return hit.id;
 }
 
-export async function listServices(gql: GqlClient, environmentId: string): Promise<FleetService[]> {
+export async function listServices(gql: GqlClient, projectId: string, environmentId: string): Promise<FleetService[]> {
   type Node = { serviceId: string; serviceName: string; environmentId: string; numReplicas?: number | null; domains?: { serviceDomains?: { domain: string }[]; customDomains?: { domain: string }[] }; latestDeployment?: { id: string; status: string } | null };
-  const d = await gql<{ environment: { serviceInstances: Edges<Node> } }>('ServiceInstances', INSTANCES, { environmentId });
+  const d = await gql<{ environment: { serviceInstances: Edges<Node> } }>('ServiceInstances', OP.ServiceInstances, { environmentId, projectId });
   return d.environment.serviceInstances.edges.map(({ node: n }) => ({
     serviceId: n.serviceId,
     serviceName: n.serviceName,
@@ -69,8 +52,8 @@ export function shardsList(runners: readonly FleetService[]): { shards: string; 
 export async function pause(gql: GqlClient, runners: readonly FleetService[]): Promise<string[]> {
   const done: string[] = [];
   for (const r of runners) {
-    await gql('ScaleService', SCALE, { serviceId: r.serviceId, environmentId: r.environmentId, input: { numReplicas: 0 } });
-    if (r.deploymentId && ['SUCCESS', 'DEPLOYING', 'BUILDING', 'INITIALIZING', 'WAITING'].includes(r.deploymentStatus ?? '')) await gql('StopDeployment', STOP, { id: r.deploymentId });
+    await gql('ServiceInstanceUpdate', OP.ServiceInstanceUpdate, { serviceId: r.serviceId, environmentId: r.environmentId, input: { numReplicas: 0 } });
+    if (r.deploymentId && ['SUCCESS', 'DEPLOYING', 'BUILDING', 'INITIALIZING', 'WAITING'].includes(r.deploymentStatus ?? '')) await gql('DeploymentStop', OP.DeploymentStop, { id: r.deploymentId });
     done.push(r.serviceName);
   }
   return done;
@@ -80,8 +63,8 @@ export async function pause(gql: GqlClient, runners: readonly FleetService[]): P
 export async function resume(gql: GqlClient, runners: readonly FleetService[], replicas: number): Promise<string[]> {
   const done: string[] = [];
   for (const r of runners) {
-    await gql('ScaleService', SCALE, { serviceId: r.serviceId, environmentId: r.environmentId, input: { numReplicas: replicas } });
-    await gql('RedeployService', REDEPLOY, { serviceId: r.serviceId, environmentId: r.environmentId });
+    await gql('ServiceInstanceUpdate', OP.ServiceInstanceUpdate, { serviceId: r.serviceId, environmentId: r.environmentId, input: { numReplicas: replicas } });
+    await gql('ServiceInstanceRedeploy', OP.ServiceInstanceRedeploy, { serviceId: r.serviceId, environmentId: r.environmentId });
     done.push(r.serviceName);
   }
   return done;
