@@ -91,6 +91,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
   if (mode === 'shared') await exchange(before);
 
   const sharedTag = `${o.test}-multi-${runId}`;
+  const asked = new Map<string, Record<string, string>>();
   const launch = (s: { name: string; url: string }, i: number, onProgress?: (status: string, progress: unknown) => void): Promise<ShardOutcome> => {
     const h = health.find((x) => x.name === s.name)!;
     if (!h.ok) return Promise.resolve<ShardOutcome>({ name: s.name, url: s.url, status: 'unreachable', error: `health sweep: ${h.problem}`, durationMs: 0 });
@@ -110,6 +111,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
         query.roomPrefix = `${prefix}-s${i + 1}`;
       }
     }
+    asked.set(s.name, query);
     return runShardJob(
       { name: s.name, url: s.url, endpoint, query },
       {
@@ -166,7 +168,14 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
     clock = { publisher: publisher ?? '', offsets, maxUncertaintyMs: Math.max(0, ...offsets.map((x) => x.uncertaintyMs)) };
   }
 
-  const run = mergeShards(outcomes, { perShardN: perShardN || undefined, mode, ...(publisher ? { publisher } : {}) });
+  const table = TEST_TABLES[o.test as keyof typeof TEST_TABLES];
+  const run = mergeShards(outcomes, {
+    perShardN: perShardN || undefined,
+    mode,
+    ...(publisher ? { publisher } : {}),
+    // Each result's own params are held to what that shard was asked, by meaning (an echo at enqueue proves nothing about what ran).
+    schema: (x) => ({ test: o.test, ...(o.allowParamMismatch ? {} : { asked: asked.get(x.name) ?? {} }), ...(table ? { table } : {}) }),
+  });
   const { exitCode, exitReason } = verdict(run, outcomes);
   return {
     testType: o.test,
@@ -206,10 +215,10 @@ function checkSharedStream(test: string, params: Record<string, string>): void {
 const pick = (c: ShardClock) => ({ offsetMs: c.offsetMs, uncertaintyMs: c.uncertaintyMs, rttMs: c.rttMs });
 
 /** The benchmark's exit codes: 2 on a fatal flag, 1 on a failed shard or any loss, else 0. */
-export function verdict(run: ReturnType<typeof mergeShards>, outcomes: readonly ShardOutcome[]): { exitCode: 0 | 1 | 2; exitReason: string } {
+export function verdict(run: ReturnType<typeof mergeShards>, _outcomes?: readonly ShardOutcome[]): { exitCode: 0 | 1 | 2; exitReason: string } {
   const fatal = run.validity.flags.filter((f) => f.severity === 'fatal');
   if (fatal.length) return { exitCode: 2, exitReason: `invalid: ${fatal.map((f) => f.code).join(', ')}` };
-  const failed = outcomes.filter((x) => x.status !== 'done');
+  const failed = run.perShard.filter((x) => x.status !== 'done');
   if (failed.length) return { exitCode: 1, exitReason: `failed shards: ${failed.map((x) => `${x.name} (${x.status})`).join(', ')}` };
   const lost = run.merged.lostDeliveries;
   if (typeof lost === 'number' && lost > 0) return { exitCode: 1, exitReason: `${lost} deliveries lost` };
