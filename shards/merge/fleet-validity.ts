@@ -1,5 +1,6 @@
 import type { FleetFlag, ShardOutcome, ShardSummary } from './types.ts';
 import type { MergeOptions } from './merge.ts';
+import { carriedShardFlags, mergedFigureFlags } from './fleet-rules.ts';
 
 /** A shard's p99 this many times the fleet's median p99 (and 50 ms above it) is called out. */
 export const OUTLIER_FACTOR = 3;
@@ -19,7 +20,16 @@ export function fleetValidity(
 ): { valid: boolean; flags: FleetFlag[] } {
   const flags: FleetFlag[] = [];
   const ok = outcomes.filter((o) => o.status === 'done' && o.result);
-  const bad = outcomes.filter((o) => !(o.status === 'done' && o.result));
+  const invalid = outcomes.filter((o) => o.status === 'invalid');
+  if (invalid.length) {
+    flags.push({
+      code: 'SHARD_RESULT_INVALID',
+      severity: 'warning',
+      shards: invalid.map((o) => o.name),
+      message: `${invalid.length} of ${outcomes.length} shards returned a result that fails the schema (${invalid.map((o) => `${o.name}: ${(o.error ?? '').replace(/^SHARD_RESULT_INVALID: /, '')}`).join('; ')}); they are left out of every figure, not counted as the target's loss`,
+    });
+  }
+  const bad = outcomes.filter((o) => !(o.status === 'done' && o.result) && o.status !== 'invalid');
   if (bad.length) {
     flags.push({
       code: 'SHARD_FAILED',
@@ -30,8 +40,11 @@ export function fleetValidity(
   }
   if (!ok.length) flags.push({ code: 'NO_SHARD_SUCCEEDED', severity: 'fatal', message: 'no shard returned a result' });
 
-  const connected = perShard.filter((s) => s.status === 'done').map((s) => s.connected);
-  const n = opts.perShardN;
+  const done = perShard.filter((s) => s.status === 'done');
+  const connected = done.map((s) => s.connected);
+  // Without PER_SHARD_N the clients each shard was asked are the ceiling's measure, when all asked the same.
+  const asked = done.map((s) => s.clients);
+  const n = opts.perShardN ?? (asked.length && asked.every((c) => c !== null && c === asked[0]) ? asked[0]! : undefined);
   if (n !== undefined && connected.length >= 2 && connected.every((c) => c !== null && c === connected[0]) && connected[0]! < CEILING_SHARE * n) {
     flags.push({
       code: 'UNIFORM_SHARD_CEILING',
@@ -86,10 +99,11 @@ export function fleetValidity(
   }
 
   for (const o of ok) {
-    const fatal = o.result!.validity?.flags.filter((f) => f.severity === 'fatal') ?? [];
+    const fatal = Array.isArray(o.result!.validity?.flags) ? o.result!.validity.flags.filter((f) => f.severity === 'fatal') : [];
     if (fatal.length) {
       flags.push({ code: 'SHARD_INVALID', severity: 'fatal', shards: [o.name], message: `${o.name}: ${fatal.map((f) => `${f.code} (${f.message})`).join('; ')}` });
     }
   }
+  flags.push(...mergedFigureFlags(merged), ...carriedShardFlags(ok));
   return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
 }
