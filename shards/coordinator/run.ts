@@ -172,6 +172,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
   const run = mergeShards(outcomes, {
     perShardN: perShardN || undefined,
     mode,
+    clockStepBudgetMs: o.clockStepMs,
     ...(publisher ? { publisher } : {}),
     // Each result's own params are held to what that shard was asked, by meaning (an echo at enqueue proves nothing about what ran).
     schema: (x) => ({ test: o.test, ...(o.allowParamMismatch ? {} : { asked: asked.get(x.name) ?? {} }), ...(table ? { table } : {}) }),

@@ -44,7 +44,7 @@ export async function startStandIn(o: StandInOptions): Promise<StandIn> {
       res.end(JSON.stringify(body));
     };
     if (u.pathname === '/health') return send(200, { status: 'ok', busy: false });
-    if (u.pathname === '/time' && !o.noTime) return send(200, { now: performance.timeOrigin + performance.now() + (o.clockAheadMs ?? 0) });
+    if (u.pathname === '/time' && !o.noTime) return send(200, { now: Date.now() + (o.clockAheadMs ?? 0) });
     if (req.headers.authorization !== `Bearer ${o.token}`) return send(401, { statusCode: 401, error: 'Unauthorized', code: 'RR_ERR_AUTH_INVALID', message: 'bad token' });
     if (req.method === 'POST' && u.pathname.startsWith('/bench-')) {
       params = Object.fromEntries([...u.searchParams].filter(([k]) => k !== 'async'));

@@ -8,6 +8,32 @@ export const OUTLIER_MIN_MS = 50;
 /** Below this share of its target every shard stopping at one count is the rig's ceiling. */
 export const CEILING_SHARE = 0.99;
 
+/** Default latency budget for a wall-clock step during a run (ms): NTP slews stay far below it, a step does not. */
+export const CLOCK_STEP_BUDGET_MS = 50;
+
+/**
+ * A shard whose wall clock moved against its monotonic clock by more than the budget during the run
+ * (the runner's `clockDrift`, shards/runner/clock-drift.ts): every latency it stamped across the
+ * step carries it. Fatal when the shard measured latencies; a warning for counts-only tests.
+ */
+function clockStepFlags(ok: readonly ShardOutcome[], budgetMs: number): FleetFlag[] {
+  const flags: FleetFlag[] = [];
+  for (const o of ok) {
+    const d = o.result!.clockDrift as { maxStepMs?: unknown; endStepMs?: unknown } | undefined;
+    const step = typeof d?.maxStepMs === 'number' && Number.isFinite(d.maxStepMs) ? d.maxStepMs : undefined;
+    if (step === undefined || step <= budgetMs) continue;
+    const h = o.result!.latencyHistogram;
+    const latency = typeof h === 'object' && h !== null && typeof h.count === 'number' && h.count > 0;
+    flags.push({
+      code: 'CLOCK_STEPPED',
+      severity: latency ? 'fatal' : 'warning',
+      shards: [o.name],
+      message: `${o.name}'s wall clock stepped ${step} ms against its monotonic clock during the run (${typeof d?.endStepMs === 'number' ? `${d.endStepMs} ms at the end` : 'end unknown'}; budget ${budgetMs} ms)${latency ? ': its latencies carry the step' : ''}`,
+    });
+  }
+  return flags;
+}
+
 /**
  * Validity across the fleet: the benchmark's cross-shard rules, plus the shards' own flags
  * carried over with their names so one shard's problem is visible in the merged verdict.
@@ -104,6 +130,6 @@ export function fleetValidity(
       flags.push({ code: 'SHARD_INVALID', severity: 'fatal', shards: [o.name], message: `${o.name}: ${fatal.map((f) => `${f.code} (${f.message})`).join('; ')}` });
     }
   }
-  flags.push(...mergedFigureFlags(merged), ...carriedShardFlags(ok));
+  flags.push(...clockStepFlags(ok, opts.clockStepBudgetMs ?? CLOCK_STEP_BUDGET_MS), ...mergedFigureFlags(merged), ...carriedShardFlags(ok));
   return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
 }

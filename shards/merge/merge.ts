@@ -34,6 +34,8 @@ export interface MergeOptions {
   publisher?: string;
   /** What each shard was asked (test, query, option table): its result is checked against it before the merge. */
   schema?: (o: ShardOutcome) => SchemaContext;
+  /** A shard whose wall clock stepped more than this against its monotonic clock during the run is CLOCK_STEPPED (ms; default 50). */
+  clockStepBudgetMs?: number;
 }
 
 export interface MergedRun {

@@ -113,6 +113,9 @@ function check(r: unknown, c: SchemaContext): string | undefined {
   if (hp) return hp;
   if (r.latencySamplesSorted !== undefined && !(Array.isArray(r.latencySamplesSorted) && r.latencySamplesSorted.every((x) => typeof x === 'number' && Number.isFinite(x)))) return 'latencySamplesSorted is not an array of numbers';
 
+  const d = r.clockDrift;
+  if (d !== undefined && !(isObj(d) && ['wallMs', 'monotonicMs', 'endStepMs', 'maxStepMs'].every((k) => typeof d[k] === 'number' && Number.isFinite(d[k])))) return `clockDrift is ${show(d)}, not {wallMs, monotonicMs, endStepMs, maxStepMs}`;
+
   if (c.asked) {
     const p = r.params;
     if (p === undefined) {
