@@ -116,3 +116,22 @@ describe('a shard result that fails the schema', () => {
     expect(written.perShard[1]).toMatchObject({ name: 's2', status: 'invalid' });
   });
 });
+
+describe('shard text is data', () => {
+  it('log lines, errors and flag messages reach the terminal with control characters escaped', async () => {
+    const a = await standIn({ logTail: ['\x1b[2J\x1b[Hcleared', 'fine\n[s2] done: all good', 'bidi \u202e txt'] });
+    const b = await standIn({ jobBody: { status: 'failed', error: 'bad\r\n[s1] done\x07', errorCode: 'RR_ERR_RUN_FAILED' } });
+    const lines: string[] = [];
+    const r = await runMultiShard(opts([a.url, b.url]), asked, (l) => lines.push(l));
+    expect(lines.join('\n')).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f\u202e]/);
+    expect(lines).toContain('[s1] \\x1b[2J\\x1b[Hcleared');
+    expect(lines).toContain('[s1] fine\\n[s2] done: all good');
+    expect(lines).toContain('[s1] bidi \\u{202e} txt');
+    expect(lines.some((l) => l.startsWith('[s2] done'))).toBe(false);
+    expect(lines).toContain('[s2] failed: RR_ERR_RUN_FAILED: bad\\r\\n[s1] done\\x07');
+    const { formatReport } = await import('./report.ts');
+    const table = formatReport(r);
+    expect(table).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f]/);
+    expect(table).toContain('bad\\r\\n[s1] done\\x07');
+  });
+});

@@ -5,6 +5,7 @@ import { mergeShards } from '../merge/merge.ts';
 import type { ShardClock, ShardOutcome } from '../merge/types.ts';
 import { combineClock, measureOffset, type ClockSample } from './clock.ts';
 import { sweep } from './health.ts';
+import { safeText } from './text.ts';
 import { NOT_FORWARDED, TEST_TABLES, type CoordOptions } from './options.ts';
 import { runShardJob } from './shard-job.ts';
 
@@ -54,7 +55,9 @@ export function testQuery(test: string, values: Record<string, unknown>): Record
  * Fan one test out over every shard at once and merge exactly. Progress goes to `log` (one line
  * per shard event, prefixed with the shard's name); the report is the merged JSON.
  */
-export async function runMultiShard(o: CoordOptions, params: Record<string, string>, log: (line: string) => void): Promise<MultiShardReport> {
+export async function runMultiShard(o: CoordOptions, params: Record<string, string>, print: (line: string) => void): Promise<MultiShardReport> {
+  // Every line may carry a shard's text (its log, errors, snippets): escaped before it is shown.
+  const log = (line: string) => print(safeText(line));
   const started = new Date();
   const shards = parseShardList(o.shards);
   const token = o.token || undefined;
@@ -71,7 +74,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
   for (const h of health) log(`[${h.name}] ${h.ok ? 'healthy' : `UNHEALTHY: ${h.problem}`} (${h.url})`);
   const sick = health.filter((h) => !h.ok);
   if (sick.length && !o.skipUnhealthy) {
-    throw new ReboundError('RR_ERR_SHARD_UNHEALTHY', `${sick.length} of ${k} shards failed the health sweep: ${sick.map((h) => `${h.name} ${h.url}: ${h.problem}`).join('; ')} (pass --skip-unhealthy to run on the others)`);
+    throw new ReboundError('RR_ERR_SHARD_UNHEALTHY', `${sick.length} of ${k} shards failed the health sweep: ${sick.map((h) => `${h.name} ${h.url}: ${safeText(h.problem ?? '')}`).join('; ')} (pass --skip-unhealthy to run on the others)`);
   }
   const live = shards.filter((s) => health.find((h) => h.name === s.name)?.ok);
   const publisher = mode === 'shared' ? live[0]?.name : undefined;

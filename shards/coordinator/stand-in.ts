@@ -22,6 +22,8 @@ export interface StandInOptions {
   clockAheadMs?: number;
   /** A runner without the `GET /time` route (an image older than --shared-stream). */
   noTime?: boolean;
+  /** The final record's log tail (default ['finished']). */
+  logTail?: unknown[];
   /** Polls answered `running` before `done`. */
   runningPolls?: number;
 }
@@ -56,7 +58,7 @@ export async function startStandIn(o: StandInOptions): Promise<StandIn> {
       if (o.jobBody !== undefined) return send(200, o.jobBody);
       const r = o.result;
       const result = !o.keepParams && typeof r === 'object' && r !== null && !Array.isArray(r) && !('params' in r) ? { ...r, params } : r;
-      return send(200, { status: 'done', params, progress: { phase: 'done' }, logTail: ['finished'], result });
+      return send(200, { status: 'done', params, progress: { phase: 'done' }, logTail: o.logTail ?? ['finished'], result });
     }
     return send(404, { statusCode: 404, error: 'Not Found', code: 'RR_ERR_NOT_FOUND', message: `no route ${u.pathname}` });
   });
