@@ -2,6 +2,7 @@ import { mergeLatency, summarize, type EncodedLatency } from '../../runners/core
 import { fleetValidity } from './fleet-validity.ts';
 import { shiftLatency } from './latency-shift.ts';
 import { screenOutcomes, type SchemaContext } from './schema.ts';
+import { idleShardFigures, mergeIdle } from './idle.ts';
 import { judgeOnPublisher } from './shared-stream.ts';
 import type { FleetFlag, ShardOutcome, ShardResult, ShardSummary } from './types.ts';
 
@@ -103,6 +104,8 @@ export function mergeShards(input: readonly ShardOutcome[], opts: MergeOptions =
     merged.csrResumeRatePct = merged.reconnects ? pct(merged.csrResumes as number, merged.reconnects as number) : null;
   }
 
+  if (ok.some((o) => o.result.runner !== undefined || o.result.targetMetrics !== undefined) && ok.some((o) => o.result.subscribed !== undefined)) Object.assign(merged, mergeIdle(ok));
+
   let latency: EncodedLatency | undefined;
   if (corrected.size) {
     latency = mergeLatency([...corrected.values()]);
@@ -125,6 +128,7 @@ export function mergeShards(input: readonly ShardOutcome[], opts: MergeOptions =
   const validity = fleetValidity(outcomes, perShard, merged, { ...opts, mode });
   if (shared.flags.length) validity.flags.push(...shared.flags);
   validity.valid = !validity.flags.some((f) => f.severity === 'fatal');
+  if (merged.subscribed !== undefined) merged.uniformShardCeiling = validity.flags.some((f) => f.code === 'UNIFORM_SHARD_CEILING');
   return { merged, perShard, validity };
 }
 
@@ -147,5 +151,6 @@ function summarizeShard(o: ShardOutcome, latency: EncodedLatency | undefined): S
     clock: o.clock ?? null,
     valid: r?.validity ? r.validity.valid : null,
     flags: Array.isArray(r?.validity?.flags) ? r.validity.flags.map((f) => `${f.severity}:${f.code}`) : [],
+    ...(idleShardFigures(r) ?? {}),
   };
 }

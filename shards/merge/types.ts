@@ -100,4 +100,9 @@ export interface ShardSummary {
   clock: ShardClock | null;
   valid: boolean | null;
   flags: string[];
+  /** Idle shards: the shard's own target bytes per connection, runner RSS per client, failure causes. */
+  targetBytesPerConnection?: number | null;
+  runnerRssPerClientBytes?: number | null;
+  runnerPeakRssBytes?: number | null;
+  failureCauses?: Record<string, number> | null;
 }
