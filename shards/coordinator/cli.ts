@@ -24,14 +24,44 @@ export async function main(argv: string[], env: Record<string, string | undefine
   const values = argvToValues(argv, { ...testTable, ...COORD_OPTIONS });
   const coordValues = Object.fromEntries(Object.entries(values).filter(([k]) => COORD_NAMES.has(k)));
   const params = Object.fromEntries(Object.entries(values).filter(([k]) => !COORD_NAMES.has(k)));
+  Object.assign(params, benchEnvParams(testTable, params, env));
   const o = parseOptions(COORD_OPTIONS, { values: coordValues, env, origin: 'CLI' });
   const query = testQuery(o.test, params);
   const report = await runMultiShard(o, query, (line) => process.stderr.write(line + '\n'));
   const file = await writeResults(`${o.test}-multi-${o.target}-${report.shards}shards-${report.startedAt.replace(/[:.]/g, '-')}`, report as unknown as Record<string, unknown>);
   process.stderr.write(`results: ${file}\n`);
   // The merged JSON names its test `testType`; the report registry keys on `test`.
-  process.stderr.write(await reportLine(file, { ...report, test: 'multi-shard' }, { command: commandLine('bench:multi', { ...testTable, ...COORD_OPTIONS }, { ...values, ...o }) }));
+  process.stderr.write(await reportLine(file, { ...report, test: 'multi-shard' }, { command: reproduceLine(testTable, { ...values, ...params }, o) }));
   process.stdout.write(o.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report));
   return report.exitCode;
 }
 
+
+/** The drivers' names for options whose tables carry none (reference section 3, "Drivers"). */
+const DRIVER_ENV: Record<string, string[]> = { samplesCap: ['SAMPLES_CAP'], duration: ['DURATION'], hold: ['HOLD_SEC'], ramp: ['RAMP_PER_SEC'], stream: ['STREAM'] };
+
+/** Env names the coordinator itself owns (clients per shard, shard list...): never read as a test param. */
+const COORD_ENV = new Set(Object.values(COORD_OPTIONS).flatMap((spec) => ((spec as { env?: readonly string[] }).env ?? []) as string[]));
+
+/**
+ * The benchmark's multi-shard drivers take their test params from the environment (idle-multi:
+ * HOLD_SEC, RAMP_PER_SEC, STREAM; jitter-multi: TOTAL_MESSAGES, INTERVAL_MS, SAMPLES_CAP, ...):
+ * each test option's own env names (its table's `env`) fill what the command line left unset.
+ * Clients come from PER_SHARD_N/TOTAL only, so a client-count env name is not read here.
+ */
+export function benchEnvParams(table: OptionTable, given: Record<string, unknown>, env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, spec] of Object.entries(table)) {
+    // subscribeOnly is the coordinator's to set per shard (shared-stream mode).
+    if (given[k] !== undefined || k === 'clients' || k === 'n' || k === 'target' || k === 'subscribeOnly') continue;
+    const name = [...(spec.env ?? []), ...(DRIVER_ENV[k] ?? [])].find((e) => !COORD_ENV.has(e) && env[e] !== undefined && env[e] !== '');
+    if (name) out[k] = env[name]!;
+  }
+  return out;
+}
+
+/** The Reproduce line: the token by its variable, never a placeholder a user would paste. */
+export function reproduceLine(testTable: OptionTable, values: Record<string, unknown>, o: Record<string, unknown>): string {
+  const { token: _t, ...rest } = o;
+  return `BENCH_RUNNER_TOKEN="$BENCH_RUNNER_TOKEN" ${commandLine('bench:multi', { ...testTable, ...COORD_OPTIONS }, { ...values, ...rest, token: '' })}`;
+}

@@ -11,7 +11,7 @@ export interface ClockSample {
 }
 
 /**
- * NTP-style exchange against a shard's `GET /time` ({now}: its wall clock in ms): offset =
+ * NTP-style exchange against a shard's `GET /time` ({now}: its Date.now(), ms): offset =
  * server time − midpoint of our send and receive; the true offset lies within ±rtt/2 of it. The
  * sample with the smallest round trip is kept (least queueing, tightest bound).
  */
@@ -27,7 +27,10 @@ export async function measureOffset(url: string, exchanges = 8, timeoutMs = 2000
       lastError = r.error ?? `GET /time answered ${r.status}: ${r.snippet}`;
       continue;
     }
-    const s = { offsetMs: now - (t0 + t3) / 2, rttMs: t3 - t0 };
+    // /time serves Date.now(), whole ms, truncated: the true time lies in [now, now + 1), so the
+    // centre is taken and its half millisecond joins the uncertainty (as half a round trip).
+    const whole = Number.isInteger(now);
+    const s = { offsetMs: now + (whole ? 0.5 : 0) - (t0 + t3) / 2, rttMs: t3 - t0 + (whole ? 1 : 0) };
     if (!best || s.rttMs < best.rttMs) best = s;
   }
   if (!best) throw new Error(`clock exchange with ${url} failed: ${lastError}`);

@@ -5,6 +5,11 @@ import { startService, type ServiceHandle } from '../../services/common/spawn.ts
 import { api, startRunner, tempResultsDir, type RunnerProcess } from '../runner/testing.ts';
 import { COORD_OPTIONS } from './options.ts';
 import { runMultiShard } from './run.ts';
+import { formatReport } from './report.ts';
+import { main } from './cli.ts';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * Two real runner services (shards/runner/main.ts, each its own process on port 0) against one
@@ -60,7 +65,52 @@ describe('coordinator over two real runner shards', () => {
     expect(r.perShard.map((s) => s.connected)).toEqual([20, 20]);
     expect(r.validity.flags.map((f) => f.code)).not.toContain('UNIFORM_SHARD_CEILING');
     expect(r.exitCode).toBe(0);
+    // What a capacity user came for: the target's bytes per connection over the fleet, runner
+    // memory per client per shard, failure causes per shard and merged, the ceiling verdict.
+    const results = await Promise.all(r.perShard.map(async (s, i) => (await api(runners[i]!.url, `/jobs/${s.jobId}`, { token: TOKEN })).body.result));
+    const peaks = results.map((x) => x.targetMetrics.peakRssBytes as number);
+    const bases = results.map((x) => x.targetMetrics.baselineRssBytes as number);
+    expect(r.merged.targetBytesPerConnection, JSON.stringify(results.map((x) => x.targetMetrics))).toBe(Math.round((Math.max(...peaks) - Math.min(...bases)) / 40));
+    expect(r.perShard.map((s) => s.targetBytesPerConnection)).toEqual(results.map((x) => x.targetMetrics.bytesPerConnection));
+    expect(r.perShard.map((s) => s.runnerRssPerClientBytes)).toEqual(results.map((x) => x.runner.rssPerClientBytes));
+    expect(r.perShard.map((s) => s.failureCauses)).toEqual(results.map((x) => x.failureCauses));
+    expect(r.merged.failureCausesByShard).toEqual({ s1: results[0].failureCauses, s2: results[1].failureCauses });
+    expect(r.merged).toHaveProperty('failureCauses');
+    expect(r.merged.uniformShardCeiling).toBe(false);
+    expect(typeof r.merged.runnerRssPerClientBytes).toBe('number');
+    const table = formatReport(r);
+    expect(table).toContain('target B/conn');
+    expect(table).not.toContain('delivery%');
   });
+
+  it('idle through the CLI: HOLD_SEC and RAMP_PER_SEC from the environment reach the shards; Reproduce names $BENCH_RUNNER_TOKEN', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rr-idle-cli-'));
+    process.env.RESULTS_DIR = dir;
+    let err = '';
+    const ew = process.stderr.write.bind(process.stderr);
+    const ow = process.stdout.write.bind(process.stdout);
+    process.stderr.write = ((c: string) => ((err += c), true)) as typeof process.stderr.write;
+    process.stdout.write = (() => true) as typeof process.stdout.write;
+    let code: number;
+    try {
+      code = await main(['--test', 'idle', '--target', 'ws', '--poll-ms', '200', '--workers', '1'], { SHARDS: runners.map((x) => x.url).join(','), BENCH_RUNNER_TOKEN: TOKEN, PER_SHARD_N: '10', HOLD_SEC: '1', RAMP_PER_SEC: '300' });
+    } finally {
+      process.stderr.write = ew;
+      process.stdout.write = ow;
+      delete process.env.RESULTS_DIR;
+    }
+    expect(code, err).toBe(0);
+    const file = readdirSync(dir).find((f) => f.endsWith('.json'))!;
+    const written = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+    expect(written.params).toMatchObject({ hold: '1', ramp: '300' });
+    const job = (await api(runners[0]!.url, `/jobs/${written.perShard[0].jobId}`, { token: TOKEN })).body;
+    expect(job.params).toMatchObject({ hold: 1, ramp: 300, clients: 10 });
+    // The Reproduce line is in the HTML report next to the JSON.
+    const html = readFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith('.html'))!), 'utf8');
+    expect(html, err).toMatch(/BENCH_RUNNER_TOKEN=(&quot;|")\$BENCH_RUNNER_TOKEN(&quot;|") npm run bench:multi/);
+    expect(html).not.toContain('&lt;redacted&gt;');
+    expect(html).not.toContain('<redacted>');
+  }, 60_000);
 
   it('a real shard killed mid-run is reported as such and its clients are not counted as loss', async () => {
     const doomed = await startRunner({ BENCH_RUNNER_TOKEN: TOKEN, RESULTS_DIR: tempResultsDir(), TARGET_WS_URL: target.httpUrl });

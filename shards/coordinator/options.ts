@@ -28,6 +28,7 @@ export const COORD_OPTIONS = {
   logLines: { type: 'int', default: 30, min: 0, max: 1000, doc: 'log lines asked per poll' },
   sharedStream: { type: 'bool', default: false, env: ['SHARED_STREAM'], doc: 'one publisher (the first shard), every shard on the same stream; clock offsets measured and corrected' },
   clockExchanges: { type: 'int', default: 8, min: 1, max: 100, doc: 'NTP-style exchanges per shard before and after a --shared-stream run' },
+  clockStepMs: { type: 'int', default: 50, min: 0, max: 3_600_000, doc: 'a shard whose wall clock stepped more than this (ms) against its monotonic clock during the run is CLOCK_STEPPED (fatal for latency tests)' },
   skipUnhealthy: { type: 'bool', default: false, doc: 'run on the healthy shards when the health sweep fails some (they are reported as failed)' },
   allowParamMismatch: { type: 'bool', default: false, env: ['ALLOW_PARAM_MISMATCH'], doc: 'do not fail shards whose effective params differ' },
   json: { type: 'bool', default: false, doc: 'print only the merged result JSON on stdout' },

@@ -5,6 +5,7 @@ import { mergeShards } from '../merge/merge.ts';
 import type { ShardClock, ShardOutcome } from '../merge/types.ts';
 import { combineClock, measureOffset, type ClockSample } from './clock.ts';
 import { sweep } from './health.ts';
+import { safeText } from './text.ts';
 import { NOT_FORWARDED, TEST_TABLES, type CoordOptions } from './options.ts';
 import { runShardJob } from './shard-job.ts';
 
@@ -54,7 +55,9 @@ export function testQuery(test: string, values: Record<string, unknown>): Record
  * Fan one test out over every shard at once and merge exactly. Progress goes to `log` (one line
  * per shard event, prefixed with the shard's name); the report is the merged JSON.
  */
-export async function runMultiShard(o: CoordOptions, params: Record<string, string>, log: (line: string) => void): Promise<MultiShardReport> {
+export async function runMultiShard(o: CoordOptions, params: Record<string, string>, print: (line: string) => void): Promise<MultiShardReport> {
+  // Every line may carry a shard's text (its log, errors, snippets): escaped before it is shown.
+  const log = (line: string) => print(safeText(line));
   const started = new Date();
   const shards = parseShardList(o.shards);
   const token = o.token || undefined;
@@ -71,7 +74,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
   for (const h of health) log(`[${h.name}] ${h.ok ? 'healthy' : `UNHEALTHY: ${h.problem}`} (${h.url})`);
   const sick = health.filter((h) => !h.ok);
   if (sick.length && !o.skipUnhealthy) {
-    throw new ReboundError('RR_ERR_SHARD_UNHEALTHY', `${sick.length} of ${k} shards failed the health sweep: ${sick.map((h) => `${h.name} ${h.url}: ${h.problem}`).join('; ')} (pass --skip-unhealthy to run on the others)`);
+    throw new ReboundError('RR_ERR_SHARD_UNHEALTHY', `${sick.length} of ${k} shards failed the health sweep: ${sick.map((h) => `${h.name} ${h.url}: ${safeText(h.problem ?? '')}`).join('; ')} (pass --skip-unhealthy to run on the others)`);
   }
   const live = shards.filter((s) => health.find((h) => h.name === s.name)?.ok);
   const publisher = mode === 'shared' ? live[0]?.name : undefined;
@@ -91,6 +94,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
   if (mode === 'shared') await exchange(before);
 
   const sharedTag = `${o.test}-multi-${runId}`;
+  const asked = new Map<string, Record<string, string>>();
   const launch = (s: { name: string; url: string }, i: number, onProgress?: (status: string, progress: unknown) => void): Promise<ShardOutcome> => {
     const h = health.find((x) => x.name === s.name)!;
     if (!h.ok) return Promise.resolve<ShardOutcome>({ name: s.name, url: s.url, status: 'unreachable', error: `health sweep: ${h.problem}`, durationMs: 0 });
@@ -110,6 +114,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
         query.roomPrefix = `${prefix}-s${i + 1}`;
       }
     }
+    asked.set(s.name, query);
     return runShardJob(
       { name: s.name, url: s.url, endpoint, query },
       {
@@ -166,7 +171,15 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
     clock = { publisher: publisher ?? '', offsets, maxUncertaintyMs: Math.max(0, ...offsets.map((x) => x.uncertaintyMs)) };
   }
 
-  const run = mergeShards(outcomes, { perShardN: perShardN || undefined, mode, ...(publisher ? { publisher } : {}) });
+  const table = TEST_TABLES[o.test as keyof typeof TEST_TABLES];
+  const run = mergeShards(outcomes, {
+    perShardN: perShardN || undefined,
+    mode,
+    clockStepBudgetMs: o.clockStepMs,
+    ...(publisher ? { publisher } : {}),
+    // Each result's own params are held to what that shard was asked, by meaning (an echo at enqueue proves nothing about what ran).
+    schema: (x) => ({ test: o.test, ...(o.allowParamMismatch ? {} : { asked: asked.get(x.name) ?? {} }), ...(table ? { table } : {}) }),
+  });
   const { exitCode, exitReason } = verdict(run, outcomes);
   return {
     testType: o.test,
@@ -206,10 +219,10 @@ function checkSharedStream(test: string, params: Record<string, string>): void {
 const pick = (c: ShardClock) => ({ offsetMs: c.offsetMs, uncertaintyMs: c.uncertaintyMs, rttMs: c.rttMs });
 
 /** The benchmark's exit codes: 2 on a fatal flag, 1 on a failed shard or any loss, else 0. */
-export function verdict(run: ReturnType<typeof mergeShards>, outcomes: readonly ShardOutcome[]): { exitCode: 0 | 1 | 2; exitReason: string } {
+export function verdict(run: ReturnType<typeof mergeShards>, _outcomes?: readonly ShardOutcome[]): { exitCode: 0 | 1 | 2; exitReason: string } {
   const fatal = run.validity.flags.filter((f) => f.severity === 'fatal');
   if (fatal.length) return { exitCode: 2, exitReason: `invalid: ${fatal.map((f) => f.code).join(', ')}` };
-  const failed = outcomes.filter((x) => x.status !== 'done');
+  const failed = run.perShard.filter((x) => x.status !== 'done');
   if (failed.length) return { exitCode: 1, exitReason: `failed shards: ${failed.map((x) => `${x.name} (${x.status})`).join(', ')}` };
   const lost = run.merged.lostDeliveries;
   if (typeof lost === 'number' && lost > 0) return { exitCode: 1, exitReason: `${lost} deliveries lost` };

@@ -27,16 +27,30 @@ export interface JobControl {
   onProgress?: (status: string, progress: unknown) => void;
 }
 
+/**
+ * A job record in either shape: the older `{status: ...|aborted, error: {code, message}}` or the
+ * benchmark's `{status: running|done|failed, error: string}` with Rebound's code in `errorCode`
+ * and `aborted: true` on an aborted job.
+ */
 interface JobObject {
   status?: string;
   progress?: unknown;
   logTail?: unknown;
   result?: ShardResult;
   error?: unknown;
+  errorCode?: unknown;
   aborted?: unknown;
 }
 
-const errText = (e: unknown) => (typeof e === 'string' ? e : typeof e === 'object' && e && 'message' in e ? String((e as { message: unknown }).message) : JSON.stringify(e));
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A job's error as one line, with its code when the shard gave one. */
+export function errText(e: unknown, code?: unknown): string {
+  const obj = isObj(e) ? e : undefined;
+  const msg = typeof e === 'string' ? e : obj && 'message' in obj ? String(obj.message) : JSON.stringify(e) ?? String(e);
+  const c = typeof code === 'string' ? code : obj && typeof obj.code === 'string' ? obj.code : undefined;
+  return c && !msg.startsWith(c) ? `${c}: ${msg}` : msg;
+}
 
 /**
  * One shard's job: enqueue with `?async=1`, refuse a shard that would run a different test than
@@ -46,19 +60,28 @@ const errText = (e: unknown) => (typeof e === 'string' ? e : typeof e === 'objec
  */
 export async function runShardJob(spec: ShardJobSpec, c: JobControl): Promise<ShardOutcome> {
   const t0 = Date.now();
+  try {
+    return await shardJob(spec, c, t0);
+  } catch (err) {
+    // A shard's answer must never take the run down: whatever slipped past the checks is its failure.
+    return { name: spec.name, url: spec.url, durationMs: Date.now() - t0, status: 'failed', error: `coordinator could not read the shard's answers: ${(err as Error).message}` };
+  }
+}
+
+async function shardJob(spec: ShardJobSpec, c: JobControl, t0: number): Promise<ShardOutcome> {
   const out = (o: Omit<ShardOutcome, 'name' | 'url' | 'durationMs'>): ShardOutcome => ({ name: spec.name, url: spec.url, durationMs: Date.now() - t0, ...o });
   const qs = new URLSearchParams({ ...spec.query, async: '1' }).toString();
   const r = await callShard(joinUrl(spec.url, `${spec.endpoint}?${qs}`), { method: 'POST', token: c.token, timeoutMs: 30_000 });
   if (r.error) return out({ status: 'unreachable', error: `POST ${spec.endpoint} failed: ${r.error}` });
-  const body = (r.isJson ? r.json : {}) as Record<string, unknown>;
+  const body: Record<string, unknown> = r.isJson && isObj(r.json) ? r.json : {};
   if (r.status < 200 || r.status > 299) {
     const msg = typeof body.message === 'string' ? `${body.code ?? ''} ${body.message}`.trim() : r.snippet;
     return out({ status: 'rejected', error: `POST ${spec.endpoint} answered ${r.status}: ${msg}` });
   }
   const unknown = Array.isArray(body.unknownParams) ? (body.unknownParams as unknown[]) : [];
   if (unknown.length && !c.allowParamMismatch) return out({ status: 'param-mismatch', error: `shard ignored parameters it does not know: ${unknown.join(', ')}` });
-  if (body.effectiveParams && typeof body.effectiveParams === 'object' && !c.allowParamMismatch) {
-    const diffs = paramMismatches(spec.query, body.effectiveParams as Record<string, unknown>, c.table);
+  if (isObj(body.effectiveParams) && !c.allowParamMismatch) {
+    const diffs = paramMismatches(spec.query, body.effectiveParams, c.table);
     if (diffs.length) {
       return out({ status: 'param-mismatch', jobId: typeof body.jobId === 'string' ? body.jobId : undefined, error: `shard would run different parameters: ${diffs.map((d) => `${d.name} asked ${d.asked}, effective ${d.effective}`).join('; ')}` });
     }
@@ -78,7 +101,7 @@ export async function runShardJob(spec: ShardJobSpec, c: JobControl): Promise<Sh
   while (Date.now() - t0 < c.timeoutMs) {
     await sleep(Math.min(c.pollMs, Math.max(0, c.timeoutMs - (Date.now() - t0))));
     const p = await callShard(joinUrl(spec.url, `/jobs/${encodeURIComponent(jobId)}?logLines=${c.logLines}`), { token: c.token, timeoutMs: Math.max(1000, c.pollMs * 2) });
-    if (p.error || !p.isJson || p.status !== 200) {
+    if (p.error || !p.isJson || p.status !== 200 || !isObj(p.json)) {
       const why = p.error ?? `GET /jobs/${jobId} answered ${p.status}: ${p.snippet}`;
       if (why !== lastError) c.onLine(`poll failed (retrying): ${why}`);
       lastError = why;
@@ -86,20 +109,21 @@ export async function runShardJob(spec: ShardJobSpec, c: JobControl): Promise<Sh
     }
     lastError = '';
     const job = p.json as JobObject;
+    const status = typeof job.status === 'string' ? job.status : '?';
     if (Array.isArray(job.logTail)) {
       const lines = job.logTail.map(String);
       const from = lastLog === undefined ? 0 : lines.lastIndexOf(lastLog) + 1;
       for (const l of lines.slice(from)) c.onLine(l);
       if (lines.length) lastLog = lines.at(-1);
     }
-    c.onProgress?.(job.status ?? '?', job.progress);
-    const prog = job.progress === undefined ? '' : JSON.stringify(job.progress);
-    if (prog && prog !== lastProgress) c.onLine(`${job.status ?? '?'} ${prog}`);
+    c.onProgress?.(status, job.progress);
+    const prog = job.progress === undefined ? '' : (JSON.stringify(job.progress) ?? '');
+    if (prog && prog !== lastProgress) c.onLine(`${status} ${prog}`);
     lastProgress = prog;
-    if (job.status === 'done') return job.result ? out({ status: 'done', jobId, result: job.result }) : out({ status: 'failed', jobId, error: 'job done without a result' });
-    // Runners report an abort as `failed` + `aborted: true` (the benchmark's poller knows three statuses).
-    if (job.status === 'failed') return out({ status: job.aborted === true ? 'aborted' : 'failed', jobId, error: errText(job.error ?? 'failed') });
-    if (job.status === 'aborted') return out({ status: 'aborted', jobId, error: errText(job.error ?? 'aborted by the runner') });
+    if (status === 'aborted' || (job.aborted === true && (status === 'failed' || status === 'done'))) return out({ status: 'aborted', jobId, error: errText(job.error ?? 'aborted by the runner', job.errorCode) });
+    // The result is handed on as given: the merge's schema decides whether it can be believed.
+    if (status === 'done') return job.result !== undefined && job.result !== null ? out({ status: 'done', jobId, result: job.result }) : out({ status: 'failed', jobId, error: 'job done without a result' });
+    if (status === 'failed') return out({ status: 'failed', jobId, error: errText(job.error ?? 'failed', job.errorCode) });
   }
   return out({ status: 'timeout', jobId, error: `no final status within ${Math.round(c.timeoutMs / 1000)} s${lastError ? ` (last poll: ${lastError})` : ''}` });
 }

@@ -66,8 +66,10 @@ describe('--shared-stream over two real runner shards', () => {
     expect(r.merged.latencyOverMinMs).toEqual(summarize(union).latencyOverMinMs);
     expect(r.perShard.map((s) => s.latency!.count)).toEqual([180, 180]);
     // On loopback a clock exchange's half round trip can exceed a sub-millisecond median: that is
-    // the only flag such a run may carry, and it is reported, not hidden.
-    expect(r.validity.flags.filter((f) => f.code !== 'CLOCK_UNCERTAINTY_EXCEEDS_LATENCY'), JSON.stringify(r.validity.flags)).toEqual([]);
+    // the only fatal flag such a run may carry, and it is reported, not hidden. A shard's own
+    // warnings (RUNNER_LOOP_LAG on a busy machine) are carried into the fleet's flags, named.
+    expect(r.validity.flags.filter((f) => f.code !== 'CLOCK_UNCERTAINTY_EXCEEDS_LATENCY' && f.severity === 'fatal'), JSON.stringify(r.validity.flags)).toEqual([]);
+    for (const f of r.validity.flags.filter((x) => x.severity === 'warning')) expect(f.shards?.length, JSON.stringify(f)).toBeGreaterThan(0);
     expect(r.exitCode).toBe(r.validity.valid ? 0 : 2);
   }, 120_000);
 

@@ -10,7 +10,11 @@ import type { ShardResult } from '../merge/types.ts';
  */
 export interface StandInOptions {
   token: string;
-  result: ShardResult;
+  /** The job's result; unless it has `params` (or `keepParams`), the query asked is echoed as its params, as a runner does. */
+  result: ShardResult | unknown;
+  keepParams?: boolean;
+  /** The whole final job record, as crafted (overrides status/result). */
+  jobBody?: unknown;
   /** Overrides merged into effectiveParams (a shard that would run something else). */
   effectiveOverride?: Record<string, unknown>;
   unknownParams?: string[];
@@ -18,6 +22,8 @@ export interface StandInOptions {
   clockAheadMs?: number;
   /** A runner without the `GET /time` route (an image older than --shared-stream). */
   noTime?: boolean;
+  /** The final record's log tail (default ['finished']). */
+  logTail?: unknown[];
   /** Polls answered `running` before `done`. */
   runningPolls?: number;
 }
@@ -40,7 +46,7 @@ export async function startStandIn(o: StandInOptions): Promise<StandIn> {
       res.end(JSON.stringify(body));
     };
     if (u.pathname === '/health') return send(200, { status: 'ok', busy: false });
-    if (u.pathname === '/time' && !o.noTime) return send(200, { now: performance.timeOrigin + performance.now() + (o.clockAheadMs ?? 0) });
+    if (u.pathname === '/time' && !o.noTime) return send(200, { now: Date.now() + (o.clockAheadMs ?? 0) });
     if (req.headers.authorization !== `Bearer ${o.token}`) return send(401, { statusCode: 401, error: 'Unauthorized', code: 'RR_ERR_AUTH_INVALID', message: 'bad token' });
     if (req.method === 'POST' && u.pathname.startsWith('/bench-')) {
       params = Object.fromEntries([...u.searchParams].filter(([k]) => k !== 'async'));
@@ -49,7 +55,10 @@ export async function startStandIn(o: StandInOptions): Promise<StandIn> {
     if (u.pathname === '/jobs/job-1') {
       polls++;
       if (polls <= (o.runningPolls ?? 0)) return send(200, { status: 'running', params, progress: { phase: 'publish', published: polls }, logTail: [`poll ${polls}`] });
-      return send(200, { status: 'done', params, progress: { phase: 'done' }, logTail: ['finished'], result: o.result });
+      if (o.jobBody !== undefined) return send(200, o.jobBody);
+      const r = o.result;
+      const result = !o.keepParams && typeof r === 'object' && r !== null && !Array.isArray(r) && !('params' in r) ? { ...r, params } : r;
+      return send(200, { status: 'done', params, progress: { phase: 'done' }, logTail: o.logTail ?? ['finished'], result });
     }
     return send(404, { statusCode: 404, error: 'Not Found', code: 'RR_ERR_NOT_FOUND', message: `no route ${u.pathname}` });
   });

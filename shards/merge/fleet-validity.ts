@@ -1,11 +1,38 @@
 import type { FleetFlag, ShardOutcome, ShardSummary } from './types.ts';
 import type { MergeOptions } from './merge.ts';
+import { carriedShardFlags, mergedFigureFlags } from './fleet-rules.ts';
 
 /** A shard's p99 this many times the fleet's median p99 (and 50 ms above it) is called out. */
 export const OUTLIER_FACTOR = 3;
 export const OUTLIER_MIN_MS = 50;
 /** Below this share of its target every shard stopping at one count is the rig's ceiling. */
 export const CEILING_SHARE = 0.99;
+
+/** Default latency budget for a wall-clock step during a run (ms): NTP slews stay far below it, a step does not. */
+export const CLOCK_STEP_BUDGET_MS = 50;
+
+/**
+ * A shard whose wall clock moved against its monotonic clock by more than the budget during the run
+ * (the runner's `clockDrift`, shards/runner/clock-drift.ts): every latency it stamped across the
+ * step carries it. Fatal when the shard measured latencies; a warning for counts-only tests.
+ */
+function clockStepFlags(ok: readonly ShardOutcome[], budgetMs: number): FleetFlag[] {
+  const flags: FleetFlag[] = [];
+  for (const o of ok) {
+    const d = o.result!.clockDrift as { maxStepMs?: unknown; endStepMs?: unknown } | undefined;
+    const step = typeof d?.maxStepMs === 'number' && Number.isFinite(d.maxStepMs) ? d.maxStepMs : undefined;
+    if (step === undefined || step <= budgetMs) continue;
+    const h = o.result!.latencyHistogram;
+    const latency = typeof h === 'object' && h !== null && typeof h.count === 'number' && h.count > 0;
+    flags.push({
+      code: 'CLOCK_STEPPED',
+      severity: latency ? 'fatal' : 'warning',
+      shards: [o.name],
+      message: `${o.name}'s wall clock stepped ${step} ms against its monotonic clock during the run (${typeof d?.endStepMs === 'number' ? `${d.endStepMs} ms at the end` : 'end unknown'}; budget ${budgetMs} ms)${latency ? ': its latencies carry the step' : ''}`,
+    });
+  }
+  return flags;
+}
 
 /**
  * Validity across the fleet: the benchmark's cross-shard rules, plus the shards' own flags
@@ -19,7 +46,16 @@ export function fleetValidity(
 ): { valid: boolean; flags: FleetFlag[] } {
   const flags: FleetFlag[] = [];
   const ok = outcomes.filter((o) => o.status === 'done' && o.result);
-  const bad = outcomes.filter((o) => !(o.status === 'done' && o.result));
+  const invalid = outcomes.filter((o) => o.status === 'invalid');
+  if (invalid.length) {
+    flags.push({
+      code: 'SHARD_RESULT_INVALID',
+      severity: 'warning',
+      shards: invalid.map((o) => o.name),
+      message: `${invalid.length} of ${outcomes.length} shards returned a result that fails the schema (${invalid.map((o) => `${o.name}: ${(o.error ?? '').replace(/^SHARD_RESULT_INVALID: /, '')}`).join('; ')}); they are left out of every figure, not counted as the target's loss`,
+    });
+  }
+  const bad = outcomes.filter((o) => !(o.status === 'done' && o.result) && o.status !== 'invalid');
   if (bad.length) {
     flags.push({
       code: 'SHARD_FAILED',
@@ -30,8 +66,11 @@ export function fleetValidity(
   }
   if (!ok.length) flags.push({ code: 'NO_SHARD_SUCCEEDED', severity: 'fatal', message: 'no shard returned a result' });
 
-  const connected = perShard.filter((s) => s.status === 'done').map((s) => s.connected);
-  const n = opts.perShardN;
+  const done = perShard.filter((s) => s.status === 'done');
+  const connected = done.map((s) => s.connected);
+  // Without PER_SHARD_N the clients each shard was asked are the ceiling's measure, when all asked the same.
+  const asked = done.map((s) => s.clients);
+  const n = opts.perShardN ?? (asked.length && asked.every((c) => c !== null && c === asked[0]) ? asked[0]! : undefined);
   if (n !== undefined && connected.length >= 2 && connected.every((c) => c !== null && c === connected[0]) && connected[0]! < CEILING_SHARE * n) {
     flags.push({
       code: 'UNIFORM_SHARD_CEILING',
@@ -86,10 +125,11 @@ export function fleetValidity(
   }
 
   for (const o of ok) {
-    const fatal = o.result!.validity?.flags.filter((f) => f.severity === 'fatal') ?? [];
+    const fatal = Array.isArray(o.result!.validity?.flags) ? o.result!.validity.flags.filter((f) => f.severity === 'fatal') : [];
     if (fatal.length) {
       flags.push({ code: 'SHARD_INVALID', severity: 'fatal', shards: [o.name], message: `${o.name}: ${fatal.map((f) => `${f.code} (${f.message})`).join('; ')}` });
     }
   }
+  flags.push(...clockStepFlags(ok, opts.clockStepBudgetMs ?? CLOCK_STEP_BUDGET_MS), ...mergedFigureFlags(merged), ...carriedShardFlags(ok));
   return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
 }

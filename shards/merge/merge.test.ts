@@ -189,3 +189,41 @@ describe('mergeShards: shared stream, subscribers judged on the publisher\'s acc
     expect(merged.expectedDeliveries).toBe(18);
   });
 });
+
+describe('mergeShards: fleet rules over the merged figures', () => {
+  it('a merged delivery over 100% (each shard\'s expected understated) is fatal, never "valid"', () => {
+    const over = { ...shardResult({ clients: 10, msgs: 10 }), published: 5, expectedDeliveries: 50, receivedDeliveries: 100, lostDeliveries: 0 };
+    const { merged, validity } = mergeShards([done('s1', over), done('s2', over)]);
+    expect(merged.deliveryRatePct).toBe(200);
+    expect(validity.valid).toBe(false);
+    expect(validity.flags.map((f) => f.code)).toEqual(expect.arrayContaining(['FLEET_DELIVERY_OVER_100', 'FLEET_RECEIVED_OVER_EXPECTED']));
+    expect(validity.flags.find((f) => f.code === 'FLEET_DELIVERY_OVER_100')!.severity).toBe('fatal');
+  });
+
+  it('deliveries a publisher saw fail (unaccepted) may push received over expected without the flag', () => {
+    const r = { ...shardResult({ clients: 10, msgs: 10 }), unacceptedDeliveries: 10, receivedDeliveries: 100, expectedDeliveries: 90, lostDeliveries: 0 };
+    const { validity } = mergeShards([done('s1', r), done('s2', r)]);
+    expect(validity.flags.map((f) => f.code)).not.toContain('FLEET_RECEIVED_OVER_EXPECTED');
+  });
+
+  it('every shard at one ceiling is flagged from the clients each was asked, without PER_SHARD_N', () => {
+    const { validity } = mergeShards([812, 812].map((c, i) => done(`s${i + 1}`, shardResult({ clients: 1000, connected: c, msgs: 1 }))));
+    expect(validity.flags.find((f) => f.code === 'UNIFORM_SHARD_CEILING')).toMatchObject({ severity: 'fatal' });
+  });
+
+  it('every shard\'s own warnings are carried into the fleet\'s flags with the shards that raised them', () => {
+    const warn = (code: string, message: string) => ({ ...shardResult({ clients: 10, msgs: 10 }), validity: { valid: true, flags: [{ code, severity: 'warning' as const, message }] } });
+    const { validity } = mergeShards([done('s1', warn('CONNECT_FAILURES', '2 of 10 clients never connected')), done('s2', warn('RUNNER_LOOP_LAG', 'event loop p99 420 ms')), done('s3', warn('CONNECT_FAILURES', '1 of 10'))]);
+    expect(validity.valid).toBe(true);
+    expect(validity.flags.find((f) => f.code === 'RUNNER_LOOP_LAG')).toMatchObject({ severity: 'warning', shards: ['s2'], message: 's2: event loop p99 420 ms' });
+    expect(validity.flags.find((f) => f.code === 'CONNECT_FAILURES')).toMatchObject({ severity: 'warning', shards: ['s1', 's3'] });
+  });
+
+  it('a malformed result given straight to the merge is screened out, not a crash', () => {
+    const bad = { ...shardResult({ clients: 10, msgs: 10 }), validity: {} } as unknown as ReturnType<typeof shardResult>;
+    const { merged, perShard, validity } = mergeShards([done('s1', shardResult({ clients: 10, msgs: 10 })), done('s2', bad)]);
+    expect(perShard[1]).toMatchObject({ status: 'invalid' });
+    expect(merged).toMatchObject({ clients: 10, lostDeliveries: 0 });
+    expect(validity.flags.find((f) => f.code === 'SHARD_RESULT_INVALID')!.shards).toEqual(['s2']);
+  });
+});

@@ -1,6 +1,8 @@
 import { mergeLatency, summarize, type EncodedLatency } from '../../runners/core/latency.ts';
 import { fleetValidity } from './fleet-validity.ts';
 import { shiftLatency } from './latency-shift.ts';
+import { screenOutcomes, type SchemaContext } from './schema.ts';
+import { idleShardFigures, mergeIdle } from './idle.ts';
 import { judgeOnPublisher } from './shared-stream.ts';
 import type { FleetFlag, ShardOutcome, ShardResult, ShardSummary } from './types.ts';
 
@@ -31,6 +33,10 @@ export interface MergeOptions {
   mode?: 'own' | 'shared';
   /** Shared mode: the shard whose clock stamped `sentAt` (the publisher); its offset is the reference. */
   publisher?: string;
+  /** What each shard was asked (test, query, option table): its result is checked against it before the merge. */
+  schema?: (o: ShardOutcome) => SchemaContext;
+  /** A shard whose wall clock stepped more than this against its monotonic clock during the run is CLOCK_STEPPED (ms; default 50). */
+  clockStepBudgetMs?: number;
 }
 
 export interface MergedRun {
@@ -45,8 +51,10 @@ export interface MergedRun {
  * min-normalised figures come from the merged histogram. Shards that did not finish are left out
  * of every figure (their clients are not the target's loss) and named in the validity flags.
  */
-export function mergeShards(given: readonly ShardOutcome[], opts: MergeOptions = {}): MergedRun {
+export function mergeShards(input: readonly ShardOutcome[], opts: MergeOptions = {}): MergedRun {
   const mode = opts.mode ?? 'own';
+  // Nothing a shard returned is believed before it passes the schema: a malformed result is that shard's failure.
+  const given = screenOutcomes(input, opts.schema);
   // Shared stream: subscribers are judged against the publisher's accepted set before anything adds up.
   const shared: { outcomes: readonly ShardOutcome[]; flags: FleetFlag[] } = mode === 'shared' && opts.publisher ? judgeOnPublisher(given, opts.publisher) : { outcomes: given, flags: [] };
   const outcomes: readonly ShardOutcome[] = shared.outcomes;
@@ -96,6 +104,8 @@ export function mergeShards(given: readonly ShardOutcome[], opts: MergeOptions =
     merged.csrResumeRatePct = merged.reconnects ? pct(merged.csrResumes as number, merged.reconnects as number) : null;
   }
 
+  if (ok.some((o) => o.result.runner !== undefined || o.result.targetMetrics !== undefined) && ok.some((o) => o.result.subscribed !== undefined)) Object.assign(merged, mergeIdle(ok));
+
   let latency: EncodedLatency | undefined;
   if (corrected.size) {
     latency = mergeLatency([...corrected.values()]);
@@ -118,6 +128,7 @@ export function mergeShards(given: readonly ShardOutcome[], opts: MergeOptions =
   const validity = fleetValidity(outcomes, perShard, merged, { ...opts, mode });
   if (shared.flags.length) validity.flags.push(...shared.flags);
   validity.valid = !validity.flags.some((f) => f.severity === 'fatal');
+  if (merged.subscribed !== undefined) merged.uniformShardCeiling = validity.flags.some((f) => f.code === 'UNIFORM_SHARD_CEILING');
   return { merged, perShard, validity };
 }
 
@@ -139,6 +150,7 @@ function summarizeShard(o: ShardOutcome, latency: EncodedLatency | undefined): S
     skewEstimateMs: null,
     clock: o.clock ?? null,
     valid: r?.validity ? r.validity.valid : null,
-    flags: r?.validity ? r.validity.flags.map((f) => `${f.severity}:${f.code}`) : [],
+    flags: Array.isArray(r?.validity?.flags) ? r.validity.flags.map((f) => `${f.severity}:${f.code}`) : [],
+    ...(idleShardFigures(r) ?? {}),
   };
 }

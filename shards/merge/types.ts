@@ -1,7 +1,9 @@
 import type { EncodedLatency, LatencyReport } from '../../runners/core/latency.ts';
 
 /** How one shard's job ended, as the coordinator saw it. */
-export type ShardStatus = 'done' | 'failed' | 'aborted' | 'timeout' | 'unreachable' | 'rejected' | 'param-mismatch';
+export type ShardStatus = 'done' | 'failed' | 'aborted' | 'timeout' | 'unreachable' | 'rejected' | 'param-mismatch'
+  /** Finished, but its result failed the schema (shards/merge/schema.ts): left out of every figure. */
+  | 'invalid';
 
 /**
  * A shard's result as the runner service returns it. Only the fields the merge reads are typed;
@@ -59,10 +61,16 @@ export type FleetFlagCode =
   | 'CLOCK_UNCERTAINTY_EXCEEDS_LATENCY'
   | 'SHARD_INVALID'
   | 'SHARED_PUBLISHER_FAILED'
-  | 'SHARED_SUBSCRIBER_MISMATCH';
+  | 'SHARED_SUBSCRIBER_MISMATCH'
+  | 'SHARD_RESULT_INVALID'
+  | 'FLEET_DELIVERY_OVER_100'
+  | 'FLEET_RECEIVED_OVER_EXPECTED'
+  | 'FLEET_CONNECTED_OVER_CLIENTS'
+  | 'CLOCK_STEPPED';
 
 export interface FleetFlag {
-  code: FleetFlagCode;
+  /** A fleet rule's code, or a shard's own warning code carried over (RUNNER_LOOP_LAG, CONNECT_FAILURES, ...). */
+  code: FleetFlagCode | (string & {});
   severity: 'fatal' | 'warning';
   message: string;
   /** The shards the flag is about. */
@@ -92,4 +100,9 @@ export interface ShardSummary {
   clock: ShardClock | null;
   valid: boolean | null;
   flags: string[];
+  /** Idle shards: the shard's own target bytes per connection, runner RSS per client, failure causes. */
+  targetBytesPerConnection?: number | null;
+  runnerRssPerClientBytes?: number | null;
+  runnerPeakRssBytes?: number | null;
+  failureCauses?: Record<string, number> | null;
 }

@@ -10,6 +10,7 @@ import { echoCallerNames, parseBenchQuery } from './params.ts';
 import { benchRoutes, BENCH_TABLE } from './routes.ts';
 import { curlLine } from './report.ts';
 import { registerTimeRoute } from './time-route.ts';
+import { withClockDrift } from './clock-drift.ts';
 import { envName, resolveTarget } from './targets.ts';
 import type { BenchEntry } from './types.ts';
 
@@ -93,7 +94,7 @@ export function createRunnerApp(opts: RunnerAppOptions) {
         const target = resolveTarget(route.target, env, q.targetUrls);
         const prepared = route.entry.prepare(q.values, target);
         const prep = { ...prepared, effectiveParams: echoCallerNames(route.entry.options, q.values, prepared.effectiveParams) };
-        const started = store.start({ route: route.path, test: route.entry.test, target: route.target, params: prep.effectiveParams, unknownParams: [], plannedMs: prep.plannedMs, command: curlLine(route.path, route.entry.options, prep.effectiveParams) }, (ctx) => route.entry.run(prep.opts, target, ctx));
+        const started = store.start({ route: route.path, test: route.entry.test, target: route.target, params: prep.effectiveParams, unknownParams: [], plannedMs: prep.plannedMs, command: curlLine(route.path, route.entry.options, prep.effectiveParams) }, (ctx) => withClockDrift(() => route.entry.run(prep.opts, target, ctx)));
         job = started.job;
         const echo = { effectiveParams: prep.effectiveParams, unknownParams: [] as string[] };
         if (q.async) return void res.status(202).location(`/jobs/${job.id}`).json({ jobId: job.id, status: job.status, ...echo });

@@ -1,0 +1,58 @@
+import type { ShardOutcome, ShardResult } from './types.ts';
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const obj = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+
+/** A shard's idle figures a capacity user came for, as kept in `perShard[]`. */
+export interface IdleShardFigures {
+  /** The shard's own target figure: the target's growth over *this shard's* subscribed (the whole target when the shards share it). */
+  targetBytesPerConnection: number | null;
+  runnerRssPerClientBytes: number | null;
+  runnerPeakRssBytes: number | null;
+  failureCauses: Record<string, number> | null;
+}
+
+export function idleShardFigures(r: ShardResult | undefined): IdleShardFigures | undefined {
+  if (!r || (r.runner === undefined && r.targetMetrics === undefined && r.failureCauses === undefined)) return undefined;
+  const runner = obj(r.runner);
+  const tm = obj(r.targetMetrics);
+  const causes = obj(r.failureCauses) ?? obj(r.connectFailureCauses);
+  return {
+    targetBytesPerConnection: num(tm?.bytesPerConnection) ?? null,
+    runnerRssPerClientBytes: num(runner?.rssPerClientBytes) ?? null,
+    runnerPeakRssBytes: num(runner?.rssPeakBytes) ?? null,
+    failureCauses: causes ? (Object.fromEntries(Object.entries(causes).filter(([, n]) => typeof n === 'number')) as Record<string, number>) : null,
+  };
+}
+
+/**
+ * Fleet idle figures. Every shard samples the one target they all load, so each sees the whole
+ * target's memory: the target's bytes per connection is (highest peak any shard saw − lowest
+ * baseline) / subscribed over all shards, never a sum or a mean of the shards' own quotients.
+ * Runner memory is per shard machine: Σ(peak − baseline) / Σ subscribed.
+ */
+export function mergeIdle(ok: readonly (ShardOutcome & { result: ShardResult })[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const subscribed = ok.reduce((n, o) => n + (num(o.result.subscribed) ?? 0), 0);
+  const tms = ok.map((o) => obj(o.result.targetMetrics)).filter((t): t is Record<string, unknown> => t !== undefined);
+  const peaks = tms.map((t) => num(t.peakRssBytes)).filter((v): v is number => v !== undefined);
+  const bases = tms.map((t) => num(t.baselineRssBytes)).filter((v): v is number => v !== undefined);
+  if (tms.length === ok.length && peaks.length === ok.length && bases.length === ok.length && subscribed > 0) {
+    const peak = Math.max(...peaks);
+    const base = Math.min(...bases);
+    out.targetBytesPerConnection = Math.round((peak - base) / subscribed);
+    out.targetMemory = { source: [...new Set(tms.map((t) => t.source))].join(','), baselineRssBytes: base, peakRssBytes: peak, subscribed, shardsSampling: tms.length };
+  } else if (tms.length) {
+    out.targetBytesPerConnection = null;
+    out.targetMemory = { note: `${ok.length - peaks.length} of ${ok.length} shards did not sample the target's memory: no fleet figure` };
+  }
+  const runners = ok.map((o) => obj(o.result.runner));
+  const grow = runners.map((r) => (r && num(r.rssPeakBytes) !== undefined && num(r.rssBaselineBytes) !== undefined ? num(r.rssPeakBytes)! - num(r.rssBaselineBytes)! : undefined));
+  if (runners.some(Boolean)) {
+    out.runnerRssPerClientBytes = grow.every((g) => g !== undefined) && subscribed > 0 ? Math.round(grow.reduce((a, b) => a! + b!, 0)! / subscribed) : null;
+    out.runnerRssPerClientBytesByShard = Object.fromEntries(ok.map((o, i) => [o.name, num(runners[i]?.rssPerClientBytes) ?? null]));
+  }
+  const causes = ok.map((o) => [o.name, obj(o.result.failureCauses)] as const).filter(([, c]) => c);
+  if (causes.length) out.failureCausesByShard = Object.fromEntries(causes);
+  return out;
+}

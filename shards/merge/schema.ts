@@ -1,0 +1,164 @@
+import * as hdr from 'hdr-histogram-js';
+import type { OptionTable } from '../../lib/options.ts';
+import { paramMismatches } from '../coordinator/params.ts';
+import type { ShardOutcome } from './types.ts';
+
+/**
+ * Counters a shard may report: when present each must be an integer >= 0. A string, a negative or
+ * a fraction here would add into a merged delivery of 200% that still reads "valid".
+ */
+const COUNTS = [
+  'clients', 'connectedClients', 'connectFailures', 'lateConnects', 'totalMessages', 'published', 'publishedMessages', 'publishFailures',
+  'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries', 'unacceptedDeliveries', 'duplicates', 'outOfOrder', 'foreignMessages',
+  'perfectClients', 'jitterEvents', 'jitterSkipped', 'reconnects', 'reconnectFailures', 'historyRejected', 'latencySamples', 'sessionRestores',
+  'connected', 'welcomed', 'subscribed', 'failed', 'openAtEndOfHold', 'initiallyConnected',
+  'whispersSent', 'whispersReceived', 'expectedReceived',
+] as const;
+/** Counters that are null when they do not apply (a target without session resumption). */
+const NULLABLE_COUNTS = ['csrResumes'] as const;
+/** Figures that are rates or durations: finite and >= 0 when present. */
+const NON_NEGATIVE = ['deliveryRatePct', 'elapsedMs', 'plannedMs', 'runnerPeakRssMb', 'outboundDeliveriesPerSec', 'usefulDeliveriesPerSec', 'publishingMs', 'rampElapsedMs', 'holdElapsedMs', 'totalElapsedMs'] as const;
+/** Maps of counters by cause. */
+const COUNT_MAPS = ['connectFailureCauses', 'disconnectReasons', 'failureCauses', 'disconnectedDuringHold'] as const;
+
+/** What each test's result must carry for its figures to mean anything. */
+const REQUIRED: Record<string, readonly string[]> = {
+  jitter: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
+  latency: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
+  throughput: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
+  whispers: ['clients', 'whispersSent', 'whispersReceived', 'expectedReceived'],
+  idle: ['clients', 'connected', 'subscribed', 'failed'],
+};
+/** Tests whose runners echo the options they ran under `params` (every delivery and idle runner). */
+const PARAMS_REQUIRED = new Set(Object.keys(REQUIRED));
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const show = (v: unknown) => {
+  const s = JSON.stringify(v);
+  return s === undefined ? String(v) : s.length > 40 ? `${s.slice(0, 40)}...` : s;
+};
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+
+export interface SchemaContext {
+  /** The test asked of the shard (jitter, idle, ...). */
+  test?: string;
+  /** The query the shard was sent: the result's own `params` must mean the same. */
+  asked?: Record<string, string>;
+  table?: OptionTable;
+}
+
+/**
+ * The first reason a shard's result cannot be merged, or undefined when it can. Checked before
+ * anything adds up, so a malformed body is one shard's problem, never a crash of the run or a
+ * figure that the target is blamed for. Never throws.
+ */
+export function resultProblem(result: unknown, c: SchemaContext = {}): string | undefined {
+  try {
+    return check(result, c);
+  } catch (err) {
+    return `result could not be checked: ${(err as Error).message}`;
+  }
+}
+
+function check(r: unknown, c: SchemaContext): string | undefined {
+  if (!isObj(r)) return `result is ${Array.isArray(r) ? 'an array' : r === null ? 'null' : typeof r}, not an object`;
+  const v = r.validity;
+  if (!isObj(v)) return 'validity block missing';
+  if (typeof v.valid !== 'boolean') return `validity.valid is ${show(v.valid)}, not a boolean`;
+  if (!Array.isArray(v.flags)) return `validity.flags is ${show(v.flags)}, not an array`;
+  for (const [i, f] of v.flags.entries()) {
+    if (!isObj(f) || typeof f.code !== 'string' || (f.severity !== 'fatal' && f.severity !== 'warning') || typeof f.message !== 'string') return `validity.flags[${i}] is not {code, severity: fatal|warning, message}: ${show(f)}`;
+  }
+  if (v.valid && v.flags.some((f) => (f as { severity: string }).severity === 'fatal')) return 'validity.valid is true with a fatal flag';
+
+  for (const k of c.test ? (REQUIRED[c.test] ?? []) : []) if (r[k] === undefined) return `${k} missing (a ${c.test} result carries it)`;
+  for (const k of COUNTS) if (r[k] !== undefined && !isCount(r[k])) return `${k} is ${show(r[k])}, not an integer >= 0`;
+  for (const k of NULLABLE_COUNTS) if (r[k] !== undefined && r[k] !== null && !isCount(r[k])) return `${k} is ${show(r[k])}, not an integer >= 0 or null`;
+  for (const k of NON_NEGATIVE) {
+    const x = r[k];
+    if (x !== undefined && x !== null && !(typeof x === 'number' && Number.isFinite(x) && x >= 0)) return `${k} is ${show(x)}, not a number >= 0`;
+  }
+  for (const k of COUNT_MAPS) {
+    const m = r[k];
+    if (m === undefined) continue;
+    if (!isObj(m)) return `${k} is ${show(m)}, not a map of counts`;
+    for (const [cause, n] of Object.entries(m)) if (!isCount(n)) return `${k}.${cause} is ${show(n)}, not an integer >= 0`;
+  }
+
+  // Bounds: no shard can deliver more than every client got every message.
+  const n = r as Record<string, number | undefined>;
+  const clients = n.clients;
+  const bound = (k: string, max: number | undefined, what: string) => (n[k] !== undefined && max !== undefined && n[k]! > max ? `${k} ${n[k]} exceeds ${what} ${max}` : undefined);
+  const perClient = clients !== undefined && n.totalMessages !== undefined ? clients * n.totalMessages : undefined;
+  const overs = [
+    bound('connectedClients', clients, 'clients'),
+    bound('connectFailures', clients, 'clients'),
+    bound('connected', clients, 'clients'),
+    bound('subscribed', clients, 'clients'),
+    bound('failed', clients, 'clients'),
+    bound('initiallyConnected', clients, 'clients'),
+    bound('published', n.totalMessages, 'totalMessages'),
+    bound('publishedMessages', n.totalMessages, 'totalMessages'),
+    bound('expectedDeliveries', perClient, 'clients x messages'),
+    bound('receivedDeliveries', perClient, 'clients x messages'),
+    bound('lostDeliveries', n.expectedDeliveries, 'expectedDeliveries'),
+    bound('perfectClients', clients, 'clients'),
+    bound('whispersReceived', clients !== undefined && n.whispersSent !== undefined ? clients * n.whispersSent : undefined, 'clients x whispers sent'),
+  ];
+  const over = overs.find((x) => x !== undefined);
+  if (over) return over;
+  if (n.connected !== undefined && n.failed !== undefined && clients !== undefined && n.connected + n.failed > clients) return `connected ${n.connected} + failed ${n.failed} exceeds clients ${clients}`;
+
+  const hp = histogramProblem(r.latencyHistogram, perClient);
+  if (hp) return hp;
+  if (r.latencySamplesSorted !== undefined && !(Array.isArray(r.latencySamplesSorted) && r.latencySamplesSorted.every((x) => typeof x === 'number' && Number.isFinite(x)))) return 'latencySamplesSorted is not an array of numbers';
+
+  const d = r.clockDrift;
+  if (d !== undefined && !(isObj(d) && ['wallMs', 'monotonicMs', 'endStepMs', 'maxStepMs'].every((k) => typeof d[k] === 'number' && Number.isFinite(d[k])))) return `clockDrift is ${show(d)}, not {wallMs, monotonicMs, endStepMs, maxStepMs}`;
+
+  if (c.asked) {
+    const p = r.params;
+    if (p === undefined) {
+      if (c.test && PARAMS_REQUIRED.has(c.test)) return 'params missing: the result does not say what it ran';
+    } else if (!isObj(p)) return `params is ${show(p)}, not an object`;
+    else {
+      const diffs = paramMismatches(c.asked, p, c.table);
+      if (diffs.length) return `result ran different parameters: ${diffs.map((d) => `${d.name} asked ${d.asked}, ran ${d.effective}`).join('; ')}`;
+    }
+  }
+  return undefined;
+}
+
+function histogramProblem(h: unknown, maxCount: number | undefined): string | undefined {
+  if (h === undefined) return undefined;
+  if (!isObj(h)) return `latencyHistogram is ${show(h)}, not an encoded histogram`;
+  if (typeof h.histogram !== 'string') return 'latencyHistogram.histogram is not a string';
+  if (!isCount(h.count)) return `latencyHistogram.count is ${show(h.count)}, not an integer >= 0`;
+  if (h.negatives !== undefined && !isCount(h.negatives)) return `latencyHistogram.negatives is ${show(h.negatives)}, not an integer >= 0`;
+  for (const k of ['minUs', 'maxUs'] as const) if (typeof h[k] !== 'number' || !Number.isFinite(h[k])) return `latencyHistogram.${k} is ${show(h[k])}, not a number`;
+  if (h.count > 0 && (h.minUs as number) > (h.maxUs as number)) return 'latencyHistogram.minUs exceeds maxUs';
+  if (maxCount !== undefined && h.count > maxCount) return `latencyHistogram.count ${h.count} exceeds clients x messages ${maxCount}`;
+  let total: number;
+  try {
+    total = hdr.decodeFromCompressedBase64(h.histogram).totalCount;
+  } catch (err) {
+    return `latencyHistogram does not decode: ${(err as Error).message}`;
+  }
+  if (total !== h.count) return `latencyHistogram holds ${total} samples, its count says ${h.count}`;
+  return undefined;
+}
+
+/**
+ * Screen every finished shard before the merge: a result that fails the schema turns its shard
+ * into `invalid` (result dropped, reason kept), so it is left out of every figure like a shard
+ * that never answered and is named in SHARD_RESULT_INVALID.
+ */
+export function screenOutcomes(outcomes: readonly ShardOutcome[], ctx: (o: ShardOutcome) => SchemaContext = () => ({})): ShardOutcome[] {
+  return outcomes.map((o) => {
+    if (o.status !== 'done') return o;
+    const why = o.result === undefined ? 'job done without a result' : resultProblem(o.result, ctx(o));
+    if (!why) return o;
+    const { result: _r, ...rest } = o;
+    return { ...rest, status: 'invalid', error: `SHARD_RESULT_INVALID: ${why}` };
+  });
+}
