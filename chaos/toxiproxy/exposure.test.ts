@@ -150,7 +150,7 @@ describe('standalone process on a platform (Railway: PORT, HOST, health check)',
 
   it('HOST=0.0.0.0 needs REBOUND_ALLOW_PUBLIC=1: refused with RR_ERR_OPTION_INVALID without it, served with it', async () => {
     const refused = standalone({ PORT: '0', HOST: '0.0.0.0' });
-    expect(await refused.exited).toBe(1);
+    expect(await refused.exited).toBe(2);
     expect(refused.stderr()).toMatch(/RR_ERR_OPTION_INVALID.*host.*--allow-public/);
     const pub = standalone({ PORT: '0', HOST: '0.0.0.0', REBOUND_ALLOW_PUBLIC: '1' });
     const url = await pub.url;

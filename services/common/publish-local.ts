@@ -25,7 +25,14 @@ const BENCHMARK_QUERY_DEFAULTS = { count: 120, intervalMs: 500, stream: 'benchma
 export function parsePublishLocal(raw: Buffer | undefined, query: Record<string, unknown> = {}): PublishLocalPlan {
   const text = raw?.toString('utf8') ?? '';
   if (text.trim() === '' && Object.keys(query).length > 0) {
-    return parseOptions(PUBLISH_LOCAL_OPTIONS, { values: { ...BENCHMARK_QUERY_DEFAULTS, ...query }, origin: 'query' });
+    // A default fills in only where the query names the option under none of its names: the
+    // validator refuses one option given under two names (`count=120&total=3`).
+    const values: Record<string, unknown> = { ...query };
+    for (const [key, value] of Object.entries(BENCHMARK_QUERY_DEFAULTS)) {
+      const names = [key, ...((PUBLISH_LOCAL_OPTIONS[key as keyof typeof PUBLISH_LOCAL_OPTIONS] as { aliases?: readonly string[] }).aliases ?? [])];
+      if (!names.some((n) => n in values)) values[key] = value;
+    }
+    return parseOptions(PUBLISH_LOCAL_OPTIONS, { values, origin: 'query' });
   }
   let body: unknown;
   try {
