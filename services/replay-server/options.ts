@@ -10,6 +10,8 @@ export const REPLAY_SERVER_OPTIONS = {
   redisUrl: { type: 'string', default: 'redis://127.0.0.1:6379', pattern: /^(rediss?:\/\/\S+|\/\S+)$/, env: ['REDIS_URL'], doc: 'redis://[user:pass@]host:port[/db], rediss://..., or a unix socket path; Redis for --broker redis' },
   redisPrefix: { type: 'string', default: 'rr:', pattern: /^\S{1,64}$/, doc: 'prefix of every Redis key (several services may share one Redis)' },
   redisFeedMaxLen: { type: 'int', default: 100_000, min: 100, max: 100_000_000, doc: 'entries (about) the Redis fan-out feed keeps: how long a node cut off from Redis can catch up by itself; beyond, its clients are sent to resume by history' },
+  redisCommandTimeoutMs: { type: 'int', default: 1000, min: 50, max: 60_000, env: ['REDIS_COMMAND_TIMEOUT_MS'], doc: 'deadline of every Redis call: past it the call fails as Redis lost, /_broadcast answers 503 (saying the batch may have been stored) and /health is degraded' },
+  redisProbeIntervalMs: { type: 'int', default: 500, min: 0, max: 60_000, doc: 'period of the Redis health probe (a small write with a TTL, so OOM, READONLY and MISCONF show as degraded too); 0 disables it' },
   path: { type: 'string', default: '/cable', pattern: /^\/\S*$/, doc: 'WebSocket endpoint path' },
   publicStreams: { type: 'bool', default: true, doc: 'accept unsigned `$pubsub` `stream_name` subscriptions' },
   streamsSecret: { type: 'string', default: '', env: ['ANYCABLE_STREAMS_SECRET'], doc: 'secret for `signed_stream_name` (Rails MessageVerifier, HMAC-SHA256); empty disables signed streams' },

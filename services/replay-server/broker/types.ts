@@ -64,6 +64,8 @@ export interface BrokerStats {
   feedGaps?: number;
   /** Redis broker: times the feed's sequence went backwards (Redis lost its data). */
   feedResets?: number;
+  /** Redis broker: the health probe and the deadline guard (docs/replay-server.md, "A sick Redis"). */
+  redis?: { ok: boolean; reason?: string; probes: number; probeFailures: number; commandFailures: number; timeouts: number; deadlineMs: number };
   /** Cluster mode: every worker's latest counters (pushed each second) and their sums. */
   cluster?: ClusterStats;
 }
