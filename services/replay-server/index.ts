@@ -49,6 +49,7 @@ export function brokerOptions(opts: ReplayServerOptions): MemoryBrokerOptions {
   return {
     historyLimit: opts.historyLimit,
     historyTtlSec: opts.historyTtlSec,
+    idempotencyWindowSec: opts.idempotencyWindowSec,
     sessionTtlSec: opts.sessionTtlSec,
     maxSessions: opts.maxSessions,
     maxSessionStoreBytes: opts.maxSessionStoreBytes,

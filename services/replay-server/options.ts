@@ -19,6 +19,7 @@ export const REPLAY_SERVER_OPTIONS = {
   accessToken: { type: 'string', default: '', doc: 'when set, connections must present ?jid=<token> (or header x-jid), else disconnect unauthorized' },
   historyLimit: { type: 'int', default: 100, min: 1, max: 1_000_000, doc: 'messages kept per stream' },
   historyTtlSec: { type: 'int', default: 300, min: 1, max: 86_400, doc: 'seconds a message stays in history' },
+  idempotencyWindowSec: { type: 'int', default: 300, min: 1, max: 86_400, doc: 'seconds a /_broadcast idempotency key (Idempotency-Key header, or idempotencyKey per message) is remembered: a retry within it is answered as the first and stored once' },
   sessionTtlSec: { type: 'int', default: 300, min: 0, max: 86_400, doc: 'seconds a session stays restorable after its last change; 0 disables restore' },
   pingIntervalSec: { type: 'int', default: 3, min: 1, max: 3600, doc: 'ping period (clients may override per connection with ?pi=, up to maxPingIntervalSec)' },
   maxPingIntervalSec: { type: 'int', default: 30, min: 1, max: 3600, doc: 'longest ping period a client may ask for with ?pi= (larger values are clamped): pings are the liveness check' },

@@ -98,3 +98,79 @@ describe('replay server on a sick Redis', () => {
     }
   });
 });
+
+describe('idempotent publishes', () => {
+  const post = (url: string, body: unknown, key?: string) => fetch(`${url}/_broadcast`, { method: 'POST', headers: key ? { 'idempotency-key': key } : {}, body: JSON.stringify(body) });
+
+  it('Redis: a retry across a stall (503 "may have been stored") is answered 201 and stored once, delivered once', async () => {
+    const { s, broker } = await nodeOn();
+    const c = await t.open(s.wsUrl);
+    c.c.send({ command: 'subscribe', identifier: JSON.stringify({ channel: '$pubsub', stream_name: 'idem' }) });
+    await c.c.take(1);
+    redis.signal('SIGSTOP');
+    let first: Response;
+    try {
+      first = await post(s.httpUrl, { stream: 'idem', data: '"once"' }, 'k-1');
+    } finally {
+      redis.signal('SIGCONT');
+    }
+    expect(first.status).toBe(503);
+    expect(await first.text()).toMatch(/may have been stored/);
+    // The stalled script runs once Redis wakes: the retry finds its key and stores nothing more.
+    await timeUntil(async () => (await health(s.httpUrl)).status === 200, 3000);
+    const retry = await post(s.httpUrl, { stream: 'idem', data: '"once"' }, 'k-1');
+    expect(retry.status).toBe(201);
+    expect(await retry.json()).toEqual({ accepted: 1 });
+    expect((await post(s.httpUrl, [{ stream: 'idem', data: '"once"', idempotencyKey: 'k-1' }, { stream: 'idem', data: '"two"', idempotencyKey: 'k-2' }])).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(c.c.frames.filter((f) => f.identifier !== undefined && f.message !== undefined).map((f) => [f.message, f.offset])).toEqual([
+      ['once', 1],
+      ['two', 2],
+    ]);
+    const h = await broker.history('idem', { since: 0 });
+    expect(h.ok && h.messages.map((m) => m.message)).toEqual(['"once"', '"two"']);
+    expect((await broker.stats()).duplicatesSuppressed).toBe(2);
+  });
+
+  it('memory broker: same key within the window is stored once; other keys and other streams are independent; bad keys are 422', async () => {
+    const s = await t.start({});
+    for (let i = 0; i < 3; i++) expect((await post(s.httpUrl, { stream: 'm', data: '"a"' }, 'same')).status).toBe(201);
+    expect((await post(s.httpUrl, { stream: 'm2', data: '"a"' }, 'same')).status).toBe(201);
+    expect((await post(s.httpUrl, { stream: 'm', data: '"b"' })).status).toBe(201);
+    const h = await s.srv.broker.history('m', { since: 0 });
+    expect(h.ok && h.messages.map((m) => [m.message, m.offset])).toEqual([
+      ['"a"', 1],
+      ['"b"', 2],
+    ]);
+    expect((await s.srv.broker.stats()).duplicatesSuppressed).toBe(2);
+    expect((await post(s.httpUrl, [{ stream: 'm', data: '"a"' }, { stream: 'm', data: '"b"' }], 'one-for-two')).status).toBe(422);
+    expect((await post(s.httpUrl, { stream: 'm', data: '"a"', idempotencyKey: 7 })).status).toBe(422);
+  });
+});
+
+describe("Rebound's publisher on a stalled Redis", () => {
+  it('a publish caught by a 1.2 s stall is retried with its key: every seq stored once and delivered once', async () => {
+    const { s, broker } = await nodeOn();
+    const c = await t.open(s.wsUrl);
+    c.c.send({ command: 'subscribe', identifier: JSON.stringify({ channel: '$pubsub', stream_name: 'pub' }) });
+    await c.c.take(1);
+    const { startPublisher } = await import('../../runners/core/publisher.ts');
+    const pub = startPublisher({ url: s.httpUrl, stream: 'pub', runId: 'r1', messages: 30, intervalMs: 50 });
+    await new Promise((r) => setTimeout(r, 300));
+    redis.signal('SIGSTOP');
+    await new Promise((r) => setTimeout(r, 1200));
+    redis.signal('SIGCONT');
+    const res = await pub.done;
+    expect(res.retried).toBeGreaterThan(0);
+    expect(res.failed).toBe(0);
+    expect(res.published).toBe(30);
+    const h = await broker.history('pub', { since: 0 });
+    const seqs = h.ok ? h.messages.map((m) => (JSON.parse(m.message) as { seq: number }).seq) : [];
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect([...seqs].sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    await new Promise((r) => setTimeout(r, 300));
+    const got = c.c.frames.filter((f) => f.identifier !== undefined && f.message !== undefined).map((f) => (f.message as { seq: number }).seq);
+    expect(got.length).toBe(30);
+    expect(new Set(got).size).toBe(30);
+  });
+});

@@ -4,6 +4,10 @@ import type { Broker, BrokerOptions, BrokerStats, HistoryPage, HistoryPosition, 
 
 /** What one stored session costs besides its identifiers (sid, map slot, entry), for the bytes cap. */
 export const SESSION_OVERHEAD_BYTES = 64;
+/** Seconds a publish's idempotency key is remembered by default. */
+export const DEFAULT_IDEMPOTENCY_WINDOW_SEC = 300;
+/** Idempotency keys the memory broker remembers at most (about 100 bytes each): oldest forgotten first. */
+export const MAX_IDEMPOTENCY_KEYS = 100_000;
 
 /** One restorable session: its identifiers (a single one inline), their bytes and its expiry. */
 interface SessionEntry {
@@ -56,6 +60,9 @@ export class MemoryBroker implements Broker {
   private generation = 0;
   private published = 0;
   private storedCount = 0;
+  /** Idempotency key -> expiry (ms); insertion order is expiry order (one window), so the head expires first. */
+  private readonly idem = new Map<string, number>();
+  private duplicatesSuppressed = 0;
 
   constructor(private readonly opts: MemoryBrokerOptions) {
     this.now = opts.now ?? Date.now;
@@ -68,9 +75,25 @@ export class MemoryBroker implements Broker {
   /** Synchronous core of `publish`, used directly by the cluster primary. */
   publishSync(items: readonly PublishItem[]): StreamMessage[] {
     const nowMs = this.now();
-    const out: StreamMessage[] = new Array(items.length);
+    const out: StreamMessage[] = [];
+    const windowMs = (this.opts.idempotencyWindowSec ?? DEFAULT_IDEMPOTENCY_WINDOW_SEC) * 1000;
     for (let i = 0; i < items.length; i++) {
       const it = items[i]!;
+      if (it.idempotencyKey !== undefined && !it.transient) {
+        const k = `${it.stream}\u0000${it.idempotencyKey}`;
+        const exp = this.idem.get(k);
+        if (exp !== undefined && exp > nowMs) {
+          this.duplicatesSuppressed++;
+          continue;
+        }
+        this.idem.delete(k);
+        this.idem.set(k, nowMs + windowMs);
+        // Bounded: expired keys from the head, and never more than MAX_IDEMPOTENCY_KEYS.
+        for (const [hk, hexp] of this.idem) {
+          if (hexp > nowMs && this.idem.size <= MAX_IDEMPOTENCY_KEYS) break;
+          this.idem.delete(hk);
+        }
+      }
       const msg: StreamMessage = { stream: it.stream, message: it.message };
       if (it.exclude !== undefined) msg.exclude = it.exclude;
       if (!it.transient) {
@@ -86,10 +109,10 @@ export class MemoryBroker implements Broker {
           this.storedCount--;
         }
       }
-      out[i] = msg;
+      out.push(msg);
     }
-    this.published += items.length;
-    for (const l of this.listeners) l(out);
+    this.published += out.length;
+    if (out.length > 0) for (const l of this.listeners) l(out);
     return out;
   }
 
@@ -210,7 +233,7 @@ export class MemoryBroker implements Broker {
   }
 
   statsSync(): BrokerStats {
-    return { kind: this.kind, historyStreams: this.streams.size, historyMessages: this.storedCount, sessions: this.sessions.size, sessionBytes: this.sessionBytes, sessionsEvicted: this.sessionsEvicted, published: this.published };
+    return { kind: this.kind, historyStreams: this.streams.size, historyMessages: this.storedCount, sessions: this.sessions.size, sessionBytes: this.sessionBytes, sessionsEvicted: this.sessionsEvicted, published: this.published, duplicatesSuppressed: this.duplicatesSuppressed };
   }
 
   async stats(): Promise<BrokerStats> {

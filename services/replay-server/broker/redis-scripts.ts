@@ -20,8 +20,11 @@
 
 /**
  * ARGV: prefix, fresh epoch (used only if none exists), historyLimit, historyTtlSec, feedMaxLen,
- * item count, then 4 per item: stream, message, exclude ('' = none), transient ('1'/'0').
- * Returns per item {epoch, offset, ts} (stored) or {} (transient).
+ * item count, idempotency window (ms), then 5 per item: stream, message, exclude ('' = none),
+ * transient ('1'/'0'), idempotency key ('' = none). An item whose key is already held
+ * (`P i:<len>:<stream><key>`, SET NX PX in this same script, so a retry racing its first attempt
+ * still stores once) is skipped: not stored, not in the feed, counted in `P dups`.
+ * Returns per item {epoch, offset, ts} (stored), {} (transient) or {'dup'}.
  */
 export const PUBLISH_LUA = `
 local p = ARGV[1]
@@ -32,6 +35,7 @@ local limit = tonumber(ARGV[3])
 local ttl = tonumber(ARGV[4])
 local feedMax = ARGV[5]
 local n = tonumber(ARGV[6])
+local idemMs = ARGV[7]
 local silenceMs = ttl * 10 * 1000
 local epoch = redis.call('GET', p .. 'epoch')
 if not epoch then
@@ -40,13 +44,22 @@ if not epoch then
 end
 local out = {}
 for i = 0, n - 1 do
-  local b = 7 + i * 4
-  local s, m, x, tr = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
-  local seq = redis.call('INCR', p .. 'feedseq')
-  if tr == '1' then
+  local b = 8 + i * 5
+  local s, m, x, tr, ik = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
+  local dup = false
+  if ik ~= '' and tr ~= '1' then
+    dup = not redis.call('SET', p .. 'i:' .. #s .. ':' .. s .. ik, '1', 'NX', 'PX', idemMs)
+  end
+  if dup then
+    redis.call('INCR', p .. 'dups')
+    n = n - 1
+    out[#out + 1] = { 'dup' }
+  elseif tr == '1' then
+    local seq = redis.call('INCR', p .. 'feedseq')
     redis.call('XADD', p .. 'feed', 'MAXLEN', '~', feedMax, '*', 'n', seq, 's', s, 'm', m, 'x', x)
     out[#out + 1] = {}
   else
+    local seq = redis.call('INCR', p .. 'feedseq')
     local mk = p .. 'm:' .. s
     local hk = p .. 'h:' .. s
     local e = redis.call('HGET', mk, 'e')

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { ReboundError } from '../../../lib/errors.ts';
-import { SESSION_OVERHEAD_BYTES } from './memory.ts';
+import { DEFAULT_IDEMPOTENCY_WINDOW_SEC, SESSION_OVERHEAD_BYTES } from './memory.ts';
 import { HISTORY_COUNT_LUA, HISTORY_LUA, PUBLISH_LUA, SESSION_LUA } from './redis-scripts.ts';
 import { DeferredSessions, type SessionOp } from './redis-session-queue.ts';
 import { encodeSession, decodeSession } from '../session/index.ts';
@@ -217,8 +217,8 @@ export class RedisBroker implements Broker {
 
   async publish(items: readonly PublishItem[]): Promise<void> {
     if (items.length === 0) return;
-    const args: (string | number)[] = [this.prefix, newEpoch(), this.opts.historyLimit, this.opts.historyTtlSec, this.opts.feedMaxLen ?? DEFAULT_FEED_MAX_LEN, items.length];
-    for (const it of items) args.push(it.stream, it.message, it.exclude ?? '', it.transient ? '1' : '0');
+    const args: (string | number)[] = [this.prefix, newEpoch(), this.opts.historyLimit, this.opts.historyTtlSec, this.opts.feedMaxLen ?? DEFAULT_FEED_MAX_LEN, items.length, (this.opts.idempotencyWindowSec ?? DEFAULT_IDEMPOTENCY_WINDOW_SEC) * 1000];
+    for (const it of items) args.push(it.stream, it.message, it.exclude ?? '', it.transient ? '1' : '0', it.idempotencyKey ?? '');
     try {
       await this.call(() => this.cmd.rrPublish(...args), 'publish');
     } catch (err) {
@@ -291,9 +291,9 @@ export class RedisBroker implements Broker {
   async stats(maxStreams = HISTORY_COUNT_MAX_STREAMS): Promise<BrokerStats> {
     const p = this.prefix;
     const c = this.cmd;
-    const [streams, sessions, bytes, evicted, published, held] = await this.call(() => Promise.all([c.zcard(`${p}streams`), c.zcard(`${p}sidx`), c.get(`${p}stotal`), c.get(`${p}sevicted`), c.get(`${p}published`), c.rrHistoryCount(p, maxStreams)]), 'stats');
+    const [streams, sessions, bytes, evicted, published, held, dups] = await this.call(() => Promise.all([c.zcard(`${p}streams`), c.zcard(`${p}sidx`), c.get(`${p}stotal`), c.get(`${p}sevicted`), c.get(`${p}published`), c.rrHistoryCount(p, maxStreams), c.get(`${p}dups`)]), 'stats');
     const h = this.health();
-    return { kind: this.kind, historyStreams: streams, historyMessages: Number(held), sessions, sessionBytes: Number(bytes ?? 0), sessionsEvicted: Number(evicted ?? 0), published: Number(published ?? 0), feedGaps: this.feedGaps, feedResets: this.feedResets, redis: { ok: h.ok, ...(h.reason ? { reason: h.reason } : {}), probes: this.probes, probeFailures: this.probeFailures, commandFailures: this.commandFailures, timeouts: this.timeouts, deadlineMs: this.deadlineMs } };
+    return { kind: this.kind, historyStreams: streams, historyMessages: Number(held), sessions, sessionBytes: Number(bytes ?? 0), sessionsEvicted: Number(evicted ?? 0), published: Number(published ?? 0), duplicatesSuppressed: Number(dups ?? 0), feedGaps: this.feedGaps, feedResets: this.feedResets, redis: { ok: h.ok, ...(h.reason ? { reason: h.reason } : {}), probes: this.probes, probeFailures: this.probeFailures, commandFailures: this.commandFailures, timeouts: this.timeouts, deadlineMs: this.deadlineMs } };
   }
 
   async close(): Promise<void> {

@@ -18,6 +18,8 @@ export interface PublishItem {
   exclude?: string;
   /** Not stored, no offset (whispers). */
   transient?: boolean;
+  /** A publisher's retry key: a second item with it within `idempotencyWindowSec` is not stored or delivered again. */
+  idempotencyKey?: string;
 }
 
 /** A message after the broker accepted it. Stored messages carry `epoch` and `offset` (from 1 per stream). */
@@ -60,6 +62,8 @@ export interface BrokerStats {
   /** Sessions dropped by the count/bytes caps before their TTL. */
   sessionsEvicted?: number;
   published: number;
+  /** Items dropped as retries of an idempotency key already stored. */
+  duplicatesSuppressed?: number;
   /** Redis broker: feed entries this node never saw (the feed was trimmed while it was cut off). */
   feedGaps?: number;
   /** Redis broker: times the feed's sequence went backwards (Redis lost its data). */
@@ -86,6 +90,8 @@ export interface BrokerOptions {
   historyTtlSec: number;
   /** Seconds a session stays restorable. 0 disables the session cache. @default 300 */
   sessionTtlSec: number;
+  /** Seconds an idempotency key is remembered. @default 300 */
+  idempotencyWindowSec?: number;
   /** Sessions kept; the least recently changed is evicted first. @default unbounded (the server passes its option) */
   maxSessions?: number;
   /** Bytes of session state kept (identifiers + SESSION_OVERHEAD_BYTES each). @default unbounded */

@@ -11,6 +11,7 @@ export function toPublishItems(batch: readonly Broadcast[]): PublishItem[] {
     const item: PublishItem = { stream: b.stream, message: toMessageJson(b.data) };
     const ex = b.meta?.exclude_socket;
     if (ex) item.exclude = ex;
+    if (b.idempotencyKey !== undefined) item.idempotencyKey = b.idempotencyKey;
     return item;
   });
 }
