@@ -217,7 +217,7 @@ export class RedisBroker implements Broker {
 
   async publish(items: readonly PublishItem[]): Promise<void> {
     if (items.length === 0) return;
-    const args: (string | number)[] = [this.prefix, newEpoch(), this.opts.historyLimit, this.opts.historyTtlSec, this.opts.feedMaxLen ?? DEFAULT_FEED_MAX_LEN, items.length, (this.opts.idempotencyWindowSec ?? DEFAULT_IDEMPOTENCY_WINDOW_SEC) * 1000];
+    const args: (string | number)[] = [this.prefix, newEpoch(), this.opts.historyLimit, this.opts.historyTtlSec, this.opts.feedMaxLen ?? DEFAULT_FEED_MAX_LEN, items.length, (this.opts.idempotencyWindowSec ?? DEFAULT_IDEMPOTENCY_WINDOW_SEC) * 1000, this.opts.historyStreamMaxBytes ?? Number.MAX_SAFE_INTEGER, this.opts.historyMaxBytes ?? 0];
     for (const it of items) args.push(it.stream, it.message, it.exclude ?? '', it.transient ? '1' : '0', it.idempotencyKey ?? '');
     try {
       await this.call(() => this.cmd.rrPublish(...args), 'publish');
@@ -291,9 +291,9 @@ export class RedisBroker implements Broker {
   async stats(maxStreams = HISTORY_COUNT_MAX_STREAMS): Promise<BrokerStats> {
     const p = this.prefix;
     const c = this.cmd;
-    const [streams, sessions, bytes, evicted, published, held, dups] = await this.call(() => Promise.all([c.zcard(`${p}streams`), c.zcard(`${p}sidx`), c.get(`${p}stotal`), c.get(`${p}sevicted`), c.get(`${p}published`), c.rrHistoryCount(p, maxStreams), c.get(`${p}dups`)]), 'stats');
+    const [streams, sessions, bytes, evicted, published, held, dups, hb] = await this.call(() => Promise.all([c.zcard(`${p}streams`), c.zcard(`${p}sidx`), c.get(`${p}stotal`), c.get(`${p}sevicted`), c.get(`${p}published`), c.rrHistoryCount(p, maxStreams), c.get(`${p}dups`), c.mget(`${p}hbytes`, `${p}hevb`, `${p}hevm`)]), 'stats');
     const h = this.health();
-    return { kind: this.kind, historyStreams: streams, historyMessages: Number(held), sessions, sessionBytes: Number(bytes ?? 0), sessionsEvicted: Number(evicted ?? 0), published: Number(published ?? 0), duplicatesSuppressed: Number(dups ?? 0), feedGaps: this.feedGaps, feedResets: this.feedResets, redis: { ok: h.ok, ...(h.reason ? { reason: h.reason } : {}), probes: this.probes, probeFailures: this.probeFailures, commandFailures: this.commandFailures, timeouts: this.timeouts, deadlineMs: this.deadlineMs } };
+    return { kind: this.kind, historyStreams: streams, historyMessages: Number(held), sessions, sessionBytes: Number(bytes ?? 0), sessionsEvicted: Number(evicted ?? 0), published: Number(published ?? 0), duplicatesSuppressed: Number(dups ?? 0), historyBytes: Number(hb[0] ?? 0), historyEvictedBytes: Number(hb[1] ?? 0), historyEvictedMessages: Number(hb[2] ?? 0), feedGaps: this.feedGaps, feedResets: this.feedResets, redis: { ok: h.ok, ...(h.reason ? { reason: h.reason } : {}), probes: this.probes, probeFailures: this.probeFailures, commandFailures: this.commandFailures, timeouts: this.timeouts, deadlineMs: this.deadlineMs } };
   }
 
   async close(): Promise<void> {

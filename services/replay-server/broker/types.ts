@@ -62,6 +62,10 @@ export interface BrokerStats {
   /** Sessions dropped by the count/bytes caps before their TTL. */
   sessionsEvicted?: number;
   published: number;
+  /** Message bytes held in history (all streams), and what the count/byte caps evicted (not TTL). */
+  historyBytes?: number;
+  historyEvictedBytes?: number;
+  historyEvictedMessages?: number;
   /** Items dropped as retries of an idempotency key already stored. */
   duplicatesSuppressed?: number;
   /** Redis broker: feed entries this node never saw (the feed was trimmed while it was cut off). */
@@ -90,6 +94,10 @@ export interface BrokerOptions {
   historyTtlSec: number;
   /** Seconds a session stays restorable. 0 disables the session cache. @default 300 */
   sessionTtlSec: number;
+  /** Message bytes (string length) kept per stream; the oldest go first (the newest always stays). @default unbounded */
+  historyStreamMaxBytes?: number;
+  /** Message bytes kept in all streams' history together; the oldest (store order) go first. @default unbounded */
+  historyMaxBytes?: number;
   /** Seconds an idempotency key is remembered. @default 300 */
   idempotencyWindowSec?: number;
   /** Sessions kept; the least recently changed is evicted first. @default unbounded (the server passes its option) */
