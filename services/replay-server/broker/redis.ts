@@ -93,6 +93,10 @@ export class RedisBroker implements Broker {
   private probeFailures = 0;
   private commandFailures = 0;
   private timeouts = 0;
+  /** The service epoch (`P epoch`) as last seen; epochs seen to end (Redis lost its data). */
+  private serviceEpoch: string | undefined;
+  private readonly pastEpochs = new Set<string>();
+  private epochChanges = 0;
 
   constructor(private readonly opts: RedisBrokerOptions) {
     this.prefix = opts.prefix ?? 'rr:';
@@ -128,6 +132,7 @@ export class RedisBroker implements Broker {
     try {
       await Promise.all([this.cmd.connect(), this.reader.connect()]);
       // Start after the feed's current end: only what is published from now on is live.
+      this.serviceEpoch = (await this.cmd.get(`${this.prefix}epoch`)) ?? undefined;
       const tail = (await this.cmd.xrevrange(this.feedKey, '+', '-', 'COUNT', 1)) as [string, string[]][];
       if (tail[0]) {
         this.lastFeedId = tail[0][0];
@@ -163,12 +168,33 @@ export class RedisBroker implements Broker {
     this.probes++;
     try {
       await this.call(() => this.cmd.set(`${this.prefix}probe`, '1', 'PX', 10_000), 'probe');
+      this.seeEpoch((await this.call(() => this.cmd.get(`${this.prefix}epoch`), 'probe')) ?? undefined, true);
       this.failure = undefined;
     } catch {
       this.probeFailures++;
     } finally {
       this.probing = false;
     }
+  }
+
+  isPastEpoch(streamEpoch: string): boolean {
+    const dash = streamEpoch.lastIndexOf('-');
+    return this.pastEpochs.has(dash < 0 ? streamEpoch : streamEpoch.slice(0, dash));
+  }
+
+  /**
+   * The service epoch as seen now (probe: the key itself, `gone` allowed; feed: a message's
+   * stream epoch). A different one, or the key gone, means Redis lost its data: the old epoch is
+   * remembered so history requests naming it are handed over to the new one (connection/history.ts).
+   */
+  private seeEpoch(epoch: string | undefined, fromKey: boolean): void {
+    if (epoch === this.serviceEpoch || (epoch === undefined && !fromKey)) return;
+    if (this.serviceEpoch !== undefined) {
+      this.pastEpochs.add(this.serviceEpoch);
+      this.epochChanges++;
+      process.stderr.write(`replay: Redis epoch ${this.serviceEpoch} ended (${epoch === undefined ? 'epoch key gone' : `now ${epoch}`}): Redis lost its data; clients stay connected\n`);
+    }
+    this.serviceEpoch = epoch;
   }
 
   /**
@@ -293,7 +319,7 @@ export class RedisBroker implements Broker {
     const c = this.cmd;
     const [streams, sessions, bytes, evicted, published, held, dups, hb] = await this.call(() => Promise.all([c.zcard(`${p}streams`), c.zcard(`${p}sidx`), c.get(`${p}stotal`), c.get(`${p}sevicted`), c.get(`${p}published`), c.rrHistoryCount(p, maxStreams), c.get(`${p}dups`), c.mget(`${p}hbytes`, `${p}hevb`, `${p}hevm`)]), 'stats');
     const h = this.health();
-    return { kind: this.kind, historyStreams: streams, historyMessages: Number(held), sessions, sessionBytes: Number(bytes ?? 0), sessionsEvicted: Number(evicted ?? 0), published: Number(published ?? 0), duplicatesSuppressed: Number(dups ?? 0), historyBytes: Number(hb[0] ?? 0), historyEvictedBytes: Number(hb[1] ?? 0), historyEvictedMessages: Number(hb[2] ?? 0), feedGaps: this.feedGaps, feedResets: this.feedResets, redis: { ok: h.ok, ...(h.reason ? { reason: h.reason } : {}), probes: this.probes, probeFailures: this.probeFailures, commandFailures: this.commandFailures, timeouts: this.timeouts, deadlineMs: this.deadlineMs } };
+    return { kind: this.kind, historyStreams: streams, historyMessages: Number(held), sessions, sessionBytes: Number(bytes ?? 0), sessionsEvicted: Number(evicted ?? 0), published: Number(published ?? 0), duplicatesSuppressed: Number(dups ?? 0), historyBytes: Number(hb[0] ?? 0), historyEvictedBytes: Number(hb[1] ?? 0), historyEvictedMessages: Number(hb[2] ?? 0), feedGaps: this.feedGaps, feedResets: this.feedResets, epochChanges: this.epochChanges, redis: { ok: h.ok, ...(h.reason ? { reason: h.reason } : {}), probes: this.probes, probeFailures: this.probeFailures, commandFailures: this.commandFailures, timeouts: this.timeouts, deadlineMs: this.deadlineMs } };
   }
 
   async close(): Promise<void> {
@@ -327,23 +353,32 @@ export class RedisBroker implements Broker {
       for (const [id, f] of entries) {
         this.lastFeedId = id;
         const seq = Number(fieldOf(f, 'n') ?? 0);
-        // A jump: the feed was trimmed past us while we were cut off. Going backwards: Redis lost
-        // its data (restarted without persistence). Either way live frames would now skip
-        // offsets, so what came before goes out, then the clients are sent to resume by history.
+        // A jump: the feed was trimmed past us while we were cut off, so live frames would now
+        // skip offsets: what came before goes out, then the clients are sent to resume by
+        // history. Going backwards: Redis lost its data (restarted without persistence).
         const gap = this.lastFeedSeq > 0 && seq > this.lastFeedSeq + 1;
         const reset = seq <= this.lastFeedSeq;
-        if (gap || reset) {
-          if (gap) this.feedGaps += seq - this.lastFeedSeq - 1;
-          else this.feedResets++;
+        const msg = toMessage(f);
+        if (msg.epoch !== undefined) {
+          const dash = msg.epoch.lastIndexOf('-');
+          this.seeEpoch(dash < 0 ? msg.epoch : msg.epoch.slice(0, dash), false);
+        }
+        if (reset) {
+          // Redis came back empty: a new epoch whose messages all came after the old one ended.
+          // Live delivery simply continues (subscriptions take the new epoch as it comes); clients
+          // that ask for the old epoch's history are handed over to the new one's.
+          this.feedResets++;
+        } else if (gap) {
+          this.feedGaps += seq - this.lastFeedSeq - 1;
           this.emit(out);
           out = [];
           // Clients come straight back to restore their session: let the command link be up first.
           for (let i = 0; i < 100 && this.cmd.status !== 'ready' && !this.closed; i++) await new Promise((r) => setTimeout(r, 50));
-          const why = gap ? `feed gap of ${seq - this.lastFeedSeq - 1} entries` : 'feed reset (Redis lost its data)';
+          const why = `feed gap of ${seq - this.lastFeedSeq - 1} entries`;
           for (const l of this.resyncListeners) l(why);
         }
         this.lastFeedSeq = seq;
-        out.push(toMessage(f));
+        out.push(msg);
       }
       this.emit(out);
     }

@@ -70,6 +70,8 @@ export interface BrokerStats {
   duplicatesSuppressed?: number;
   /** Redis broker: feed entries this node never saw (the feed was trimmed while it was cut off). */
   feedGaps?: number;
+  /** Redis broker: service epochs seen to end (the epoch key gone or replaced: Redis lost its data). */
+  epochChanges?: number;
   /** Redis broker: times the feed's sequence went backwards (Redis lost its data). */
   feedResets?: number;
   /** Redis broker: the health probe and the deadline guard (docs/replay-server.md, "A sick Redis"). */
@@ -133,6 +135,8 @@ export interface Broker {
    * session restore and history, which Redis still has. Returns a disposer.
    */
   onResync?(listener: (why: string) => void): () => void;
+  /** True when a stream epoch belongs to a service epoch this broker saw end (Redis came back empty). */
+  isPastEpoch?(streamEpoch: string): boolean;
   /** Whether the storage is reachable now (brokers that can lose it, e.g. Redis); absent means always up. */
   health?(): { ok: boolean; reason?: string };
   close(): Promise<void>;
