@@ -51,6 +51,12 @@ export interface PublisherOptions {
    * (the ledger counts what reorders). @default 1
    */
   concurrency?: number;
+  /**
+   * Retries of a publish that timed out or got a 503 saying it "may have been stored", with the
+   * same body and `Idempotency-Key` (`<runId>:<stream>:<seq>`), so a target that honours the key
+   * (the replay server) stores it once: a stall is neither a loss nor a duplicate. @default 2
+   */
+  retries?: number;
   /** Called as each request goes out, with the `sentAt` written into its payload. */
   onSend?: (seq: number, sentAt: number) => void;
   /**
@@ -70,6 +76,8 @@ export interface PublisherResult {
   failureCauses: Record<string, number>;
   /** The first 20 failures, `seq <n>: <cause>[ (<message>)]`. */
   failures: string[];
+  /** Requests sent again after a timeout or a "may have been stored" 503 (same idempotency key). */
+  retried?: number;
   elapsedMs: number;
 }
 
@@ -93,7 +101,7 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
   const concurrency = Math.max(1, opts.concurrency ?? 1);
   const agent = new Agent({ keepAlive: concurrency > 1 || opts.intervalMs < 4000, maxSockets: concurrency });
   const target = /\/_broadcast\/?$/.test(new URL(opts.url).pathname) ? new URL(opts.url) : new URL('/_broadcast', opts.url);
-  const result: PublisherResult = { published: 0, failed: 0, failureCauses: {}, failures: [], elapsedMs: 0 };
+  const result: PublisherResult = { published: 0, failed: 0, failureCauses: {}, failures: [], retried: 0, elapsedMs: 0 };
   const t0 = Date.now();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -112,11 +120,28 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
     }
   };
 
+  const retries = Math.max(0, opts.retries ?? 2);
   const send = (n: number) => {
     const payload: PublishPayload = { seq: n, sentAt: Date.now(), runId: opts.runId, ...(pad ? { pad } : {}) };
     opts.onSend?.(n, payload.sentAt);
     const body = JSON.stringify({ stream: opts.stream, data: JSON.stringify(payload) });
     inflight++;
+    attempt(n, body, 0);
+  };
+
+  const attempt = (n: number, body: string, tries: number) => {
+    // Outcome unknown (timed out, or the target says it may have stored it): the same request
+    // again, same key, after a short back-off; a target honouring the key answers as the first.
+    const retryOr = (cause: string, detail?: string) => {
+      if (tries < retries && !stopped) {
+        result.retried = (result.retried ?? 0) + 1;
+        setTimeout(() => attempt(n, body, tries + 1), 100 * (tries + 1)).unref();
+        return;
+      }
+      fail(cause, detail);
+      inflight--;
+      finishIfIdle();
+    };
     const fail = (cause: string, detail?: string) => {
       result.failed++;
       result.failureCauses[cause] = (result.failureCauses[cause] ?? 0) + 1;
@@ -127,22 +152,27 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
       method: 'POST',
       agent,
       timeout: opts.timeoutMs ?? 10_000,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(opts.broadcastKey ? { authorization: `Bearer ${opts.broadcastKey}` } : {}) },
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'idempotency-key': `${opts.runId}:${opts.stream}:${n}`, ...(opts.broadcastKey ? { authorization: `Bearer ${opts.broadcastKey}` } : {}) },
     });
     req.on('response', (res) => {
-      res.resume();
+      let text = '';
+      if (res.statusCode === 201) res.resume();
+      else res.on('data', (d: Buffer) => void (text.length < 4096 && (text += d.toString())));
       res.on('end', () => {
         if (res.statusCode === 201) {
           result.published++;
           opts.onPublished?.(n, true);
-        } else fail(`HTTP ${res.statusCode}`);
+        } else if (res.statusCode === 503 && /may have been stored/.test(text)) return retryOr(`HTTP 503`, 'may have been stored');
+        else fail(`HTTP ${res.statusCode}`);
         inflight--;
         finishIfIdle();
       });
     });
     req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${opts.timeoutMs ?? 10_000} ms`), { code: 'TIMEOUT' })));
     req.on('error', (err) => {
-      fail(failureCause(err), err.message);
+      const cause = failureCause(err);
+      if (cause === 'TIMEOUT') return retryOr(cause, err.message);
+      fail(cause, err.message);
       inflight--;
       finishIfIdle();
     });

@@ -5,10 +5,12 @@ export interface Broadcast {
   stream: string;
   data: string;
   meta?: { exclude_socket?: string };
+  /** Publisher's retry key (replay server: a retry within the window is stored once). Header `Idempotency-Key` for a single message. */
+  idempotencyKey?: string;
 }
 
 /** Upper bounds that keep one request from monopolising a server under test. */
-export const BROADCAST_LIMITS = Object.freeze({ maxBatch: 10_000, maxStreamLength: 1024 });
+export const BROADCAST_LIMITS = Object.freeze({ maxBatch: 10_000, maxStreamLength: 1024, maxIdempotencyKeyLength: 256 });
 
 /**
  * Parse and validate a whole `/_broadcast` body before anything is delivered, so a batch is
@@ -40,6 +42,10 @@ function validateOne(item: unknown, index: number | undefined): Broadcast {
   if (o.stream.length > BROADCAST_LIMITS.maxStreamLength) throw fail(`"stream" is longer than ${BROADCAST_LIMITS.maxStreamLength} characters`);
   if (typeof o.data !== 'string') throw fail(`"data" must be a string (got ${o.data === null ? 'null' : typeof o.data})`);
   const out: Broadcast = { stream: o.stream, data: o.data };
+  if (o.idempotencyKey !== undefined) {
+    if (typeof o.idempotencyKey !== 'string' || o.idempotencyKey.length === 0 || o.idempotencyKey.length > BROADCAST_LIMITS.maxIdempotencyKeyLength) throw fail(`"idempotencyKey" must be a string of 1 to ${BROADCAST_LIMITS.maxIdempotencyKeyLength} characters`);
+    out.idempotencyKey = o.idempotencyKey;
+  }
   if (o.meta !== undefined) {
     if (o.meta === null || typeof o.meta !== 'object' || Array.isArray(o.meta)) throw fail('"meta" must be an object');
     const m = o.meta as Record<string, unknown>;

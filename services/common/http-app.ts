@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { checkBearer } from '../../lib/bearer.ts';
 import { ReboundError, toErrorBody } from '../../lib/errors.ts';
-import { parseBroadcastBody, type Broadcast } from './broadcast.ts';
+import { BROADCAST_LIMITS, parseBroadcastBody, type Broadcast } from './broadcast.ts';
 import { createProcessMonitor } from './metrics.ts';
 import { parsePublishLocal, type PublishLocalPlan } from './publish-local.ts';
 
@@ -63,6 +63,13 @@ export function createServiceApp(opts: ServiceHttpOptions) {
     let batch: Broadcast[];
     try {
       batch = parseBroadcastBody(Buffer.isBuffer(req.body) ? req.body : undefined);
+      const key = req.headers['idempotency-key'];
+      if (typeof key === 'string') {
+        // One key names one message; a batch names its own per message.
+        if (batch.length !== 1) throw new ReboundError('RR_ERR_BROADCAST_INVALID', 'the Idempotency-Key header names a single message; give a batch "idempotencyKey" per message');
+        if (key.length === 0 || key.length > BROADCAST_LIMITS.maxIdempotencyKeyLength) throw new ReboundError('RR_ERR_BROADCAST_INVALID', `Idempotency-Key must be 1 to ${BROADCAST_LIMITS.maxIdempotencyKeyLength} characters`);
+        batch[0]!.idempotencyKey ??= key;
+      }
       await opts.deliver(batch);
     } catch (err) {
       counters.broadcastRejected++;

@@ -17,6 +17,8 @@ export interface TestRedis {
   readonly running: boolean;
   /** Start again on the same port (after stop). */
   start(): Promise<void>;
+  /** Send a signal without waiting for an exit (SIGSTOP / SIGCONT: a hung Redis, then a live one again). */
+  signal(signal: NodeJS.Signals): void;
   /** Stop it (SIGKILL by default: an outage, not a shutdown). */
   stop(signal?: NodeJS.Signals): Promise<void>;
   /** Stop and remove the temp dir. */
@@ -66,6 +68,8 @@ export async function startTestRedis(opts: { persist?: boolean; bin?: string } =
   const stop = async (signal: NodeJS.Signals = 'SIGKILL') => {
     const c = child;
     if (!c) return;
+    // A stopped process cannot exit on SIGTERM until it runs again.
+    if (signal !== 'SIGKILL') c.kill('SIGCONT');
     const exited = new Promise<void>((r) => c.once('exit', () => r()));
     c.kill(signal);
     await exited;
@@ -80,6 +84,9 @@ export async function startTestRedis(opts: { persist?: boolean; bin?: string } =
     },
     start,
     stop,
+    signal(sig) {
+      child?.kill(sig);
+    },
     async close() {
       await stop();
       rmSync(dir, { recursive: true, force: true });

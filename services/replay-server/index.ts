@@ -49,6 +49,9 @@ export function brokerOptions(opts: ReplayServerOptions): MemoryBrokerOptions {
   return {
     historyLimit: opts.historyLimit,
     historyTtlSec: opts.historyTtlSec,
+    idempotencyWindowSec: opts.idempotencyWindowSec,
+    historyStreamMaxBytes: opts.historyStreamMaxBytes,
+    historyMaxBytes: opts.historyMaxBytes,
     sessionTtlSec: opts.sessionTtlSec,
     maxSessions: opts.maxSessions,
     maxSessionStoreBytes: opts.maxSessionStoreBytes,
@@ -101,7 +104,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     const { cluster, ...brokerOnly } = b;
     return { ...stats(), broker: brokerOnly, ...(cluster ? { cluster } : {}) };
   };
-  const { app, close: closeApp } = createReplayHttp({ broadcastKey: opts.broadcastKey, maxBodyBytes: opts.maxBodyBytes, broker, stats: metrics, onPublishError: () => publishErrors++, reload: deps.reload, stopping: () => stopping });
+  const { app, close: closeApp } = createReplayHttp({ broadcastKey: opts.broadcastKey, maxBodyBytes: opts.maxBodyBytes, maxMessageBytes: opts.maxMessageBytes, broker, stats: metrics, onPublishError: () => publishErrors++, reload: deps.reload, stopping: () => stopping });
   const httpServer = createServer(app);
   const wss = new WebSocketServer({
     noServer: true,

@@ -10,13 +10,19 @@ export const REPLAY_SERVER_OPTIONS = {
   redisUrl: { type: 'string', default: 'redis://127.0.0.1:6379', pattern: /^(rediss?:\/\/\S+|\/\S+)$/, env: ['REDIS_URL'], doc: 'redis://[user:pass@]host:port[/db], rediss://..., or a unix socket path; Redis for --broker redis' },
   redisPrefix: { type: 'string', default: 'rr:', pattern: /^\S{1,64}$/, doc: 'prefix of every Redis key (several services may share one Redis)' },
   redisFeedMaxLen: { type: 'int', default: 100_000, min: 100, max: 100_000_000, doc: 'entries (about) the Redis fan-out feed keeps: how long a node cut off from Redis can catch up by itself; beyond, its clients are sent to resume by history' },
+  redisCommandTimeoutMs: { type: 'int', default: 1000, min: 50, max: 60_000, env: ['REDIS_COMMAND_TIMEOUT_MS'], doc: 'deadline of every Redis call: past it the call fails as Redis lost, /_broadcast answers 503 (saying the batch may have been stored) and /health is degraded' },
+  redisProbeIntervalMs: { type: 'int', default: 500, min: 0, max: 60_000, doc: 'period of the Redis health probe (a small write with a TTL, so OOM, READONLY and MISCONF show as degraded too); 0 disables it' },
   path: { type: 'string', default: '/cable', pattern: /^\/\S*$/, doc: 'WebSocket endpoint path' },
   publicStreams: { type: 'bool', default: true, doc: 'accept unsigned `$pubsub` `stream_name` subscriptions' },
   streamsSecret: { type: 'string', default: '', env: ['ANYCABLE_STREAMS_SECRET'], doc: 'secret for `signed_stream_name` (Rails MessageVerifier, HMAC-SHA256); empty disables signed streams' },
   streamsWhisper: { type: 'bool', default: false, doc: 'allow whispers on signed streams (public streams: see publicWhispers)' },
   accessToken: { type: 'string', default: '', doc: 'when set, connections must present ?jid=<token> (or header x-jid), else disconnect unauthorized' },
   historyLimit: { type: 'int', default: 100, min: 1, max: 1_000_000, doc: 'messages kept per stream' },
+  historyStreamMaxBytes: { type: 'int', default: 33_554_432, min: 1024, max: 68_719_476_736, doc: 'message bytes kept per stream as well as historyLimit messages; the oldest go first (the newest always stays)' },
+  historyMaxBytes: { type: 'int', default: 268_435_456, min: 1024, max: 1_099_511_627_776, doc: 'message bytes kept in all streams\' history together (memory and Redis brokers); the oldest stored go first, counted in /metrics broker.historyEvictedBytes' },
+  maxMessageBytes: { type: 'int', default: 10_485_760, min: 256, max: 1_073_741_824, doc: 'largest accepted /_broadcast message (its data), 413 beyond; at most historyStreamMaxBytes' },
   historyTtlSec: { type: 'int', default: 300, min: 1, max: 86_400, doc: 'seconds a message stays in history' },
+  idempotencyWindowSec: { type: 'int', default: 300, min: 1, max: 86_400, doc: 'seconds a /_broadcast idempotency key (Idempotency-Key header, or idempotencyKey per message) is remembered: a retry within it is answered as the first and stored once' },
   sessionTtlSec: { type: 'int', default: 300, min: 0, max: 86_400, doc: 'seconds a session stays restorable after its last change; 0 disables restore' },
   pingIntervalSec: { type: 'int', default: 3, min: 1, max: 3600, doc: 'ping period (clients may override per connection with ?pi=, up to maxPingIntervalSec)' },
   maxPingIntervalSec: { type: 'int', default: 30, min: 1, max: 3600, doc: 'longest ping period a client may ask for with ?pi= (larger values are clamped): pings are the liveness check' },
@@ -58,6 +64,8 @@ export function checkReplayOptions(o: ReplayServerOptions, origin = 'option'): R
   const bad = (option: string, msg: string) => new ReboundError('RR_ERR_OPTION_INVALID', `${origin} option "${option}" ${msg}`, { details: { option } });
   if (o.maxQueuedBytes < 2 * o.maxBodyBytes) throw bad('maxQueuedBytes', `must be at least 2 x maxBodyBytes (${2 * o.maxBodyBytes}) so one accepted broadcast batch fits a reading client's queue (got ${o.maxQueuedBytes})`);
   if (o.maxIdentifierBytes > o.maxSessionBytes) throw bad('maxIdentifierBytes', `must not exceed maxSessionBytes (${o.maxSessionBytes}) (got ${o.maxIdentifierBytes})`);
+  if (o.maxMessageBytes > o.historyStreamMaxBytes) throw bad('maxMessageBytes', `must not exceed historyStreamMaxBytes (${o.historyStreamMaxBytes}) so an accepted message fits its stream's history (got ${o.maxMessageBytes})`);
+  if (o.historyStreamMaxBytes > o.historyMaxBytes) throw bad('historyStreamMaxBytes', `must not exceed historyMaxBytes (${o.historyMaxBytes}) (got ${o.historyStreamMaxBytes})`);
   if (o.pingIntervalSec > o.maxPingIntervalSec) throw bad('pingIntervalSec', `must not exceed maxPingIntervalSec (${o.maxPingIntervalSec}) (got ${o.pingIntervalSec})`);
   return o;
 }

@@ -4,6 +4,10 @@ import type { Broker, BrokerOptions, BrokerStats, HistoryPage, HistoryPosition, 
 
 /** What one stored session costs besides its identifiers (sid, map slot, entry), for the bytes cap. */
 export const SESSION_OVERHEAD_BYTES = 64;
+/** Seconds a publish's idempotency key is remembered by default. */
+export const DEFAULT_IDEMPOTENCY_WINDOW_SEC = 300;
+/** Idempotency keys the memory broker remembers at most (about 100 bytes each): oldest forgotten first. */
+export const MAX_IDEMPOTENCY_KEYS = 100_000;
 
 /** One restorable session: its identifiers (a single one inline), their bytes and its expiry. */
 interface SessionEntry {
@@ -21,6 +25,14 @@ interface StreamState {
   last: number;
   entries: StreamMessage[];
   lastAddMs: number;
+  /** Sum of the retained entries' message lengths. */
+  bytes: number;
+}
+
+/** One stored entry in global store order, for the whole-broker byte cap (stale once its stream trimmed it). */
+interface Stored {
+  s: StreamState;
+  offset: number;
 }
 
 
@@ -56,6 +68,16 @@ export class MemoryBroker implements Broker {
   private generation = 0;
   private published = 0;
   private storedCount = 0;
+  /** Message bytes (string length) held in every stream's history. */
+  private historyBytes = 0;
+  private historyEvictedBytes = 0;
+  private historyEvictedMessages = 0;
+  /** Store order across streams (oldest first from `orderHead`): the whole-broker cap evicts from here. */
+  private order: Stored[] = [];
+  private orderHead = 0;
+  /** Idempotency key -> expiry (ms); insertion order is expiry order (one window), so the head expires first. */
+  private readonly idem = new Map<string, number>();
+  private duplicatesSuppressed = 0;
 
   constructor(private readonly opts: MemoryBrokerOptions) {
     this.now = opts.now ?? Date.now;
@@ -68,9 +90,25 @@ export class MemoryBroker implements Broker {
   /** Synchronous core of `publish`, used directly by the cluster primary. */
   publishSync(items: readonly PublishItem[]): StreamMessage[] {
     const nowMs = this.now();
-    const out: StreamMessage[] = new Array(items.length);
+    const out: StreamMessage[] = [];
+    const windowMs = (this.opts.idempotencyWindowSec ?? DEFAULT_IDEMPOTENCY_WINDOW_SEC) * 1000;
     for (let i = 0; i < items.length; i++) {
       const it = items[i]!;
+      if (it.idempotencyKey !== undefined && !it.transient) {
+        const k = `${it.stream}\u0000${it.idempotencyKey}`;
+        const exp = this.idem.get(k);
+        if (exp !== undefined && exp > nowMs) {
+          this.duplicatesSuppressed++;
+          continue;
+        }
+        this.idem.delete(k);
+        this.idem.set(k, nowMs + windowMs);
+        // Bounded: expired keys from the head, and never more than MAX_IDEMPOTENCY_KEYS.
+        for (const [hk, hexp] of this.idem) {
+          if (hexp > nowMs && this.idem.size <= MAX_IDEMPOTENCY_KEYS) break;
+          this.idem.delete(hk);
+        }
+      }
       const msg: StreamMessage = { stream: it.stream, message: it.message };
       if (it.exclude !== undefined) msg.exclude = it.exclude;
       if (!it.transient) {
@@ -80,16 +118,19 @@ export class MemoryBroker implements Broker {
         msg.ts = Math.floor(nowMs / 1000);
         s.lastAddMs = nowMs;
         s.entries.push(msg);
+        s.bytes += msg.message.length;
+        this.historyBytes += msg.message.length;
         this.storedCount++;
-        if (s.entries.length > this.opts.historyLimit) {
-          s.entries.shift();
-          this.storedCount--;
-        }
+        if (this.opts.historyMaxBytes !== undefined) this.order.push({ s, offset: msg.offset });
+        const maxStream = this.opts.historyStreamMaxBytes ?? Infinity;
+        // Count and bytes per stream; the newest entry always stays (a message fits by the size limit).
+        while (s.entries.length > this.opts.historyLimit || (s.bytes > maxStream && s.entries.length > 1)) this.dropHead(s, true);
+        this.capTotal();
       }
-      out[i] = msg;
+      out.push(msg);
     }
-    this.published += items.length;
-    for (const l of this.listeners) l(out);
+    this.published += out.length;
+    if (out.length > 0) for (const l of this.listeners) l(out);
     return out;
   }
 
@@ -210,7 +251,7 @@ export class MemoryBroker implements Broker {
   }
 
   statsSync(): BrokerStats {
-    return { kind: this.kind, historyStreams: this.streams.size, historyMessages: this.storedCount, sessions: this.sessions.size, sessionBytes: this.sessionBytes, sessionsEvicted: this.sessionsEvicted, published: this.published };
+    return { kind: this.kind, historyStreams: this.streams.size, historyMessages: this.storedCount, sessions: this.sessions.size, sessionBytes: this.sessionBytes, sessionsEvicted: this.sessionsEvicted, published: this.published, duplicatesSuppressed: this.duplicatesSuppressed, historyBytes: this.historyBytes, historyEvictedBytes: this.historyEvictedBytes, historyEvictedMessages: this.historyEvictedMessages };
   }
 
   async stats(): Promise<BrokerStats> {
@@ -228,16 +269,44 @@ export class MemoryBroker implements Broker {
     const minTs = Math.floor(nowMs / 1000) - this.opts.historyTtlSec;
     const streamTtlMs = 10 * this.opts.historyTtlSec * 1000;
     for (const [name, s] of this.streams) {
-      let n = 0;
-      while (n < s.entries.length && (s.entries[n]!.ts ?? 0) < minTs) n++;
-      if (n > 0) {
-        s.entries.splice(0, n);
-        this.storedCount -= n;
-      }
+      while (s.entries.length > 0 && (s.entries[0]!.ts ?? 0) < minTs) this.dropHead(s, false);
       if (s.entries.length === 0 && nowMs - s.lastAddMs > streamTtlMs) this.streams.delete(name);
     }
     const nowDs = this.ds(nowMs);
     for (const [sid, e] of this.sessions) if (e.exp <= nowDs) this.dropSession(sid);
+  }
+
+  /** Drop a stream's oldest entry; `evicted`: by a cap (counted), not by TTL. */
+  private dropHead(s: StreamState, evicted: boolean): void {
+    const e = s.entries.shift();
+    if (!e) return;
+    s.bytes -= e.message.length;
+    this.historyBytes -= e.message.length;
+    this.storedCount--;
+    if (evicted) {
+      this.historyEvictedBytes += e.message.length;
+      this.historyEvictedMessages++;
+    }
+  }
+
+  /** The whole-broker byte cap: oldest stored entry first, whichever stream holds it. */
+  private capTotal(): void {
+    const max = this.opts.historyMaxBytes;
+    if (max === undefined) return;
+    while (this.historyBytes > max && this.orderHead < this.order.length) {
+      const { s, offset } = this.order[this.orderHead++]!;
+      // Live only if still its stream's head (TTL, count and stream caps trim heads too) and the stream is still current.
+      if (s.entries[0]?.offset === offset && s.entries.length > 0) this.dropHead(s, true);
+    }
+    // Stale items (trimmed by other caps) pile up behind the head: compact now and then.
+    if (this.orderHead > 1024 && this.orderHead * 2 > this.order.length) {
+      this.order = this.order.slice(this.orderHead);
+      this.orderHead = 0;
+    }
+    if (this.order.length - this.orderHead > 2 * this.storedCount + 1024) {
+      this.order = this.order.slice(this.orderHead).filter(({ s, offset }) => s.entries.length > 0 && s.entries[0]!.offset! <= offset);
+      this.orderHead = 0;
+    }
   }
 
   /** Deciseconds since the broker started: a small integer for session expiries. */
@@ -248,7 +317,7 @@ export class MemoryBroker implements Broker {
   private streamFor(stream: string, nowMs: number): StreamState {
     let s = this.streams.get(stream);
     if (!s) {
-      s = { epoch: `${this.epoch}-${(this.generation++).toString(36)}`, last: 0, entries: [], lastAddMs: nowMs };
+      s = { epoch: `${this.epoch}-${(this.generation++).toString(36)}`, last: 0, entries: [], lastAddMs: nowMs, bytes: 0 };
       this.streams.set(stream, s);
     }
     return s;

@@ -9,7 +9,7 @@ import { RedisBroker } from './redis.ts';
  */
 export async function openBroker(opts: ReplayServerOptions): Promise<RedisBroker | undefined> {
   if (opts.broker !== 'redis') return undefined;
-  const broker = new RedisBroker({ ...brokerOptions(opts), url: opts.redisUrl, prefix: opts.redisPrefix, feedMaxLen: opts.redisFeedMaxLen });
+  const broker = new RedisBroker({ ...brokerOptions(opts), url: opts.redisUrl, prefix: opts.redisPrefix, feedMaxLen: opts.redisFeedMaxLen, commandTimeoutMs: opts.redisCommandTimeoutMs, probeIntervalMs: opts.redisProbeIntervalMs });
   await broker.connect();
   return broker;
 }

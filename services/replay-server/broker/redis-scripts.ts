@@ -20,8 +20,12 @@
 
 /**
  * ARGV: prefix, fresh epoch (used only if none exists), historyLimit, historyTtlSec, feedMaxLen,
- * item count, then 4 per item: stream, message, exclude ('' = none), transient ('1'/'0').
- * Returns per item {epoch, offset, ts} (stored) or {} (transient).
+ * item count, idempotency window (ms), per-stream max bytes, whole-history max bytes (0 = none),
+ * then 5 per item: stream, message, exclude ('' = none),
+ * transient ('1'/'0'), idempotency key ('' = none). An item whose key is already held
+ * (`P i:<len>:<stream><key>`, SET NX PX in this same script, so a retry racing its first attempt
+ * still stores once) is skipped: not stored, not in the feed, counted in `P dups`.
+ * Returns per item {epoch, offset, ts} (stored), {} (transient) or {'dup'}.
  */
 export const PUBLISH_LUA = `
 local p = ARGV[1]
@@ -32,7 +36,23 @@ local limit = tonumber(ARGV[3])
 local ttl = tonumber(ARGV[4])
 local feedMax = ARGV[5]
 local n = tonumber(ARGV[6])
+local idemMs = ARGV[7]
+local streamMax = tonumber(ARGV[8])
+local totalMax = tonumber(ARGV[9])
 local silenceMs = ttl * 10 * 1000
+-- Byte accounting: P hbytes (all history), field b of P m:<stream>, and P hq, a zset of every
+-- stored entry in store order (member '<bytes>:<offset>:<stream epoch>:<stream>'), so the
+-- whole-history cap can drop the oldest entry of any stream. Every removal goes through drop().
+local function drop(hk, mk, e, st, id, len, evicted)
+  redis.call('XDEL', hk, id)
+  redis.call('HINCRBY', mk, 'b', -len)
+  redis.call('DECRBY', p .. 'hbytes', len)
+  redis.call('ZREM', p .. 'hq', len .. ':' .. string.match(id, '^(%d+)') .. ':' .. e .. ':' .. st)
+  if evicted then
+    redis.call('INCRBY', p .. 'hevb', len)
+    redis.call('INCR', p .. 'hevm')
+  end
+end
 local epoch = redis.call('GET', p .. 'epoch')
 if not epoch then
   epoch = ARGV[2]
@@ -40,13 +60,22 @@ if not epoch then
 end
 local out = {}
 for i = 0, n - 1 do
-  local b = 7 + i * 4
-  local s, m, x, tr = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
-  local seq = redis.call('INCR', p .. 'feedseq')
-  if tr == '1' then
+  local b = 10 + i * 5
+  local s, m, x, tr, ik = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
+  local dup = false
+  if ik ~= '' and tr ~= '1' then
+    dup = not redis.call('SET', p .. 'i:' .. #s .. ':' .. s .. ik, '1', 'NX', 'PX', idemMs)
+  end
+  if dup then
+    redis.call('INCR', p .. 'dups')
+    n = n - 1
+    out[#out + 1] = { 'dup' }
+  elseif tr == '1' then
+    local seq = redis.call('INCR', p .. 'feedseq')
     redis.call('XADD', p .. 'feed', 'MAXLEN', '~', feedMax, '*', 'n', seq, 's', s, 'm', m, 'x', x)
     out[#out + 1] = {}
   else
+    local seq = redis.call('INCR', p .. 'feedseq')
     local mk = p .. 'm:' .. s
     local hk = p .. 'h:' .. s
     local e = redis.call('HGET', mk, 'e')
@@ -58,19 +87,46 @@ for i = 0, n - 1 do
       redis.call('HSET', mk, 'e', e, 'l', 0)
     end
     local o = redis.call('HINCRBY', mk, 'l', 1)
-    redis.call('XADD', hk, 'MAXLEN', limit, o .. '-1', 'm', m, 't', nowS)
-    -- TTL: drop expired entries from the head (reads also skip them, so this only bounds memory).
+    redis.call('XADD', hk, o .. '-1', 'm', m, 't', nowS)
+    redis.call('HINCRBY', mk, 'b', #m)
+    redis.call('INCRBY', p .. 'hbytes', #m)
+    redis.call('ZADD', p .. 'hq', seq, #m .. ':' .. o .. ':' .. e .. ':' .. s)
+    -- TTL: drop expired entries from the head (reads also skip them, so this only bounds memory);
+    -- then the count and byte caps of this stream (the newest entry always stays).
     local minS = nowS - ttl
-    for _ = 1, 64 do
+    for _ = 1, 100000 do
       local head = redis.call('XRANGE', hk, '-', '+', 'COUNT', 1)
-      if #head == 0 or tonumber(head[1][2][4]) >= minS then break end
-      redis.call('XDEL', hk, head[1][1])
+      if #head == 0 then break end
+      local expired = tonumber(head[1][2][4]) < minS
+      local len = redis.call('XLEN', hk)
+      local over = len > limit or (len > 1 and tonumber(redis.call('HGET', mk, 'b')) > streamMax)
+      if not expired and not over then break end
+      drop(hk, mk, e, s, head[1][1], #head[1][2][2], not expired)
     end
     redis.call('PEXPIRE', mk, silenceMs)
     redis.call('PEXPIRE', hk, silenceMs)
     redis.call('ZADD', p .. 'streams', nowMs, s)
     redis.call('XADD', p .. 'feed', 'MAXLEN', '~', feedMax, '*', 'n', seq, 's', s, 'm', m, 'x', x, 'e', e, 'o', o, 't', nowS)
     out[#out + 1] = { e, o, nowS }
+  end
+end
+-- The whole-history cap: oldest stored first, whichever stream. An entry already gone with its
+-- stream's keys (silence expiry, a new stream epoch) still held its bytes: they come off too.
+if totalMax > 0 then
+  for _ = 1, 100000 do
+    if tonumber(redis.call('GET', p .. 'hbytes') or '0') <= totalMax then break end
+    local first = redis.call('ZPOPMIN', p .. 'hq')
+    if #first == 0 then break end
+    local len, off, ep, st = string.match(first[1], '^(%d+):(%d+):([^:]*):(.*)$')
+    len = tonumber(len)
+    local hk, mk = p .. 'h:' .. st, p .. 'm:' .. st
+    if redis.call('HGET', mk, 'e') == ep and #redis.call('XRANGE', hk, off .. '-1', off .. '-1') == 1 then
+      redis.call('XDEL', hk, off .. '-1')
+      redis.call('HINCRBY', mk, 'b', -len)
+      redis.call('INCRBY', p .. 'hevb', len)
+      redis.call('INCR', p .. 'hevm')
+    end
+    redis.call('DECRBY', p .. 'hbytes', len)
   end
 end
 redis.call('ZREMRANGEBYSCORE', p .. 'streams', '-inf', nowMs - silenceMs)

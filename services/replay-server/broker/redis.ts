@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { ReboundError } from '../../../lib/errors.ts';
-import { SESSION_OVERHEAD_BYTES } from './memory.ts';
+import { DEFAULT_IDEMPOTENCY_WINDOW_SEC, SESSION_OVERHEAD_BYTES } from './memory.ts';
 import { HISTORY_COUNT_LUA, HISTORY_LUA, PUBLISH_LUA, SESSION_LUA } from './redis-scripts.ts';
 import { DeferredSessions, type SessionOp } from './redis-session-queue.ts';
 import { encodeSession, decodeSession } from '../session/index.ts';
@@ -16,6 +16,21 @@ export interface RedisBrokerOptions extends BrokerOptions {
   feedMaxLen?: number;
   /** How long `connect()` waits for Redis before giving up. @default 3000 */
   connectTimeoutMs?: number;
+  /** Deadline of every Redis call: past it the call fails as Redis lost (a publish: "may have been stored"). @default 1000 */
+  commandTimeoutMs?: number;
+  /** Period of the health probe (a small write, so OOM / READONLY / MISCONF show too). 0 disables it. @default 500 */
+  probeIntervalMs?: number;
+}
+
+export const DEFAULT_COMMAND_TIMEOUT_MS = 1000;
+export const DEFAULT_PROBE_INTERVAL_MS = 500;
+
+/** Redis answers that mean "up, but refusing writes": the node is degraded even though PING works. */
+const WRITE_REFUSED = /^(OOM|READONLY|MISCONF|NOREPLICAS|MASTERDOWN)\b/;
+
+/** A Redis call past its deadline. `maybeStored`: it was sent, so Redis may still run it. */
+class RedisDeadlineError extends Error {
+  readonly code = 'RR_ERR_REDIS_TIMEOUT';
 }
 
 /** Feed entries read per XREAD, and how long one blocks (the loop re-checks `closed` between). */
@@ -35,7 +50,7 @@ type Client = Redis & {
 export const HISTORY_COUNT_MAX_STREAMS = 10_000;
 
 /** ioredis's words for a command that never reached Redis or lost its connection (the socket may close before its status changes). */
-const isConnectionError = (err: unknown): boolean => err instanceof Error && /isn't writeable|Connection is closed|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|max retries/i.test(err.message);
+const isConnectionError = (err: unknown): boolean => err instanceof Error && /isn't writeable|Connection is closed|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|max retries|timed out/i.test(err.message);
 
 const HISTORY_REASONS = new Set(['unknown_epoch', 'stream_not_found', 'offset_evicted', 'offset_ahead']);
 
@@ -69,6 +84,19 @@ export class RedisBroker implements Broker {
   private closed = false;
   private readonly sessions: DeferredSessions;
   private loop: Promise<void> | undefined;
+  private readonly deadlineMs: number;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private probing = false;
+  /** Why the last probe or a later command failed; undefined when the last probe passed and nothing failed since. */
+  private failure: string | undefined;
+  private probes = 0;
+  private probeFailures = 0;
+  private commandFailures = 0;
+  private timeouts = 0;
+  /** The service epoch (`P epoch`) as last seen; epochs seen to end (Redis lost its data). */
+  private serviceEpoch: string | undefined;
+  private readonly pastEpochs = new Set<string>();
+  private epochChanges = 0;
 
   constructor(private readonly opts: RedisBrokerOptions) {
     this.prefix = opts.prefix ?? 'rr:';
@@ -81,8 +109,12 @@ export class RedisBroker implements Broker {
       connectTimeout: opts.connectTimeoutMs ?? 3000,
       retryStrategy: (times) => Math.min(50 * times, 1000),
     };
-    this.cmd = new Redis(opts.url, { ...common, connectionName: 'rebound-replay' }) as Client;
-    this.reader = new Redis(opts.url, { ...common, connectionName: 'rebound-replay-feed' });
+    this.deadlineMs = opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    // ioredis's own timeout fails the command; call() adds a guard of its own on top (scripts,
+    // a reply stuck behind a hung one), so no caller ever waits past the deadline.
+    this.cmd = new Redis(opts.url, { ...common, commandTimeout: this.deadlineMs, connectionName: 'rebound-replay' }) as Client;
+    // The feed reader blocks on purpose (XREAD BLOCK): its guard is the block time plus the deadline.
+    this.reader = new Redis(opts.url, { ...common, blockingTimeout: this.deadlineMs, connectionName: 'rebound-replay-feed' });
     // ioredis emits 'error' on every failed reconnect; health() reports the state instead.
     this.cmd.on('error', () => {});
     this.reader.on('error', () => {});
@@ -100,6 +132,7 @@ export class RedisBroker implements Broker {
     try {
       await Promise.all([this.cmd.connect(), this.reader.connect()]);
       // Start after the feed's current end: only what is published from now on is live.
+      this.serviceEpoch = (await this.cmd.get(`${this.prefix}epoch`)) ?? undefined;
       const tail = (await this.cmd.xrevrange(this.feedKey, '+', '-', 'COUNT', 1)) as [string, string[]][];
       if (tail[0]) {
         this.lastFeedId = tail[0][0];
@@ -111,21 +144,111 @@ export class RedisBroker implements Broker {
       throw new ReboundError('RR_ERR_REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(this.opts.url)}: ${err instanceof Error ? err.message : String(err)}`);
     }
     this.loop = this.readFeed();
+    const every = this.opts.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
+    if (every > 0) {
+      this.probeTimer = setInterval(() => void this.probe(), every);
+      this.probeTimer.unref();
+    }
   }
 
-  /** Up when both connections are ready; otherwise why not. */
+  /**
+   * Degraded when a connection is down, the last probe failed or timed out, or any command failed
+   * since the last good probe (a stall, OOM, READONLY, MISCONF); the next good probe clears it.
+   */
   health(): { ok: boolean; reason?: string } {
-    if (this.cmd.status === 'ready' && this.reader.status === 'ready') return { ok: true };
-    return { ok: false, reason: `redis ${this.cmd.status}/${this.reader.status}` };
+    if (this.cmd.status !== 'ready' || this.reader.status !== 'ready') return { ok: false, reason: `redis ${this.cmd.status}/${this.reader.status}` };
+    if (this.failure) return { ok: false, reason: this.failure };
+    return { ok: true };
+  }
+
+  /** One probe: a tiny write with a TTL (PING alone would pass on a Redis that refuses writes). Never overlaps itself. */
+  private async probe(): Promise<void> {
+    if (this.probing || this.closed) return;
+    this.probing = true;
+    this.probes++;
+    try {
+      await this.call(() => this.cmd.set(`${this.prefix}probe`, '1', 'PX', 10_000), 'probe');
+      this.seeEpoch((await this.call(() => this.cmd.get(`${this.prefix}epoch`), 'probe')) ?? undefined, true);
+      this.failure = undefined;
+    } catch {
+      this.probeFailures++;
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  isPastEpoch(streamEpoch: string): boolean {
+    const dash = streamEpoch.lastIndexOf('-');
+    return this.pastEpochs.has(dash < 0 ? streamEpoch : streamEpoch.slice(0, dash));
+  }
+
+  /**
+   * The service epoch as seen now (probe: the key itself, `gone` allowed; feed: a message's
+   * stream epoch). A different one, or the key gone, means Redis lost its data: the old epoch is
+   * remembered so history requests naming it are handed over to the new one (connection/history.ts).
+   */
+  private seeEpoch(epoch: string | undefined, fromKey: boolean): void {
+    if (epoch === this.serviceEpoch || (epoch === undefined && !fromKey)) return;
+    if (this.serviceEpoch !== undefined) {
+      this.pastEpochs.add(this.serviceEpoch);
+      this.epochChanges++;
+      process.stderr.write(`replay: Redis epoch ${this.serviceEpoch} ended (${epoch === undefined ? 'epoch key gone' : `now ${epoch}`}): Redis lost its data; clients stay connected\n`);
+    }
+    this.serviceEpoch = epoch;
+  }
+
+  /**
+   * Every command goes through here: at most `commandTimeoutMs`, whatever ioredis does; a failure
+   * or timeout marks the node degraded until the next good probe. A timeout carries
+   * `maybeStored` (the command was sent; Redis may still run it once it wakes).
+   */
+  private call<T>(run: () => Promise<T>, what: string): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let done = false;
+      const fail = (err: Error) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        this.commandFailures++;
+        const msg = err.message;
+        this.failure = WRITE_REFUSED.test(msg) ? `redis refuses writes: ${msg.split('\n')[0]}` : `redis ${what} failed: ${msg}`;
+        reject(err);
+      };
+      const timer = setTimeout(() => {
+        this.timeouts++;
+        fail(Object.assign(new RedisDeadlineError(`Redis did not answer ${what} within ${this.deadlineMs} ms (timed out)`), { maybeStored: true }));
+      }, this.deadlineMs);
+      let p: Promise<T>;
+      try {
+        p = run();
+      } catch (err) {
+        fail(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
+      p.then(
+        (v) => {
+          if (done) return;
+          done = true;
+          clearTimeout(timer);
+          resolve(v);
+        },
+        (err: unknown) => {
+          const e = err instanceof Error ? err : new Error(String(err));
+          // ioredis's own timeout: sent, so possibly run later, like our guard's.
+          fail(/Command timed out/i.test(e.message) ? Object.assign(e, { maybeStored: true }) : e);
+        },
+      );
+    });
   }
 
   async publish(items: readonly PublishItem[]): Promise<void> {
     if (items.length === 0) return;
-    const args: (string | number)[] = [this.prefix, newEpoch(), this.opts.historyLimit, this.opts.historyTtlSec, this.opts.feedMaxLen ?? DEFAULT_FEED_MAX_LEN, items.length];
-    for (const it of items) args.push(it.stream, it.message, it.exclude ?? '', it.transient ? '1' : '0');
+    const args: (string | number)[] = [this.prefix, newEpoch(), this.opts.historyLimit, this.opts.historyTtlSec, this.opts.feedMaxLen ?? DEFAULT_FEED_MAX_LEN, items.length, (this.opts.idempotencyWindowSec ?? DEFAULT_IDEMPOTENCY_WINDOW_SEC) * 1000, this.opts.historyStreamMaxBytes ?? Number.MAX_SAFE_INTEGER, this.opts.historyMaxBytes ?? 0];
+    for (const it of items) args.push(it.stream, it.message, it.exclude ?? '', it.transient ? '1' : '0', it.idempotencyKey ?? '');
     try {
-      await this.cmd.rrPublish(...args);
+      await this.call(() => this.cmd.rrPublish(...args), 'publish');
     } catch (err) {
+      if ((err as { maybeStored?: boolean }).maybeStored) throw Object.assign(new Error(`the publish timed out, so the batch may have been stored (retry with the same idempotency key): ${(err as Error).message}`), { maybeStored: true });
       // Sent, then the connection dropped: Redis may have run the script. Say so instead of "not stored".
       if (err instanceof Error && (err.name === 'MaxRetriesPerRequestError' || /Connection is closed/i.test(err.message))) throw Object.assign(new Error(`the connection to Redis was lost mid-command, so the batch may have been stored (a retry may deliver it twice): ${err.message}`), { maybeStored: true });
       throw err;
@@ -144,7 +267,7 @@ export class RedisBroker implements Broker {
 
   async history(stream: string, position: HistoryPosition, page?: HistoryPage): Promise<HistoryResult> {
     const since = 'since' in position;
-    const r = await this.cmd.rrHistory(this.prefix, stream, since ? 's' : 'o', since ? '' : position.epoch, since ? position.since : position.offset, page?.maxBytes ?? 0, this.opts.historyTtlSec);
+    const r = await this.call(() => this.cmd.rrHistory(this.prefix, stream, since ? 's' : 'o', since ? '' : position.epoch, since ? position.since : position.offset, page?.maxBytes ?? 0, this.opts.historyTtlSec), 'history');
     if (r[0] === 'err') {
       const reason = String(r[1]);
       return { ok: false, reason: HISTORY_REASONS.has(reason) ? (reason as 'stream_not_found') : 'stream_not_found' };
@@ -171,7 +294,7 @@ export class RedisBroker implements Broker {
 
   private writeSession(sid: string, { mode, add, remove }: SessionOp): Promise<number> {
     const o = this.opts;
-    return this.cmd.rrSession(this.prefix, sid, mode, o.sessionTtlSec, o.maxSessions ?? Number.MAX_SAFE_INTEGER, o.maxSessionStoreBytes ?? Number.MAX_SAFE_INTEGER, SESSION_OVERHEAD_BYTES, add.length, remove.length, ...add, ...remove);
+    return this.call(() => this.cmd.rrSession(this.prefix, sid, mode, o.sessionTtlSec, o.maxSessions ?? Number.MAX_SAFE_INTEGER, o.maxSessionStoreBytes ?? Number.MAX_SAFE_INTEGER, SESSION_OVERHEAD_BYTES, add.length, remove.length, ...add, ...remove), 'session write');
   }
 
   /** Session changes made during an outage and not yet stored, and those dropped past the queue's caps. */
@@ -181,7 +304,7 @@ export class RedisBroker implements Broker {
 
   async restoreSession(sid: string): Promise<string | undefined> {
     if (this.opts.sessionTtlSec <= 0) return undefined;
-    const raw = await this.cmd.get(`${this.prefix}s:${sid}`);
+    const raw = await this.call(() => this.cmd.get(`${this.prefix}s:${sid}`), 'session read');
     if (raw === null) return undefined;
     try {
       const ids = JSON.parse(raw) as unknown;
@@ -193,12 +316,15 @@ export class RedisBroker implements Broker {
 
   async stats(maxStreams = HISTORY_COUNT_MAX_STREAMS): Promise<BrokerStats> {
     const p = this.prefix;
-    const [streams, sessions, bytes, evicted, published, held] = await Promise.all([this.cmd.zcard(`${p}streams`), this.cmd.zcard(`${p}sidx`), this.cmd.get(`${p}stotal`), this.cmd.get(`${p}sevicted`), this.cmd.get(`${p}published`), this.cmd.rrHistoryCount(p, maxStreams)]);
-    return { kind: this.kind, historyStreams: streams, historyMessages: Number(held), sessions, sessionBytes: Number(bytes ?? 0), sessionsEvicted: Number(evicted ?? 0), published: Number(published ?? 0), feedGaps: this.feedGaps, feedResets: this.feedResets };
+    const c = this.cmd;
+    const [streams, sessions, bytes, evicted, published, held, dups, hb] = await this.call(() => Promise.all([c.zcard(`${p}streams`), c.zcard(`${p}sidx`), c.get(`${p}stotal`), c.get(`${p}sevicted`), c.get(`${p}published`), c.rrHistoryCount(p, maxStreams), c.get(`${p}dups`), c.mget(`${p}hbytes`, `${p}hevb`, `${p}hevm`)]), 'stats');
+    const h = this.health();
+    return { kind: this.kind, historyStreams: streams, historyMessages: Number(held), sessions, sessionBytes: Number(bytes ?? 0), sessionsEvicted: Number(evicted ?? 0), published: Number(published ?? 0), duplicatesSuppressed: Number(dups ?? 0), historyBytes: Number(hb[0] ?? 0), historyEvictedBytes: Number(hb[1] ?? 0), historyEvictedMessages: Number(hb[2] ?? 0), feedGaps: this.feedGaps, feedResets: this.feedResets, epochChanges: this.epochChanges, redis: { ok: h.ok, ...(h.reason ? { reason: h.reason } : {}), probes: this.probes, probeFailures: this.probeFailures, commandFailures: this.commandFailures, timeouts: this.timeouts, deadlineMs: this.deadlineMs } };
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.probeTimer) clearInterval(this.probeTimer);
     this.listeners.clear();
     this.resyncListeners.clear();
     this.reader.disconnect();
@@ -227,23 +353,32 @@ export class RedisBroker implements Broker {
       for (const [id, f] of entries) {
         this.lastFeedId = id;
         const seq = Number(fieldOf(f, 'n') ?? 0);
-        // A jump: the feed was trimmed past us while we were cut off. Going backwards: Redis lost
-        // its data (restarted without persistence). Either way live frames would now skip
-        // offsets, so what came before goes out, then the clients are sent to resume by history.
+        // A jump: the feed was trimmed past us while we were cut off, so live frames would now
+        // skip offsets: what came before goes out, then the clients are sent to resume by
+        // history. Going backwards: Redis lost its data (restarted without persistence).
         const gap = this.lastFeedSeq > 0 && seq > this.lastFeedSeq + 1;
         const reset = seq <= this.lastFeedSeq;
-        if (gap || reset) {
-          if (gap) this.feedGaps += seq - this.lastFeedSeq - 1;
-          else this.feedResets++;
+        const msg = toMessage(f);
+        if (msg.epoch !== undefined) {
+          const dash = msg.epoch.lastIndexOf('-');
+          this.seeEpoch(dash < 0 ? msg.epoch : msg.epoch.slice(0, dash), false);
+        }
+        if (reset) {
+          // Redis came back empty: a new epoch whose messages all came after the old one ended.
+          // Live delivery simply continues (subscriptions take the new epoch as it comes); clients
+          // that ask for the old epoch's history are handed over to the new one's.
+          this.feedResets++;
+        } else if (gap) {
+          this.feedGaps += seq - this.lastFeedSeq - 1;
           this.emit(out);
           out = [];
           // Clients come straight back to restore their session: let the command link be up first.
           for (let i = 0; i < 100 && this.cmd.status !== 'ready' && !this.closed; i++) await new Promise((r) => setTimeout(r, 50));
-          const why = gap ? `feed gap of ${seq - this.lastFeedSeq - 1} entries` : 'feed reset (Redis lost its data)';
+          const why = `feed gap of ${seq - this.lastFeedSeq - 1} entries`;
           for (const l of this.resyncListeners) l(why);
         }
         this.lastFeedSeq = seq;
-        out.push(toMessage(f));
+        out.push(msg);
       }
       this.emit(out);
     }

@@ -18,6 +18,8 @@ export interface PublishItem {
   exclude?: string;
   /** Not stored, no offset (whispers). */
   transient?: boolean;
+  /** A publisher's retry key: a second item with it within `idempotencyWindowSec` is not stored or delivered again. */
+  idempotencyKey?: string;
 }
 
 /** A message after the broker accepted it. Stored messages carry `epoch` and `offset` (from 1 per stream). */
@@ -60,10 +62,20 @@ export interface BrokerStats {
   /** Sessions dropped by the count/bytes caps before their TTL. */
   sessionsEvicted?: number;
   published: number;
+  /** Message bytes held in history (all streams), and what the count/byte caps evicted (not TTL). */
+  historyBytes?: number;
+  historyEvictedBytes?: number;
+  historyEvictedMessages?: number;
+  /** Items dropped as retries of an idempotency key already stored. */
+  duplicatesSuppressed?: number;
   /** Redis broker: feed entries this node never saw (the feed was trimmed while it was cut off). */
   feedGaps?: number;
+  /** Redis broker: service epochs seen to end (the epoch key gone or replaced: Redis lost its data). */
+  epochChanges?: number;
   /** Redis broker: times the feed's sequence went backwards (Redis lost its data). */
   feedResets?: number;
+  /** Redis broker: the health probe and the deadline guard (docs/replay-server.md, "A sick Redis"). */
+  redis?: { ok: boolean; reason?: string; probes: number; probeFailures: number; commandFailures: number; timeouts: number; deadlineMs: number };
   /** Cluster mode: every worker's latest counters (pushed each second) and their sums. */
   cluster?: ClusterStats;
 }
@@ -84,6 +96,12 @@ export interface BrokerOptions {
   historyTtlSec: number;
   /** Seconds a session stays restorable. 0 disables the session cache. @default 300 */
   sessionTtlSec: number;
+  /** Message bytes (string length) kept per stream; the oldest go first (the newest always stays). @default unbounded */
+  historyStreamMaxBytes?: number;
+  /** Message bytes kept in all streams' history together; the oldest (store order) go first. @default unbounded */
+  historyMaxBytes?: number;
+  /** Seconds an idempotency key is remembered. @default 300 */
+  idempotencyWindowSec?: number;
   /** Sessions kept; the least recently changed is evicted first. @default unbounded (the server passes its option) */
   maxSessions?: number;
   /** Bytes of session state kept (identifiers + SESSION_OVERHEAD_BYTES each). @default unbounded */
@@ -117,6 +135,8 @@ export interface Broker {
    * session restore and history, which Redis still has. Returns a disposer.
    */
   onResync?(listener: (why: string) => void): () => void;
+  /** True when a stream epoch belongs to a service epoch this broker saw end (Redis came back empty). */
+  isPastEpoch?(streamEpoch: string): boolean;
   /** Whether the storage is reachable now (brokers that can lose it, e.g. Redis); absent means always up. */
   health?(): { ok: boolean; reason?: string };
   close(): Promise<void>;

@@ -85,6 +85,7 @@ export class HistoryQueue {
     if (!asked) return this.finish(job, false);
     let pos = sub.startAfter(asked);
     let first = true;
+    let handedOver = false;
     for (;;) {
       let res: HistoryResult;
       try {
@@ -94,7 +95,17 @@ export class HistoryQueue {
       }
       if (!this.current(sub)) return;
       this.deps.counters.historyPages++;
-      if (!res.ok) return this.finish(job, false);
+      if (!res.ok && res.reason === 'unknown_epoch' && !handedOver && 'epoch' in pos && this.deps.broker.isPastEpoch?.(pos.epoch)) {
+        // Redis came back empty: the asked epoch is gone for good, and everything in the new one
+        // was published after it ended. Say so, then the new epoch's history from its start.
+        handedOver = true;
+        for (let i = 0; i < job.answers; i++) this.host.send(frames.rejectHistoryEpochChanged(sub.identifier));
+        this.deps.counters.historyRejected += job.answers;
+        this.deps.counters.historyEpochHandovers += job.answers;
+        pos = { since: 0 };
+        continue;
+      }
+      if (!res.ok) return this.finish(job, false, handedOver);
       if (first && sub.wouldGap(res.messages[0])) {
         // Confirming would hide offsets this subscription skipped (e.g. live frames flushed
         // after restoreHoldMs): say the history cannot be served instead.
@@ -106,7 +117,7 @@ export class HistoryQueue {
       sub.replay(res.messages);
       this.host.uncork();
       const last = res.messages.at(-1);
-      if (!res.more || last?.offset === undefined || last.epoch === undefined) return this.finish(job, true);
+      if (!res.more || last?.offset === undefined || last.epoch === undefined) return this.finish(job, true, handedOver);
       pos = { epoch: last.epoch, offset: sub.lastEpoch === last.epoch ? Math.max(last.offset, sub.lastOffset) : last.offset };
       const room = this.host.writable();
       if (room) await room;
@@ -115,13 +126,15 @@ export class HistoryQueue {
   }
 
   /** Answer (once per coalesced request), then flush what was parked, paced like the backlog. */
-  private async finish(job: Job, ok: boolean): Promise<void> {
+  private async finish(job: Job, ok: boolean, answered = false): Promise<void> {
     const { sub } = job;
     const c = this.deps.counters;
-    const frame = ok ? frames.confirmHistory(sub.identifier) : frames.rejectHistory(sub.identifier);
-    for (let i = 0; i < job.answers; i++) this.host.send(frame);
-    if (ok) c.historyConfirmed += job.answers;
-    else c.historyRejected += job.answers;
+    if (!answered) {
+      const frame = ok ? frames.confirmHistory(sub.identifier) : frames.rejectHistory(sub.identifier);
+      for (let i = 0; i < job.answers; i++) this.host.send(frame);
+      if (ok) c.historyConfirmed += job.answers;
+      else c.historyRejected += job.answers;
+    }
     if (sub.endHold()) await flushHeld(this.host, sub);
   }
 }

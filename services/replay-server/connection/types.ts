@@ -12,6 +12,8 @@ export interface ServerCounters {
   subscribesRejected: number;
   historyConfirmed: number;
   historyRejected: number;
+  /** History requests naming an epoch the broker lost (Redis came back empty): rejected with the cause, then served from the new epoch. */
+  historyEpochHandovers: number;
   restoreHits: number;
   restoreMisses: number;
   historyCoalesced: number;
@@ -41,6 +43,7 @@ export function createCounters(): ServerCounters {
     subscribesRejected: 0,
     historyConfirmed: 0,
     historyRejected: 0,
+    historyEpochHandovers: 0,
     restoreHits: 0,
     restoreMisses: 0,
     historyCoalesced: 0,

@@ -12,6 +12,7 @@ export function toPublishItems(batch: readonly Broadcast[]): PublishItem[] {
     const item: PublishItem = { stream: b.stream, message: toMessageJson(b.data) };
     const ex = b.meta?.exclude_socket;
     if (ex) item.exclude = ex;
+    if (b.idempotencyKey !== undefined) item.idempotencyKey = b.idempotencyKey;
     return item;
   });
 }
@@ -40,6 +41,8 @@ const isLoopback = (addr: string | undefined) => !!addr && (addr === '::1' || ad
 export function createReplayHttp(opts: {
   broadcastKey: string;
   maxBodyBytes: number;
+  /** Largest accepted message (its `data`): 413 beyond, nothing of the batch stored. */
+  maxMessageBytes?: number;
   broker: Broker;
   stats(): Promise<Record<string, unknown>>;
   onPublishError(err: unknown): void;
@@ -51,13 +54,20 @@ export function createReplayHttp(opts: {
     name: 'replay',
     broadcastKey: opts.broadcastKey || undefined,
     bodyLimitBytes: opts.maxBodyBytes,
-    deliver: (batch) =>
-      opts.broker.publish(toPublishItems(batch)).catch((e: unknown) => {
+    deliver: (batch) => {
+      const max = opts.maxMessageBytes;
+      if (max !== undefined)
+        for (let i = 0; i < batch.length; i++) {
+          const n = Buffer.byteLength(batch[i]!.data);
+          if (n > max) throw new ReboundError('RR_ERR_PAYLOAD_TOO_LARGE', `message${batch.length > 1 ? ` at index ${i}` : ''} is ${n} bytes, over the limit of ${max} bytes (maxMessageBytes); nothing was stored`, { details: { limit: max, size: n, ...(batch.length > 1 ? { index: i } : {}) } });
+        }
+      return opts.broker.publish(toPublishItems(batch)).catch((e: unknown) => {
         opts.onPublishError(e);
         const why = e instanceof Error ? e.message : String(e);
         // Never 201 for a batch not known to be stored; when it may have been, the message says so.
         throw new ReboundError('RR_ERR_REPLAY_STORE_FAILED', (e as { maybeStored?: boolean }).maybeStored ? `broadcast not acknowledged: ${why}` : `broadcast not stored: ${why}`);
-      }),
+      });
+    },
     stats: opts.stats,
   });
   const app = express();

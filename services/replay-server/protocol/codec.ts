@@ -70,6 +70,8 @@ export const frames = {
   rejectSubscription: (identifier: string) => `{"type":"reject_subscription","identifier":${q(identifier)}}`,
   confirmHistory: (identifier: string) => `{"type":"confirm_history","identifier":${q(identifier)}}`,
   rejectHistory: (identifier: string) => `{"type":"reject_history","identifier":${q(identifier)}}`,
+  /** reject_history with its cause (an extra field clients ignore): the asked epoch ended, the new one's history follows. */
+  rejectHistoryEpochChanged: (identifier: string) => `{"type":"reject_history","identifier":${q(identifier)},"reason":"epoch_changed"}`,
   presenceError: (identifier: string) => `{"type":"presence","identifier":${q(identifier)},"message":{"type":"error"}}`,
   ping: (unixSec: number) => `{"type":"ping","message":${unixSec}}`,
   pong: () => `{"type":"pong"}`,
