@@ -238,6 +238,25 @@ describe('timeout and reset_peer', () => {
     expect(r.length).toBe(0);
   });
 
+  it('timeout 400 with a write every 100 ms closes about 400 ms after the last write, not the first', async () => {
+    const srv = await server();
+    const p = await proxyTo(srv.upstream);
+    await add(p, 'timeout', 'upstream', { timeout: 400 });
+    const r = await open(p.listen);
+    let lastWrite = 0;
+    for (let i = 0; i < 8; i++) {
+      r.socket.write('still here');
+      lastWrite = performance.now();
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    // 800 ms of writes: a timer fixed at the first write would have closed at ~400 ms.
+    await r.closed(5000);
+    const sinceLast = performance.now() - lastWrite;
+    expect(sinceLast).toBeGreaterThanOrEqual(390);
+    expect(sinceLast).toBeLessThan(1000);
+    expect(srv.received[0]?.length ?? 0).toBe(0);
+  });
+
   it('reset_peer: the client gets ECONNRESET (immediately, and after its timeout)', async () => {
     for (const timeout of [0, 200]) {
       const p = await proxyTo(echo.upstream);
