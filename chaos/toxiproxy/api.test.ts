@@ -161,6 +161,48 @@ describe('proxies', () => {
     expectError(await api('POST', '/proxies', ''), 400, /^bad request body/);
   });
 
+  it('a body is read as its first JSON value: anything after it is ignored (create, update, populate, toxics)', async () => {
+    const name = uniqueName('trail');
+    created.push(name);
+    const made = await api('POST', '/proxies', `${JSON.stringify({ name, listen: '127.0.0.1:0', upstream: echo.upstream })}garbage{`);
+    expect(made.status).toBe(201);
+    expect(made.json).toMatchObject({ name, upstream: echo.upstream, enabled: true });
+    const updated = await api('POST', `/proxies/${name}`, '{"enabled":false}}} not json');
+    expect(updated.status).toBe(200);
+    expect(updated.json.enabled).toBe(false);
+    const toxic = await api('POST', `/proxies/${name}/toxics`, '{"type":"latency","attributes":{"latency":5}}{"type":"bogus"}');
+    expect(toxic.status).toBe(200);
+    expect(toxic.json).toMatchObject({ name: 'latency_downstream', type: 'latency', attributes: { latency: 5 } });
+    const popName = uniqueName('trailpop');
+    created.push(popName);
+    const pop = await api('POST', '/populate', `[${JSON.stringify({ name: popName, listen: '127.0.0.1:0', upstream: echo.upstream })}]trailing`);
+    expect(pop.status).toBe(201);
+    expect((pop.json.proxies as Array<{ name: string }>).map((p) => p.name)).toEqual([popName]);
+  });
+
+  it("bad JSON → 400 with Go's decoder message after `bad request body: `", async () => {
+    const cases: Array<[string, string]> = [
+      ['', 'EOF'],
+      ['   ', 'EOF'],
+      ['{bad', "invalid character 'b' looking for beginning of object key string"],
+      ['{"name":', 'unexpected EOF'],
+      ['{"name":"x" "upstream":"y"}', `invalid character '"' after object key:value pair`],
+      ['{"name" "x"}', `invalid character '"' after object key`],
+      ['nope', "invalid character 'o' in literal null (expecting 'u')"],
+      ['x{}', "invalid character 'x' looking for beginning of value"],
+      ['{"name":-}', "invalid character '}' in numeric literal"],
+      ['{"name":"a\\q"}', "invalid character 'q' in string escape code"],
+      ['['.repeat(10_001), 'exceeded max depth'],
+    ];
+    for (const [body, why] of cases) expectError(await api('POST', '/proxies', body), 400, `bad request body: ${why}`);
+    const { name } = await proxy();
+    expectError(await api('POST', `/proxies/${name}`, '{"enabled":tru}'), 400, "bad request body: invalid character '}' in literal true (expecting 'e')");
+    expectError(await api('POST', `/proxies/${name}/toxics`, '{"type":"latency",}'), 400, "bad request body: invalid character '}' looking for beginning of object key string");
+    const pop = await api('POST', '/populate', '[{"name":"a","upstream":"b"},]');
+    expect(pop.status).toBe(400);
+    expect(pop.json.error).toBe("bad request body: invalid character ']' looking for beginning of value");
+  });
+
   it('duplicate name → 409 proxy already exists (npm client: status code 409)', async () => {
     const { name } = await proxy();
     expectError(await api('POST', '/proxies', { name, listen: '127.0.0.1:0', upstream: echo.upstream }), 409, 'proxy already exists');

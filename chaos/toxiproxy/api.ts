@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, apiErrors } from './errors.ts';
 import type { LinkEnv } from './link.ts';
+import { decodeFirstValue } from './gojson.ts';
 import { ChaosProxy } from './proxy.ts';
 import { field, parseToxicCreate, parseToxicUpdate, toxicJson } from './toxics.ts';
 import type { ProxyInput } from './types.ts';
@@ -293,10 +294,8 @@ async function readJson(req: IncomingMessage, res: ServerResponse): Promise<unkn
     }
     chunks.push(chunk);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') throw apiErrors.badBody('EOF');
   try {
-    return JSON.parse(text);
+    return decodeFirstValue(Buffer.concat(chunks).toString('utf8'));
   } catch (err) {
     throw apiErrors.badBody((err as Error).message);
   }
