@@ -16,7 +16,7 @@ export function decodeFirstValue(text: string): unknown {
   const p = new Parser(text);
   p.skipSpace();
   if (p.i >= text.length) throw new GoJsonSyntaxError('EOF');
-  return p.value(0);
+  return p.value();
 }
 
 /** Go's `quoteChar`: how a byte is shown inside `invalid character '…'`. */
@@ -50,65 +50,75 @@ class Parser {
     throw new GoJsonSyntaxError(`invalid character ${quoteChar(c)} ${context}`);
   }
 
-  value(depth: number): unknown {
-    this.skipSpace();
-    const c = this.peek();
-    if (c === '{' || c === '[') {
-      if (depth + 1 > MAX_DEPTH) throw new GoJsonSyntaxError('exceeded max depth');
-      return c === '{' ? this.object(depth + 1) : this.array(depth + 1);
-    }
-    if (c === '"') return this.string();
-    if (c === '-' || isDigit(c)) return this.number();
-    if (c === 't') return this.literal('true', true);
-    if (c === 'f') return this.literal('false', false);
-    if (c === 'n') return this.literal('null', null);
-    return this.fail(c, 'looking for beginning of value');
-  }
-
-  private object(depth: number): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    this.i++;
-    this.skipSpace();
-    if (this.peek() === '}') {
-      this.i++;
-      return out;
-    }
+  /** Iterative (an explicit stack), so 10 000 levels of nesting cannot overflow the JS stack. */
+  value(): unknown {
+    const stack: Array<{ obj: Record<string, unknown>; key: string } | { arr: unknown[] }> = [];
     for (;;) {
       this.skipSpace();
-      const k = this.peek();
-      if (k !== '"') this.fail(k, 'looking for beginning of object key string');
-      const key = this.string();
-      this.skipSpace();
-      const colon = this.peek();
-      if (colon !== ':') this.fail(colon, 'after object key');
-      this.i++;
-      const v = this.value(depth);
-      // defineProperty: a "__proto__" key is data, as in Go, not a prototype change.
-      Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
-      this.skipSpace();
       const c = this.peek();
-      this.i++;
-      if (c === '}') return out;
-      if (c !== ',') this.fail(c, 'after object key:value pair');
+      let v: unknown;
+      if (c === '{' || c === '[') {
+        if (stack.length + 1 > MAX_DEPTH) throw new GoJsonSyntaxError('exceeded max depth');
+        this.i++;
+        this.skipSpace();
+        if (c === '{') {
+          if (this.peek() !== '}') {
+            stack.push({ obj: {}, key: this.key() });
+            continue;
+          }
+          v = {};
+        } else {
+          if (this.peek() !== ']') {
+            stack.push({ arr: [] });
+            continue;
+          }
+          v = [];
+        }
+        this.i++;
+      } else if (c === '"') v = this.string();
+      else if (c === '-' || isDigit(c)) v = this.number();
+      else if (c === 't') v = this.literal('true', true);
+      else if (c === 'f') v = this.literal('false', false);
+      else if (c === 'n') v = this.literal('null', null);
+      else this.fail(c, 'looking for beginning of value');
+      // Close every container this value completes; stop at one that wants another element.
+      for (;;) {
+        const top = stack[stack.length - 1];
+        if (top === undefined) return v;
+        this.skipSpace();
+        const next = this.peek();
+        this.i++;
+        if ('obj' in top) {
+          // defineProperty: a "__proto__" key is data, as in Go, not a prototype change.
+          Object.defineProperty(top.obj, top.key, { value: v, enumerable: true, writable: true, configurable: true });
+          if (next === ',') {
+            top.key = this.key();
+            break;
+          }
+          if (next !== '}') this.fail(next, 'after object key:value pair');
+          v = top.obj;
+        } else {
+          top.arr.push(v);
+          if (next === ',') break;
+          if (next !== ']') this.fail(next, 'after array element');
+          v = top.arr;
+        }
+        stack.pop();
+      }
     }
   }
 
-  private array(depth: number): unknown[] {
-    const out: unknown[] = [];
-    this.i++;
+  /** An object key and its colon. */
+  private key(): string {
     this.skipSpace();
-    if (this.peek() === ']') {
-      this.i++;
-      return out;
-    }
-    for (;;) {
-      out.push(this.value(depth));
-      this.skipSpace();
-      const c = this.peek();
-      this.i++;
-      if (c === ']') return out;
-      if (c !== ',') this.fail(c, 'after array element');
-    }
+    const k = this.peek();
+    if (k !== '"') this.fail(k, 'looking for beginning of object key string');
+    const key = this.string();
+    this.skipSpace();
+    const colon = this.peek();
+    if (colon !== ':') this.fail(colon, 'after object key');
+    this.i++;
+    return key;
   }
 
   private string(): string {
