@@ -367,6 +367,25 @@ describe('live changes under load', () => {
     if (target.server) await eventually(() => target.server!.stats().connections === 0, 5000, 'all connections closed');
   });
 
+  it.runIf(targetsEmbedded)('ours: reset_peer added to an already-open connection still RSTs it (Toxiproxy: FIN)', async () => {
+    const p = await proxyTo(echo.upstream);
+    const r = await open(p.listen);
+    await roundTrip(r);
+    await add(p, 'reset_peer', 'upstream', { timeout: 0 });
+    r.socket.write('reset me');
+    expect((await r.closed()).code).toBe('ECONNRESET');
+  });
+
+  it.runIf(targetsEmbedded)('ours: reset_peer at toxicity 0 leaves an ordinary server close a FIN (Toxiproxy #603: RST)', async () => {
+    const srv = await server((s) => s.once('data', () => s.end('bye')));
+    const p = await proxyTo(srv.upstream);
+    await add(p, 'reset_peer', 'downstream', { timeout: 0 }, { toxicity: 0 });
+    const r = await open(p.listen);
+    r.socket.write('close please');
+    expect((await r.closed()).code).toBeUndefined();
+    expect(r.data().toString()).toBe('bye');
+  });
+
   it.runIf(targetsEmbedded)('ours: idle connections arm no timers, even with toxics configured', async () => {
     const p = await proxyTo(echo.upstream);
     await add(p, 'latency', 'downstream', { latency: 50, jitter: 10 });
