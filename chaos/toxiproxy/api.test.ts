@@ -112,11 +112,11 @@ describe('proxies', () => {
     expect(p.enabled).toBe(true);
   });
 
-  // Toxiproxy binds every interface; ours does too only with allowPublic (exposure.test.ts covers both).
-  it.runIf(!targetsEmbedded)('wildcard listens (":0", "0.0.0.0:0") bind every interface and report the bound port', async () => {
+  // Toxiproxy binds every interface; Rebound does too only with allowPublic, else 127.0.0.1 (exposure.test.ts covers both).
+  it('wildcard listens (":0", "0.0.0.0:0") bind every interface (Rebound: 127.0.0.1 unless --allow-public) and report the bound port', async () => {
     for (const listen of [':0', '0.0.0.0:0']) {
       const { listen: bound } = await proxy({ listen });
-      expect(bound, listen).toMatch(/^(\[::\]|0\.0\.0\.0):[1-9]\d*$/);
+      expect(bound, listen).toMatch(target.rebound ? /^(\[::\]|0\.0\.0\.0|127\.0\.0\.1):[1-9]\d*$/ : /^(\[::\]|0\.0\.0\.0):[1-9]\d*$/);
       (await connect(`127.0.0.1:${bound.split(':').at(-1)}`)).destroy();
     }
   });
