@@ -58,7 +58,7 @@ class Parser {
       const c = this.peek();
       let v: unknown;
       if (c === '{' || c === '[') {
-        if (stack.length + 1 > MAX_DEPTH) throw new GoJsonSyntaxError('exceeded max depth');
+        if (stack.length + 1 > MAX_DEPTH) this.fail(c, 'exceeded max depth');
         this.i++;
         this.skipSpace();
         if (c === '{') {
