@@ -165,15 +165,22 @@ export interface ToxiproxyTarget {
   url: string;
   /** Our in-process server, or undefined when the suite runs against TOXIPROXY_URL. */
   server: ToxiproxyServer | undefined;
+  /** The target is Rebound's proxy (embedded, or standalone at TOXIPROXY_URL: it answers /health). */
+  rebound: boolean;
   close(): Promise<void>;
 }
 
 /** The server under test: TOXIPROXY_URL if set (a real Toxiproxy), else our embedded one on port 0. */
 export async function startToxiproxyTarget(): Promise<ToxiproxyTarget> {
   const external = process.env.TOXIPROXY_URL;
-  if (external) return { url: external.replace(/\/$/, ''), server: undefined, close: async () => {} };
+  if (external) {
+    const url = external.replace(/\/$/, '');
+    // Toxiproxy has no /health (404); Rebound's standalone proxy answers it with its service name.
+    const health = await fetch(`${url}/health`).then((r) => (r.ok ? (r.json() as Promise<{ service?: string }>) : {}), () => ({}));
+    return { url, server: undefined, rebound: (health as { service?: string }).service === 'chaos-proxy', close: async () => {} };
+  }
   const server = await createToxiproxyServer({ port: 0 });
-  return { url: server.url, server, close: () => server.close() };
+  return { url: server.url, server, rebound: true, close: () => server.close() };
 }
 
 /** True when the suite targets our embedded proxy (tests of our own extensions use `it.runIf(ours)`). */

@@ -112,11 +112,11 @@ describe('proxies', () => {
     expect(p.enabled).toBe(true);
   });
 
-  // Toxiproxy binds every interface; ours does too only with allowPublic (exposure.test.ts covers both).
-  it.runIf(!targetsEmbedded)('wildcard listens (":0", "0.0.0.0:0") bind every interface and report the bound port', async () => {
+  // Toxiproxy binds every interface; Rebound does too only with allowPublic, else 127.0.0.1 (exposure.test.ts covers both).
+  it('wildcard listens (":0", "0.0.0.0:0") bind every interface (Rebound: 127.0.0.1 unless --allow-public) and report the bound port', async () => {
     for (const listen of [':0', '0.0.0.0:0']) {
       const { listen: bound } = await proxy({ listen });
-      expect(bound, listen).toMatch(/^(\[::\]|0\.0\.0\.0):[1-9]\d*$/);
+      expect(bound, listen).toMatch(target.rebound ? /^(\[::\]|0\.0\.0\.0|127\.0\.0\.1):[1-9]\d*$/ : /^(\[::\]|0\.0\.0\.0):[1-9]\d*$/);
       (await connect(`127.0.0.1:${bound.split(':').at(-1)}`)).destroy();
     }
   });
@@ -159,6 +159,48 @@ describe('proxies', () => {
     expectError(await api('POST', '/proxies', '[1,2]'), 400, /^bad request body/);
     expectError(await api('POST', '/proxies', { name: 5, upstream: echo.upstream }), 400, /^bad request body/);
     expectError(await api('POST', '/proxies', ''), 400, /^bad request body/);
+  });
+
+  it('a body is read as its first JSON value: anything after it is ignored (create, update, populate, toxics)', async () => {
+    const name = uniqueName('trail');
+    created.push(name);
+    const made = await api('POST', '/proxies', `${JSON.stringify({ name, listen: '127.0.0.1:0', upstream: echo.upstream })}garbage{`);
+    expect(made.status).toBe(201);
+    expect(made.json).toMatchObject({ name, upstream: echo.upstream, enabled: true });
+    const updated = await api('POST', `/proxies/${name}`, '{"enabled":false}}} not json');
+    expect(updated.status).toBe(200);
+    expect(updated.json.enabled).toBe(false);
+    const toxic = await api('POST', `/proxies/${name}/toxics`, '{"type":"latency","attributes":{"latency":5}}{"type":"bogus"}');
+    expect(toxic.status).toBe(200);
+    expect(toxic.json).toMatchObject({ name: 'latency_downstream', type: 'latency', attributes: { latency: 5 } });
+    const popName = uniqueName('trailpop');
+    created.push(popName);
+    const pop = await api('POST', '/populate', `[${JSON.stringify({ name: popName, listen: '127.0.0.1:0', upstream: echo.upstream })}]trailing`);
+    expect(pop.status).toBe(201);
+    expect((pop.json.proxies as Array<{ name: string }>).map((p) => p.name)).toEqual([popName]);
+  });
+
+  it("bad JSON → 400 with Go's decoder message after `bad request body: `", async () => {
+    const cases: Array<[string, string]> = [
+      ['', 'EOF'],
+      ['   ', 'EOF'],
+      ['{bad', "invalid character 'b' looking for beginning of object key string"],
+      ['{"name":', 'unexpected EOF'],
+      ['{"name":"x" "upstream":"y"}', `invalid character '"' after object key:value pair`],
+      ['{"name" "x"}', `invalid character '"' after object key`],
+      ['nope', "invalid character 'o' in literal null (expecting 'u')"],
+      ['x{}', "invalid character 'x' looking for beginning of value"],
+      ['{"name":-}', "invalid character '}' in numeric literal"],
+      ['{"name":"a\\q"}', "invalid character 'q' in string escape code"],
+      ['['.repeat(10_001), "invalid character '[' exceeded max depth"],
+    ];
+    for (const [body, why] of cases) expectError(await api('POST', '/proxies', body), 400, `bad request body: ${why}`);
+    const { name } = await proxy();
+    expectError(await api('POST', `/proxies/${name}`, '{"enabled":tru}'), 400, "bad request body: invalid character '}' in literal true (expecting 'e')");
+    expectError(await api('POST', `/proxies/${name}/toxics`, '{"type":"latency",}'), 400, "bad request body: invalid character '}' looking for beginning of object key string");
+    const pop = await api('POST', '/populate', '[{"name":"a","upstream":"b"},]');
+    expect(pop.status).toBe(400);
+    expect(pop.json.error).toBe("bad request body: invalid character ']' looking for beginning of value");
   });
 
   it('duplicate name → 409 proxy already exists (npm client: status code 409)', async () => {

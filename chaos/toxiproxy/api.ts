@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, apiErrors } from './errors.ts';
 import type { LinkEnv } from './link.ts';
-import { ChaosProxy, checkUpstream } from './proxy.ts';
+import { decodeFirstValue } from './gojson.ts';
+import { ChaosProxy } from './proxy.ts';
 import { field, parseToxicCreate, parseToxicUpdate, toxicJson } from './toxics.ts';
 import type { ProxyInput } from './types.ts';
 
@@ -96,8 +97,12 @@ export class ToxiproxyApi {
     // Ours (Toxiproxy has none): a platform health check (railway.toml's healthcheckPath), answered
     // before the browser check so any checker's user agent gets through.
     if (path === '/health' && (req.method === 'GET' || req.method === 'HEAD')) {
-      return send(res, json(200, { status: 'ok', service: 'chaos-proxy', version: TOXIPROXY_VERSION, proxies: this.proxies.size }));
+      const refusedDials = [...this.proxies.values()].reduce((n, p) => n + p.refusedDials, 0);
+      return send(res, json(200, { status: 'ok', service: 'chaos-proxy', version: TOXIPROXY_VERSION, proxies: this.proxies.size, refusedDials }));
     }
+    // Ours: Toxiproxy's /metrics (off by default there) has byte counters we do not keep; this one
+    // carries the dial outcomes, so an upstream refused by the loopback rule is visible.
+    if (path === '/metrics' && req.method === 'GET') return plain(res, 200, this.metrics());
     if ((req.headers['user-agent'] ?? '').startsWith('Mozilla/')) return plain(res, 403, 'User agent not allowed\n');
     const route = this.routes.find((r) => r.pattern.test(path));
     if (!route) return plain(res, 404, '404 page not found\n');
@@ -147,6 +152,19 @@ export class ToxiproxyApi {
     return p;
   }
 
+  private metrics(): string {
+    const label = (v: string) => v.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
+    const lines: string[] = [];
+    for (const [metric, help, pick] of [
+      ['rebound_chaos_proxy_refused_dials_total', 'Accepted clients closed because the upstream is not a loopback address (public use off).', (p: ChaosProxy) => p.refusedDials],
+      ['rebound_chaos_proxy_failed_dials_total', 'Accepted clients closed because the upstream dial failed.', (p: ChaosProxy) => p.failedDials],
+    ] as const) {
+      lines.push(`# HELP ${metric} ${help}`, `# TYPE ${metric} counter`);
+      for (const p of this.proxies.values()) lines.push(`${metric}{proxy="${label(p.name)}",upstream="${label(p.upstream)}"} ${pick(p)}`);
+    }
+    return lines.join('\n') + '\n';
+  }
+
   private getToxic(proxyName: string, toxicName: string) {
     const proxy = this.get(proxyName);
     const toxic = proxy.findToxic(toxicName);
@@ -159,7 +177,6 @@ export class ToxiproxyApi {
     if (!input.name) throw apiErrors.missingField('name');
     if (!input.upstream) throw apiErrors.missingField('upstream');
     if (this.proxies.has(input.name)) throw apiErrors.proxyExists();
-    await checkUpstream(input.upstream, this.env.allowPublic);
     const proxy = new ChaosProxy(input.name, input.listen, input.upstream, this.env);
     if (input.enabled) await proxy.start();
     this.proxies.set(proxy.name, proxy);
@@ -169,7 +186,6 @@ export class ToxiproxyApi {
   private async updateProxy(name: string, body: () => Promise<unknown>): Promise<Reply> {
     const proxy = this.get(name);
     const input = decodeProxy(await body(), { listen: proxy.listen, upstream: proxy.upstream, enabled: proxy.enabled }, 'main.Proxy');
-    if (input.upstream !== proxy.upstream) await checkUpstream(input.upstream, this.env.allowPublic);
     // Toxiproxy Proxy.Update: a changed listen/upstream restarts (dropping connections), then `enabled` is applied.
     if (await proxy.differs(input.listen, input.upstream)) {
       proxy.stop();
@@ -207,7 +223,6 @@ export class ToxiproxyApi {
         if (!p.name) throw apiErrors.missingField(`name at proxy ${i + 1}`);
         if (!p.upstream) throw apiErrors.missingField(`upstream at proxy ${i + 1}`);
       });
-      for (const p of inputs) await checkUpstream(p.upstream, this.env.allowPublic);
       for (const input of inputs) done.push(await this.addOrReplace(input));
       return reply(201);
     } catch (err) {
@@ -279,10 +294,8 @@ async function readJson(req: IncomingMessage, res: ServerResponse): Promise<unkn
     }
     chunks.push(chunk);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') throw apiErrors.badBody('EOF');
   try {
-    return JSON.parse(text);
+    return decodeFirstValue(Buffer.concat(chunks).toString('utf8'));
   } catch (err) {
     throw apiErrors.badBody((err as Error).message);
   }

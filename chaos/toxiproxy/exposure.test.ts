@@ -39,28 +39,57 @@ describe('loopback only by default', () => {
     }
   });
 
-  it('a non-loopback listen or upstream is refused with 400 naming the opt-in; nothing is created', async () => {
-    const before = Object.keys(await (await fetch(`${strict.url}/proxies`)).json()).length;
-    for (const body of [
-      { listen: '192.0.2.1:0', upstream: `127.0.0.1:${echo.port}` },
-      { listen: '127.0.0.1:0', upstream: '192.0.2.1:80' },
-      { listen: '127.0.0.1:0', upstream: '[2001:db8::1]:80' },
-      { listen: '127.0.0.1:0', upstream: '10.1.2.3:6379' },
-    ]) {
-      const res = await create(strict, body);
-      expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.json.error).toMatch(/is not a loopback address: .*--allow-public/);
-    }
-    const pop = await fetch(`${strict.url}/populate`, { method: 'POST', body: JSON.stringify([{ name: 'popok', listen: '127.0.0.1:0', upstream: `127.0.0.1:${echo.port}` }, { name: 'popbad', listen: '127.0.0.1:0', upstream: '192.0.2.1:80' }]) });
+  it('a non-loopback listen is refused with 400 naming the opt-in; that proxy is not created', async () => {
+    const res = await create(strict, { listen: '192.0.2.1:0', upstream: `127.0.0.1:${echo.port}` });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatch(/is not a loopback address: .*--allow-public/);
+    const pop = await fetch(`${strict.url}/populate`, { method: 'POST', body: JSON.stringify([{ name: 'popok', listen: '127.0.0.1:0', upstream: `127.0.0.1:${echo.port}` }, { name: 'popbad', listen: '192.0.2.1:0', upstream: `127.0.0.1:${echo.port}` }]) });
     expect(pop.status).toBe(400);
-    expect(Object.keys(await (await fetch(`${strict.url}/proxies`)).json()).length).toBe(before);
+    expect(Object.keys(await (await fetch(`${strict.url}/proxies`)).json())).not.toContain('popbad');
   });
 
-  it('an update cannot move a proxy to a public upstream', async () => {
+  it('a non-loopback upstream is stored (create, update, populate) and refused at dial time: the client is closed and the refusal counted', async () => {
+    const refused = async (name: string) => {
+      const text = await (await fetch(`${strict.url}/metrics`)).text();
+      const m = new RegExp(`rebound_chaos_proxy_refused_dials_total\\{proxy="${name}",[^}]*\\} (\\d+)`).exec(text);
+      return Number(m?.[1]);
+    };
+    const upstreams = ['192.0.2.1:80', '[2001:db8::1]:80', '10.1.2.3:6379'];
+    for (const upstream of upstreams) {
+      const res = await create(strict, { listen: '127.0.0.1:0', upstream });
+      expect(res.status, upstream).toBe(201);
+      expect(res.json.upstream).toBe(upstream);
+      const name = String(res.json.name);
+      expect(await refused(name)).toBe(0);
+      const s = await connect(res.json.listen as string);
+      await new Promise((r) => s.once('close', r));
+      expect(await refused(name), upstream).toBe(1);
+    }
+    // Update: a proxy moved to a public upstream keeps listening; each client is refused.
     const { json } = await create(strict, { listen: '127.0.0.1:0', upstream: `127.0.0.1:${echo.port}` });
-    const res = await fetch(`${strict.url}/proxies/${String(json.name)}`, { method: 'POST', body: JSON.stringify({ upstream: '192.0.2.1:80' }) });
-    expect(res.status).toBe(400);
-    expect(((await (await fetch(`${strict.url}/proxies/${String(json.name)}`)).json()) as { upstream: string }).upstream).toBe(`127.0.0.1:${echo.port}`);
+    const up = await fetch(`${strict.url}/proxies/${String(json.name)}`, { method: 'POST', body: JSON.stringify({ upstream: '192.0.2.1:80' }) });
+    expect(up.status).toBe(200);
+    expect(((await up.json()) as { upstream: string; enabled: boolean })).toMatchObject({ upstream: '192.0.2.1:80', enabled: true });
+    const s = await connect(json.listen as string);
+    await new Promise((r) => s.once('close', r));
+    expect(await refused(String(json.name))).toBe(1);
+    const pop = await fetch(`${strict.url}/populate`, { method: 'POST', body: JSON.stringify([{ name: 'poppublic', listen: '127.0.0.1:0', upstream: '192.0.2.1:80' }]) });
+    expect(pop.status).toBe(201);
+    const health = (await (await fetch(`${strict.url}/health`)).json()) as { refusedDials: number };
+    expect(health.refusedDials).toBeGreaterThanOrEqual(upstreams.length + 1);
+  });
+
+  it('an upstream that does not resolve (somehost:12345) is stored with 200 and dialled only when a client connects', async () => {
+    const { json } = await create(strict, { listen: '127.0.0.1:0', upstream: `127.0.0.1:${echo.port}` });
+    const name = String(json.name);
+    const up = await fetch(`${strict.url}/proxies/${name}`, { method: 'POST', body: JSON.stringify({ enabled: true, listen: json.listen, upstream: 'somehost:12345' }) });
+    expect(up.status).toBe(200);
+    expect(await up.json()).toMatchObject({ name, upstream: 'somehost:12345', enabled: true, listen: json.listen });
+    const failed = async () => Number(new RegExp(`rebound_chaos_proxy_failed_dials_total\\{proxy="${name}",[^}]*\\} (\\d+)`).exec(await (await fetch(`${strict.url}/metrics`)).text())?.[1]);
+    expect(await failed()).toBe(0);
+    const s = await connect(json.listen as string);
+    await new Promise((r) => s.once('close', r));
+    expect(await failed()).toBe(1);
   });
 
   it('a non-loopback API host needs the opt-in', async () => {

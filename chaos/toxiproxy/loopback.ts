@@ -1,5 +1,4 @@
 import { lookup as dnsLookup } from 'node:dns';
-import { lookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 
 /**
@@ -13,21 +12,14 @@ export function isLoopbackAddress(address: string): boolean {
   return isIP(v4) === 4 && v4.startsWith('127.');
 }
 
-/** Every address `host` resolves to is loopback (an IP literal is checked as is; "" means localhost). */
-export async function resolvesToLoopback(host: string): Promise<boolean> {
-  if (host === '') return true;
-  if (isIP(host.replace(/^\[|\]$/g, ''))) return isLoopbackAddress(host);
-  try {
-    const all = await lookup(host, { all: true });
-    return all.length > 0 && all.every((a) => isLoopbackAddress(a.address));
-  } catch {
-    return false;
-  }
-}
+/** Marks a dial error raised by `loopbackOnlyLookup` (a refusal, not a network failure). */
+export const NOT_LOOPBACK = Symbol('rebound.notLoopback');
 
 /**
- * A `net.connect` lookup that refuses non-loopback answers, so a name that resolved to loopback
- * when the proxy was created cannot be re-pointed at a public host later.
+ * A `net.connect` lookup that refuses non-loopback answers. The loopback rule is enforced here,
+ * at dial time, rather than when an upstream is stored: Toxiproxy stores any upstream string
+ * (clients rely on it: the official suite updates a proxy to `somehost:12345`), and a name's
+ * answer can change after it was stored anyway.
  */
 export const loopbackOnlyLookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, options, (err, address, family) => {
@@ -35,7 +27,7 @@ export const loopbackOnlyLookup: LookupFunction = (hostname, options, callback) 
     const list = Array.isArray(address) ? address : [{ address, family }];
     const outside = list.find((a) => !isLoopbackAddress(a.address));
     if (outside) {
-      const e = Object.assign(new Error(`upstream ${hostname} resolved to non-loopback ${outside.address}`), { code: 'EACCES' }) as NodeJS.ErrnoException;
+      const e = Object.assign(new Error(`upstream ${hostname} resolved to non-loopback ${outside.address}`), { code: 'EACCES', [NOT_LOOPBACK]: true }) as NodeJS.ErrnoException;
       return callback(e, address, family);
     }
     callback(null, address, family);

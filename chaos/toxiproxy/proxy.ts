@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP, createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { apiErrors } from './errors.ts';
-import { isLoopbackAddress, loopbackOnlyLookup, PUBLIC_OPT_IN, resolvesToLoopback } from './loopback.ts';
+import { isLoopbackAddress, loopbackOnlyLookup, NOT_LOOPBACK, PUBLIC_OPT_IN } from './loopback.ts';
 import { Connection, type LinkEnv } from './link.ts';
 import { toxicJson, type ToxicRecord } from './toxics.ts';
 import type { Direction, ProxyJson } from './types.ts';
@@ -25,6 +25,15 @@ export class ChaosProxy {
     public upstream: string,
     private readonly env: LinkEnv,
   ) {}
+
+  /**
+   * Ours: accepted clients closed because `upstream` is (or resolved to) a non-loopback address
+   * while public use is off. Counted so a misdirected proxy shows up (`/metrics`, `/health`)
+   * instead of looking like a flaky upstream.
+   */
+  refusedDials = 0;
+  /** Accepted clients closed because the upstream dial failed (refused, unresolvable, ...). */
+  failedDials = 0;
 
   get connectionCount(): number {
     return this.connections.size;
@@ -110,11 +119,19 @@ export class ChaosProxy {
     client.on('error', () => {});
     const target = splitHostPort(this.upstream);
     if (!target || target.port === '') {
+      this.failedDials++;
+      client.destroy();
+      return;
+    }
+    const host = target.host || 'localhost';
+    // An IP literal never goes through the lookup below, so the loopback rule is checked here.
+    if (!this.env.allowPublic && isIP(host) && !isLoopbackAddress(host)) {
+      this.refusedDials++;
       client.destroy();
       return;
     }
     const server = createConnection({
-      host: target.host || 'localhost',
+      host,
       port: Number(target.port),
       allowHalfOpen: true,
       noDelay: true,
@@ -125,7 +142,11 @@ export class ChaosProxy {
       this.dialing.delete(client);
       if (server.connecting) server.destroy();
     });
-    server.on('error', () => client.destroy());
+    server.on('error', (err) => {
+      if ((err as unknown as Record<symbol, unknown>)[NOT_LOOPBACK]) this.refusedDials++;
+      else this.failedDials++;
+      client.destroy();
+    });
     server.once('connect', () => {
       this.dialing.delete(client);
       if (client.destroyed || !this.enabled) {
@@ -139,17 +160,6 @@ export class ChaosProxy {
       this.connections.add(conn);
     });
   }
-}
-
-/**
- * Refuse an upstream outside loopback unless public use was opted into. A malformed upstream is
- * left to the dial (Toxiproxy accepts it and closes each client), as before.
- */
-export async function checkUpstream(upstream: string, allowPublic: boolean): Promise<void> {
-  if (allowPublic) return;
-  const target = splitHostPort(upstream);
-  if (!target) return;
-  if (!(await resolvesToLoopback(target.host))) throw apiErrors.notLoopback(`upstream ${upstream}`, PUBLIC_OPT_IN);
 }
 
 /** Go's `net.SplitHostPort`; undefined when malformed. */

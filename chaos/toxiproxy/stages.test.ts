@@ -209,6 +209,21 @@ describe('toxicity, timeout, reset_peer, slow_close', () => {
     expect(zero.stage.remove().close).toBe(true);
   });
 
+  it('timeout restarts its timer on every chunk: it closes `timeout` ms after the last one', () => {
+    const h = harness('timeout', { timeout: 400 });
+    const t0 = Date.now();
+    for (let i = 0; i < 5; i++) {
+      h.send('tick');
+      vi.advanceTimersByTime(100);
+    }
+    // Last chunk at t0+400; a timer that did not restart would have fired at t0+400.
+    expect(h.eofAt).toBeUndefined();
+    vi.advanceTimersByTime(299);
+    expect(h.eofAt).toBeUndefined();
+    vi.advanceTimersByTime(1);
+    expect(h.eofAt! - t0).toBe(800);
+  });
+
   it('reset_peer fires `timeout` ms after the first chunk, and an update does not cancel it', () => {
     const h = harness('reset_peer', { timeout: 100 });
     vi.advanceTimersByTime(500);

@@ -295,14 +295,16 @@ export class SlowCloseStage extends Stage {
 }
 
 /**
- * timeout: drops every byte; closes the link `timeout` ms after this run started (0 = never).
+ * timeout: drops every byte; closes the link `timeout` ms after this run started or after the
+ * last chunk it dropped, whichever is later (0 = never). Go re-arms `time.After` on each pass of
+ * its select loop, so a client that keeps talking keeps the connection open: what a plan measures
+ * is "closed `timeout` ms after the peer went quiet", not a fixed lifetime.
  * Removing it closes the link too (Go `TimeoutToxic.Cleanup`, PR #168): data was lost, so the
  * stream is corrupt. Like Go, that happens whatever the toxicity roll was.
  */
 export class TimeoutStage extends Stage {
   protected override start(): void {
-    const timeout = this.attrs.timeout ?? 0;
-    if (this.active && timeout > 0) this.setTimer(timeout, () => this.emit(EOF));
+    this.arm();
   }
   protected override onItem(item: Item): void {
     if (item === EOF) {
@@ -310,7 +312,12 @@ export class TimeoutStage extends Stage {
       this.emit(EOF);
     } else {
       this.drop(item);
+      this.arm();
     }
+  }
+  private arm(): void {
+    const timeout = this.attrs.timeout ?? 0;
+    if (this.active && timeout > 0) this.setTimer(timeout, () => this.emit(EOF));
   }
   override remove(): { held: Item[]; close: boolean } {
     const wasClosed = this.closed;

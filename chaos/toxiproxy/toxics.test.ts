@@ -238,6 +238,25 @@ describe('timeout and reset_peer', () => {
     expect(r.length).toBe(0);
   });
 
+  it('timeout 400 with a write every 100 ms closes about 400 ms after the last write, not the first', async () => {
+    const srv = await server();
+    const p = await proxyTo(srv.upstream);
+    await add(p, 'timeout', 'upstream', { timeout: 400 });
+    const r = await open(p.listen);
+    let lastWrite = 0;
+    for (let i = 0; i < 8; i++) {
+      r.socket.write('still here');
+      lastWrite = performance.now();
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    // 800 ms of writes: a timer fixed at the first write would have closed at ~400 ms.
+    await r.closed(5000);
+    const sinceLast = performance.now() - lastWrite;
+    expect(sinceLast).toBeGreaterThanOrEqual(390);
+    expect(sinceLast).toBeLessThan(1000);
+    expect(srv.received[0]?.length ?? 0).toBe(0);
+  });
+
   it('reset_peer: the client gets ECONNRESET (immediately, and after its timeout)', async () => {
     for (const timeout of [0, 200]) {
       const p = await proxyTo(echo.upstream);
@@ -346,6 +365,25 @@ describe('live changes under load', () => {
     await churn;
     expect(ok).toBe(300);
     if (target.server) await eventually(() => target.server!.stats().connections === 0, 5000, 'all connections closed');
+  });
+
+  it.runIf(targetsEmbedded)('ours: reset_peer added to an already-open connection still RSTs it (Toxiproxy: FIN)', async () => {
+    const p = await proxyTo(echo.upstream);
+    const r = await open(p.listen);
+    await roundTrip(r);
+    await add(p, 'reset_peer', 'upstream', { timeout: 0 });
+    r.socket.write('reset me');
+    expect((await r.closed()).code).toBe('ECONNRESET');
+  });
+
+  it.runIf(targetsEmbedded)('ours: reset_peer at toxicity 0 leaves an ordinary server close a FIN (Toxiproxy #603: RST)', async () => {
+    const srv = await server((s) => s.once('data', () => s.end('bye')));
+    const p = await proxyTo(srv.upstream);
+    await add(p, 'reset_peer', 'downstream', { timeout: 0 }, { toxicity: 0 });
+    const r = await open(p.listen);
+    r.socket.write('close please');
+    expect((await r.closed()).code).toBeUndefined();
+    expect(r.data().toString()).toBe('bye');
   });
 
   it.runIf(targetsEmbedded)('ours: idle connections arm no timers, even with toxics configured', async () => {
