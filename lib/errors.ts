@@ -37,6 +37,9 @@ export const ERROR_CODES = {
   RR_ERR_JOB_NOT_FOUND: { status: 404, title: 'Not Found', doc: 'No job, stored result or report with this id on this runner.' },
   RR_ERR_RUNNER_UNSAFE_BIND: { status: 400, title: 'Bad Request', doc: 'The runner refuses to listen on a non-loopback HOST without BENCH_RUNNER_TOKEN (startup error, exit 2).' },
   RR_ERR_RUNNER_WORKER: { status: 500, title: 'Internal Server Error', doc: 'A runner worker process failed or exited early; the message names the worker and the cause.' },
+  RR_ERR_RUN_ABORTED: { status: 500, title: 'Internal Server Error', doc: 'The runner was stopped (SIGTERM) while the job ran; the job is failed with aborted: true and its partial result is stored.' },
+  RR_ERR_RUNNER_LOCKED: { status: 500, title: 'Internal Server Error', doc: 'Another live runner process owns RESULTS_DIR (its pid is named); a second runner refuses to start (exit 2).' },
+  RR_ERR_RESULTS_DISK_FULL: { status: 507, title: 'Insufficient Storage', doc: 'The results disk has less free space than RUNNER_MIN_FREE_BYTES; new jobs are refused until space is freed.' },
   // --- end bench-runner shards ---
   // --- coordinator, manifest/rebaseline, fleet (shards/coordinator, shards/manifest, shards/fleet) ---
   RR_ERR_SHARDS_MISSING: { status: 400, title: 'Bad Request', doc: 'A multi-shard command was run without SHARDS (or --shards).' },

@@ -1,5 +1,5 @@
-import { timingSafeEqual } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { checkBearer } from '../../lib/bearer.ts';
 import { ReboundError, toErrorBody } from '../../lib/errors.ts';
 import { parseBroadcastBody, type Broadcast } from './broadcast.ts';
 import { createProcessMonitor } from './metrics.ts';
@@ -22,15 +22,8 @@ export interface ServiceHttpOptions {
   bodyLimitBytes?: number;
 }
 
-/** Constant-time bearer check; returns a coded error or undefined. */
-export function checkBearer(header: string | undefined, key: string): ReboundError | undefined {
-  if (!header) return new ReboundError('RR_ERR_AUTH_MISSING', 'Authorization: Bearer <key> is required');
-  const m = /^Bearer\s+(.+)$/i.exec(header);
-  const given = Buffer.from(m?.[1]?.trim() ?? '');
-  const want = Buffer.from(key);
-  if (!m || given.length !== want.length || !timingSafeEqual(given, want)) return new ReboundError('RR_ERR_AUTH_INVALID', 'bearer token does not match');
-  return undefined;
-}
+/** The one bearer check (lib/bearer.ts), re-exported for the services that import it from here. */
+export { checkBearer };
 
 export function sendError(res: Response, err: unknown): void {
   const body = toErrorBody(err);
@@ -57,7 +50,7 @@ export function createServiceApp(opts: ServiceHttpOptions) {
 
   const auth = (req: Request, res: Response, next: NextFunction) => {
     if (!opts.broadcastKey) return next();
-    const err = checkBearer(req.headers.authorization, opts.broadcastKey);
+    const err = checkBearer(req.headers.authorization, opts.broadcastKey, 'BROADCAST_KEY');
     if (err) {
       counters.broadcastRejected++;
       return sendError(res, err);

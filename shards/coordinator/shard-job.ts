@@ -33,6 +33,7 @@ interface JobObject {
   logTail?: unknown;
   result?: ShardResult;
   error?: unknown;
+  aborted?: unknown;
 }
 
 const errText = (e: unknown) => (typeof e === 'string' ? e : typeof e === 'object' && e && 'message' in e ? String((e as { message: unknown }).message) : JSON.stringify(e));
@@ -96,7 +97,8 @@ export async function runShardJob(spec: ShardJobSpec, c: JobControl): Promise<Sh
     if (prog && prog !== lastProgress) c.onLine(`${job.status ?? '?'} ${prog}`);
     lastProgress = prog;
     if (job.status === 'done') return job.result ? out({ status: 'done', jobId, result: job.result }) : out({ status: 'failed', jobId, error: 'job done without a result' });
-    if (job.status === 'failed') return out({ status: 'failed', jobId, error: errText(job.error ?? 'failed') });
+    // Runners report an abort as `failed` + `aborted: true` (the benchmark's poller knows three statuses).
+    if (job.status === 'failed') return out({ status: job.aborted === true ? 'aborted' : 'failed', jobId, error: errText(job.error ?? 'failed') });
     if (job.status === 'aborted') return out({ status: 'aborted', jobId, error: errText(job.error ?? 'aborted by the runner') });
   }
   return out({ status: 'timeout', jobId, error: `no final status within ${Math.round(c.timeoutMs / 1000)} s${lastError ? ` (last poll: ${lastError})` : ''}` });

@@ -5,7 +5,7 @@ import { ERROR_CODES, ReboundError, toErrorBody, type ErrorCode } from '../../li
 import { openFileLimit } from '../../runners/core/runner-limits.ts';
 import { requireToken } from './auth.ts';
 import { follow } from './follow.ts';
-import { JOB_ID, JobStore, jobView, type Job } from './jobs.ts';
+import { JOB_ID, JobStore, jobView, type Job, type JobStoreLimits } from './jobs.ts';
 import { echoCallerNames, parseBenchQuery } from './params.ts';
 import { benchRoutes, BENCH_TABLE } from './routes.ts';
 import { curlLine } from './report.ts';
@@ -20,6 +20,8 @@ export interface RunnerAppOptions {
   env?: Record<string, string | undefined>;
   /** Source addresses the runners deal clients over (runners/core/addresses.ts). */
   sourceAddresses?: number;
+  /** Retention, disk floor and persistence interval of the job store. */
+  limits?: Partial<JobStoreLimits>;
 }
 
 export function sendError(res: Response, err: unknown, extra?: Record<string, string>): void {
@@ -38,8 +40,8 @@ const intParam = (v: unknown, dflt: number, min: number, max: number, name: stri
 
 /** A job's failure as the one error shape, with the job id. */
 function jobError(job: Job): ReboundError {
-  const code = (job.error?.code && job.error.code in ERROR_CODES ? job.error.code : 'RR_ERR_RUN_FAILED') as ErrorCode;
-  return new ReboundError(code, job.status === 'aborted' ? `job ${job.id} aborted: the runner is shutting down (partial result stored)` : (job.error?.message ?? 'run failed'), { details: { jobId: job.id, status: job.status } });
+  const code = (job.errorCode && job.errorCode in ERROR_CODES ? job.errorCode : 'RR_ERR_RUN_FAILED') as ErrorCode;
+  return new ReboundError(code, job.aborted ? `job ${job.id} aborted: the runner is shutting down (partial result stored)` : (job.error ?? 'run failed'), { details: { jobId: job.id, status: job.status, ...(job.aborted ? { aborted: true } : {}) } });
 }
 
 /**
@@ -49,12 +51,15 @@ function jobError(job: Job): ReboundError {
  */
 export function createRunnerApp(opts: RunnerAppOptions) {
   const env = opts.env ?? process.env;
-  const store = new JobStore(opts.resultsDir);
+  const store = new JobStore(opts.resultsDir, opts.limits);
   const table = opts.table ?? BENCH_TABLE;
   const routes = benchRoutes(table);
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // `/JOBS` or `/jobs/` are not `/jobs`: one spelling per route, so the open list stays exact.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   app.use(requireToken(opts.token));
 
   app.get('/health', (_req, res) => {
@@ -67,6 +72,7 @@ export function createRunnerApp(opts: RunnerAppOptions) {
       busy: Boolean(busy),
       ...(busy ? { job: { id: busy.id, route: busy.route, progress: busy.progress } } : {}),
       authRequired: Boolean(opts.token),
+      resultsDisk: { freeBytes: store.freeBytes() ?? null, minFreeBytes: store.limits.minFreeBytes },
       fdLimit: openFileLimit() ?? null,
       sourceAddresses: { first: '127.0.0.1', last: `127.0.0.${opts.sourceAddresses ?? 200}`, count: opts.sourceAddresses ?? 200 },
       node: process.version,

@@ -1,30 +1,35 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { ReboundError, toErrorBody } from '../../lib/errors.ts';
+import { checkBearer } from '../../lib/bearer.ts';
+import { toErrorBody, type ReboundError } from '../../lib/errors.ts';
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
-/**
- * Bearer check in constant time: both sides are hashed first, so the comparison never depends on
- * the token's length or on where the first differing byte is.
- */
+/** The runner's bearer check: lib/bearer.ts, the one constant-time helper of the tree. */
 export function checkRunnerToken(header: string | undefined, token: string): ReboundError | undefined {
-  if (!header) return new ReboundError('RR_ERR_AUTH_MISSING', 'Authorization: Bearer <BENCH_RUNNER_TOKEN> is required');
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  const ok = timingSafeEqual(digest(m?.[1] ?? ''), digest(token));
-  return m && ok ? undefined : new ReboundError('RR_ERR_AUTH_INVALID', 'bearer token does not match BENCH_RUNNER_TOKEN');
+  return checkBearer(header, token, 'BENCH_RUNNER_TOKEN');
 }
 
-/** Paths that need the token; /health and everything else stay open. */
-const PROTECTED = /^\/(bench-|jobs(\/|$)|results(\/|$)|reports(\/|$))/;
+/**
+ * The only requests answered without the token, matched exactly on method and raw path (no case
+ * folding, no trailing slash, no percent-decoding): `/health` for load balancers and the
+ * coordinator's preflight, `/time` because the coordinator's clock exchange (shards/coordinator/
+ * clock.ts) calls it without a token and it reveals nothing but this machine's clock.
+ */
+export const OPEN_ROUTES: readonly string[] = ['GET /health', 'GET /time'];
 
+const rawPath = (req: Request) => {
+  const q = req.originalUrl.indexOf('?');
+  return q < 0 ? req.originalUrl : req.originalUrl.slice(0, q);
+};
+
+/**
+ * Deny by default: with a token configured, every request but OPEN_ROUTES needs it, including
+ * paths that match no route, so a 404 never tells a stranger which paths exist.
+ */
 export function requireToken(token: string) {
   return (req: Request, res: Response, next: NextFunction) => {
-    if (!token || !PROTECTED.test(req.path)) return next();
+    if (!token || OPEN_ROUTES.includes(`${req.method} ${rawPath(req)}`)) return next();
     const err = checkRunnerToken(req.headers.authorization, token);
     if (!err) return next();
-    const body = toErrorBody(err);
-    res.status(401).set('WWW-Authenticate', 'Bearer').json(body);
+    res.status(401).set('WWW-Authenticate', 'Bearer').json(toErrorBody(err));
   };
 }
 

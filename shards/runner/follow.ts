@@ -22,7 +22,7 @@ export function follow(req: Request, res: Response, store: JobStore, job: Job, l
     return rest;
   };
   send('job', view());
-  if (job.status !== 'running' && job.status !== 'queued') {
+  if (job.status !== 'running') {
     send('end', { job: jobView(store, job, logLines) });
     return void res.end();
   }

@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Emitter } from '../../lib/emitter.ts';
 import { ReboundError } from '../../lib/errors.ts';
+import { escapeControl } from '../../lib/escape.ts';
 import { writeJobReport } from './report.ts';
 import type { JobProgress, RunContext } from './types.ts';
 
-export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'aborted';
+/** The benchmark's poller knows exactly these three; an aborted job is `failed` with `aborted: true`. */
+export type JobStatus = 'running' | 'done' | 'failed';
 
 export interface Job {
   id: string;
@@ -27,7 +29,13 @@ export interface Job {
   /** Present in memory only until the job ends; afterwards read from `<RESULTS_DIR>/<id>.json`. */
   result?: Record<string, unknown>;
   hasResult?: boolean;
-  error?: { code: string; message: string };
+  /** Bytes of its record, result and report once finished (for the RUNNER_KEEP_BYTES cap). */
+  bytes?: number;
+  /** Set when the run was cut short by SIGTERM; the partial result stays readable. */
+  aborted?: boolean;
+  /** A string, as the benchmark's poller prints it; Rebound's code is in `errorCode`. */
+  error?: string;
+  errorCode?: string;
 }
 
 export interface JobEvents {
@@ -46,51 +54,188 @@ export const JOB_ID = /^[0-9a-f]{12}$/;
  * that runs two loads at once measures neither), every state change written to RESULTS_DIR so
  * `GET /jobs/:id` answers after a restart, and a log ring plus progress events for followers.
  */
+/** Retention and persistence knobs (RUNNER_KEEP_* / RUNNER_MIN_FREE_BYTES / RUNNER_PERSIST_MS). */
+export interface JobStoreLimits {
+  /** Finished jobs kept (oldest removed first). */
+  maxJobs: number;
+  /** Bytes of job records, results and reports kept. */
+  maxBytes: number;
+  /** Age in ms after which a finished job and its files are removed. */
+  maxAgeMs: number;
+  /** New jobs are refused (507) while the results disk has less free than this. */
+  minFreeBytes: number;
+  /** How often a running job's record (progress, log tail) is written. */
+  persistMs: number;
+}
+
+export const DEFAULT_LIMITS: JobStoreLimits = { maxJobs: 1000, maxBytes: 2 * 1024 ** 3, maxAgeMs: 30 * 86_400_000, minFreeBytes: 256 * 1024 ** 2, persistMs: 2000 };
+
+const INDEX = 'index.json';
+
 export class JobStore {
   private readonly jobs = new Map<string, Job>();
+  /** Log rings of jobs run or read since startup; older ones are read from their job file on demand. */
   private readonly logs = new Map<string, string[]>();
   private readonly emitters = new Map<string, Emitter<JobEvents>>();
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
   private readonly jobsDir: string;
+  readonly limits: JobStoreLimits;
 
-  constructor(readonly resultsDir: string) {
+  constructor(
+    readonly resultsDir: string,
+    limits: Partial<JobStoreLimits> = {},
+  ) {
+    this.limits = { ...DEFAULT_LIMITS, ...limits };
     this.jobsDir = join(resultsDir, 'jobs');
     mkdirSync(this.jobsDir, { recursive: true });
     this.load();
+    this.prune();
   }
 
-  /** Jobs from earlier runs of this shard; any still marked live died with their process. */
+  /**
+   * Jobs from earlier runs of this shard, from `jobs/index.json` (one read, however many jobs);
+   * without an index (first start, or a torn one) every job file is read once and the index
+   * written. A job still marked running died with its process: its own file (written every
+   * `persistMs` while it ran) says how far it got.
+   */
   private load(): void {
-    for (const f of readdirSync(this.jobsDir)) {
-      if (!/^[0-9a-f]{12}\.json$/.test(f)) continue;
-      try {
-        const stored = JSON.parse(readFileSync(join(this.jobsDir, f), 'utf8')) as Job & { logTail?: string[] };
-        const { logTail, ...job } = stored;
-        if (job.status === 'queued' || job.status === 'running') {
-          job.status = 'failed';
-          job.error = { code: 'RR_ERR_RUN_FAILED', message: 'the runner process ended while this job ran (killed or crashed): no result' };
-          job.endedAt ??= Date.now();
-        }
-        this.jobs.set(job.id, job);
-        this.logs.set(job.id, logTail ?? []);
-        if (stored.status !== job.status) this.persist(job);
-      } catch {
-        // A torn file from a crash mid-write is skipped, never fatal for the service.
+    let metas: Job[] | undefined;
+    try {
+      const idx = JSON.parse(readFileSync(join(this.jobsDir, INDEX), 'utf8')) as { jobs?: Job[] };
+      if (Array.isArray(idx.jobs)) metas = idx.jobs;
+    } catch {
+      // Missing or torn: rebuilt from the job files below.
+    }
+    const fromFiles = metas === undefined;
+    if (!metas) {
+      metas = [];
+      for (const f of readdirSync(this.jobsDir)) {
+        if (!/^[0-9a-f]{12}\.json$/.test(f)) continue;
+        const stored = this.readJobFile(f.slice(0, 12));
+        if (stored) metas.push(stored);
       }
+    }
+    let dirty = fromFiles;
+    for (const meta of metas) {
+      if (!meta || typeof meta.id !== 'string' || !JOB_ID.test(meta.id)) continue;
+      let job = meta;
+      if (job.status === 'running' || (job.status as string) === 'queued') {
+        // The index has the job as it started; its own file has the last persisted progress and log.
+        const fresh = this.readJobFile(job.id);
+        if (fresh) job = fresh;
+        normaliseStored(job);
+        job.status = 'failed';
+        job.error = `the runner process ended while this job ran (killed or crashed): no result; last progress ${JSON.stringify(job.progress)}`;
+        job.errorCode = 'RR_ERR_RUN_FAILED';
+        job.endedAt ??= Date.now();
+        this.jobs.set(job.id, job);
+        this.persistJob(job);
+        dirty = true;
+        continue;
+      }
+      if (normaliseStored(job)) {
+        this.jobs.set(job.id, job);
+        this.persistJob(job);
+        dirty = true;
+      }
+      this.jobs.set(job.id, job);
+    }
+    if (dirty) this.writeIndex();
+  }
+
+  private readJobFile(id: string): Job | undefined {
+    try {
+      const { logTail, ...job } = JSON.parse(readFileSync(join(this.jobsDir, `${id}.json`), 'utf8')) as Job & { logTail?: string[] };
+      if (!this.logs.has(id) && Array.isArray(logTail)) this.logs.set(id, logTail);
+      return job;
+    } catch {
+      // A torn file from a crash mid-write is skipped, never fatal for the service.
+      return undefined;
     }
   }
 
+  private writeIndex(): void {
+    const file = join(this.jobsDir, INDEX);
+    writeFileSync(`${file}.tmp`, JSON.stringify({ version: 1, jobs: [...this.jobs.values()].map(({ result: _r, ...m }) => m) }));
+    renameSync(`${file}.tmp`, file);
+  }
+
   /** The job file holds everything but the result, which is written once, to `<id>.json`. */
-  private persist(job: Job): void {
-    if (job.result && (job.status === 'done' || job.status === 'aborted')) {
+  private persistJob(job: Job): void {
+    if (job.result && (job.status === 'done' || job.aborted)) {
       writeFileSync(join(this.resultsDir, `${job.id}.json.tmp`), JSON.stringify(job.result, null, 2) + '\n');
       renameSync(join(this.resultsDir, `${job.id}.json.tmp`), join(this.resultsDir, `${job.id}.json`));
       job.hasResult = true;
     }
     const { result: _r, ...meta } = job;
     const file = join(this.jobsDir, `${job.id}.json`);
-    writeFileSync(`${file}.tmp`, JSON.stringify({ ...meta, logTail: this.logs.get(job.id) ?? [] }));
+    writeFileSync(`${file}.tmp`, JSON.stringify({ ...meta, logTail: this.logTail(job.id, LOG_KEEP) }));
     renameSync(`${file}.tmp`, file);
+  }
+
+  private persist(job: Job): void {
+    this.persistJob(job);
+    this.writeIndex();
+  }
+
+  /** The files a job owns: its record, its result and its HTML report. */
+  private filesOf(id: string): string[] {
+    return [join(this.jobsDir, `${id}.json`), join(this.resultsDir, `${id}.json`), join(this.resultsDir, `${id}.html`)];
+  }
+
+  private bytesOf(job: Job): number {
+    if (typeof job.bytes === 'number') return job.bytes;
+    let n = 0;
+    for (const f of this.filesOf(job.id)) {
+      try {
+        n += statSync(f).size;
+      } catch {
+        // Not written (no result, no report).
+      }
+    }
+    if (job.status !== 'running') job.bytes = n;
+    return n;
+  }
+
+  /**
+   * Retention: finished jobs beyond `maxJobs`, past `maxAgeMs`, or while their files exceed
+   * `maxBytes`, are removed oldest first with their result and report. Running jobs are never
+   * touched. Returns the removed ids.
+   */
+  prune(now = Date.now()): string[] {
+    const finished = [...this.jobs.values()].filter((j) => j.status !== 'running' && !this.running.has(j.id)).sort((a, b) => a.createdAt - b.createdAt);
+    let count = finished.length;
+    let bytes = finished.reduce((n, j) => n + this.bytesOf(j), 0);
+    const removed: string[] = [];
+    for (const j of finished) {
+      if (count <= this.limits.maxJobs && bytes <= this.limits.maxBytes && now - (j.endedAt ?? j.createdAt) <= this.limits.maxAgeMs) break;
+      for (const f of this.filesOf(j.id)) rmSync(f, { force: true });
+      this.jobs.delete(j.id);
+      this.logs.delete(j.id);
+      count--;
+      bytes -= this.bytesOf(j);
+      removed.push(j.id);
+    }
+    if (removed.length) this.writeIndex();
+    return removed;
+  }
+
+  /** Free bytes on the results disk (statfs), or undefined where the platform cannot say. */
+  freeBytes(): number | undefined {
+    try {
+      const st = statfsSync(this.resultsDir);
+      return Number(st.bavail) * Number(st.bsize);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Refuse a new job when the results disk is below the floor: a run whose result cannot be stored is wasted. */
+  checkDisk(): void {
+    const free = this.freeBytes();
+    if (free !== undefined && free < this.limits.minFreeBytes) {
+      throw new ReboundError('RR_ERR_RESULTS_DISK_FULL', `the results disk (${this.resultsDir}) has ${free} bytes free, below RUNNER_MIN_FREE_BYTES=${this.limits.minFreeBytes}; free space or lower the floor before starting jobs`, { details: { freeBytes: free, minFreeBytes: this.limits.minFreeBytes } });
+    }
   }
 
   /** A finished job's result: in memory while it ends, then from disk (results can be megabytes). */
@@ -118,6 +263,7 @@ export class JobStore {
   }
 
   logTail(id: string, lines = 50): string[] {
+    if (!this.logs.has(id) && this.jobs.has(id)) this.readJobFile(id);
     return (this.logs.get(id) ?? []).slice(-lines);
   }
 
@@ -143,6 +289,7 @@ export class JobStore {
     if (busy) {
       throw new ReboundError('RR_ERR_RUNNER_BUSY', `this runner is busy with job ${busy.id} (${busy.route}); one heavy job at a time per shard, retry in ~${this.retryAfterSec()} s or use another shard`, { details: { jobId: busy.id, retryAfterSec: this.retryAfterSec() } });
     }
+    this.checkDisk();
     const id = randomBytes(6).toString('hex');
     const now = Date.now();
     const job: Job = { id, ...meta, status: 'running', createdAt: now, startedAt: now, progress: { phase: 'starting' } };
@@ -150,7 +297,9 @@ export class JobStore {
     this.logs.set(id, []);
     const abort = new AbortController();
     const ev = this.events(id);
-    const log = (line: string) => {
+    const log = (raw: string) => {
+      // Runner output can carry caller text (labels, stream names, a target's error): never raw controls.
+      const line = escapeControl(raw);
       const buf = this.logs.get(id)!;
       buf.push(`${new Date().toISOString()} ${line}`);
       if (buf.length > LOG_KEEP) buf.splice(0, buf.length - LOG_KEEP);
@@ -166,38 +315,56 @@ export class JobStore {
     };
     this.persist(job);
     log(`start ${job.route} ${JSON.stringify(job.params)}`);
+    // A SIGKILL leaves no chance to write: the record on disk is at most persistMs behind.
+    const tick = setInterval(() => {
+      try {
+        this.persistJob(job);
+      } catch {
+        // A full or read-only disk: the next tick or the final write tries again.
+      }
+    }, this.limits.persistMs);
+    tick.unref();
     const runP = Promise.resolve().then(() => run(ctx));
     // On abort the runner gets a grace period to close its clients and hand back a partial result.
     const aborted = new Promise<'timeout'>((resolve) => abort.signal.addEventListener('abort', () => setTimeout(() => resolve('timeout'), ABORT_GRACE_MS).unref(), { once: true }));
     const finished = Promise.race([runP, aborted]).then(
       (r) => {
         if (r === 'timeout') {
-          job.status = 'aborted';
+          markAborted(job);
           job.result = { aborted: true, partial: true, progress: job.progress, note: 'the runner did not return a partial result within the abort grace period; this is its last progress report' };
         } else {
-          job.status = abort.signal.aborted || r.aborted === true ? 'aborted' : 'done';
+          if (abort.signal.aborted || r.aborted === true) markAborted(job);
+          else job.status = 'done';
           job.result = r;
         }
       },
       (err: unknown) => {
         const e = err as { code?: string; message?: string };
+        job.status = 'failed';
         if (abort.signal.aborted) {
-          job.status = 'aborted';
+          markAborted(job);
           job.result = { aborted: true, partial: true, progress: job.progress };
-        } else job.status = 'failed';
-        job.error = { code: typeof e?.code === 'string' && e.code.startsWith('RR_ERR_') ? e.code : 'RR_ERR_RUN_FAILED', message: e?.message ?? String(err) };
+        }
+        job.error = escapeControl(e?.message ?? String(err));
+        job.errorCode = typeof e?.code === 'string' && e.code.startsWith('RR_ERR_') ? e.code : 'RR_ERR_RUN_FAILED';
       },
     ).then(async () => {
+      clearInterval(tick);
       job.endedAt = Date.now();
       job.durationMs = job.endedAt - (job.startedAt ?? job.createdAt);
-      log(`${job.status}${job.error ? `: ${job.error.message}` : ''} after ${job.durationMs} ms`);
+      log(`${job.status}${job.aborted ? ' (aborted)' : ''}${job.error ? `: ${job.error}` : ''} after ${job.durationMs} ms`);
       this.running.delete(id);
       // The HTML report goes next to `<id>.json` for GET /reports/:id; writeJobReport never throws.
-      if (job.result && (job.status === 'done' || job.status === 'aborted')) log(await writeJobReport(this.resultsDir, job));
+      if (job.result && (job.status === 'done' || job.aborted)) log(await writeJobReport(this.resultsDir, job));
       try {
         this.persist(job);
       } catch (err) {
         log(`could not write the result: ${(err as Error).message}`);
+      }
+      try {
+        this.prune();
+      } catch (err) {
+        log(`retention: ${(err as Error).message}`);
       }
       // Callers get the job with its result; the store keeps only the metadata in memory.
       const snapshot = { ...job };
@@ -216,6 +383,36 @@ export class JobStore {
     for (const r of all) r.abort.abort();
     await Promise.all(all.map((r) => r.done));
   }
+}
+
+const ABORT_MESSAGE = 'aborted: the runner was stopped (SIGTERM) while this job ran; the partial result is stored';
+
+function markAborted(job: Job): void {
+  job.status = 'failed';
+  job.aborted = true;
+  job.error = ABORT_MESSAGE;
+  job.errorCode = 'RR_ERR_RUN_ABORTED';
+}
+
+/**
+ * Records written before the poller-compatible shape (status `aborted`, `queued`, or `error` as
+ * `{code, message}`) are rewritten in place; returns whether anything changed.
+ */
+function normaliseStored(job: Job): boolean {
+  const j = job as Omit<Job, 'status' | 'error'> & { status: string; error?: unknown };
+  let changed = false;
+  if (j.status === 'queued') (j.status = 'running'), (changed = true);
+  if (j.status === 'aborted') {
+    markAborted(job);
+    changed = true;
+  }
+  if (j.error && typeof j.error === 'object') {
+    const e = j.error as { code?: unknown; message?: unknown };
+    job.error = typeof e.message === 'string' ? e.message : JSON.stringify(e);
+    if (typeof e.code === 'string') job.errorCode ??= e.code;
+    changed = true;
+  }
+  return changed;
 }
 
 /** The job as the API shows it. */

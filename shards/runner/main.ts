@@ -1,10 +1,12 @@
 import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import { ReboundError } from '../../lib/errors.ts';
+import { escapeControl } from '../../lib/escape.ts';
 import { argvToValues, helpText, parseOptions, type OptionValues } from '../../lib/options.ts';
 import { listen, type ListeningMessage } from '../../services/common/service-main.ts';
 import { createRunnerApp } from './app.ts';
 import { isLoopbackHost } from './auth.ts';
+import { acquireResultsLock } from './lock.ts';
 import { RUNNER_SERVICE_OPTIONS } from './options.ts';
 
 /**
@@ -18,7 +20,7 @@ if (argv.includes('--help')) {
 }
 const fail = (err: unknown): never => {
   const e = err as ReboundError;
-  process.stderr.write(`runner: ${e.code ?? 'error'}: ${e.message}\n`);
+  process.stderr.write(`runner: ${e.code ?? 'error'}: ${escapeControl(String(e.message))}\n`);
   process.exit(2);
 };
 let opts: OptionValues<typeof RUNNER_SERVICE_OPTIONS>;
@@ -30,7 +32,16 @@ try {
 if (!opts!.token && !isLoopbackHost(opts!.host)) {
   fail(new ReboundError('RR_ERR_RUNNER_UNSAFE_BIND', `refusing to listen on ${opts!.host} without BENCH_RUNNER_TOKEN: anyone reaching this address could start load runs. Set BENCH_RUNNER_TOKEN (32+ random characters) or bind HOST=127.0.0.1`));
 }
-const { app, store } = createRunnerApp({ token: opts!.token, resultsDir: resolve(opts!.resultsDir) });
+// Before the store loads: a second runner must not mark the first one's running job as failed.
+let releaseLock: () => void = () => {};
+try {
+  releaseLock = acquireResultsLock(resolve(opts!.resultsDir));
+} catch (err) {
+  fail(err);
+}
+process.on('exit', () => releaseLock());
+const limits = { maxJobs: opts!.keepJobs, maxBytes: opts!.keepBytes, maxAgeMs: opts!.keepDays * 86_400_000, minFreeBytes: opts!.minFreeBytes, persistMs: opts!.persistMs };
+const { app, store } = createRunnerApp({ token: opts!.token, resultsDir: resolve(opts!.resultsDir), limits });
 const server = createServer(app);
 // Sync runs hold their request for the whole run: no request or idle timeout may cut them.
 server.requestTimeout = 0;

@@ -4,7 +4,12 @@ import type { OptionTable } from '../../lib/options.ts';
 export const RUNNER_SERVICE_OPTIONS = {
   port: { type: 'int', default: 3001, min: 0, max: 65535, env: ['PORT'], doc: "port to listen on (the benchmark's default 3001; 0 = any free port, reported on stdout)" },
   host: { type: 'string', default: '127.0.0.1', env: ['HOST'], doc: 'address to bind; anything but loopback requires BENCH_RUNNER_TOKEN' },
-  token: { type: 'string', default: '', env: ['BENCH_RUNNER_TOKEN'], doc: 'bearer token for /bench-*, /jobs*, /results*, /reports* (empty = open, loopback only)' },
+  token: { type: 'string', default: '', env: ['BENCH_RUNNER_TOKEN'], doc: 'bearer token for every route but GET /health and GET /time (empty = open, loopback only)' },
   resultsDir: { type: 'string', default: 'results', env: ['RESULTS_DIR'], doc: 'where jobs and results are stored (survives restarts)' },
   stopGraceMs: { type: 'int', default: 20_000, min: 1000, max: 600_000, env: ['RUNNER_STOP_GRACE_MS'], doc: 'on SIGTERM, how long running jobs get to close their clients and record a partial result' },
+  keepJobs: { type: 'int', default: 1000, min: 1, max: 1_000_000, env: ['RUNNER_KEEP_JOBS'], doc: 'finished jobs kept with their result and report; the oldest are removed first' },
+  keepBytes: { type: 'int', default: 2 * 1024 ** 3, min: 0, max: Number.MAX_SAFE_INTEGER, env: ['RUNNER_KEEP_BYTES'], doc: 'bytes of job records, results and reports kept (default 2 GiB); the oldest jobs are removed first' },
+  keepDays: { type: 'number', default: 30, min: 0, max: 36500, env: ['RUNNER_KEEP_DAYS'], doc: 'finished jobs older than this many days are removed with their files' },
+  minFreeBytes: { type: 'int', default: 256 * 1024 ** 2, min: 0, max: Number.MAX_SAFE_INTEGER, env: ['RUNNER_MIN_FREE_BYTES'], doc: 'new jobs are refused with 507 while the results disk has less free than this (default 256 MiB)' },
+  persistMs: { type: 'int', default: 2000, min: 100, max: 60_000, env: ['RUNNER_PERSIST_MS'], doc: "how often a running job's record (progress, log tail) is written, so a job recovered after SIGKILL shows how far it got" },
 } as const satisfies OptionTable;

@@ -84,7 +84,7 @@ describe('bench routes', () => {
     expect(await runner.stop('SIGTERM')).toBe(0);
     runner = await startRunner({ BENCH_RUNNER_TOKEN: TOKEN, RESULTS_DIR: dir });
     const job = await waitJob(runner.url, id, TOKEN);
-    expect(job).toMatchObject({ status: 'aborted', result: { test: 'idle', aborted: true, subscribed: 30, openAtEndOfHold: 30, runner: { workers: 2 } } });
+    expect(job).toMatchObject({ status: 'failed', aborted: true, result: { test: 'idle', aborted: true, subscribed: 30, openAtEndOfHold: 30, runner: { workers: 2 } } });
     expect(job.result.holdElapsedMs).toBeLessThan(60_000);
   });
 });

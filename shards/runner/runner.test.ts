@@ -135,11 +135,12 @@ describe('bench-runner service', () => {
     }
     expect(await runner.stop('SIGTERM')).toBe(0);
     const file = JSON.parse(readFileSync(join(dir, 'jobs', `${id}.json`), 'utf8'));
-    expect(file).toMatchObject({ status: 'aborted', hasResult: true });
+    expect(file).toMatchObject({ status: 'failed', aborted: true, errorCode: 'RR_ERR_RUN_ABORTED', error: expect.stringContaining('aborted'), hasResult: true });
     expect(JSON.parse(readFileSync(join(dir, `${id}.json`), 'utf8')).aborted).toBe(true);
     runner = await startRunner({ BENCH_RUNNER_TOKEN: TOKEN, RESULTS_DIR: dir });
     const after = await api(runner.url, `/jobs/${id}`, { token: TOKEN });
-    expect(after.body).toMatchObject({ id, status: 'aborted', result: { test: 'jitter', aborted: true, clients: 4 } });
+    expect(after.body).toMatchObject({ id, status: 'failed', aborted: true, result: { test: 'jitter', aborted: true, clients: 4 } });
+    expect(typeof after.body.error).toBe('string');
     // A real partial result: what was published before the abort, not the whole plan.
     expect(after.body.result.published).toBeGreaterThan(0);
     expect(after.body.result.published).toBeLessThan(200);

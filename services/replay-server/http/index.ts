@@ -1,7 +1,8 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ReboundError } from '../../../lib/errors.ts';
 import type { Broadcast } from '../../common/broadcast.ts';
-import { checkBearer, createServiceApp, sendError } from '../../common/http-app.ts';
+import { checkBearer } from '../../../lib/bearer.ts';
+import { createServiceApp, sendError } from '../../common/http-app.ts';
 import type { Broker, PublishItem } from '../broker/types.ts';
 import { toMessageJson } from '../protocol/codec.ts';
 
@@ -68,7 +69,7 @@ export function createReplayHttp(opts: {
 
   app.post('/_admin/reload', (req: Request, res: Response) => {
     if (opts.broadcastKey) {
-      const err = checkBearer(req.headers.authorization, opts.broadcastKey);
+      const err = checkBearer(req.headers.authorization, opts.broadcastKey, 'BROADCAST_KEY');
       if (err) return sendError(res, err);
     } else if (!isLoopback(req.socket.remoteAddress)) {
       return sendError(res, new ReboundError('RR_ERR_ADMIN_FORBIDDEN', 'without a broadcast key, admin routes answer loopback peers only'));
