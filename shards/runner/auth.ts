@@ -33,8 +33,3 @@ export function requireToken(token: string) {
   };
 }
 
-/** Loopback hosts the runner may bind without a token. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '');
-  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-}

@@ -3,9 +3,8 @@ import { resolve } from 'node:path';
 import { ReboundError } from '../../lib/errors.ts';
 import { escapeControl } from '../../lib/escape.ts';
 import { argvToValues, helpText, parseOptions, type OptionValues } from '../../lib/options.ts';
-import { listen, type ListeningMessage } from '../../services/common/service-main.ts';
+import { isLoopbackHost, listen, onRailway, type ListeningMessage } from '../../services/common/service-main.ts';
 import { createRunnerApp } from './app.ts';
-import { isLoopbackHost } from './auth.ts';
 import { acquireResultsLock } from './lock.ts';
 import { RUNNER_SERVICE_OPTIONS } from './options.ts';
 
@@ -28,6 +27,11 @@ try {
   opts = parseOptions(RUNNER_SERVICE_OPTIONS, { values: argvToValues(argv, RUNNER_SERVICE_OPTIONS), env: process.env, origin: 'CLI' });
 } catch (err) {
   fail(err);
+}
+// HOST unset on Railway binds `::` as the servers under test do: its private network may resolve
+// `<service>.railway.internal` to IPv6, which an IPv4-only bind never answers.
+if (process.env.HOST === undefined && !argv.some((a) => a === '--host' || a.startsWith('--host=')) && onRailway(process.env)) {
+  opts = Object.freeze({ ...opts!, host: '::' });
 }
 if (!opts!.token && !isLoopbackHost(opts!.host)) {
   fail(new ReboundError('RR_ERR_RUNNER_UNSAFE_BIND', `refusing to listen on ${opts!.host} without BENCH_RUNNER_TOKEN: anyone reaching this address could start load runs. Set BENCH_RUNNER_TOKEN (32+ random characters) or bind HOST=127.0.0.1`));
