@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,21 +6,12 @@ import { parseOptions } from '../../lib/options.ts';
 import { shardResult } from '../merge/fixtures.ts';
 import { COORD_OPTIONS } from './options.ts';
 import { runMultiShard } from './run.ts';
-import { deadUrl, startStandIn, type StandIn, type StandInOptions } from './stand-in.ts';
+import { deadUrl } from './stand-in.ts';
 import { main } from './cli.ts';
+import { standInShards } from './testing.ts';
 
 const TOKEN = 'coord-test-token';
-const open: StandIn[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-const standIn = async (o: Partial<StandInOptions> = {}) => {
-  const s = await startStandIn({ token: TOKEN, result: shardResult({ clients: 20, msgs: 10, latenciesMs: [5, 6, 7] }), ...o });
-  open.push(s);
-  return s;
-};
-const opts = (shards: string[], extra: Record<string, unknown> = {}) =>
-  parseOptions(COORD_OPTIONS, { values: { shards: shards.join(','), token: TOKEN, target: 'replay', pollMs: 50, timeoutSec: 5, ...extra } });
+const { standIn, opts, open } = standInShards(TOKEN);
 const lines: string[] = [];
 const log = (l: string) => void lines.push(l);
 

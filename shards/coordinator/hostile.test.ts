@@ -1,13 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseOptions } from '../../lib/options.ts';
 import { shardResult } from '../merge/fixtures.ts';
-import { COORD_OPTIONS } from './options.ts';
 import { runMultiShard } from './run.ts';
-import { startStandIn, type StandIn, type StandInOptions } from './stand-in.ts';
+import { type StandInOptions } from './stand-in.ts';
 import { main } from './cli.ts';
+import { standInShards } from './testing.ts';
 
 /**
  * Shards that lie, by accident or not: each answers the runner API (node:http, stand-in.ts) with a
@@ -15,17 +14,7 @@ import { main } from './cli.ts';
  * the run reported incomplete, never crashed and never blamed on the target.
  */
 const TOKEN = 'hostile-token';
-const open: StandIn[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-const standIn = async (o: Partial<StandInOptions> = {}) => {
-  const s = await startStandIn({ token: TOKEN, result: shardResult({ clients: 20, msgs: 10, latenciesMs: [5, 6, 7] }), ...o });
-  open.push(s);
-  return s;
-};
-const opts = (shards: string[], extra: Record<string, unknown> = {}) =>
-  parseOptions(COORD_OPTIONS, { values: { shards: shards.join(','), token: TOKEN, target: 'replay', pollMs: 50, timeoutSec: 5, ...extra } });
+const { standIn, opts, open } = standInShards(TOKEN);
 const good = () => shardResult({ clients: 20, msgs: 10, latenciesMs: [5, 6, 7] });
 const asked = { msgs: '10', seed: '7', n: '20' };
 
