@@ -89,6 +89,13 @@ export class DeliveryLedger {
     return out;
   }
 
+  /** The accepted seqs `client` never got, ascending. */
+  *lostSeqsOf(client: number): Generator<number> {
+    const row = this.counts[client];
+    if (!row) return;
+    for (let s = 1; s <= this.messages; s++) if (this.accepted[s] && row[s] === 0) yield s;
+  }
+
   /** How many distinct messages the target accepted so far. */
   get acceptedMessages(): number {
     return this.acceptedCount;

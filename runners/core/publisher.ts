@@ -62,8 +62,10 @@ export interface PublisherOptions {
   /**
    * Called once per message when its outcome is known: `ok` means the target answered 201 (the
    * message was accepted and counts towards expected deliveries); otherwise `cause` says why.
+   * `at` (on a 201): when the attempt that got it was sent (a retry's own time) and answered, so a
+   * runner can place the message before or after a broker restart (epoch-book.ts).
    */
-  onPublished?: (seq: number, ok: boolean, cause?: string) => void;
+  onPublished?: (seq: number, ok: boolean, cause?: string, at?: { attemptSentAt: number; answeredAt: number }) => void;
 }
 
 /** How the publisher fared. Failures are the publisher's or the target's refusal, never delivery loss. */
@@ -148,6 +150,7 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
       if (result.failures.length < 20) result.failures.push(`seq ${n}: ${cause}${detail && detail !== cause ? ` (${detail})` : ''}`);
       opts.onPublished?.(n, false, cause);
     };
+    const attemptSentAt = Date.now();
     const req = request(target, {
       method: 'POST',
       agent,
@@ -161,7 +164,7 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
       res.on('end', () => {
         if (res.statusCode === 201) {
           result.published++;
-          opts.onPublished?.(n, true);
+          opts.onPublished?.(n, true, undefined, { attemptSentAt, answeredAt: Date.now() });
         } else if (res.statusCode === 503 && /may have been stored/.test(text)) return retryOr(`HTTP 503`, 'may have been stored');
         else fail(`HTTP ${res.statusCode}`);
         inflight--;

@@ -40,6 +40,8 @@ const TRIPS: [ValidityCode, 'fatal' | 'warning', Partial<ValidityInput>][] = [
   ['RUNNER_LOOP_LAG', 'warning', { runner: { runnerPeakRssMb: 100, runnerLoopLagMs: { p50: 2, p99: 51, max: 80 }, runnerStalledWindowsPct: 0 } }],
   ['RUNNER_LOOP_LAG', 'warning', { runner: { runnerPeakRssMb: 100, runnerLoopLagMs: { p50: 0, p99: 5, max: 300 }, runnerStalledWindowsPct: 6 } }],
   ['FOREIGN_MESSAGES', 'warning', { foreignMessages: 1 }],
+  ['BROKER_EPOCH_CHANGED', 'warning', { brokerEpoch: { epochs: ['a-1', 'b-1'], changes: [{ from: 'a-1', to: 'b-1' }], historyRejectedEpochChanged: 0, oldEpochMessages: 3, lostDeliveries: 0, lostMessages: 0, affectedClients: 0, plainLostDeliveries: 0, lostAfterBoundaryDeliveries: 0, boundary: null } }],
+  ['BROKER_EPOCH_CHANGED', 'warning', { brokerEpoch: { epochs: ['a-1'], changes: [], historyRejectedEpochChanged: 4, oldEpochMessages: 3, lostDeliveries: 12, lostMessages: 3, affectedClients: 4, plainLostDeliveries: 0, lostAfterBoundaryDeliveries: 0, boundary: null } }],
 ];
 
 describe('checkValidity', () => {

@@ -1,3 +1,4 @@
+import type { EpochReport } from './epoch-book.ts';
 import type { RunnerHealth } from './runner-health.ts';
 
 /** Every rule checkValidity applies (docs/errors.md lists them with their meaning). */
@@ -14,6 +15,7 @@ export const VALIDITY_CODES = [
   'RUNNER_PORT_EXHAUSTION',
   'RUNNER_LOOP_LAG',
   'FOREIGN_MESSAGES',
+  'BROKER_EPOCH_CHANGED',
 ] as const;
 export type ValidityCode = (typeof VALIDITY_CODES)[number];
 
@@ -59,6 +61,8 @@ export interface ValidityInput {
   elapsedMs: number;
   plannedMs: number;
   runner: RunnerHealth;
+  /** Loss to a broker that came back empty (epoch-book.ts); absent or null for targets without epochs. */
+  brokerEpoch?: EpochReport | null;
 }
 
 const causes = (c: Record<string, number>) =>
@@ -105,5 +109,12 @@ export function checkValidity(r: ValidityInput): Validity {
     warn('RUNNER_LOOP_LAG', `the runner's own event loop lagged (p99 ${r.runner.runnerLoopLagMs.p99} ms, max ${r.runner.runnerLoopLagMs.max} ms, ${r.runner.runnerStalledWindowsPct}% of windows stalled): latency is inflated by the runner, not the target`);
   }
   if (r.foreignMessages > 0) warn('FOREIGN_MESSAGES', `${r.foreignMessages} arrivals were not this run's payloads`);
+  // A broker restart that lost its data is the broker's, not the target's: said with its counts,
+  // never silently inside lostDeliveries (and never hiding loss after the broker came back).
+  const ep = r.brokerEpoch;
+  if (ep && (ep.changes.length > 0 || ep.historyRejectedEpochChanged > 0)) {
+    const seen = ep.changes.length ? ep.changes.map((c) => `${c.from} -> ${c.to}`).join(', ') : `${ep.epochs.join(', ') || 'no epoch'} ended`;
+    warn('BROKER_EPOCH_CHANGED', `the broker came back empty (epoch ${seen}; ${ep.historyRejectedEpochChanged} history requests rejected epoch_changed): ${ep.lostDeliveries} deliveries of ${ep.lostMessages} messages accepted before it (${ep.affectedClients} clients) are lost with the old epoch and booked here; ${ep.plainLostDeliveries} other deliveries lost are the target's (${ep.lostAfterBoundaryDeliveries} of messages accepted after the broker came back)`);
+  }
   return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
 }

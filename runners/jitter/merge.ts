@@ -1,5 +1,6 @@
 import { mergeLatency, summarize } from '../core/latency.ts';
 import { checkValidity } from '../core/validity.ts';
+import { mergeEpochReports } from '../core/epoch-book.ts';
 import type { DisruptionReport } from '../core/disruptions.ts';
 import type { ClientTally } from '../core/ledger.ts';
 import type { JitterOptions } from './options.ts';
@@ -126,6 +127,7 @@ export function mergeJitterResults(o: JitterOptions, parts: { slice: WorkerSlice
     csrResumes: replays ? resumes : null,
     csrResumeRatePct: replays && reconnects ? pct(resumes, reconnects) : null,
     historyRejected: sum(rs, (r) => r.historyRejected),
+    brokerEpoch: mergeEpochReports(rs.map((r) => r.brokerEpoch)),
     disconnectReasons: addMaps(rs.map((r) => r.disconnectReasons)),
     recoveryMs: mergeSpread(rs.map((r) => r.recoveryMs)),
     ...summarize(enc),

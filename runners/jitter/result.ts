@@ -1,5 +1,6 @@
 import type { EncodedLatency, LatencyReport } from '../core/latency.ts';
 import type { ClientTally } from '../core/ledger.ts';
+import type { EpochReport } from '../core/epoch-book.ts';
 import type { RunnerHealth } from '../core/runner-health.ts';
 import type { Validity } from '../core/validity.ts';
 import type { JitterOptions } from './options.ts';
@@ -70,6 +71,12 @@ export interface JitterResult extends LatencyReport {
   csrResumes: number | null;
   csrResumeRatePct: number | null;
   historyRejected: number;
+  /**
+   * Replay targets: epochs the clients saw and the lost deliveries booked to a broker that came
+   * back empty (BROKER_EPOCH_CHANGED, runners/core/epoch-book.ts); part of lostDeliveries, which
+   * stays the ledger's total. null for targets without epochs; absent in older results.
+   */
+  brokerEpoch?: EpochReport | null;
   disconnectReasons: Record<string, number>;
   /** Time from a drop to the client being connected and subscribed again, ms. */
   recoveryMs: { count: number; p50: number; p95: number; max: number };

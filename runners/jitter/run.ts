@@ -13,6 +13,7 @@ import { SeriesRecorder } from '../core/timeseries.ts';
 import { watchTarget } from '../core/target-usage.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
+import { EpochBook } from '../core/epoch-book.ts';
 import { readPayload, startPublisher, type PublisherResult } from '../core/publisher.ts';
 import { encodeRanges } from '../core/seq-ranges.ts';
 import { listenWindow, SUBSCRIBER_ONLY_CODES, type Listening } from './listen.ts';
@@ -66,6 +67,8 @@ class JitterSession {
   private readonly kinds: DisruptionKind[];
   private readonly steps: PlanStep[];
   private readonly ledger: DeliveryLedger;
+  /** Loss to a broker that came back empty, told apart from the target's (BROKER_EPOCH_CHANGED). */
+  private readonly epochs: EpochBook;
   private readonly latency = new LatencyRecorder();
   private readonly tracker: DisruptionTracker;
   /** Per-second series for the visual report. */
@@ -104,6 +107,7 @@ class JitterSession {
     if (opts.chaosMs > 0) for (const k of this.kinds) if (k !== 'drop') durations[k] = opts.chaosMs;
     this.steps = buildSchedule({ seed: this.seed, kinds: this.kinds, clients: opts.clients, groups: opts.groups, jitterSec: dropsWithin(opts) ? opts.jitter : 0, windowMs: dropWindowMs(opts), durations });
     this.ledger = new DeliveryLedger(opts.clients, opts.msgs);
+    this.epochs = new EpochBook(opts.clients, opts.msgs);
     this.connections = new ConnectionBook(opts.clients);
     this.tracker = new DisruptionTracker(this.steps, opts.clients);
     this.series = new SeriesRecorder(opts.clients);
@@ -176,6 +180,7 @@ class JitterSession {
         return;
       }
       const lat = m.at - p.sentAt;
+      this.epochs.arrival(i, p.seq, m.epoch, m.offset);
       if (this.ledger.record(i, p.seq, lat) === 'new') {
         this.latency.recordMs(lat);
         this.series.arrival(m.at);
@@ -206,8 +211,10 @@ class JitterSession {
       // The target's own floor, 0 included (ws): `||` used to turn a 0 floor into 1 s.
       if (reason !== 'dropped' && this.target.reconnect === 'manual' && !this.stopping) void this.reconnectManual(i, this.target.offlineFloorMs);
     });
-    c.on('history', ({ ok }) => {
-      if (!ok) this.counters.historyRejected++;
+    c.on('history', ({ ok, reason }) => {
+      if (ok) return;
+      this.counters.historyRejected++;
+      this.epochs.historyRejected(reason);
     });
     c.on('error', () => {});
     return c;
@@ -239,10 +246,11 @@ class JitterSession {
         this.sentAtMs[seq] = sentAt - this.t0;
         this.series.sent(seq, sentAt);
       },
-      onPublished: (seq, ok) => {
+      onPublished: (seq, ok, _cause, at) => {
         if (!ok) return void failed++;
         published++;
         this.ledger.accept(seq);
+        if (at) this.epochs.accepted(seq, at);
       },
     });
     const progress = setInterval(() => {
@@ -451,6 +459,7 @@ class JitterSession {
       csrResumes: this.target.replays ? this.counters.resumes : null,
       csrResumeRatePct: this.target.replays && this.counters.reconnects ? pct(this.counters.resumes, this.counters.reconnects) : null,
       historyRejected: this.counters.historyRejected,
+      brokerEpoch: this.target.replays ? this.epochs.report(this.ledger) : null,
       disconnectReasons: this.disconnectReasons,
       recoveryMs: disruptions.find((d) => d.kind === 'drop')?.recoverMs ?? { count: 0, p50: 0, p95: 0, max: 0 },
       ...summarize(enc),

@@ -48,6 +48,8 @@ export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient 
   let channel: Channel | undefined;
   let dropping = false;
   let connects = 0;
+  /** Rejections come from the wire (with their reason), not from the library's info event. */
+  let wireReasons = false;
 
   const build = (): Cable => {
     const c = createCable(cableUrl(opts.url), {
@@ -68,6 +70,21 @@ export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient 
       const reason: DisconnectReason = dropping ? 'dropped' : r && TRANSPORT_REASONS.has(r) ? 'transport_error' : 'server_closed';
       emit('disconnected', { reason, ...(r ? { detail: r } : {}) });
     });
+    // The library reports a rejected history without its reason; the reason (`epoch_changed`: the
+    // broker came back empty) decides how the runner books the loss, so read it off the wire.
+    const transport = c.transport as { on?: (ev: 'data', fn: (raw: unknown) => void) => unknown } | undefined;
+    if (typeof transport?.on === 'function') {
+      wireReasons = true;
+      transport.on('data', (raw) => {
+        if (typeof raw !== 'string' || !raw.includes('"reject_history"')) return;
+        try {
+          const f = JSON.parse(raw) as { type?: string; reason?: unknown };
+          if (f.type === 'reject_history') emit('history', typeof f.reason === 'string' ? { ok: false, reason: f.reason } : { ok: false });
+        } catch {
+          emit('history', { ok: false });
+        }
+      });
+    }
     c.on('close', (err) => {
       const r = (err as { reason?: string } | undefined)?.reason;
       emit('disconnected', { reason: 'closed', ...(r ? { detail: r } : {}) });
@@ -83,13 +100,13 @@ export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient 
         channel = cable.streamFrom(opts.stream);
         channel.on('message', (msg, meta) => {
           const data = typeof msg === 'string' ? msg : JSON.stringify(msg);
-          const offset = (meta as { offset?: number } | undefined)?.offset;
-          emit('message', offset === undefined ? { data, at: Date.now() } : { data, at: Date.now(), offset });
+          const m = meta as { offset?: number; epoch?: string } | undefined;
+          emit('message', m?.offset === undefined ? { data, at: Date.now() } : { data, at: Date.now(), offset: m.offset, ...(m.epoch ? { epoch: m.epoch } : {}) });
         });
         channel.on('connect', (ev) => emit('connected', { resumed: ev.restored === true, attempt: connects++ }));
         channel.on('info', (ev) => {
           if (ev.type === 'history_received') emit('history', { ok: true });
-          else if (ev.type === 'history_not_found') emit('history', { ok: false });
+          else if (ev.type === 'history_not_found' && !wireReasons) emit('history', { ok: false });
         });
       }
       await channel.ensureSubscribed();

@@ -23,6 +23,8 @@ export interface ArrivedMessage {
   at: number;
   /** Stream position when the protocol has one (replay server). */
   offset?: number;
+  /** The stream epoch the frame carried (replay protocols): a new one means the broker came back empty. */
+  epoch?: string;
 }
 
 export interface ClientEvents {
@@ -30,8 +32,8 @@ export interface ClientEvents {
   /** The socket is (again) open and subscribed. `resumed` is true when the server restored state (CSR recovered, AnyCable session restored). */
   connected: (info: { resumed: boolean; attempt: number }) => void;
   disconnected: (info: { reason: DisconnectReason; detail?: string }) => void;
-  /** Protocol-level history outcome (replay protocols only). */
-  history: (info: { ok: boolean }) => void;
+  /** Protocol-level history outcome (replay protocols only); `reason` is the server's for a rejection when it gave one (`epoch_changed`). */
+  history: (info: { ok: boolean; reason?: string }) => void;
   error: (err: Error) => void;
 }
 
