@@ -60,6 +60,12 @@ export interface PublisherOptions {
   /** Called as each request goes out, with the `sentAt` written into its payload. */
   onSend?: (seq: number, sentAt: number) => void;
   /**
+   * Called after every attempt (retries included) with its answer: the HTTP status or the error
+   * code, and the ms from the request being fully written to that answer (queueing behind an
+   * earlier request on the one connection excluded): how long the target took to answer.
+   */
+  onAttempt?: (seq: number, answer: { status: number | string; answerMs: number }) => void;
+  /**
    * Called once per message when its outcome is known: `ok` means the target answered 201 (the
    * message was accepted and counts towards expected deliveries); otherwise `cause` says why.
    * `at` (on a 201): when the attempt that got it was sent (a retry's own time) and answered, so a
@@ -157,7 +163,11 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
       timeout: opts.timeoutMs ?? 10_000,
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'idempotency-key': `${opts.runId}:${opts.stream}:${n}`, ...(opts.broadcastKey ? { authorization: `Bearer ${opts.broadcastKey}` } : {}) },
     });
+    let writtenAt = 0;
+    req.on('finish', () => (writtenAt = Date.now()));
+    const answered = (status: number | string) => opts.onAttempt?.(n, { status, answerMs: writtenAt ? Date.now() - writtenAt : 0 });
     req.on('response', (res) => {
+      answered(res.statusCode ?? 0);
       let text = '';
       if (res.statusCode === 201) res.resume();
       else res.on('data', (d: Buffer) => void (text.length < 4096 && (text += d.toString())));
@@ -174,6 +184,7 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
     req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${opts.timeoutMs ?? 10_000} ms`), { code: 'TIMEOUT' })));
     req.on('error', (err) => {
       const cause = failureCause(err);
+      answered(cause);
       if (cause === 'TIMEOUT') return retryOr(cause, err.message);
       fail(cause, err.message);
       inflight--;

@@ -1,0 +1,96 @@
+import { sourceAddress } from '../core/addresses.ts';
+import { readPayload } from '../core/publisher.ts';
+import { classifyConnectError } from '../core/runner-limits.ts';
+import { watchRunner } from '../core/runner-health.ts';
+import { createAnyCableClient } from '../targets/anycable.ts';
+import type { TargetClient } from '../targets/types.ts';
+import type { ClientsStart, ClientsToParent, ParentToClients } from './messages.ts';
+
+/**
+ * One client process of the sick-Redis runner: its share of official @anycable/core clients
+ * (separate processes so one event loop never carries every socket, and the fd limit is per
+ * process), every arrival forwarded to the parent in 100 ms batches; the parent keeps the one
+ * ledger and epoch book.
+ */
+const send = (m: ClientsToParent) => {
+  if (process.connected) process.send?.(m);
+};
+const health = watchRunner();
+const clients: TargetClient[] = [];
+const epochIndex = new Map<string, number>();
+let announced = 0;
+let data: number[] = [];
+let rejected: Record<string, number> = {};
+let disconnects: Record<string, number> = {};
+let foreign = 0;
+let stopping = false;
+
+const flush = () => {
+  const all = [...epochIndex.keys()];
+  if (!data.length && announced === all.length && !Object.keys(rejected).length && !Object.keys(disconnects).length) return;
+  send({ type: 'arrivals', data, epochBase: announced, epochs: all.slice(announced), rejected, disconnects });
+  announced = all.length;
+  data = [];
+  rejected = {};
+  disconnects = {};
+};
+const flusher = setInterval(flush, 100);
+
+async function start(s: ClientsStart): Promise<void> {
+  let connected = 0;
+  let failed = 0;
+  const failureCauses: Record<string, number> = {};
+  const pending: Promise<void>[] = [];
+  for (let k = 0; k < s.count; k++) {
+    const i = s.first + k;
+    const c = createAnyCableClient({ index: i, url: s.urls[i % s.urls.length]!, stream: s.stream, localAddress: sourceAddress(i), reconnectStrategy: s.reconnectStrategy });
+    clients.push(c);
+    c.on('message', (m) => {
+      const p = readPayload(m, s.runId);
+      if (!p) return void foreign++;
+      let e = -1;
+      if (m.epoch) {
+        e = epochIndex.get(m.epoch) ?? epochIndex.size;
+        if (e === epochIndex.size) epochIndex.set(m.epoch, e);
+      }
+      data.push(i, p.seq, m.offset ?? -1, e);
+    });
+    c.on('history', ({ ok, reason }) => {
+      if (!ok) rejected[reason ?? ''] = (rejected[reason ?? ''] ?? 0) + 1;
+    });
+    c.on('disconnected', ({ reason }) => {
+      if (!stopping) disconnects[reason] = (disconnects[reason] ?? 0) + 1;
+    });
+    c.on('error', () => {});
+    pending.push(
+      c.connect().then(
+        () => void connected++,
+        (err: Error & { code?: string }) => {
+          failed++;
+          const cause = classifyConnectError(err) ?? 'target';
+          failureCauses[cause] = (failureCauses[cause] ?? 0) + 1;
+        },
+      ),
+    );
+    if ((k + 1) % Math.max(1, Math.round(s.rampPerSec / 10)) === 0) await new Promise((r) => setTimeout(r, 100));
+  }
+  // Bounded: a subscribe that never confirms counts as failed after 20 s.
+  await Promise.race([Promise.all(pending), new Promise((r) => setTimeout(r, 20_000))]);
+  send({ type: 'ready', connected, failed: s.count - connected, failureCauses: failed ? failureCauses : { ...(s.count - connected > 0 ? { timeout: s.count - connected } : {}) } });
+}
+
+process.on('message', (m: ParentToClients) => {
+  if (m.type === 'start') void start(m);
+  else if (m.type === 'drop') {
+    for (const i of m.clients) clients.find((c) => c.index === i)?.drop();
+  } else if (m.type === 'stop') {
+    stopping = true;
+    for (const c of clients) c.close();
+    flush();
+    clearInterval(flusher);
+    const h = health.stop();
+    send({ type: 'stopped', peakRssMb: h.runnerPeakRssMb, loopLagP99Ms: h.runnerLoopLagMs.p99, foreign });
+    setTimeout(() => process.exit(0), 200);
+  }
+});
+process.on('disconnect', () => process.exit(0));

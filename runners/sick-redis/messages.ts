@@ -1,0 +1,36 @@
+/** Parent ↔ client process messages of the sick-Redis runner (IPC). */
+
+export interface ClientsStart {
+  type: 'start';
+  /** Node base URLs; client i goes to urls[i % urls.length]. */
+  urls: string[];
+  stream: string;
+  runId: string;
+  /** Global index of this process's first client, and how many it holds. */
+  first: number;
+  count: number;
+  /** Connects per second in this process. */
+  rampPerSec: number;
+  reconnectStrategy: string;
+}
+
+export type ParentToClients = ClientsStart | { type: 'drop'; clients: number[] } | { type: 'stop' };
+
+/**
+ * Arrivals, batched: flat [client, seq, offset, epochIndex] quadruples (offset -1: none; epoch -1:
+ * none); epoch strings are announced once each (`epochs` from `epochBase` on).
+ */
+export interface ArrivalBatch {
+  type: 'arrivals';
+  data: number[];
+  epochBase: number;
+  epochs: string[];
+  /** History rejections since the last batch, by reason ('' when the server gave none). */
+  rejected: Record<string, number>;
+  disconnects: Record<string, number>;
+}
+
+export type ClientsToParent =
+  | ArrivalBatch
+  | { type: 'ready'; connected: number; failed: number; failureCauses: Record<string, number> }
+  | { type: 'stopped'; peakRssMb: number; loopLagP99Ms: number; foreign: number };

@@ -1,0 +1,444 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { reapOnExit } from '../../lib/reaper.ts';
+import { sleep } from '../../lib/time.ts';
+import { startTestRedis } from '../../services/common/redis-testing.ts';
+import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
+import { EpochBook, type EpochReport } from '../core/epoch-book.ts';
+import { DeliveryLedger, type LedgerTotals } from '../core/ledger.ts';
+import { startPublisher } from '../core/publisher.ts';
+import { watchRunner } from '../core/runner-health.ts';
+import { processTreeUsage } from '../core/target-usage.ts';
+import { checkValidity, type Validity } from '../core/validity.ts';
+import type { ClientsToParent, ParentToClients } from './messages.ts';
+import type { Scenario, SickRedisOptions } from './options.ts';
+
+/**
+ * The sick-Redis runner: a real redis-server, `nodes` replay node processes on it (`--broker
+ * redis`), `clients` official @anycable/core clients spread over `clientProcs` processes and over
+ * the nodes, Rebound's publisher (idempotency keys, retries) at `rate` msg/s into node 0; then one
+ * Redis event per scenario while every node's /health is watched every 50 ms:
+ *
+ * - stall: SIGSTOP for `stallMs`, then SIGCONT. Goals: /health degraded on every node within
+ *   `healthGoalMs`, every publish answered within the deadline, 0 duplicates, 0 out of order, 0
+ *   accepted messages lost.
+ * - aof: SIGKILL, `downMs` dead, restart on its fsync-always AOF. Goal: 0 accepted lost.
+ * - empty: SIGKILL, `downMs` dead, restart with no persistence (empty: a new epoch). A share of the
+ *   clients is dropped just before the kill, so some are away when the data goes. Goals: 0 loss
+ *   of messages accepted after Redis returned; the pre-crash loss booked as BROKER_EPOCH_CHANGED.
+ * - flood: `floodMessages` broadcasts of `floodBytes` on a memory-broker node process with the
+ *   default byte caps. Goal: its RSS stays under `rssCapMb`.
+ *
+ * One ledger and one epoch book in this process (arrivals come from the client processes in
+ * batches), so the BROKER_EPOCH_CHANGED rule (runners/core/epoch-book.ts) sees every client.
+ */
+
+const CLIENT_PROC = fileURLToPath(new URL('./client-proc.ts', import.meta.url));
+const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
+
+export interface HealthWatch {
+  /** Per node: ms from the event to its first non-200 /health (null: never degraded). */
+  degradedAfterMs: (number | null)[];
+  /** Per node: ms from Redis being back (SIGCONT / restart answering PING) to its first 200 again. */
+  healthyAfterReturnMs: (number | null)[];
+}
+
+export interface GoalCheck {
+  goal: string;
+  measured: number | string | null;
+  met: boolean;
+}
+
+export interface SickRedisResult {
+  scenario: Scenario;
+  clients: number;
+  client: string;
+  clientProcs: number;
+  nodes: number;
+  redis: string;
+  ratePerSec: number;
+  /** ms Redis was stopped (stall) or dead (kills), as executed. */
+  eventMs: number;
+  connectedClients: number;
+  connectFailures: number;
+  connectFailureCauses: Record<string, number>;
+  publisher: { messages: number; published: number; failed: number; retried: number; failureCauses: Record<string, number>; attempts: number; answersByStatus: Record<string, number>; maxAnswerMs: number; answersOverDeadline: number; deadlineMs: number };
+  /** Stall: one direct publish to node 1 (another stream) while Redis is stopped: status and answer time. */
+  publishInStall?: { status: number; answeredInMs: number };
+  health: HealthWatch;
+  delivery: LedgerTotals & { deliveryRatePct: number };
+  brokerEpoch: EpochReport;
+  droppedBeforeKill: number;
+  historyRejected: Record<string, number>;
+  disconnects: Record<string, number>;
+  /** Flood only. */
+  flood?: { messages: number; bytesEach: number; accepted: number; statuses: Record<string, number>; rssBeforeMb: number; maxRssMb: number; endRssMb: number; rssCapMb: number; history: Record<string, unknown> };
+  runner: { peakRssMb: number; clientProcsPeakRssMb: number; loopLagP99Ms: number };
+  goals: GoalCheck[];
+  goalsMet: boolean;
+  validity: Validity | null;
+  elapsedMs: number;
+}
+
+class ClientProcs {
+  readonly procs: ChildProcess[] = [];
+  private readonly epochTables: string[][] = [];
+  readonly rejected: Record<string, number> = {};
+  readonly disconnects: Record<string, number> = {};
+  private ready = 0;
+  private stopped = 0;
+  connected = 0;
+  failed = 0;
+  readonly failureCauses: Record<string, number> = {};
+  peakRssMb = 0;
+  loopLagP99Ms = 0;
+  foreign = 0;
+  error: string | undefined;
+
+  constructor(n: number, private readonly ledger: DeliveryLedger, private readonly book: EpochBook) {
+    for (let p = 0; p < n; p++) {
+      const child = fork(CLIENT_PROC, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+      reapOnExit(child);
+      this.epochTables.push([]);
+      child.on('message', (m: ClientsToParent) => this.onMessage(p, m));
+      child.once('exit', (code) => {
+        if (code !== 0 && this.stopped < this.procs.length) this.error ??= `client process ${p} exited with ${code}`;
+      });
+      this.procs.push(child);
+    }
+  }
+
+  private onMessage(p: number, m: ClientsToParent): void {
+    if (m.type === 'ready') {
+      this.ready++;
+      this.connected += m.connected;
+      this.failed += m.failed;
+      for (const [k, v] of Object.entries(m.failureCauses)) this.failureCauses[k] = (this.failureCauses[k] ?? 0) + v;
+    } else if (m.type === 'stopped') {
+      this.stopped++;
+      this.peakRssMb = Math.max(this.peakRssMb, m.peakRssMb);
+      this.loopLagP99Ms = Math.max(this.loopLagP99Ms, m.loopLagP99Ms);
+      this.foreign += m.foreign;
+    } else if (m.type === 'arrivals') {
+      const table = this.epochTables[p]!;
+      m.epochs.forEach((e, k) => (table[m.epochBase + k] = e));
+      const d = m.data;
+      for (let k = 0; k + 3 < d.length; k += 4) {
+        const i = d[k]!;
+        const seq = d[k + 1]!;
+        this.ledger.record(i, seq);
+        this.book.arrival(i, seq, d[k + 3]! >= 0 ? table[d[k + 3]!] : undefined, d[k + 2]! >= 0 ? d[k + 2] : undefined);
+      }
+      for (const [reason, n] of Object.entries(m.rejected)) {
+        this.rejected[reason || 'none'] = (this.rejected[reason || 'none'] ?? 0) + n;
+        for (let k = 0; k < n; k++) this.book.historyRejected(reason || undefined);
+      }
+      for (const [r, n] of Object.entries(m.disconnects)) this.disconnects[r] = (this.disconnects[r] ?? 0) + n;
+    }
+  }
+
+  send(p: number, m: ParentToClients): void {
+    const c = this.procs[p]!;
+    if (c.connected) c.send(m);
+  }
+
+  async until(pred: () => boolean, ms: number): Promise<boolean> {
+    const end = Date.now() + ms;
+    while (!pred() && !this.error && Date.now() < end) await sleep(50);
+    return pred();
+  }
+
+  allReady = () => this.ready === this.procs.length;
+
+  async stop(): Promise<void> {
+    for (let p = 0; p < this.procs.length; p++) this.send(p, { type: 'stop' });
+    await this.until(() => this.stopped === this.procs.length, 10_000);
+    for (const c of this.procs) if (c.exitCode === null) c.kill('SIGKILL');
+  }
+}
+
+/** Every node's /health every 50 ms: the transitions, relative to the event and to Redis's return. */
+class HealthWatcher {
+  private readonly statuses: number[];
+  private readonly changes: { node: number; at: number; status: number }[] = [];
+  private running = true;
+  private readonly loops: Promise<void>[];
+
+  constructor(private readonly nodes: ServiceHandle[]) {
+    this.statuses = nodes.map(() => 200);
+    this.loops = nodes.map((n, k) => this.loop(n, k));
+  }
+
+  private async loop(n: ServiceHandle, k: number): Promise<void> {
+    while (this.running) {
+      let status = 0;
+      try {
+        const r = await fetch(`${n.httpUrl}/health`, { signal: AbortSignal.timeout(1000) });
+        status = r.status;
+        await r.arrayBuffer();
+      } catch {
+        status = 0; // no answer within 1 s: not healthy either
+      }
+      if (status !== this.statuses[k]) {
+        this.statuses[k] = status;
+        this.changes.push({ node: k, at: Date.now(), status });
+      }
+      await sleep(50);
+    }
+  }
+
+  async stop(eventAt: number, returnAt: number): Promise<HealthWatch> {
+    this.running = false;
+    await Promise.all(this.loops);
+    const first = (k: number, after: number, ok: boolean) => {
+      const c = this.changes.find((x) => x.node === k && x.at >= after && (x.status === 200) === ok);
+      return c ? c.at - after : null;
+    };
+    return {
+      degradedAfterMs: this.nodes.map((_, k) => (eventAt ? first(k, eventAt, false) : null)),
+      healthyAfterReturnMs: this.nodes.map((_, k) => (returnAt ? first(k, returnAt, true) : null)),
+    };
+  }
+}
+
+/** Run one scenario; everything it started is stopped before it returns (or throws). */
+export async function runScenario(s: Scenario, o: SickRedisOptions, log: (l: string) => void = () => {}): Promise<SickRedisResult> {
+  if (s === 'flood') return runFlood(o, log);
+  const startedAt = Date.now();
+  const limit = startedAt + o.timeLimitSec * 1000;
+  const health0 = watchRunner();
+  const redis = await startTestRedis({ persist: s === 'aof' });
+  const nodes: ServiceHandle[] = [];
+  let procs: ClientProcs | undefined;
+  try {
+    const eventMs = s === 'stall' ? o.stallMs : o.downMs;
+    const messages = Math.max(1, Math.round(((o.beforeMs + eventMs + o.afterMs) / 1000) * o.rate));
+    for (let k = 0; k < o.nodes; k++) {
+      nodes.push(await startService('replay', { args: ['--broker', 'redis', '--history-limit', String(Math.max(1000, messages + 100))], env: { REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT_MS: String(o.deadlineMs) } }));
+    }
+    log(`${s}: redis ${redis.url}${s === 'aof' ? ' (AOF, appendfsync always)' : ' (no persistence)'}, ${o.nodes} nodes ${nodes.map((n) => n.port).join(',')}, ${o.clients} clients in ${o.clientProcs} processes`);
+    const ledger = new DeliveryLedger(o.clients, messages);
+    const book = new EpochBook(o.clients, messages);
+    procs = new ClientProcs(Math.min(o.clientProcs, o.clients), ledger, book);
+    const runId = `sick-${s}-${startedAt.toString(36)}`;
+    const stream = `sick/${runId}`;
+    const per = Math.ceil(o.clients / procs.procs.length);
+    for (let p = 0; p < procs.procs.length; p++) {
+      const first = p * per;
+      procs.send(p, { type: 'start', urls: nodes.map((n) => n.httpUrl), stream, runId, first, count: Math.max(0, Math.min(per, o.clients - first)), rampPerSec: Math.max(50, Math.ceil(500 / procs.procs.length)), reconnectStrategy: 'tuned' });
+    }
+    await procs.until(procs.allReady, Math.max(30_000, (o.clients / 200) * 1000 + 20_000));
+    if (procs.error) throw new Error(procs.error);
+    log(`${s}: ${procs.connected} connected, ${procs.failed} failed`);
+    await sleep(1000);
+
+    const watcher = new HealthWatcher(nodes);
+    const pubStats = { attempts: 0, byStatus: {} as Record<string, number>, maxAnswerMs: 0, over: 0 };
+    const pub = startPublisher({
+      url: nodes[0]!.httpUrl,
+      stream,
+      runId,
+      messages,
+      intervalMs: 1000 / o.rate,
+      timeoutMs: o.publishTimeoutMs,
+      onAttempt: (_seq, a) => {
+        pubStats.attempts++;
+        pubStats.byStatus[String(a.status)] = (pubStats.byStatus[String(a.status)] ?? 0) + 1;
+        pubStats.maxAnswerMs = Math.max(pubStats.maxAnswerMs, a.answerMs);
+        if (a.answerMs > o.deadlineMs + o.answerSlackMs) pubStats.over++;
+      },
+      onPublished: (seq, ok, _cause, at) => {
+        if (!ok) return;
+        ledger.accept(seq);
+        if (at) book.accepted(seq, at);
+      },
+    });
+    let eventAt = 0;
+    let returnAt = 0;
+    let dropped = 0;
+    let publishInStall: SickRedisResult['publishInStall'];
+    if (s === 'empty' && o.dropBeforeKill > 0) {
+      await sleep(o.beforeMs - 150);
+      // Every k-th client, in every process.
+      const step = Math.max(1, Math.round(1 / o.dropBeforeKill));
+      for (let p = 0; p < procs.procs.length; p++) {
+        const ids: number[] = [];
+        for (let i = p * per; i < Math.min(o.clients, (p + 1) * per); i++) if (i % step === 0) ids.push(i);
+        dropped += ids.length;
+        procs.send(p, { type: 'drop', clients: ids });
+      }
+      await sleep(150);
+    } else await sleep(o.beforeMs);
+    if (s === 'stall') {
+      redis.signal('SIGSTOP');
+      eventAt = Date.now();
+      log(`${s}: SIGSTOP`);
+      const t0 = Date.now();
+      const target = nodes[nodes.length - 1]!;
+      const r = await fetch(`${target.httpUrl}/_broadcast`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ stream: `${stream}/probe`, data: '1' }), signal: AbortSignal.timeout(o.publishTimeoutMs) }).catch(() => undefined);
+      publishInStall = { status: r?.status ?? 0, answeredInMs: Date.now() - t0 };
+      await r?.arrayBuffer();
+      await sleep(eventAt + o.stallMs - Date.now());
+      redis.signal('SIGCONT');
+      returnAt = Date.now();
+      log(`${s}: SIGCONT after ${returnAt - eventAt} ms`);
+    } else {
+      eventAt = Date.now();
+      await redis.stop('SIGKILL');
+      log(`${s}: SIGKILL`);
+      await sleep(eventAt + o.downMs - Date.now());
+      await redis.start();
+      returnAt = Date.now();
+      log(`${s}: restarted after ${returnAt - eventAt} ms`);
+    }
+    const timer = setTimeout(() => pub.stop(), Math.max(0, limit - Date.now() - 20_000));
+    const pr = await pub.done;
+    clearTimeout(timer);
+    log(`${s}: publisher ${pr.published}/${messages} accepted, ${pr.failed} failed, ${pr.retried ?? 0} retries`);
+    // Settle: until every client has every accepted message, or settleMs.
+    const settleEnd = Math.min(Date.now() + o.settleMs, limit - 10_000);
+    while (Date.now() < settleEnd) {
+      const t = ledger.totals();
+      if (t.receivedDeliveries - t.unacceptedDeliveries >= t.expectedDeliveries) break;
+      await sleep(250);
+    }
+    const health = await watcher.stop(eventAt, returnAt);
+    await procs.stop();
+    const totals = ledger.totals();
+    const brokerEpoch = book.report(ledger);
+    const runner = health0.stop();
+    const connected = procs.connected;
+    const base = {
+      clients: o.clients,
+      connectedClients: connected,
+      connectFailures: procs.failed,
+      connectFailureCauses: procs.failureCauses,
+      totalMessages: messages,
+      published: pr.published,
+      publishFailures: pr.failed,
+      publishFailureCauses: pr.failureCauses,
+      // The kills make 503s while Redis is dead: expected, and never counted as loss.
+      allowPublishFailures: s !== 'stall',
+      expectedDeliveries: totals.expectedDeliveries,
+      receivedDeliveries: totals.receivedDeliveries,
+      deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
+      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connected * pr.published),
+      skewFloor: 0,
+      foreignMessages: procs.foreign + totals.foreign,
+      elapsedMs: Date.now() - startedAt,
+      plannedMs: (o.clients / 200) * 1000 + 1000 + o.beforeMs + eventMs + o.afterMs + o.settleMs + 15_000,
+      runner,
+      brokerEpoch,
+    };
+    const validity = checkValidity(base);
+    const maxDegraded = health.degradedAfterMs.some((d) => d === null) ? null : Math.max(...(health.degradedAfterMs as number[]));
+    const goals: GoalCheck[] = [];
+    const goal = (g: string, measured: number | string | null, met: boolean) => goals.push({ goal: g, measured, met });
+    goal('0 duplicates', totals.duplicates, totals.duplicates === 0);
+    goal('0 out of order', totals.outOfOrder, totals.outOfOrder === 0);
+    if (s === 'stall') {
+      goal(`/health degraded on every node within ${o.healthGoalMs} ms`, maxDegraded, maxDegraded !== null && maxDegraded <= o.healthGoalMs);
+      goal('0 accepted messages lost', totals.lostDeliveries, totals.lostDeliveries === 0);
+      goal(`every publish answered within the ${o.deadlineMs} ms deadline (+${o.answerSlackMs} ms allowance); max answer ms`, pubStats.maxAnswerMs, pubStats.over === 0 && !pr.failureCauses.TIMEOUT);
+    } else if (s === 'aof') {
+      goal('0 accepted messages lost', totals.lostDeliveries, totals.lostDeliveries === 0);
+      goal('no epoch change (the AOF brought the data back)', brokerEpoch.changes.length, brokerEpoch.changes.length === 0 && brokerEpoch.historyRejectedEpochChanged === 0);
+    } else {
+      goal('0 loss of messages accepted after Redis returned (plain loss)', brokerEpoch.plainLostDeliveries, brokerEpoch.plainLostDeliveries === 0 && brokerEpoch.lostAfterBoundaryDeliveries === 0);
+      goal('the epoch change seen and reported as BROKER_EPOCH_CHANGED', brokerEpoch.changes.map((c) => `${c.from} -> ${c.to}`).join(', ') || null, brokerEpoch.changes.length > 0 && validity.flags.some((f) => f.code === 'BROKER_EPOCH_CHANGED'));
+    }
+    return {
+      scenario: s,
+      clients: o.clients,
+      client: '@anycable/core (official, unmodified), tuned reconnect',
+      clientProcs: procs.procs.length,
+      nodes: o.nodes,
+      redis: s === 'aof' ? 'redis-server, appendonly yes, appendfsync always' : 'redis-server, no persistence (save "", appendonly no)',
+      ratePerSec: o.rate,
+      eventMs: returnAt - eventAt,
+      connectedClients: connected,
+      connectFailures: procs.failed,
+      connectFailureCauses: procs.failureCauses,
+      publisher: { messages, published: pr.published, failed: pr.failed, retried: pr.retried ?? 0, failureCauses: pr.failureCauses, attempts: pubStats.attempts, answersByStatus: pubStats.byStatus, maxAnswerMs: pubStats.maxAnswerMs, answersOverDeadline: pubStats.over, deadlineMs: o.deadlineMs },
+      ...(publishInStall ? { publishInStall } : {}),
+      health,
+      delivery: { ...totals, deliveryRatePct: base.deliveryRatePct },
+      brokerEpoch,
+      droppedBeforeKill: dropped,
+      historyRejected: procs.rejected,
+      disconnects: procs.disconnects,
+      runner: { peakRssMb: runner.runnerPeakRssMb, clientProcsPeakRssMb: procs.peakRssMb, loopLagP99Ms: Math.max(runner.runnerLoopLagMs.p99, procs.loopLagP99Ms) },
+      goals,
+      goalsMet: goals.every((g) => g.met),
+      validity,
+      elapsedMs: Date.now() - startedAt,
+    };
+  } finally {
+    if (procs) for (const c of procs.procs) if (c.exitCode === null) c.kill('SIGKILL');
+    for (const n of nodes) await n.stop(2000).catch(() => {});
+    await redis.close();
+  }
+}
+
+/** The flood on one memory-broker node process (defaults: the byte caps of docs/replay-server.md). */
+async function runFlood(o: SickRedisOptions, log: (l: string) => void): Promise<SickRedisResult> {
+  const startedAt = Date.now();
+  const health0 = watchRunner();
+  const node = await startService('replay', { args: [] });
+  try {
+    const rssMb = () => Math.round((processTreeUsage(node.pid)?.rssBytes ?? 0) / 1048576);
+    const rssBefore = rssMb();
+    let maxRss = rssBefore;
+    const sampler = setInterval(() => (maxRss = Math.max(maxRss, rssMb())), 50);
+    const data = 'x'.repeat(o.floodBytes);
+    const statuses: Record<string, number> = {};
+    let accepted = 0;
+    const end = startedAt + o.timeLimitSec * 1000;
+    for (let k = 0; k < o.floodMessages && Date.now() < end; k++) {
+      const r = await fetch(`${node.httpUrl}/_broadcast`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ stream: `flood/${k}`, data }), signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
+      const st = String(r?.status ?? 'no answer');
+      statuses[st] = (statuses[st] ?? 0) + 1;
+      if (r?.status === 201) accepted++;
+      await r?.arrayBuffer();
+    }
+    await sleep(1000);
+    clearInterval(sampler);
+    maxRss = Math.max(maxRss, rssMb());
+    const endRss = rssMb();
+    const metrics = (await (await fetch(`${node.httpUrl}/metrics`)).json()) as { broker?: Record<string, unknown> };
+    const b = metrics.broker ?? {};
+    const history = { historyBytes: b.historyBytes, historyMessages: b.historyMessages, historyEvictedMessages: b.historyEvictedMessages, historyEvictedBytes: b.historyEvictedBytes };
+    log(`flood: ${accepted}/${o.floodMessages} accepted, RSS ${rssBefore} -> max ${maxRss} MB (cap ${o.rssCapMb})`);
+    const runner = health0.stop();
+    const goals: GoalCheck[] = [{ goal: `replay node RSS under ${o.rssCapMb} MB (MiB) through the flood`, measured: maxRss, met: maxRss < o.rssCapMb }];
+    return {
+      scenario: 'flood',
+      clients: 0,
+      client: 'none (HTTP publishes only)',
+      clientProcs: 0,
+      nodes: 1,
+      redis: 'none (memory broker, default byte caps)',
+      ratePerSec: 0,
+      eventMs: 0,
+      connectedClients: 0,
+      connectFailures: 0,
+      connectFailureCauses: {},
+      publisher: { messages: o.floodMessages, published: accepted, failed: o.floodMessages - accepted, retried: 0, failureCauses: {}, attempts: o.floodMessages, answersByStatus: statuses, maxAnswerMs: 0, answersOverDeadline: 0, deadlineMs: 0 },
+      health: { degradedAfterMs: [], healthyAfterReturnMs: [] },
+      delivery: { expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0, deliveryRatePct: 0 },
+      brokerEpoch: { epochs: [], changes: [], historyRejectedEpochChanged: 0, oldEpochMessages: 0, lostDeliveries: 0, lostMessages: 0, affectedClients: 0, plainLostDeliveries: 0, lostAfterBoundaryDeliveries: 0, boundary: null },
+      droppedBeforeKill: 0,
+      historyRejected: {},
+      disconnects: {},
+      flood: { messages: o.floodMessages, bytesEach: o.floodBytes, accepted, statuses, rssBeforeMb: rssBefore, maxRssMb: maxRss, endRssMb: endRss, rssCapMb: o.rssCapMb, history },
+      runner: { peakRssMb: runner.runnerPeakRssMb, clientProcsPeakRssMb: 0, loopLagP99Ms: runner.runnerLoopLagMs.p99 },
+      goals,
+      goalsMet: goals.every((g) => g.met),
+      validity: null,
+      elapsedMs: Date.now() - startedAt,
+    };
+  } finally {
+    await node.stop(2000).catch(() => {});
+  }
+}
+
