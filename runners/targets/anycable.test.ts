@@ -111,3 +111,49 @@ describe('replay target client', () => {
     expect(reasons[0]).toBe('server_closed:server_restart');
   });
 });
+
+describe('replay target client on a Redis that came back empty', () => {
+  it("arrivals carry their stream epoch; a history request naming the ended epoch surfaces as history {ok: false, reason: 'epoch_changed'}", async () => {
+    const { startTestRedis } = await import('../../services/common/redis-testing.ts');
+    const { RedisBroker } = await import('../../services/replay-server/broker/redis.ts');
+    const redis = await startTestRedis();
+    const broker = new RedisBroker({ historyLimit: 100, historyTtlSec: 300, sessionTtlSec: 300, url: redis.url, probeIntervalMs: 200 });
+    try {
+      await broker.connect();
+      const t = await startTestServer({}, { broker });
+      servers.push(t);
+      const client = replayTarget.createClient({ index: 5, url: t.httpUrl, stream: 'adapter/ep', reconnectStrategy: 'tuned' });
+      clients.push(client);
+      const msgs: ArrivedMessage[] = [];
+      const history: { ok: boolean; reason?: string }[] = [];
+      client.on('message', (m) => msgs.push(m));
+      client.on('history', (h) => history.push(h));
+      await client.connect();
+      const publish = async (n: number) => expect((await t.broadcast({ stream: 'adapter/ep', data: JSON.stringify({ seq: n }) })).status).toBe(201);
+      await publish(1);
+      await waitUntil(() => msgs.length === 1, 3000, 'first message');
+      await redis.stop();
+      await redis.start();
+      await waitUntil(() => broker.health().ok, 5000, 'redis back');
+      for (let i = 0; (await broker.stats()).epochChanges !== 1; i++) {
+        if (i > 50) throw new Error('epoch change not noticed');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // Away while the new epoch starts: its resubscribe names the old epoch.
+      expect(client.drop()).toBe(true);
+      await publish(2);
+      await waitUntil(() => msgs.length >= 2 && history.some((h) => !h.ok), 8000, 'back, with the new epoch');
+      expect(history.filter((h) => !h.ok)).toEqual([{ ok: false, reason: 'epoch_changed' }]);
+      expect(msgs.map((m) => JSON.parse(m.data).seq)).toEqual([1, 2]);
+      expect(msgs[0]!.epoch).toBeTruthy();
+      expect(msgs[1]!.epoch).toBeTruthy();
+      expect(msgs[1]!.epoch).not.toBe(msgs[0]!.epoch);
+      expect(msgs[1]!.offset).toBe(1);
+    } finally {
+      for (const c of clients.splice(0)) c.close();
+      for (const s of servers.splice(0)) await s.close();
+      await broker.close();
+      await redis.close();
+    }
+  });
+});
