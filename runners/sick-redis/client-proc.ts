@@ -83,6 +83,13 @@ process.on('message', (m: ParentToClients) => {
   if (m.type === 'start') void start(m);
   else if (m.type === 'drop') {
     for (const i of m.clients) clients.find((c) => c.index === i)?.drop();
+  } else if (m.type === 'away') {
+    for (const i of m.clients) {
+      const c = clients.find((x) => x.index === i);
+      if (!c) continue;
+      c.close();
+      setTimeout(() => void c.reconnect().catch(() => {}), m.ms).unref();
+    }
   } else if (m.type === 'stop') {
     stopping = true;
     for (const c of clients) c.close();

@@ -14,7 +14,8 @@ export interface ClientsStart {
   reconnectStrategy: string;
 }
 
-export type ParentToClients = ClientsStart | { type: 'drop'; clients: number[] } | { type: 'stop' };
+/** `drop`: socket terminated, the library reconnects at once; `away`: closed cleanly and reconnected after `ms`. */
+export type ParentToClients = ClientsStart | { type: 'drop'; clients: number[] } | { type: 'away'; clients: number[]; ms: number } | { type: 'stop' };
 
 /**
  * Arrivals, batched: flat [client, seq, offset, epochIndex] quadruples (offset -1: none; epoch -1:

@@ -69,6 +69,8 @@ export interface SickRedisResult {
   delivery: LedgerTotals & { deliveryRatePct: number };
   brokerEpoch: EpochReport;
   droppedBeforeKill: number;
+  /** aof/empty: clients offline (closed) from 150 ms before the kill until 1.5 s after the restart. */
+  awayAcrossRestart: number;
   historyRejected: Record<string, number>;
   disconnects: Record<string, number>;
   /** Flood only. */
@@ -257,15 +259,26 @@ export async function runScenario(s: Scenario, o: SickRedisOptions, log: (l: str
     let returnAt = 0;
     let dropped = 0;
     let publishInStall: SickRedisResult['publishInStall'];
-    if (s === 'empty' && o.dropBeforeKill > 0) {
+    let awayIds: number[] = [];
+    // Every k-th client from `phase` on (k >= 2, so two shares never pick the same client).
+    const pick = (share: number, phase: number) => {
+      const step = Math.max(2, Math.round(1 / share));
+      const ids: number[] = [];
+      for (let i = phase; i < o.clients; i += step) ids.push(i);
+      return ids;
+    };
+    const dropEvery = (share: number, phase: number) => {
+      const ids = pick(share, phase);
+      for (let p = 0; p < procs!.procs.length; p++) procs!.send(p, { type: 'drop', clients: ids.filter((i) => Math.floor(i / per) === p) });
+      return ids.length;
+    };
+    if (s !== 'stall' && (o.dropBeforeKill > 0 || o.awayAcrossRestart > 0)) {
       await sleep(o.beforeMs - 150);
-      // Every k-th client, in every process.
-      const step = Math.max(1, Math.round(1 / o.dropBeforeKill));
-      for (let p = 0; p < procs.procs.length; p++) {
-        const ids: number[] = [];
-        for (let i = p * per; i < Math.min(o.clients, (p + 1) * per); i++) if (i % step === 0) ids.push(i);
-        dropped += ids.length;
-        procs.send(p, { type: 'drop', clients: ids });
+      if (s === 'empty' && o.dropBeforeKill > 0) dropped = dropEvery(o.dropBeforeKill, 0);
+      if (o.awayAcrossRestart > 0) {
+        // Offline from before the kill until 1.5 s after the restart (the nodes have reconnected by then).
+        awayIds = pick(o.awayAcrossRestart, 1);
+        for (let p = 0; p < procs.procs.length; p++) procs.send(p, { type: 'away', clients: awayIds.filter((i) => Math.floor(i / per) === p), ms: 150 + o.downMs + 1500 });
       }
       await sleep(150);
     } else await sleep(o.beforeMs);
@@ -365,6 +378,7 @@ export async function runScenario(s: Scenario, o: SickRedisOptions, log: (l: str
       delivery: { ...totals, deliveryRatePct: base.deliveryRatePct },
       brokerEpoch,
       droppedBeforeKill: dropped,
+      awayAcrossRestart: awayIds.length,
       historyRejected: procs.rejected,
       disconnects: procs.disconnects,
       runner: { peakRssMb: runner.runnerPeakRssMb, clientProcsPeakRssMb: procs.peakRssMb, loopLagP99Ms: Math.max(runner.runnerLoopLagMs.p99, procs.loopLagP99Ms) },
@@ -428,6 +442,7 @@ async function runFlood(o: SickRedisOptions, log: (l: string) => void): Promise<
       delivery: { expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0, deliveryRatePct: 0 },
       brokerEpoch: { epochs: [], changes: [], historyRejectedEpochChanged: 0, oldEpochMessages: 0, lostDeliveries: 0, lostMessages: 0, affectedClients: 0, plainLostDeliveries: 0, lostAfterBoundaryDeliveries: 0, boundary: null },
       droppedBeforeKill: 0,
+      awayAcrossRestart: 0,
       historyRejected: {},
       disconnects: {},
       flood: { messages: o.floodMessages, bytesEach: o.floodBytes, accepted, statuses, rssBeforeMb: rssBefore, maxRssMb: maxRss, endRssMb: endRss, rssCapMb: o.rssCapMb, history },
