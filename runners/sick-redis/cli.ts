@@ -42,4 +42,7 @@ async function main(argv: string[]): Promise<number> {
   return results.every((r) => r.goalsMet) ? 0 : 1;
 }
 
+// A bounded run (`timeout 600 ...`) ends with SIGTERM: exit so the reaper kills redis-server, the
+// nodes and the client processes instead of leaving them behind.
+for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => process.exit(130));
 runCli(main);

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { reapOnExit } from '../../lib/reaper.ts';
 
 /**
  * Tests' own `redis-server` (Debian's, /usr/bin/redis-server; .ci/run installs it): a free
@@ -44,6 +45,8 @@ export async function startTestRedis(opts: { persist?: boolean; bin?: string } =
   const start = async () => {
     if (child) return;
     const c = spawn(opts.bin ?? 'redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Never outlives its process (a bounded benchmark run that is stopped, a crashed test file).
+    reapOnExit(c);
     child = c;
     let out = '';
     c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
