@@ -48,6 +48,7 @@ describe('jitter validity on real runs', () => {
     const flag = r.validity.flags.find((f) => f.code === 'CLIENTS_OFFLINE_AT_END');
     expect(flag).toMatchObject({ severity: 'warning' });
     expect(flag!.message).toContain(`${dropped.size} clients`);
+    expect(renderReport(r, { command: 'test' })).toContain(`${r.offlineAtEnd!.lostDeliveries.toLocaleString('en-US')} of them not back by the end`);
     expect(comparisonRows([r])).toContainEqual(['Deliveries lost', `${r.lostDeliveries.toLocaleString('en-US')} (${r.offlineAtEnd!.lostDeliveries.toLocaleString('en-US')} not back by the end: ${dropped.size} clients still offline)`]);
   });
 
