@@ -25,6 +25,13 @@ describe('jitter validity on real runs', () => {
     expect(renderReport(r, { command: 'test' })).toContain('this run says nothing about resilience');
   });
 
+  it('NO_DISRUPTIONS: a partition plan publishing for 4 s never partitions anything', { timeout: 60_000 }, async () => {
+    const r = await run({ clients: 4, msgs: 20, interval: 200, jitter: 2, plan: 'partition', groups: 1, chaosMs: 1000, settle: 1000 });
+    expect(r.chaos.plan).toBe('partition');
+    expect(r.disruptionWindow).toEqual({ planned: 0, applied: 0, windowMs: 4000 });
+    expect(codes(r)).toContain('NO_DISRUPTIONS:fatal');
+  });
+
   it('NO_DISRUPTIONS stays off when drops land inside the window, and when none were asked for (--jitter 0)', { timeout: 60_000 }, async () => {
     const dropped = await run({ clients: 4, msgs: 60, interval: 120, jitter: 0.5, 'jitter-ms': 300, settle: 4000 });
     expect(dropped.disruptionWindow!.applied).toBeGreaterThan(0);
