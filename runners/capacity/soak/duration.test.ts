@@ -15,7 +15,7 @@ import type { SoakDetail } from './run.ts';
  */
 describe('soak too short to judge a slope', () => {
   it('memory growing past both bounds over 22 s of judged windows: INSUFFICIENT_DURATION, every other rule judged', { timeout: 120_000 }, async () => {
-    const svc = await createWsServer({ port: 0, host: '127.0.0.1' });
+    const svc = await createWsServer({ port: 0, host: '127.0.0.1', broadcastKey: '' });
     const kept: Buffer[] = [];
     const leak = setInterval(() => kept.push(Buffer.alloc(1 << 20, 7)), 250);
     try {
