@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,5 +47,30 @@ describe('npm run bench', () => {
     expect(s.command).toMatch(/^npm run bench -- --targets ws,replay .*--seed 77 --json$/);
     expect(s.results).toHaveLength(3);
     expect(s.results[0].latencyHistogram.histogram).toBeUndefined();
+  });
+});
+
+describe('npm run bench stopped by SIGTERM', () => {
+  it('writes the run in progress as a partial result flagged ABORTED, skips the remaining targets, and the page does not blame the target', { timeout: 90_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rebound-bench-'));
+    const child = spawn('node', ['--import', 'tsx', 'runners/bench.ts', '--targets', 'ws,replay', '--clients', '4', '--msgs', '300', '--interval', '100', '--jitter', '0', '--settle', '1000', '--seed', '5', '--json'], { env: { ...process.env, RESULTS_DIR: dir } });
+    let stderr = '';
+    let stdout = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    await new Promise<void>((r) => child.stderr.on('data', (b: Buffer) => {
+      stderr += b.toString();
+      if (stderr.includes('[ws] publish:')) r();
+    }));
+    await new Promise((r) => setTimeout(r, 1500));
+    child.kill('SIGTERM');
+    expect(await exited, stderr).toBe(2);
+    const results = JSON.parse(stdout) as JitterResult[];
+    expect(results.map((x) => x.target)).toEqual(['ws']);
+    expect(results[0]!.aborted).toBe(true);
+    expect(results[0]!.validity.flags.map((f) => f.code)).toEqual(['ABORTED']);
+    const html = readFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith('.html'))!), 'utf8');
+    expect(html).toContain('The run was stopped before its end');
+    expect(html).not.toContain('The target refused');
   });
 });

@@ -101,8 +101,14 @@ export interface AvalancheResult extends RestartRunResult {
   /** Of those, not delivered: the server's own loss (history gone with the process, at-most-once). */
   lostAcceptedDeliveries: number;
   deliveryRateOfAcceptedPct: number;
-  /** Deliveries of messages refused while the node was down: lost to the publisher's errors. */
+  /**
+   * Deliveries of messages the publisher saw refused (while the node was down): expected − accepted.
+   * Not all are lost: `unacceptedDeliveries` of them arrived anyway, so lostDeliveries =
+   * lostAcceptedDeliveries + lostUnpublishedDeliveries − unacceptedDeliveries.
+   */
   lostUnpublishedDeliveries: number;
+  /** Deliveries of messages the publisher saw refused (an error or timeout after the broadcast went out) that arrived anyway. */
+  unacceptedDeliveries: number;
   perfectClients: number;
   runnerOpenFileLimit: number | null;
 }

@@ -132,10 +132,16 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     // What the server promised vs what the publisher never got accepted.
     let acceptedDeliveries = 0;
     let lostAccepted = 0;
+    // Refused by the publisher's count yet delivered (a 5xx or timeout after the broadcast went out):
+    // not lost, so the loss breakdown subtracts them from the refused deliveries.
+    let refusedDelivered = 0;
     for (let i = 0; i < o.clients; i++) {
       const acc = acceptedFor(i);
       for (let s = 1; s <= messages; s++) {
-        if (!acc[s]) continue;
+        if (!acc[s]) {
+          if (fleet.ledger.latencyOf(i, s) !== undefined) refusedDelivered++;
+          continue;
+        }
         acceptedDeliveries++;
         if (fleet.ledger.latencyOf(i, s) === undefined) lostAccepted++;
       }
@@ -215,6 +221,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       lostAcceptedDeliveries: lostAccepted,
       deliveryRateOfAcceptedPct: pct(acceptedDeliveries - lostAccepted, acceptedDeliveries),
       lostUnpublishedDeliveries: totals.expectedDeliveries - acceptedDeliveries,
+      unacceptedDeliveries: refusedDelivered,
       duplicates: totals.duplicates,
       outOfOrder: totals.outOfOrder,
       foreignMessages: fleet.foreign + totals.foreign,

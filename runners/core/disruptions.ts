@@ -103,6 +103,13 @@ export class DisruptionTracker {
     return { step: p.step, ms: now - p.startedAt };
   }
 
+  /** Clients a disruption took offline that have not connected again since (read before the run's own close). */
+  offlineNow(): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < this.connected.length; i++) if (!this.connected[i] && this.pending[i]) out.push(i);
+    return out;
+  }
+
   private push(map: Map<number, number[]>, step: number, v: number) {
     let a = map.get(step);
     if (!a) map.set(step, (a = []));

@@ -42,6 +42,10 @@ const TRIPS: [ValidityCode, 'fatal' | 'warning', Partial<ValidityInput>][] = [
   ['FOREIGN_MESSAGES', 'warning', { foreignMessages: 1 }],
   ['BROKER_EPOCH_CHANGED', 'warning', { brokerEpoch: { epochs: ['a-1', 'b-1'], changes: [{ from: 'a-1', to: 'b-1' }], historyRejectedEpochChanged: 0, oldEpochMessages: 3, lostDeliveries: 0, lostMessages: 0, affectedClients: 0, plainLostDeliveries: 0, lostAfterBoundaryDeliveries: 0, boundary: null } }],
   ['BROKER_EPOCH_CHANGED', 'warning', { brokerEpoch: { epochs: ['a-1'], changes: [], historyRejectedEpochChanged: 4, oldEpochMessages: 3, lostDeliveries: 12, lostMessages: 3, affectedClients: 4, plainLostDeliveries: 0, lostAfterBoundaryDeliveries: 0, boundary: null } }],
+  ['ABORTED', 'fatal', { aborted: true, published: 12, expectedDeliveries: 120, receivedDeliveries: 120 }],
+  ['NO_DISRUPTIONS', 'fatal', { disruptionWindow: { planned: 0, applied: 0, windowMs: 4000 } }],
+  ['NO_DISRUPTIONS', 'fatal', { disruptionWindow: { planned: 3, applied: 0, windowMs: 9000 } }],
+  ['CLIENTS_OFFLINE_AT_END', 'warning', { offlineAtEnd: { clients: 2, lostDeliveries: 16 }, receivedDeliveries: 184, deliveryRatePct: 92, deliveryRateOfConnectedPct: 92 }],
 ];
 
 describe('checkValidity', () => {
@@ -63,6 +67,19 @@ describe('checkValidity', () => {
   it('PARTIAL_PUBLISH names the publisher failures by cause', () => {
     const v = checkValidity({ ...clean(), published: 17, publishFailures: 3, publishFailureCauses: { 'HTTP 500': 2, ECONNRESET: 1 }, expectedDeliveries: 170, receivedDeliveries: 170 });
     expect(v.flags[0]!.message).toMatch(/17 of 20 messages.*HTTP 500 x2, ECONNRESET x1.*--allow-publish-failures/);
+  });
+
+  it('an aborted run is not blamed on the target: no PARTIAL_PUBLISH for what the stop left unsent, but a refusal before it still counts', () => {
+    const stopped = checkValidity({ ...clean(), aborted: true, published: 12, expectedDeliveries: 120, receivedDeliveries: 120 });
+    expect(stopped.flags.map((f) => f.code)).toEqual(['ABORTED']);
+    expect(stopped.flags[0]!.message).toMatch(/12 of 20 messages were published, 8 never sent because of the stop/);
+    const refused = checkValidity({ ...clean(), aborted: true, published: 12, publishFailures: 1, publishFailureCauses: { 'HTTP 500': 1 }, expectedDeliveries: 120, receivedDeliveries: 120 });
+    expect(refused.flags.map((f) => f.code)).toEqual(['PARTIAL_PUBLISH', 'ABORTED']);
+  });
+
+  it('NO_DISRUPTIONS and CLIENTS_OFFLINE_AT_END stay quiet when disruptions happened and everyone came back, or the run was aborted', () => {
+    expect(checkValidity({ ...clean(), disruptionWindow: { planned: 4, applied: 3, windowMs: 9000 }, offlineAtEnd: { clients: 0, lostDeliveries: 0 } }).flags).toEqual([]);
+    expect(checkValidity({ ...clean(), aborted: true, disruptionWindow: { planned: 0, applied: 0, windowMs: 9000 }, offlineAtEnd: { clients: 1, lostDeliveries: 5 } }).flags.map((f) => f.code)).toEqual(['ABORTED']);
   });
 
   it('RECEIVED_OVER_EXPECTED is reachable from the ledger: the target delivered a message the publisher saw fail', () => {

@@ -16,6 +16,9 @@ export const VALIDITY_CODES = [
   'RUNNER_LOOP_LAG',
   'FOREIGN_MESSAGES',
   'BROKER_EPOCH_CHANGED',
+  'ABORTED',
+  'NO_DISRUPTIONS',
+  'CLIENTS_OFFLINE_AT_END',
 ] as const;
 export type ValidityCode = (typeof VALIDITY_CODES)[number];
 
@@ -63,6 +66,15 @@ export interface ValidityInput {
   runner: RunnerHealth;
   /** Loss to a broker that came back empty (epoch-book.ts); absent or null for targets without epochs. */
   brokerEpoch?: EpochReport | null;
+  /** The run was stopped before its end (abort signal: a runner shutting down, SIGTERM/SIGINT at the CLI). */
+  aborted?: boolean;
+  /**
+   * Resilience runs (jitter, chaos plans) that asked for disruptions: how many the schedule put
+   * inside the publishing window, and how many of those were applied. Absent when none was asked for.
+   */
+  disruptionWindow?: { planned: number; applied: number; windowMs: number };
+  /** Clients a disruption took offline that were still offline when the settle ended, and the accepted messages they missed. */
+  offlineAtEnd?: { clients: number; lostDeliveries: number };
 }
 
 const causes = (c: Record<string, number>) =>
@@ -91,10 +103,25 @@ export function checkValidity(r: ValidityInput): Validity {
   }
   if (r.connectedClients === 0) fatal('NOTHING_CONNECTED', 'no client connected');
   if (r.published === 0) fatal('NOTHING_PUBLISHED', `the target accepted no message${r.publishFailures ? ` (${causes(r.publishFailureCauses)})` : ''}`);
-  else if (r.published < r.totalMessages) {
+  // An aborted run stopped publishing itself: only messages the target refused are the target's.
+  else if (r.aborted ? r.publishFailures > 0 : r.published < r.totalMessages) {
     const msg = `only ${r.published} of ${r.totalMessages} messages were accepted by the target (${causes(r.publishFailureCauses)}); deliveries are counted over the accepted ones`;
     if (r.allowPublishFailures) warn('PARTIAL_PUBLISH', msg);
     else fatal('PARTIAL_PUBLISH', `${msg}; pass --allow-publish-failures if the run is about publisher faults`);
+  }
+  if (r.aborted) {
+    const unsent = r.totalMessages - r.published - r.publishFailures;
+    fatal('ABORTED', `the run was stopped before its end (the runner was shut down: SIGTERM, SIGINT or its abort signal); ${r.published} of ${r.totalMessages} messages were published${unsent > 0 ? `, ${unsent} never sent because of the stop` : ''}: figures cover the part that ran and say nothing against the target`);
+  }
+  if (r.disruptionWindow && r.disruptionWindow.applied === 0 && !r.aborted) {
+    const d = r.disruptionWindow;
+    fatal('NO_DISRUPTIONS', d.planned === 0
+      ? `the schedule put no disruption inside the ${d.windowMs} ms publishing window (the first comes 5 s + U(0, jitter) after publishing starts): this is not a resilience result; publish longer (--msgs x --interval) or use a shorter --jitter`
+      : `none of the ${d.planned} disruptions planned inside the publishing window could be applied (no client was connected when each came due): this is not a resilience result`);
+  }
+  if (r.offlineAtEnd && r.offlineAtEnd.clients > 0 && !r.aborted) {
+    const o = r.offlineAtEnd;
+    warn('CLIENTS_OFFLINE_AT_END', `${o.clients} clients the run disrupted were still offline when the settle ended; their ${o.lostDeliveries} missing deliveries are booked as "not back by the end" (lostNotBackByEnd), not as the target's loss while connected: a longer --settle shows whether they come back`);
   }
   if (r.skewFloor < 0) fatal('NEGATIVE_SKEW_FLOOR', `minimum latency ${r.skewFloor} ms is negative: runner and publisher clocks disagree`);
   if (r.elapsedMs > 1.5 * r.plannedMs) fatal('OVERRAN_PLAN', `run took ${r.elapsedMs} ms, more than 1.5x the planned ${r.plannedMs} ms`);

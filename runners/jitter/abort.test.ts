@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../services/common/spawn.ts';
 import { parseJitterOptions } from './options.ts';
+import { renderReport } from '../report/index.ts';
 import { runJitter } from './run.ts';
 
 /** A runner shard shutting down aborts its run: clients closed, publisher stopped, a partial result. */
@@ -20,6 +21,12 @@ describe('jitter abort', () => {
       expect(r.published).toBeGreaterThan(0);
       expect(r.published).toBeLessThan(300);
       expect(r.receivedDeliveries).toBeGreaterThan(0);
+      // Validity says why the figures are partial, and does not blame the target for what the stop left unsent.
+      expect(r.validity.valid).toBe(false);
+      expect(r.validity.flags.map((f) => `${f.code}:${f.severity}`)).toEqual(['ABORTED:fatal']);
+      const html = renderReport(r, { command: 'test' });
+      expect(html).toContain('The run was stopped before its end');
+      expect(html).not.toContain('The target refused');
       // 300 messages at 100 ms would take 30 s plus settle; the abort ends it within seconds.
       expect(Date.now() - t0).toBeLessThan(15_000);
       const connections = async () => ((await (await fetch(`${svc.httpUrl}/metrics`)).json()) as { connections: number }).connections;

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,5 +47,29 @@ describe('bench:jitter CLI', () => {
     const csv = readFileSync(join(dir, files.find((f) => f.endsWith('.csv'))!), 'utf8').split('\n');
     expect(csv[0]).toContain('deliveryRatePct');
     expect(csv[1]).toContain('ws');
+  });
+
+  it('SIGTERM mid-run writes the partial result, flagged ABORTED, and its report does not blame the target', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rebound-results-'));
+    const child = spawn('node', ['--import', 'tsx', 'runners/jitter/cli.ts', '--target', 'ws', '--clients', '5', '--msgs', '300', '--interval', '100', '--jitter', '0', '--settle', '1000', '--json'], { env: { ...process.env, RESULTS_DIR: dir } });
+    let stderr = '';
+    let stdout = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    await new Promise<void>((r) => child.stderr.on('data', (b: Buffer) => {
+      stderr += b.toString();
+      if (stderr.includes('] publish:')) r();
+    }));
+    await new Promise((r) => setTimeout(r, 1500));
+    child.kill('SIGTERM');
+    expect(await exited, stderr).toBe(2); // an invalid run, as for any fatal flag
+    const result = JSON.parse(stdout);
+    expect(result.aborted).toBe(true);
+    expect(result.published).toBeGreaterThan(0);
+    expect(result.published).toBeLessThan(300);
+    expect(result.validity.flags.map((f: { code: string }) => f.code)).toEqual(['ABORTED']);
+    const html = readFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith('.html'))!), 'utf8');
+    expect(html).toContain('The run was stopped before its end');
+    expect(html).not.toContain('The target refused');
   });
 });

@@ -28,11 +28,19 @@ async function main(argv: string[]): Promise<number> {
   const { workers: _w, ...engineValues } = values;
   const opts = parseJitterOptions({ values: engineValues, env: process.env, origin: 'CLI' });
   const target = getTarget(opts.target);
+  // SIGTERM/SIGINT stop the run, not the process: the partial result is still written, flagged ABORTED.
+  const stop = new AbortController();
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(sig, () => {
+      process.stderr.write(`[${target.name}] ${sig}: stopping the run; the partial result will be written, flagged ABORTED\n`);
+      stop.abort();
+    });
+  }
   const result = await withTarget(target, opts.url, async (url, svc) => {
     const phase = (name: string, detail: string) => process.stderr.write(`[${target.name}] ${name}: ${detail}\n`);
     const progress = (p: JitterProgress) => process.stderr.write(formatProgress(target.name, p));
-    if (workers > 1) return runJitterWorkers(opts, url, workers, { phase, progress, ...(svc ? { targetPid: svc.pid } : {}) });
-    const run = runJitter(opts, url, { targetPid: svc?.pid });
+    if (workers > 1) return runJitterWorkers(opts, url, workers, { phase, progress, signal: stop.signal, ...(svc ? { targetPid: svc.pid } : {}) });
+    const run = runJitter(opts, url, { targetPid: svc?.pid, signal: stop.signal });
     run.events.on('phase', phase);
     run.events.on('progress', progress);
     return run.result;

@@ -148,6 +148,8 @@ export function mergeJitterResults(o: JitterOptions, parts: { slice: WorkerSlice
     // Target-wide figures, sampled once (by worker 0); the per-second series stay per worker.
     ...(first.targetResources ? { targetResources: first.targetResources } : {}),
     ...(rs.some((r) => r.aborted) ? { aborted: true } : {}),
+    ...(rs.some((r) => r.disruptionWindow) ? { disruptionWindow: { planned: sum(rs, (r) => r.disruptionWindow?.planned ?? 0), applied: sum(rs, (r) => r.disruptionWindow?.applied ?? 0), windowMs: Math.max(...rs.map((r) => r.disruptionWindow?.windowMs ?? 0)) } } : {}),
+    offlineAtEnd: { clients: sum(rs, (r) => r.offlineAtEnd?.clients ?? 0), lostDeliveries: sum(rs, (r) => r.offlineAtEnd?.lostDeliveries ?? 0) },
     workers: parts.length,
     perWorker: parts.map((p) => ({ ...p.slice, connectedClients: p.result.connectedClients, published: p.result.published, deliveryRatePct: p.result.deliveryRatePct, lostDeliveries: p.result.lostDeliveries, latencyRawMs: p.result.latencyRawMs, recoveryMs: p.result.recoveryMs, runner: p.result.runner, disruptions: p.result.chaos.disruptions })),
   };

@@ -101,7 +101,18 @@ export interface JitterResult extends LatencyReport {
   acceptedSeqs?: string;
   /** Subscriber: distinct clients that got each seq (index 0 = seq 1), for an exact re-judgement against the publisher's accepted set. */
   arrivalsBySeq?: number[];
-  /** The run was stopped early (the runner shard shut down): figures cover what was measured until then. */
+  /** The run was stopped early (the runner shard shut down, SIGTERM/SIGINT at the CLI): figures cover what was measured until then; validity says ABORTED. */
   aborted?: boolean;
+  /**
+   * Disruptions inside the publishing window: planned by the seeded schedule, and applied. Present
+   * when the options asked for disruptions; none applied is NO_DISRUPTIONS (absent in older results).
+   */
+  disruptionWindow?: { planned: number; applied: number; windowMs: number };
+  /**
+   * Clients a disruption took offline that were still offline when the settle ended, and the
+   * accepted messages they missed: booked as "not back by the end" (CLIENTS_OFFLINE_AT_END), part
+   * of lostDeliveries but not loss while connected (absent in older results).
+   */
+  offlineAtEnd?: { clients: number; lostDeliveries: number };
   validity: Validity;
 }

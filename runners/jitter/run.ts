@@ -422,6 +422,9 @@ class JitterSession {
     const disruptions = this.kinds.map((k) => this.tracker.report(k, this.applied, this.ledger, this.sentAtMs, this.target.replays));
     const conn = this.connections.summary();
     const { connectedClients } = conn;
+    // Still offline after the settle: their missing messages are "not back by the end", not loss while connected.
+    const offline = this.tracker.offlineNow();
+    const offlineAtEnd = { clients: offline.length, lostDeliveries: offline.reduce((n, i) => n + this.ledger.tally(i).lost, 0) };
     const partial: Omit<JitterResult, 'validity'> = {
       test: 'jitter',
       target: this.target.name,
@@ -474,6 +477,10 @@ class JitterSession {
       role: o.subscribeOnly ? 'subscriber' : 'publisher',
       acceptedSeqs: encodeRanges((s) => this.ledger.isAccepted(s), o.msgs),
       ...(o.subscribeOnly ? { arrivalsBySeq: this.ledger.arrivalsBySeq(), plannedMs: listenWindow(o).plannedMs } : {}),
+      ...(this.aborted ? { aborted: true } : {}),
+      // Asked for disruptions (a drop interval inside the window, any plan kind): did any happen?
+      ...(dropsWithin(o) && this.kinds.length > 0 ? { disruptionWindow: { planned: this.steps.length, applied: this.applied.size, windowMs: dropWindowMs(o) } } : {}),
+      offlineAtEnd,
     };
     const validity = checkValidity(partial);
     if (o.subscribeOnly) {
@@ -481,6 +488,6 @@ class JitterSession {
       validity.flags = validity.flags.filter((f) => !SUBSCRIBER_ONLY_CODES.includes(f.code));
       validity.valid = !validity.flags.some((f) => f.severity === 'fatal');
     }
-    return { ...partial, ...(this.aborted ? { aborted: true } : {}), validity };
+    return { ...partial, validity };
   }
 }

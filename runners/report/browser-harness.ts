@@ -20,6 +20,13 @@ export interface ChartState {
   /** Non-blank pixels in the chart's canvas: the plot really drew something. */
   inked: number;
   error: string | null;
+  /** The y axis' tick labels as drawn. */
+  yTickLabels?: string[];
+  /** Every marker label drawn on the plot, [x, y, width, height] in CSS px, and the plot's width. */
+  labelBoxes?: [number, number, number, number][];
+  plotWidth?: number;
+  /** The y axis' width and the width its widest tick label needs, CSS px. */
+  yAxisFit?: { size: number; need: number };
 }
 
 export interface OpenedReport {
@@ -79,6 +86,10 @@ export async function openReport(context: BrowserContext, htmlPath: string, shot
           markers: num(f.dataset.markers),
           inked,
           error: f.dataset.error ?? null,
+          yTickLabels: JSON.parse(f.dataset.yTickLabels ?? '[]') as string[],
+          labelBoxes: JSON.parse(f.dataset.labelBoxes ?? '[]') as [number, number, number, number][],
+          plotWidth: num(f.dataset.plotWidth),
+          yAxisFit: JSON.parse(f.dataset.yAxisFit ?? 'null') as { size: number; need: number },
         };
       });
       const banner = [...document.querySelectorAll<HTMLElement>('#validity .banner')].map((b) => ({ severity: b.dataset.severity ?? '', flags: [...b.querySelectorAll<HTMLElement>('li[data-flag]')].map((li) => li.dataset.flag ?? '') }));

@@ -59,7 +59,7 @@ export function jitterReport(results: readonly JitterResult[], meta: ReportMeta)
     verdicts: verdicts(
       results.map((r) => {
         const rec = r.chaos.disruptions.filter((d) => d.recoverMs.count > 0).map((d) => d.recoverMs.p95);
-        return { target: columnLabel(r), lostDeliveries: r.lostDeliveries, expectedDeliveries: r.expectedDeliveries, unrecovered: r.chaos.disruptions.reduce((n, d) => n + d.unrecovered, 0), recoveryP95Ms: rec.length ? Math.max(...rec) : null };
+        return { target: columnLabel(r), lostDeliveries: r.lostDeliveries, expectedDeliveries: r.expectedDeliveries, unrecovered: r.chaos.disruptions.reduce((n, d) => n + d.unrecovered, 0), recoveryP95Ms: rec.length ? Math.max(...rec) : null, ...(r.offlineAtEnd?.lostDeliveries ? { notBackByEnd: r.offlineAtEnd.lostDeliveries } : {}) };
       }),
     ),
     summary: comparisonRows(results),

@@ -83,6 +83,16 @@ describe.skipIf(!hasChromium)('visual report in Chromium', () => {
     expect(partitions).toBeGreaterThan(0);
     // "publishing starts", "last message" and one span per applied partition.
     for (const c of connected) expect(c.markers).toBeGreaterThanOrEqual(partitions + 1);
+    // Every span's label drawn on the plot, none over another.
+    for (const c of connected) {
+      const boxes = c.labelBoxes!;
+      expect(boxes.length).toBe(c.markers);
+      for (const [i, b] of boxes.entries()) {
+        expect(b[0]).toBeGreaterThanOrEqual(0);
+        expect(b[0] + b[2]).toBeLessThanOrEqual(c.plotWidth! + 0.5);
+        for (const o of boxes.slice(0, i)) expect(b[0] < o[0] + o[2] && o[0] < b[0] + b[2] && b[1] < o[1] + o[3] && o[1] < b[1] + b[3], `${c.id}: labels overlap`).toBe(false);
+      }
+    }
     expect(readFileSync(part!.html, 'utf8')).toContain('--plan partition');
   });
 

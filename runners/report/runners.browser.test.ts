@@ -86,4 +86,24 @@ describe.skipIf(!hasChromium)('idle and multi-shard reports in Chromium', () => 
     expectChartsDrawn(c, clockHtml);
     expect(c.charts.find((x) => x.id === 'clock-offsets')!.points).toBe(2);
   });
+
+  it('multi-shard idle: per-shard asked-for and subscribed counts and the fleet\'s figures, not delivery columns of n/a', { timeout: 150_000 }, async () => {
+    const args = ['--test', 'idle', '--target', 'ws', '--per-shard-n', '15', '--poll-ms', '200', '--timeout-sec', '60', '--hold', '2', '--ramp', '100'];
+    const run = await cli('shards/coordinator/main.ts', args, { SHARDS: runners.map((x) => x.url).join(','), BENCH_RUNNER_TOKEN: TOKEN });
+    const merged = JSON.parse(readFileSync(run.json, 'utf8')) as MultiShardReport;
+    expect(merged.perShard.map((s) => [s.status, s.clients, s.connected])).toEqual([['done', 15, 15], ['done', 15, 15]]);
+    const r = await openReport(browser.context, run.html, 'report-multi-shard-idle.png');
+    expectChartsDrawn(r, run.html);
+    expect(r.charts.map((c) => c.id)).toEqual(['shard-counts', 'shard-target-bytes']);
+    // Both series drawn over the two shards, named on the x axis.
+    const counts = r.charts.find((c) => c.id === 'shard-counts')!;
+    expect(counts).toMatchObject({ series: 2, points: 4 });
+    expect(counts.xLabel).toMatch(/^1 = s1 \(done\), 2 = s2 \(done\)$/);
+    const html = readFileSync(run.html, 'utf8');
+    const table = /<table id="summary">(.*?)<\/table>/s.exec(html)![1]!;
+    expect(table).toContain('<th>subscribed</th><th>target B/conn</th>');
+    expect(table).not.toContain('n/a');
+    expect(table).not.toMatch(/<th>(received|lost|p99 ms)<\/th>/);
+    expect(table).toMatch(/<td>fleet \(merged\)<\/td><td>valid<\/td><td>30<\/td><td>30<\/td>/);
+  });
 });

@@ -18,6 +18,9 @@ const PLAIN: Record<string, string> = {
   RUNNER_PORT_EXHAUSTION: 'The runner ran out of local ports or source addresses: those failures are the runner\'s limit, not the target\'s.',
   RUNNER_LOOP_LAG: 'The runner itself was overloaded: latency figures are inflated by the runner, not the target.',
   FOREIGN_MESSAGES: 'Messages that were not this run\'s arrived on the test stream.',
+  ABORTED: 'The run was stopped before its end (the runner was shut down): the figures cover only the part that ran, and the missing part is not the target\'s fault.',
+  NO_DISRUPTIONS: 'No disruption happened while messages were published: this run says nothing about resilience.',
+  CLIENTS_OFFLINE_AT_END: 'Some disrupted clients were still reconnecting when the run ended: their missing messages are counted as "not back by the end", not as messages the target lost.',
 };
 
 /** Any runner's flags (each runner has its own code union; the fleet's too). */

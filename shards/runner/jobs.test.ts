@@ -30,6 +30,15 @@ describe('job records for the benchmark poller', () => {
     expect(JSON.parse(readFileSync(join(dir, `${job.id}.json`), 'utf8'))).toMatchObject({ published: 3 });
   });
 
+  it('an aborted run\'s partial result carries ABORTED in its validity, even from a runner that does not raise it', async () => {
+    const store = new JobStore(tempResultsDir());
+    const { finished } = store.start(meta, async (ctx) => new Promise((r) => ctx.signal.addEventListener('abort', () => r({ test: 'latency', published: 3, validity: { valid: true, flags: [] } }))));
+    await new Promise((r) => setTimeout(r, 20));
+    await store.abortAll();
+    const done = await finished;
+    expect(done).toMatchObject({ status: 'failed', aborted: true, result: { aborted: true, validity: { valid: false, flags: [{ code: 'ABORTED', severity: 'fatal' }] } } });
+  });
+
   it('records of the old shape (status aborted, error object) are rewritten on load', () => {
     const dir = tempResultsDir();
     mkdirSync(join(dir, 'jobs'), { recursive: true });

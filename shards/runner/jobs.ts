@@ -333,8 +333,10 @@ export class JobStore {
           markAborted(job);
           job.result = { aborted: true, partial: true, progress: job.progress, note: 'the runner did not return a partial result within the abort grace period; this is its last progress report' };
         } else {
-          if (abort.signal.aborted || r.aborted === true) markAborted(job);
-          else job.status = 'done';
+          if (abort.signal.aborted || r.aborted === true) {
+            markAborted(job);
+            flagAborted(r);
+          } else job.status = 'done';
           job.result = r;
         }
       },
@@ -386,6 +388,20 @@ export class JobStore {
 }
 
 const ABORT_MESSAGE = 'aborted: the runner was stopped (SIGTERM) while this job ran; the partial result is stored';
+
+/**
+ * The partial result of an aborted job says so in its own validity, whatever runner made it: a
+ * runner that does not raise ABORTED itself gets it here, so no report quotes the partial figures
+ * as a finished run's (docs/errors.md).
+ */
+function flagAborted(result: Record<string, unknown>): void {
+  result.aborted = true;
+  const v = result.validity as { valid?: unknown; flags?: unknown } | undefined;
+  if (!v || typeof v !== 'object' || !Array.isArray(v.flags)) return;
+  const flags = v.flags as Record<string, unknown>[];
+  if (!flags.some((f) => f.code === 'ABORTED')) flags.push({ code: 'ABORTED', severity: 'fatal', message: 'the run was stopped before its end (the runner was stopped, SIGTERM, while this job ran): figures cover the part that ran and say nothing against the target' });
+  v.valid = false;
+}
 
 function markAborted(job: Job): void {
   job.status = 'failed';

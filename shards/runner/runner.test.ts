@@ -148,6 +148,9 @@ describe('bench-runner service', () => {
     // A real partial result: what was published before the abort, not the whole plan.
     expect(after.body.result.published).toBeGreaterThan(0);
     expect(after.body.result.published).toBeLessThan(200);
+    // Its validity agrees with the job record: ABORTED, not the target's PARTIAL_PUBLISH.
+    expect(after.body.result.validity.flags.map((f: { code: string }) => f.code)).toEqual(['ABORTED']);
+    expect(readFileSync(join(dir, `${id}.html`), 'utf8')).not.toContain('The target refused');
     expect(existsSync(join(dir, `${id}.json`))).toBe(true);
     // The partial result got its report too, written before the process exited.
     expect(readFileSync(join(dir, `${id}.html`), 'utf8')).toContain('latency-cdf-raw');

@@ -30,6 +30,7 @@ export const SOAK_OPTIONS = {
   maxThroughputDecayPct: { type: 'number', default: 10, min: 0, max: 100, doc: 'throughput rule: the late third\'s mean deliveries/s may fall at most this % below the early third\'s' },
   maxRssSlopeMbPerMin: { type: 'number', default: 1, min: 0, max: 10_000, doc: 'memory rule: least-squares slope of target RSS over the judged windows, MB per minute' },
   rssNoiseMb: { type: 'number', default: 8, min: 0, max: 10_000, doc: 'memory rule: a fitted growth over the judged span below this many MB passes whatever the slope (GC swing; a short soak cannot resolve a smaller leak)' },
+  minSlopeSpanSec: { type: 'number', default: 60, min: 0, max: 86_400, doc: 'memory rule: a slope above both bounds fails only over at least this many seconds of judged windows; shorter, the verdict is INSUFFICIENT_DURATION (0: judge any span)' },
   maxP99GrowthPct: { type: 'number', default: 50, min: 0, max: 10_000, doc: 'latency rule: the late third\'s median window p99 may exceed the early third\'s by this % ...' },
   p99SlackMs: { type: 'number', default: 10, min: 0, max: 60_000, doc: '... plus this many ms (a few-ms p99 moves by whole ms on a busy machine)' },
   maxUnexpectedDisconnects: { type: 'int', default: 0, min: 0, max: 1_000_000, doc: 'disconnect rule: disconnects the runner did not cause, over the whole soak' },
@@ -40,7 +41,7 @@ export const SOAK_OPTIONS = {
 export type SoakOptions = OptionValues<typeof SOAK_OPTIONS>;
 
 /** The rule thresholds alone (rules.ts takes only these, so synthetic series are judged like real ones). */
-export type SoakThresholds = Pick<SoakOptions, 'warmupSec' | 'maxThroughputDecayPct' | 'maxRssSlopeMbPerMin' | 'rssNoiseMb' | 'maxP99GrowthPct' | 'p99SlackMs' | 'maxUnexpectedDisconnects' | 'minDeliveredPct' | 'maxRigLagMs'>;
+export type SoakThresholds = Pick<SoakOptions, 'warmupSec' | 'maxThroughputDecayPct' | 'maxRssSlopeMbPerMin' | 'rssNoiseMb' | 'minSlopeSpanSec' | 'maxP99GrowthPct' | 'p99SlackMs' | 'maxUnexpectedDisconnects' | 'minDeliveredPct' | 'maxRigLagMs'>;
 
 const invalid = (option: string, message: string) => new ReboundError('RR_ERR_OPTION_INVALID', message, { details: { option } });
 

@@ -57,6 +57,23 @@ describe('soak rules on synthetic health series', () => {
     expect(rule(judgeSoak(long, ALL_DELIVERED, { ...T, warmupSec: 4 }), 'memory').status).toBe('fail');
   });
 
+  it('a steep slope over a span too short to fit one is INSUFFICIENT_DURATION, not FAIL; the same slope held for a minute fails', () => {
+    // The measured case: a 30 s soak of a healthy ws server (2 s windows, 6 s warm-up) whose RSS
+    // settles upward at 23.9 MB/min over its 22 s of judged windows (+8.8 MB, just over the band).
+    const settling = (n: number) => series((i, t) => ({ rssMb: 60 + (23.9 * t) / 60 }), n, 2);
+    const j = judgeSoak(settling(15), ALL_DELIVERED, { ...T, warmupSec: 6 });
+    expect(rule(j, 'memory')).toMatchObject({ status: 'insufficient', value: 23.9 });
+    expect(rule(j, 'memory').message).toMatch(/over only 22 s of judged windows: too short to judge a slope \(at least 60 s/);
+    expect(j.verdict).toBe('insufficient_duration');
+    expect(j.rules.filter((r) => r.rule !== 'memory').map((r) => r.status)).toEqual(['pass', 'pass', 'pass', 'pass']);
+    // 0 judges any span (the old behaviour); a minute of judged windows at that slope is a leak.
+    expect(judgeSoak(settling(15), ALL_DELIVERED, { ...T, warmupSec: 6, minSlopeSpanSec: 0 }).verdict).toBe('fail');
+    expect(rule(judgeSoak(settling(36), ALL_DELIVERED, { ...T, warmupSec: 6 }), 'memory').status).toBe('fail');
+    // Another rule's failure still fails the soak.
+    const dropped = judgeSoak(settling(15).map((w, i) => (i === 9 ? { ...w, unexpectedDisconnects: 1 } : w)), ALL_DELIVERED, { ...T, warmupSec: 6 });
+    expect(dropped.verdict).toBe('fail');
+  });
+
   it('a decaying series fails the throughput rule', () => {
     const j = judgeSoak(series((i) => ({ deliveriesPerSec: Math.round(4000 * (1 - i / 200)) })), ALL_DELIVERED, T);
     const r = rule(j, 'throughput');

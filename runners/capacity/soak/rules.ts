@@ -37,7 +37,8 @@ export type RuleId = 'throughput' | 'memory' | 'latency' | 'disconnects' | 'deli
 
 export interface RuleVerdict {
   rule: RuleId;
-  status: 'pass' | 'fail' | 'unmeasured';
+  /** `insufficient`: the series is too short to judge this rule's figure (memory: a slope over under `minSlopeSpanSec`). */
+  status: 'pass' | 'fail' | 'unmeasured' | 'insufficient';
   /** The figure judged, and the bound it was held to (same unit). */
   value: number | null;
   bound: number | null;
@@ -52,7 +53,8 @@ export interface DeliveryTotals {
   duplicates: number;
 }
 
-export type SoakVerdict = 'pass' | 'fail' | 'inconclusive';
+/** `insufficient_duration`: nothing failed, but a rule needs a longer series to be judged (docs/soak.md). */
+export type SoakVerdict = 'pass' | 'fail' | 'inconclusive' | 'insufficient_duration';
 
 export interface SoakJudgement {
   verdict: SoakVerdict;
@@ -116,9 +118,18 @@ function memoryRule(s: readonly HealthSample[], judged: number[], t: SoakThresho
   const slope = Number(fit.slope.toPrecision(3));
   // A short soak extrapolates GC noise into a steep slope: growth within the noise band is flat.
   const ok = fit.slope <= bound || growth <= t.rssNoiseMb;
-  const why = fit.slope <= bound ? `at most ${bound} MB/min allowed` : growth <= t.rssNoiseMb ? `above ${bound} MB/min, but the fitted growth ${r2(growth)} MB is within the ${t.rssNoiseMb} MB noise band` : `above ${bound} MB/min, fitted growth ${r2(growth)} MB over ${r2((toSec - fromSec) / 60)} min`;
+  // Flat is flat at any length; growing is only a leak over a span long enough to fit a slope: a
+  // 30 s soak turns the heap settling after warm-up into tens of MB/min.
+  const tooShort = !ok && toSec - fromSec < t.minSlopeSpanSec;
+  const why = fit.slope <= bound
+    ? `at most ${bound} MB/min allowed`
+    : growth <= t.rssNoiseMb
+      ? `above ${bound} MB/min, but the fitted growth ${r2(growth)} MB is within the ${t.rssNoiseMb} MB noise band`
+      : tooShort
+        ? `above ${bound} MB/min, but over only ${r2(toSec - fromSec)} s of judged windows: too short to judge a slope (at least ${t.minSlopeSpanSec} s, --min-slope-span-sec; soak longer)`
+        : `above ${bound} MB/min, fitted growth ${r2(growth)} MB over ${r2((toSec - fromSec) / 60)} min`;
   return {
-    v: { rule: 'memory', status: ok ? 'pass' : 'fail', value: slope, bound, unit: 'MB/min', message: `RSS slope ${slope} MB/min (${why})` },
+    v: { rule: 'memory', status: ok ? 'pass' : tooShort ? 'insufficient' : 'fail', value: slope, bound, unit: 'MB/min', message: `RSS slope ${slope} MB/min (${why})` },
     fit: { slopeMbPerMin: fit.slope, interceptMb: fit.intercept, fromSec, toSec },
   };
 }
@@ -180,6 +191,6 @@ export function judgeSoak(series: readonly HealthSample[], delivery: DeliveryTot
   const unmeasured = rules.filter((r) => r.status === 'unmeasured');
   if (unmeasured.length) flags.push({ code: 'SOAK_RULE_UNMEASURED', severity: 'warning', message: `not judged: ${unmeasured.map((r) => `${r.rule} (${r.message})`).join('; ')}` });
   const fatal = flags.some((f) => f.severity === 'fatal');
-  const verdict: SoakVerdict = fatal ? 'inconclusive' : rules.some((r) => r.status === 'fail') ? 'fail' : unmeasured.length ? 'inconclusive' : 'pass';
+  const verdict: SoakVerdict = fatal ? 'inconclusive' : rules.some((r) => r.status === 'fail') ? 'fail' : rules.some((r) => r.status === 'insufficient') ? 'insufficient_duration' : unmeasured.length ? 'inconclusive' : 'pass';
   return { verdict, rules, judged, early, late, rigLagged, rssFit, earlyThroughput, earlyP99Ms, flags };
 }

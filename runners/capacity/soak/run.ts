@@ -304,7 +304,7 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
           },
         ],
         headline: { name: 'sustained deliveries/s (soak passed)', value: verdict === 'pass' ? sustained : null, unit: 'deliveries/s', higherIsBetter: true },
-        ...(verdict === 'pass' ? {} : { failureMode: valid ? `soak rules failed: ${failed.map((r) => r.rule).join(', ')}` : `invalid run: ${flags.filter((f) => f.severity === 'fatal').map((f) => f.code).join(', ')}` }),
+        ...(verdict === 'pass' ? {} : { failureMode: valid ? (verdict === 'insufficient_duration' ? `soak too short to judge: ${failed.filter((r) => r.status === 'insufficient').map((r) => r.rule).join(', ')}` : `soak rules failed: ${failed.map((r) => r.rule).join(', ')}`) : `invalid run: ${flags.filter((f) => f.severity === 'fatal').map((f) => f.code).join(', ')}` }),
         validity: { valid, flags },
         notShown: [
           `One steady load (${o.clients} clients x ${o.rate} msg/s), not the target's ceiling: S3/S4 step the load.`,

@@ -17,7 +17,7 @@ export function soakDetail(r: ScenarioResult): SoakDetail | undefined {
 
 const RED = '#c62828';
 const GREY = '#757575';
-const WORDS = { pass: 'PASS', fail: 'FAIL', inconclusive: 'INCONCLUSIVE' } as const;
+const WORDS = { pass: 'PASS', fail: 'FAIL', inconclusive: 'INCONCLUSIVE', insufficient_duration: 'INSUFFICIENT_DURATION' } as const;
 const verdictOf = (r: ScenarioResult) => String(r.steps[0]?.metrics.verdict ?? 'inconclusive') as keyof typeof WORDS;
 const fmt = (v: number | null, unit = '') => (v === null ? 'n/a' : `${v !== 0 && Math.abs(v) < 0.01 ? v.toPrecision(2) : v.toLocaleString('en-US')}${unit}`);
 
@@ -161,7 +161,7 @@ export function soakHealthRows(r: ScenarioResult): string[][] {
 
 /** A whole page for soak results alone (the soak CLI; the capacity suite's page uses soakSections). */
 export function soakReportModel(results: readonly ScenarioResult[], meta: ReportMeta): ReportModel {
-  const level = { pass: 'good', inconclusive: 'late', fail: 'lost' } as const;
+  const level = { pass: 'good', inconclusive: 'late', insufficient_duration: 'late', fail: 'lost' } as const;
   const verdicts: Verdict[] = results.map((r) => {
     const v = verdictOf(r);
     const m = r.steps[0]?.metrics ?? {};

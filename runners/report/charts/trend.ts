@@ -28,10 +28,11 @@ export function trendChart(input: TrendInput): ChartSpec | null {
   return {
     id: `trend-${slug(input.metric)}`,
     title: `${input.metric} over runs`,
-    note: `Run 1 is the oldest (${input.runs[0]!.label}), run ${input.runs.length} the newest (${input.runs.at(-1)!.label}). Red marks regressions, orange drift.`,
+    note: `${input.runs.length === 1 ? `One run so far (${input.runs[0]!.label}).` : `Run 1 is the oldest (${input.runs[0]!.label}), run ${input.runs.length} the newest (${input.runs.at(-1)!.label}).`} Red marks regressions, orange drift.`,
     xLabel: 'run number (oldest first)',
     xIntegers: true,
-    yLabel: `${input.metric} (${input.unit})`,
+    // The metric is in the title: a "<test id> <metric path>" y label ran past the chart's height.
+    yLabel: `value (${input.unit})`,
     x: input.runs.map((_, i) => i + 1),
     series: [
       { label: input.metric, values: input.runs.map((r) => r.value), color: '#0072B2', width: 2, points: true, reduce: 'max' },
