@@ -37,6 +37,7 @@ export const AVALANCHE_OPTIONS = {
   stream: { type: 'string', default: '', maxLength: 256, env: ['STREAM'], doc: 'stream/room name; default avalanche-<runId>' },
   broadcastKey: { type: 'string', default: '', env: ['BROADCAST_KEY', 'ANYCABLE_BROADCAST_SECRET'], doc: 'bearer key for /_broadcast (and the replay reload route)' },
   reconnectStrategy: { type: 'enum', values: ['default', 'tuned'], default: 'default', env: ['RECONNECT_STRATEGY'], doc: 'reconnect backoff: default (the library\'s own; runner-driven targets copy socket.io-client: 1 s x2, cap 5 s, +-50%) or tuned (500 ms x2, cap 5 s, full jitter)' },
+  reconnectBaseMs: { type: 'int', default: 500, min: 1, max: 60_000, env: ['RECONNECT_BASE_MS'], doc: 'base of the tuned backoff, ms (the benchmark\'s reconnectBaseMs): attempt k waits U(0, min(5 s, base x 2^k)); only with reconnect-strategy tuned' },
 } as const satisfies OptionTable;
 
 export type AvalancheOptions = OptionValues<typeof AVALANCHE_OPTIONS>;

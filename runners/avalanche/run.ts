@@ -62,7 +62,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
   // Nodes on a shared broker are one service: one publisher (on a node the restart spares, the
   // first, unless every node restarts); without one, one publisher per node on the same schedule.
   const publisherUrls = front ? [front.url] : hasSharedBroker(target) ? [urls[0]!] : urls;
-  const fleet = new ClientFleet({ target, urls: clientUrls, stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy });
+  const fleet = new ClientFleet({ target, urls: clientUrls, stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy, reconnectBaseMs: o.reconnectBaseMs });
   const sampler = new SeriesSampler(() => fleet.connectedCount());
   try {
     events.emit('phase', 'connect', `${o.clients} clients at ${o.ramp}/s over ${front ? `a front (${front.url}) before ` : ''}${urls.join(', ')}`);

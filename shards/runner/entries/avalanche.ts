@@ -27,12 +27,13 @@ export const avalancheEntry: BenchEntry = {
   doc: 'one forced restart of the target (kill, term, rolling, or the operator-configured command/hook) under a fixed publish rate; the reconnect herd and what was lost',
   prepare(values, t) {
     const { shard, channel, acProtocol, clientLib, reconnectBaseMs, prearm, recoveryWait, ...rest } = parseOptions(AVALANCHE_HTTP_OPTIONS, { values, origin: 'query' });
-    checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs }, t.route, values);
+    // Every avalanche client backs off (the library's or the runner's loop), so the base applies on every target.
+    checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs, reconnectStrategy: rest.reconnectStrategy }, t.route, values);
     for (const [k, other, given] of [['prearm', 'warmupMs', prearm], ['recoveryWait', 'recoveryTimeoutMs', recoveryWait]] as const) {
       const names = k === 'prearm' ? ['warmupMs', 'warmup-ms'] : ['recoveryTimeoutMs', 'recovery-timeout-ms', 'recovery-wait-ms'];
       if (given && names.some((n) => n in values)) throw new ReboundError('RR_ERR_OPTION_INVALID', `query options "${k}" and "${other}" set the same thing: give one`, { details: { option: k } });
     }
-    const q = { ...rest, ...(prearm ? { warmupMs: prearm * 1000 } : {}), ...(recoveryWait ? { recoveryTimeoutMs: recoveryWait * 1000 } : {}) };
+    const q = { ...rest, reconnectBaseMs, ...(prearm ? { warmupMs: prearm * 1000 } : {}), ...(recoveryWait ? { recoveryTimeoutMs: recoveryWait * 1000 } : {}) };
     const config = restartConfigFromEnv();
     const opts = parseAvalancheOptions({ values: withRouteTarget(q, t), origin: 'query' }, config);
     return {

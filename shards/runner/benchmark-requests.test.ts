@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
+import { backoffMs } from '../../runners/avalanche/fleet.ts';
+import { tunedReconnect } from '../../runners/targets/anycable.ts';
+import { socketIoBackoff } from '../../runners/targets/reconnect.ts';
+import { api, startRunner, tempResultsDir, type RunnerProcess } from './testing.ts';
+
+/**
+ * Requests exactly as the benchmark's own drivers send them (anycable/nodejs-websocket-bench:
+ * idle-multi sends `wsUrl` alone for uWS and `cableUrl` alone for AnyCable, whispers does the same,
+ * jitter-multi forwards RECONNECT_BASE_MS as `reconnectBaseMs`), against a real runner on port 0
+ * with real targets and real clients.
+ */
+const TOKEN = 'bench-requests-token-0123456789';
+
+describe('tuned backoff base (reconnectBaseMs)', () => {
+  it('moves the ceiling of every attempt, keeps the ×2 growth and the 5 s cap', () => {
+    const top = () => 0.999999;
+    expect(tunedReconnect(top)(0)).toBeCloseTo(500, 0);
+    expect(tunedReconnect(top, 2000)(0)).toBeCloseTo(2000, 0);
+    expect(tunedReconnect(top, 2000)(1)).toBeCloseTo(4000, 0);
+    expect(tunedReconnect(top, 2000)(5)).toBeCloseTo(5000, 0);
+    expect(backoffMs('tuned', 0, top, 50)).toBeCloseTo(50, 0);
+    expect(backoffMs('tuned', 0, top)).toBeCloseTo(500, 0);
+    expect(socketIoBackoff('tuned', 2000)).toEqual({ reconnectionDelay: 1000, reconnectionDelayMax: 5000, randomizationFactor: 1 });
+    expect(socketIoBackoff('default', 2000).reconnectionDelay).toBe(2000);
+    expect(() => tunedReconnect(top, 0)).toThrow(/> 0/);
+  });
+});
+
+describe("runner: the benchmark drivers' request forms", () => {
+  let runner: RunnerProcess;
+  let ws: ServiceHandle;
+  let replay: ServiceHandle;
+  const post = (path: string) => api(runner.url, path, { method: 'POST', token: TOKEN });
+  beforeAll(async () => {
+    [ws, replay] = await Promise.all([startService('ws'), startService('replay')]);
+    runner = await startRunner({ BENCH_RUNNER_TOKEN: TOKEN, RESULTS_DIR: tempResultsDir(), TARGET_URL_ALLOW: '127.0.0.1:*' });
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([runner?.stop(), ws?.stop(), replay?.stop()]);
+  });
+  const wsPort = () => new URL(ws.httpUrl).port;
+  const cable = () => `ws://127.0.0.1:${new URL(replay.httpUrl).port}/cable`;
+
+  it('idle on uws with wsUrl alone (idle-multi TARGET=uws) holds the connections on that server', async () => {
+    const r = await post(`/bench-idle-uws?n=6&hold=1&ramp=100&stream=idle-probe&shard=shard-1&wsUrl=ws://127.0.0.1:${wsPort()}/ws`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body).toMatchObject({ connected: 6, failed: 0, targetServer: 'ws', targetSource: 'request' });
+  }, 60_000);
+
+  it('whispers on anycable with cableUrl alone (the manifest\'s whispers-anycable) run on that server', async () => {
+    const r = await post(`/bench-whispers-anycable?n=6&rooms=2&ramp=100&interval=200&duration=2&payload=64&cableUrl=${cable()}`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.targetSource).toBe('request');
+    expect(r.body.whispersReceived).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('a wsUrl alone on another path cannot name the server: 400 naming wsUrl', async () => {
+    const r = await post(`/bench-idle-uws?n=2&hold=1&wsUrl=ws://127.0.0.1:${wsPort()}/socket`);
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code: 'RR_ERR_OPTION_INVALID', details: { option: 'wsUrl' } });
+    expect(r.body.message).toMatch(/httpUrl/);
+  });
+
+  it('reconnectBaseMs without reconnectMode=tuned, or on a runner-reconnected target, is a 400 saying why', async () => {
+    const a = await post(`/bench-jitter-anycable?n=2&msgs=2&reconnectBaseMs=200&cableUrl=${cable()}`);
+    expect(a.status).toBe(400);
+    expect(a.body).toMatchObject({ code: 'RR_ERR_OPTION_INVALID', details: { option: 'reconnectBaseMs' } });
+    expect(a.body.message).toMatch(/reconnectMode=tuned/);
+    const b = await post(`/bench-jitter-uws?n=2&msgs=2&reconnectMode=tuned&reconnectBaseMs=200&wsUrl=ws://127.0.0.1:${wsPort()}/ws`);
+    expect(b.status).toBe(400);
+    expect(b.body.message).toMatch(/reconnects these clients itself/);
+  });
+
+  it('reconnectBaseMs sets how long dropped @anycable/core clients wait before they are back', async () => {
+    const run = async (base: number) => {
+      const r = await post(`/bench-jitter-anycable?n=8&msgs=20&interval=400&duration=8&jitter=2&jitterMs=0&ramp=200&settle=3000&seed=11&reconnectMode=tuned&reconnectBaseMs=${base}&cableUrl=${cable()}`);
+      expect(r.status, JSON.stringify(r.body).slice(0, 500)).toBe(200);
+      expect(r.body.effectiveParams).toMatchObject({ reconnectBaseMs: base, reconnectMode: 'tuned' });
+      expect(r.body.recoveryMs.count).toBeGreaterThan(4);
+      return r.body.recoveryMs.p50 as number;
+    };
+    const fast = await run(20);
+    const slow = await run(4000);
+    // Full jitter under the base: the slow run's median first attempt is ~2 s, the fast one's ~10 ms.
+    expect(slow).toBeGreaterThan(fast + 500);
+  }, 120_000);
+});
