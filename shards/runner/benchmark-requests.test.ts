@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { backoffMs } from '../../runners/avalanche/fleet.ts';
@@ -86,4 +88,51 @@ describe("runner: the benchmark drivers' request forms", () => {
     // Full jitter under the base: the slow run's median first attempt is ~2 s, the fast one's ~10 ms.
     expect(slow).toBeGreaterThan(fast + 500);
   }, 120_000);
+});
+
+describe("runner: the benchmark's avalanche against a target URL", () => {
+  let plain: RunnerProcess;
+  let hooked: RunnerProcess;
+  let ws: ServiceHandle;
+  let hook: Server;
+  let hookCalls = 0;
+  beforeAll(async () => {
+    ws = await startService('ws');
+    // The operator's restart hook: what `railway service redeploy` is to the benchmark's caller.
+    hook = createServer((req, res) => {
+      hookCalls++;
+      req.resume();
+      void (async () => {
+        await ws.stop(100);
+        ws = await ws.restart();
+        res.writeHead(200).end('{"ok":true}');
+      })();
+    });
+    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+    const env = { BENCH_RUNNER_TOKEN: TOKEN, TARGET_URL_ALLOW: '127.0.0.1:*' };
+    [plain, hooked] = await Promise.all([
+      startRunner({ ...env, RESULTS_DIR: tempResultsDir() }),
+      startRunner({ ...env, RESULTS_DIR: tempResultsDir(), AVALANCHE_RESTART_HOOK_URL: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/restart` }),
+    ]);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([plain?.stop(), hooked?.stop(), ws?.stop()]);
+    await new Promise((r) => hook?.close(r));
+  });
+  const path = () => `/bench-avalanche-uws?n=5&ramp=100&prearm=1&recoveryWait=20&stream=avalanche-uws&wsUrl=ws://127.0.0.1:${new URL(ws.httpUrl).port}/ws`;
+
+  it('without an operator restart it is a 400 saying the runner cannot restart a server it did not start', async () => {
+    const r = await api(plain.url, path(), { method: 'POST', token: TOKEN });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code: 'RR_ERR_OPTION_INVALID', details: { option: 'restart' } });
+    expect(r.body.message).toMatch(/AVALANCHE_RESTART_COMMAND or AVALANCHE_RESTART_HOOK_URL/);
+  });
+
+  it("with the operator's hook, prearm ends in that restart and the clients come back", async () => {
+    const r = await api(hooked.url, path(), { method: 'POST', token: TOKEN });
+    expect(r.status, JSON.stringify(r.body).slice(0, 600)).toBe(200);
+    expect(r.body.effectiveParams).toMatchObject({ restart: 'hook', prearm: 1, recoveryWait: 20 });
+    expect(hookCalls).toBe(1);
+    expect(r.body).toMatchObject({ targetSource: 'request', initiallyConnected: 5, reconnectRatePct: 100 });
+  }, 90_000);
 });
