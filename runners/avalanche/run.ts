@@ -15,6 +15,7 @@ import { hasSharedBroker, messagesFor, type AvalancheOptions, type RestartConfig
 import { addSupervised, performRestart, type RestartRecord } from './restart.ts';
 import type { AvalancheResult } from './result.ts';
 import { checkRestartValidity } from './validity.ts';
+import { benchmarkAvalancheFields } from './benchmark-fields.ts';
 
 export interface AvalancheEvents {
   phase: (name: 'start' | 'connect' | 'warmup' | 'restart' | 'herd' | 'settle' | 'report', detail: string) => void;
@@ -185,6 +186,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       neverReconnectedPct: pct(never, dropped.length),
       neverReconnectedSample: fleet.tracks.flatMap((t, i) => (t.connectedAtRestart && t.drops > 0 && !t.connected ? [{ client: i, node: fleet.nodeOf(i), drops: t.drops, attempts: t.attempts, droppedAtMs: t.firstDropAt - restartAt, attemptPending: t.attemptStartedAt > 0 }] : [])).slice(0, 10),
       recoveryMs: quantiles(rec),
+      ...benchmarkAvalancheFields(dropped, { recoveryTimeoutMs: o.recoveryTimeoutMs, downtimeMs: down.downtimeMs }),
       recoveryFromListeningMs: fromListening,
       downtimeMs: down.downtimeMs,
       downtimeOpenEnded: down.openEnded,

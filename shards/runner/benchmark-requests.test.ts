@@ -133,6 +133,7 @@ describe("runner: the benchmark's avalanche against a target URL", () => {
     expect(r.status, JSON.stringify(r.body).slice(0, 600)).toBe(200);
     expect(r.body.effectiveParams).toMatchObject({ restart: 'hook', prearm: 1, recoveryWait: 20 });
     expect(hookCalls).toBe(1);
-    expect(r.body).toMatchObject({ targetSource: 'request', initiallyConnected: 5, reconnectRatePct: 100 });
+    expect(r.body).toMatchObject({ targetSource: 'request', initiallyConnected: 5, disconnected: 5, reconnectRatePct: 100, reconnectMs: { count: 5 } });
+    expect(r.body.recoveryTimeMs).toBeGreaterThan(0);
   }, 90_000);
 });
