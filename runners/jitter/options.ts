@@ -45,6 +45,10 @@ export function parseJitterOptions(src: Parameters<typeof parseOptions>[1]): Jit
   const opts = parseOptions(JITTER_OPTIONS, src);
   getTarget(opts.target); // unknown target → RR_ERR_TARGET_UNKNOWN
   parsePlan(opts.plan); // unknown plan → RR_ERR_OPTION_INVALID
+  // A base the default strategy would never read is refused, not ignored.
+  if (opts.reconnectBaseMs !== 500 && opts.reconnectStrategy !== 'tuned') {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `reconnect-base-ms sets the base of the tuned backoff: add --reconnect-strategy tuned (got ${opts.reconnectBaseMs} with "${opts.reconnectStrategy}")`, { details: { option: 'reconnectBaseMs' } });
+  }
   if (opts.clients * opts.msgs > LEDGER_MAX_CELLS) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `clients x msgs = ${opts.clients * opts.msgs} exceeds ${LEDGER_MAX_CELLS} ledger cells; split the clients over shards`, { details: { option: 'clients' } });
   }

@@ -137,3 +137,13 @@ describe("runner: the benchmark's avalanche against a target URL", () => {
     expect(r.body.recoveryTimeMs).toBeGreaterThan(0);
   }, 90_000);
 });
+
+describe('reconnect-base-ms on the CLI tables', () => {
+  it('is refused without the tuned strategy instead of being ignored', async () => {
+    const { parseJitterOptions } = await import('../../runners/jitter/options.ts');
+    const { parseAvalancheOptions } = await import('../../runners/avalanche/options.ts');
+    expect(() => parseJitterOptions({ values: { reconnectBaseMs: 200 }, origin: 'CLI' })).toThrow(/--reconnect-strategy tuned/);
+    expect(parseJitterOptions({ values: { reconnectBaseMs: 200, reconnectStrategy: 'tuned' }, origin: 'CLI' }).reconnectBaseMs).toBe(200);
+    expect(() => parseAvalancheOptions({ values: { target: 'ws', reconnectBaseMs: 200 }, origin: 'CLI' })).toThrow(/--reconnect-strategy tuned/);
+  });
+});
