@@ -106,4 +106,7 @@ export interface AvalancheResult extends RestartRunResult, BenchmarkAvalancheFie
   lostUnpublishedDeliveries: number;
   perfectClients: number;
   runnerOpenFileLimit: number | null;
+  /** The benchmark's names: the connect phase, and the whole run (= elapsedMs). */
+  rampElapsedMs: number;
+  totalElapsedMs: number;
 }

@@ -67,7 +67,9 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
   const sampler = new SeriesSampler(() => fleet.connectedCount());
   try {
     events.emit('phase', 'connect', `${o.clients} clients at ${o.ramp}/s over ${front ? `a front (${front.url}) before ` : ''}${urls.join(', ')}`);
+    const rampStart = Date.now();
     const connectFailures = await fleet.connectAll(o.ramp);
+    const rampElapsedMs = Date.now() - rampStart;
     check();
     await wait(500);
 
@@ -227,6 +229,9 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       runner: health.stop(),
       runnerOpenFileLimit: fdLimit ?? null,
       elapsedMs: endAt - runStart,
+      // The benchmark's names for the connect phase and the whole run.
+      rampElapsedMs,
+      totalElapsedMs: endAt - runStart,
       plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.warmupMs + Math.max(o.publishAfterMs, o.recoveryTimeoutMs + (o.restart === 'rolling' ? o.nodes * (o.rollingGapMs + o.termGraceMs) : 0)) + o.settleMs + 5000 * o.nodes,
     };
     partial.runnerPeakRssMb = partial.runner.runnerPeakRssMb;

@@ -135,6 +135,8 @@ describe("runner: the benchmark's avalanche against a target URL", () => {
     expect(hookCalls).toBe(1);
     expect(r.body).toMatchObject({ targetSource: 'request', initiallyConnected: 5, disconnected: 5, reconnectRatePct: 100, reconnectMs: { count: 5 } });
     expect(r.body.recoveryTimeMs).toBeGreaterThan(0);
+    expect(r.body.rampElapsedMs).toBeGreaterThan(0);
+    expect(r.body.totalElapsedMs).toBe(r.body.elapsedMs);
   }, 90_000);
 });
 
