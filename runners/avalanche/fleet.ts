@@ -7,6 +7,7 @@ import { LatencyRecorder } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
 import { readPayload } from '../core/publisher.ts';
 import type { ClientOptions, TargetClient, TargetDefinition } from '../targets/types.ts';
+import { backoffCeilingMs, TUNED_BACKOFF, tunedSpec } from '../targets/reconnect.ts';
 import { handshakeFailureKind } from './handshake.ts';
 
 /** What the fleet knows about one client, on the runner's clock (ms since epoch; 0 = never). */
@@ -34,11 +35,13 @@ export interface FleetOptions {
   messages: number;
   seed: number;
   reconnectStrategy: 'default' | 'tuned';
+  /** Base of the tuned backoff, ms; default 500. */
+  reconnectBaseMs?: number;
 }
 
 /** A runner-driven reconnect delay before attempt `k` (0-based). */
-export function backoffMs(strategy: 'default' | 'tuned', k: number, rng: Rng): number {
-  if (strategy === 'tuned') return rng() * Math.min(5000, 500 * 2 ** k);
+export function backoffMs(strategy: 'default' | 'tuned', k: number, rng: Rng, baseMs = TUNED_BACKOFF.baseMs): number {
+  if (strategy === 'tuned') return rng() * backoffCeilingMs(tunedSpec(baseMs), k);
   // socket.io-client's default (backo2): 1 s × 2^k, ±50% randomization, capped at 5 s.
   const ms = 1000 * 2 ** Math.min(k, 10);
   const r = rng();
@@ -145,6 +148,7 @@ export class ClientFleet {
       stream: o.stream,
       localAddress: sourceAddress(i),
       reconnectStrategy: o.reconnectStrategy,
+      ...(o.reconnectBaseMs !== undefined ? { reconnectBaseMs: o.reconnectBaseMs } : {}),
     };
     // AnyCable clients open one WebSocket per attempt: a counting subclass sees each attempt and
     // its failure without changing the library's behaviour.
@@ -203,7 +207,7 @@ export class ClientFleet {
     const rng = childRng(this.o.seed, i);
     try {
       for (let k = 0; k < MAX_MANUAL_ATTEMPTS && !this.stopping; k++) {
-        await sleep(backoffMs(this.o.reconnectStrategy, k, rng));
+        await sleep(backoffMs(this.o.reconnectStrategy, k, rng, this.o.reconnectBaseMs));
         if (this.stopping || this.tracks[i]!.connected || Date.now() > this.reconnectUntil) return;
         this.attemptStarted(i);
         try {

@@ -37,6 +37,7 @@ export const AVALANCHE_OPTIONS = {
   stream: { type: 'string', default: '', maxLength: 256, env: ['STREAM'], doc: 'stream/room name; default avalanche-<runId>' },
   broadcastKey: { type: 'string', default: '', env: ['BROADCAST_KEY', 'ANYCABLE_BROADCAST_SECRET'], doc: 'bearer key for /_broadcast (and the replay reload route)' },
   reconnectStrategy: { type: 'enum', values: ['default', 'tuned'], default: 'default', env: ['RECONNECT_STRATEGY'], doc: 'reconnect backoff: default (the library\'s own; runner-driven targets copy socket.io-client: 1 s x2, cap 5 s, +-50%) or tuned (500 ms x2, cap 5 s, full jitter)' },
+  reconnectBaseMs: { type: 'int', default: 500, min: 1, max: 60_000, env: ['RECONNECT_BASE_MS'], doc: 'base of the tuned backoff, ms (the benchmark\'s reconnectBaseMs): attempt k waits U(0, min(5 s, base x 2^k)); only with reconnect-strategy tuned' },
 } as const satisfies OptionTable;
 
 export type AvalancheOptions = OptionValues<typeof AVALANCHE_OPTIONS>;
@@ -83,6 +84,8 @@ export function parseAvalancheOptions(src: Parameters<typeof parseOptions>[1], c
   const opts = parseOptions(AVALANCHE_OPTIONS, src);
   const target = getTarget(opts.target);
   const bad = (option: string, message: string) => new ReboundError('RR_ERR_OPTION_INVALID', message, { details: { option } });
+  // A base the default strategy would never read is refused, not ignored.
+  if (opts.reconnectBaseMs !== 500 && opts.reconnectStrategy !== 'tuned') throw bad('reconnectBaseMs', `reconnect-base-ms sets the base of the tuned backoff: add --reconnect-strategy tuned (got ${opts.reconnectBaseMs} with "${opts.reconnectStrategy}")`);
   if (opts.clients * messagesFor(opts) > LEDGER_MAX_CELLS) throw bad('clients', `clients x messages = ${opts.clients * messagesFor(opts)} exceeds ${LEDGER_MAX_CELLS} ledger cells`);
   if (opts.broadcastUrl !== undefined && !isAllowedTargetUrl(opts.broadcastUrl)) throw bad('broadcastUrl', `broadcast-url must be a loopback http URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.broadcastUrl)}`);
   if (opts.url !== undefined && !isAllowedTargetUrl(opts.url)) throw bad('url', `url must be a loopback http(s) URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.url)}`);

@@ -5,6 +5,7 @@ import type { HerdReport, Quantiles } from './herd.ts';
 import type { AvalancheOptions } from './options.ts';
 import type { RestartRecord } from './restart.ts';
 import type { RestartValidity } from './validity.ts';
+import type { BenchmarkAvalancheFields } from './benchmark-fields.ts';
 
 /**
  * What every restart-style run reports alike (avalanche restarts the target, deploy-impact the
@@ -59,7 +60,7 @@ export interface RestartRunResult extends LatencyReport {
  * avalanche names where they mean the same (clients, initiallyConnected, reconnected,
  * neverReconnectedPct, disconnectSpreadMs, reconnectRatePct).
  */
-export interface AvalancheResult extends RestartRunResult {
+export interface AvalancheResult extends RestartRunResult, BenchmarkAvalancheFields {
   test: 'avalanche';
   params: AvalancheOptions;
   /** Base URL of each node the clients used. */
@@ -111,4 +112,7 @@ export interface AvalancheResult extends RestartRunResult {
   unacceptedDeliveries: number;
   perfectClients: number;
   runnerOpenFileLimit: number | null;
+  /** The benchmark's names: the connect phase, and the whole run (= elapsedMs). */
+  rampElapsedMs: number;
+  totalElapsedMs: number;
 }

@@ -15,6 +15,7 @@ import { hasSharedBroker, messagesFor, type AvalancheOptions, type RestartConfig
 import { addSupervised, performRestart, type RestartRecord } from './restart.ts';
 import type { AvalancheResult } from './result.ts';
 import { checkRestartValidity } from './validity.ts';
+import { benchmarkAvalancheFields } from './benchmark-fields.ts';
 
 export interface AvalancheEvents {
   phase: (name: 'start' | 'connect' | 'warmup' | 'restart' | 'herd' | 'settle' | 'report', detail: string) => void;
@@ -62,11 +63,13 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
   // Nodes on a shared broker are one service: one publisher (on a node the restart spares, the
   // first, unless every node restarts); without one, one publisher per node on the same schedule.
   const publisherUrls = front ? [front.url] : hasSharedBroker(target) ? [urls[0]!] : urls;
-  const fleet = new ClientFleet({ target, urls: clientUrls, stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy });
+  const fleet = new ClientFleet({ target, urls: clientUrls, stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy, reconnectBaseMs: o.reconnectBaseMs });
   const sampler = new SeriesSampler(() => fleet.connectedCount());
   try {
     events.emit('phase', 'connect', `${o.clients} clients at ${o.ramp}/s over ${front ? `a front (${front.url}) before ` : ''}${urls.join(', ')}`);
+    const rampStart = Date.now();
     const connectFailures = await fleet.connectAll(o.ramp);
+    const rampElapsedMs = Date.now() - rampStart;
     check();
     await wait(500);
 
@@ -191,6 +194,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       neverReconnectedPct: pct(never, dropped.length),
       neverReconnectedSample: fleet.tracks.flatMap((t, i) => (t.connectedAtRestart && t.drops > 0 && !t.connected ? [{ client: i, node: fleet.nodeOf(i), drops: t.drops, attempts: t.attempts, droppedAtMs: t.firstDropAt - restartAt, attemptPending: t.attemptStartedAt > 0 }] : [])).slice(0, 10),
       recoveryMs: quantiles(rec),
+      ...benchmarkAvalancheFields(dropped, { recoveryTimeoutMs: o.recoveryTimeoutMs, downtimeMs: down.downtimeMs }),
       recoveryFromListeningMs: fromListening,
       downtimeMs: down.downtimeMs,
       downtimeOpenEnded: down.openEnded,
@@ -232,6 +236,9 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       runner: health.stop(),
       runnerOpenFileLimit: fdLimit ?? null,
       elapsedMs: endAt - runStart,
+      // The benchmark's names for the connect phase and the whole run.
+      rampElapsedMs,
+      totalElapsedMs: endAt - runStart,
       plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.warmupMs + Math.max(o.publishAfterMs, o.recoveryTimeoutMs + (o.restart === 'rolling' ? o.nodes * (o.rollingGapMs + o.termGraceMs) : 0)) + o.settleMs + 5000 * o.nodes,
     };
     partial.runnerPeakRssMb = partial.runner.runnerPeakRssMb;

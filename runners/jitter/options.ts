@@ -33,6 +33,7 @@ export const JITTER_OPTIONS = {
   chaosMs: { type: 'int', default: 0, min: 0, max: 600_000, env: ['CHAOS_MS'], doc: 'duration of each network disruption, ms (0 = the plan\'s default)' },
   toxiproxyUrl: { type: 'optional-string', default: undefined, env: ['TOXIPROXY_URL'], doc: 'a real Toxiproxy API to use instead of the embedded proxy' },
   reconnectStrategy: { type: 'enum', values: RECONNECT_STRATEGIES, default: 'default', env: ['RECONNECT_STRATEGY'], doc: 'client reconnect strategy of library-driven targets (replay, anycable, socketio-csr): the library\'s default, or tuned = the same backoff for all (500 ms x2, cap 5 s, full jitter)' },
+  reconnectBaseMs: { type: 'int', default: 500, min: 1, max: 60_000, env: ['RECONNECT_BASE_MS'], doc: 'base of the tuned backoff, ms (the benchmark\'s reconnectBaseMs): attempt k waits U(0, min(5 s, base x 2^k)); only with reconnect-strategy tuned' },
   subscribeOnly: { type: 'bool', default: false, env: ['SUBSCRIBE_ONLY'], doc: 'shared-stream shard: publish nothing, only subscribe to `stream` and record what arrives (tagged `run-id`); the coordinator judges it against the publishing shard\'s accepted messages' },
   runId: { type: 'string', default: '', maxLength: 128, pattern: /^[A-Za-z0-9._:-]*$/, env: ['RUN_ID'], doc: 'tag written into (publisher) or expected in (subscriber) every payload; default a fresh one. Shards sharing a stream share it' },
   allowPublishFailures: { type: 'bool', default: false, env: ['ALLOW_PUBLISH_FAILURES'], doc: 'the run is about publisher faults: messages the target did not accept make a warning instead of a fatal flag (they are never counted as lost either way)' },
@@ -44,6 +45,10 @@ export function parseJitterOptions(src: Parameters<typeof parseOptions>[1]): Jit
   const opts = parseOptions(JITTER_OPTIONS, src);
   getTarget(opts.target); // unknown target → RR_ERR_TARGET_UNKNOWN
   parsePlan(opts.plan); // unknown plan → RR_ERR_OPTION_INVALID
+  // A base the default strategy would never read is refused, not ignored.
+  if (opts.reconnectBaseMs !== 500 && opts.reconnectStrategy !== 'tuned') {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `reconnect-base-ms sets the base of the tuned backoff: add --reconnect-strategy tuned (got ${opts.reconnectBaseMs} with "${opts.reconnectStrategy}")`, { details: { option: 'reconnectBaseMs' } });
+  }
   if (opts.clients * opts.msgs > LEDGER_MAX_CELLS) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `clients x msgs = ${opts.clients * opts.msgs} exceeds ${LEDGER_MAX_CELLS} ledger cells; split the clients over shards`, { details: { option: 'clients' } });
   }

@@ -172,7 +172,7 @@ class JitterSession {
   /** Create client i and route its events into the ledger, the tracker and the counters. */
   private wire(i: number): TargetClient {
     const url = this.fleet ? this.fleet.urlFor(this.groupOf(i)) : this.url;
-    const c = this.target.createClient({ index: i, url, stream: this.stream, localAddress: sourceAddress(i), reconnectStrategy: this.opts.reconnectStrategy });
+    const c = this.target.createClient({ index: i, url, stream: this.stream, localAddress: sourceAddress(i), reconnectStrategy: this.opts.reconnectStrategy, reconnectBaseMs: this.opts.reconnectBaseMs });
     c.on('message', (m) => {
       const p = readPayload(m, this.runId);
       if (!p) {

@@ -22,6 +22,7 @@ export const LATENCY_OPTIONS = {
   seed: J.seed,
   stream: J.stream,
   reconnectStrategy: J.reconnectStrategy,
+  reconnectBaseMs: J.reconnectBaseMs,
   subscribeOnly: J.subscribeOnly,
   runId: J.runId,
 } as const satisfies OptionTable;

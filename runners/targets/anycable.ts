@@ -1,7 +1,7 @@
 import { createCable, type Cable, type Channel } from '@anycable/core';
 import WebSocket from 'ws';
 import { Emitter } from '../../lib/emitter.ts';
-import { checkStrategyName, fullJitter, TUNED_BACKOFF, type ReconnectStrategyFn } from './reconnect.ts';
+import { checkStrategyName, fullJitter, tunedSpec, type ReconnectStrategyFn } from './reconnect.ts';
 import type { ClientEvents, ClientOptions, DisconnectReason, TargetClient, TargetDefinition } from './types.ts';
 
 /**
@@ -11,16 +11,17 @@ import type { ClientEvents, ClientOptions, DisconnectReason, TargetClient, Targe
  */
 
 /**
- * The tuned strategy for `@anycable/core`: full jitter under min(5 s, 500 ms × 2^attempt), from
- * the one definition in reconnect.ts. `rng` is injectable for tests.
+ * The tuned strategy for `@anycable/core`: full jitter under min(5 s, baseMs × 2^attempt) (baseMs
+ * 500 unless the benchmark's reconnectBaseMs says otherwise), from the one definition in
+ * reconnect.ts. `rng` is injectable for tests.
  */
-export function tunedReconnect(rng: () => number = Math.random): ReconnectStrategyFn {
-  return fullJitter(TUNED_BACKOFF, rng);
+export function tunedReconnect(rng: () => number = Math.random, baseMs?: number): ReconnectStrategyFn {
+  return fullJitter(tunedSpec(baseMs), rng);
 }
 
 /** `undefined` → the library default (`backoffWithJitter(pingInterval)`). */
-export function reconnectStrategyFor(name: string | undefined): ReconnectStrategyFn | undefined {
-  return checkStrategyName(name) === 'tuned' ? tunedReconnect() : undefined;
+export function reconnectStrategyFor(name: string | undefined, baseMs?: number): ReconnectStrategyFn | undefined {
+  return checkStrategyName(name) === 'tuned' ? tunedReconnect(Math.random, baseMs) : undefined;
 }
 
 /** ws URL for a target base URL: ws(s):// is used as is, http(s)://host:port becomes ws://host:port/cable. */
@@ -43,7 +44,7 @@ export interface AnyCableClientOptions extends ClientOptions {
 export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient {
   const events = new Emitter<ClientEvents>();
   const emit = events.emit.bind(events);
-  const strategy = reconnectStrategyFor(opts.reconnectStrategy);
+  const strategy = reconnectStrategyFor(opts.reconnectStrategy, opts.reconnectBaseMs);
   let cable: Cable | undefined;
   let channel: Channel | undefined;
   let dropping = false;

@@ -18,6 +18,15 @@ export interface BackoffSpec {
 /** The benchmark's "tuned" strategy: base 500 ms, ×2 per attempt, capped at 5 s, full jitter. */
 export const TUNED_BACKOFF: Readonly<BackoffSpec> = Object.freeze({ baseMs: 500, factor: 2, capMs: 5000 });
 
+/**
+ * The tuned backoff with another base (the benchmark's `reconnectBaseMs`: its first attempt comes
+ * after about `baseMs`); growth and cap stay the tuned strategy's.
+ */
+export function tunedSpec(baseMs: number = TUNED_BACKOFF.baseMs): Readonly<BackoffSpec> {
+  if (!(Number.isFinite(baseMs) && baseMs > 0)) throw new Error(`tuned backoff base must be > 0 ms (got ${baseMs})`);
+  return { ...TUNED_BACKOFF, baseMs };
+}
+
 /** A reconnect strategy as `@anycable/core` takes it: attempt (0-based) → delay in ms. */
 export type ReconnectStrategyFn = (attempt: number) => number;
 
@@ -52,8 +61,9 @@ export const SOCKETIO_DEFAULT_BACKOFF: Readonly<SocketIoBackoffOptions> = Object
  * jitter (in alternating 5% stripes rather than smoothly, but with the same bounds and mean),
  * and the cap is the same. Its growth factor is fixed at 2, so only factor-2 specs map exactly.
  */
-export function socketIoBackoff(name: string | undefined): SocketIoBackoffOptions {
+export function socketIoBackoff(name: string | undefined, baseMs?: number): SocketIoBackoffOptions {
   if (checkStrategyName(name) === 'default') return { ...SOCKETIO_DEFAULT_BACKOFF };
-  if (TUNED_BACKOFF.factor !== 2) throw new Error('socket.io-client backs off by x2 only');
-  return { reconnectionDelay: TUNED_BACKOFF.baseMs / 2, reconnectionDelayMax: TUNED_BACKOFF.capMs, randomizationFactor: 1 };
+  const spec = tunedSpec(baseMs);
+  if (spec.factor !== 2) throw new Error('socket.io-client backs off by x2 only');
+  return { reconnectionDelay: spec.baseMs / 2, reconnectionDelayMax: spec.capMs, randomizationFactor: 1 };
 }

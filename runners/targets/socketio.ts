@@ -40,7 +40,7 @@ class SocketIoClient implements TargetClient {
       transports: ['websocket'],
       forceNew: true,
       reconnection: this.mode === 'csr',
-      ...socketIoBackoff(this.opts.reconnectStrategy),
+      ...socketIoBackoff(this.opts.reconnectStrategy, this.opts.reconnectBaseMs),
       timeout: 20_000,
       ...(this.opts.localAddress ? { localAddress: this.opts.localAddress } : {}),
     } as Parameters<typeof io>[1]);

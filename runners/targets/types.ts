@@ -62,6 +62,8 @@ export interface ClientOptions {
   localAddress?: string;
   /** Named reconnect strategy for library-driven targets (e.g. 'default' | 'tuned'). */
   reconnectStrategy?: string;
+  /** Base of the tuned backoff, ms (the benchmark's reconnectBaseMs); default TUNED_BACKOFF.baseMs (500). */
+  reconnectBaseMs?: number;
 }
 
 export interface TargetDefinition {

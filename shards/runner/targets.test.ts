@@ -28,7 +28,10 @@ describe('TARGET_URL_ALLOW patterns', () => {
   it("resolves the benchmark's parameters per target and refuses ones that do not apply", () => {
     const env = { TARGET_URL_ALLOW: '127.0.0.1:*' };
     expect(resolveTarget('anycable', env, { cableUrl: 'ws://127.0.0.1:8080/cable', broadcastUrl: 'http://127.0.0.1:8090/_broadcast' })).toMatchObject({ source: 'request', server: 'anycable', url: 'ws://127.0.0.1:8080/cable', broadcastUrl: 'http://127.0.0.1:8090/_broadcast' });
-    expect(() => resolveTarget('anycable', env, { cableUrl: 'ws://127.0.0.1:8080/cable' })).toThrow(/needs broadcastUrl/);
+    // cableUrl alone (the benchmark's idle and whispers drivers): publish to /_broadcast on the cable's origin.
+    expect(resolveTarget('anycable', env, { cableUrl: 'ws://127.0.0.1:8080/cable' })).toMatchObject({ url: 'ws://127.0.0.1:8080/cable', broadcastUrl: 'http://127.0.0.1:8080/_broadcast' });
+    expect(() => resolveTarget('anycable', env, { broadcastUrl: 'http://127.0.0.1:8090/_broadcast' })).toThrow(/needs cableUrl/);
+    expect(resolveTarget('uws', env, { wsUrl: 'ws://127.0.0.1:3000/ws' })).toMatchObject({ url: 'http://127.0.0.1:3000' });
     expect(() => resolveTarget('socketio', env, { wsUrl: 'ws://127.0.0.1:1' })).toThrow(/takes serverUrl/);
     expect(() => resolveTarget('uws', env, { wsUrl: 'ws://127.0.0.1:1', httpUrl: 'http://127.0.0.1:2' })).toThrow(/one server/);
     // The configured target's own origin is always allowed, without TARGET_URL_ALLOW; the key follows only there.

@@ -79,12 +79,32 @@ function urlsFromRequest(route: string, urls: Record<string, string>, env: Recor
   };
   if (route === 'socketio' || route === 'socketio-csr') return { url: need('serverUrl') };
   if (route === 'ws' || route === 'uws') {
-    const http = need('httpUrl');
+    // The benchmark's idle, whispers and avalanche drivers send wsUrl alone (they do not publish).
+    const http = urls.httpUrl ?? (urls.wsUrl ? httpBaseOfWs(urls.wsUrl) : need('httpUrl'));
     // Rebound's ws client opens <base>/ws on the http base, so both must name one server.
     if (urls.wsUrl && new URL(urls.wsUrl).host !== new URL(http).host) throw new ReboundError('RR_ERR_OPTION_INVALID', `wsUrl and httpUrl must name one server (host:port): Rebound's ws client derives its socket URL from httpUrl`, { details: { option: 'wsUrl' } });
     return { url: http };
   }
-  return { url: need('cableUrl'), broadcastUrl: need('broadcastUrl') };
+  // The benchmark's idle and whispers drivers send cableUrl alone: publish (where a test does) to
+  // /_broadcast on the cable's own origin, where the manifest's anycable-go and Rebound's replay
+  // server serve it. The derived URL has the cable's origin, so it passes the same allowlist.
+  const cable = need('cableUrl');
+  return { url: cable, broadcastUrl: urls.broadcastUrl ?? broadcastOfCable(cable) };
+}
+
+/** `ws://host:port/ws` → `http://host:port`: the base Rebound's ws client derives `/ws` from again. */
+function httpBaseOfWs(wsUrl: string): string {
+  const u = new URL(wsUrl);
+  if (u.pathname !== '/ws' && u.pathname !== '/ws/') {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `wsUrl alone must end in /ws (the path Rebound's ws server and client use; got ${JSON.stringify(u.pathname)}): pass httpUrl as well to name the server's base URL`, { details: { option: 'wsUrl' } });
+  }
+  return `${u.protocol === 'wss:' ? 'https:' : 'http:'}//${u.host}`;
+}
+
+/** `ws://host:port/cable` → `http://host:port/_broadcast`. */
+function broadcastOfCable(cableUrl: string): string {
+  const u = new URL(cableUrl);
+  return `${u.protocol === 'wss:' || u.protocol === 'https:' ? 'https:' : 'http:'}//${u.host}/_broadcast`;
 }
 
 /**

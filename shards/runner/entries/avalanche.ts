@@ -27,13 +27,23 @@ export const avalancheEntry: BenchEntry = {
   doc: 'one forced restart of the target (kill, term, rolling, or the operator-configured command/hook) under a fixed publish rate; the reconnect herd and what was lost',
   prepare(values, t) {
     const { shard, channel, acProtocol, clientLib, reconnectBaseMs, prearm, recoveryWait, ...rest } = parseOptions(AVALANCHE_HTTP_OPTIONS, { values, origin: 'query' });
-    checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs }, t.route, values);
+    // Every avalanche client backs off (the library's or the runner's loop), so the base applies on every target.
+    checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs, reconnectStrategy: rest.reconnectStrategy }, t.route, values);
     for (const [k, other, given] of [['prearm', 'warmupMs', prearm], ['recoveryWait', 'recoveryTimeoutMs', recoveryWait]] as const) {
       const names = k === 'prearm' ? ['warmupMs', 'warmup-ms'] : ['recoveryTimeoutMs', 'recovery-timeout-ms', 'recovery-wait-ms'];
       if (given && names.some((n) => n in values)) throw new ReboundError('RR_ERR_OPTION_INVALID', `query options "${k}" and "${other}" set the same thing: give one`, { details: { option: k } });
     }
-    const q = { ...rest, ...(prearm ? { warmupMs: prearm * 1000 } : {}), ...(recoveryWait ? { recoveryTimeoutMs: recoveryWait * 1000 } : {}) };
+    const q: Record<string, unknown> = { ...rest, reconnectBaseMs, ...(prearm ? { warmupMs: prearm * 1000 } : {}), ...(recoveryWait ? { recoveryTimeoutMs: recoveryWait * 1000 } : {}) };
     const config = restartConfigFromEnv();
+    // A target the runner did not start (a request's serverUrl/cableUrl/wsUrl, or TARGET_<NAME>_URL)
+    // can only be restarted the operator's way: the benchmark's "the caller redeploys it during
+    // prearm" becomes the operator's AVALANCHE_RESTART_COMMAND (e.g. `railway service redeploy`) or
+    // hook, run when prearm ends. Without either, say so instead of the CLI's --restart wording.
+    if (t.url !== undefined && !('restart' in values)) {
+      if (config.command) q.restart = 'command';
+      else if (config.hookUrl) q.restart = 'hook';
+      else throw new ReboundError('RR_ERR_OPTION_INVALID', `avalanche against a target this runner did not start (${t.source === 'request' ? 'the request\'s target URL' : 'TARGET_' + t.route.toUpperCase().replace(/[^A-Z0-9]/g, '_') + '_URL'}) needs the operator's restart: Rebound restarts the target itself when prearm ends, and it can restart a server it did not start only with AVALANCHE_RESTART_COMMAND or AVALANCHE_RESTART_HOOK_URL in the runner's environment (the benchmark's "the caller redeploys the target" has no request-side counterpart here); without a target URL the runner starts and restarts its local ${t.server} itself`, { details: { option: 'restart' } });
+    }
     const opts = parseAvalancheOptions({ values: withRouteTarget(q, t), origin: 'query' }, config);
     return {
       opts: { opts, config },

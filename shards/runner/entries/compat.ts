@@ -20,14 +20,14 @@ export const CLIENT_COMPAT_OPTIONS = {
   channel: { type: 'optional-string', default: undefined, pattern: /^[\w$:.-]{1,128}$/, doc: "AnyCable channel: `$pubsub` (the default: streamFrom) only; any other channel needs a Rails RPC backend Rebound does not have (400)" },
   acProtocol: { type: 'optional-string', default: undefined, pattern: /^[\w.-]{1,64}$/, doc: 'AnyCable subprotocol: `actioncable-v1-ext-json` only (the extended protocol Rebound\'s client, history and session restores use); others 400' },
   clientLib: { type: 'optional-string', default: undefined, pattern: /^[\w@/.-]{1,64}$/, doc: '`anycable` / `@anycable/core` (the client Rebound uses); `actioncable` is refused: @rails/actioncable is not installed' },
-  reconnectBaseMs: { type: 'int', default: 500, min: 1, max: 60_000, doc: "base of the tuned reconnect backoff, ms: 500 only (Rebound's tuned strategy: 500 ms x2, cap 5 s, full jitter); other values 400" },
+  reconnectBaseMs: { type: 'int', default: 500, min: 1, max: 60_000, doc: "base of the tuned reconnect backoff, ms (the benchmark's RECONNECT_BASE_MS): attempt k waits U(0, min(5 s, base x 2^k)); needs reconnectMode=tuned, and on jitter/latency a target whose client library reconnects (replay, anycable, socketio-csr); otherwise 400" },
 } as const satisfies OptionTable;
 
 const ANYCABLE_ROUTES = new Set(['anycable', 'replay']);
 const refuse = (option: string, why: string) => new ReboundError('RR_ERR_OPTION_INVALID', `query option "${option}" ${why}`, { details: { option } });
 
 /** Refuse what cannot apply; returns nothing because every accepted value is what Rebound does anyway. */
-export function checkClientCompat(v: { channel?: string | undefined; acProtocol?: string | undefined; clientLib?: string | undefined; reconnectBaseMs?: number }, route: string, given: Record<string, unknown>): void {
+export function checkClientCompat(v: { channel?: string | undefined; acProtocol?: string | undefined; clientLib?: string | undefined; reconnectBaseMs?: number; reconnectStrategy?: string; backoffApplies?: boolean }, route: string, given: Record<string, unknown>): void {
   const anycableOnly = (k: string) => {
     if (k in given && !ANYCABLE_ROUTES.has(route)) throw refuse(k, `applies to AnyCable routes (anycable, replay) only, not "${route}"`);
   };
@@ -36,5 +36,9 @@ export function checkClientCompat(v: { channel?: string | undefined; acProtocol?
   if (v.acProtocol !== undefined && v.acProtocol !== 'actioncable-v1-ext-json') throw refuse('acProtocol', `"${v.acProtocol}" is not supported: Rebound's AnyCable client speaks actioncable-v1-ext-json only (stream history and session restores need the extended protocol)`);
   if (v.clientLib === 'actioncable') throw refuse('clientLib', '"actioncable" needs @rails/actioncable, which is not installed; Rebound drives AnyCable with @anycable/core (clientLib=anycable)');
   if (v.clientLib !== undefined && v.clientLib !== 'anycable' && v.clientLib !== '@anycable/core') throw refuse('clientLib', `"${v.clientLib}" is unknown: anycable (@anycable/core) is the client Rebound has`);
-  if (v.reconnectBaseMs !== undefined && v.reconnectBaseMs !== 500) throw refuse('reconnectBaseMs', `${v.reconnectBaseMs} is not supported: Rebound's tuned backoff has a fixed 500 ms base (x2 per attempt, cap 5 s, full jitter); pass 500 or leave it out`);
+  if ('reconnectBaseMs' in given) {
+    // The benchmark reads it only in its tuned mode; elsewhere it would be accepted and ignored.
+    if (v.reconnectStrategy !== 'tuned') throw refuse('reconnectBaseMs', 'sets the base of the tuned reconnect backoff: add reconnectMode=tuned (with the default strategy the client library keeps its own backoff)');
+    if (v.backoffApplies === false) throw refuse('reconnectBaseMs', `does not apply to "${route}": the runner reconnects these clients itself after jitterMs, with no backoff; it applies where the client library reconnects (replay, anycable, socketio-csr)`);
+  }
 }

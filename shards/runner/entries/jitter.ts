@@ -35,11 +35,11 @@ export const jitterEntry: BenchEntry = {
   prepare(values, t) {
     const q: OptionValues<typeof JITTER_HTTP_OPTIONS> = parseOptions(JITTER_HTTP_OPTIONS, { values, origin: 'query' });
     const { samplesCap, label, shard, workers, channel, acProtocol, clientLib, reconnectBaseMs, ...j } = q;
-    checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs }, t.route, values);
+    checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs, reconnectStrategy: j.reconnectStrategy, backoffApplies: t.definition.reconnect === 'library' }, t.route, values);
     const perWorker = Math.ceil(j.clients / workers);
     if (perWorker > JITTER_QUERY.clients.max) throw new ReboundError('RR_ERR_OPTION_INVALID', `clients per worker process (${perWorker}) exceeds ${JITTER_QUERY.clients.max}: raise workers`, { details: { option: 'clients' } });
     // Validated as one worker's share (the ledger cap and every other rule apply per process).
-    const share = parseJitterOptions({ values: defined({ ...j, clients: perWorker, target: t.server, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey }), origin: 'query' });
+    const share = parseJitterOptions({ values: defined({ ...j, reconnectBaseMs, clients: perWorker, target: t.server, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey }), origin: 'query' });
     const opts: JitterOptions = { ...share, clients: j.clients };
     const { url: _1, broadcastUrl: _2, broadcastKey: _3, toxiproxyUrl: _4, ...shown } = opts;
     if (opts.subscribeOnly && workers > 1) throw new ReboundError('RR_ERR_OPTION_INVALID', 'subscribe-only shards run one worker (workers put each worker on its own stream, a shared stream has one)', { details: { option: 'workers' } });

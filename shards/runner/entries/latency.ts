@@ -18,8 +18,8 @@ export const latencyEntry: BenchEntry = {
   doc: 'fixed-rate publishing to undisturbed clients; latency distribution (raw and over-min)',
   prepare(values, t) {
     const { samplesCap, label, shard, channel, acProtocol, clientLib, reconnectBaseMs, ...q } = parseOptions(LATENCY_HTTP_OPTIONS, { values, origin: 'query' });
-    checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs }, t.route, values);
-    const opts = parseLatencyOptions({ values: withRouteTarget(q, t), origin: 'query' });
+    checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs, reconnectStrategy: q.reconnectStrategy, backoffApplies: t.definition.reconnect === 'library' }, t.route, values);
+    const opts = parseLatencyOptions({ values: withRouteTarget({ ...q, reconnectBaseMs }, t), origin: 'query' });
     return { opts: { opts, samplesCap, label }, effectiveParams: defined({ ...shownOptions(opts), target: t.route, targetSource: t.source, samplesCap, label, shard }), plannedMs: Math.ceil((opts.clients * 1000) / opts.ramp) + 1000 + opts.msgs * opts.interval + opts.settle + 5000 };
   },
   run(o, t, ctx) {
