@@ -1,0 +1,112 @@
+import type { DeliveryLedger } from './ledger.ts';
+import { DEFAULT_IN_FLIGHT_MS, LOSS_CAUSES, tallyLoss, tallyOutcomes, type ClientTimeline, type LossByCause, type MessageWindow, type ResumeProtocol } from './loss-causes.ts';
+
+/**
+ * Records each client's timeline while a run goes (first subscription, every offline span, how
+ * each ended and what its resume saw) and each message's publisher window, then books every lost
+ * delivery to a cause (runners/core/loss-causes.ts). The runner calls the recording methods from
+ * its client events; nothing here reads a clock.
+ */
+export interface LossReport {
+  /** Lost deliveries by cause; sums to lostDeliveries exactly. */
+  lossByCause: LossByCause;
+  /** Reconnects by resume outcome (`rejected:<cause>` for a rejection). */
+  resumeOutcomes: Record<string, number>;
+  /** First deliveries of a message sent while that client was offline (history, session restore): the rest were live. */
+  replayedDeliveries: number;
+}
+
+export class ClientTimelines {
+  private readonly timelines: ClientTimeline[];
+  private readonly sentAt: Float64Array;
+  private readonly answeredAt: Float64Array;
+  private replayed = 0;
+
+  constructor(clients: number, messages: number, private readonly protocol: ResumeProtocol, private readonly inFlightMs = DEFAULT_IN_FLIGHT_MS) {
+    this.timelines = Array.from({ length: clients }, () => ({ spans: [] }));
+    this.sentAt = new Float64Array(messages + 1).fill(NaN);
+    this.answeredAt = new Float64Array(messages + 1).fill(NaN);
+  }
+
+  /** The publisher sent the accepted attempt of `seq` at `sentAt` and got its 201 at `answeredAt`. */
+  accepted(seq: number, sentAt: number, answeredAt: number): void {
+    if (seq < 1 || seq >= this.sentAt.length) return;
+    this.sentAt[seq] = sentAt;
+    this.answeredAt[seq] = answeredAt;
+  }
+
+  /** A disruption hit connected client `i` at `at`: its offline span starts here even if the library notices later. */
+  disrupted(i: number, at: number): void {
+    const t = this.timelines[i];
+    if (!t || t.firstUpAt === undefined) return;
+    const last = t.spans.at(-1);
+    if (last && last.upAt === undefined) return;
+    t.spans.push({ downAt: at });
+  }
+
+  /** Client `i` noticed it was down. */
+  disconnected(i: number, at: number, reason: string, detail?: string): void {
+    const t = this.timelines[i];
+    if (!t || t.firstUpAt === undefined) return;
+    const last = t.spans.at(-1);
+    if (last && last.upAt === undefined) {
+      // A span a disruption opened, noticed now: the notice says who ended the connection.
+      if (last.reason === undefined) {
+        last.reason = reason;
+        if (detail !== undefined) last.detail = detail;
+      }
+      return;
+    }
+    t.spans.push(detail === undefined ? { downAt: at, reason } : { downAt: at, reason, detail });
+  }
+
+  /** Client `i` is subscribed (again); `restored`: the server said it restored the session. */
+  connected(i: number, at: number, restored: boolean): void {
+    const t = this.timelines[i];
+    if (!t) return;
+    if (t.firstUpAt === undefined) return void (t.firstUpAt = at);
+    const last = t.spans.at(-1);
+    if (!last || last.upAt !== undefined) return; // a disruption that never took it down
+    last.upAt = at;
+    last.evidence = { restored };
+  }
+
+  /** A history answer at client `i`: it belongs to the reconnect that just closed a span (the first subscribe's is not a resume). */
+  history(i: number, ok: boolean, reason?: string): void {
+    const last = this.timelines[i]?.spans.at(-1);
+    if (!last?.evidence || last.evidence.history) return;
+    last.evidence.history = reason === undefined ? { ok } : { ok, reason };
+  }
+
+  /** A first delivery of a message the publisher sent at `sentAt`: replayed when it was sent while the client was offline. */
+  arrival(i: number, sentAt: number): void {
+    const last = this.timelines[i]?.spans.at(-1);
+    if (last?.upAt !== undefined && sentAt >= last.downAt - this.inFlightMs && sentAt <= last.upAt) this.replayed++;
+  }
+
+  timeline(i: number): ClientTimeline {
+    return this.timelines[i]!;
+  }
+
+  windowOf(seq: number): MessageWindow | undefined {
+    const sentAt = this.sentAt[seq];
+    const answeredAt = this.answeredAt[seq];
+    return sentAt === undefined || answeredAt === undefined || Number.isNaN(sentAt) ? undefined : { sentAt, answeredAt };
+  }
+
+  /** Book every lost delivery of `ledger` (throws when the books do not balance) and count the resume outcomes. */
+  report(ledger: DeliveryLedger, lostDeliveries: number): LossReport {
+    const lossByCause = tallyLoss({
+      clients: this.timelines.length,
+      lostSeqsOf: (c) => ledger.lostSeqsOf(c),
+      timelineOf: (c) => this.timelines[c]!,
+      windowOf: (s) => this.windowOf(s),
+      lostDeliveries,
+      options: { protocol: this.protocol, inFlightMs: this.inFlightMs },
+    });
+    // Report order: the union's.
+    const ordered: LossByCause = {};
+    for (const k of LOSS_CAUSES) if (lossByCause[k]) ordered[k] = lossByCause[k];
+    return { lossByCause: ordered, resumeOutcomes: tallyOutcomes(this.timelines, this.protocol), replayedDeliveries: this.replayed };
+  }
+}
