@@ -44,6 +44,17 @@ export class ClientTimelines {
     t.spans.push({ downAt: at });
   }
 
+  /**
+   * A network disruption on client `i` was lifted. A span it opened that the client never noticed
+   * (latency, bandwidth, a partition shorter than the library's liveness check) is dropped: the
+   * connection stayed up, so what it lost meanwhile it lost while connected.
+   */
+  lifted(i: number): void {
+    const t = this.timelines[i];
+    const last = t?.spans.at(-1);
+    if (last && last.upAt === undefined && last.reason === undefined) t!.spans.pop();
+  }
+
   /** Client `i` noticed it was down. */
   disconnected(i: number, at: number, reason: string, detail?: string): void {
     const t = this.timelines[i];
