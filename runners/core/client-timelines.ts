@@ -79,14 +79,20 @@ export class ClientTimelines {
     const last = t.spans.at(-1);
     if (!last || last.upAt !== undefined) return; // a disruption that never took it down
     last.upAt = at;
-    last.evidence = { restored };
+    // A history answer may have come first (read off the wire before the library announced the channel).
+    last.evidence = last.evidence?.history ? { restored, history: last.evidence.history } : { restored };
   }
 
-  /** A history answer at client `i`: it belongs to the reconnect that just closed a span (the first subscribe's is not a resume). */
+  /**
+   * A history answer at client `i`: it belongs to the reconnect of the last span, which may not be
+   * announced yet (adapters read the answer off the wire, before the library's own event). The
+   * first subscribe's answer is not a resume; only a reconnect's first answer counts.
+   */
   history(i: number, ok: boolean, reason?: string): void {
     const last = this.timelines[i]?.spans.at(-1);
-    if (!last?.evidence || last.evidence.history) return;
-    last.evidence.history = reason === undefined ? { ok } : { ok, reason };
+    if (!last || last.evidence?.history) return;
+    if (last.upAt === undefined && last.reason === undefined) return; // a disruption not yet noticed: still the old connection's
+    last.evidence = { restored: last.evidence?.restored ?? false, history: reason === undefined ? { ok } : { ok, reason } };
   }
 
   /** A first delivery of a message the publisher sent at `sentAt`: replayed when it was sent while the client was offline. */

@@ -141,6 +141,14 @@ describe('ClientTimelines', () => {
       replayedDeliveries: 1,
     });
   });
+  it('a history answer read off the wire before the reconnect is announced still belongs to that reconnect', () => {
+    const tl = new ClientTimelines(1, 1, 'history');
+    tl.connected(0, 0, false);
+    tl.disconnected(0, 100, 'dropped');
+    tl.history(0, false);
+    tl.connected(0, 200, true);
+    expect(tl.timeline(0).spans).toEqual([{ downAt: 100, upAt: 200, reason: 'dropped', evidence: { restored: true, history: { ok: false } } }]);
+  });
   it('a disruption before the first subscription opens nothing', () => {
     const tl = new ClientTimelines(1, 1, 'none');
     tl.disrupted(0, 10);

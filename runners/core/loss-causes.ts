@@ -47,6 +47,23 @@ export type RejectCause = (typeof REJECT_CAUSES)[number];
 export const LOSS_CAUSES = ['lost_while_connected', 'offline_nothing_to_resume', ...REJECT_CAUSES, 'resume_incomplete', 'not_back_by_end', 'before_first_connect', 'publisher_side'] as const;
 export type LossCause = (typeof LOSS_CAUSES)[number];
 
+/** How reports name each cause ("lost by cause" rows). */
+export const LOSS_CAUSE_LABELS: Readonly<Record<LossCause, string>> = {
+  lost_while_connected: 'lost while connected',
+  offline_nothing_to_resume: 'lost while offline, nothing to resume',
+  session_expired: 'offline, session expired or unknown',
+  history_evicted: 'offline, history evicted',
+  epoch_changed: 'offline, epoch changed',
+  no_offset: 'offline, no offset to resume from',
+  server_restarted: 'offline, server restarted',
+  history_rejected: 'offline, history rejected',
+  too_slow: 'offline, cut as too slow',
+  resume_incomplete: 'offline, resume left a gap',
+  not_back_by_end: 'offline, not back by the end',
+  before_first_connect: 'before the first connect',
+  publisher_side: 'publisher side',
+};
+
 export type ResumeOutcome =
   | { kind: 'session_restored' }
   | { kind: 'history_filled' }

@@ -8,6 +8,8 @@ import type { LossCause } from '../core/loss-causes.ts';
 import { getTarget } from '../targets/index.ts';
 import { parseJitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
+import { jitterReport } from '../report/jitter.ts';
+import { comparisonRows, formatComparison } from './report.ts';
 import { runJitter } from './run.ts';
 
 /**
@@ -31,33 +33,54 @@ function share(r: JitterResult, cause: LossCause): number {
 }
 
 /**
- * A WebSocket relay in front of the ws service that forwards everything but drops the data frames
- * of every seq divisible by `every`: a server that loses live frames while the client is connected.
+ * A WebSocket relay in front of a real service (same path, query and subprotocol): every frame
+ * passes unless a hook rewrites it. `fromServer` returns the frames the client gets instead of a
+ * server frame (none: dropped); `fromClient` what to forward (absent: nothing) and what to answer
+ * the client itself.
  */
-async function liveFrameDropper(upstreamHttp: string, every: number): Promise<{ url: string; dropped: () => number }> {
+async function wsRelay(upstreamHttp: string, path: string, hooks: { fromServer?: (frame: string) => string[]; fromClient?: (frame: string) => { forward?: string; reply?: string } }): Promise<string> {
   const server: Server = createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocketServer({ server, path: '/ws' });
-  let dropped = 0;
-  wss.on('connection', (client) => {
-    const up = new WebSocket(upstreamHttp.replace(/^http/, 'ws') + '/ws');
-    const early: WebSocket.RawData[] = [];
-    up.on('open', () => early.splice(0).forEach((m) => up.send(m.toString())));
-    client.on('message', (m) => (up.readyState === WebSocket.OPEN ? up.send(m.toString()) : early.push(m)));
+  const wss = new WebSocketServer({ server, path, handleProtocols: (protocols) => [...protocols][0] ?? false });
+  wss.on('connection', (client, req) => {
+    const target = upstreamHttp.replace(/^http/, 'ws') + (req.url ?? path);
+    const up = client.protocol ? new WebSocket(target, client.protocol) : new WebSocket(target);
+    const early: string[] = [];
+    up.on('open', () => early.splice(0).forEach((m) => up.send(m)));
+    client.on('message', (raw) => {
+      const m = raw.toString();
+      const { forward, reply } = hooks.fromClient ? hooks.fromClient(m) : { forward: m };
+      if (reply !== undefined) client.send(reply);
+      if (forward === undefined) return;
+      if (up.readyState === WebSocket.OPEN) up.send(forward);
+      else early.push(forward);
+    });
     up.on('message', (raw) => {
-      const text = raw.toString();
-      const f = JSON.parse(text) as { data?: string };
-      if (typeof f.data === 'string' && (JSON.parse(f.data) as { seq: number }).seq % every === 0) return void dropped++;
-      client.send(text);
+      const m = raw.toString();
+      for (const f of hooks.fromServer ? hooks.fromServer(m) : [m]) client.send(f);
     });
     const end = () => (client.terminate(), up.terminate());
-    client.on('close', end);
-    up.on('close', end);
-    client.on('error', end);
-    up.on('error', end);
+    for (const s of [client, up]) {
+      s.on('close', end);
+      s.on('error', end);
+    }
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   cleanup.push(() => new Promise<void>((r) => (wss.clients.forEach((c) => c.terminate()), server.close(() => r()))));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, dropped: () => dropped };
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** The ws service behind a relay that drops the data frames of every seq divisible by `every`: a server that loses live frames. */
+async function liveFrameDropper(upstreamHttp: string, every: number): Promise<{ url: string; dropped: () => number }> {
+  let dropped = 0;
+  const url = await wsRelay(upstreamHttp, '/ws', {
+    fromServer: (m) => {
+      const f = JSON.parse(m) as { data?: string };
+      if (typeof f.data !== 'string' || (JSON.parse(f.data) as { seq: number }).seq % every !== 0) return [m];
+      dropped++;
+      return [];
+    },
+  });
+  return { url, dropped: () => dropped };
 }
 
 describe('loss by cause: broken servers', () => {
@@ -68,6 +91,13 @@ describe('loss by cause: broken servers', () => {
     expect(share(r, 'offline_nothing_to_resume')).toBe(100);
     expect(r.resumeOutcomes).toEqual({ nothing_to_resume: r.reconnects });
     expect(r.replayedDeliveries).toBe(0);
+    // Shown: the bench table and the HTML report's summary get one row per cause that occurred.
+    const row = ['Lost: lost while offline, nothing to resume', `${r.lostDeliveries.toLocaleString('en-US')} (100%)`];
+    expect(comparisonRows([r])).toContainEqual(row);
+    expect(comparisonRows([r]).filter((x) => x[0]!.startsWith('Lost: '))).toHaveLength(1);
+    expect(comparisonRows([r])).toContainEqual(['Resume outcomes', `nothing to resume x${r.reconnects}`]);
+    expect(formatComparison([r])).toContain('Lost: lost while offline, nothing to resume');
+    expect(jitterReport([r], { command: 'test' }).summary).toContainEqual(row);
   }, 60_000);
 
   it('a server that drops 10% of live frames: lost while connected', async () => {
@@ -90,6 +120,46 @@ describe('loss by cause: broken servers', () => {
     expect(r.lostDeliveries).toBeGreaterThan(0);
     expect(share(r, 'history_evicted'), JSON.stringify(r.lossByCause)).toBeGreaterThanOrEqual(99);
     expect(r.resumeOutcomes?.['rejected:history_evicted']).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('a server with history disabled (every history request answered reject_history, no reason): history_rejected', async () => {
+    // Session restore off, so every reconnect resubscribes and asks for its history by offset.
+    const t = await startTestServer({ sessionTtlSec: 0 });
+    cleanup.push(() => t.close());
+    // History rides on `subscribe` (ext protocol) or comes as its own `history` command: the relay
+    // strips the first and answers reject_history after the confirmation, and refuses the second.
+    let refused = 0;
+    const owed = new Set<string>();
+    const reject = (identifier: string | undefined) => (refused++, JSON.stringify({ type: 'reject_history', identifier }));
+    const url = await wsRelay(t.httpUrl, '/cable', {
+      fromClient: (m) => {
+        const f = JSON.parse(m) as { command?: string; identifier?: string; history?: unknown };
+        if (f.command === 'history') return { reply: reject(f.identifier) };
+        if (f.command !== 'subscribe' || f.history === undefined) return { forward: m };
+        owed.add(f.identifier!);
+        const { history: _drop, ...rest } = f;
+        return { forward: JSON.stringify(rest) };
+      },
+      fromServer: (m) => {
+        const f = JSON.parse(m) as { type?: string; identifier?: string };
+        return f.type === 'confirm_subscription' && owed.delete(f.identifier!) ? [m, reject(f.identifier)] : [m];
+      },
+    });
+    const o = opts({ target: 'replay', clients: 8, msgs: 100, interval: 60, jitter: 1, jitterMs: 600, settle: 3000, seed: 5, reconnectStrategy: 'tuned', broadcastUrl: `${t.httpUrl}/_broadcast` });
+    const r = await runJitter(o, url).result;
+    expect(r.published).toBe(100);
+    expect(refused).toBeGreaterThan(0);
+    expect(r.lostDeliveries).toBeGreaterThan(0);
+    expect(share(r, 'history_rejected'), JSON.stringify(r.lossByCause)).toBeGreaterThanOrEqual(99);
+    expect(r.resumeOutcomes?.['rejected:history_rejected']).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('Socket.IO CSR with sessions kept 300 ms, offline for longer: the sessions expired', async () => {
+    const o = opts({ target: 'socketio-csr', clients: 8, msgs: 100, interval: 60, jitter: 1, jitterMs: 600, settle: 4000, seed: 5 });
+    const r = await withTarget(getTarget('socketio-csr'), undefined, (url) => runJitter(o, url).result, { SOCKETIO_CSR_MAX_MS: '300' });
+    expect(r.lostDeliveries).toBeGreaterThan(0);
+    expect(share(r, 'session_expired'), JSON.stringify(r.lossByCause)).toBeGreaterThanOrEqual(99);
+    expect(r.resumeOutcomes).toEqual({ 'rejected:session_expired': r.reconnects });
   }, 60_000);
 
   it('replay server with full history: resumes fill the gap, nothing is lost, and the made-up messages count as replayed', async () => {
