@@ -2,6 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
+import { sleep } from '../../lib/time.ts';
+import { createReplayServer } from '../../services/replay-server/index.ts';
 import { startTestServer } from '../../services/replay-server/testing.ts';
 import { withTarget } from '../core/local-target.ts';
 import type { LossCause } from '../core/loss-causes.ts';
@@ -160,6 +162,38 @@ describe('loss by cause: broken servers', () => {
     expect(r.lostDeliveries).toBeGreaterThan(0);
     expect(share(r, 'session_expired'), JSON.stringify(r.lossByCause)).toBeGreaterThanOrEqual(99);
     expect(r.resumeOutcomes).toEqual({ 'rejected:session_expired': r.reconnects });
+  }, 60_000);
+
+  it('clients dropped just before the end, with a settle shorter than their backoff: not back by the end', async () => {
+    // The CLIENTS_OFFLINE_AT_END setup (runners/jitter/validity.test.ts): socketio-csr comes back
+    // after 2 s ±50%; every client is dropped at 5-5.2 s of 5.2 s; a 400 ms settle ends the run first.
+    const o = opts({ target: 'socketio-csr', clients: 6, msgs: 52, interval: 100, jitter: 0.2, settle: 400, seed: 3 });
+    const r = await withTarget(getTarget('socketio-csr'), undefined, (url) => runJitter(o, url).result);
+    expect(r.offlineAtEnd!.clients).toBeGreaterThan(0);
+    expect(r.lossByCause?.not_back_by_end).toBe(r.offlineAtEnd!.lostDeliveries);
+    expect(share(r, 'not_back_by_end')).toBeGreaterThanOrEqual(90);
+  }, 60_000);
+
+  it('replay server (memory broker) stopped and started again on its port: server_restarted', async () => {
+    // stop() says disconnect server_restart; the new process has a new epoch and no sessions, so
+    // every reconnect's history (naming the old epoch) is rejected.
+    let srv = createReplayServer({ port: 0, stopGraceMs: 50 });
+    const port = await srv.listen(0, '127.0.0.1');
+    cleanup.push(() => srv.stop());
+    const o = opts({ target: 'replay', clients: 6, msgs: 80, interval: 60, jitter: 0, settle: 4000, seed: 4, reconnectStrategy: 'tuned', allowPublishFailures: true });
+    const run = runJitter(o, `http://127.0.0.1:${port}`);
+    let publishing = false;
+    run.events.on('phase', (p) => void (p === 'publish' && (publishing = true)));
+    for (let i = 0; !publishing && i < 200; i++) await sleep(50);
+    await sleep(1500);
+    await srv.stop();
+    await sleep(300);
+    srv = createReplayServer({ port: 0, stopGraceMs: 50 });
+    await srv.listen(port, '127.0.0.1');
+    const r = await run.result;
+    expect(r.lostDeliveries).toBeGreaterThan(0);
+    expect(share(r, 'server_restarted'), JSON.stringify(r.lossByCause)).toBeGreaterThanOrEqual(99);
+    expect(r.resumeOutcomes?.['rejected:epoch_changed']).toBe(r.reconnects);
   }, 60_000);
 
   it('replay server with full history: resumes fill the gap, nothing is lost, and the made-up messages count as replayed', async () => {
