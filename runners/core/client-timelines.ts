@@ -111,9 +111,14 @@ export class ClientTimelines {
     return sentAt === undefined || answeredAt === undefined || Number.isNaN(sentAt) ? undefined : { sentAt, answeredAt };
   }
 
-  /** Book every lost delivery of `ledger` (throws when the books do not balance) and count the resume outcomes. */
-  report(ledger: DeliveryLedger, lostDeliveries: number): LossReport {
+  /**
+   * Book every lost delivery of `ledger` (throws when the books do not balance) and count the
+   * resume outcomes. `lostToEpoch` (runners/core/epoch-book.ts): deliveries a broker's empty
+   * restart took, booked `epoch_changed` whatever the client's timeline says (nobody could deliver them).
+   */
+  report(ledger: DeliveryLedger, lostDeliveries: number, lostToEpoch?: (client: number, seq: number) => boolean): LossReport {
     const lossByCause = tallyLoss({
+      ...(lostToEpoch ? { overrideOf: (c: number, s: number) => (lostToEpoch(c, s) ? ('epoch_changed' as const) : undefined) } : {}),
       clients: this.timelines.length,
       lostSeqsOf: (c) => ledger.lostSeqsOf(c),
       timelineOf: (c) => this.timelines[c]!,

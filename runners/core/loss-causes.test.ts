@@ -97,6 +97,11 @@ describe('tallyLoss / tallyOutcomes', () => {
     const loss = tallyLoss({ clients: 2, lostSeqsOf: (c) => (c === 0 ? [1, 2] : [3]), timelineOf: () => t, windowOf: (s) => w(s === 1 ? 1500 : 5000), lostDeliveries: 3, options: { protocol: 'none' } });
     expect(loss).toEqual({ offline_nothing_to_resume: 1, lost_while_connected: 2 });
   });
+  it('an override (the epoch book) wins over the timeline, except over the server saying it restarted', () => {
+    const t: ClientTimeline = { firstUpAt: 0, spans: [closed(1000, 2000, { detail: 'server_restart' })] };
+    const loss = tallyLoss({ clients: 1, lostSeqsOf: () => [1, 2, 3], timelineOf: () => t, windowOf: (s) => w(s === 1 ? 1500 : 5000), lostDeliveries: 3, options: { protocol: 'history' }, overrideOf: (_c, s) => (s === 3 ? undefined : 'epoch_changed') });
+    expect(loss).toEqual({ server_restarted: 1, epoch_changed: 1, lost_while_connected: 1 });
+  });
   it('throws when the causes would not sum to the ledger', () => {
     expect(() => tallyLoss({ clients: 1, lostSeqsOf: () => [1], timelineOf: () => ({ spans: [] }), windowOf: () => undefined, lostDeliveries: 2, options: { protocol: 'none' } })).toThrow(expect.objectContaining({ code: 'RR_ERR_RUN_FAILED' }));
   });

@@ -200,13 +200,17 @@ export function tallyLoss(input: {
   windowOf: (seq: number) => MessageWindow | undefined;
   lostDeliveries: number;
   options: ClassifyOptions;
+  /** A cause decided elsewhere for some deliveries (the epoch book's broker restart), ahead of the timeline's (except server_restarted). */
+  overrideOf?: (client: number, seq: number) => LossCause | undefined;
 }): LossByCause {
   const out: LossByCause = {};
   let n = 0;
   for (let c = 0; c < input.clients; c++) {
     const t = input.timelineOf(c);
     for (const seq of input.lostSeqsOf(c)) {
-      const cause = classifyLoss(t, input.windowOf(seq), input.options);
+      const own = classifyLoss(t, input.windowOf(seq), input.options);
+      // The server saying it restarted is the more specific account of an epoch that ended with it.
+      const cause = own === 'server_restarted' ? own : (input.overrideOf?.(c, seq) ?? own);
       out[cause] = (out[cause] ?? 0) + 1;
       n++;
     }

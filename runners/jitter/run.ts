@@ -441,7 +441,7 @@ class JitterSession {
     // Still offline after the settle: their missing messages are "not back by the end", not loss while connected.
     const offline = this.tracker.offlineNow();
     const offlineAtEnd = { clients: offline.length, lostDeliveries: offline.reduce((n, i) => n + this.ledger.tally(i).lost, 0) };
-    const loss = this.timelines.report(this.ledger, totals.lostDeliveries);
+    const loss = this.timelines.report(this.ledger, totals.lostDeliveries, this.target.replays ? this.epochs.lostToEpoch(this.ledger) : undefined);
     const partial: Omit<JitterResult, 'validity'> = {
       test: 'jitter',
       target: this.target.name,
