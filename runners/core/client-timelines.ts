@@ -95,10 +95,16 @@ export class ClientTimelines {
     last.evidence = { restored: last.evidence?.restored ?? false, history: reason === undefined ? { ok } : { ok, reason } };
   }
 
-  /** A first delivery of a message the publisher sent at `sentAt`: replayed when it was sent while the client was offline. */
-  arrival(i: number, sentAt: number): void {
+  /**
+   * A first delivery of `seq` at client `i`: replayed when the target had handled it (its 201 came
+   * back) while the client was down, i.e. before it was subscribed again. A message still in the
+   * publisher's hands at arrival was live. At-most-once protocols replay nothing.
+   */
+  arrival(i: number, seq: number): void {
+    if (this.protocol === 'none') return;
     const last = this.timelines[i]?.spans.at(-1);
-    if (last?.upAt !== undefined && sentAt >= last.downAt - this.inFlightMs && sentAt <= last.upAt) this.replayed++;
+    const answeredAt = this.answeredAt[seq] ?? NaN;
+    if (last?.upAt !== undefined && answeredAt >= last.downAt && answeredAt < last.upAt) this.replayed++;
   }
 
   timeline(i: number): ClientTimeline {

@@ -136,8 +136,8 @@ describe('ClientTimelines', () => {
     ledger.record(0, 4);
     ledger.record(1, 1);
     ledger.record(1, 2);
-    tl.arrival(0, 1500); // sent while offline: replayed
-    tl.arrival(0, 3500); // live
+    tl.arrival(0, 2); // answered while offline: replayed
+    tl.arrival(0, 4); // live
     const lost = ledger.totals().lostDeliveries;
     expect(lost).toBe(5);
     expect(tl.report(ledger, lost)).toEqual({
@@ -153,6 +153,21 @@ describe('ClientTimelines', () => {
     tl.history(0, false);
     tl.connected(0, 200, true);
     expect(tl.timeline(0).spans).toEqual([{ downAt: 100, upAt: 200, reason: 'dropped', evidence: { restored: true, history: { ok: false } } }]);
+  });
+  it('replayed: answered while the client was down; not yet answered, or at-most-once: live', () => {
+    for (const protocol of ['history', 'none'] as const) {
+      const tl = new ClientTimelines(1, 3, protocol);
+      tl.connected(0, 0, false);
+      tl.disconnected(0, 100, 'dropped');
+      tl.accepted(1, 90, 150);
+      tl.accepted(2, 150, 250);
+      tl.connected(0, 200, false);
+      tl.arrival(0, 1);
+      tl.arrival(0, 2);
+      tl.arrival(0, 3);
+      const ledger = new DeliveryLedger(1, 3);
+      expect(tl.report(ledger, 0).replayedDeliveries).toBe(protocol === 'none' ? 0 : 1);
+    }
   });
   it('a disruption before the first subscription opens nothing', () => {
     const tl = new ClientTimelines(1, 1, 'none');

@@ -122,7 +122,7 @@ export interface JitterResult extends LatencyReport {
   lossByCause?: LossByCause;
   /** Reconnects by resume outcome: session_restored, history_filled, rejected:<cause>, nothing_to_resume, not_attempted. */
   resumeOutcomes?: Record<string, number>;
-  /** First deliveries of messages sent while that client was offline (history replay, session restore); the rest arrived live. */
+  /** First deliveries of messages the target answered (201) while that client was down: they came by history replay or session restore; the rest arrived live. */
   replayedDeliveries?: number;
   validity: Validity;
 }

@@ -189,7 +189,7 @@ class JitterSession {
       if (this.ledger.record(i, p.seq, lat) === 'new') {
         this.latency.recordMs(lat);
         this.series.arrival(m.at);
-        this.timelines.arrival(i, p.sentAt);
+        this.timelines.arrival(i, p.seq);
         if (this.opts.subscribeOnly) this.heardOf(p.seq, p.sentAt, m.at);
       }
     });
