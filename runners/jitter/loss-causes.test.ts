@@ -10,6 +10,7 @@ import type { LossCause } from '../core/loss-causes.ts';
 import { getTarget } from '../targets/index.ts';
 import { parseJitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
+import { renderReport } from '../report/index.ts';
 import { jitterReport } from '../report/jitter.ts';
 import { comparisonRows, formatComparison } from './report.ts';
 import { runJitter } from './run.ts';
@@ -101,7 +102,11 @@ describe('loss by cause: broken servers', () => {
     expect(comparisonRows([r]).filter((x) => x[0]!.startsWith('Lost: '))).toHaveLength(1);
     expect(comparisonRows([r])).toContainEqual(['Resume outcomes', `nothing to resume x${r.reconnects}`]);
     expect(formatComparison([r])).toContain('Lost: lost while offline, nothing to resume');
-    expect(jitterReport([r], { command: 'test' }).summary).toContainEqual(row);
+    const page = jitterReport([r], { command: 'test' });
+    expect(page.summary).toContainEqual(row);
+    const section = page.sections.find((x) => x.title === 'Lost by cause')!;
+    expect(renderReport(r, { command: 'test' })).toContain(`Lost by cause: ${target}`);
+    expect(section.charts.map((c) => c.series.map((x) => [x.label, Math.max(...x.values.map((v) => v ?? 0))]))).toEqual([[['lost while offline, nothing to resume', r.lostDeliveries]]]);
   }, 60_000);
 
   it('a server that drops 10% of live frames: lost while connected', async () => {
