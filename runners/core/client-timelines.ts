@@ -1,5 +1,5 @@
 import type { DeliveryLedger } from './ledger.ts';
-import { DEFAULT_IN_FLIGHT_MS, LOSS_CAUSES, tallyLoss, tallyOutcomes, type ClientTimeline, type LossByCause, type MessageWindow, type ResumeProtocol } from './loss-causes.ts';
+import { DEFAULT_IN_FLIGHT_MS, deliveryPath, LOSS_CAUSES, tallyLoss, tallyOutcomes, type ClientTimeline, type LossByCause, type MessageWindow, type ResumeProtocol } from './loss-causes.ts';
 
 /**
  * Records each client's timeline while a run goes (first subscription, every offline span, how
@@ -8,12 +8,24 @@ import { DEFAULT_IN_FLIGHT_MS, LOSS_CAUSES, tallyLoss, tallyOutcomes, type Clien
  * its client events; nothing here reads a clock.
  */
 export interface LossReport {
+  /** Late deliveries split by path (see LateReport). */
+  lateDeliveries: LateReport;
   /** Lost deliveries by cause; sums to lostDeliveries exactly. */
   lossByCause: LossByCause;
   /** Reconnects by resume outcome (`rejected:<cause>` for a rejection). */
   resumeOutcomes: Record<string, number>;
   /** First deliveries of a message sent while that client was offline (history, session restore): the rest were live. */
   replayedDeliveries: number;
+}
+
+/** Late deliveries: above the p99 latency of the run's live deliveries, split by how they came. */
+export interface LateReport {
+  /** p99 of first deliveries that arrived live (no offline span around them), ms; null with none. */
+  liveP99Ms: number | null;
+  /** First deliveries slower than liveP99Ms. */
+  late: number;
+  /** `late` by path: `live` (slow while connected) or the resume outcome that delivered them (`history_filled`, `session_restored`, ...). */
+  byPath: Record<string, number>;
 }
 
 export class ClientTimelines {
@@ -118,6 +130,50 @@ export class ClientTimelines {
   }
 
   /**
+   * Late deliveries: a first pass takes the p99 of live first deliveries (1 ms buckets), a second
+   * splits every first delivery above it by its path. Two passes over clients x messages.
+   */
+  lateReport(ledger: DeliveryLedger): LateReport {
+    const o = { protocol: this.protocol, inFlightMs: this.inFlightMs };
+    const BUCKETS = 600_000; // 10 min at 1 ms: anything slower counts in the last bucket
+    const hist = new Uint32Array(BUCKETS + 1);
+    let live = 0;
+    const each = (fn: (path: string, lat: number) => void) => {
+      for (let c = 0; c < this.timelines.length; c++) {
+        const t = this.timelines[c]!;
+        for (let s = 1; s < this.sentAt.length; s++) {
+          const lat = ledger.latencyOf(c, s);
+          if (lat !== undefined) fn(deliveryPath(t, this.windowOf(s), o), lat);
+        }
+      }
+    };
+    each((path, lat) => {
+      if (path !== 'live') return;
+      hist[Math.min(BUCKETS, Math.max(0, Math.ceil(lat)))]!++;
+      live++;
+    });
+    if (live === 0) return { liveP99Ms: null, late: 0, byPath: {} };
+    let seen = 0;
+    let p99 = 0;
+    const rank = Math.ceil(live * 0.99);
+    for (let b = 0; b <= BUCKETS; b++) {
+      seen += hist[b]!;
+      if (seen >= rank) {
+        p99 = b;
+        break;
+      }
+    }
+    const byPath: Record<string, number> = {};
+    let late = 0;
+    each((path, lat) => {
+      if (lat <= p99) return;
+      byPath[path] = (byPath[path] ?? 0) + 1;
+      late++;
+    });
+    return { liveP99Ms: p99, late, byPath };
+  }
+
+  /**
    * Book every lost delivery of `ledger` (throws when the books do not balance) and count the
    * resume outcomes. `lostToEpoch` (runners/core/epoch-book.ts): deliveries a broker's empty
    * restart took, booked `epoch_changed` whatever the client's timeline says (nobody could deliver them).
@@ -135,6 +191,6 @@ export class ClientTimelines {
     // Report order: the union's.
     const ordered: LossByCause = {};
     for (const k of LOSS_CAUSES) if (lossByCause[k]) ordered[k] = lossByCause[k];
-    return { lossByCause: ordered, resumeOutcomes: tallyOutcomes(this.timelines, this.protocol), replayedDeliveries: this.replayed };
+    return { lossByCause: ordered, resumeOutcomes: tallyOutcomes(this.timelines, this.protocol), replayedDeliveries: this.replayed, lateDeliveries: this.lateReport(ledger) };
   }
 }

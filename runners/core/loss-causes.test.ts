@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ClientTimelines } from './client-timelines.ts';
 import { DeliveryLedger } from './ledger.ts';
-import { classifyLoss, historyRejectCause, LOSS_CAUSES, outcomeKey, resumeOutcome, resumeProtocolOf, spanCause, tallyLoss, tallyOutcomes, type ClientTimeline, type OfflineSpan } from './loss-causes.ts';
+import { classifyLoss, deliveryPath, historyRejectCause, LOSS_CAUSES, outcomeKey, resumeOutcome, resumeProtocolOf, spanCause, tallyLoss, tallyOutcomes, type ClientTimeline, type OfflineSpan } from './loss-causes.ts';
 
 const w = (sentAt: number, answeredAt = sentAt + 5) => ({ sentAt, answeredAt });
 const closed = (downAt: number, upAt: number, extra: Partial<OfflineSpan> = {}): OfflineSpan => ({ downAt, upAt, evidence: { restored: false }, ...extra });
@@ -115,7 +115,40 @@ describe('tallyLoss / tallyOutcomes', () => {
   });
 });
 
+describe('deliveryPath', () => {
+  const t: ClientTimeline = { firstUpAt: 0, spans: [closed(1000, 2000, { evidence: { restored: false, history: { ok: true } } }), { downAt: 5000 }] };
+  it('live outside spans, the resume outcome inside one, still_offline in an open one', () => {
+    expect(deliveryPath(t, w(500), { protocol: 'history', inFlightMs: 0 })).toBe('live');
+    expect(deliveryPath(t, undefined, { protocol: 'history' })).toBe('live');
+    expect(deliveryPath(t, w(1500), { protocol: 'history', inFlightMs: 0 })).toBe('history_filled');
+    expect(deliveryPath(t, w(1500), { protocol: 'none', inFlightMs: 0 })).toBe('nothing_to_resume');
+    expect(deliveryPath(t, w(6000), { protocol: 'history', inFlightMs: 0 })).toBe('still_offline');
+  });
+});
+
 describe('ClientTimelines', () => {
+  it('late deliveries: above the p99 of live first deliveries, split by path', () => {
+    // 1 client, 200 messages: 199 live at 10 ms..., one live straggler at 500 ms, and 10 replayed
+    // (sent while offline) at 3 s.
+    const tl = new ClientTimelines(1, 210, 'history', 0);
+    tl.connected(0, 0, false);
+    const ledger = new DeliveryLedger(1, 210);
+    ledger.acceptAll();
+    for (let s = 1; s <= 200; s++) {
+      tl.accepted(s, s * 10, s * 10 + 1);
+      ledger.record(0, s, s === 100 ? 500 : 10);
+    }
+    tl.disconnected(0, 3000, 'dropped');
+    for (let s = 201; s <= 210; s++) {
+      tl.accepted(s, 3000 + s, 3001 + s);
+      ledger.record(0, s, 3000);
+    }
+    tl.connected(0, 4000, false);
+    tl.history(0, true);
+    expect(tl.lateReport(ledger)).toEqual({ liveP99Ms: 10, late: 11, byPath: { live: 1, history_filled: 10 } });
+    expect(new ClientTimelines(1, 1, 'none').lateReport(new DeliveryLedger(1, 1))).toEqual({ liveP99Ms: null, late: 0, byPath: {} });
+  });
+
   it('records spans from disruption, notice and reconnect, attaches the history answer, and books the ledger', () => {
     const tl = new ClientTimelines(2, 4, 'history', 100);
     tl.connected(0, 0, false);
@@ -144,6 +177,7 @@ describe('ClientTimelines', () => {
       lossByCause: { lost_while_connected: 3, history_evicted: 1, not_back_by_end: 1 },
       resumeOutcomes: { 'rejected:history_evicted': 1 },
       replayedDeliveries: 1,
+      lateDeliveries: expect.objectContaining({ late: expect.any(Number) }),
     });
   });
   it('a history answer read off the wire before the reconnect is announced still belongs to that reconnect', () => {

@@ -230,3 +230,15 @@ export function tallyOutcomes(timelines: Iterable<ClientTimeline>, protocol: Res
     }
   return out;
 }
+
+/**
+ * How a delivered message reached the client, for splitting late deliveries: `live` when its
+ * window touches no offline span of that client, else the outcome of the reconnect that ended the
+ * span it fell in (`history_filled`, `session_restored`...; `still_offline` if that span never ended).
+ */
+export function deliveryPath(t: ClientTimeline, m: MessageWindow | undefined, o: ClassifyOptions): string {
+  if (!m || !Number.isFinite(m.sentAt) || !Number.isFinite(m.answeredAt)) return 'live';
+  const s = spanOf(t, m, o.inFlightMs);
+  if (!s) return 'live';
+  return s.upAt === undefined ? 'still_offline' : outcomeKey(resumeOutcome(o.protocol, s.evidence ?? { restored: false }));
+}

@@ -213,5 +213,8 @@ describe('loss by cause: broken servers', () => {
     expect(r.lossByCause).toEqual({});
     expect(r.resumeOutcomes?.history_filled).toBe(r.reconnects);
     expect(r.replayedDeliveries).toBeGreaterThan(0);
+    // Replayed messages are the late ones: over the live p99, delivered by the history that filled the gap.
+    expect(r.lateDeliveries!.byPath.history_filled).toBeGreaterThan(0);
+    expect(comparisonRows([r]).find((x) => x[0] === 'Late (over live p99)')![1]).toContain('history filled x');
   }, 60_000);
 });

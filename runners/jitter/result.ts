@@ -9,6 +9,7 @@ import type { DisruptionReport } from '../core/disruptions.ts';
 import type { RunSeries } from '../core/timeseries.ts';
 import type { TargetUsage } from '../core/target-usage.ts';
 import type { LossByCause } from '../core/loss-causes.ts';
+import type { LateReport } from '../core/client-timelines.ts';
 
 /**
  * The jitter result. Field names follow the benchmark's JSON where it has them
@@ -124,5 +125,7 @@ export interface JitterResult extends LatencyReport {
   resumeOutcomes?: Record<string, number>;
   /** First deliveries of messages the target answered (201) while that client was down: they came by history replay or session restore; the rest arrived live. */
   replayedDeliveries?: number;
+  /** First deliveries above the p99 of live deliveries, split by path: live (slow while connected) or the resume outcome that brought them (absent in older results). */
+  lateDeliveries?: LateReport;
   validity: Validity;
 }
