@@ -200,7 +200,11 @@ describe('loss by cause: broken servers', () => {
     const r = await run.result;
     expect(r.lostDeliveries).toBeGreaterThan(0);
     expect(share(r, 'server_restarted'), JSON.stringify(r.lossByCause)).toBeGreaterThanOrEqual(99);
-    expect(r.resumeOutcomes?.['rejected:epoch_changed']).toBe(r.reconnects);
+    // Every resume failed: mostly naming the old epoch; a client back before the new server had
+    // stored anything on the stream is told stream_not_found (history_rejected).
+    const outcomes = r.resumeOutcomes ?? {};
+    expect(Object.entries(outcomes).filter(([k]) => k.startsWith('rejected:')).reduce((n, [, v]) => n + v, 0)).toBe(r.reconnects);
+    expect(outcomes['rejected:epoch_changed']).toBeGreaterThan(0);
   }, 60_000);
 
   it('replay server with full history: resumes fill the gap, nothing is lost, and the made-up messages count as replayed', async () => {

@@ -51,10 +51,16 @@ function lossRows(results: readonly JitterResult[]): string[][] {
     }),
   ]);
   if (results.some((r) => r.resumeOutcomes && Object.keys(r.resumeOutcomes).length > 0))
-    rows.push(['Resume outcomes', ...results.map((r) => (r.resumeOutcomes ? Object.entries(r.resumeOutcomes).map(([k, n]) => `${k.replace(/_/g, ' ')} x${fmtInt(n)}`).join(', ') || 'no reconnects' : 'n/a'))]);
+    rows.push(['Resume outcomes', ...results.map((r) => (r.resumeOutcomes ? counts(r.resumeOutcomes) || 'no reconnects' : 'n/a'))]);
   if (results.some((r) => r.lateDeliveries && r.lateDeliveries.late > 0))
-    rows.push(['Late (over live p99)', ...results.map((r) => { const l = r.lateDeliveries; return !l ? 'n/a' : l.late === 0 ? '0' : `${fmtInt(l.late)} over ${fmtMs(l.liveP99Ms ?? 0)}: ${Object.entries(l.byPath).map(([k, n]) => `${k.replace(/_/g, ' ')} x${fmtInt(n)}`).join(', ')}`; })]);
+    rows.push(['Late (over live p99)', ...results.map((r) => (r.lateDeliveries ? lateCell(r.lateDeliveries) : 'n/a'))]);
   return rows;
+}
+
+const counts = (m: Record<string, number>) => Object.entries(m).map(([k, n]) => `${k.replace(/_/g, ' ')} x${fmtInt(n)}`).join(', ');
+
+function lateCell(l: NonNullable<JitterResult['lateDeliveries']>): string {
+  return l.late === 0 ? '0' : `${fmtInt(l.late)} over ${fmtMs(l.liveP99Ms ?? 0)}: ${counts(l.byPath)}`;
 }
 
 /** Per disruption kind: how fast clients noticed and came back (drops are noticed at once: we cause them). */
