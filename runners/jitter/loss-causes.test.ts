@@ -32,6 +32,7 @@ function share(r: JitterResult, cause: LossCause): number {
   const by = r.lossByCause ?? {};
   const total = Object.values(by).reduce((a, b) => a + b, 0);
   expect(total, JSON.stringify(by)).toBe(r.lostDeliveries);
+  // LOSS_FIGURES=1 prints each run's books (the attributed shares quoted in reports).
   if (process.env.LOSS_FIGURES) console.log('FIGURE', r.target, cause, r.lostDeliveries, JSON.stringify(by), JSON.stringify(r.resumeOutcomes), r.replayedDeliveries);
   return r.lostDeliveries > 0 ? ((by[cause] ?? 0) / r.lostDeliveries) * 100 : 0;
 }
