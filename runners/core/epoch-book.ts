@@ -143,13 +143,11 @@ export class EpochBook {
       base.oldEpochMessages += oldSeq[s]!;
     }
     const lostSeqs = new Uint8Array(this.messages + 1);
+    const cutOff = this.cutOffRule(oldSeq, ended);
     for (let c = 0; c < this.clients; c++) {
-      let cutOffFromAll = 0;
-      for (let e = 0; e < this.epochs.length; e++) if (ended(e)) cutOffFromAll = Math.max(cutOffFromAll, this.highest[e]![c]!);
       let mine = 0;
       for (const s of ledger.lostSeqsOf(c)) {
-        const e = this.seqEpoch[s]! - 1;
-        if (oldSeq[s] && s > (e >= 0 ? this.highest[e]![c]! : cutOffFromAll)) {
+        if (cutOff(c, s)) {
           mine++;
           lostSeqs[s] = 1;
         } else if (afterReturn[s]) base.lostAfterBoundaryDeliveries++;
@@ -160,6 +158,41 @@ export class EpochBook {
     for (let s = 1; s <= this.messages; s++) base.lostMessages += lostSeqs[s]!;
     base.plainLostDeliveries = totalLost - base.lostDeliveries;
     return base;
+  }
+
+  /**
+   * Rule 2 for lost (client, seq) given rule 1's old-epoch seqs: was the client cut off from it?
+   * (`report` books with it; `lostToEpoch` hands it to the loss-cause tally.)
+   */
+  private cutOffRule(oldSeq: Uint8Array, ended: (e: number) => boolean): (client: number, seq: number) => boolean {
+    const cutOffFromAll = new Int32Array(this.clients);
+    for (let c = 0; c < this.clients; c++) for (let e = 0; e < this.epochs.length; e++) if (ended(e)) cutOffFromAll[c] = Math.max(cutOffFromAll[c]!, this.highest[e]![c]!);
+    return (c, s) => {
+      const e = this.seqEpoch[s]! - 1;
+      return oldSeq[s] === 1 && s > (e >= 0 ? this.highest[e]![c]! : cutOffFromAll[c]!);
+    };
+  }
+
+  /**
+   * The lost (client, seq) this book charges to the broker's empty restart, as a predicate over
+   * lost deliveries (runners/core/loss-causes.ts books them `epoch_changed`); undefined when no
+   * epoch change was seen. Same rule as `report`.
+   */
+  lostToEpoch(ledger: DeliveryLedger): ((client: number, seq: number) => boolean) | undefined {
+    const last = this.epochs.length - 1;
+    const changed = last > 0 || this.rejectedEpochChanged > 0;
+    if (!changed) return undefined;
+    const ended = (e: number) => (last > 0 ? e < last : true);
+    const boundary = this.boundary();
+    const oldSeq = new Uint8Array(this.messages + 1);
+    for (let s = 1; s <= this.messages; s++) {
+      if (!ledger.isAccepted(s)) continue;
+      const e = this.seqEpoch[s]! - 1;
+      const at = this.accepts.get(s);
+      if (e >= 0) oldSeq[s] = ended(e) ? 1 : 0;
+      else if (boundary && at) oldSeq[s] = at.answeredAt < boundary.attemptSentAt ? 1 : 0;
+    }
+    return this.cutOffRule(oldSeq, ended);
   }
 
   private boundary(): EpochReport['boundary'] {

@@ -45,6 +45,8 @@ describe('jitter runner: Redis restarted empty under a replay target', () => {
     expect(r.brokerEpoch!.plainLostDeliveries).toBe(0);
     expect(r.brokerEpoch!.lostAfterBoundaryDeliveries).toBe(0);
     expect(r.brokerEpoch!.lostDeliveries).toBe(r.lostDeliveries);
+    // The same deliveries, by cause: all of them the epoch change's.
+    expect(r.lossByCause).toEqual(r.lostDeliveries ? { epoch_changed: r.lostDeliveries } : {});
     expect(r.duplicates).toBe(0);
   }, 60_000);
 });

@@ -1,3 +1,4 @@
+import { LOSS_CAUSE_LABELS, LOSS_CAUSES } from '../core/loss-causes.ts';
 import type { JitterResult } from './result.ts';
 
 const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
@@ -15,6 +16,7 @@ export function comparisonRows(results: readonly JitterResult[]): string[][] {
     ['', ...results.map(columnLabel)],
     // Clients still offline when the settle ended: their share is "not back by the end", not loss while connected.
     row('Deliveries lost', (r) => fmtInt(r.lostDeliveries) + (r.offlineAtEnd?.clients ? ` (${fmtInt(r.offlineAtEnd.lostDeliveries)} not back by the end: ${fmtInt(r.offlineAtEnd.clients)} clients still offline)` : '')),
+    ...lossRows(results),
     row('Delivery rate', (r) => `${r.deliveryRatePct}%`),
     row('Messages accepted', (r) => `${fmtInt(r.published)} of ${fmtInt(r.totalMessages)}${r.publishFailures ? ` (not accepted: ${Object.entries(r.publishFailureCauses).map(([c, n]) => `${c} x${n}`).join(', ')})` : ''}`),
     row('Resume rate', (r) => (r.csrResumeRatePct === null ? 'n/a' : `${r.csrResumeRatePct}%`)),
@@ -32,6 +34,33 @@ export function comparisonRows(results: readonly JitterResult[]): string[][] {
     row('Runner peak RSS', (r) => `${r.runnerPeakRssMb} MB`),
     row('Valid', (r) => (r.validity.valid ? (r.validity.flags.length ? 'yes (warnings)' : 'yes') : 'NO')),
   ];
+}
+
+/**
+ * "Lost by cause": one row per cause that occurred in any column (count and share of that
+ * column's loss), then the reconnects' resume outcomes. Results written before causes existed say n/a.
+ */
+function lossRows(results: readonly JitterResult[]): string[][] {
+  const causes = LOSS_CAUSES.filter((c) => results.some((r) => (r.lossByCause?.[c] ?? 0) > 0));
+  const rows = causes.map((c) => [
+    `Lost: ${LOSS_CAUSE_LABELS[c]}`,
+    ...results.map((r) => {
+      if (!r.lossByCause) return 'n/a';
+      const n = r.lossByCause[c] ?? 0;
+      return n ? `${fmtInt(n)} (${Math.round((n / r.lostDeliveries) * 1000) / 10}%)` : '0';
+    }),
+  ]);
+  if (results.some((r) => r.resumeOutcomes && Object.keys(r.resumeOutcomes).length > 0))
+    rows.push(['Resume outcomes', ...results.map((r) => (r.resumeOutcomes ? counts(r.resumeOutcomes) || 'no reconnects' : 'n/a'))]);
+  if (results.some((r) => r.lateDeliveries && r.lateDeliveries.late > 0))
+    rows.push(['Late (over live p99)', ...results.map((r) => (r.lateDeliveries ? lateCell(r.lateDeliveries) : 'n/a'))]);
+  return rows;
+}
+
+const counts = (m: Record<string, number>) => Object.entries(m).map(([k, n]) => `${k.replace(/_/g, ' ')} x${fmtInt(n)}`).join(', ');
+
+function lateCell(l: NonNullable<JitterResult['lateDeliveries']>): string {
+  return l.late === 0 ? '0' : `${fmtInt(l.late)} over ${fmtMs(l.liveP99Ms ?? 0)}: ${counts(l.byPath)}`;
 }
 
 /** Per disruption kind: how fast clients noticed and came back (drops are noticed at once: we cause them). */

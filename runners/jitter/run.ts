@@ -14,6 +14,8 @@ import { watchTarget } from '../core/target-usage.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
 import { EpochBook } from '../core/epoch-book.ts';
+import { ClientTimelines } from '../core/client-timelines.ts';
+import { resumeProtocolOf } from '../core/loss-causes.ts';
 import { readPayload, startPublisher, type PublisherResult } from '../core/publisher.ts';
 import { encodeRanges } from '../core/seq-ranges.ts';
 import { listenWindow, SUBSCRIBER_ONLY_CODES, type Listening } from './listen.ts';
@@ -69,6 +71,8 @@ class JitterSession {
   private readonly ledger: DeliveryLedger;
   /** Loss to a broker that came back empty, told apart from the target's (BROKER_EPOCH_CHANGED). */
   private readonly epochs: EpochBook;
+  /** Each client's offline spans and resume outcomes: why every lost delivery was lost (lossByCause). */
+  private readonly timelines: ClientTimelines;
   private readonly latency = new LatencyRecorder();
   private readonly tracker: DisruptionTracker;
   /** Per-second series for the visual report. */
@@ -108,6 +112,7 @@ class JitterSession {
     this.steps = buildSchedule({ seed: this.seed, kinds: this.kinds, clients: opts.clients, groups: opts.groups, jitterSec: dropsWithin(opts) ? opts.jitter : 0, windowMs: dropWindowMs(opts), durations });
     this.ledger = new DeliveryLedger(opts.clients, opts.msgs);
     this.epochs = new EpochBook(opts.clients, opts.msgs);
+    this.timelines = new ClientTimelines(opts.clients, opts.msgs, resumeProtocolOf(this.target));
     this.connections = new ConnectionBook(opts.clients);
     this.tracker = new DisruptionTracker(this.steps, opts.clients);
     this.series = new SeriesRecorder(opts.clients);
@@ -184,12 +189,14 @@ class JitterSession {
       if (this.ledger.record(i, p.seq, lat) === 'new') {
         this.latency.recordMs(lat);
         this.series.arrival(m.at);
+        this.timelines.arrival(i, p.seq);
         if (this.opts.subscribeOnly) this.heardOf(p.seq, p.sentAt, m.at);
       }
     });
     c.on('connected', ({ resumed, attempt }) => {
       const now = Date.now();
       this.connections.connected(i);
+      this.timelines.connected(i, now, resumed);
       const rec = this.tracker.onConnected(i, now, resumed);
       this.series.connectedAt(i, now, rec && { kind: this.steps[rec.step]!.kind, ms: rec.ms });
       if (attempt === 0) return;
@@ -201,9 +208,10 @@ class JitterSession {
         ev.resumed = resumed;
       }
     });
-    c.on('disconnected', ({ reason }) => {
+    c.on('disconnected', ({ reason, detail }) => {
       // Our own close at the end of the run is not a disruption being noticed.
       if (reason === 'closed' || this.stopping) return;
+      this.timelines.disconnected(i, Date.now(), reason, detail);
       this.disconnectReasons[reason] = (this.disconnectReasons[reason] ?? 0) + 1;
       this.tracker.onDisconnected(i, Date.now());
       this.series.disconnectedAt(i, Date.now());
@@ -212,6 +220,7 @@ class JitterSession {
       if (reason !== 'dropped' && this.target.reconnect === 'manual' && !this.stopping) void this.reconnectManual(i, this.target.offlineFloorMs);
     });
     c.on('history', ({ ok, reason }) => {
+      this.timelines.history(i, ok, reason);
       if (ok) return;
       this.counters.historyRejected++;
       this.epochs.historyRejected(reason);
@@ -251,6 +260,7 @@ class JitterSession {
         published++;
         this.ledger.accept(seq);
         if (at) this.epochs.accepted(seq, at);
+        if (at) this.timelines.accepted(seq, at.attemptSentAt, at.answeredAt);
       },
     });
     const progress = setInterval(() => {
@@ -298,6 +308,8 @@ class JitterSession {
     // against the publisher's accepted set, which is the only exact one).
     this.ledger.accept(seq);
     this.rawSentAt[seq] = sentAt;
+    // No 201 seen here: the target had it by its first arrival.
+    this.timelines.accepted(seq, sentAt, at);
     this.series.sent(seq, sentAt);
     this.heard.firstAt ??= at;
     if (seq === this.opts.msgs) this.heard.lastSeen = true;
@@ -340,7 +352,9 @@ class JitterSession {
       if (this.stopping) return;
       const wasConnected = this.tracker.isConnected(i);
       if (wasConnected) this.tracker.begin(idx, [i], Date.now(), false);
+      const dropAt = Date.now();
       const applied = wasConnected && c.drop();
+      if (applied) this.timelines.disrupted(i, dropAt);
       const ev: ChaosEvent = { kind: 'drop', scope: 'client', target: i, plannedAtMs: step.atMs, atMs: Date.now() - this.t0, durationMs: step.durationMs, applied };
       this.timeline.push(ev);
       if (!applied) continue;
@@ -361,12 +375,14 @@ class JitterSession {
     const members: number[] = [];
     for (let i = step.target; i < this.opts.clients; i += this.opts.groups) members.push(i);
     this.tracker.begin(idx, members, Date.now());
+    for (const i of members) if (this.tracker.isConnected(i)) this.timelines.disrupted(i, Date.now());
     try {
       const undo = await def.apply(this.fleet.proxies[step.target]!);
       ev.applied = true;
       this.applied.add(idx);
       await this.nap(this.t0 + step.atMs + step.durationMs - Date.now());
       await undo();
+      for (const i of members) this.timelines.lifted(i);
       ev.endedAtMs = Date.now() - this.t0;
     } catch (err) {
       ev.error = (err as Error).message;
@@ -425,6 +441,7 @@ class JitterSession {
     // Still offline after the settle: their missing messages are "not back by the end", not loss while connected.
     const offline = this.tracker.offlineNow();
     const offlineAtEnd = { clients: offline.length, lostDeliveries: offline.reduce((n, i) => n + this.ledger.tally(i).lost, 0) };
+    const loss = this.timelines.report(this.ledger, totals.lostDeliveries, this.target.replays ? this.epochs.lostToEpoch(this.ledger) : undefined);
     const partial: Omit<JitterResult, 'validity'> = {
       test: 'jitter',
       target: this.target.name,
@@ -481,6 +498,7 @@ class JitterSession {
       // Asked for disruptions (a drop interval inside the window, any plan kind): did any happen?
       ...(dropsWithin(o) && this.kinds.length > 0 ? { disruptionWindow: { planned: this.steps.length, applied: this.applied.size, windowMs: dropWindowMs(o) } } : {}),
       offlineAtEnd,
+      ...loss,
     };
     const validity = checkValidity(partial);
     if (o.subscribeOnly) {

@@ -113,7 +113,7 @@ describe('never confirm a gap (item 2)', () => {
     // Offsets 2 and 3 were never delivered on this connection: confirming would hide them.
     b.c.send({ command: 'history', identifier: id, history: { streams: { 'gap/1': { epoch: m1!.epoch, offset: 1 } } } });
     const [answer] = await b.c.take(1);
-    expect(answer).toEqual({ type: 'reject_history', identifier: id });
+    expect(answer).toEqual({ type: 'reject_history', identifier: id, reason: 'history_gap' });
     expect(t.srv.counters.historyGapsRejected).toBe(1);
     // A position inside what was delivered is fine.
     b.c.send({ command: 'history', identifier: id, history: { streams: { 'gap/1': { epoch: m1!.epoch, offset: 3 } } } });

@@ -105,12 +105,12 @@ export class HistoryQueue {
         pos = { since: 0 };
         continue;
       }
-      if (!res.ok) return this.finish(job, false, handedOver);
+      if (!res.ok) return this.finish(job, false, handedOver, res.reason);
       if (first && sub.wouldGap(res.messages[0])) {
         // Confirming would hide offsets this subscription skipped (e.g. live frames flushed
         // after restoreHoldMs): say the history cannot be served instead.
         this.deps.counters.historyGapsRejected++;
-        return this.finish(job, false);
+        return this.finish(job, false, false, 'history_gap');
       }
       first = false;
       this.host.cork();
@@ -126,11 +126,11 @@ export class HistoryQueue {
   }
 
   /** Answer (once per coalesced request), then flush what was parked, paced like the backlog. */
-  private async finish(job: Job, ok: boolean, answered = false): Promise<void> {
+  private async finish(job: Job, ok: boolean, answered = false, reason?: string): Promise<void> {
     const { sub } = job;
     const c = this.deps.counters;
     if (!answered) {
-      const frame = ok ? frames.confirmHistory(sub.identifier) : frames.rejectHistory(sub.identifier);
+      const frame = ok ? frames.confirmHistory(sub.identifier) : frames.rejectHistory(sub.identifier, reason);
       for (let i = 0; i < job.answers; i++) this.host.send(frame);
       if (ok) c.historyConfirmed += job.answers;
       else c.historyRejected += job.answers;

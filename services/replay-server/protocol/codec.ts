@@ -69,7 +69,12 @@ export const frames = {
   confirmSubscription: (identifier: string) => `{"type":"confirm_subscription","identifier":${q(identifier)}}`,
   rejectSubscription: (identifier: string) => `{"type":"reject_subscription","identifier":${q(identifier)}}`,
   confirmHistory: (identifier: string) => `{"type":"confirm_history","identifier":${q(identifier)}}`,
-  rejectHistory: (identifier: string) => `{"type":"reject_history","identifier":${q(identifier)}}`,
+  /**
+   * reject_history, with the broker's cause when there is one (`offset_evicted`, `unknown_epoch`,
+   * `offset_ahead`, `stream_not_found`, `history_gap`): an extra field clients ignore, which lets a
+   * benchmark say why a resume failed (runners/core/loss-causes.ts).
+   */
+  rejectHistory: (identifier: string, reason?: string) => (reason === undefined ? `{"type":"reject_history","identifier":${q(identifier)}}` : `{"type":"reject_history","identifier":${q(identifier)},"reason":${q(reason)}}`),
   /** reject_history with its cause (an extra field clients ignore): the asked epoch ended, the new one's history follows. */
   rejectHistoryEpochChanged: (identifier: string) => `{"type":"reject_history","identifier":${q(identifier)},"reason":"epoch_changed"}`,
   presenceError: (identifier: string) => `{"type":"presence","identifier":${q(identifier)},"message":{"type":"error"}}`,
