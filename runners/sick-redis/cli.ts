@@ -24,6 +24,8 @@ function commit(): string {
 async function main(argv: string[]): Promise<number> {
   const o = parseCliOptions(SICK_REDIS_OPTIONS, argv);
   const measuredAt = new Date().toISOString();
+  // The tree measured: read before the run, so a commit made meanwhile is not named instead.
+  const sha = commit();
   const results: SickRedisResult[] = [];
   for (const s of o.scenarios.split(',') as Scenario[]) {
     const r = await runScenario(s, o, (l) => process.stderr.write(`[sick-redis] ${l}\n`));
@@ -31,7 +33,7 @@ async function main(argv: string[]): Promise<number> {
     for (const f of r.validity?.flags ?? []) process.stderr.write(`[sick-redis] ${s}: ${f.severity} ${f.code}: ${f.message}\n`);
     results.push(r);
   }
-  const file = { commit: commit(), command: `npm run bench:sick-redis -- ${argv.join(' ')}`.trim(), measuredAt, results };
+  const file = { commit: sha, command: `npm run bench:sick-redis -- ${argv.join(' ')}`.trim(), measuredAt, results };
   const text = JSON.stringify(file, null, 2) + '\n';
   if (o.out) {
     mkdirSync(dirname(o.out), { recursive: true });
