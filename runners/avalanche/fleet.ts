@@ -8,6 +8,7 @@ import { DeliveryLedger } from '../core/ledger.ts';
 import { readPayload } from '../core/publisher.ts';
 import type { ClientOptions, TargetClient, TargetDefinition } from '../targets/types.ts';
 import { handshakeFailureKind } from './handshake.ts';
+import { reconnectRng } from '../targets/seeded-jitter.ts';
 
 /** What the fleet knows about one client, on the runner's clock (ms since epoch; 0 = never). */
 export interface ClientTrack {
@@ -145,6 +146,7 @@ export class ClientFleet {
       stream: o.stream,
       localAddress: sourceAddress(i),
       reconnectStrategy: o.reconnectStrategy,
+      reconnectRng: reconnectRng(o.seed, i),
     };
     // AnyCable clients open one WebSocket per attempt: a counting subclass sees each attempt and
     // its failure without changing the library's behaviour.

@@ -60,6 +60,12 @@ export interface ClientOptions {
   localAddress?: string;
   /** Named reconnect strategy for library-driven targets (e.g. 'default' | 'tuned'). */
   reconnectStrategy?: string;
+  /**
+   * Random source for the library's reconnect jitter (runners seed it per client with
+   * `reconnectRng(seed, index)`, so one seed gives one reconnect schedule). Absent: the library's
+   * Math.random.
+   */
+  reconnectRng?: () => number;
 }
 
 export interface TargetDefinition {
