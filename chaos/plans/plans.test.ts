@@ -4,7 +4,10 @@ import { parseJitterOptions } from '../../runners/jitter/options.ts';
 import type { JitterResult } from '../../runners/jitter/result.ts';
 import { runJitter } from '../../runners/jitter/run.ts';
 import { getTarget } from '../../runners/targets/index.ts';
-import { parsePlan, planNeedsProxy } from './catalog.ts';
+import { open, startTcpServer } from '../testing.ts';
+import { createChaosProxy } from '../toxiproxy/client.ts';
+import { createToxiproxyServer } from '../toxiproxy/index.ts';
+import { CATALOG, CUTOFF, DISRUPTIONS, parsePlan, planNeedsProxy } from './catalog.ts';
 import { buildSchedule, planDrops } from './schedule.ts';
 
 const run = (target: string, values: Record<string, string>): Promise<JitterResult> =>
@@ -39,6 +42,65 @@ describe('plan catalog and schedules', () => {
       for (const s of mine) expect(s).toMatchObject({ scope: 'group', durationMs: 20_000 });
     }
     expect(steps.every((s) => s.atMs < 120_000)).toBe(true);
+  });
+});
+
+describe('cutoff plan (limit_data + slow_close)', () => {
+  it('is appended to the kinds, so every older kind keeps its seeded timeline', () => {
+    expect(DISRUPTIONS.indexOf('cutoff')).toBe(DISRUPTIONS.length - 1);
+    expect(DISRUPTIONS.slice(0, 6)).toEqual(['drop', 'flaky', 'blackhole', 'partition', 'slow-consumer', 'reset']);
+    expect(planNeedsProxy(parsePlan('cutoff'))).toBe(true);
+  });
+
+  it('cuts a live connection and a new one after 1 KB downstream, the close arriving 1 s late; undo lets data through again', async () => {
+    const upstream = await startTcpServer();
+    const tp = await createToxiproxyServer({ port: 0 });
+    try {
+      const p = await createChaosProxy(tp.url, { name: 'cutoff', upstream: upstream.upstream });
+      const live = await open(p.listen);
+      await new Promise((r) => setTimeout(r, 50)); // accepted upstream
+      const undo = await CATALOG.cutoff.apply!(p);
+      for (const reader of [live, await open(p.listen)]) {
+        const server = upstream.sockets.at(-1)!;
+        await new Promise((r) => setTimeout(r, 50));
+        server.write(Buffer.alloc(3 * CUTOFF.bytes, 7));
+        await reader.until(() => reader.length >= CUTOFF.bytes, 5000, 'the first KB');
+        const lastByteAt = reader.arrivals.at(-1)!.at;
+        await reader.closed(5000);
+        expect(reader.length).toBe(CUTOFF.bytes);
+        expect(performance.now() - lastByteAt).toBeGreaterThanOrEqual(CUTOFF.closeDelayMs - 50);
+      }
+      await undo();
+      const after = await open(p.listen);
+      await new Promise((r) => setTimeout(r, 50));
+      upstream.sockets.at(-1)!.write(Buffer.alloc(3 * CUTOFF.bytes, 7));
+      await after.bytes(3 * CUTOFF.bytes);
+      expect(after.ended).toBe(false);
+      after.socket.destroy();
+    } finally {
+      await tp.close();
+      await upstream.close();
+    }
+  });
+
+  // Two library-driven targets: the replaying one must lose nothing across repeated cuts.
+  const CUT = { clients: '8', msgs: '40', interval: '200', jitter: '2', plan: 'cutoff', groups: '2', 'chaos-ms': '3000', settle: '30000', seed: '21', 'reconnect-strategy': 'tuned' };
+  const results = Promise.all([run('replay', CUT), run('ws', CUT)]);
+
+  it('every cut connection is noticed no sooner than the late close, everyone comes back, replay loses nothing', { timeout: 120_000 }, async () => {
+    const [replay, ws] = await results;
+    for (const r of [replay!, ws!]) {
+      const d = r.chaos.disruptions[0]!;
+      expect(d.kind).toBe('cutoff');
+      expect(d.affectedClients, r.target).toBeGreaterThan(0);
+      expect(d.undetected, r.target).toBe(0);
+      expect(d.detectMs.p50, r.target).toBeGreaterThanOrEqual(CUTOFF.closeDelayMs);
+      expect(d.unrecovered, r.target).toBe(0);
+    }
+    expect(replay!.validity.valid, JSON.stringify(replay!.validity)).toBe(true);
+    expect(replay!.lostDeliveries).toBe(0);
+    expect(replay!.duplicates).toBe(0);
+    expect(ws!.lostDeliveries).toBeGreaterThan(0);
   });
 });
 
