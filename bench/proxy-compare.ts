@@ -41,6 +41,13 @@ const BASE = ['--msgs', '60', '--interval', '200', '--jitter', '3', '--groups', 
  * more than 1 KB/s per client to matter (1000-byte payloads every 100 ms); blackhole is cut to
  * 15 s (Socket.IO then notices at the lift, not by ping timeout) and needs a longer window.
  */
+/** `base` flag/value pairs with `over`'s values in their place (the bench refuses a flag given twice). */
+export function benchArgs(base: readonly string[], over: readonly string[]): string[] {
+  const m = new Map<string, string>();
+  for (const list of [base, over]) for (let i = 0; i + 1 < list.length; i += 2) m.set(list[i]!, list[i + 1]!);
+  return [...m].flat();
+}
+
 export const PLAN_ARGS: Readonly<Record<string, readonly string[]>> = Object.freeze({
   partition: ['--chaos-ms', '2000'],
   reset: [],
@@ -92,7 +99,7 @@ async function main(): Promise<void> {
   const rows: CompareRow[] = [];
   const commands: string[] = [];
   for (const plan of plans) {
-    const args = [...BASE, '--clients', String(opts.clients), '--seed', String(opts.seed), ...PLAN_ARGS[plan]!, '--plan', plan];
+    const args = benchArgs([...BASE, '--clients', String(opts.clients), '--seed', String(opts.seed)], [...PLAN_ARGS[plan]!, '--plan', plan]);
     commands.push(`npm run bench -- ${args.join(' ')}`);
     for (let round = 1; round <= opts.rounds; round++) {
       for (const proxy of ['rebound', 'toxiproxy'] as const) {

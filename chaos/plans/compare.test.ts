@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PLAN_ARGS } from '../../bench/proxy-compare.ts';
+import { benchArgs, PLAN_ARGS } from '../../bench/proxy-compare.ts';
 import { DISRUPTIONS } from './catalog.ts';
 import { comparePairs, compareRounds, type CompareRow } from './compare.ts';
 
@@ -11,6 +11,8 @@ const row = (o: Partial<CompareRow>): CompareRow => ({
 describe('proxy comparison', () => {
   it('has bench arguments for every network plan', () => {
     for (const k of DISRUPTIONS.filter((d) => d !== 'drop')) expect(PLAN_ARGS[k], k).toBeDefined();
+    // A plan's value replaces the shared one (npm run bench refuses a flag given twice).
+    expect(benchArgs(['--msgs', '60', '--seed', '7'], ['--msgs', '120', '--plan', 'x'])).toEqual(['--msgs', '120', '--seed', '7', '--plan', 'x']);
   });
 
   it('pairs Rebound with Toxiproxy in the same round and applies the goal (0.5 points, 10 %)', () => {
