@@ -5,7 +5,7 @@ import { comparePairs, compareRounds, type CompareRow } from './compare.ts';
 
 const row = (o: Partial<CompareRow>): CompareRow => ({
   plan: 'partition', proxy: 'rebound', round: 1, target: 'ws', deliveryRatePct: 80, lostDeliveries: 0, affectedClients: 10,
-  detectP50Ms: 5, recoverP50Ms: 2000, recoverCount: 10, undetected: 0, unrecovered: 0, valid: true, ...o,
+  detectP50Ms: 5, recoverP50Ms: 2000, recoverCount: 10, latencyP50Ms: 8, latencyP95Ms: 20, undetected: 0, unrecovered: 0, valid: true, ...o,
 });
 
 describe('proxy comparison', () => {

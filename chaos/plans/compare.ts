@@ -20,6 +20,9 @@ export interface CompareRow {
   detectP50Ms: number;
   recoverP50Ms: number;
   recoverCount: number;
+  /** Delivery latency over the whole run, ms: what `flaky` and `slow-consumer` change when nobody disconnects. */
+  latencyP50Ms: number;
+  latencyP95Ms: number;
   undetected: number;
   unrecovered: number;
   valid: boolean;
@@ -40,6 +43,8 @@ export function rowOf(plan: string, proxy: CompareRow['proxy'], round: number, r
     detectP50Ms: d?.detectMs.p50 ?? 0,
     recoverP50Ms: d?.recoverMs.p50 ?? 0,
     recoverCount: d?.recoverMs.count ?? 0,
+    latencyP50Ms: r.latencyRawMs.p50,
+    latencyP95Ms: r.latencyRawMs.p95,
     undetected: d?.undetected ?? 0,
     unrecovered: d?.unrecovered ?? 0,
     valid: r.validity.valid,
