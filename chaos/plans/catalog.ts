@@ -27,8 +27,15 @@ export interface DisruptionDefinition {
  */
 export const CUTOFF = Object.freeze({ bytes: 1024, closeDelayMs: 1000 });
 
+/**
+ * Undo: remove the toxics in reverse order of adding them. Toxiproxy 2.12 needs that order: after
+ * removing a toxic whose stage has already closed (a `limit_data` that hit its limit), its links
+ * keep a stale stage index, so the next removal misses its toxic and e.g. a `slow_close` holding
+ * the close back still waits its full delay after the plan lifted it. Newest first, every
+ * removal finds its own stage, through either proxy.
+ */
 const toxics = (proxy: ChaosProxyHandle, names: string[]) => async () => {
-  for (const n of names) await proxy.removeToxic(n);
+  for (const n of [...names].reverse()) await proxy.removeToxic(n);
 };
 
 /**
