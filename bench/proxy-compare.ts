@@ -36,11 +36,6 @@ const OPTIONS = {
 /** Shared by every plan: 4 proxy groups, disruptions 3 s + U(0, 5) s apart, tuned library backoff (seeded). */
 const BASE = ['--msgs', '60', '--interval', '200', '--jitter', '3', '--groups', '4', '--settle', '30000', '--reconnect-strategy', 'tuned'];
 
-/**
- * Per plan: durations short enough for a few-minute run, long enough to bite. slow-consumer needs
- * more than 1 KB/s per client to matter (1000-byte payloads every 100 ms); blackhole is cut to
- * 15 s (Socket.IO then notices at the lift, not by ping timeout) and needs a longer window.
- */
 /** `base` flag/value pairs with `over`'s values in their place (the bench refuses a flag given twice). */
 export function benchArgs(base: readonly string[], over: readonly string[]): string[] {
   const m = new Map<string, string>();
@@ -48,6 +43,11 @@ export function benchArgs(base: readonly string[], over: readonly string[]): str
   return [...m].flat();
 }
 
+/**
+ * Per plan: durations short enough for a few-minute run, long enough to bite. slow-consumer needs
+ * more than 1 KB/s per client to matter (1000-byte payloads every 100 ms); blackhole is cut to
+ * 15 s (Socket.IO then notices at the lift, not by ping timeout) and needs a longer window.
+ */
 export const PLAN_ARGS: Readonly<Record<string, readonly string[]>> = Object.freeze({
   partition: ['--chaos-ms', '2000'],
   reset: [],
