@@ -1,7 +1,7 @@
 /**
  * Embedded chaos proxy overhead: direct loopback vs through the proxy with no toxic, side by side.
  *
- *   npm run bench:proxy -- [--iterations 20000] [--seconds 3] [--rounds 3] [--json]
+ *   npm run bench:proxy -- [--iterations 20000] [--seconds 3] [--rounds 3] [--json] [--toxiproxy-url URL]
  *
  * Separate processes so the proxy never shares an event loop with the load: this one (client),
  * an upstream child (echo + blast servers), the standalone proxy (`chaos/toxiproxy/main.ts`) and,
@@ -12,6 +12,8 @@
  *   whole µs.
  * - Throughput: one connection, the upstream writes 64 KiB chunks as fast as the socket drains;
  *   the client counts bytes for `seconds` after a 0.5 s warm-up.
+ * - `--toxiproxy-url`: the same two proxies, no toxic, on a real Toxiproxy too (its own process,
+ *   started by the user), so Rebound's per-hop cost stands next to Toxiproxy's in one run.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -19,7 +21,9 @@ import { createConnection, createServer, type AddressInfo, type Socket } from 'n
 import { fileURLToPath } from 'node:url';
 import type { OptionTable } from '../lib/options.ts';
 import { parseCliOptions } from '../lib/cli.ts';
-import { createChaosProxy } from '../chaos/toxiproxy/client.ts';
+import { isAllowedTargetUrl } from '../runners/core/addresses.ts';
+import { createChaosProxy, type ChaosProxyHandle } from '../chaos/toxiproxy/client.ts';
+import { ReboundError } from '../lib/errors.ts';
 import { LatencyRecorder, mergeLatency, summarize, type EncodedLatency } from '../runners/core/latency.ts';
 
 const OPTIONS = {
@@ -27,6 +31,7 @@ const OPTIONS = {
   seconds: { type: 'number', min: 0.5, default: 3, doc: 'throughput measurement window per side' },
   rounds: { type: 'int', min: 1, default: 3, doc: 'interleaved direct/proxied rounds' },
   json: { type: 'bool', default: false, doc: 'print only the JSON result' },
+  toxiproxyUrl: { type: 'optional-string', default: undefined, doc: 'also measure a real Toxiproxy at this loopback API URL (a fourth side, interleaved like the others)' },
   role: { type: 'enum', values: ['main', 'upstream', 'pipe'], default: 'main', doc: 'internal: child process role' },
   echoPort: { type: 'int', min: 0, default: 0, doc: 'internal: pipe role upstream echo port' },
   blastPort: { type: 'int', min: 0, default: 0, doc: 'internal: pipe role upstream blast port' },
@@ -145,20 +150,32 @@ async function main(): Promise<void> {
   if (opts.role === 'upstream') return upstream();
   if (opts.role === 'pipe') return barePipe(opts.echoPort, opts.blastPort);
   const log = (s: string) => (opts.json ? process.stderr : process.stdout).write(`${s}\n`);
+  const real = opts.toxiproxyUrl?.replace(/\/$/, '');
+  if (real !== undefined && !isAllowedTargetUrl(real)) {
+    const err = new ReboundError('RR_ERR_OPTION_INVALID', `toxiproxy-url must be a loopback http URL; got ${JSON.stringify(opts.toxiproxyUrl)}`, { details: { option: 'toxiproxyUrl' } });
+    process.stderr.write(`error ${err.code}: ${err.message}\n`);
+    process.exit(2);
+  }
 
   const up = fork(fileURLToPath(import.meta.url), ['--role', 'upstream'], { execArgv: ['--import', 'tsx'] });
   const [ports] = (await once(up, 'message')) as [{ echo: number; blast: number }];
   const pipe = fork(fileURLToPath(import.meta.url), ['--role', 'pipe', '--echo-port', String(ports.echo), '--blast-port', String(ports.blast)], { execArgv: ['--import', 'tsx'] });
   const [pipePorts] = (await once(pipe, 'message')) as [{ echo: number; blast: number }];
   const { child: proxyProc, url } = await startProxyProcess();
+  const realProxies: ChaosProxyHandle[] = [];
   try {
     const echoProxy = await createChaosProxy(url, { name: 'bench_echo', upstream: `127.0.0.1:${ports.echo}` });
     const blastProxy = await createChaosProxy(url, { name: 'bench_blast', upstream: `127.0.0.1:${ports.blast}` });
-    const sides = {
-      direct: { echo: ports.echo, blast: ports.blast, rounds: [] as EncodedLatency[], rates: [] as number[], roundP50s: [] as number[] },
-      barePipe: { echo: pipePorts.echo, blast: pipePorts.blast, rounds: [] as EncodedLatency[], rates: [] as number[], roundP50s: [] as number[] },
-      proxied: { echo: echoProxy.port, blast: blastProxy.port, rounds: [] as EncodedLatency[], rates: [] as number[], roundP50s: [] as number[] },
+    const side = (echo: number, blast: number) => ({ echo, blast, rounds: [] as EncodedLatency[], rates: [] as number[], roundP50s: [] as number[] });
+    const sides: Record<string, ReturnType<typeof side>> = {
+      direct: side(ports.echo, ports.blast),
+      barePipe: side(pipePorts.echo, pipePorts.blast),
+      proxied: side(echoProxy.port, blastProxy.port),
     };
+    if (real !== undefined) {
+      for (const [name, port] of [['bench_echo', ports.echo], ['bench_blast', ports.blast]] as const) realProxies.push(await createChaosProxy(real, { name: `${name}_${process.pid}`, upstream: `127.0.0.1:${port}` }));
+      sides.toxiproxy = side(realProxies[0]!.port, realProxies[1]!.port);
+    }
     for (const side of Object.values(sides)) await pingPong('127.0.0.1', side.echo, 2000, undefined); // warm-up
     for (let round = 1; round <= opts.rounds; round++) {
       for (const [name, side] of Object.entries(sides)) {
@@ -171,25 +188,37 @@ async function main(): Promise<void> {
       }
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const summary = (s: typeof sides.direct) => ({
+    const summary = (s: ReturnType<typeof side>) => ({
       rttUs: rtt(mergeLatency(s.rounds)),
       throughputMBps: Math.round(median(s.rates) / 1e5) / 10,
     });
-    const direct = summary(sides.direct);
-    const barePipe = summary(sides.barePipe);
-    const proxied = summary(sides.proxied);
+    const direct = summary(sides.direct!);
+    const barePipe = summary(sides.barePipe!);
+    const proxied = summary(sides.proxied!);
+    const toxiproxy = sides.toxiproxy ? summary(sides.toxiproxy) : undefined;
+    const added = (s: ReturnType<typeof summary>) => ({ p50: Math.round((s.rttUs.p50 - direct.rttUs.p50) * 10) / 10, p99: Math.round((s.rttUs.p99 - direct.rttUs.p99) * 10) / 10 });
+    const byRound = (s: ReturnType<typeof side>) => s.roundP50s.map((p, i) => Math.round((p - sides.direct!.roundP50s[i]!) * 10) / 10);
     const result = {
-      command: `npm run bench:proxy -- --iterations ${opts.iterations} --seconds ${opts.seconds} --rounds ${opts.rounds}`,
+      command: `npm run bench:proxy -- --iterations ${opts.iterations} --seconds ${opts.seconds} --rounds ${opts.rounds}${real !== undefined ? ` --toxiproxy-url ${real}` : ''}`,
       date: new Date().toISOString(),
       node: process.version,
       direct,
       barePipe,
       proxied,
-      barePipeAddedRttUs: { p50: Math.round((barePipe.rttUs.p50 - direct.rttUs.p50) * 10) / 10, p99: Math.round((barePipe.rttUs.p99 - direct.rttUs.p99) * 10) / 10 },
+      barePipeAddedRttUs: added(barePipe),
       /** Per round, proxied p50 − direct p50: interleaving cancels drift, so these are the steadiest view. */
-      addedRttP50ByRoundUs: sides.proxied.roundP50s.map((p, i) => Math.round((p - sides.direct.roundP50s[i]!) * 10) / 10),
-      addedRttUs: { p50: Math.round((proxied.rttUs.p50 - direct.rttUs.p50) * 10) / 10, p99: Math.round((proxied.rttUs.p99 - direct.rttUs.p99) * 10) / 10 },
+      addedRttP50ByRoundUs: byRound(sides.proxied!),
+      addedRttUs: added(proxied),
       throughputRatio: Math.round((proxied.throughputMBps / direct.throughputMBps) * 1000) / 1000,
+      ...(toxiproxy
+        ? {
+            /** The real Toxiproxy at --toxiproxy-url, same two connections, no toxic. */
+            toxiproxy,
+            toxiproxyAddedRttUs: added(toxiproxy),
+            toxiproxyAddedRttP50ByRoundUs: byRound(sides.toxiproxy!),
+            toxiproxyThroughputRatio: Math.round((toxiproxy.throughputMBps / direct.throughputMBps) * 1000) / 1000,
+          }
+        : {}),
       goals: { addedRttP50MaxUs: 100, throughputRatioMin: 0.5 },
     };
     const pass = { rtt: result.addedRttUs.p50 <= 100, tput: result.throughputRatio >= 0.5 };
@@ -201,9 +230,16 @@ async function main(): Promise<void> {
       log(`| RTT p99 (µs) | ${direct.rttUs.p99} | ${barePipe.rttUs.p99} | ${proxied.rttUs.p99} | +${result.addedRttUs.p99} | |`);
       log(`| Throughput (MB/s, median) | ${direct.throughputMBps} | ${barePipe.throughputMBps} | ${proxied.throughputMBps} | ${(result.throughputRatio * 100).toFixed(1)} % | ≥ 50 % ${pass.tput ? 'met' : 'MISSED'} |`);
       log('');
+      if (toxiproxy) {
+        const t = added(toxiproxy);
+        log(`real Toxiproxy (${real}), no toxic: RTT p50 ${toxiproxy.rttUs.p50} µs (+${t.p50}), p99 ${toxiproxy.rttUs.p99} µs (+${t.p99}), ${toxiproxy.throughputMBps} MB/s (${((toxiproxy.throughputMBps / direct.throughputMBps) * 100).toFixed(1)} %)`);
+        log('');
+      }
     }
     process.stdout.write(`${JSON.stringify(result, null, opts.json ? 2 : 0)}\n`);
   } finally {
+    // A shared real Toxiproxy: remove only what this run created.
+    await Promise.allSettled(realProxies.map((p) => p.remove()));
     proxyProc.kill('SIGTERM');
     up.disconnect();
     pipe.disconnect();

@@ -2,7 +2,8 @@ import { ReboundError } from '../../lib/errors.ts';
 import type { ChaosProxyHandle } from '../toxiproxy/client.ts';
 
 /** The disruption kinds a plan can combine. */
-export const DISRUPTIONS = ['drop', 'flaky', 'blackhole', 'partition', 'slow-consumer', 'reset'] as const;
+// Appended, never reordered: each kind's schedule stream is salted by its index here.
+export const DISRUPTIONS = ['drop', 'flaky', 'blackhole', 'partition', 'slow-consumer', 'reset', 'cutoff'] as const;
 export type DisruptionKind = (typeof DISRUPTIONS)[number];
 
 export interface DisruptionDefinition {
@@ -19,8 +20,22 @@ export interface DisruptionDefinition {
   apply?: (proxy: ChaosProxyHandle) => Promise<() => Promise<void>>;
 }
 
+/**
+ * The `cutoff` plan's numbers: 1 KB is a handful of broadcasts, so a live connection is cut within
+ * seconds and a reconnect is cut again after its handshake and catch-up; the 1 s late close is
+ * long enough to show in detect times, short against the plan.
+ */
+export const CUTOFF = Object.freeze({ bytes: 1024, closeDelayMs: 1000 });
+
+/**
+ * Undo: remove the toxics in reverse order of adding them. Toxiproxy 2.12 needs that order: after
+ * removing a toxic whose stage has already closed (a `limit_data` that hit its limit), its links
+ * keep a stale stage index, so the next removal misses its toxic and e.g. a `slow_close` holding
+ * the close back still waits its full delay after the plan lifted it. Newest first, every
+ * removal finds its own stage, through either proxy.
+ */
 const toxics = (proxy: ChaosProxyHandle, names: string[]) => async () => {
-  for (const n of names) await proxy.removeToxic(n);
+  for (const n of [...names].reverse()) await proxy.removeToxic(n);
 };
 
 /**
@@ -80,6 +95,18 @@ export const CATALOG: Readonly<Record<DisruptionKind, DisruptionDefinition>> = O
     async apply(p) {
       await p.addToxic({ type: 'reset_peer', name: 'rr_reset', stream: 'downstream', attributes: { timeout: 0 } });
       return toxics(p, ['rr_reset']);
+    },
+  },
+  cutoff: {
+    kind: 'cutoff',
+    scope: 'group',
+    defaultDurationMs: 5000,
+    description: `a middlebox cutting streams: every connection, and every reconnect while it lasts, is closed after ${CUTOFF.bytes} more bytes downstream (limit_data), and the close reaches the client ${CUTOFF.closeDelayMs} ms late (slow_close)`,
+    async apply(p) {
+      // Chain order matters: limit_data ends the stream, then slow_close holds that close back.
+      await p.addToxic({ type: 'limit_data', name: 'rr_cutoff_limit', stream: 'downstream', attributes: { bytes: CUTOFF.bytes } });
+      await p.addToxic({ type: 'slow_close', name: 'rr_cutoff_slow_close', stream: 'downstream', attributes: { delay: CUTOFF.closeDelayMs } });
+      return toxics(p, ['rr_cutoff_limit', 'rr_cutoff_slow_close']);
     },
   },
 });

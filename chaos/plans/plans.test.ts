@@ -4,7 +4,7 @@ import { parseJitterOptions } from '../../runners/jitter/options.ts';
 import type { JitterResult } from '../../runners/jitter/result.ts';
 import { runJitter } from '../../runners/jitter/run.ts';
 import { getTarget } from '../../runners/targets/index.ts';
-import { parsePlan, planNeedsProxy } from './catalog.ts';
+import { CUTOFF, DISRUPTIONS, parsePlan, planNeedsProxy } from './catalog.ts';
 import { buildSchedule, planDrops } from './schedule.ts';
 
 const run = (target: string, values: Record<string, string>): Promise<JitterResult> =>
@@ -39,6 +39,34 @@ describe('plan catalog and schedules', () => {
       for (const s of mine) expect(s).toMatchObject({ scope: 'group', durationMs: 20_000 });
     }
     expect(steps.every((s) => s.atMs < 120_000)).toBe(true);
+  });
+});
+
+describe('cutoff plan (limit_data + slow_close)', () => {
+  it('is appended to the kinds, so every older kind keeps its seeded timeline', () => {
+    expect(DISRUPTIONS.indexOf('cutoff')).toBe(DISRUPTIONS.length - 1);
+    expect(DISRUPTIONS.slice(0, 6)).toEqual(['drop', 'flaky', 'blackhole', 'partition', 'slow-consumer', 'reset']);
+    expect(planNeedsProxy(parsePlan('cutoff'))).toBe(true);
+  });
+
+  // Two library-driven targets: the replaying one must lose nothing across repeated cuts.
+  const CUT = { clients: '8', msgs: '40', interval: '200', jitter: '2', plan: 'cutoff', groups: '2', 'chaos-ms': '3000', settle: '30000', seed: '21', 'reconnect-strategy': 'tuned' };
+  const results = Promise.all([run('replay', CUT), run('ws', CUT)]);
+
+  it('every cut connection is noticed no sooner than the late close, everyone comes back, replay loses nothing', { timeout: 120_000 }, async () => {
+    const [replay, ws] = await results;
+    for (const r of [replay!, ws!]) {
+      const d = r.chaos.disruptions[0]!;
+      expect(d.kind).toBe('cutoff');
+      expect(d.affectedClients, r.target).toBeGreaterThan(0);
+      expect(d.undetected, r.target).toBe(0);
+      expect(d.detectMs.p50, r.target).toBeGreaterThanOrEqual(CUTOFF.closeDelayMs);
+      expect(d.unrecovered, r.target).toBe(0);
+    }
+    expect(replay!.validity.valid, JSON.stringify(replay!.validity)).toBe(true);
+    expect(replay!.lostDeliveries).toBe(0);
+    expect(replay!.duplicates).toBe(0);
+    expect(ws!.lostDeliveries).toBeGreaterThan(0);
   });
 });
 

@@ -9,6 +9,7 @@ import { readPayload } from '../core/publisher.ts';
 import type { ClientOptions, TargetClient, TargetDefinition } from '../targets/types.ts';
 import { backoffCeilingMs, TUNED_BACKOFF, tunedSpec } from '../targets/reconnect.ts';
 import { handshakeFailureKind } from './handshake.ts';
+import { reconnectRng } from '../targets/seeded-jitter.ts';
 
 /** What the fleet knows about one client, on the runner's clock (ms since epoch; 0 = never). */
 export interface ClientTrack {
@@ -149,6 +150,7 @@ export class ClientFleet {
       localAddress: sourceAddress(i),
       reconnectStrategy: o.reconnectStrategy,
       ...(o.reconnectBaseMs !== undefined ? { reconnectBaseMs: o.reconnectBaseMs } : {}),
+      reconnectRng: reconnectRng(o.seed, i),
     };
     // AnyCable clients open one WebSocket per attempt: a counting subclass sees each attempt and
     // its failure without changing the library's behaviour.

@@ -23,6 +23,7 @@ import { watchRunner, type RunnerHealth } from '../core/runner-health.ts';
 import { openFileLimit } from '../core/runner-limits.ts';
 import { checkValidity } from '../core/validity.ts';
 import { getTarget } from '../targets/index.ts';
+import { reconnectRng } from '../targets/seeded-jitter.ts';
 import type { TargetClient, TargetDefinition } from '../targets/types.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
@@ -177,7 +178,7 @@ class JitterSession {
   /** Create client i and route its events into the ledger, the tracker and the counters. */
   private wire(i: number): TargetClient {
     const url = this.fleet ? this.fleet.urlFor(this.groupOf(i)) : this.url;
-    const c = this.target.createClient({ index: i, url, stream: this.stream, localAddress: sourceAddress(i), reconnectStrategy: this.opts.reconnectStrategy, reconnectBaseMs: this.opts.reconnectBaseMs });
+    const c = this.target.createClient({ index: i, url, stream: this.stream, localAddress: sourceAddress(i), reconnectStrategy: this.opts.reconnectStrategy, reconnectBaseMs: this.opts.reconnectBaseMs, reconnectRng: reconnectRng(this.seed, i) });
     c.on('message', (m) => {
       const p = readPayload(m, this.runId);
       if (!p) {

@@ -2,6 +2,7 @@ import { createCable, type Cable, type Channel } from '@anycable/core';
 import WebSocket from 'ws';
 import { Emitter } from '../../lib/emitter.ts';
 import { checkStrategyName, fullJitter, tunedSpec, type ReconnectStrategyFn } from './reconnect.ts';
+import { seededBackoffWithJitter } from './seeded-jitter.ts';
 import type { ClientEvents, ClientOptions, DisconnectReason, TargetClient, TargetDefinition } from './types.ts';
 
 /**
@@ -19,9 +20,22 @@ export function tunedReconnect(rng: () => number = Math.random, baseMs?: number)
   return fullJitter(tunedSpec(baseMs), rng);
 }
 
-/** `undefined` → the library default (`backoffWithJitter(pingInterval)`). */
-export function reconnectStrategyFor(name: string | undefined, baseMs?: number): ReconnectStrategyFn | undefined {
-  return checkStrategyName(name) === 'tuned' ? tunedReconnect(Math.random, baseMs) : undefined;
+/** @anycable/core's default ping interval (createCable's `pingInterval`), which its default backoff starts from. */
+const ANYCABLE_PING_INTERVAL_MS = 3000;
+
+/**
+ * `undefined` → the library default (`backoffWithJitter(pingInterval)`, Math.random). With `rng`,
+ * the same strategies draw from it: tuned's full jitter (from `baseMs`, the benchmark's
+ * reconnectBaseMs), or the library's default formula (seeded-jitter.ts) from `pingIntervalMs`.
+ */
+export function reconnectStrategyFor(
+  name: string | undefined,
+  rng?: () => number,
+  pingIntervalMs = ANYCABLE_PING_INTERVAL_MS,
+  baseMs?: number,
+): ReconnectStrategyFn | undefined {
+  if (checkStrategyName(name) === 'tuned') return tunedReconnect(rng, baseMs);
+  return rng ? seededBackoffWithJitter(pingIntervalMs, rng) : undefined;
 }
 
 /** ws URL for a target base URL: ws(s):// is used as is, http(s)://host:port becomes ws://host:port/cable. */
@@ -44,7 +58,8 @@ export interface AnyCableClientOptions extends ClientOptions {
 export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient {
   const events = new Emitter<ClientEvents>();
   const emit = events.emit.bind(events);
-  const strategy = reconnectStrategyFor(opts.reconnectStrategy, opts.reconnectBaseMs);
+  const ping = opts.cableOptions?.pingInterval;
+  const strategy = reconnectStrategyFor(opts.reconnectStrategy, opts.reconnectRng, typeof ping === 'number' ? ping : undefined, opts.reconnectBaseMs);
   let cable: Cable | undefined;
   let channel: Channel | undefined;
   let dropping = false;

@@ -1,6 +1,7 @@
 import { io, type Socket } from 'socket.io-client';
 import { Emitter } from '../../lib/emitter.ts';
 import { socketIoBackoff } from './reconnect.ts';
+import { seedSocketIoBackoff } from './seeded-jitter.ts';
 import type { ClientEvents, ClientOptions, TargetClient, TargetDefinition } from './types.ts';
 
 type Mode = 'default' | 'csr';
@@ -44,6 +45,8 @@ class SocketIoClient implements TargetClient {
       timeout: 20_000,
       ...(this.opts.localAddress ? { localAddress: this.opts.localAddress } : {}),
     } as Parameters<typeof io>[1]);
+    // One seed, one reconnect schedule: the Manager's jitter comes from the run's stream for this client.
+    if (this.mode === 'csr' && this.opts.reconnectRng) seedSocketIoBackoff(socket.io, this.opts.reconnectRng);
     this.socket = socket;
     socket.on('message', (data: unknown) => {
       if (typeof data === 'string') this.events.emit('message', { data, at: Date.now() });

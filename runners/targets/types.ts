@@ -64,6 +64,12 @@ export interface ClientOptions {
   reconnectStrategy?: string;
   /** Base of the tuned backoff, ms (the benchmark's reconnectBaseMs); default TUNED_BACKOFF.baseMs (500). */
   reconnectBaseMs?: number;
+  /**
+   * Random source for the library's reconnect jitter (runners seed it per client with
+   * `reconnectRng(seed, index)`, so one seed gives one reconnect schedule). Absent: the library's
+   * Math.random.
+   */
+  reconnectRng?: () => number;
 }
 
 export interface TargetDefinition {

@@ -10,6 +10,7 @@ export const EVENT_COLORS: Record<string, string> = {
   partition: '#c62828',
   'slow-consumer': '#6a1b9a',
   reset: '#ad1457',
+  cutoff: '#4e342e',
   restart: '#d32f2f',
 };
 export const eventColor = (kind: string) => EVENT_COLORS[kind] ?? '#555555';

@@ -1,0 +1,91 @@
+import { parsePlan } from './catalog.ts';
+import type { JitterResult } from '../../runners/jitter/result.ts';
+
+/**
+ * Rebound's proxy vs a real Toxiproxy under one seeded plan (bench/proxy-compare.ts runs them):
+ * one row per (plan, proxy, round, target), pairs per round, and each proxy against its own
+ * first round. Goal per pair: delivery within 0.5 points, recover p50 within 10 % of Toxiproxy's.
+ */
+
+export const GOAL = Object.freeze({ deliveryDiffPtsMax: 0.5, recoverDiffPctMax: 10 });
+
+export interface CompareRow {
+  plan: string;
+  proxy: 'rebound' | 'toxiproxy';
+  round: number;
+  target: string;
+  deliveryRatePct: number;
+  lostDeliveries: number;
+  affectedClients: number;
+  detectP50Ms: number;
+  recoverP50Ms: number;
+  recoverCount: number;
+  /** Delivery latency over the whole run, ms: what `flaky` and `slow-consumer` change when nobody disconnects. */
+  latencyP50Ms: number;
+  latencyP95Ms: number;
+  undetected: number;
+  unrecovered: number;
+  valid: boolean;
+}
+
+/** One result's row: the plan's (first network) disruption report. */
+export function rowOf(plan: string, proxy: CompareRow['proxy'], round: number, r: JitterResult): CompareRow {
+  const kinds: string[] = parsePlan(plan).filter((k) => k !== 'drop');
+  const d = r.chaos.disruptions.find((x) => kinds.includes(x.kind)) ?? r.chaos.disruptions[0];
+  return {
+    plan,
+    proxy,
+    round,
+    target: r.target,
+    deliveryRatePct: r.deliveryRatePct,
+    lostDeliveries: r.lostDeliveries,
+    affectedClients: d?.affectedClients ?? 0,
+    detectP50Ms: d?.detectMs.p50 ?? 0,
+    recoverP50Ms: d?.recoverMs.p50 ?? 0,
+    recoverCount: d?.recoverMs.count ?? 0,
+    latencyP50Ms: r.latencyRawMs.p50,
+    latencyP95Ms: r.latencyRawMs.p95,
+    undetected: d?.undetected ?? 0,
+    unrecovered: d?.unrecovered ?? 0,
+    valid: r.validity.valid,
+  };
+}
+
+export interface PairComparison {
+  plan: string;
+  target: string;
+  round: number;
+  deliveryDiffPts: number;
+  /** |Rebound − Toxiproxy| / Toxiproxy, %. */
+  recoverDiffPct: number;
+  goalMet: boolean;
+}
+
+const round1 = (x: number) => Math.round(x * 10) / 10;
+const round2 = (x: number) => Math.round(x * 100) / 100;
+const relPct = (a: number, ref: number) => (ref === 0 ? (a === 0 ? 0 : Infinity) : round1((Math.abs(a - ref) / ref) * 100));
+
+/** Rebound vs Toxiproxy in the same round, per plan and target. */
+export function comparePairs(rows: readonly CompareRow[]): PairComparison[] {
+  const out: PairComparison[] = [];
+  for (const a of rows.filter((r) => r.proxy === 'rebound')) {
+    const b = rows.find((r) => r.proxy === 'toxiproxy' && r.plan === a.plan && r.target === a.target && r.round === a.round);
+    if (!b) continue;
+    const deliveryDiffPts = round2(Math.abs(a.deliveryRatePct - b.deliveryRatePct));
+    const recoverDiffPct = relPct(a.recoverP50Ms, b.recoverP50Ms);
+    out.push({ plan: a.plan, target: a.target, round: a.round, deliveryDiffPts, recoverDiffPct, goalMet: deliveryDiffPts <= GOAL.deliveryDiffPtsMax && recoverDiffPct <= GOAL.recoverDiffPctMax });
+  }
+  return out;
+}
+
+/** One proxy against itself: round r vs round 1, the run-to-run spread the pair difference should be read against. */
+export function compareRounds(rows: readonly CompareRow[]): { plan: string; target: string; proxy: string; round: number; deliveryDiffPts: number; recoverDiffPct: number }[] {
+  const out = [];
+  for (const r of rows.filter((x) => x.round > 1)) {
+    const first = rows.find((x) => x.round === 1 && x.proxy === r.proxy && x.plan === r.plan && x.target === r.target);
+    if (!first) continue;
+    out.push({ plan: r.plan, target: r.target, proxy: r.proxy, round: r.round, deliveryDiffPts: round2(Math.abs(r.deliveryRatePct - first.deliveryRatePct)), recoverDiffPct: relPct(r.recoverP50Ms, first.recoverP50Ms) });
+  }
+  return out;
+}
+
