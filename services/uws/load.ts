@@ -52,7 +52,7 @@ export interface UwsBehavior<U> {
 export interface UwsApp {
   ws<U>(pattern: string, behavior: UwsBehavior<U>): UwsApp;
   any(pattern: string, handler: (res: UwsResponse, req: UwsRequest) => void): UwsApp;
-  /** `options` 1 = LIBUS_LISTEN_EXCLUSIVE_PORT; 0 shares the port (SO_REUSEPORT on Linux). */
+  /** `options` 1 = LIBUS_LISTEN_EXCLUSIVE_PORT (no SO_REUSEADDR either); 0 = SO_REUSEADDR + SO_REUSEPORT on Linux. */
   listen(host: string, port: number, options: 0 | 1, cb: (listenSocket: unknown) => void): UwsApp;
 }
 export interface UwsModule {

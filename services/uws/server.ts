@@ -4,6 +4,7 @@ import { createServiceRoutes } from '../common/http-app.ts';
 import { resolveLimits, waitFor, type ReferenceLimits } from '../common/limits.ts';
 import { HARD_CAP_FACTOR } from '../common/slow-consumer.ts';
 import { createTopicHub, type TopicClient } from '../common/topic-hub.ts';
+import { connect, createServer } from 'node:net';
 import { ReboundError } from '../../lib/errors.ts';
 import { mountServiceRoutes } from './http.ts';
 import { loadUws, type UwsSocket } from './load.ts';
@@ -102,9 +103,15 @@ export async function createUwsServer(opts: UwsServerOptions, link?: PrimaryLink
   });
   mountServiceRoutes(app, routes, { stopping: () => stopping });
 
+  // uSockets sets SO_REUSEADDR and SO_REUSEPORT only on a concrete port, never on port 0 nor with
+  // LIBUS_LISTEN_EXCLUSIVE_PORT; without SO_REUSEADDR on both sides, the TIME_WAIT connections a
+  // stopped or killed server leaves on its port block the next bind for a minute (the avalanche
+  // runner restarts a target on its port). So port 0 is first made a concrete free port, and one
+  // process checks that nobody serves on its port, as a ws server's own bind would refuse.
+  const bindPort = opts.port === 0 ? await freePort(opts.host) : opts.port;
+  if (!opts.sharePort && opts.port !== 0) await assertPortFree(opts.host, bindPort);
   const listenSocket = await new Promise<unknown>((resolve, reject) => {
-    // One process owns its port (a second bind fails, as for ws); workers share it (SO_REUSEPORT).
-    app.listen(opts.host, opts.port, opts.sharePort ? 0 : 1, (ls: unknown) => (ls ? resolve(ls) : reject(new ReboundError('RR_ERR_SERVICE_START', `uWS could not listen on ${opts.host}:${opts.port}`))));
+    app.listen(opts.host, bindPort, 0, (ls: unknown) => (ls ? resolve(ls) : reject(new ReboundError('RR_ERR_SERVICE_START', `uWS could not listen on ${opts.host}:${bindPort}`))));
   });
   const port = uws.us_socket_local_port(listenSocket);
 
@@ -123,3 +130,34 @@ export async function createUwsServer(opts: UwsServerOptions, link?: PrimaryLink
     },
   };
 }
+
+/**
+ * Rejects when something already accepts connections on host:port. A bind probe cannot tell: the
+ * connections a killed uWS server leaves behind (closing, bound with SO_REUSEPORT and without
+ * SO_REUSEADDR) make any other bind fail while uWS's own shared bind still succeeds.
+ */
+function assertPortFree(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const sock = connect({ host: host === '::' || host === '0.0.0.0' ? '127.0.0.1' : host, port });
+    sock.setTimeout(1000, () => {
+      sock.destroy();
+      resolve(); // nothing answered: nobody serves there
+    });
+    sock.once('connect', () => {
+      sock.destroy();
+      reject(new ReboundError('RR_ERR_SERVICE_START', `port ${port} on ${host} is already in use (another server accepts connections there)`));
+    });
+    sock.once('error', () => resolve());
+  });
+}
+
+/** A port free on `host` now (the kernel's pick for a bind of our own, released at once). */
+export const freePort = (host: string) =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, host, () => {
+      const addr = s.address();
+      s.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
+    });
+  });
