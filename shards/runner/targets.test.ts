@@ -120,3 +120,24 @@ describe('runner startup with TARGET_URL_ALLOW', () => {
     expect(r.stderr).toContain('TARGET_URL_ALLOW');
   }, 30_000);
 });
+
+describe('runner where uWS does not load (the loader pointed at a missing module)', () => {
+  let runner: RunnerProcess;
+  beforeAll(async () => {
+    runner = await startRunner({ BENCH_RUNNER_TOKEN: TOKEN, RESULTS_DIR: tempResultsDir(), UWS_MODULE: '/nonexistent/uWebSockets.js' });
+  }, 60_000);
+  afterAll(async () => {
+    await runner?.stop();
+  });
+
+  it('/health says uws is not installed here and why; its routes answer 503; ws still runs', async () => {
+    const health = await api(runner.url, '/health', { token: TOKEN });
+    expect(health.body.targets).toMatchObject({ ws: 'local', replay: 'local', uws: expect.stringMatching(/^not installed here: uWebSockets\.js not installed here \(\/nonexistent\/uWebSockets\.js\)/) });
+    const r = await api(runner.url, `/bench-jitter-uws?${SMALL}`, { method: 'POST', token: TOKEN });
+    expect(r.status).toBe(503);
+    expect(r.body).toMatchObject({ code: 'RR_ERR_TARGET_UNAVAILABLE', message: expect.stringContaining('not installed here') });
+    const ws = await api(runner.url, `/bench-jitter-ws?${SMALL}`, { method: 'POST', token: TOKEN });
+    expect(ws.status, JSON.stringify(ws.body)).toBe(200);
+    expect(ws.body).toMatchObject({ targetServer: 'ws', receivedDeliveries: 15 });
+  }, 60_000);
+});
