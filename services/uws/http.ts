@@ -73,7 +73,7 @@ function readBody(res: UwsResponse, limit: number, done: (err: ReboundError | un
     if (!over) {
       size += chunk.byteLength;
       if (size > limit) over = true;
-      else chunks.push(Buffer.from(new Uint8Array(chunk.slice(0))));
+      else chunks.push(Buffer.from(chunk.slice(0))); // one copy: uWS reuses `chunk` after this call
     }
     if (!isLast) return;
     if (over) done(new ReboundError('RR_ERR_PAYLOAD_TOO_LARGE', 'request body too large'));
