@@ -12,7 +12,7 @@ import type { JitterResult } from './jitter/result.ts';
 import { runJitter } from './jitter/run.ts';
 import { benchAvalancheTable, BENCH_AVALANCHE_HELP } from './avalanche/compare.ts';
 import { commandLine, reportLine } from './report/index.ts';
-import { getTarget, localTargets } from './targets/index.ts';
+import { getTarget, localTargets, unavailableTargets } from './targets/index.ts';
 
 /**
  * The main job: start every local target as a child process, one after another, and run the same
@@ -41,6 +41,8 @@ async function main(argv: string[]): Promise<number> {
   const avalanche = argv.includes('--avalanche') ? benchAvalancheTable() : undefined;
   const opts = parseOptions(BENCH_OPTIONS, { values: argvToValues(argv.filter((a) => a !== '--json' && a !== '--avalanche'), BENCH_OPTIONS), env: process.env, origin: 'CLI' });
   const targets = opts.targets ? opts.targets.split(',').map((n) => getTarget(n.trim())) : localTargets();
+  // The default set leaves out what cannot run here (uws without its binary): say so, run the rest.
+  if (!opts.targets) for (const u of unavailableTargets()) process.stderr.write(`${u.name}: not installed here, left out (${u.reason})\n`);
   for (const t of targets) if (!t.service) throw new ReboundError('RR_ERR_OPTION_INVALID', `target "${t.name}" has no local service; run it with bench:jitter --url`);
   // One seed for every target: each sees the same drop timeline. 0 means "pick one".
   const seed = opts.seed !== 0 ? opts.seed : randomSeed();

@@ -6,6 +6,7 @@ import { runJitter } from '../../runners/jitter/run.ts';
 import { getTarget } from '../../runners/targets/index.ts';
 import { CUTOFF, DISRUPTIONS, parsePlan, planNeedsProxy } from './catalog.ts';
 import { buildSchedule, planDrops } from './schedule.ts';
+import { uwsAvailability } from '../../services/uws/load.ts';
 
 const run = (target: string, values: Record<string, string>): Promise<JitterResult> =>
   withTarget(getTarget(target), undefined, (url) => runJitter(parseJitterOptions({ values: { ...values, target }, origin: 'test' }), url).result);
@@ -75,7 +76,7 @@ describe('partition plan across every local target', () => {
   // client refused during the partition may wait 3-18 s for its next attempt, which would test the
   // backoff, not recovery. The settle phase ends as soon as everyone is back.
   const SMALL = { clients: '12', msgs: '48', interval: '200', jitter: '3', plan: 'partition', groups: '2', 'chaos-ms': '2000', settle: '30000', seed: '77', 'reconnect-strategy': 'tuned' };
-  const results = Promise.all(['ws', 'socketio', 'socketio-csr', 'replay'].map((t) => run(t, SMALL)));
+  const results = Promise.all(['ws', ...(uwsAvailability().available ? ['uws'] : []), 'socketio', 'socketio-csr', 'replay'].map((t) => run(t, SMALL)));
 
   it('every target sees the same seeded timeline', async () => {
     const all = await results;
@@ -104,6 +105,7 @@ describe('partition plan across every local target', () => {
     }
     const by = Object.fromEntries(all.map((r) => [r.target, r]));
     expect(by.ws!.lostDeliveries).toBeGreaterThan(0);
+    if (by.uws) expect(by.uws.lostDeliveries).toBeGreaterThan(0);
     expect(by.socketio!.lostDeliveries).toBeGreaterThan(0);
     for (const t of ['socketio-csr', 'replay']) {
       expect(by[t]!.lostDeliveries, t).toBe(0);

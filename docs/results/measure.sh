@@ -44,6 +44,8 @@ with_redis() { # args...
 run() {
   case $1 in
     main) bench main --seed 20261129 ;;
+    # The main job with the uWS column (every local target, uws included), same seed as main.
+    main-uws) bench main-uws --seed 20261129 ;;
     shape-1000) bench shape-1000 --clients 1000 --msgs 120 --interval 500 --jitter 15 --jitter-ms 1000 --ramp 200 --seed 1003 ;;
     plan-partition) bench plan-partition --plan partition --clients 200 --msgs 60 --jitter 10 --settle 40000 --seed 4242 --tuned false ;;
     plan-blackhole) bench plan-blackhole --plan blackhole --clients 60 --msgs 60 --jitter 10 --groups 2 --settle 60000 --seed 4242 --tuned false ;;
@@ -52,6 +54,9 @@ run() {
     plan-slow-consumer) bench plan-slow-consumer --plan slow-consumer --clients 100 --msgs 200 --interval 100 --payload-bytes 1000 --jitter 10 --seed 4242 --tuned false ;;
     plan-drop-flaky) bench plan-drop-flaky --plan drop+flaky --clients 200 --msgs 60 --jitter 10 --seed 4242 --tuned false ;;
     capacity-s1) script capacity-s1 bench:capacity --targets replay,ws,socketio --scenarios S1 --s1-counts 10000 --s1-ramps 1000,500 --json ;;
+    # replay, uWS, ws and Socket.IO side by side: S1 at 10,000 (median of 3) and S3 fan-out on a 1,000 msg/s grid up to 16,000 (past where uWS might stop; coarser than the 500 grid above so four targets fit one short run).
+    capacity-s1-uws) script capacity-s1-uws bench:capacity --targets replay,uws,ws,socketio --scenarios S1 --s1-counts 10000 --s1-ramps 1000 --json ;;
+    capacity-s3-uws) script capacity-s3-uws bench:capacity --targets replay,uws,ws,socketio --scenarios S3 --s3-rates 4000,5000,6000,7000,8000,9000,10000,11000,12000,13000,14000,15000,16000 --s3-step-sec 5 --json ;;
     capacity-s2) script capacity-s2 bench:capacity --targets replay,ws,socketio --scenarios S2 --s2-steps 10000,19000,25000 --json ;;
     capacity-s6) script capacity-s6 bench:capacity --targets replay,ws,socketio --scenarios S6 --json ;;
     capacity-s3) loader capacity-s3 --scenario S3 --targets replay,ws,socketio --step-sec 5 ;;

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAvalancheOptions, type RestartConfig } from './options.ts';
 import type { AvalancheResult } from './result.ts';
 import { runAvalanche } from './run.ts';
+import { uwsAvailability } from '../../services/uws/load.ts';
 
 /**
  * Small real avalanches: real servers on port 0, real clients, a real SIGKILL/SIGTERM and
@@ -26,7 +27,7 @@ function expectConsistent(r: AvalancheResult): void {
 }
 
 describe.each(['kill', 'term'] as const)('avalanche --restart %s against every local target', (mode) => {
-  const targets = ['ws', 'socketio', 'socketio-csr', 'replay'];
+  const targets = ['ws', ...(uwsAvailability().available ? ['uws'] : []), 'socketio', 'socketio-csr', 'replay'];
   // @anycable/core's default backoff is uncapped (3-6 s, then 6-12 s, ...): replay runs with the
   // tuned strategy, as the goal does, so the wait stays short.
   const results = Promise.all(targets.map((target) => run({ target, restart: mode, ...(target === 'replay' ? { reconnectStrategy: 'tuned' } : {}) })));

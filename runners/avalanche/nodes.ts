@@ -1,4 +1,5 @@
 import { exited, respawn, startService, type ServiceHandle } from '../../services/common/spawn.ts';
+import { assertAvailable } from '../targets/index.ts';
 import type { TargetDefinition } from '../targets/types.ts';
 
 /** One node's restart, on the runner's clock (ms since epoch). */
@@ -34,6 +35,7 @@ export class LocalNodes {
   private constructor() {}
 
   static async start(target: TargetDefinition, k: number, opts: { workers?: number; env?: Record<string, string> } = {}): Promise<LocalNodes> {
+    assertAvailable(target);
     const svc = target.service!;
     const nodes = new LocalNodes();
     const args = [...svc.args, ...((opts.workers ?? 1) > 1 ? ['--workers', String(opts.workers)] : [])];

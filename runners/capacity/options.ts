@@ -1,7 +1,7 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type ParseSources } from '../../lib/options.ts';
 import { isAllowedTargetUrl } from '../core/addresses.ts';
-import { getTarget } from '../targets/index.ts';
+import { assertAvailable, getTarget } from '../targets/index.ts';
 import { SCENARIOS, SCENARIO_IDS } from './scenarios/index.ts';
 import type { ScenarioId } from './types.ts';
 
@@ -97,6 +97,8 @@ export function parseCapacityOptions(src: ParseSources, table: OptionTable = CAP
   } else {
     for (const t of targets.map((l) => splitTargetLabel(l).name)) {
       if (!getTarget(t).service) throw new ReboundError('RR_ERR_TARGET_NOT_CONFIGURED', `target "${t}" has no local service: pass --url with it alone`, { details: { target: t } });
+      // Before anything runs: a local target that cannot run here (uws without its binary) says why.
+      assertAvailable(getTarget(t));
       if (getTarget(t).needsRedis && !process.env.REDIS_URL) throw new ReboundError('RR_ERR_TARGET_NOT_CONFIGURED', `target "${t}" needs a Redis at REDIS_URL`, { details: { target: t } });
     }
   }

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { processTree } from '../core/target-usage.ts';
+import { assertAvailable } from '../targets/index.ts';
 import type { ScenarioContext } from './types.ts';
 
 /**
@@ -40,6 +41,7 @@ export async function withInstance<T>(ctx: ScenarioContext, o: InstanceOptions, 
     const url = ctx.url.replace(/\/+$/, '');
     return fn({ url, pid: undefined, handle: undefined, exitStatus: async () => ((await healthy(url)) ? null : { code: null, signal: 'unreachable' }) });
   }
+  assertAvailable(ctx.target);
   const svc = ctx.target.service;
   if (!svc) throw new Error(`target "${ctx.target.name}" has no local service`);
   const h = await startService(svc.name, { args: [...svc.args, ...(ctx.serviceArgs ?? []), ...(o.args ?? [])], ...(o.fdLimit ? { fdLimit: o.fdLimit } : {}) });

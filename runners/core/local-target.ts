@@ -1,5 +1,6 @@
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { ReboundError } from '../../lib/errors.ts';
+import { assertAvailable } from '../targets/index.ts';
 import type { TargetDefinition } from '../targets/types.ts';
 
 /**
@@ -8,6 +9,7 @@ import type { TargetDefinition } from '../targets/types.ts';
  */
 export async function withTarget<T>(target: TargetDefinition, url: string | undefined, fn: (url: string, service?: ServiceHandle) => Promise<T>, env?: Record<string, string>): Promise<T> {
   if (url) return fn(url.replace(/\/+$/, ''));
+  assertAvailable(target);
   if (!target.service) throw new ReboundError('RR_ERR_OPTION_INVALID', `target "${target.name}" has no local service: pass --url`, { details: { option: 'url' } });
   const svc = await startService(target.service.name, { args: target.service.args, ...(env ? { env } : {}) });
   try {

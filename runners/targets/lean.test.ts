@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { withTarget } from '../core/local-target.ts';
+import { uwsAvailability } from '../../services/uws/load.ts';
 import { getTarget } from './index.ts';
 import { leanClientFor, LeanStage } from './lean.ts';
 
 /** The lean clients speak each local target's real wire: subscribe, receive a broadcast, close. */
 describe('lean clients', () => {
-  for (const target of ['ws', 'socketio', 'socketio-csr', 'replay']) {
+  for (const target of ['ws', ...(uwsAvailability().available ? ['uws'] : []), 'socketio', 'socketio-csr', 'replay']) {
     it(`subscribes and receives a broadcast from ${target}`, async () => {
       await withTarget(getTarget(target), undefined, async (url) => {
         const make = leanClientFor(target)!;

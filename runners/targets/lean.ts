@@ -12,6 +12,8 @@ const LEAN: Record<string, LeanProtocol> = {
   replay: leanAnyCable,
   anycable: leanAnyCable,
   ws: leanWs,
+  // uWS speaks the ws server's wire.
+  uws: leanWs,
   socketio: leanSocketIo,
   'socketio-csr': leanSocketIo,
 };

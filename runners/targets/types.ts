@@ -82,7 +82,13 @@ export interface TargetDefinition {
   /** Whether the protocol promises replay of messages missed while offline. */
   replays: boolean;
   /** Local service to start for this target, with its args; undefined for external-only targets. */
-  service?: { name: 'ws' | 'socketio' | 'replay'; args: string[] };
+  service?: { name: 'ws' | 'uws' | 'socketio' | 'replay'; args: string[] };
+  /**
+   * Why the target cannot run on this machine (uws: its native binary does not load here), or
+   * undefined when it can. Such a target is left out of the default set, and naming it fails with
+   * this reason (RR_ERR_TARGET_UNAVAILABLE) instead of breaking the run.
+   */
+  unavailable?(): string | undefined;
   /** The service needs a Redis at REDIS_URL: left out of the default target set. */
   needsRedis?: boolean;
   /** Why its local service cannot run as `--workers N` (processes behind one port); undefined when it can. */

@@ -165,6 +165,8 @@ const WHISPER: Record<string, (opts: ClientOptions) => WhisperClient> = {
   socketio: socketIoWhisperClient,
   'socketio-csr': socketIoWhisperClient,
   ws: wsWhisperClient,
+  // uWS speaks the ws server's wire.
+  uws: wsWhisperClient,
 };
 
 export const WHISPER_TARGETS = Object.keys(WHISPER);

@@ -1,10 +1,11 @@
 import WebSocket from 'ws';
+import { uwsAvailability } from '../../services/uws/load.ts';
 import { Emitter } from '../../lib/emitter.ts';
 import type { ClientEvents, ClientOptions, TargetClient, TargetDefinition } from './types.ts';
 
 type State = 'idle' | 'connecting' | 'open' | 'offline' | 'closed';
 
-/** Raw ws client for services/ws: manual reconnect (the runner decides when), no replay. */
+/** Raw-topics client for services/ws and services/uws (one wire): manual reconnect (the runner decides when), no replay. */
 class WsClient implements TargetClient {
   readonly index: number;
   private readonly events = new Emitter<ClientEvents>();
@@ -91,10 +92,25 @@ class WsClient implements TargetClient {
 
 export const wsTarget: TargetDefinition = {
   name: 'ws',
-  description: 'raw ws server with topics, at-most-once (uWebSockets.js role)',
+  description: 'raw ws server with topics, at-most-once (the uWS protocol on the ws library)',
   reconnect: 'manual',
   offlineFloorMs: 0,
   replays: false,
   service: { name: 'ws', args: [] },
+  createClient: (opts) => new WsClient(opts),
+};
+
+/**
+ * uWebSockets.js (services/uws): the benchmark's uWS row, on the ws server's wire, so the same
+ * client drives it unchanged. Where uWS's binary does not load it is "not installed here".
+ */
+export const uwsTarget: TargetDefinition = {
+  name: 'uws',
+  description: 'uWebSockets.js server with topics, at-most-once (the benchmark\'s uWS row)',
+  reconnect: 'manual',
+  offlineFloorMs: 0,
+  replays: false,
+  service: { name: 'uws', args: [] },
+  unavailable: () => uwsAvailability().reason,
   createClient: (opts) => new WsClient(opts),
 };

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { uwsAvailability } from '../uws/load.ts';
 import { bindHost } from './service-main.ts';
 
 /**
@@ -9,7 +10,8 @@ import { bindHost } from './service-main.ts';
  * between option parsing and listening.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const MAINS = { ws: 'services/ws/main.ts', socketio: 'services/socketio/main.ts', replay: 'services/replay-server/main.ts' };
+// uws where its binary loads (elsewhere it refuses to start for that reason first).
+const MAINS = { ws: 'services/ws/main.ts', ...(uwsAvailability().available ? { uws: 'services/uws/main.ts' } : {}), socketio: 'services/socketio/main.ts', replay: 'services/replay-server/main.ts' };
 
 function start(main: string, env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(HOST|PORT|BROADCAST_KEY|RAILWAY_.*)$/.test(k)));

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../lib/time.ts';
 import type { ClusterSummary } from './cluster/stats.ts';
 import { childPids, isAlive } from './process-info.ts';
-import { contractClient, type ContractClient } from './reference-contract.ts';
+import { contractClient, type ContractClient, type ReferenceServer } from './reference-contract.ts';
 import { startService, type ServiceHandle } from './spawn.ts';
 import { pinnedPoster, postFresh, type Poster } from './test-clients.ts';
 
@@ -17,7 +17,7 @@ import { pinnedPoster, postFresh, type Poster } from './test-clients.ts';
 type Metrics = { connections: number; cluster?: (ClusterSummary & { respawns: number; spawnFailures: number }) | null };
 const metricsOf = async (h: ServiceHandle) => (await (await fetch(`${h.httpUrl}/metrics`)).json()) as Metrics;
 
-export function describeClusterContract(name: 'ws' | 'socketio', args: string[] = []): void {
+export function describeClusterContract(name: ReferenceServer, args: string[] = []): void {
   const clients: ContractClient[] = [];
   const open = async (h: ServiceHandle, n: number, stream: string) => {
     const cs = await Promise.all(Array.from({ length: n }, () => contractClient(name, h)));

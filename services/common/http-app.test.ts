@@ -2,6 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { io } from 'socket.io-client';
+import { uwsAvailability } from '../uws/load.ts';
 import { startService, type ServiceHandle } from './spawn.ts';
 import { waitUntil } from '../../lib/time.ts';
 
@@ -10,15 +11,18 @@ import { waitUntil } from '../../lib/time.ts';
  * a 201 always means delivered; anything else is a precise status with one error body shape.
  */
 const KEY = 'test-key-123';
+// uWS's own HTTP carries the same routes (services/uws/http.ts) where its binary loads.
+const UWS = uwsAvailability().available;
 const services: Record<string, ServiceHandle> = {};
 
 beforeAll(async () => {
-  const [ws, sio, csr] = await Promise.all([
+  const [ws, uws, sio, csr] = await Promise.all([
     startService('ws', { env: { BROADCAST_KEY: KEY } }),
+    UWS ? startService('uws', { env: { BROADCAST_KEY: KEY } }) : undefined,
     startService('socketio', { args: ['--mode', 'default'], env: { BROADCAST_KEY: KEY } }),
     startService('socketio', { args: ['--mode', 'csr'], env: { BROADCAST_KEY: KEY } }),
   ]);
-  Object.assign(services, { ws, socketio: sio, 'socketio-csr': csr });
+  Object.assign(services, { ws, socketio: sio, 'socketio-csr': csr }, uws ? { uws } : {});
 });
 afterAll(async () => {
   await Promise.all(Object.values(services).map((s) => s.stop()));
@@ -27,7 +31,7 @@ afterAll(async () => {
 const post = (svc: ServiceHandle, body: string, headers: Record<string, string> = { authorization: `Bearer ${KEY}` }, path = '/_broadcast') =>
   fetch(svc.httpUrl + path, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
 
-describe.each(['ws', 'socketio', 'socketio-csr'])('%s service HTTP edge', (name) => {
+describe.each(['ws', ...(UWS ? ['uws'] : []), 'socketio', 'socketio-csr'])('%s service HTTP edge', (name) => {
   const svc = () => services[name]!;
 
   it('GET /health and /metrics report the process', async () => {
@@ -82,7 +86,7 @@ describe.each(['ws', 'socketio', 'socketio-csr'])('%s service HTTP edge', (name)
 async function subscriber(name: string, stream: string) {
   const got: string[] = [];
   const svc = services[name]!;
-  if (name === 'ws') {
+  if (name === 'ws' || name === 'uws') {
     const ws = new WebSocket(svc.httpUrl.replace('http', 'ws') + '/ws');
     await new Promise<void>((resolve) => {
       ws.on('open', () => ws.send(JSON.stringify({ type: 'subscribe', stream })));
@@ -100,7 +104,7 @@ async function subscriber(name: string, stream: string) {
   return { got, close: () => s.close() };
 }
 
-describe.each(['ws', 'socketio', 'socketio-csr'])('%s service delivery', (name) => {
+describe.each(['ws', ...(UWS ? ['uws'] : []), 'socketio', 'socketio-csr'])('%s service delivery', (name) => {
   it('201 means every message of a batch reached the subscriber, in order; a rejected batch delivers nothing', async () => {
     const sub = await subscriber(name, 'room-1');
     const bad = await post(services[name]!, JSON.stringify([{ stream: 'room-1', data: 'never' }, { stream: 'room-1' }]));

@@ -30,15 +30,107 @@ export function sendError(res: Response, err: unknown): void {
   if (!res.headersSent) res.status(body.statusCode).json(body);
 }
 
+/** A route's answer, whichever HTTP library carries it. */
+export interface RouteAnswer {
+  status: number;
+  body: unknown;
+}
+
+const errorAnswer = (err: unknown): RouteAnswer => {
+  const body = toErrorBody(err);
+  return { status: body.statusCode, body };
+};
+
 /**
- * The HTTP surface every service under test shares: `/_broadcast`, `/publish-local`,
- * `/health`, `/metrics`. The body is read raw so that unreadable JSON (400) and a wrong shape
- * (422) are told apart; express's own JSON parser would fold both into one error.
+ * The routes every service under test shares, apart from any HTTP library: express carries them
+ * for ws and Socket.IO (`createServiceApp`), uWS's own HTTP for services/uws. Bodies arrive raw
+ * (already decoded from their Content-Encoding) so that unreadable JSON (400) and a wrong shape
+ * (422) are told apart.
+ */
+export function createServiceRoutes(opts: ServiceHttpOptions) {
+  const monitor = createProcessMonitor();
+  const counters = { broadcastsAccepted: 0, broadcastRequests: 0, broadcastRejected: 0 };
+  return {
+    /** The bearer check of `/_broadcast` and `/publish-local`: an answer when refused. */
+    auth(authorization: string | undefined): RouteAnswer | undefined {
+      if (!opts.broadcastKey) return undefined;
+      const err = checkBearer(authorization, opts.broadcastKey, 'BROADCAST_KEY');
+      if (!err) return undefined;
+      counters.broadcastRejected++;
+      return errorAnswer(err);
+    },
+
+    async broadcast(raw: Buffer | undefined, idempotencyKey: string | string[] | undefined): Promise<RouteAnswer> {
+      counters.broadcastRequests++;
+      let batch: Broadcast[];
+      try {
+        batch = parseBroadcastBody(raw);
+        if (typeof idempotencyKey === 'string') {
+          // One key names one message; a batch names its own per message.
+          if (batch.length !== 1) throw new ReboundError('RR_ERR_BROADCAST_INVALID', 'the Idempotency-Key header names a single message; give a batch "idempotencyKey" per message');
+          if (idempotencyKey.length === 0 || idempotencyKey.length > BROADCAST_LIMITS.maxIdempotencyKeyLength) throw new ReboundError('RR_ERR_BROADCAST_INVALID', `Idempotency-Key must be 1 to ${BROADCAST_LIMITS.maxIdempotencyKeyLength} characters`);
+          batch[0]!.idempotencyKey ??= idempotencyKey;
+        }
+        await opts.deliver(batch);
+      } catch (err) {
+        counters.broadcastRejected++;
+        return errorAnswer(err);
+      }
+      counters.broadcastsAccepted += batch.length;
+      return { status: 201, body: { accepted: batch.length } };
+    },
+
+    // The diagnostic path from the benchmark: the server emits the sequence itself, so comparing
+    // its latency with /_broadcast's isolates what the publisher's HTTP hop costs.
+    publishLocal(raw: Buffer | undefined, query: Record<string, unknown>): RouteAnswer {
+      let plan: PublishLocalPlan;
+      try {
+        plan = parsePublishLocal(raw, query);
+      } catch (err) {
+        return errorAnswer(err);
+      }
+      let seq = 0;
+      const emit = () => {
+        seq++;
+        // `text` as the benchmark's server writes it, so its clients see the payload they expect.
+        const data = JSON.stringify({ seq, sentAt: Date.now(), runId: plan.runId, text: `msg_${seq}` });
+        // Nobody waits on a scheduled emit: a failure is counted, never thrown into a timer.
+        Promise.resolve()
+          .then(() => opts.deliver([{ stream: plan.stream, data }]))
+          .then(
+            () => counters.broadcastsAccepted++,
+            () => counters.broadcastRejected++,
+          );
+        if (seq < plan.count) setTimeout(emit, plan.intervalMs).unref();
+      };
+      if (plan.delaySec > 0) setTimeout(emit, plan.delaySec * 1000).unref();
+      else setImmediate(emit);
+      return { status: 202, body: { status: 'publishing-local', scheduled: plan.count, stream: plan.stream, intervalMs: plan.intervalMs, delaySec: plan.delaySec } };
+    },
+
+    health: (): RouteAnswer => ({ status: 200, body: { status: 'ok', service: opts.name } }),
+
+    async metrics(): Promise<RouteAnswer> {
+      const own = await opts.stats();
+      return { status: 200, body: { service: opts.name, ...own, ...counters, ...monitor.snapshot() } };
+    },
+
+    notFound: (): RouteAnswer => errorAnswer(new ReboundError('RR_ERR_NOT_FOUND', 'no such route')),
+    error: errorAnswer,
+    close: () => monitor.stop(),
+  };
+}
+
+/** Express's body reader: any type, raw, 10 MiB unless told (decodes gzip, deflate, br). */
+export const DEFAULT_BODY_LIMIT_BYTES = 10 * 1024 * 1024;
+
+/**
+ * The HTTP surface every service under test shares, on express: `/_broadcast`,
+ * `/publish-local`, `/health`, `/metrics` (the routes above).
  */
 export function createServiceApp(opts: ServiceHttpOptions) {
   const app = express();
-  const monitor = createProcessMonitor();
-  const counters = { broadcastsAccepted: 0, broadcastRequests: 0, broadcastRejected: 0 };
+  const routes = createServiceRoutes(opts);
   app.disable('x-powered-by');
   // Which process answered: with --workers, shows which worker a request landed on.
   const pid = String(process.pid);
@@ -46,79 +138,26 @@ export function createServiceApp(opts: ServiceHttpOptions) {
     res.setHeader('X-Rebound-Pid', pid);
     next();
   });
-  const raw = express.raw({ type: () => true, limit: opts.bodyLimitBytes ?? 10 * 1024 * 1024 });
-
+  const raw = express.raw({ type: () => true, limit: opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES });
+  const answer = (res: Response, a: RouteAnswer) => {
+    if (!res.headersSent) res.status(a.status).json(a.body);
+  };
   const auth = (req: Request, res: Response, next: NextFunction) => {
-    if (!opts.broadcastKey) return next();
-    const err = checkBearer(req.headers.authorization, opts.broadcastKey, 'BROADCAST_KEY');
-    if (err) {
-      counters.broadcastRejected++;
-      return sendError(res, err);
-    }
+    const refused = routes.auth(req.headers.authorization);
+    if (refused) return answer(res, refused);
     next();
   };
+  const body = (req: Request) => (Buffer.isBuffer(req.body) ? req.body : undefined);
 
-  const accept = async (req: Request, res: Response) => {
-    counters.broadcastRequests++;
-    let batch: Broadcast[];
-    try {
-      batch = parseBroadcastBody(Buffer.isBuffer(req.body) ? req.body : undefined);
-      const key = req.headers['idempotency-key'];
-      if (typeof key === 'string') {
-        // One key names one message; a batch names its own per message.
-        if (batch.length !== 1) throw new ReboundError('RR_ERR_BROADCAST_INVALID', 'the Idempotency-Key header names a single message; give a batch "idempotencyKey" per message');
-        if (key.length === 0 || key.length > BROADCAST_LIMITS.maxIdempotencyKeyLength) throw new ReboundError('RR_ERR_BROADCAST_INVALID', `Idempotency-Key must be 1 to ${BROADCAST_LIMITS.maxIdempotencyKeyLength} characters`);
-        batch[0]!.idempotencyKey ??= key;
-      }
-      await opts.deliver(batch);
-    } catch (err) {
-      counters.broadcastRejected++;
-      return sendError(res, err);
-    }
-    counters.broadcastsAccepted += batch.length;
-    res.status(201).json({ accepted: batch.length });
-  };
-
-  app.post('/_broadcast', auth, raw, accept);
-  // The diagnostic path from the benchmark: the server emits the sequence itself, so comparing
-  // its latency with /_broadcast's isolates what the publisher's HTTP hop costs.
-  app.post('/publish-local', auth, raw, (req: Request, res: Response) => {
-    let plan: PublishLocalPlan;
-    try {
-      plan = parsePublishLocal(Buffer.isBuffer(req.body) ? req.body : undefined, req.query as Record<string, unknown>);
-    } catch (err) {
-      return sendError(res, err);
-    }
-    let seq = 0;
-    const emit = () => {
-      seq++;
-      // `text` as the benchmark's server writes it, so its clients see the payload they expect.
-      const data = JSON.stringify({ seq, sentAt: Date.now(), runId: plan.runId, text: `msg_${seq}` });
-      // Nobody waits on a scheduled emit: a failure is counted, never thrown into a timer.
-      Promise.resolve()
-        .then(() => opts.deliver([{ stream: plan.stream, data }]))
-        .then(
-          () => counters.broadcastsAccepted++,
-          () => counters.broadcastRejected++,
-        );
-      if (seq < plan.count) setTimeout(emit, plan.intervalMs).unref();
-    };
-    if (plan.delaySec > 0) setTimeout(emit, plan.delaySec * 1000).unref();
-    else setImmediate(emit);
-    res.status(202).json({ status: 'publishing-local', scheduled: plan.count, stream: plan.stream, intervalMs: plan.intervalMs, delaySec: plan.delaySec });
-  });
-  app.get('/health', (_req, res) => {
-    res.json({ status: 'ok', service: opts.name });
-  });
-  app.get('/metrics', async (_req, res) => {
-    const own = await opts.stats();
-    res.json({ service: opts.name, ...own, ...counters, ...monitor.snapshot() });
-  });
-  app.use((_req: Request, res: Response) => sendError(res, new ReboundError('RR_ERR_NOT_FOUND', 'no such route')));
+  app.post('/_broadcast', auth, raw, async (req: Request, res: Response) => answer(res, await routes.broadcast(body(req), req.headers['idempotency-key'])));
+  app.post('/publish-local', auth, raw, (req: Request, res: Response) => answer(res, routes.publishLocal(body(req), req.query as Record<string, unknown>)));
+  app.get('/health', (_req, res) => answer(res, routes.health()));
+  app.get('/metrics', async (_req, res) => answer(res, await routes.metrics()));
+  app.use((_req: Request, res: Response) => answer(res, routes.notFound()));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    sendError(res, bodyReadError(err));
+    answer(res, routes.error(bodyReadError(err)));
   });
-  return { app, close: () => monitor.stop() };
+  return { app, close: routes.close };
 }
 
 /**

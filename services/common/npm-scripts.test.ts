@@ -10,7 +10,7 @@ import { childPids, isAlive } from './process-info.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-describe.each(['serve:ws', 'serve:socketio', 'serve:replay', 'chaos:proxy'])('npm run %s', (script) => {
+describe.each(['serve:ws', 'serve:uws', 'serve:socketio', 'serve:replay', 'chaos:proxy'])('npm run %s', (script) => {
   it('SIGTERM to the npm pid stops the server and npm exits 0', async () => {
     const npm = spawn('npm', ['run', '-s', script, '--', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';

@@ -24,8 +24,11 @@ export interface ContractClient {
   close(): void;
 }
 
-export async function contractClient(name: 'ws' | 'socketio', svc: ServiceHandle): Promise<ContractClient> {
-  if (name === 'ws') {
+/** The reference servers these contracts hold: uws speaks the ws server's protocol. */
+export type ReferenceServer = 'ws' | 'uws' | 'socketio';
+
+export async function contractClient(name: ReferenceServer, svc: ServiceHandle): Promise<ContractClient> {
+  if (name === 'ws' || name === 'uws') {
     const c = await wsClient(svc);
     let stream = '';
     return {
@@ -62,7 +65,7 @@ export async function contractClient(name: 'ws' | 'socketio', svc: ServiceHandle
   };
 }
 
-export function describeSharedBounds(name: 'ws' | 'socketio', opts: { stopArgs?: string[] } = {}): void {
+export function describeSharedBounds(name: ReferenceServer, opts: { stopArgs?: string[] } = {}): void {
   const client = (svc: ServiceHandle) => contractClient(name, svc);
 
   describe(`${name} stop`, () => {

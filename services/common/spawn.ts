@@ -9,6 +9,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Entry point of each service process, relative to the repo root. */
 export const SERVICE_ENTRIES = {
   ws: 'services/ws/main.ts',
+  uws: 'services/uws/main.ts',
   socketio: 'services/socketio/main.ts',
   replay: 'services/replay-server/main.ts',
 } as const;

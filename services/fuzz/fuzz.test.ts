@@ -15,6 +15,7 @@ import { sleep } from '../../lib/time.ts';
 import { startService, type ServiceHandle } from '../common/spawn.ts';
 import { chaosRequest, engineFrame, ioEvent, replayFrame, serviceRequest, wsFrame } from './generators.ts';
 import { chaosAnswerProblem, phaseAgent, pool, rssBytes, send, serviceAnswerProblem, startChaosProcess, type ChaosProcess } from './harness.ts';
+import { uwsAvailability } from '../uws/load.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261130);
 /** Planned work per target; the run also stops at RUN_MS, and must have done at least half. */
@@ -26,11 +27,14 @@ const RSS_BOUND = 64 * 1024 * 1024;
 let replay: ServiceHandle;
 let wsSvc: ServiceHandle;
 let sio: ServiceHandle;
+// uWS's own HTTP parser and frame handling get the same hostile input where its binary loads.
+const UWS = uwsAvailability().available;
+let uwsSvc: ServiceHandle | undefined;
 let chaos: ChaosProcess;
 let pipePort = 0;
 
 beforeAll(async () => {
-  [replay, wsSvc, sio, chaos] = await Promise.all([startService('replay'), startService('ws'), startService('socketio'), startChaosProcess(SEED)]);
+  [replay, wsSvc, sio, chaos, uwsSvc] = await Promise.all([startService('replay'), startService('ws'), startService('socketio'), startChaosProcess(SEED), UWS ? startService('uws') : undefined]);
   // A proxy the API fuzz never names: frames go through it under toxics while the API is pounded.
   const res = await fetch(`http://127.0.0.1:${chaos.port}/proxies`, { method: 'POST', body: JSON.stringify({ name: 'fuzzpipe', listen: '127.0.0.1:0', upstream: `127.0.0.1:${wsSvc.port}` }) });
   pipePort = Number(((await res.json()) as { listen: string }).listen.split(':').pop());
@@ -39,7 +43,7 @@ beforeAll(async () => {
   }
 }, 60_000);
 afterAll(async () => {
-  await Promise.all([replay?.stop(), wsSvc?.stop(), sio?.stop(), chaos?.stop()]);
+  await Promise.all([replay?.stop(), wsSvc?.stop(), sio?.stop(), chaos?.stop(), uwsSvc?.stop()]);
 });
 
 interface Tally {
@@ -144,13 +148,17 @@ async function fuzzAll(seed: number, scale: number, runMs: number) {
     ioEvents(sio.httpUrl, n('ioEvents'), r(7), deadline),
     rawFrames(`ws://127.0.0.1:${sio.port}/socket.io/?EIO=4&transport=websocket`, undefined, n('engineFrames'), r(8), engineFrame, deadline, '40'),
     rawFrames(`ws://127.0.0.1:${pipePort}/ws`, undefined, n('proxiedFrames'), r(9), wsFrame, deadline),
+    ...(uwsSvc
+      ? [http(uwsSvc.port, n('httpPerService'), r(10), deadline, serviceRequest, serviceAnswerProblem, 'uws'), rawFrames(`ws://127.0.0.1:${uwsSvc.port}/ws`, undefined, n('wsFrames'), r(11), wsFrame, deadline)]
+      : []),
   ]);
-  return { sent: tallies.reduce((s, t) => s + t.sent, 0), planned: Object.keys(PLAN).reduce((s, k) => s + n(k as keyof typeof PLAN) * (k === 'httpPerService' ? 3 : 1), 0), problems: tallies.flatMap((t) => t.problems) };
+  return { sent: tallies.reduce((s, t) => s + t.sent, 0), planned: Object.keys(PLAN).reduce((s, k) => s + n(k as keyof typeof PLAN) * (k === 'httpPerService' ? (uwsSvc ? 4 : 3) : k === 'wsFrames' && uwsSvc ? 2 : 1), 0), problems: tallies.flatMap((t) => t.problems) };
 }
 
 const processes = () => [
   { name: 'replay', pid: replay.pid, alive: () => replay.child.exitCode === null && replay.child.signalCode === null, health: `${replay.httpUrl}/health` },
   { name: 'ws', pid: wsSvc.pid, alive: () => wsSvc.child.exitCode === null && wsSvc.child.signalCode === null, health: `${wsSvc.httpUrl}/health` },
+  ...(uwsSvc ? [{ name: 'uws', pid: uwsSvc.pid, alive: () => uwsSvc!.child.exitCode === null && uwsSvc!.child.signalCode === null, health: `${uwsSvc.httpUrl}/health` }] : []),
   { name: 'socketio', pid: sio.pid, alive: () => sio.child.exitCode === null && sio.child.signalCode === null, health: `${sio.httpUrl}/health` },
   { name: 'chaos', pid: chaos.pid, alive: () => chaos.child.exitCode === null && chaos.child.signalCode === null, health: `http://127.0.0.1:${chaos.port}/health` },
 ];

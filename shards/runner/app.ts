@@ -12,6 +12,7 @@ import { curlLine } from './report.ts';
 import { registerTimeRoute } from './time-route.ts';
 import { withClockDrift } from './clock-drift.ts';
 import { envName, resolveTarget } from './targets.ts';
+import { getTarget } from '../../runners/targets/index.ts';
 import type { BenchEntry } from './types.ts';
 
 export interface RunnerAppOptions {
@@ -81,7 +82,8 @@ export function createRunnerApp(opts: RunnerAppOptions) {
       node: process.version,
       pid: process.pid,
       uptimeSec: Math.round(process.uptime()),
-      targets: Object.fromEntries([...new Set(routes.map((r) => r.target))].map((t) => [t, env[`TARGET_${envName(t)}_URL`] ? 'configured' : 'local'])),
+      // A local target that cannot run here (uws without its binary) says so, with the reason.
+      targets: Object.fromEntries([...new Set(routes.map((r) => r.target))].map((t) => [t, env[`TARGET_${envName(t)}_URL`] ? 'configured' : localState(t)])),
       routes: routes.map((r) => `POST ${r.path}`),
     });
   });
@@ -152,4 +154,10 @@ export function createRunnerApp(opts: RunnerAppOptions) {
   app.use((req: Request, res: Response) => sendError(res, new ReboundError('RR_ERR_NOT_FOUND', `no route ${req.method} ${req.path}; see GET /health for the routes`)));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => sendError(res, err));
   return { app, store };
+}
+
+/** `local`, or why the target's local service cannot run on this runner. */
+function localState(target: string): string {
+  const reason = getTarget(target).unavailable?.();
+  return reason ? `not installed here: ${reason}` : 'local';
 }

@@ -17,11 +17,11 @@ describe('bench-capacity route', () => {
   it('runs the chosen scenarios against the route target and writes the report', { timeout: 120_000 }, async () => {
     const r = await post('/bench-capacity-uws?scenarios=S6&s6Connections=20&s6Streams=2&s6IntervalMs=100&s6PreStopSec=0.5');
     expect(r.status, JSON.stringify(r.body).slice(0, 500)).toBe(200);
-    expect(r.body).toMatchObject({ test: 'capacity', targets: ['ws'], scenarios: ['S6'], effectiveParams: { target: 'uws', targetSource: 'local', scenarios: 'S6', s6Connections: 20 } });
-    expect(r.body.results[0]).toMatchObject({ scenario: 'S6', target: 'ws', steps: [{ pass: true, metrics: { subscribed: 20, exitCode: 0, mostTold: 'close 1012' } }] });
+    expect(r.body).toMatchObject({ test: 'capacity', targets: ['uws'], scenarios: ['S6'], effectiveParams: { target: 'uws', targetSource: 'local', scenarios: 'S6', s6Connections: 20 } });
+    expect(r.body.results[0]).toMatchObject({ scenario: 'S6', target: 'uws', steps: [{ pass: true, metrics: { subscribed: 20, exitCode: 0, mostTold: 'close 1012' } }] });
     const report = await api(runner.url, `/reports/${r.body.jobId}`, { token: TOKEN });
     expect(report.status).toBe(200);
-    expect(String(report.body)).toContain('Capacity: ws');
+    expect(String(report.body)).toContain('Capacity: uws');
   });
 
   it.each([

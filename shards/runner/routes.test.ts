@@ -18,7 +18,7 @@ describe('bench routes', () => {
   it('idle over two worker processes (the benchmark names n, hold, ramp, shard)', async () => {
     const r = await post('/bench-idle-uws?n=40&hold=1&ramp=400&workers=2&shard=s1');
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toMatchObject({ test: 'idle', target: 'ws', shardLabel: 's1', subscribed: 40, failed: 0, runner: { workers: 2 } });
+    expect(r.body).toMatchObject({ test: 'idle', target: 'uws', targetServer: 'uws', shardLabel: 's1', subscribed: 40, failed: 0, runner: { workers: 2 } });
     expect(r.body.effectiveParams).toMatchObject({ clients: 40, hold: 1, ramp: 400, workers: '2', target: 'uws', targetSource: 'local' });
   });
 

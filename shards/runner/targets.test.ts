@@ -40,7 +40,21 @@ describe('TARGET_URL_ALLOW patterns', () => {
     expect(() => resolveTarget('socketio', conf, { serverUrl: 'http://10.0.0.5:3001' })).toThrow(/serverUrl "http:\/\/10.0.0.5:3001" is outside the allowlist/);
     // anycable without a configured URL: the local replay server.
     expect(resolveTarget('anycable', {})).toMatchObject({ source: 'local', server: 'replay' });
-    expect(resolveTarget('uws', {})).toMatchObject({ server: 'ws' });
+    // uws is its own server (services/uws), no longer an alias of ws.
+    expect(resolveTarget('uws', {})).toMatchObject({ source: 'local', server: 'uws', definition: { name: 'uws', service: { name: 'uws' } } });
+  });
+
+  it('uws where its binary does not load: refused with the reason, before any job starts', () => {
+    const saved = process.env.UWS_MODULE;
+    process.env.UWS_MODULE = '/nonexistent/uWebSockets.js';
+    try {
+      expect(() => resolveTarget('uws', {})).toThrow(/target "uws" is not installed here: uWebSockets\.js not installed here \(\/nonexistent\/uWebSockets\.js\)/);
+      // A configured URL needs no local binary.
+      expect(resolveTarget('uws', { TARGET_UWS_URL: 'http://127.0.0.1:9' })).toMatchObject({ source: 'configured', server: 'uws' });
+    } finally {
+      if (saved === undefined) delete process.env.UWS_MODULE;
+      else process.env.UWS_MODULE = saved;
+    }
   });
 });
 
@@ -49,7 +63,7 @@ describe('runner: targets by URL within the allowlist', () => {
   let ws: ServiceHandle;
   let sio: ServiceHandle;
   beforeAll(async () => {
-    [ws, sio] = await Promise.all([startService('ws'), startService('socketio')]);
+    [ws, sio] = await Promise.all([startService('uws'), startService('socketio')]);
     runner = await startRunner({ BENCH_RUNNER_TOKEN: TOKEN, RESULTS_DIR: tempResultsDir(), TARGET_URL_ALLOW: '127.0.0.1:*,localhost:*' });
   }, 60_000);
   afterAll(async () => {
@@ -60,7 +74,7 @@ describe('runner: targets by URL within the allowlist', () => {
     const port = new URL(ws.httpUrl).port;
     const r = await api(runner.url, `/bench-jitter-uws?${SMALL}&wsUrl=ws://127.0.0.1:${port}&httpUrl=http://127.0.0.1:${port}`, { method: 'POST', token: TOKEN });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toMatchObject({ targetServer: 'ws', targetSource: 'request', receivedDeliveries: 15 });
+    expect(r.body).toMatchObject({ targetServer: 'uws', targetSource: 'request', receivedDeliveries: 15 });
     expect(r.body.effectiveParams).toMatchObject({ targetSource: 'request' });
   }, 60_000);
 
@@ -108,4 +122,25 @@ describe('runner startup with TARGET_URL_ALLOW', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('TARGET_URL_ALLOW');
   }, 30_000);
+});
+
+describe('runner where uWS does not load (the loader pointed at a missing module)', () => {
+  let runner: RunnerProcess;
+  beforeAll(async () => {
+    runner = await startRunner({ BENCH_RUNNER_TOKEN: TOKEN, RESULTS_DIR: tempResultsDir(), UWS_MODULE: '/nonexistent/uWebSockets.js' });
+  }, 60_000);
+  afterAll(async () => {
+    await runner?.stop();
+  });
+
+  it('/health says uws is not installed here and why; its routes answer 503; ws still runs', async () => {
+    const health = await api(runner.url, '/health', { token: TOKEN });
+    expect(health.body.targets).toMatchObject({ ws: 'local', replay: 'local', uws: expect.stringMatching(/^not installed here: uWebSockets\.js not installed here \(\/nonexistent\/uWebSockets\.js\)/) });
+    const r = await api(runner.url, `/bench-jitter-uws?${SMALL}`, { method: 'POST', token: TOKEN });
+    expect(r.status).toBe(503);
+    expect(r.body).toMatchObject({ code: 'RR_ERR_TARGET_UNAVAILABLE', message: expect.stringContaining('not installed here') });
+    const ws = await api(runner.url, `/bench-jitter-ws?${SMALL}`, { method: 'POST', token: TOKEN });
+    expect(ws.status, JSON.stringify(ws.body)).toBe(200);
+    expect(ws.body).toMatchObject({ targetServer: 'ws', receivedDeliveries: 15 });
+  }, 60_000);
 });

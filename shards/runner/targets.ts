@@ -3,12 +3,9 @@ import { isIP } from 'node:net';
 import { ReboundError } from '../../lib/errors.ts';
 import { withTarget } from '../../runners/core/local-target.ts';
 import { allowPatterns, isAllowedTargetUrl, urlMatchesPattern } from '../../runners/core/addresses.ts';
-import { getTarget } from '../../runners/targets/index.ts';
+import { assertAvailable, getTarget } from '../../runners/targets/index.ts';
 import type { ServiceHandle } from '../../services/common/spawn.ts';
 import type { ResolvedTarget } from './types.ts';
-
-/** The benchmark's route names that map to a Rebound target of another name. */
-const ROUTE_ALIASES: Record<string, string> = { uws: 'ws' };
 
 /** `socketio-csr` → `SOCKETIO_CSR`: the env prefix of a target's configuration. */
 export const envName = (target: string) => target.toUpperCase().replace(/[^A-Z0-9]/g, '_');
@@ -114,7 +111,7 @@ function broadcastOfCable(cableUrl: string): string {
  * (`anycable` then runs on Rebound's replay server, the same protocol and client).
  */
 export function resolveTarget(route: string, env: Record<string, string | undefined> = process.env, requestUrls: Record<string, string> = {}): ResolvedTarget {
-  let definition = getTarget(ROUTE_ALIASES[route] ?? route);
+  let definition = getTarget(route);
   const key = envName(route);
   const configured = env[`TARGET_${key}_URL`] || undefined;
   const configuredBroadcast = env[`TARGET_${key}_BROADCAST_URL`] || undefined;
@@ -139,6 +136,8 @@ export function resolveTarget(route: string, env: Record<string, string | undefi
     definition = { ...definition, service: getTarget('replay').service! };
     server = 'replay';
   }
+  // A local target that cannot run on this runner (uws without its binary) says why, before any job starts.
+  if (!url) assertAvailable(definition);
   if (!url && !definition.service) {
     throw new ReboundError('RR_ERR_TARGET_NOT_CONFIGURED', `target "${route}" has no local service on this runner: the operator sets TARGET_${key}_URL (and TARGET_${key}_BROADCAST_URL / TARGET_${key}_BROADCAST_KEY) to enable it`, { details: { target: route } });
   }

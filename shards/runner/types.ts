@@ -20,12 +20,12 @@ export interface RunContext {
 
 /** A target resolved by name: configured by the operator (TARGET_<NAME>_URL) or started locally. */
 export interface ResolvedTarget {
-  /** The name in the route (`uws` resolves to the `ws` definition). */
+  /** The name in the route. */
   route: string;
   definition: TargetDefinition;
   /** `request`: the caller's URL parameter, within the operator's allowlist (TARGET_URL_ALLOW). */
   source: 'configured' | 'local' | 'request';
-  /** The Rebound server kind that answers (`replay` for `anycable` without a configured URL, `ws` for `uws`): the result's `targetServer`. */
+  /** The Rebound server kind that answers (`replay` for `anycable` without a configured URL): the result's `targetServer`. */
   server: string;
   url?: string;
   broadcastUrl?: string;
@@ -48,7 +48,7 @@ export interface PreparedRun {
  */
 export interface BenchEntry {
   test: string;
-  /** Route target names; `uws` is accepted as the benchmark's name for `ws`. */
+  /** Route target names (the benchmark's: `uws` is the uWebSockets.js server, services/uws). */
   targets: readonly string[];
   options: OptionTable;
   doc: string;

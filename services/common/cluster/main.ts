@@ -26,7 +26,7 @@ export async function clusterableMain<T extends ClusterTable>(
   envKey: string,
   table: T,
   start: (opts: OptionValues<T>, link: PrimaryLink | undefined) => Promise<ClusterableService>,
-  { setupPrimary, ...main }: ServiceMainOptions<T> & { setupPrimary?(): void } = {},
+  { setupPrimary, primaryOptions, ...main }: ServiceMainOptions<T> & { setupPrimary?(): void; primaryOptions?(opts: OptionValues<T>): Promise<OptionValues<T>> } = {},
 ): Promise<void> {
   if (isWorkerOf(envKey)) {
     const opts = workerOptions<OptionValues<T>>(envKey);
@@ -37,10 +37,13 @@ export async function clusterableMain<T extends ClusterTable>(
   await serviceMain(
     name,
     table,
-    (opts) => {
+    async (opts) => {
       const workers = Number(opts.workers);
-      if (workers > 1) setupPrimary?.();
-      return workers > 1 ? runHubPrimary({ label: name, size: workers, envKey, options: opts, stopGraceMs: Number(opts.stopGraceMs) }) : start(opts, undefined);
+      if (workers <= 1) return start(opts, undefined);
+      setupPrimary?.();
+      // What the workers are given (e.g. uWS: port 0 made one concrete port they all bind).
+      const options = primaryOptions ? await primaryOptions(opts) : opts;
+      return runHubPrimary({ label: name, size: workers, envKey, options, stopGraceMs: Number(opts.stopGraceMs) });
     },
     main,
   );

@@ -1,7 +1,7 @@
 import { sortedSamples, type EncodedLatency } from '../../../runners/core/latency.ts';
 
 /** The benchmark's `label` per route target (its stats.ts); Rebound-only targets keep their name. */
-const BENCH_LABEL: Record<string, string> = { anycable: 'anycable', socketio: 'socketio-default', 'socketio-csr': 'socketio-csr', uws: 'uws', ws: 'uws' };
+const BENCH_LABEL: Record<string, string> = { anycable: 'anycable', socketio: 'socketio-default', 'socketio-csr': 'socketio-csr', uws: 'uws' };
 /** Targets whose resumes are Socket.IO connection-state recovery; AnyCable's are session restores. */
 const CSR = new Set(['socketio-csr', 'socketio-csr-redis']);
 const SESSION = new Set(['replay', 'anycable', 'replay-redis']);

@@ -12,7 +12,7 @@ export const IDLE_HTTP_OPTIONS = { ...IDLE_QUERY, channel: CLIENT_COMPAT_OPTIONS
 
 export const idleEntry: BenchEntry = {
   test: 'idle',
-  targets: [...LEAN_TARGETS.filter((t) => t !== 'anycable'), 'uws', 'anycable'],
+  targets: [...LEAN_TARGETS.filter((t) => t !== 'anycable'), 'anycable'],
   options: IDLE_HTTP_OPTIONS,
   doc: 'idle capacity: n subscribed connections over worker processes, held; runner and target memory per connection',
   prepare(values, t) {

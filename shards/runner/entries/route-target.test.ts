@@ -19,9 +19,9 @@ describe('route-target (what every bench entry shares)', () => {
   });
 
   it("an entry runs on the route's target and echoes neither its URL nor its broadcast key", () => {
-    const t = { route: 'uws', definition: getTarget('ws'), source: 'configured' as const, server: 'ws', url: 'http://127.0.0.1:9', broadcastUrl: 'http://127.0.0.1:9/_broadcast', broadcastKey: 'sekret' };
+    const t = { route: 'uws', definition: getTarget('uws'), source: 'configured' as const, server: 'uws', url: 'http://127.0.0.1:9', broadcastUrl: 'http://127.0.0.1:9/_broadcast', broadcastKey: 'sekret' };
     const p = deployImpactEntry.prepare({ n: '3' }, t);
-    expect(p.opts).toMatchObject({ target: 'ws', url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: 'sekret', clients: 3 });
+    expect(p.opts).toMatchObject({ target: 'uws', url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: 'sekret', clients: 3 });
     expect(p.effectiveParams).toMatchObject({ target: 'uws', targetSource: 'configured', clients: 3 });
     expect(JSON.stringify(p.effectiveParams)).not.toMatch(/sekret|127\.0\.0\.1:9/);
   });

@@ -1,22 +1,31 @@
 /**
- * Raw ws reference server on real processes (port 0), real ws clients over loopback: welcome
- * sid, `meta.exclude_socket`, whispers, and the bounds shared with the replay server.
+ * The raw-topics protocol contract (services/common/topic-hub.ts), one file for both servers that
+ * speak it: the ws server and the uWebSockets.js server, each on a real process (port 0) with
+ * real ws clients over loopback: welcome sid, `meta.exclude_socket`, whispers, the bounds shared
+ * with the replay server, the too-slow rule and SIGTERM. uws runs where its binary loads
+ * (services/uws/load.ts); elsewhere its suites are skipped, saying why.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../lib/time.ts';
-import { startService, type ServiceHandle } from '../common/spawn.ts';
-import { describeSharedBounds } from '../common/reference-contract.ts';
-import { broadcast, metrics, wsClient } from '../common/test-clients.ts';
+import { uwsAvailability } from '../uws/load.ts';
+import { startService, type ServiceHandle } from './spawn.ts';
+import { describeSharedBounds } from './reference-contract.ts';
+import { broadcast, metrics, wsClient } from './test-clients.ts';
 
+const uws = uwsAvailability();
+if (!uws.available) console.warn(`raw-topics contract: uws suites skipped: ${uws.reason}`);
+const SERVERS = [{ name: 'ws' as const, runs: true }, { name: 'uws' as const, runs: uws.available }];
+
+for (const { name, runs } of SERVERS) describe.skipIf(!runs)(`${name} raw-topics protocol`, () => {
 let svc: ServiceHandle;
 beforeAll(async () => {
-  svc = await startService('ws', { args: ['--max-buffered-bytes', '65536', '--max-subscriptions', '3', '--max-stream-length', '16'] });
+  svc = await startService(name, { args: ['--max-buffered-bytes', '65536', '--max-subscriptions', '3', '--max-stream-length', '16'] });
 });
 afterAll(async () => {
   await svc.stop();
 });
 
-describe('ws reference server', () => {
+describe(`${name} reference server`, () => {
   it('welcomes each socket with its sid; meta.exclude_socket skips that socket only', async () => {
     const [a, b] = await Promise.all([wsClient(svc), wsClient(svc)]);
     expect(a.sid).toMatch(/^[0-9a-f-]{36}$/);
@@ -86,7 +95,28 @@ describe('ws reference server', () => {
     fast.close();
     slow.close();
   });
+
+  it('unknown types, bad JSON and binary frames are answered with errors; the socket stays up', async () => {
+    const c = await wsClient(svc);
+    c.send('{not json');
+    expect(await c.next('error')).toMatchObject({ reason: 'invalid_json' });
+    c.send({ type: 'subscribe' });
+    expect(await c.next('error')).toMatchObject({ reason: 'invalid_command' });
+    c.send({ type: 'nope', stream: 's' });
+    expect(await c.next('error')).toMatchObject({ reason: 'unknown_type' });
+    c.ws.send(Buffer.from('{"type":"subscribe","stream":"b"}'), { binary: true });
+    expect(await c.next('error')).toMatchObject({ reason: 'invalid_json' });
+    c.send({ type: 'subscribe', stream: 'u' });
+    await c.next('subscribed');
+    c.send({ type: 'unsubscribe', stream: 'u' });
+    expect(await c.next('unsubscribed')).toMatchObject({ stream: 'u' });
+    expect((await broadcast(svc, { stream: 'u', data: 'gone' })).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(c.frames.some((f) => f.data === 'gone')).toBe(false);
+    c.close();
+  });
+});
 });
 
 // The stop and too-slow rules shared with the Socket.IO server.
-describeSharedBounds('ws');
+for (const { name, runs } of SERVERS) describe.skipIf(!runs)(`${name} shared bounds`, () => describeSharedBounds(name));
