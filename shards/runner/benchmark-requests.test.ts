@@ -5,6 +5,7 @@ import { startService, type ServiceHandle } from '../../services/common/spawn.ts
 import { backoffMs } from '../../runners/avalanche/fleet.ts';
 import { tunedReconnect } from '../../runners/targets/anycable.ts';
 import { socketIoBackoff } from '../../runners/targets/reconnect.ts';
+import { uwsAvailability } from '../../services/uws/load.ts';
 import { api, startRunner, tempResultsDir, type RunnerProcess } from './testing.ts';
 
 /**
@@ -14,6 +15,8 @@ import { api, startRunner, tempResultsDir, type RunnerProcess } from './testing.
  * with real targets and real clients.
  */
 const TOKEN = 'bench-requests-token-0123456789';
+/** The uWS server is an optional dependency: where its binary does not load, its test says so by skipping. */
+const UWS = uwsAvailability().available;
 
 describe('tuned backoff base (reconnectBaseMs)', () => {
   it('moves the ceiling of every attempt, keeps the ×2 growth and the 5 s cap', () => {
@@ -34,21 +37,23 @@ describe("runner: the benchmark drivers' request forms", () => {
   let runner: RunnerProcess;
   let ws: ServiceHandle;
   let replay: ServiceHandle;
+  let uws: ServiceHandle | undefined;
   const post = (path: string) => api(runner.url, path, { method: 'POST', token: TOKEN });
   beforeAll(async () => {
-    [ws, replay] = await Promise.all([startService('ws'), startService('replay')]);
+    [ws, replay, uws] = await Promise.all([startService('ws'), startService('replay'), UWS ? startService('uws') : undefined]);
     runner = await startRunner({ BENCH_RUNNER_TOKEN: TOKEN, RESULTS_DIR: tempResultsDir(), TARGET_URL_ALLOW: '127.0.0.1:*' });
   }, 60_000);
   afterAll(async () => {
-    await Promise.all([runner?.stop(), ws?.stop(), replay?.stop()]);
+    await Promise.all([runner?.stop(), ws?.stop(), replay?.stop(), uws?.stop()]);
   });
   const wsPort = () => new URL(ws.httpUrl).port;
   const cable = () => `ws://127.0.0.1:${new URL(replay.httpUrl).port}/cable`;
 
-  it('idle on uws with wsUrl alone (idle-multi TARGET=uws) holds the connections on that server', async () => {
-    const r = await post(`/bench-idle-uws?n=6&hold=1&ramp=100&stream=idle-probe&shard=shard-1&wsUrl=ws://127.0.0.1:${wsPort()}/ws`);
+  it.skipIf(!UWS)('idle on uws with wsUrl alone (idle-multi TARGET=uws) holds the connections on that uWS server', async () => {
+    const port = new URL(uws!.httpUrl).port;
+    const r = await post(`/bench-idle-uws?n=6&hold=1&ramp=100&stream=idle-probe&shard=shard-1&wsUrl=ws://127.0.0.1:${port}/ws`);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toMatchObject({ connected: 6, failed: 0, targetServer: 'ws', targetSource: 'request' });
+    expect(r.body).toMatchObject({ connected: 6, failed: 0, targetServer: 'uws', targetSource: 'request' });
   }, 60_000);
 
   it('whispers on anycable with cableUrl alone (the manifest\'s whispers-anycable) run on that server', async () => {
