@@ -57,6 +57,7 @@ run() {
     # replay, uWS, ws and Socket.IO side by side: S1 at 10,000 (median of 3) and S3 fan-out on a 1,000 msg/s grid up to 16,000 (past where uWS might stop; coarser than the 500 grid above so four targets fit one short run).
     capacity-s1-uws) script capacity-s1-uws bench:capacity --targets replay,uws,ws,socketio --scenarios S1 --s1-counts 10000 --s1-ramps 1000 --json ;;
     capacity-s3-uws) script capacity-s3-uws bench:capacity --targets replay,uws,ws,socketio --scenarios S3 --s3-rates 4000,5000,6000,7000,8000,9000,10000,11000,12000,13000,14000,15000,16000 --s3-step-sec 5 --json ;;
+    capacity-s3-uws-quiet) script capacity-s3-uws-quiet bench:capacity --targets replay,uws,ws,socketio --scenarios S3 --s3-rates 2000,3000,4000,5000,6000,7000,8000,9000,10000,12000,14000,16000 --s3-step-sec 5 --json ;;
     capacity-s2) script capacity-s2 bench:capacity --targets replay,ws,socketio --scenarios S2 --s2-steps 10000,19000,25000 --json ;;
     capacity-s6) script capacity-s6 bench:capacity --targets replay,ws,socketio --scenarios S6 --json ;;
     capacity-s3) loader capacity-s3 --scenario S3 --targets replay,ws,socketio --step-sec 5 ;;
