@@ -122,28 +122,14 @@ export class EpochBook {
   /** Judge every lost delivery in `ledger` (same clients and messages as this book). */
   report(ledger: DeliveryLedger): EpochReport {
     const totalLost = ledger.totals().lostDeliveries;
-    const last = this.epochs.length - 1;
     const changes = this.epochs.slice(1).map((to, i) => ({ from: this.epochs[i]!, to }));
-    const changed = changes.length > 0 || this.rejectedEpochChanged > 0;
     const boundary = this.boundary();
     const base: EpochReport = { epochs: [...this.epochs], changes, historyRejectedEpochChanged: this.rejectedEpochChanged, oldEpochMessages: 0, lostDeliveries: 0, lostMessages: 0, affectedClients: 0, plainLostDeliveries: totalLost, lostAfterBoundaryDeliveries: 0, boundary };
-    if (!changed) return base;
-    // With only rejections (nothing of a new epoch arrived), every epoch seen is an ended one; a
-    // message nobody got is then plain loss (no boundary to place it before the restart).
-    const ended = (e: number) => (changes.length > 0 ? e < last : true);
-    const oldSeq = new Uint8Array(this.messages + 1);
-    const afterReturn = new Uint8Array(this.messages + 1);
-    for (let s = 1; s <= this.messages; s++) {
-      if (!ledger.isAccepted(s)) continue;
-      const e = this.seqEpoch[s]! - 1;
-      const at = this.accepts.get(s);
-      if (e >= 0) oldSeq[s] = ended(e) ? 1 : 0;
-      else if (boundary && at) oldSeq[s] = at.answeredAt < boundary.attemptSentAt ? 1 : 0;
-      if (!oldSeq[s] && boundary && at && at.answeredAt >= boundary.attemptSentAt) afterReturn[s] = 1;
-      base.oldEpochMessages += oldSeq[s]!;
-    }
+    const judged = this.judge(ledger);
+    if (!judged) return base;
+    const { oldSeq, afterReturn, cutOff } = judged;
+    for (let s = 1; s <= this.messages; s++) base.oldEpochMessages += oldSeq[s]!;
     const lostSeqs = new Uint8Array(this.messages + 1);
-    const cutOff = this.cutOffRule(oldSeq, ended);
     for (let c = 0; c < this.clients; c++) {
       let mine = 0;
       for (const s of ledger.lostSeqsOf(c)) {
@@ -161,8 +147,43 @@ export class EpochBook {
   }
 
   /**
+   * The lost (client, seq) this book charges to the broker's empty restart, as a predicate over
+   * lost deliveries (runners/core/loss-causes.ts books them `epoch_changed`); undefined when no
+   * epoch change was seen. Same rule as `report`.
+   */
+  lostToEpoch(ledger: DeliveryLedger): ((client: number, seq: number) => boolean) | undefined {
+    return this.judge(ledger)?.cutOff;
+  }
+
+  /**
+   * The two rules `report` and `lostToEpoch` share; undefined when no epoch change was seen.
+   * Rule 1 (`oldSeq`): accepted seqs of an ended epoch, by the epoch a client got them in or, for
+   * a seq nobody got, by its 201 against the boundary. `afterReturn`: accepted after the boundary
+   * (always plain loss). Rule 2 (`cutOff`): was this client cut off from that old-epoch seq?
+   */
+  private judge(ledger: DeliveryLedger): { oldSeq: Uint8Array; afterReturn: Uint8Array; cutOff: (client: number, seq: number) => boolean } | undefined {
+    const last = this.epochs.length - 1;
+    if (last <= 0 && this.rejectedEpochChanged === 0) return undefined;
+    // With only rejections (nothing of a new epoch arrived), every epoch seen is an ended one; a
+    // message nobody got is then plain loss (no boundary to place it before the restart).
+    const ended = (e: number) => (last > 0 ? e < last : true);
+    const boundary = this.boundary();
+    const oldSeq = new Uint8Array(this.messages + 1);
+    const afterReturn = new Uint8Array(this.messages + 1);
+    for (let s = 1; s <= this.messages; s++) {
+      if (!ledger.isAccepted(s)) continue;
+      const e = this.seqEpoch[s]! - 1;
+      const at = this.accepts.get(s);
+      if (e >= 0) oldSeq[s] = ended(e) ? 1 : 0;
+      else if (boundary && at) oldSeq[s] = at.answeredAt < boundary.attemptSentAt ? 1 : 0;
+      if (!oldSeq[s] && boundary && at && at.answeredAt >= boundary.attemptSentAt) afterReturn[s] = 1;
+    }
+    return { oldSeq, afterReturn, cutOff: this.cutOffRule(oldSeq, ended) };
+  }
+
+  /**
    * Rule 2 for lost (client, seq) given rule 1's old-epoch seqs: was the client cut off from it?
-   * (`report` books with it; `lostToEpoch` hands it to the loss-cause tally.)
+   * (`judge` hands it to `report` and `lostToEpoch`.)
    */
   private cutOffRule(oldSeq: Uint8Array, ended: (e: number) => boolean): (client: number, seq: number) => boolean {
     const cutOffFromAll = new Int32Array(this.clients);
@@ -171,28 +192,6 @@ export class EpochBook {
       const e = this.seqEpoch[s]! - 1;
       return oldSeq[s] === 1 && s > (e >= 0 ? this.highest[e]![c]! : cutOffFromAll[c]!);
     };
-  }
-
-  /**
-   * The lost (client, seq) this book charges to the broker's empty restart, as a predicate over
-   * lost deliveries (runners/core/loss-causes.ts books them `epoch_changed`); undefined when no
-   * epoch change was seen. Same rule as `report`.
-   */
-  lostToEpoch(ledger: DeliveryLedger): ((client: number, seq: number) => boolean) | undefined {
-    const last = this.epochs.length - 1;
-    const changed = last > 0 || this.rejectedEpochChanged > 0;
-    if (!changed) return undefined;
-    const ended = (e: number) => (last > 0 ? e < last : true);
-    const boundary = this.boundary();
-    const oldSeq = new Uint8Array(this.messages + 1);
-    for (let s = 1; s <= this.messages; s++) {
-      if (!ledger.isAccepted(s)) continue;
-      const e = this.seqEpoch[s]! - 1;
-      const at = this.accepts.get(s);
-      if (e >= 0) oldSeq[s] = ended(e) ? 1 : 0;
-      else if (boundary && at) oldSeq[s] = at.answeredAt < boundary.attemptSentAt ? 1 : 0;
-    }
-    return this.cutOffRule(oldSeq, ended);
   }
 
   private boundary(): EpochReport['boundary'] {
