@@ -1,10 +1,11 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { comparisonRows } from './jitter/report.ts';
 import type { JitterResult } from './jitter/result.ts';
+import { sigtermWhilePublishing } from './testing.ts';
 
 /** `npm run bench` as a user runs it, at a tiny size: a raw ws target and the replay server. */
 const bench = (args: string[], env: Record<string, string>) =>
@@ -52,24 +53,15 @@ describe('npm run bench', () => {
 
 describe('npm run bench stopped by SIGTERM', () => {
   it('writes the run in progress as a partial result flagged ABORTED, skips the remaining targets, and the page does not blame the target', { timeout: 90_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rebound-bench-'));
-    const child = spawn('node', ['--import', 'tsx', 'runners/bench.ts', '--targets', 'ws,replay', '--clients', '4', '--msgs', '300', '--interval', '100', '--jitter', '0', '--settle', '1000', '--seed', '5', '--json'], { env: { ...process.env, RESULTS_DIR: dir } });
-    let stderr = '';
-    let stdout = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    await new Promise<void>((r) => child.stderr.on('data', (b: Buffer) => {
-      stderr += b.toString();
-      if (stderr.includes('[ws] publish:')) r();
-    }));
-    await new Promise((r) => setTimeout(r, 1500));
-    child.kill('SIGTERM');
-    expect(await exited, stderr).toBe(2);
-    const results = JSON.parse(stdout) as JitterResult[];
+    const run = await sigtermWhilePublishing('runners/bench.ts', ['--targets', 'ws,replay', '--clients', '4', '--msgs', '300', '--interval', '100', '--jitter', '0', '--settle', '1000', '--seed', '5', '--json']);
+    // The first target's progress line ("[ws] publish:") is the one that arrives first.
+    expect(run.stderr).toContain('[ws] publish:');
+    expect(run.code, run.stderr).toBe(2);
+    const results = JSON.parse(run.stdout) as JitterResult[];
     expect(results.map((x) => x.target)).toEqual(['ws']);
     expect(results[0]!.aborted).toBe(true);
     expect(results[0]!.validity.flags.map((f) => f.code)).toEqual(['ABORTED']);
-    const html = readFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith('.html'))!), 'utf8');
+    const html = run.html;
     expect(html).toContain('The run was stopped before its end');
     expect(html).not.toContain('The target refused');
   });

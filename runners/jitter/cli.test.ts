@@ -1,8 +1,9 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sigtermWhilePublishing } from '../testing.ts';
 
 /** The CLI as a user runs it: exit codes, stderr messages, clean --json on stdout, files in results/. */
 const cli = (args: string[], env: Record<string, string> = {}) =>
@@ -50,25 +51,14 @@ describe('bench:jitter CLI', () => {
   });
 
   it('SIGTERM mid-run writes the partial result, flagged ABORTED, and its report does not blame the target', { timeout: 60_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rebound-results-'));
-    const child = spawn('node', ['--import', 'tsx', 'runners/jitter/cli.ts', '--target', 'ws', '--clients', '5', '--msgs', '300', '--interval', '100', '--jitter', '0', '--settle', '1000', '--json'], { env: { ...process.env, RESULTS_DIR: dir } });
-    let stderr = '';
-    let stdout = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    await new Promise<void>((r) => child.stderr.on('data', (b: Buffer) => {
-      stderr += b.toString();
-      if (stderr.includes('] publish:')) r();
-    }));
-    await new Promise((r) => setTimeout(r, 1500));
-    child.kill('SIGTERM');
-    expect(await exited, stderr).toBe(2); // an invalid run, as for any fatal flag
-    const result = JSON.parse(stdout);
+    const run = await sigtermWhilePublishing('runners/jitter/cli.ts', ['--target', 'ws', '--clients', '5', '--msgs', '300', '--interval', '100', '--jitter', '0', '--settle', '1000', '--json']);
+    expect(run.code, run.stderr).toBe(2); // an invalid run, as for any fatal flag
+    const result = JSON.parse(run.stdout);
     expect(result.aborted).toBe(true);
     expect(result.published).toBeGreaterThan(0);
     expect(result.published).toBeLessThan(300);
     expect(result.validity.flags.map((f: { code: string }) => f.code)).toEqual(['ABORTED']);
-    const html = readFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith('.html'))!), 'utf8');
+    const html = run.html;
     expect(html).toContain('The run was stopped before its end');
     expect(html).not.toContain('The target refused');
   });

@@ -1,0 +1,36 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface StoppedRun {
+  /** The process's exit code. */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** The HTML report the run wrote into its RESULTS_DIR. */
+  html: string;
+}
+
+/**
+ * Start a runner CLI (`node --import tsx <script> ...args`) with a fresh RESULTS_DIR, wait until its
+ * progress shows publishing, let it publish `afterMs` more, then SIGTERM it: what a user's Ctrl-C
+ * or a platform stop does mid-run. Shared by the jitter CLI's and `npm run bench`'s abort tests.
+ */
+export async function sigtermWhilePublishing(script: string, args: readonly string[], afterMs = 1500): Promise<StoppedRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'rebound-abort-'));
+  const child = spawn('node', ['--import', 'tsx', script, ...args], { env: { ...process.env, RESULTS_DIR: dir } });
+  let stderr = '';
+  let stdout = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  await new Promise<void>((r) => child.stderr.on('data', (b: Buffer) => {
+    stderr += b.toString();
+    if (stderr.includes('] publish:')) r();
+  }));
+  await new Promise((r) => setTimeout(r, afterMs));
+  child.kill('SIGTERM');
+  const code = await exited;
+  const report = readdirSync(dir).find((f) => f.endsWith('.html'));
+  return { code, stdout, stderr, html: report ? readFileSync(join(dir, report), 'utf8') : '' };
+}
