@@ -5,7 +5,7 @@ import { sourceAddress } from '../core/addresses.ts';
 import { rampConnect } from '../core/connections.ts';
 import { LatencyRecorder } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
-import { readPayload } from '../core/publisher.ts';
+import { readPayload } from '../targets/payload.ts';
 import type { ClientOptions, TargetClient, TargetDefinition } from '../targets/types.ts';
 import { backoffCeilingMs, TUNED_BACKOFF, tunedSpec } from '../targets/reconnect.ts';
 import { handshakeFailureKind } from './handshake.ts';

@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../services/replay-server/testing.ts';
-import { readPayload, startPublisher } from './publisher.ts';
+import { startPublisher } from './publisher.ts';
+import { readPayload } from '../targets/payload.ts';
 
 /**
  * A real HTTP endpoint that refuses chosen messages: 500 for `refuse`, a torn-down socket for

@@ -1,33 +1,6 @@
 import { Agent } from 'node:http';
 import { request } from 'node:http';
-
-export interface PublishPayload {
-  seq: number;
-  sentAt: number;
-  runId: string;
-  /** Filler to reach the requested message size. */
-  pad?: string;
-}
-
-/** An arrival's payload as an object: the client's own parse when it made one, else `data` parsed. */
-export function payloadOf(m: string | { readonly data: string; readonly value?: unknown }): Partial<PublishPayload> | undefined {
-  if (typeof m !== 'string' && m.value !== undefined) return typeof m.value === 'object' && m.value !== null ? (m.value as Partial<PublishPayload>) : undefined;
-  try {
-    const p = JSON.parse(typeof m === 'string' ? m : m.data) as unknown;
-    return typeof p === 'object' && p !== null ? (p as Partial<PublishPayload>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * A received broadcast's payload when it is one of this run's (`runId`) with a numeric `seq` and
- * `sentAt`; undefined for anything else (another run's message, unparsable or foreign data).
- */
-export function readPayload(m: string | { readonly data: string; readonly value?: unknown }, runId: string): { seq: number; sentAt: number } | undefined {
-  const p = payloadOf(m);
-  return p !== undefined && p.runId === runId && typeof p.seq === 'number' && typeof p.sentAt === 'number' ? { seq: p.seq, sentAt: p.sentAt } : undefined;
-}
+import type { PublishPayload } from '../targets/payload.ts';
 
 export interface PublisherOptions {
   /** Service base URL (messages go to `${url}/_broadcast`) or the full broadcast endpoint when it ends in `/_broadcast`. */

@@ -1,5 +1,5 @@
 import { sourceAddress } from '../core/addresses.ts';
-import { readPayload } from '../core/publisher.ts';
+import { readPayload } from '../targets/payload.ts';
 import { classifyConnectError } from '../core/runner-limits.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { createAnyCableClient } from '../targets/anycable.ts';

@@ -1,5 +1,6 @@
 import { Agent, request } from 'node:http';
-import { failureCause, type PublishPayload } from '../../core/publisher.ts';
+import { failureCause } from '../../core/publisher.ts';
+import type { PublishPayload } from '../../targets/payload.ts';
 import type { StepKey } from './messages.ts';
 
 /**

@@ -5,7 +5,7 @@ import { watchRunner } from '../../core/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../../core/runner-limits.ts';
 import { getTarget } from '../../targets/index.ts';
 import type { ArrivedMessage, TargetClient } from '../../targets/types.ts';
-import { payloadOf } from '../../core/publisher.ts';
+import { payloadOf } from '../../targets/payload.ts';
 import { clientFactory } from './clients.ts';
 import { assertNever, type FromLoader, type LoaderAssignment, type StepKey, type ToLoader } from './messages.ts';
 import { nodeOf } from './plan.ts';

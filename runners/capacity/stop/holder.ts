@@ -1,6 +1,6 @@
 import { sleep } from '../../../lib/time.ts';
 import { sourceAddress } from '../../core/addresses.ts';
-import { readPayload } from '../../core/publisher.ts';
+import { readPayload } from '../../targets/payload.ts';
 import { watchRunner } from '../../core/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../../core/runner-limits.ts';
 import { leanClientFor, type LeanClient } from '../../targets/lean.ts';

@@ -1,0 +1,39 @@
+import { rampConnect } from '../../core/connections.ts';
+import { ReboundError } from '../../../lib/errors.ts';
+import type { Phase, Session } from '../types.ts';
+
+export interface ConnectConfig {
+  /** Connects started per second. */
+  perSec: number;
+  /** A connect not done by then failed (it may still land later: a late connect). @default 20000 */
+  timeoutMs?: number;
+  /** One line about where the clients go, for the phase event. */
+  detail?: string;
+}
+
+/**
+ * Ramp every client of the session in at `perSec`, outcomes in the session's connection book
+ * (runners/core/connections.ts): failures by cause, a late connect counted as connected.
+ */
+export function connectPhase(c: ConnectConfig): Phase<{ elapsedMs: number }> {
+  return {
+    name: 'connect',
+    validate() {
+      if (!(c.perSec > 0)) throw new ReboundError('RR_ERR_OPTION_INVALID', `connect ramp must be above 0 per second (got ${c.perSec})`);
+    },
+    async run(s: Session) {
+      s.events.emit('phase', 'connect', c.detail ?? `${s.clients.length} clients at ${c.perSec}/s to ${s.target.name}`);
+      const start = s.clock.now();
+      const signal = abortSignalOf(s);
+      await rampConnect({ count: s.clients.length, perSec: c.perSec, connect: (i) => s.clients[i]!.connect(), book: s.book, ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}), ...(signal ? { signal } : {}) });
+      return { elapsedMs: s.clock.now() - start };
+    },
+  };
+}
+
+/** The session's abort as an AbortSignal, for helpers that take one. */
+function abortSignalOf(s: Session): AbortSignal | undefined {
+  const ac = new AbortController();
+  s.onAbort(() => ac.abort());
+  return ac.signal;
+}

@@ -1,0 +1,97 @@
+import { ReboundError } from '../../../lib/errors.ts';
+import { startPublisher, type PublisherOptions, type PublisherResult } from '../../core/publisher.ts';
+import { pct } from '../results.ts';
+import type { Progress } from '../events.ts';
+import type { Phase, Session } from '../types.ts';
+
+export interface PublishConfig {
+  /** Service base URL or the full `/_broadcast` endpoint. */
+  url: string;
+  /** Last seq. */
+  messages: number;
+  intervalMs: number;
+  firstSeq?: number;
+  payloadBytes?: number;
+  broadcastKey?: string | undefined;
+  /** Keep-alive connections (the `pool` publisher); 1 keeps publish order. */
+  concurrency?: number;
+  timeoutMs?: number;
+  /** Book each 201 into the session (ledger + the message's window for loss causes). @default true */
+  accept?: boolean;
+  /** A progress event every this many ms (0: none). @default 2000 */
+  progressEveryMs?: number;
+  /** Extra progress fields: disruptions so far, the runner's loop lag. */
+  drops?: () => number;
+  loopLag?: () => { p99: number; max: number };
+  /** Started once the first message is due (chaos timers run from there); the phase waits for them too. */
+  alongside?: (t0: number) => Promise<unknown>[];
+  onSend?: PublisherOptions['onSend'];
+  onPublished?: PublisherOptions['onPublished'];
+  detail?: string;
+}
+
+export interface Published {
+  result: PublisherResult;
+  /** When publishing started (session clock). */
+  t0: number;
+  sent: number;
+}
+
+/**
+ * Publish seq firstSeq..messages on the publisher's drift-free schedule, booking every accepted
+ * message into the session; an abort stops it. Emits progress while it runs.
+ */
+export function publishPhase(c: PublishConfig): Phase<Published> {
+  return {
+    name: 'publish',
+    validate() {
+      if (!(c.intervalMs >= 0) || !Number.isFinite(c.intervalMs)) throw new ReboundError('RR_ERR_OPTION_INVALID', `publish interval must be a finite number of ms >= 0 (got ${c.intervalMs})`);
+    },
+    async run(s: Session) {
+      s.events.emit('phase', 'publish', c.detail ?? `${c.messages} messages every ${c.intervalMs} ms on ${s.stream}`);
+      const t0 = s.clock.now();
+      let sent = 0;
+      let published = 0;
+      let failed = 0;
+      const accept = c.accept ?? true;
+      const publisher = startPublisher({
+        url: c.url,
+        stream: s.stream,
+        runId: s.runId,
+        messages: c.messages,
+        intervalMs: c.intervalMs,
+        ...(c.firstSeq !== undefined ? { firstSeq: c.firstSeq } : {}),
+        ...(c.payloadBytes !== undefined ? { payloadBytes: c.payloadBytes } : {}),
+        ...(c.broadcastKey ? { broadcastKey: c.broadcastKey } : {}),
+        ...(c.concurrency !== undefined ? { concurrency: c.concurrency } : {}),
+        ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}),
+        onSend: (seq, sentAt) => {
+          sent++;
+          c.onSend?.(seq, sentAt);
+        },
+        onPublished: (seq, ok, cause, at) => {
+          if (ok) {
+            published++;
+            if (accept) s.accept(seq, at && { sentAt: at.attemptSentAt, answeredAt: at.answeredAt });
+          } else failed++;
+          c.onPublished?.(seq, ok, cause, at);
+        },
+      });
+      const every = c.progressEveryMs ?? 2000;
+      // Over messages sent and not failed: a message reaches clients before its 201 comes back.
+      const progress = (): Progress => ({ phase: 'publish', sent, planned: c.messages, published, publishFailures: failed, connected: s.upCount, clients: s.clients.length, received: s.latency.count, deliveredPct: pct(s.latency.count, s.book.connectedCount * (sent - failed)), drops: c.drops?.() ?? 0, ...(c.loopLag ? { loopLagMs: c.loopLag() } : {}) });
+      const timer = every > 0 ? setInterval(() => s.events.emit('progress', progress()), every) : undefined;
+      timer?.unref();
+      const stopOnAbort = s.onAbort(() => publisher.stop());
+      try {
+        const tasks = c.alongside?.(t0) ?? [];
+        const result = await publisher.done;
+        await Promise.all(tasks);
+        return { result, t0, sent };
+      } finally {
+        stopOnAbort();
+        if (timer) clearInterval(timer);
+      }
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import { summarize } from '../core/latency.ts';
+import type { LossReport } from '../core/client-timelines.ts';
+import type { PublisherResult } from '../core/publisher.ts';
+import type { RunSession } from './session.ts';
+
+/** a / b as a percentage with four decimals; 0 when b is 0. The one copy every result uses. */
+export const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
+
+/**
+ * The delivery part every publish-and-listen result carries, in the benchmark's field names, from
+ * the session's ledger, latency recorder and connection book.
+ */
+export function deliveryFields(s: RunSession, published: number) {
+  const totals = s.ledger.totals();
+  const { connectedClients, connectFailures, connectFailureCauses, lateConnects } = s.book.summary();
+  const enc = s.latency.encode();
+  return {
+    clients: s.clients.length,
+    connectedClients,
+    connectFailures,
+    connectFailureCauses,
+    lateConnects,
+    expectedDeliveries: totals.expectedDeliveries,
+    receivedDeliveries: totals.receivedDeliveries,
+    lostDeliveries: totals.lostDeliveries,
+    unacceptedDeliveries: totals.unacceptedDeliveries,
+    deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
+    deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connectedClients * published),
+    duplicates: totals.duplicates,
+    outOfOrder: totals.outOfOrder,
+    foreignMessages: s.foreign + totals.foreign,
+    perfectClients: totals.perfectClients,
+    ...summarize(enc),
+    latencyHistogram: enc,
+  };
+}
+
+/** The publisher's part, in the jitter result's names. */
+export const publisherFields = (p: PublisherResult) => ({ published: p.published, publishFailures: p.failed, publishFailureCauses: p.failureCauses, publishFailureSamples: p.failures });
+
+/**
+ * Why every lost delivery was lost, how every reconnect resumed, live vs replayed, and the late
+ * split: the field names of the jitter result (runners/jitter/result.ts), for every runner.
+ */
+export type LossFields = LossReport;
+export const lossFields = (s: RunSession, lostToEpoch?: (client: number, seq: number) => boolean): LossFields => s.lossReport(lostToEpoch);
+
+/** Sum of several loss reports (a runner with one ledger per room, workers): the late split's p99 is the highest part's. */
+export function mergeLoss(parts: LossReport[]): LossReport {
+  const add = (ms: Record<string, number>[]) => {
+    const out: Record<string, number> = {};
+    for (const m of ms) for (const [k, v] of Object.entries(m)) out[k] = (out[k] ?? 0) + v;
+    return out;
+  };
+  const p99s = parts.map((p) => p.lateDeliveries.liveP99Ms).filter((v): v is number => v !== null);
+  return {
+    lossByCause: add(parts.map((p) => p.lossByCause as Record<string, number>)) as LossReport['lossByCause'],
+    resumeOutcomes: add(parts.map((p) => p.resumeOutcomes)),
+    replayedDeliveries: parts.reduce((a, p) => a + p.replayedDeliveries, 0),
+    lateDeliveries: { liveP99Ms: p99s.length ? Math.max(...p99s) : null, late: parts.reduce((a, p) => a + p.lateDeliveries.late, 0), byPath: add(parts.map((p) => p.lateDeliveries.byPath)) },
+  };
+}

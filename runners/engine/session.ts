@@ -1,0 +1,204 @@
+import { Emitter } from '../../lib/emitter.ts';
+import { withTimeout } from '../../lib/time.ts';
+import { sourceAddress } from '../core/addresses.ts';
+import { ClientTimelines, type LossReport } from '../core/client-timelines.ts';
+import { ConnectionBook } from '../core/connections.ts';
+import { LatencyRecorder } from '../core/latency.ts';
+import { DeliveryLedger } from '../core/ledger.ts';
+import { resumeProtocolOf } from '../core/loss-causes.ts';
+import { readPayload } from '../targets/payload.ts';
+import { reconnectRng } from '../targets/seeded-jitter.ts';
+import type { TargetClient } from '../targets/types.ts';
+import { realClock } from './clock.ts';
+import type { EngineEvents } from './events.ts';
+import type { Clock, ReconnectPolicy, Session, SessionHooks, SessionOptions } from './types.ts';
+
+/**
+ * What every runner shares while it runs: N clients of one target, each wired once into the
+ * connection book, the delivery ledger, the latency recorder and its own timeline (why each lost
+ * delivery was lost, runners/core/loss-causes.ts). Runners add what is theirs through `hooks`;
+ * phases (phases/*.ts, chaos/execute) read and drive it. Nothing here prints.
+ */
+export class RunSession implements Session {
+  readonly target: SessionOptions['target'];
+  readonly runId: string;
+  readonly stream: string;
+  readonly seed: number;
+  readonly clock: Clock;
+  readonly clients: TargetClient[] = [];
+  readonly book: ConnectionBook;
+  readonly ledger: DeliveryLedger;
+  readonly latency = new LatencyRecorder();
+  readonly timelines: ClientTimelines;
+  readonly events = new Emitter<EngineEvents>();
+  /** Noticed disconnects by reason (our own closes excluded). */
+  readonly disconnectReasons: Record<string, number> = {};
+  /** Reconnects (a `connected` after the first) and those where the server restored the session. */
+  readonly counters = { reconnects: 0, resumes: 0, historyRejected: 0, reconnectFailures: 0 };
+  foreign = 0;
+  private readonly up: Uint8Array;
+  private upN = 0;
+  private readonly reconnecting: Uint8Array;
+  private isStopping = false;
+  private isAborted = false;
+  private readonly abortListeners = new Set<() => void>();
+  private wake: () => void = () => {};
+  private readonly abortedP = new Promise<void>((r) => (this.wake = r));
+  private readonly hooks: SessionHooks;
+  private readonly signal: AbortSignal | undefined;
+  private readonly unlisten: (() => void) | undefined;
+
+  constructor(private readonly o: SessionOptions) {
+    this.target = o.target;
+    this.runId = o.runId;
+    this.stream = o.stream;
+    this.seed = o.seed;
+    this.clock = o.clock ?? realClock;
+    this.hooks = o.hooks ?? {};
+    this.book = new ConnectionBook(o.clients);
+    this.ledger = new DeliveryLedger(o.clients, o.messages);
+    this.timelines = new ClientTimelines(o.clients, o.messages, resumeProtocolOf(o.target));
+    this.up = new Uint8Array(o.clients);
+    this.reconnecting = new Uint8Array(o.clients);
+    this.signal = o.signal;
+    if (o.signal) {
+      const fn = () => this.abort();
+      o.signal.addEventListener('abort', fn, { once: true });
+      this.unlisten = () => o.signal!.removeEventListener('abort', fn);
+      if (o.signal.aborted) this.abort();
+    }
+    for (let i = 0; i < o.clients; i++) this.clients.push(this.wire(i));
+  }
+
+  get upCount(): number {
+    return this.upN;
+  }
+
+  get aborted(): boolean {
+    return this.isAborted;
+  }
+
+  get stopping(): boolean {
+    return this.isStopping;
+  }
+
+  /** The caller's signal, for helpers that take one (rampConnect). */
+  get abortSignal(): AbortSignal | undefined {
+    return this.signal;
+  }
+
+  isUp(i: number): boolean {
+    return this.up[i] === 1;
+  }
+
+  nap(ms: number): Promise<void> {
+    if (this.isAborted) return Promise.resolve();
+    return Promise.race([this.clock.sleep(ms), this.abortedP]);
+  }
+
+  onAbort(fn: () => void): () => void {
+    if (this.isAborted) {
+      fn();
+      return () => {};
+    }
+    this.abortListeners.add(fn);
+    return () => this.abortListeners.delete(fn);
+  }
+
+  /** Stop early (the caller's signal, or a phase that cannot go on): every nap returns, listeners run once. */
+  abort(): void {
+    if (this.isAborted) return;
+    this.isAborted = true;
+    this.wake();
+    for (const fn of this.abortListeners) fn();
+    this.abortListeners.clear();
+  }
+
+  accept(seq: number, at?: { sentAt: number; answeredAt: number }): void {
+    this.ledger.accept(seq);
+    if (at) this.timelines.accepted(seq, at.sentAt, at.answeredAt);
+  }
+
+  async reconnect(i: number, policy: ReconnectPolicy, onFailure?: (err: unknown) => void): Promise<void> {
+    if (this.reconnecting[i]) return;
+    this.reconnecting[i] = 1;
+    try {
+      for (let k = 0; k < policy.maxAttempts && !this.isStopping && !this.isAborted; k++) {
+        await this.nap(policy.delayMs(k, i));
+        if (this.isStopping || this.isAborted || this.up[i]) return;
+        try {
+          await withTimeout(this.clients[i]!.reconnect(), policy.attemptTimeoutMs);
+          return;
+        } catch (err) {
+          this.counters.reconnectFailures++;
+          onFailure?.(err);
+        }
+      }
+    } finally {
+      this.reconnecting[i] = 0;
+    }
+  }
+
+  lossReport(lostToEpoch?: (client: number, seq: number) => boolean): LossReport {
+    return this.timelines.report(this.ledger, this.ledger.totals().lostDeliveries, lostToEpoch);
+  }
+
+  close(): void {
+    this.isStopping = true;
+    for (const c of this.clients) c.close();
+    this.unlisten?.();
+  }
+
+  /** Client i, routed into the session's books; the runner's hooks run after. */
+  private wire(i: number): TargetClient {
+    const o = this.o;
+    const opts = { ...o.clientOptions, index: i, url: o.urlOf(i), stream: o.stream, localAddress: sourceAddress(i), reconnectRng: reconnectRng(o.seed, i) };
+    const c = (o.createClient ?? ((x) => o.target.createClient(x)))(opts);
+    const h = this.hooks;
+    c.on('message', (m) => {
+      const p = readPayload(m, this.runId);
+      if (!p) {
+        this.foreign++;
+        return h.foreign?.(i, m);
+      }
+      const latencyMs = m.at - p.sentAt;
+      const fresh = this.ledger.record(i, p.seq, latencyMs) === 'new';
+      if (fresh) {
+        this.latency.recordMs(latencyMs);
+        this.timelines.arrival(i, p.seq);
+      }
+      h.delivery?.({ client: i, seq: p.seq, sentAt: p.sentAt, latencyMs, fresh, message: m });
+    });
+    c.on('connected', ({ resumed, attempt }) => {
+      const at = this.clock.now();
+      if (!this.up[i]) this.upN++;
+      this.up[i] = 1;
+      this.book.connected(i);
+      this.timelines.connected(i, at, resumed);
+      if (attempt > 0) {
+        this.counters.reconnects++;
+        if (resumed) this.counters.resumes++;
+      }
+      h.connected?.(i, { resumed, attempt, at });
+    });
+    c.on('disconnected', ({ reason, detail }) => {
+      if (this.up[i]) this.upN--;
+      this.up[i] = 0;
+      // Our own close at the end of the run is not a disruption being noticed.
+      if (this.isStopping) return;
+      const at = this.clock.now();
+      if (reason !== 'closed') {
+        this.timelines.disconnected(i, at, reason, detail);
+        this.disconnectReasons[reason] = (this.disconnectReasons[reason] ?? 0) + 1;
+      }
+      h.disconnected?.(i, detail === undefined ? { reason, at } : { reason, detail, at });
+    });
+    c.on('history', (info) => {
+      this.timelines.history(i, info.ok, info.reason);
+      if (!info.ok) this.counters.historyRejected++;
+      h.history?.(i, info);
+    });
+    c.on('error', () => {});
+    return c;
+  }
+}

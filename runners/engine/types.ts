@@ -1,0 +1,117 @@
+/**
+ * The run engine's contracts (issue 23, part 1), after k6 and autocannon: a RunSession holds what
+ * every runner shares (its clients, the connection book, the delivery ledger, the latency
+ * recorder, each client's timeline for loss causes, the abort signal, an injected clock) and a
+ * run is phases over one session, each a config with `validate()` and `run()`. The engine never
+ * prints: it emits events (events.ts) and presentation subscribes (present.ts).
+ */
+import type { Emitter } from '../../lib/emitter.ts';
+import type { ConnectionBook } from '../core/connections.ts';
+import type { ClientTimelines, LossReport } from '../core/client-timelines.ts';
+import type { LatencyRecorder } from '../core/latency.ts';
+import type { DeliveryLedger } from '../core/ledger.ts';
+import type { ArrivedMessage, ClientOptions, DisconnectReason, TargetClient, TargetDefinition } from '../targets/types.ts';
+import type { EngineEvents } from './events.ts';
+
+/** Time as the engine sees it. Injected so a test can drive phases without real waits (clock.ts). */
+export interface Clock {
+  now(): number;
+  /** Resolves after `ms` (at once for ms <= 0). */
+  sleep(ms: number): Promise<void>;
+}
+
+/** When a manual-reconnect client (the runner reconnects it, not its library) tries again. */
+export interface ReconnectPolicy {
+  /** Wait before attempt `k` (0-based) of client `i`, ms. */
+  delayMs(k: number, i: number): number;
+  maxAttempts: number;
+  /** One attempt not subscribed by then failed. */
+  attemptTimeoutMs: number;
+}
+
+/** One of this run's payloads as decoded at a client (runners/targets/payload.ts). */
+export interface Delivery {
+  client: number;
+  seq: number;
+  sentAt: number;
+  /** m.at - sentAt, ms. */
+  latencyMs: number;
+  /** First arrival of (client, seq): the ledger counted it as new. */
+  fresh: boolean;
+  message: ArrivedMessage;
+}
+
+/** Runner-specific additions to the session's own client wiring; each is called after the session booked the event. */
+export interface SessionHooks {
+  delivery?: (d: Delivery) => void;
+  /** An arrival that is not one of this run's payloads (already counted in `foreign`). */
+  foreign?: (client: number, m: ArrivedMessage) => void;
+  connected?: (client: number, info: { resumed: boolean; attempt: number; at: number }) => void;
+  /** Not called for disconnects while the session is closing. */
+  disconnected?: (client: number, info: { reason: DisconnectReason; detail?: string; at: number }) => void;
+  history?: (client: number, info: { ok: boolean; reason?: string }) => void;
+}
+
+export interface SessionOptions {
+  target: TargetDefinition;
+  /** Client i's base URL (a proxy's, a node's, or the one target's). */
+  urlOf: (i: number) => string;
+  clients: number;
+  /** Highest seq the ledger books (the planned messages). */
+  messages: number;
+  runId: string;
+  stream: string;
+  seed: number;
+  signal?: AbortSignal;
+  clock?: Clock;
+  /** Extra client options (reconnect strategy, base); index, url, stream, source address and the seeded reconnect rng are the session's. */
+  clientOptions?: Partial<ClientOptions> & Record<string, unknown>;
+  /** Build a client (a lean client, a counting socket); default `target.createClient`. */
+  createClient?: (opts: ClientOptions) => TargetClient;
+  hooks?: SessionHooks;
+}
+
+/** What phases see of a session. */
+export interface Session {
+  readonly target: TargetDefinition;
+  readonly runId: string;
+  readonly stream: string;
+  readonly seed: number;
+  readonly clock: Clock;
+  readonly clients: readonly TargetClient[];
+  readonly book: ConnectionBook;
+  readonly ledger: DeliveryLedger;
+  readonly latency: LatencyRecorder;
+  readonly timelines: ClientTimelines;
+  readonly events: Emitter<EngineEvents>;
+  /** Arrivals that were not this run's payloads. */
+  readonly foreign: number;
+  /** Clients connected right now. */
+  readonly upCount: number;
+  readonly aborted: boolean;
+  /** The session is closing its clients: disconnects from here on are ours. */
+  readonly stopping: boolean;
+  isUp(i: number): boolean;
+  /** A sleep on the session's clock that an abort cuts short. */
+  nap(ms: number): Promise<void>;
+  /** Runs `fn` once when the session is aborted (at once if it already is); returns its disposer. */
+  onAbort(fn: () => void): () => void;
+  /** The target accepted `seq` (its 201): expected at every client from now; `at` is the publisher's window for loss causes. */
+  accept(seq: number, at?: { sentAt: number; answeredAt: number }): void;
+  /** Reconnect manual client `i` with `policy` (one driver at a time per client). */
+  reconnect(i: number, policy: ReconnectPolicy, onFailure?: (err: unknown) => void): Promise<void>;
+  /** Every lost delivery of the ledger by cause, resume outcomes, live/replayed and the late split. */
+  lossReport(lostToEpoch?: (client: number, seq: number) => boolean): LossReport;
+  close(): void;
+}
+
+/**
+ * One step of a run over a session (k6's executor): its configuration is the object itself,
+ * `validate()` refuses one that cannot run (a ReboundError with a code) before anything
+ * connects, `run()` does the work and returns what it measured.
+ */
+export interface Phase<T = void> {
+  readonly name: import('./events.ts').PhaseName;
+  validate?(s: Session): void;
+  run(s: Session): Promise<T>;
+}
