@@ -11,7 +11,7 @@ import { reconnectRng } from '../targets/seeded-jitter.ts';
 import type { TargetClient } from '../targets/types.ts';
 import { realClock } from './clock.ts';
 import type { EngineEvents } from './events.ts';
-import type { Clock, ReconnectPolicy, Session, SessionHooks, SessionOptions } from './types.ts';
+import type { Clock, Phase, ReconnectPolicy, Session, SessionHooks, SessionOptions } from './types.ts';
 
 /**
  * What every runner shares while it runs: N clients of one target, each wired once into the
@@ -67,7 +67,15 @@ export class RunSession implements Session {
       this.unlisten = () => o.signal!.removeEventListener('abort', fn);
       if (o.signal.aborted) this.abort();
     }
-    for (let i = 0; i < o.clients; i++) this.clients.push(this.wire(i));
+  }
+
+  /**
+   * Create and wire every client (once; the connect phase calls it). Separate from the
+   * constructor so a runner can first open what client URLs depend on (a proxy fleet).
+   */
+  openClients(): void {
+    if (this.clients.length > 0) return;
+    for (let i = 0; i < this.o.clients; i++) this.clients.push(this.wire(i));
   }
 
   get upCount(): number {
@@ -85,6 +93,12 @@ export class RunSession implements Session {
   /** The caller's signal, for helpers that take one (rampConnect). */
   get abortSignal(): AbortSignal | undefined {
     return this.signal;
+  }
+
+  /** Run one phase over this session: its `validate()` first, then `run()`. */
+  async run<T>(phase: Phase<T>): Promise<T> {
+    phase.validate?.(this);
+    return phase.run(this);
   }
 
   isUp(i: number): boolean {

@@ -78,6 +78,7 @@ export interface Session {
   readonly stream: string;
   readonly seed: number;
   readonly clock: Clock;
+  /** Empty until openClients(). */
   readonly clients: readonly TargetClient[];
   readonly book: ConnectionBook;
   readonly ledger: DeliveryLedger;
@@ -92,6 +93,10 @@ export interface Session {
   /** The session is closing its clients: disconnects from here on are ours. */
   readonly stopping: boolean;
   isUp(i: number): boolean;
+  /** Create and wire every client (idempotent; the connect phase calls it). */
+  openClients(): void;
+  /** Run one phase over this session: its `validate()` first, then `run()`. */
+  run<T>(phase: Phase<T>): Promise<T>;
   /** A sleep on the session's clock that an abort cuts short. */
   nap(ms: number): Promise<void>;
   /** Runs `fn` once when the session is aborted (at once if it already is); returns its disposer. */

@@ -1,22 +1,7 @@
-/** A snapshot emitted every PROGRESS_EVERY_MS while publishing. */
-export interface JitterProgress {
-  phase: 'publish' | 'listen';
-  /** Messages sent so far, of `planned`. */
-  sent: number;
-  planned: number;
-  /** Of those, accepted by the target / not accepted. */
-  published: number;
-  publishFailures: number;
-  /** Clients connected right now, of `clients`. */
-  connected: number;
-  clients: number;
-  /** Distinct deliveries so far over (clients seen connected × messages sent and not failed), %. */
-  deliveredPct: number;
-  /** Disruptions applied or attempted so far. */
-  drops: number;
-  /** The runner's own event-loop lag since the previous snapshot, ms. */
-  loopLagMs: { p99: number; max: number };
-}
+import type { Progress } from '../engine/events.ts';
+
+/** A snapshot emitted every PROGRESS_EVERY_MS while publishing (the engine's Progress, loop lag always watched). */
+export type JitterProgress = Progress & { loopLagMs: { p99: number; max: number } };
 
 /** How often `progress` fires during publishing. */
 export const PROGRESS_EVERY_MS = 2000;

@@ -97,6 +97,7 @@ export function combineProgress(all: readonly JitterProgress[]): JitterProgress 
     publishFailures: sum([...all], (p) => p.publishFailures),
     connected: sum([...all], (p) => p.connected),
     clients,
+    received: sum([...all], (p) => p.received ?? 0),
     deliveredPct: clients > 0 ? Math.round((sum([...all], (p) => p.deliveredPct * p.clients) / clients) * 100) / 100 : 0,
     drops: sum([...all], (p) => p.drops),
     loopLagMs: { p99: Math.max(...all.map((p) => p.loopLagMs.p99)), max: Math.max(...all.map((p) => p.loopLagMs.max)) },

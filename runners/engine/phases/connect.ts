@@ -22,6 +22,7 @@ export function connectPhase(c: ConnectConfig): Phase<{ elapsedMs: number }> {
       if (!(c.perSec > 0)) throw new ReboundError('RR_ERR_OPTION_INVALID', `connect ramp must be above 0 per second (got ${c.perSec})`);
     },
     async run(s: Session) {
+      s.openClients();
       s.events.emit('phase', 'connect', c.detail ?? `${s.clients.length} clients at ${c.perSec}/s to ${s.target.name}`);
       const start = s.clock.now();
       const signal = abortSignalOf(s);

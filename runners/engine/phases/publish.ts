@@ -25,6 +25,8 @@ export interface PublishConfig {
   loopLag?: () => { p99: number; max: number };
   /** Started once the first message is due (chaos timers run from there); the phase waits for them too. */
   alongside?: (t0: number) => Promise<unknown>[];
+  /** Called with t0 just before the first message goes out. */
+  onStart?: (t0: number) => void;
   onSend?: PublisherOptions['onSend'];
   onPublished?: PublisherOptions['onPublished'];
   detail?: string;
@@ -54,6 +56,7 @@ export function publishPhase(c: PublishConfig): Phase<Published> {
       let published = 0;
       let failed = 0;
       const accept = c.accept ?? true;
+      c.onStart?.(t0);
       const publisher = startPublisher({
         url: c.url,
         stream: s.stream,
