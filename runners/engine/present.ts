@@ -10,15 +10,40 @@ export function progressLine(label: string, p: Progress): string {
 
 /**
  * The presentation subscriber: every phase, note and (when `progress`) progress event of a run as
- * one line through `write` (stderr at a CLI, the job log on a runner shard). Returns its disposer.
+ * one line through `write` (stderr at a CLI, the job log on a runner shard), `label: ` first
+ * unless the label is empty. Returns its disposer.
  */
 export function logLines(events: Emitter<EngineEvents>, write: ((line: string) => void) | undefined, label: string, o: { progress?: boolean } = {}): () => void {
   if (!write) return () => {};
+  label = label === '' ? '' : `${label}: `;
   const off = [
-    events.on('phase', (name, detail) => write(`${label}: ${name}: ${detail}`)),
-    events.on('note', (text) => write(`${label}: ${text}`)),
-    events.on('settled', (outcome, ms) => write(`${label}: settle ${outcome} after ${ms} ms`)),
+    events.on('phase', (name, detail) => write(`${label}${name}: ${detail}`)),
+    events.on('note', (text) => write(`${label}${text}`)),
+    events.on('settled', (outcome, ms) => write(`${label}settled (${outcome}) after ${ms} ms`)),
     ...(o.progress ? [events.on('progress', (p) => write(progressLine(label, p)))] : []),
+  ];
+  return () => off.forEach((f) => f());
+}
+
+/** What the runners' `hooks.progress` callbacks get: the phase and the running counts. */
+export interface ProgressSnapshot {
+  phase: string;
+  connected: number;
+  published: number;
+  received: number;
+  deliveredPct: number;
+}
+
+/**
+ * Relays a run's phase and progress events to a `hooks.progress` callback as one snapshot shape
+ * (a phase change repeats the last counts under the new phase). Returns its disposer.
+ */
+export function relayProgress(events: Emitter<EngineEvents>, fn: ((p: ProgressSnapshot) => void) | undefined, now?: () => Omit<ProgressSnapshot, 'phase'>): () => void {
+  if (!fn) return () => {};
+  let last: ProgressSnapshot = { phase: 'connect', connected: 0, published: 0, received: 0, deliveredPct: 0 };
+  const off = [
+    events.on('phase', (name) => fn((last = { ...last, ...now?.(), phase: name }))),
+    events.on('progress', (p: Progress) => fn((last = { phase: p.phase, connected: p.connected, published: p.published, received: p.received, deliveredPct: p.deliveredPct }))),
   ];
   return () => off.forEach((f) => f());
 }

@@ -43,6 +43,8 @@ export const publisherFields = (p: PublisherResult) => ({ published: p.published
  * split: the field names of the jitter result (runners/jitter/result.ts), for every runner.
  */
 export type LossFields = LossReport;
+/** The loss-cause fields as a result type carries them (optional: absent in older results). */
+export type LossSummary = Partial<LossReport>;
 export const lossFields = (s: RunSession, lostToEpoch?: (client: number, seq: number) => boolean): LossFields => s.lossReport(lostToEpoch);
 
 /** Sum of several loss reports (a runner with one ledger per room, workers): the late split's p99 is the highest part's. */

@@ -169,7 +169,8 @@ export class RunSession implements Session {
     const opts = { ...o.clientOptions, index: i, url: o.urlOf(i), stream: o.stream, localAddress: sourceAddress(i), reconnectRng: reconnectRng(o.seed, i) };
     const c = (o.createClient ?? ((x) => o.target.createClient(x)))(opts);
     const h = this.hooks;
-    c.on('message', (m) => {
+    if (o.onMessage) c.on('message', (m) => o.onMessage!(i, m));
+    else c.on('message', (m) => {
       const p = readPayload(m, this.runId);
       if (!p) {
         this.foreign++;

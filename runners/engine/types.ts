@@ -69,6 +69,11 @@ export interface SessionOptions {
   /** Build a client (a lean client, a counting socket); default `target.createClient`. */
   createClient?: (opts: ClientOptions) => TargetClient;
   hooks?: SessionHooks;
+  /**
+   * Messages that are not the publisher's payloads (whispers: client-to-client frames) go here
+   * instead of the session's decoder and ledger; the runner books them itself.
+   */
+  onMessage?: (client: number, m: ArrivedMessage) => void;
 }
 
 /** What phases see of a session. */

@@ -1,9 +1,10 @@
 import type { EncodedLatency, LatencyReport } from '../core/latency.ts';
 import type { RunnerHealth } from '../core/runner-health.ts';
 import type { Validity } from '../core/validity.ts';
+import type { LossSummary } from '../engine/results.ts';
 
 /** The benchmark's ThroughputResult (JitterResult fields + rates) with Rebound's ledger counts and histogram. */
-export interface ThroughputResult extends LatencyReport {
+export interface ThroughputResult extends LatencyReport, LossSummary {
   test: 'throughput';
   target: string;
   label: string;

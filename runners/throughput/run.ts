@@ -1,25 +1,28 @@
 import { randomSeed } from '../../lib/rng.ts';
-import { sleep } from '../../lib/time.ts';
-import { sourceAddress } from '../core/addresses.ts';
-import { ConnectionBook, rampConnect } from '../core/connections.ts';
-import { LatencyRecorder, summarize } from '../core/latency.ts';
-import { DeliveryLedger } from '../core/ledger.ts';
-import { startPublisher, type PublisherResult } from '../core/publisher.ts';
-import { readPayload } from '../targets/payload.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { openFileLimit } from '../core/runner-limits.ts';
 import { checkValidity } from '../core/validity.ts';
-import { getTarget, type TargetClient } from '../targets/index.ts';
+import { connectPhase } from '../engine/phases/connect.ts';
+import { publishPhase } from '../engine/phases/publish.ts';
+import { allDelivered, settlePhase } from '../engine/phases/settle.ts';
+import { logLines, relayProgress } from '../engine/present.ts';
+import { deliveryFields } from '../engine/results.ts';
+import { RunSession } from '../engine/session.ts';
+import type { EngineEvents } from '../engine/events.ts';
+import type { Emitter } from '../../lib/emitter.ts';
+import { getTarget } from '../targets/index.ts';
 import type { ThroughputOptions } from './options.ts';
 import type { ThroughputResult } from './result.ts';
 
 export interface ThroughputHooks {
   signal?: AbortSignal;
   progress?: (p: { phase: string; connected: number; published: number; received: number }) => void;
+  /** Lines for a log, rendered from the run's events (runners/engine/present.ts). */
   log?: (line: string) => void;
+  /** The run's typed events, for any other subscriber. */
+  events?: (e: Emitter<EngineEvents>) => void;
 }
 
-const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
 const perSec = (n: number, ms: number) => (ms > 0 ? Math.round((n * 1000) / ms) : 0);
 
 /**
@@ -34,57 +37,22 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Th
   const stream = o.stream || runId;
   const health = watchRunner();
   const fdLimit = openFileLimit();
-  const ledger = new DeliveryLedger(o.clients, o.total);
-  const latency = new LatencyRecorder();
-  let foreign = 0;
   let lastArrival = 0;
-  let published = 0;
-  const clients: TargetClient[] = [];
-  for (let i = 0; i < o.clients; i++) {
-    const c = target.createClient({ index: i, url, stream, localAddress: sourceAddress(i) });
-    c.on('message', (m) => {
-      const p = readPayload(m, runId);
-      if (!p) return void foreign++;
-      const lat = m.at - p.sentAt;
-      lastArrival = m.at;
-      if (ledger.record(i, p.seq, lat) === 'new') latency.recordMs(lat);
-    });
-    c.on('error', () => {});
-    clients.push(c);
-  }
-  let phase = 'connect';
-  const connections = new ConnectionBook(o.clients);
-  const timer = setInterval(() => hooks.progress?.({ phase, connected: connections.connectedCount, published, received: latency.count }), 1000);
+  const s = new RunSession({ target, urlOf: () => url, clients: o.clients, messages: o.total, runId, stream, seed: 0, ...(hooks.signal ? { signal: hooks.signal } : {}), hooks: { delivery: (d) => void (lastArrival = d.message.at) } });
+  hooks.events?.(s.events);
+  logLines(s.events, hooks.log, 'throughput');
+  relayProgress(s.events, hooks.progress, () => ({ connected: s.upCount, published: s.ledger.acceptedMessages, received: s.latency.count, deliveredPct: 0 }));
   try {
-    hooks.log?.(`throughput: ${o.clients} clients on ${target.name}, ${o.total} messages every ${o.intervalMs} ms via ${o.publisher}${o.publisher === 'pool' ? ` x${o.publisherConcurrency}` : ''}`);
     const rampStart = Date.now();
-    await rampConnect({ count: o.clients, perSec: o.ramp, connect: (i) => clients[i]!.connect(), book: connections, ...(hooks.signal ? { signal: hooks.signal } : {}) });
-    await sleep(1000);
-    phase = 'publish';
-    const t0 = Date.now();
-    const common = { url: o.broadcastUrl ?? url, stream, runId, messages: o.total, intervalMs: o.intervalMs, payloadBytes: o.payloadBytes, ...(o.broadcastKey ? { broadcastKey: o.broadcastKey } : {}) };
+    await s.run(connectPhase({ perSec: o.ramp, detail: `${o.clients} clients on ${target.name}, ${o.total} messages every ${o.intervalMs} ms via ${o.publisher}${o.publisher === 'pool' ? ` x${o.publisherConcurrency}` : ''}` }));
+    await s.nap(1000);
     // Only accepted messages are expected of the target (runners/core/ledger.ts).
-    const onPublished = (seq: number, ok: boolean) => {
-      if (!ok) return;
-      published++;
-      ledger.accept(seq);
-    };
-    const pub = startPublisher({ ...common, onPublished, ...(o.publisher === 'pool' ? { concurrency: o.publisherConcurrency } : {}) });
-    const onAbort = () => pub.stop();
-    hooks.signal?.addEventListener('abort', onAbort, { once: true });
-    const pr: PublisherResult = await pub.done;
-    published = pr.published;
+    const { result: pr, t0 } = await s.run(publishPhase({ url: o.broadcastUrl ?? url, messages: o.total, intervalMs: o.intervalMs, payloadBytes: o.payloadBytes, broadcastKey: o.broadcastKey, progressEveryMs: 1000, ...(o.publisher === 'pool' ? { concurrency: o.publisherConcurrency } : {}) }));
     const publishingMs = Date.now() - t0;
-    phase = 'drain';
-    const expectedNow = connections.connectedCount * pr.published;
-    const end = Date.now() + o.drain * 1000;
-    while (Date.now() < end && latency.count < expectedNow && !hooks.signal?.aborted) await sleep(100);
-    for (const c of clients) c.close();
+    await s.run(settlePhase({ label: 'drain', maxMs: o.drain * 1000, stepMs: 100, until: allDelivered }));
+    s.close();
     const runner = health.stop();
-    const totals = ledger.totals();
-    const enc = latency.encode();
-    // A client whose connect timed out and that connected later counts as connected (ConnectionBook).
-    const { connectedClients, connectFailures, connectFailureCauses } = connections.summary();
+    const d = deliveryFields(s, pr.published);
     const partial = {
       test: 'throughput' as const,
       target: target.name,
@@ -93,10 +61,7 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Th
       stream,
       startedAt: new Date(started).toISOString(),
       params: { ...o, url: undefined, broadcastUrl: undefined, broadcastKey: o.broadcastKey ? '<redacted>' : '' },
-      clients: o.clients,
-      connectedClients,
-      connectFailures,
-      connectFailureCauses,
+      ...d,
       runnerOpenFileLimit: fdLimit ?? null,
       totalMessages: o.total,
       publishedMessages: pr.published,
@@ -104,32 +69,21 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Th
       publishFailures: pr.failed,
       publishFailureCauses: pr.failureCauses,
       publishFailureSamples: pr.failures,
-      expectedDeliveries: totals.expectedDeliveries,
-      receivedDeliveries: totals.receivedDeliveries,
-      lostDeliveries: totals.lostDeliveries,
-      deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
-      unacceptedDeliveries: totals.unacceptedDeliveries,
-      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connectedClients * pr.published),
-      duplicates: totals.duplicates,
-      outOfOrder: totals.outOfOrder,
-      foreignMessages: foreign + totals.foreign,
       intervalMs: o.intervalMs,
       targetRateMsgPerSec: o.intervalMs > 0 ? Math.round((1000 / o.intervalMs) * 100) / 100 : null,
       publishingMs,
-      outboundDeliveriesPerSec: perSec(totals.expectedDeliveries, publishingMs),
-      usefulDeliveriesPerSec: perSec(totals.receivedDeliveries, publishingMs),
-      deliveriesPerSecEndToEnd: perSec(totals.receivedDeliveries, Math.max(1, lastArrival - t0)),
-      ...summarize(enc),
-      latencyHistogram: enc,
+      outboundDeliveriesPerSec: perSec(d.expectedDeliveries, publishingMs),
+      usefulDeliveriesPerSec: perSec(d.receivedDeliveries, publishingMs),
+      deliveriesPerSecEndToEnd: perSec(d.receivedDeliveries, Math.max(1, lastArrival - t0)),
       runnerPeakRssMb: runner.runnerPeakRssMb,
       runner,
       elapsedMs: Date.now() - rampStart,
       plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 1000 + o.total * o.intervalMs + o.drain * 1000,
-      aborted: hooks.signal?.aborted ?? false,
+      aborted: s.aborted,
+      ...s.lossReport(),
     };
     return { ...partial, validity: checkValidity(partial) };
   } finally {
-    clearInterval(timer);
-    for (const c of clients) c.close();
+    s.close();
   }
 }

@@ -1,10 +1,11 @@
 import type { EncodedLatency, LatencyReport } from '../core/latency.ts';
 import type { RunnerHealth } from '../core/runner-health.ts';
 import type { Validity } from '../core/validity.ts';
+import type { LossSummary } from '../engine/results.ts';
 import type { WhispersOptions } from './options.ts';
 
 /** The benchmark's WhispersResult fields plus Rebound's ledger counts, histogram and validity. */
-export interface WhispersResult extends LatencyReport {
+export interface WhispersResult extends LatencyReport, LossSummary {
   test: 'whispers';
   protocol: string;
   target: string;

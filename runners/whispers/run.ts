@@ -1,11 +1,18 @@
+import type { Emitter } from '../../lib/emitter.ts';
 import { randomSeed } from '../../lib/rng.ts';
-import { sleep } from '../../lib/time.ts';
-import { sourceAddress } from '../core/addresses.ts';
-import { rampConnect } from '../core/connections.ts';
+import { ClientTimelines } from '../core/client-timelines.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
+import { DEFAULT_IN_FLIGHT_MS, resumeProtocolOf, tallyLoss, tallyOutcomes } from '../core/loss-causes.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { checkValidity } from '../core/validity.ts';
+import type { EngineEvents } from '../engine/events.ts';
+import { connectPhase } from '../engine/phases/connect.ts';
+import { settlePhase } from '../engine/phases/settle.ts';
+import { logLines, relayProgress } from '../engine/present.ts';
+import { mergeLoss, pct } from '../engine/results.ts';
+import { RunSession } from '../engine/session.ts';
+import { getTarget } from '../targets/index.ts';
 import { whisperClientFor, type WhisperClient } from '../targets/whisper.ts';
 import { whispersPerClient, type WhispersOptions } from './options.ts';
 import type { WhispersResult } from './result.ts';
@@ -13,7 +20,9 @@ import type { WhispersResult } from './result.ts';
 export interface WhispersHooks {
   signal?: AbortSignal;
   progress?: (p: { phase: string; connected: number; published: number; received: number }) => void;
+  /** Lines for a log, rendered from the run's events (runners/engine/present.ts). */
   log?: (line: string) => void;
+  events?: (e: Emitter<EngineEvents>) => void;
 }
 
 interface Whisper {
@@ -24,12 +33,12 @@ interface Whisper {
   pad?: string;
 }
 
-const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
-
 /**
  * Client-to-client messages through the server: every client whispers to its room every
- * `interval` ms for `duration` s; every other member must receive each whisper once. One
- * DeliveryLedger per room (rows: members; messages: (k, sender) pairs), one latency recorder.
+ * `interval` ms for `duration` s; every other member must receive each whisper once. The run
+ * session holds the clients, the connect ramp, the settle and the events; the whispers are booked
+ * here, one DeliveryLedger and one set of client timelines per room (rows: members; messages:
+ * (k, sender) pairs), one latency recorder.
  */
 export async function runWhispers(o: WhispersOptions, url: string, hooks: WhispersHooks = {}): Promise<WhispersResult> {
   const make = whisperClientFor(o.target)!;
@@ -41,19 +50,28 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: Whispe
   const slotOf = (i: number) => Math.floor(i / o.rooms);
   const members = Array.from({ length: o.rooms }, (_, r) => Math.floor(o.clients / o.rooms) + (r < o.clients % o.rooms ? 1 : 0));
   const ledgers = members.map((m) => new DeliveryLedger(m, m * perClient));
+  const target = getTarget(o.target);
+  const timelines = members.map((m) => new ClientTimelines(m, m * perClient, resumeProtocolOf(target)));
   const latency = new LatencyRecorder();
   const connected = new Uint8Array(o.clients);
   const sent = new Int32Array(o.clients);
   let foreign = 0;
-  let stopping = false;
   const pad = o.payload > 0 ? 'x'.repeat(o.payload) : undefined;
+  // Message id inside the room: whisper k of member slot s.
+  const seqOf = (room: number, from: number, k: number) => k * members[room]! + slotOf(from) + 1;
 
-  const clients: WhisperClient[] = [];
-  for (let i = 0; i < o.clients; i++) {
-    const c = make({ index: i, url, stream: `${o.roomPrefix}-${roomOf(i)}`, localAddress: sourceAddress(i) });
-    const room = roomOf(i);
-    const row = slotOf(i);
-    c.on('message', (m) => {
+  const s = new RunSession({
+    target,
+    urlOf: () => url,
+    clients: o.clients,
+    messages: 0,
+    runId,
+    stream: `${o.roomPrefix}`,
+    seed: 0,
+    ...(hooks.signal ? { signal: hooks.signal } : {}),
+    createClient: (x) => make({ index: x.index, url: x.url, stream: `${o.roomPrefix}-${roomOf(x.index)}`, ...(x.localAddress ? { localAddress: x.localAddress } : {}) }),
+    onMessage: (i, m) => {
+      const room = roomOf(i);
       let w: Partial<Whisper>;
       try {
         w = JSON.parse(m.data) as Partial<Whisper>;
@@ -61,37 +79,47 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: Whispe
         w = {};
       }
       if (w.runId !== runId || typeof w.from !== 'number' || typeof w.k !== 'number' || typeof w.sentAt !== 'number' || roomOf(w.from) !== room) return void foreign++;
-      // Message id inside the room: whisper k of member slot s.
-      const seq = w.k * members[room]! + slotOf(w.from) + 1;
+      const seq = seqOf(room, w.from, w.k);
       const lat = m.at - w.sentAt;
-      if (ledgers[room]!.record(row, seq, lat) === 'new') latency.recordMs(lat);
-    });
-    c.on('error', () => {});
-    clients.push(c);
-  }
-  const progress = (phase: string) => hooks.progress?.({ phase, connected: connected.reduce((a, b) => a + b, 0), published: sent.reduce((a, b) => a + b, 0), received: latency.count });
-  const timer = setInterval(() => progress('whisper'), 1000);
+      if (ledgers[room]!.record(slotOf(i), seq, lat) === 'new') {
+        latency.recordMs(lat);
+        timelines[room]!.arrival(slotOf(i), seq);
+      }
+    },
+    hooks: {
+      connected: (i, { resumed, at }) => timelines[roomOf(i)]!.connected(slotOf(i), at, resumed),
+      disconnected: (i, { reason, detail, at }) => void (reason !== 'closed' && timelines[roomOf(i)]!.disconnected(slotOf(i), at, reason, detail)),
+    },
+  });
+  hooks.events?.(s.events);
+  logLines(s.events, hooks.log, 'whispers');
+  const count = () => ({ connected: connected.reduce((a, b) => a + b, 0), published: sent.reduce((a, b) => a + b, 0), received: latency.count, deliveredPct: 0 });
+  relayProgress(s.events, hooks.progress, count);
+  const timer = setInterval(() => hooks.progress?.({ phase: 'whisper', ...count() }), 1000);
   try {
-    hooks.log?.(`whispers: ${o.clients} clients in ${o.rooms} rooms on ${o.target}, every ${o.interval} ms for ${o.duration} s`);
     const rampStart = Date.now();
-    const book = await rampConnect({ count: o.clients, perSec: o.ramp, connect: (i) => clients[i]!.connect(), ...(hooks.signal ? { signal: hooks.signal } : {}) });
+    await s.run(connectPhase({ perSec: o.ramp, detail: `${o.clients} clients in ${o.rooms} rooms on ${o.target}, every ${o.interval} ms for ${o.duration} s` }));
+    const clients = s.clients as WhisperClient[];
     // Who whispers and who is expected to hear is fixed here: a client whose connect timed out is
     // closed, so a connect landing later cannot hear whispers nobody expects it to.
-    const { connectFailureCauses } = book.summary();
+    const { connectFailureCauses } = s.book.summary();
     for (let i = 0; i < o.clients; i++) {
-      connected[i] = book.has(i) ? 1 : 0;
+      connected[i] = s.book.has(i) ? 1 : 0;
       if (!connected[i]) clients[i]!.close();
     }
-    progress('connected');
-    await sleep(500);
+    s.events.emit('phase', 'whisper', `${count().connected} clients whispering`);
+    await s.nap(500);
     // Each client whispers on its own phase inside the interval, so sends do not come in bursts.
     const t0 = Date.now();
     await Promise.all(
       clients.map(async (c, i) => {
         if (!connected[i]) return;
-        for (let k = 0; k < perClient && !hooks.signal?.aborted; k++) {
-          await sleep(t0 + (i / o.clients) * o.interval + k * o.interval - Date.now());
+        for (let k = 0; k < perClient && !s.aborted; k++) {
+          await s.nap(t0 + (i / o.clients) * o.interval + k * o.interval - Date.now());
+          if (s.aborted) break;
           const w: Whisper = { runId, from: i, k, sentAt: Date.now(), ...(pad ? { pad } : {}) };
+          // No server acknowledgement for a whisper: its window is its send.
+          timelines[roomOf(i)]!.accepted(seqOf(roomOf(i), i, k), w.sentAt, w.sentAt);
           c.whisper(w as unknown as Record<string, unknown>);
           sent[i]!++;
         }
@@ -103,10 +131,8 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: Whispe
     for (let i = 0; i < o.clients; i++) if (connected[i]) connectedIn[roomOf(i)]!++;
     let expected = 0;
     for (let i = 0; i < o.clients; i++) expected += sent[i]! * Math.max(0, connectedIn[roomOf(i)]! - 1);
-    const end = Date.now() + o.settle;
-    while (Date.now() < end && latency.count < expected && !hooks.signal?.aborted) await sleep(100);
-    stopping = true;
-    for (const c of clients) c.close();
+    await s.run(settlePhase({ maxMs: o.settle, stepMs: 100, until: () => latency.count >= expected }));
+    s.close();
     const runner = health.stop();
     let received = 0;
     let duplicates = 0;
@@ -123,6 +149,7 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: Whispe
     const summary = summarize(enc);
     const initiallyConnected = connected.reduce((a, b) => a + b, 0);
     const whispersSent = sent.reduce((a, b) => a + b, 0);
+    const lostDeliveries = Math.max(0, expected - received);
     const partial = {
       test: 'whispers' as const,
       protocol: o.target,
@@ -143,7 +170,7 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: Whispe
       expectedReceived: expected,
       receivedDeliveries: received,
       expectedDeliveries: expected,
-      lostDeliveries: Math.max(0, expected - received),
+      lostDeliveries,
       deliveryRatePct: pct(received, expected),
       // Expected is already over peers that were connected: the two rates coincide.
       deliveryRateOfConnectedPct: pct(received, expected),
@@ -158,14 +185,42 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: Whispe
       latencyHistogram: enc,
       totalElapsedMs: Date.now() - started,
       publishingMs: publishEnd - t0,
-      aborted: hooks.signal?.aborted ?? false,
+      aborted: s.aborted,
       runnerPeakRssMb: runner.runnerPeakRssMb,
       runner,
+      // Only when received is not above expected (duplicated ids would make the books not balance).
+      ...(received <= expected ? whisperLoss() : {}),
     };
     const validity = checkValidity({ ...partial, totalMessages: whispersSent, published: whispersSent, elapsedMs: Date.now() - rampStart, plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.duration * 1000 + o.settle + 2000 });
     return { ...partial, validity };
+
+    /** Loss by cause per room: a member's missing whispers are those its connected peers sent that never came. */
+    function whisperLoss() {
+      const parts = members.map((m, room) => {
+        const tl = timelines[room]!;
+        const l = ledgers[room]!;
+        const global = (slot: number) => slot * o.rooms + room;
+        const lostSeqsOf = function* (row: number) {
+          if (!connected[global(row)]) return;
+          for (let slot = 0; slot < m; slot++) {
+            if (slot === row || !connected[global(slot)]) continue;
+            for (let k = 0; k < sent[global(slot)]!; k++) {
+              const seq = k * m + slot + 1;
+              if (l.latencyOf(row, seq) === undefined) yield seq;
+            }
+          }
+        };
+        let lost = 0;
+        for (let row = 0; row < m; row++) for (const _ of lostSeqsOf(row)) lost++;
+        const options = { protocol: resumeProtocolOf(target), inFlightMs: DEFAULT_IN_FLIGHT_MS };
+        const rows = Array.from({ length: m }, (_, row) => tl.timeline(row));
+        const lossByCause = tallyLoss({ clients: m, lostSeqsOf, timelineOf: (row) => tl.timeline(row), windowOf: (seq) => tl.windowOf(seq), lostDeliveries: lost, options });
+        return { lossByCause, resumeOutcomes: tallyOutcomes(rows, options.protocol), replayedDeliveries: 0, lateDeliveries: tl.lateReport(l) };
+      });
+      return mergeLoss(parts);
+    }
   } finally {
     clearInterval(timer);
-    if (!stopping) for (const c of clients) c.close();
+    s.close();
   }
 }
