@@ -1,16 +1,16 @@
 import { randomSeed } from '../../../lib/rng.ts';
-import { sleep } from '../../../lib/time.ts';
-import { sourceAddress } from '../../core/addresses.ts';
 import { LatencyRecorder, summarize } from '../../core/latency.ts';
-import { DeliveryLedger } from '../../core/ledger.ts';
+import type { LossReport } from '../../core/client-timelines.ts';
 import { withTarget } from '../../core/local-target.ts';
-import { startPublisher } from '../../core/publisher.ts';
-import { readPayload } from '../../targets/payload.ts';
 import { watchRunner, type RunnerHealth } from '../../core/runner-health.ts';
-import { classifyConnectError } from '../../core/runner-limits.ts';
 import { watchTarget, type TargetUsage } from '../../core/target-usage.ts';
 import { checkValidity } from '../../core/validity.ts';
-import type { TargetClient } from '../../targets/index.ts';
+import { connectPhase } from '../../engine/phases/connect.ts';
+import { publishPhase } from '../../engine/phases/publish.ts';
+import { settlePhase } from '../../engine/phases/settle.ts';
+import { logLines } from '../../engine/present.ts';
+import { pct } from '../../engine/results.ts';
+import { RunSession } from '../../engine/session.ts';
 import { leanClientFor } from '../../targets/lean.ts';
 import type { ScenarioContext, ScenarioResult } from '../types.ts';
 import type { SoakOptions } from './options.ts';
@@ -30,12 +30,16 @@ export interface SoakDetail {
   series: HealthSample[];
   judgement: SoakJudgement;
   runner: RunnerHealth;
+  /** Why every lost delivery was lost and how every reconnect resumed (the jitter result's fields). */
+  lossByCause?: LossReport['lossByCause'];
+  resumeOutcomes?: LossReport['resumeOutcomes'];
+  replayedDeliveries?: number;
+  lateDeliveries?: LossReport['lateDeliveries'];
 }
 
 /** Reconnect attempts the runner makes per client over a soak: a bound, whatever the target does. */
 const MAX_RECONNECTS_PER_CLIENT = 20;
 
-const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
 const r2 = (v: number) => Math.round(v * 100) / 100;
 
 /** RSS and CPU from a target's own /metrics (services/common/http-app.ts): for targets this runner did not start. */
@@ -71,9 +75,9 @@ function fillFromUsage(series: HealthSample[], u: TargetUsage): void {
 }
 
 /**
- * N minutes of steady traffic against one target: `clients` subscribers on one stream, `rate`
- * messages/s through the one publisher, deliveries in the one ledger, latency in the one recorder,
- * and a health sample every `sampleSec`. rules.ts judges the series.
+ * N minutes of steady traffic against one target as phases over one run session: `clients`
+ * subscribers on one stream, `rate` messages/s through the one publisher while a health sample is
+ * taken every `sampleSec`, then a drain. rules.ts judges the series.
  */
 export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<ScenarioResult> {
   // The suite's context names the target (the soak CLI builds it from --target).
@@ -88,161 +92,126 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
     const sampleMs = o.sampleSec * 1000;
     const health = watchRunner();
     const usage = svc ? watchTarget(svc.pid, 1000) : undefined;
-    const ledger = new DeliveryLedger(o.clients, messages);
-    const latency = new LatencyRecorder();
     let win = new LatencyRecorder();
     let winDeliveries = 0;
     let winAccepted = 0;
     let winDisconnects = 0;
     let winReconnects = 0;
-    let foreign = 0;
-    let closing = false;
-    const up = new Uint8Array(o.clients);
-    const everUp = new Uint8Array(o.clients);
-    const reconnectsOf = new Uint16Array(o.clients);
-    let connectedNow = 0;
-    const causes: Record<string, number> = {};
     // A target with no lean client (e.g. the Redis variants) is soaked with its full client, and the result says so.
     const lean = o.clientKind === 'lean' ? leanClientFor(target.name) : undefined;
     const clientKind = lean ? 'lean' : 'full';
     // Lean clients never reconnect by themselves; full ones do when the target says the library drives it.
     const runnerReconnects = lean !== undefined || target.reconnect === 'manual';
-    const clients: TargetClient[] = [];
-    const timers = new Set<NodeJS.Timeout>();
-
-    for (let i = 0; i < o.clients; i++) {
-      const opts = { index: i, url, stream, localAddress: sourceAddress(i) };
-      const c = lean ? lean(opts) : target.createClient(opts);
-      c.on('message', (m) => {
-        const p = readPayload(m, runId);
-        if (!p) return void foreign++;
-        const lat = m.at - p.sentAt;
-        if (ledger.record(i, p.seq, lat) !== 'new') return;
-        latency.recordMs(lat);
-        win.recordMs(lat);
-        winDeliveries++;
-      });
-      c.on('connected', () => {
-        if (!up[i]) connectedNow++;
-        up[i] = 1;
-        if (everUp[i]) winReconnects++;
-        everUp[i] = 1;
-      });
-      c.on('disconnected', ({ reason }) => {
-        if (up[i]) connectedNow--;
-        up[i] = 0;
-        if (closing || reason === 'closed' || reason === 'dropped') return;
-        winDisconnects++;
-        if (runnerReconnects) retry();
-      });
-      // A failed reconnect emits no new disconnect: try again, a bounded number of times.
-      const retry = () => {
-        if (closing || reconnectsOf[i]! >= MAX_RECONNECTS_PER_CLIENT) return;
-        reconnectsOf[i]!++;
-        const t = setTimeout(() => {
-          timers.delete(t);
-          if (!closing) c.reconnect().catch(retry);
-        }, Math.max(1000, target.offlineFloorMs));
-        timers.add(t);
-      };
-      c.on('error', () => {});
-      clients.push(c);
-    }
-
+    // Reconnect attempts left per client: a bound over the whole soak, whatever the target does.
+    const attemptsLeft = new Uint8Array(o.clients).fill(MAX_RECONNECTS_PER_CLIENT);
+    const everUp = new Uint8Array(o.clients);
+    const s: RunSession = new RunSession({
+      target,
+      urlOf: () => url,
+      clients: o.clients,
+      messages,
+      runId,
+      stream,
+      seed: ctx.seed,
+      signal: ctx.signal,
+      ...(lean ? { createClient: lean } : {}),
+      hooks: {
+        delivery: (d) => {
+          if (!d.fresh) return;
+          win.recordMs(d.latencyMs);
+          winDeliveries++;
+        },
+        connected: (i) => {
+          if (everUp[i]) winReconnects++;
+          everUp[i] = 1;
+        },
+        disconnected: (i, { reason }) => {
+          if (reason === 'closed' || reason === 'dropped') return;
+          winDisconnects++;
+          if (!runnerReconnects || attemptsLeft[i]! === 0) return;
+          // A failed reconnect emits no new disconnect: the driver tries again, within the client's budget.
+          const delayMs = () => {
+            attemptsLeft[i] = Math.max(0, attemptsLeft[i]! - 1); // each attempt spends one
+            return Math.max(1000, target.offlineFloorMs);
+          };
+          void s.reconnect(i, { delayMs, maxAttempts: attemptsLeft[i]!, attemptTimeoutMs: 10_000 });
+        },
+      },
+    });
+    logLines(s.events, ctx.log, 'soak');
     const series: HealthSample[] = [];
     let runner: RunnerHealth | undefined;
     try {
-      ctx.log(`soak: ${o.clients} ${clientKind} clients on ${target.name} at ${url}, ${o.rate} msg/s for ${o.durationSec} s, health every ${o.sampleSec} s`);
       const rampStart = Date.now();
-      const connects: Promise<void>[] = [];
-      for (let i = 0; i < o.clients && !ctx.signal.aborted; i++) {
-        const due = rampStart + (i * 1000) / o.ramp;
-        if (due > Date.now()) await sleep(due - Date.now());
-        connects.push(
-          clients[i]!.connect().then(
-            () => {},
-            (err: unknown) => {
-              const cause = classifyConnectError(err) ?? 'target';
-              causes[cause] = (causes[cause] ?? 0) + 1;
-            },
-          ),
-        );
-      }
-      await Promise.all(connects);
-      const connectedClients = everUp.reduce((a, b) => a + b, 0);
-      await sleep(1000);
+      await s.run(connectPhase({ perSec: o.ramp, detail: `${o.clients} ${clientKind} clients on ${target.name} at ${url}, ${o.rate} msg/s for ${o.durationSec} s, health every ${o.sampleSec} s` }));
+      const connectedClients = s.book.connectedCount;
+      await s.nap(1000);
 
-      const t0 = Date.now();
-      health.recentLag(); // the ramp's lag is not the first window's
-      const pub = startPublisher({
-        url,
-        stream,
-        runId,
-        messages,
-        intervalMs,
-        payloadBytes: o.payloadBytes,
-        ...(o.broadcastKey ? { broadcastKey: o.broadcastKey } : {}),
-        onPublished: (seq, ok) => {
-          if (!ok) return;
-          winAccepted++;
-          ledger.accept(seq);
-        },
-      });
-      const onAbort = () => pub.stop();
-      ctx.signal.addEventListener('abort', onAbort, { once: true });
-      for (let k = 1; k <= windows && !ctx.signal.aborted; k++) {
-        const due = t0 + k * sampleMs;
-        while (Date.now() < due && !ctx.signal.aborted) await sleep(Math.min(500, due - Date.now()));
-        const tSec = r2((Date.now() - t0) / 1000);
-        const windowSec = r2(tSec - (series.at(-1)?.tSec ?? 0));
-        const lat = win.count ? summarize(win.encode()).latencyRawMs : null;
-        const lag = health.recentLag();
-        const s: HealthSample = {
-          tSec,
-          windowSec,
-          deliveries: winDeliveries,
-          deliveriesPerSec: windowSec > 0 ? Math.round(winDeliveries / windowSec) : 0,
-          accepted: winAccepted,
-          p50Ms: lat ? lat.p50 : null,
-          p99Ms: lat ? lat.p99 : null,
-          rssMb: null,
-          cpuPct: null,
-          connected: connectedNow,
-          unexpectedDisconnects: winDisconnects,
-          reconnects: winReconnects,
-          rigLagP99Ms: lag.p99,
-          rigLagMaxMs: lag.max,
-        };
-        win = new LatencyRecorder();
-        winDeliveries = winAccepted = winDisconnects = winReconnects = 0;
-        if (!svc) {
-          const m = await metricsSample(url);
-          if (m) Object.assign(s, m);
+      // One health sample per window while the publisher runs; publishing stops after the last.
+      const sample = async (t0: number) => {
+        for (let k = 1; k <= windows && !s.aborted; k++) {
+          await s.nap(t0 + k * sampleMs - Date.now());
+          if (s.aborted) break;
+          const tSec = r2((Date.now() - t0) / 1000);
+          const windowSec = r2(tSec - (series.at(-1)?.tSec ?? 0));
+          const lat = win.count ? summarize(win.encode()).latencyRawMs : null;
+          const lag = health.recentLag();
+          const h: HealthSample = {
+            tSec,
+            windowSec,
+            deliveries: winDeliveries,
+            deliveriesPerSec: windowSec > 0 ? Math.round(winDeliveries / windowSec) : 0,
+            accepted: winAccepted,
+            p50Ms: lat ? lat.p50 : null,
+            p99Ms: lat ? lat.p99 : null,
+            rssMb: null,
+            cpuPct: null,
+            connected: s.upCount,
+            unexpectedDisconnects: winDisconnects,
+            reconnects: winReconnects,
+            rigLagP99Ms: lag.p99,
+            rigLagMaxMs: lag.max,
+          };
+          win = new LatencyRecorder();
+          winDeliveries = winAccepted = winDisconnects = winReconnects = 0;
+          if (!svc) {
+            const m = await metricsSample(url);
+            if (m) Object.assign(h, m);
+          }
+          series.push(h);
+          ctx.progress({ phase: 'soak', ...h });
         }
-        series.push(s);
-        ctx.progress({ phase: 'soak', ...s });
-      }
-      pub.stop();
-      const pr = await pub.done;
-      ctx.signal.removeEventListener('abort', onAbort);
-      const drainEnd = Date.now() + o.drainSec * 1000;
-      while (Date.now() < drainEnd && latency.count < connectedClients * pr.published && !ctx.signal.aborted) await sleep(100);
+      };
+      const { result: pr, t0 } = await s.run(
+        publishPhase({
+          url,
+          messages,
+          intervalMs,
+          payloadBytes: o.payloadBytes,
+          broadcastKey: o.broadcastKey,
+          progressEveryMs: 0,
+          detail: `${o.rate} msg/s for ${o.durationSec} s, health every ${o.sampleSec} s`,
+          onStart: () => void health.recentLag(), // the ramp's lag is not the first window's
+          onPublished: (_seq, ok) => void (ok && winAccepted++),
+          stopWith: sample,
+        }),
+      );
+      await s.run(settlePhase({ label: 'drain', maxMs: o.drainSec * 1000, stepMs: 100, until: () => s.latency.count >= connectedClients * pr.published }));
       const u = usage?.stop(t0);
       if (u) fillFromUsage(series, u);
-      closing = true;
-      for (const t of timers) clearTimeout(t);
-      for (const c of clients) c.close();
+      s.close();
       runner = health.stop();
-      const totals = ledger.totals();
-      const enc = latency.encode();
+      const totals = s.ledger.totals();
+      const enc = s.latency.encode();
       const lat = summarize(enc);
       const deliveredPct = pct(totals.receivedDeliveries - totals.unacceptedDeliveries, connectedClients * pr.published);
       const judgement = judgeSoak(series, { deliveredPct, lostDeliveries: totals.lostDeliveries, duplicates: totals.duplicates }, o);
+      const conn = s.book.summary();
       const core = checkValidity({
         clients: o.clients,
         connectedClients,
         connectFailures: o.clients - connectedClients,
-        connectFailureCauses: causes,
+        connectFailureCauses: conn.connectFailureCauses,
         totalMessages: messages,
         published: pr.published,
         publishFailures: pr.failed,
@@ -255,13 +224,13 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
         deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
         deliveryRateOfConnectedPct: deliveredPct,
         skewFloor: lat.skewFloor,
-        foreignMessages: foreign + totals.foreign,
+        foreignMessages: s.foreign + totals.foreign,
         elapsedMs: Date.now() - rampStart,
         plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 1000 + o.durationSec * 1000 + o.drainSec * 1000,
         runner,
       });
       // An aborted soak was not the planned soak: its figures are partial.
-      const abortFlag = ctx.signal.aborted ? [{ code: 'SOAK_ABORTED', severity: 'fatal' as const, message: `stopped after ${series.length} of ${windows} health windows` }] : [];
+      const abortFlag = s.aborted ? [{ code: 'SOAK_ABORTED', severity: 'fatal' as const, message: `stopped after ${series.length} of ${windows} health windows` }] : [];
       const flags = [...core.flags, ...judgement.flags, ...abortFlag];
       const valid = !flags.some((f) => f.severity === 'fatal');
       const verdict = valid ? judgement.verdict : 'inconclusive';
@@ -269,7 +238,7 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
       const sustained = judgedRates.length ? Math.round(judgedRates.reduce((a, b) => a + b, 0) / judgedRates.length) : null;
       const failed = judgement.rules.filter((r) => r.status !== 'pass');
       const ruleValue = (id: string) => judgement.rules.find((r) => r.rule === id)?.value ?? null;
-      const detail: SoakDetail = { kind: 'soak', durationSec: o.durationSec, sampleSec: o.sampleSec, warmupSec: o.warmupSec, clients: o.clients, rate: o.rate, clientKind, rssSource: svc ? (u ? 'proc' : 'none') : series.some((s) => s.rssMb !== null) ? 'metrics' : 'none', series, judgement, runner };
+      const detail: SoakDetail = { kind: 'soak', durationSec: o.durationSec, sampleSec: o.sampleSec, warmupSec: o.warmupSec, clients: o.clients, rate: o.rate, clientKind, rssSource: svc ? (u ? 'proc' : 'none') : series.some((x) => x.rssMb !== null) ? 'metrics' : 'none', series, judgement, runner, ...s.lossReport() };
       return {
         scenario: 'soak',
         title: 'Soak: steady traffic with health rules',
@@ -293,9 +262,9 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
               lateP99Ms: ruleValue('latency'),
               earlyP99Ms: judgement.earlyP99Ms,
               unexpectedDisconnects: ruleValue('disconnects'),
-              reconnects: series.reduce((a, s) => a + s.reconnects, 0),
-              rssFirstMb: series.find((s) => s.rssMb !== null)?.rssMb ?? null,
-              rssLastMb: [...series].reverse().find((s) => s.rssMb !== null)?.rssMb ?? null,
+              reconnects: series.reduce((a, x) => a + x.reconnects, 0),
+              rssFirstMb: series.find((x) => x.rssMb !== null)?.rssMb ?? null,
+              rssLastMb: [...series].reverse().find((x) => x.rssMb !== null)?.rssMb ?? null,
               rigLaggedWindows: judgement.rigLagged.length,
               windows: series.length,
             },
@@ -315,9 +284,7 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
         detail: detail as unknown as Record<string, unknown>,
       };
     } finally {
-      closing = true;
-      for (const t of timers) clearTimeout(t);
-      for (const c of clients) c.close();
+      s.close();
       usage?.stop(Date.now());
       if (!runner) health.stop();
     }

@@ -25,6 +25,8 @@ export interface PublishConfig {
   loopLag?: () => { p99: number; max: number };
   /** Started once the first message is due (chaos timers run from there); the phase waits for them too. */
   alongside?: (t0: number) => Promise<unknown>[];
+  /** Publishing stops when this resolves (a soak's last health window), before the schedule ends; the phase waits for it too. */
+  stopWith?: (t0: number) => Promise<unknown>;
   /** Called with t0 just before the first message goes out. */
   onStart?: (t0: number) => void;
   onSend?: PublisherOptions['onSend'];
@@ -88,6 +90,7 @@ export function publishPhase(c: PublishConfig): Phase<Published> {
       const stopOnAbort = s.onAbort(() => publisher.stop());
       try {
         const tasks = c.alongside?.(t0) ?? [];
+        if (c.stopWith) tasks.push(c.stopWith(t0).then(() => publisher.stop()));
         const result = await publisher.done;
         await Promise.all(tasks);
         return { result, t0, sent };
