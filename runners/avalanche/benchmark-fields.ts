@@ -1,5 +1,5 @@
-import type { ClientTrack } from './fleet.ts';
-import { quantiles, type Quantiles } from './herd.ts';
+import type { ClientTrack } from '../engine/fleet.ts';
+import { quantiles, type Quantiles } from '../engine/fleet.ts';
 
 /**
  * The benchmark's avalanche measures (anycable/nodejs-websocket-bench lib/avalanche-runner.ts),

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../lib/rng.ts';
 import { backoffMs, type ClientTrack } from './fleet.ts';
-import { downtime, peakRatePerSec, quantiles, recoveryTimes, timeToPct } from './herd.ts';
+import { downtime, peakRatePerSec, recoveryTimes, timeToPct } from './herd.ts';
+import { quantiles } from '../engine/fleet.ts';
 
 const track = (t: Partial<ClientTrack>): ClientTrack => ({ connected: true, connectedAtRestart: true, drops: 1, firstDropAt: 1000, backAt: 0, attempts: 1, attemptStartedAt: 0, ...t });
 

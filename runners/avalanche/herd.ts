@@ -1,13 +1,5 @@
 import { summarize, type EncodedLatency } from '../core/latency.ts';
-import type { ClientTrack } from './fleet.ts';
-
-export interface Quantiles {
-  count: number;
-  p50: number;
-  p95: number;
-  p99: number;
-  max: number;
-}
+import { droppedTracks, quantiles, type ClientTrack, type Quantiles } from '../engine/fleet.ts';
 
 /** One point of the herd curve: share of the clients dropped by the restart that are connected again. */
 export interface SeriesPoint {
@@ -34,16 +26,6 @@ export interface HerdReport {
   connectLatencyMs: Quantiles & { histogram: EncodedLatency };
   series: SeriesPoint[];
 }
-
-/** The benchmark's percentile: element floor((len − 1)·p/100) of the sorted values. */
-export function quantiles(values: readonly number[]): Quantiles {
-  const s = [...values].sort((a, b) => a - b);
-  const q = (p: number) => (s.length ? Math.round(s[Math.floor(((s.length - 1) * p) / 100)]!) : 0);
-  return { count: s.length, p50: q(50), p95: q(95), p99: q(99), max: s.length ? Math.round(s.at(-1)!) : 0 };
-}
-
-/** Clients the restart dropped: connected when it began and disconnected afterwards. */
-export const droppedTracks = (tracks: readonly ClientTrack[]) => tracks.filter((t) => t.connectedAtRestart && t.drops > 0);
 
 /**
  * Recovery per dropped client: restart of its node to connected and resubscribed (the adapter's

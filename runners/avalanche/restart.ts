@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { sleep } from '../../lib/time.ts';
-import type { LocalNodes, NodeRestart } from './nodes.ts';
+import type { LocalNodes, NodeRestart } from '../core/local-nodes.ts';
 import type { PortProbeReport } from './port-probe.ts';
 import type { RestartConfig, RestartMode } from './options.ts';
 

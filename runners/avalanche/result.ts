@@ -1,7 +1,9 @@
+import type { LossSummary } from '../engine/results.ts';
 import type { EncodedLatency, LatencyReport } from '../core/latency.ts';
 import type { RunnerHealth } from '../core/runner-health.ts';
 import type { FrontReport } from './front.ts';
-import type { HerdReport, Quantiles } from './herd.ts';
+import type { HerdReport } from './herd.ts';
+import type { Quantiles } from '../engine/fleet.ts';
 import type { AvalancheOptions } from './options.ts';
 import type { RestartRecord } from './restart.ts';
 import type { RestartValidity } from './validity.ts';
@@ -12,7 +14,7 @@ import type { BenchmarkAvalancheFields } from './benchmark-fields.ts';
  * publisher): who connected, who dropped and came back, what was published and delivered, and
  * the runner's own health. Each result adds its own restart record and measures.
  */
-export interface RestartRunResult extends LatencyReport {
+export interface RestartRunResult extends LatencyReport, LossSummary {
   target: string;
   runId: string;
   seed: number;

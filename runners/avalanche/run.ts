@@ -1,15 +1,18 @@
 import { Emitter } from '../../lib/emitter.ts';
 import { randomSeed } from '../../lib/rng.ts';
 import { summarize } from '../core/latency.ts';
-import { startPublisher, type PublisherResult } from '../core/publisher.ts';
+import type { PublisherResult } from '../core/publisher.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { openFileLimit } from '../core/runner-limits.ts';
+import { ClientFleet, droppedTracks, quantiles } from '../engine/fleet.ts';
+import { publishPhase } from '../engine/phases/publish.ts';
+import { settlePhase } from '../engine/phases/settle.ts';
+import { pct } from '../engine/results.ts';
+import { cancelled, relayPhases } from '../engine/present.ts';
 import { getTarget } from '../targets/index.ts';
-import { canceller } from './cancel.ts';
-import { ClientFleet } from './fleet.ts';
-import { downtime, droppedTracks, herdReport, quantiles, recoveryTimes, SeriesSampler } from './herd.ts';
+import { downtime, herdReport, recoveryTimes, SeriesSampler } from './herd.ts';
 import { NodeFront } from './front.ts';
-import { LocalNodes } from './nodes.ts';
+import { LocalNodes } from '../core/local-nodes.ts';
 import { probePorts } from './port-probe.ts';
 import { hasSharedBroker, messagesFor, type AvalancheOptions, type RestartConfig } from './options.ts';
 import { addSupervised, performRestart, type RestartRecord } from './restart.ts';
@@ -21,7 +24,7 @@ export interface AvalancheEvents {
   phase: (name: 'start' | 'connect' | 'warmup' | 'restart' | 'herd' | 'settle' | 'report', detail: string) => void;
 }
 
-const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
+const PHASES: ReadonlySet<string> = new Set(['start', 'connect', 'warmup', 'restart', 'herd', 'settle', 'report']);
 
 /**
  * One avalanche: start the target (K nodes, or use --url), connect N clients, publish at a fixed
@@ -35,7 +38,6 @@ export function runAvalanche(opts: AvalancheOptions, config: RestartConfig = {},
 }
 
 async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitter<AvalancheEvents>, signal: AbortSignal | undefined): Promise<AvalancheResult> {
-  const { wait, check } = canceller(signal);
   const target = getTarget(o.target);
   const seed = o.seed || randomSeed();
   const startedAt = new Date();
@@ -63,32 +65,39 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
   // Nodes on a shared broker are one service: one publisher (on a node the restart spares, the
   // first, unless every node restarts); without one, one publisher per node on the same schedule.
   const publisherUrls = front ? [front.url] : hasSharedBroker(target) ? [urls[0]!] : urls;
-  const fleet = new ClientFleet({ target, urls: clientUrls, stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy, reconnectBaseMs: o.reconnectBaseMs });
+  const fleet = new ClientFleet({ target, urls: clientUrls, stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy, reconnectBaseMs: o.reconnectBaseMs, ...(signal ? { signal } : {}) });
+  const s = fleet.session;
+  relayPhases(s, events, PHASES);
+  const wait = async (ms: number) => {
+    await s.nap(ms);
+    cancelled(s);
+  };
   const sampler = new SeriesSampler(() => fleet.connectedCount());
   try {
-    events.emit('phase', 'connect', `${o.clients} clients at ${o.ramp}/s over ${front ? `a front (${front.url}) before ` : ''}${urls.join(', ')}`);
     const rampStart = Date.now();
-    const connectFailures = await fleet.connectAll(o.ramp);
+    const connectFailures = await fleet.connectAll(o.ramp, undefined, `${o.clients} clients at ${o.ramp}/s over ${front ? `a front (${front.url}) before ` : ''}${urls.join(', ')}`);
     const rampElapsedMs = Date.now() - rampStart;
-    check();
+    cancelled(s);
     await wait(500);
 
     const accepted = publisherUrls.map(() => new Uint8Array(messages + 1));
     const publisherOf = (i: number) => (publisherUrls.length === 1 ? 0 : fleet.nodeOf(i));
     const failureTimes: number[] = [];
     events.emit('phase', 'warmup', `${messages} messages at ${o.rate}/s on ${stream}; restart (${o.restart}) after ${o.warmupMs} ms`);
+    // Publishing goes on through the restart and the herd: the phases run alongside, awaited after.
     const publishers = publisherUrls.map((url, n) =>
-      startPublisher({
-        url: o.broadcastUrl ?? url,
-        stream,
-        runId,
-        messages,
-        intervalMs,
-        payloadBytes: o.payloadBytes,
-        broadcastKey: o.broadcastKey || undefined,
-        timeoutMs: 5000,
-        onPublished: (seq, ok) => (ok ? (accepted[n]![seq] = 1) : failureTimes.push(Date.now())),
-      }),
+      s.run(
+        publishPhase({
+          url: o.broadcastUrl ?? url,
+          messages,
+          intervalMs,
+          payloadBytes: o.payloadBytes,
+          broadcastKey: o.broadcastKey || undefined,
+          timeoutMs: 5000,
+          progressEveryMs: 0,
+          onPublished: (seq, ok) => void (ok ? (accepted[n]![seq] = 1) : failureTimes.push(Date.now())),
+        }),
+      ),
     );
     const pubStart = Date.now();
     await wait(pubStart + o.warmupMs - Date.now());
@@ -104,7 +113,6 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     const restart: RestartRecord = await performRestart({ mode: o.restart, nodes, urls, workers: o.workers, restartNodes: o.restartNodes, rollingGapMs: o.rollingGapMs, termGraceMs: o.termGraceMs, broadcastKey: o.broadcastKey, config, runId, target: target.name });
     if (!restart.ok) events.emit('phase', 'restart', `FAILED: ${restart.error}`);
 
-    events.emit('phase', 'herd', `waiting up to ${Math.max(0, deadline - Date.now())} ms for ${initiallyConnected} clients`);
     // A restart that the clients have not noticed yet would look "all back": wait a moment after
     // it ends, and longer when nothing has dropped yet (a command whose effect comes later).
     const herdDone = () => {
@@ -112,7 +120,8 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       const dropped = droppedTracks(fleet.tracks).length;
       return fleet.allBack() && since > 1000 && (dropped > 0 || since > 5000 || !restart.ok);
     };
-    while (Date.now() < deadline && !herdDone()) await wait(100);
+    await s.run(settlePhase({ label: 'herd', maxMs: Math.max(0, deadline - Date.now()), stepMs: 100, until: herdDone, detail: `waiting up to ${Math.max(0, deadline - Date.now())} ms for ${initiallyConnected} clients` }));
+    cancelled(s);
     const recoveryTimedOut = !herdDone();
     const herdEnd = Date.now();
     restart.portProbe = probe.stop();
@@ -121,13 +130,12 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       addSupervised(restart, nodes.supervised);
     }
 
-    const pubs: PublisherResult[] = await Promise.all(publishers.map((p) => p.done));
-    events.emit('phase', 'settle', `up to ${o.settleMs} ms`);
+    const pubs: PublisherResult[] = (await Promise.all(publishers)).map((p) => p.result);
     const acceptedFor = (i: number) => accepted[publisherOf(i)]!;
     const acceptedCount = accepted.map((a) => a.reduce((s, v) => s + v, 0));
     const wantTotal = fleet.tracks.reduce((s, t, i) => s + (t.connected ? acceptedCount[publisherOf(i)]! : 0), 0);
-    const settleEnd = Date.now() + o.settleMs;
-    while (Date.now() < settleEnd && fleet.deliveryLatency.count < wantTotal) await wait(200);
+    await s.run(settlePhase({ maxMs: o.settleMs, stepMs: 200, until: () => s.latency.count >= wantTotal }));
+    cancelled(s);
     fleet.close();
     const endAt = Date.now();
     const series = sampler.stop();
@@ -239,6 +247,8 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       // The benchmark's names for the connect phase and the whole run.
       rampElapsedMs,
       totalElapsedMs: endAt - runStart,
+      // Refused messages (expected here, see above) are booked publisher_side.
+      ...s.lossReport(),
       plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.warmupMs + Math.max(o.publishAfterMs, o.recoveryTimeoutMs + (o.restart === 'rolling' ? o.nodes * (o.rollingGapMs + o.termGraceMs) : 0)) + o.settleMs + 5000 * o.nodes,
     };
     partial.runnerPeakRssMb = partial.runner.runnerPeakRssMb;

@@ -1,4 +1,7 @@
 import { cpus, loadavg, totalmem } from 'node:os';
+import { Emitter } from '../../lib/emitter.ts';
+import type { EngineEvents } from '../engine/events.ts';
+import { logLines } from '../engine/present.ts';
 import { toErrorBody } from '../../lib/errors.ts';
 import { getTarget } from '../targets/index.ts';
 import { splitTargetLabel, type CapacityOptions } from './options.ts';
@@ -38,6 +41,9 @@ const round2 = (xs: number[]) => xs.map((x) => Math.round(x * 100) / 100);
 export async function runCapacity(o: CapacityOptions, hooks: CapacityHooks = {}): Promise<CapacityRun> {
   const signal = hooks.signal ?? new AbortController().signal;
   const log = hooks.log ?? (() => {});
+  // The walk speaks in engine events; the log is one subscriber (scenarios still get `log` as their sink).
+  const events = new Emitter<EngineEvents>();
+  logLines(events, hooks.log, 'capacity');
   const startedAt = new Date().toISOString();
   const loadStart = round2(loadavg());
   const results: ScenarioResult[] = [];
@@ -47,7 +53,7 @@ export async function runCapacity(o: CapacityOptions, hooks: CapacityHooks = {})
       if (signal.aborted) break;
       const { name: targetName, nodes } = splitTargetLabel(name);
       const target = getTarget(targetName);
-      log(`capacity: ${id} on ${name}`);
+      events.emit('note', `${id} on ${name}`);
       const ctx = { target, ...(o.url ? { url: o.url } : {}), ...(nodes > 1 ? { nodes } : {}), ...(o.serverWorkers > 0 ? { serviceArgs: ['--workers', String(o.serverWorkers)] } : {}), seed: o.seed, signal, log, progress: (p: Record<string, unknown>) => hooks.progress?.({ scenario: id, target: name, ...p }) };
       try {
         // The label, not the bare name, tells replay-redis:2 from replay-redis in the tables.
@@ -55,7 +61,7 @@ export async function runCapacity(o: CapacityOptions, hooks: CapacityHooks = {})
         results.push({ ...r, target: name, ...(nodes > 1 ? { params: { ...r.params, nodes } } : {}) });
       } catch (err) {
         const e = toErrorBody(err);
-        log(`capacity: ${id} on ${name} failed: ${e.code}: ${e.message}`);
+        events.emit('note', `${id} on ${name} failed: ${e.code}: ${e.message}`);
         results.push({
           scenario: id,
           title: m.title,

@@ -1,4 +1,4 @@
-import type { Quantiles } from '../avalanche/herd.ts';
+import type { Quantiles } from '../engine/fleet.ts';
 import type { RestartRunResult } from '../avalanche/result.ts';
 import type { DeployImpactOptions } from './options.ts';
 

@@ -4,10 +4,11 @@ import { checkValidity } from '../core/validity.ts';
 import { summarize } from '../core/latency.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { getTarget } from '../targets/index.ts';
-import { canceller } from '../avalanche/cancel.ts';
-import { ClientFleet } from '../avalanche/fleet.ts';
-import { droppedTracks, quantiles } from '../avalanche/herd.ts';
-import { LocalNodes } from '../avalanche/nodes.ts';
+import { cancelled, relayPhases } from '../engine/present.ts';
+import { ClientFleet, droppedTracks, quantiles } from '../engine/fleet.ts';
+import { settlePhase } from '../engine/phases/settle.ts';
+import { pct } from '../engine/results.ts';
+import { LocalNodes } from '../core/local-nodes.ts';
 import type { RestartValidity } from '../avalanche/validity.ts';
 import { deployMessages, type DeployImpactOptions } from './options.ts';
 import type { DeployImpactResult, PublisherRestart } from './result.ts';
@@ -17,7 +18,7 @@ export interface DeployImpactEvents {
   phase: (name: 'start' | 'connect' | 'publish' | 'deploy' | 'settle' | 'report', detail: string) => void;
 }
 
-const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
+const PHASES: ReadonlySet<string> = new Set(['start', 'connect', 'publish', 'deploy', 'settle', 'report']);
 
 /**
  * Clients stay on the realtime server while the app side restarts: the standalone publisher
@@ -31,7 +32,6 @@ export function runDeployImpact(opts: DeployImpactOptions, ctl: { signal?: Abort
 }
 
 async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvents>, signal: AbortSignal | undefined): Promise<DeployImpactResult> {
-  const { wait, check } = canceller(signal);
   const target = getTarget(o.target);
   const seed = o.seed || randomSeed();
   const startedAt = new Date();
@@ -44,12 +44,17 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
   events.emit('phase', 'start', o.url ? `using ${o.url}` : `local ${target.name}`);
   const nodes = o.url ? undefined : await LocalNodes.start(target, 1, o.broadcastKey ? { env: { BROADCAST_KEY: o.broadcastKey } } : {});
   const url = o.url ? o.url.replace(/\/+$/, '') : nodes!.urls[0]!;
-  const fleet = new ClientFleet({ target, urls: [url], stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy });
+  const fleet = new ClientFleet({ target, urls: [url], stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy, ...(signal ? { signal } : {}) });
+  const s = fleet.session;
+  relayPhases(s, events, PHASES);
+  const wait = async (ms: number) => {
+    await s.nap(ms);
+    cancelled(s);
+  };
   const publishers: StandalonePublisher[] = [];
   try {
-    events.emit('phase', 'connect', `${o.clients} clients at ${o.ramp}/s`);
-    const connectFailures = await fleet.connectAll(o.ramp);
-    check();
+    const connectFailures = await fleet.connectAll(o.ramp, undefined, `${o.clients} clients at ${o.ramp}/s`);
+    cancelled(s);
     await wait(500);
 
     const sentAt = new Float64Array(messages + 1).fill(NaN);
@@ -66,7 +71,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       answered[m.seq] = 1;
       if (m.ok) {
         accepted[m.seq] = 1;
-        fleet.ledger.accept(m.seq);
+        s.accept(m.seq, { sentAt: m.sentAt, answeredAt: m.at });
         if (m.seq >= resumeFrom && resumedAtMs === null) resumedAtMs = m.at;
       } else {
         failed++;
@@ -130,17 +135,16 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     if (firstAfter > lastBefore + 1) pub.gapSeqs = { from: lastBefore + 1, to: firstAfter - 1 };
     pub.gapMessages = pub.gapSeqs ? pub.gapSeqs.to - pub.gapSeqs.from + 1 : 0;
 
-    events.emit('phase', 'settle', `up to ${o.settleMs} ms`);
     let acceptedCount = 0;
     for (let s = 1; s <= messages; s++) acceptedCount += accepted[s]!;
     const connectedNow = fleet.connectedCount();
-    const settleEnd = Date.now() + o.settleMs;
     const receivedAccepted = () => {
       let n = 0;
       for (let i = 0; i < o.clients; i++) for (let s = 1; s <= messages; s++) if (accepted[s] && fleet.ledger.latencyOf(i, s) !== undefined) n++;
       return n;
     };
-    while (Date.now() < settleEnd && fleet.deliveryLatency.count < connectedNow * acceptedCount) await wait(200);
+    await s.run(settlePhase({ maxMs: o.settleMs, stepMs: 200, until: () => s.latency.count >= connectedNow * acceptedCount }));
+    cancelled(s);
     fleet.close();
 
     const received = receivedAccepted();
@@ -207,6 +211,8 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       runnerPeakRssMb: runner.runnerPeakRssMb,
       runner,
       elapsedMs: Date.now() - runStart,
+      // Messages due while the publisher was down were never accepted: not expected, not loss.
+      ...s.lossReport(),
       plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.warmupMs + o.publishAfterMs + o.settleMs + 10_000,
     };
     events.emit('phase', 'report', `${partial.droppedConnections} dropped, publisher down ${pub.downtimeMs} ms (${pub.gapMessages} messages), ${partial.lostDeliveries} deliveries lost by the server`);

@@ -1,5 +1,7 @@
 import type { Emitter } from '../../lib/emitter.ts';
+import { ReboundError } from '../../lib/errors.ts';
 import type { EngineEvents, Progress } from './events.ts';
+import type { Session } from './types.ts';
 
 /** `[label] published 40/60, connected 498/500, delivered 99.87%, drops 120, loop lag p99 3 ms (max 12 ms)`. */
 export function progressLine(label: string, p: Progress): string {
@@ -46,4 +48,18 @@ export function relayProgress(events: Emitter<EngineEvents>, fn: ((p: ProgressSn
     events.on('progress', (p: Progress) => fn((last = { phase: p.phase, connected: p.connected, published: p.published, received: p.received, deliveredPct: p.deliveredPct }))),
   ];
   return () => off.forEach((f) => f());
+}
+
+/** The session's phase events under a runner's own phase names (others, such as each publisher's `publish`, stay in the session). */
+export function relayPhases<N extends string>(s: Session, events: Emitter<{ phase: (name: N, detail: string) => void }>, names: ReadonlySet<string>): () => void {
+  return s.events.on('phase', (name, detail) => void (names.has(name) && events.emit('phase', name as N, detail)));
+}
+
+/**
+ * A job service's cancel, for runners whose contract is to reject on it (avalanche,
+ * deploy-impact): throws RR_ERR_RUN_FAILED once the session is aborted, so the run's `finally`
+ * stops its nodes, clients and publishers at once.
+ */
+export function cancelled(s: Pick<Session, 'aborted'>): void {
+  if (s.aborted) throw new ReboundError('RR_ERR_RUN_FAILED', 'the run was cancelled');
 }

@@ -30,7 +30,7 @@ export class RunSession implements Session {
   readonly ledger: DeliveryLedger;
   readonly latency = new LatencyRecorder();
   readonly timelines: ClientTimelines;
-  readonly events = new Emitter<EngineEvents>();
+  readonly events: Emitter<EngineEvents>;
   /** Noticed disconnects by reason (our own closes excluded). */
   readonly disconnectReasons: Record<string, number> = {};
   /** Reconnects (a `connected` after the first) and those where the server restored the session. */
@@ -55,6 +55,7 @@ export class RunSession implements Session {
     this.seed = o.seed;
     this.clock = o.clock ?? realClock;
     this.hooks = o.hooks ?? {};
+    this.events = o.events ?? new Emitter<EngineEvents>();
     this.book = new ConnectionBook(o.clients);
     this.ledger = new DeliveryLedger(o.clients, o.messages);
     this.timelines = new ClientTimelines(o.clients, o.messages, resumeProtocolOf(o.target));
@@ -139,7 +140,8 @@ export class RunSession implements Session {
     try {
       for (let k = 0; k < policy.maxAttempts && !this.isStopping && !this.isAborted; k++) {
         await this.nap(policy.delayMs(k, i));
-        if (this.isStopping || this.isAborted || this.up[i]) return;
+        // A driver that raced a library-side or late reconnect stops once the client is up.
+        if (this.isStopping || this.isAborted || (k > 0 && this.up[i]) || policy.beforeAttempt?.(i) === false) return;
         try {
           await withTimeout(this.clients[i]!.reconnect(), policy.attemptTimeoutMs);
           return;

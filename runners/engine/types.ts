@@ -27,6 +27,8 @@ export interface ReconnectPolicy {
   maxAttempts: number;
   /** One attempt not subscribed by then failed. */
   attemptTimeoutMs: number;
+  /** Called right before each attempt; false gives up (a deadline passed). */
+  beforeAttempt?(i: number): boolean;
 }
 
 /** One of this run's payloads as decoded at a client (runners/targets/payload.ts). */
@@ -69,6 +71,8 @@ export interface SessionOptions {
   /** Build a client (a lean client, a counting socket); default `target.createClient`. */
   createClient?: (opts: ClientOptions) => TargetClient;
   hooks?: SessionHooks;
+  /** Emit into this emitter instead of a new one (a runner that hands its events out before the session exists). */
+  events?: Emitter<EngineEvents>;
   /**
    * Messages that are not the publisher's payloads (whispers: client-to-client frames) go here
    * instead of the session's decoder and ledger; the runner books them itself.

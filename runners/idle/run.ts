@@ -8,6 +8,9 @@ import { assertNever, type ParentToWorker, type WorkerTally, type WorkerToParent
 import { workerCount, type IdleOptions } from './options.ts';
 import { startTargetSampler } from '../core/target-usage.ts';
 import { ChildLink } from '../core/child-link.ts';
+import { Emitter } from '../../lib/emitter.ts';
+import type { EngineEvents } from '../engine/events.ts';
+import { logLines } from '../engine/present.ts';
 import { checkIdleValidity } from './validity.ts';
 import type { IdleResult } from './result.ts';
 
@@ -17,7 +20,9 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export interface IdleHooks {
   signal?: AbortSignal;
   progress?: (p: { phase: string; attempted: number; connected: number; subscribed: number; failed: number; open: number }) => void;
+  /** Lines for a log, rendered from the run's events (runners/engine/present.ts). */
   log?: (line: string) => void;
+  events?: (e: Emitter<EngineEvents>) => void;
 }
 
 class Worker extends ChildLink<ParentToWorker> {
@@ -95,8 +100,11 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
   const startedAt = new Date(started).toISOString();
   const fdLimit = openFileLimit();
   const n = workerCount(opts, fdLimit);
-  const log = hooks.log ?? (() => {});
-  log(`idle: ${opts.clients} clients to ${opts.target} over ${n} worker process(es) at ${opts.ramp}/s, hold ${opts.hold} s`);
+  // The clients live in worker processes, not in a run session; the run still speaks in engine events.
+  const events = new Emitter<EngineEvents>();
+  hooks.events?.(events);
+  logLines(events, hooks.log, 'idle');
+  events.emit('phase', 'start', `${opts.clients} clients to ${opts.target} over ${n} worker process(es) at ${opts.ramp}/s, hold ${opts.hold} s`);
   const workers = Array.from({ length: n }, (_, i) => new Worker(forkWorker(i, opts.workerFdLimit), i));
   const sampler = startTargetSampler({ url, ...(targetPid ? { pid: targetPid } : {}) });
   let aborted = false;
@@ -125,6 +133,7 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
     // Workers connect nobody before startAt: the chart's line starts from zero there.
     clientSeries.push([0, 0, 0, 0, 0]);
     phase = 'ramp';
+    events.emit('phase', 'ramp', `${opts.clients} clients at ${opts.ramp}/s`);
     workers.forEach((w, i) => w.send({ type: 'start', target: opts.target, url, stream: opts.stream, first: i, stride: n, count: Math.floor(opts.clients / n) + (i < opts.clients % n ? 1 : 0), rampPerSec: opts.ramp, startAt, addresses: opts.addresses, connectTimeoutMs: opts.connectTimeoutMs }));
     const rampBudget = (opts.clients * 1000) / opts.ramp + opts.connectTimeoutMs + 60_000;
     for (const w of workers) if (!(await w.until(() => w.tally.ramped !== undefined, rampBudget, hooks.signal))) break;
@@ -133,7 +142,7 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
     const ramped = totals('ramped');
     aborted = hooks.signal?.aborted ?? false;
     phase = 'hold';
-    log(`idle: ramp done in ${rampEnd - startAt} ms: ${sum(ramped, 'subscribed')} subscribed, ${sum(ramped, 'failed')} failed; holding ${opts.hold} s`);
+    events.emit('phase', 'hold', `ramp done in ${rampEnd - startAt} ms: ${sum(ramped, 'subscribed')} subscribed, ${sum(ramped, 'failed')} failed; holding ${opts.hold} s`);
     const holdStart = Date.now();
     while (!aborted && Date.now() - holdStart < opts.hold * 1000) {
       await sleep(Math.min(500, holdStart + opts.hold * 1000 - Date.now()));
@@ -144,6 +153,7 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
     const last = totals('last');
     clientSeries.push([holdEnd - t0, sum(last, 'connected'), sum(last, 'subscribed'), sum(last, 'failed'), sum(last, 'open')]);
     phase = 'close';
+    events.emit('phase', 'close', 'closing every client');
     workers.forEach((w) => w.send({ type: 'stop' }));
     for (const w of workers) await w.until(() => w.tally.done !== undefined, 30_000);
     const { samples, metricsAnswered } = sampler.stop();

@@ -17,6 +17,7 @@ import { publishPhase } from '../engine/phases/publish.ts';
 import { settlePhase } from '../engine/phases/settle.ts';
 import { deliveryFields, pct, publisherFields } from '../engine/results.ts';
 import { RunSession } from '../engine/session.ts';
+import type { EngineEvents } from '../engine/events.ts';
 import { getTarget } from '../targets/index.ts';
 import { listenWindow, SUBSCRIBER_ONLY_CODES } from './listen.ts';
 import { PROGRESS_EVERY_MS, type JitterProgress } from './progress.ts';
@@ -31,6 +32,8 @@ export interface JitterEvents {
 
 export interface JitterRun {
   events: Emitter<JitterEvents>;
+  /** The run session's own typed events (runners/engine/events.ts), for subscribers that render any runner. */
+  engine: Emitter<EngineEvents>;
   result: Promise<JitterResult>;
 }
 
@@ -47,12 +50,13 @@ export const dropsWithin = (o: { jitter: number; duration: number; msgs: number;
  */
 export function runJitter(opts: JitterOptions, url: string, local?: { targetPid?: number; signal?: AbortSignal }): JitterRun {
   const events = new Emitter<JitterEvents>();
+  const engine = new Emitter<EngineEvents>();
   // Start on the next turn so callers can attach listeners first.
-  const result = new Promise<JitterResult>((resolve, reject) => setImmediate(() => execute(opts, url, events, local ?? {}).then(resolve, reject)));
-  return { events, result };
+  const result = new Promise<JitterResult>((resolve, reject) => setImmediate(() => execute(opts, url, events, engine, local ?? {}).then(resolve, reject)));
+  return { events, engine, result };
 }
 
-async function execute(o: JitterOptions, url: string, events: Emitter<JitterEvents>, local: { targetPid?: number; signal?: AbortSignal }): Promise<JitterResult> {
+async function execute(o: JitterOptions, url: string, events: Emitter<JitterEvents>, engine: Emitter<EngineEvents>, local: { targetPid?: number; signal?: AbortSignal }): Promise<JitterResult> {
   const target = getTarget(o.target);
   const seed = o.seed !== 0 ? o.seed : randomSeed(); // 0 means "pick one", documented
   const startedAt = new Date();
@@ -82,6 +86,7 @@ async function execute(o: JitterOptions, url: string, events: Emitter<JitterEven
     runId,
     stream,
     seed,
+    events: engine,
     ...(local.signal ? { signal: local.signal } : {}),
     clientOptions: { reconnectStrategy: o.reconnectStrategy, reconnectBaseMs: o.reconnectBaseMs },
     hooks: {
@@ -175,7 +180,7 @@ async function execute(o: JitterOptions, url: string, events: Emitter<JitterEven
   }
 
   function report(rampStart: number, pub: PublisherResult, runner: RunnerHealth): JitterResult {
-    events.emit('phase', 'report', 'computing');
+    s.events.emit('phase', 'report', 'computing');
     const ex = chaos!;
     const disruptions = kinds.map((k) => ex.tracker.report(k, ex.applied, s.ledger, sentAtMs, target.replays));
     const d = deliveryFields(s, pub.published);

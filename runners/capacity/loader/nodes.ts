@@ -1,6 +1,6 @@
 import { ReboundError } from '../../../lib/errors.ts';
 import { startTestRedis, type TestRedis } from '../../../services/common/redis-testing.ts';
-import { LocalNodes } from '../../avalanche/nodes.ts';
+import { LocalNodes } from '../../core/local-nodes.ts';
 import { watchTarget } from '../../core/target-usage.ts';
 import type { TargetDefinition } from '../../targets/types.ts';
 

@@ -1,0 +1,270 @@
+import WebSocket from 'ws';
+import { childRng, type Rng } from '../../lib/rng.ts';
+import type { ClientOptions, TargetClient, TargetDefinition } from '../targets/types.ts';
+import { backoffCeilingMs, TUNED_BACKOFF, tunedSpec } from '../targets/reconnect.ts';
+import { handshakeFailureKind } from '../avalanche/handshake.ts';
+import { LatencyRecorder } from '../core/latency.ts';
+import { connectPhase } from './phases/connect.ts';
+import { RunSession } from './session.ts';
+import type { ReconnectPolicy } from './types.ts';
+
+/** What the fleet knows about one client, on the runner's clock (ms since epoch; 0 = never). */
+export interface ClientTrack {
+  connected: boolean;
+  /** Connected when the restart began (the clients a restart can drop). */
+  connectedAtRestart: boolean;
+  /** Disconnects noticed after the restart began. */
+  drops: number;
+  firstDropAt: number;
+  /** When the client was last connected and subscribed again after a drop. */
+  backAt: number;
+  /** Connect attempts after the restart began (successful ones included). */
+  attempts: number;
+  attemptStartedAt: number;
+}
+
+export interface Quantiles {
+  count: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+/** The benchmark's percentile: element floor((len − 1)·p/100) of the sorted values. */
+export function quantiles(values: readonly number[]): Quantiles {
+  const s = [...values].sort((a, b) => a - b);
+  const q = (p: number) => (s.length ? Math.round(s[Math.floor(((s.length - 1) * p) / 100)]!) : 0);
+  return { count: s.length, p50: q(50), p95: q(95), p99: q(99), max: s.length ? Math.round(s.at(-1)!) : 0 };
+}
+
+/** Clients the restart dropped: connected when it began and disconnected afterwards. */
+export const droppedTracks = (tracks: readonly ClientTrack[]) => tracks.filter((t) => t.connectedAtRestart && t.drops > 0);
+
+export interface FleetOptions {
+  target: TargetDefinition;
+  /** One base URL per node; client i uses urls[i % urls.length]. */
+  urls: readonly string[];
+  stream: string;
+  runId: string;
+  clients: number;
+  messages: number;
+  seed: number;
+  reconnectStrategy: 'default' | 'tuned';
+  /** Base of the tuned backoff, ms; default 500. */
+  reconnectBaseMs?: number;
+  signal?: AbortSignal;
+}
+
+/** A runner-driven reconnect delay before attempt `k` (0-based). */
+export function backoffMs(strategy: 'default' | 'tuned', k: number, rng: Rng, baseMs = TUNED_BACKOFF.baseMs): number {
+  if (strategy === 'tuned') return rng() * backoffCeilingMs(tunedSpec(baseMs), k);
+  // socket.io-client's default (backo2): 1 s × 2^k, ±50% randomization, capped at 5 s.
+  const ms = 1000 * 2 ** Math.min(k, 10);
+  const r = rng();
+  const deviation = Math.floor(r * 0.5 * ms);
+  return Math.min((Math.floor(r * 10) & 1) === 0 ? ms - deviation : ms + deviation, 5000);
+}
+
+const MAX_MANUAL_ATTEMPTS = 500;
+
+/**
+ * A run session (runners/engine/session.ts) with what a restart needs on top: per client drop
+ * and back times, connect attempts and their failures by kind, connect latency during the herd.
+ * Manual targets (ws, default Socket.IO) are reconnected through the session's driver with a
+ * seeded backoff; library targets reconnect themselves and their attempts are observed, not
+ * driven. The restart runners (avalanche, deploy-impact) share it.
+ */
+export class ClientFleet {
+  readonly session: RunSession;
+  readonly connectLatency = new LatencyRecorder();
+  readonly tracks: ClientTrack[];
+  readonly handshakeFailures: Record<string, number> = {};
+  readonly disconnectReasons: Record<string, number> = {};
+  /** The library's own words for each disconnect (e.g. socket.io's 'io server disconnect', after which it does not reconnect). */
+  readonly disconnectDetails: Record<string, number> = {};
+  readonly connectFailureCauses: Record<string, number> = {};
+  /** Reconnect times (runner clock) in order, for the herd curve. */
+  readonly reconnectTimes: number[] = [];
+  resumes = 0;
+  /** Replay protocols: history requests the server could not serve (e.g. a stream epoch from before the restart). */
+  historyNotFound = 0;
+  dropsBeforeRestart = 0;
+  herdStart = 0;
+  private reconnectUntil = Infinity;
+  private readonly policy: ReconnectPolicy;
+
+  constructor(private readonly o: FleetOptions) {
+    this.tracks = Array.from({ length: o.clients }, () => ({ connected: false, connectedAtRestart: false, drops: 0, firstDropAt: 0, backAt: 0, attempts: 0, attemptStartedAt: 0 }));
+    const rngs = Array.from({ length: o.clients }, (_, i) => childRng(o.seed, i));
+    this.policy = {
+      delayMs: (k, i) => backoffMs(o.reconnectStrategy, k, rngs[i]!, o.reconnectBaseMs),
+      maxAttempts: MAX_MANUAL_ATTEMPTS,
+      attemptTimeoutMs: 10_000,
+      beforeAttempt: (i) => {
+        if (this.tracks[i]!.connected || Date.now() > this.reconnectUntil) return false;
+        this.attemptStarted(i);
+        return true;
+      },
+    };
+    this.session = new RunSession({
+      target: o.target,
+      urlOf: (i) => o.urls[this.nodeOf(i)]!,
+      clients: o.clients,
+      messages: o.messages,
+      runId: o.runId,
+      stream: o.stream,
+      seed: o.seed,
+      ...(o.signal ? { signal: o.signal } : {}),
+      clientOptions: { reconnectStrategy: o.reconnectStrategy, ...(o.reconnectBaseMs !== undefined ? { reconnectBaseMs: o.reconnectBaseMs } : {}) },
+      createClient: (opts) => this.create(opts),
+      hooks: {
+        connected: (i, { resumed, at }) => this.onConnected(i, resumed, at),
+        disconnected: (i, { reason, detail }) => this.onDisconnected(i, reason, detail),
+        history: (_i, { ok }) => void (ok || this.historyNotFound++),
+      },
+    });
+    this.session.openClients();
+  }
+
+  get ledger() {
+    return this.session.ledger;
+  }
+
+  get deliveryLatency() {
+    return this.session.latency;
+  }
+
+  get foreign(): number {
+    return this.session.foreign;
+  }
+
+  get clients(): readonly TargetClient[] {
+    return this.session.clients;
+  }
+
+  nodeOf(i: number): number {
+    return i % this.o.urls.length;
+  }
+
+  connectedCount(): number {
+    let n = 0;
+    for (const t of this.tracks) n += t.connected ? 1 : 0;
+    return n;
+  }
+
+  /** The restart begins now: from here on drops, attempts and connect latencies belong to the herd. */
+  markRestart(now = Date.now(), reconnectUntil = Infinity): void {
+    this.herdStart = now;
+    this.reconnectUntil = reconnectUntil;
+    for (const t of this.tracks) t.connectedAtRestart = t.connected;
+  }
+
+  /** Every client that was connected at the restart is connected again. */
+  allBack(): boolean {
+    for (const t of this.tracks) if (t.connectedAtRestart && !t.connected) return false;
+    return true;
+  }
+
+  /** Connect every client at `ramp` per second (the session's connect phase); resolves with the number that failed. */
+  async connectAll(ramp: number, timeoutMs = 20_000, detail?: string): Promise<number> {
+    await this.session.run(connectPhase({ perSec: ramp, timeoutMs, ...(detail ? { detail } : {}) }));
+    const { connectFailures, connectFailureCauses } = this.session.book.summary();
+    for (const [cause, n] of Object.entries(connectFailureCauses)) this.connectFailureCauses[cause] = (this.connectFailureCauses[cause] ?? 0) + n;
+    return connectFailures;
+  }
+
+  close(): void {
+    this.session.close();
+  }
+
+  private create(opts: ClientOptions): TargetClient {
+    const i = opts.index;
+    const t = this.o.target;
+    // AnyCable clients open one WebSocket per attempt: a counting subclass sees each attempt and
+    // its failure without changing the library's behaviour.
+    const withCounting: ClientOptions & { cableOptions?: Record<string, unknown> } = t.service?.name === 'replay' || t.name === 'anycable' ? { ...opts, cableOptions: { websocketImplementation: countingWebSocket(() => this.attemptStarted(i), (e) => this.attemptFailed(i, e), () => this.attemptClosed(i)) } } : opts;
+    const c = t.createClient(withCounting);
+    if (t.service?.name === 'socketio' && t.reconnect === 'library') observeSocketIoManager(c, () => this.attemptStarted(i), (e) => this.attemptFailed(i, e));
+    return c;
+  }
+
+  private attemptStarted(i: number): void {
+    const t = this.tracks[i]!;
+    t.attemptStartedAt = Date.now();
+    if (this.herdStart) t.attempts++;
+  }
+
+  private attemptFailed(i: number, err: unknown): void {
+    this.tracks[i]!.attemptStartedAt = 0;
+    if (!this.herdStart || this.session.stopping) return;
+    const kind = handshakeFailureKind(err);
+    this.handshakeFailures[kind] = (this.handshakeFailures[kind] ?? 0) + 1;
+  }
+
+  /** A socket closed: if its attempt had not connected nor failed yet, it failed now. */
+  private attemptClosed(i: number): void {
+    if (this.tracks[i]!.attemptStartedAt) this.attemptFailed(i, new Error('closed before subscribed'));
+  }
+
+  private onDisconnected(i: number, reason: string, detail: string | undefined): void {
+    // We close only when stopping: a 'closed' now is the server telling the library not to
+    // reconnect (a disconnect frame with reconnect: false), and that client stays away.
+    const key = reason === 'closed' ? `closed_no_reconnect${detail ? `:${detail}` : ''}` : reason;
+    const t = this.tracks[i]!;
+    if (!t.connected && reason !== 'closed') return; // a library reporting each failed attempt again
+    this.disconnectReasons[key] = (this.disconnectReasons[key] ?? 0) + 1;
+    if (detail) this.disconnectDetails[detail] = (this.disconnectDetails[detail] ?? 0) + 1;
+    if (!t.connected) return;
+    t.connected = false;
+    if (this.herdStart) {
+      t.drops++;
+      t.firstDropAt ||= Date.now();
+    } else this.dropsBeforeRestart++;
+    if (this.o.target.reconnect === 'manual') void this.session.reconnect(i, this.policy, (err) => this.attemptFailed(i, err));
+  }
+
+  private onConnected(i: number, resumed: boolean, now: number): void {
+    const t = this.tracks[i]!;
+    t.connected = true;
+    if (t.attemptStartedAt && this.herdStart) this.connectLatency.recordMs(now - t.attemptStartedAt);
+    t.attemptStartedAt = 0;
+    if (this.herdStart && t.drops > 0) {
+      t.backAt = now;
+      this.reconnectTimes.push(now);
+      if (resumed) this.resumes++;
+    }
+  }
+}
+
+/** A `ws` WebSocket that reports each construction (one attempt), its error and its close. */
+function countingWebSocket(onStart: () => void, onError: (e: Error) => void, onClose: () => void): typeof WebSocket {
+  return class CountingWebSocket extends WebSocket {
+    constructor(address: string, protocols?: string | string[], options?: WebSocket.ClientOptions) {
+      super(address, protocols, options);
+      onStart();
+      this.on('error', (e) => onError(e));
+      this.on('close', () => onClose());
+    }
+  } as typeof WebSocket;
+}
+
+interface ManagerLike {
+  on(ev: string, fn: (arg: unknown) => void): void;
+}
+
+/**
+ * socket.io-client reconnects inside its Manager, which the adapter does not expose: read it off
+ * the adapter's socket once connected. If the adapter's shape changes, attempts are simply not
+ * observed (the report then shows 0 attempts, never a wrong count of failures).
+ */
+function observeSocketIoManager(c: TargetClient, onStart: () => void, onError: (e: unknown) => void): void {
+  let hooked: unknown;
+  c.on('connected', () => {
+    const io = (c as unknown as { socket?: { io?: ManagerLike } }).socket?.io;
+    if (!io || hooked === io || typeof io.on !== 'function') return;
+    hooked = io;
+    io.on('reconnect_attempt', () => onStart());
+    io.on('reconnect_error', (e) => onError(e));
+  });
+}
