@@ -1,3 +1,4 @@
+import { pct } from '../engine/results.ts';
 import { mergeLatency, summarize } from '../core/latency.ts';
 import { checkValidity } from '../core/validity.ts';
 import { mergeEpochReports } from '../core/epoch-book.ts';
@@ -11,7 +12,6 @@ import type { JitterResult } from './result.ts';
  * latency HdrHistograms merged exactly (mergeLatency); disruption spreads are not mergeable
  * exactly and are combined conservatively, with each worker's own figures kept in perWorker.
  */
-const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
 const sum = <T>(xs: T[], f: (x: T) => number) => xs.reduce((a, x) => a + f(x), 0);
 const addMaps = (ms: Record<string, number>[]) => {
   const out: Record<string, number> = {};

@@ -1,3 +1,4 @@
+import { pct } from '../engine/results.ts';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { reapOnExit } from '../../lib/reaper.ts';
@@ -34,7 +35,6 @@ import type { Scenario, SickRedisOptions } from './options.ts';
  */
 
 const CLIENT_PROC = fileURLToPath(new URL('./client-proc.ts', import.meta.url));
-const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
 
 export interface HealthWatch {
   /** Per node: ms from the event to its first non-200 /health (null: never degraded). */

@@ -55,6 +55,8 @@ describe('replay target client', () => {
     await publish(1);
     await waitUntil(() => msgs.length === 1, 3000, 'first message');
     expect(JSON.parse(msgs[0]!.data)).toMatchObject({ seq: 1 });
+    // The library's own parse is handed over (no stringify here and parse again in the decoder).
+    expect(msgs[0]!.value).toMatchObject({ seq: 1 });
     expect(msgs[0]!.offset).toBe(1);
     expect(client.drop()).toBe(true);
     await publish(2);
