@@ -1,6 +1,5 @@
 import { Emitter } from '../../lib/emitter.ts';
 import { randomSeed } from '../../lib/rng.ts';
-import { summarize } from '../core/latency.ts';
 import type { PublisherResult } from '../core/publisher.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { openFileLimit } from '../core/runner-limits.ts';
@@ -160,6 +159,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     // Unlike the jitter runner, an avalanche expects every planned message (see result.ts
     // `expectedDeliveries`): refusals while the target was down are what the restart cost, and
     // they are split out below (lostUnpublishedDeliveries vs lostAcceptedDeliveries).
+    // Refused messages are then booked publisher_side in the loss causes.
     fleet.ledger.acceptAll();
     const totals = fleet.ledger.totals();
     // A rolling restart times each client from its own node's restart; otherwise from the restart's start.
@@ -175,7 +175,6 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     const drops = dropped.map((t) => t.firstDropAt);
     const restartWindowEnd = Math.max(restart.endedAtMs, ...dropped.map((t) => t.backAt)) + 2000;
     const during = failureTimes.filter((t) => t >= restartAt && t <= restartWindowEnd).length;
-    const enc = fleet.deliveryLatency.encode();
     const connectedClients = o.clients - connectFailures;
     let published = 0;
     for (let s = 1; s <= messages; s++) if (accepted.every((a) => a[s])) published++;
@@ -190,15 +189,8 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       nodeUrls: urls,
       front: front ? { ...front.report } : null,
       restart,
-      clients: o.clients,
-      connectedClients,
-      connectFailures,
-      connectFailureCauses: fleet.connectFailureCauses,
-      initiallyConnected,
-      droppedConnections: dropped.length,
-      reconnected: dropped.length - never,
+      ...fleet.restartFields(),
       reconnectRatePct: pct(dropped.length - never, dropped.length),
-      neverReconnected: never,
       neverReconnectedPct: pct(never, dropped.length),
       neverReconnectedSample: fleet.tracks.flatMap((t, i) => (t.connectedAtRestart && t.drops > 0 && !t.connected ? [{ client: i, node: fleet.nodeOf(i), drops: t.drops, attempts: t.attempts, droppedAtMs: t.firstDropAt - restartAt, attemptPending: t.attemptStartedAt > 0 }] : [])).slice(0, 10),
       recoveryMs: quantiles(rec),
@@ -210,7 +202,6 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       resumedReconnects: fleet.resumes,
       historyNotFound: target.replays && target.service?.name !== 'socketio' ? fleet.historyNotFound : null,
       dropsBeforeRestart: fleet.dropsBeforeRestart,
-      disconnectReasons: fleet.disconnectReasons,
       disconnectDetails: fleet.disconnectDetails,
       herd: herdReport({ tracks: fleet.tracks, restartAt, handshakeFailures: fleet.handshakeFailures, connectLatency: fleet.connectLatency.encode(), attemptsObserved: dropped.some((t) => t.attempts > 0), series, endAt: herdEnd }),
       recoveryTimedOut,
@@ -234,12 +225,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       deliveryRateOfAcceptedPct: pct(acceptedDeliveries - lostAccepted, acceptedDeliveries),
       lostUnpublishedDeliveries: totals.expectedDeliveries - acceptedDeliveries,
       unacceptedDeliveries: refusedDelivered,
-      duplicates: totals.duplicates,
-      outOfOrder: totals.outOfOrder,
-      foreignMessages: fleet.foreign + totals.foreign,
       perfectClients: totals.perfectClients,
-      ...summarize(enc),
-      latencyHistogram: enc,
       runnerPeakRssMb: 0,
       runner: health.stop(),
       runnerOpenFileLimit: fdLimit ?? null,
@@ -247,8 +233,6 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       // The benchmark's names for the connect phase and the whole run.
       rampElapsedMs,
       totalElapsedMs: endAt - runStart,
-      // Refused messages (expected here, see above) are booked publisher_side.
-      ...s.lossReport(),
       plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.warmupMs + Math.max(o.publishAfterMs, o.recoveryTimeoutMs + (o.restart === 'rolling' ? o.nodes * (o.rollingGapMs + o.termGraceMs) : 0)) + o.settleMs + 5000 * o.nodes,
     };
     partial.runnerPeakRssMb = partial.runner.runnerPeakRssMb;

@@ -1,11 +1,10 @@
 import { Emitter } from '../../lib/emitter.ts';
 import { randomSeed } from '../../lib/rng.ts';
 import { checkValidity } from '../core/validity.ts';
-import { summarize } from '../core/latency.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { getTarget } from '../targets/index.ts';
 import { cancelled, relayPhases } from '../engine/present.ts';
-import { ClientFleet, droppedTracks, quantiles } from '../engine/fleet.ts';
+import { ClientFleet, quantiles } from '../engine/fleet.ts';
 import { settlePhase } from '../engine/phases/settle.ts';
 import { pct } from '../engine/results.ts';
 import { LocalNodes } from '../core/local-nodes.ts';
@@ -90,7 +89,6 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     const signal = o.signal === 'kill' ? 'SIGKILL' : 'SIGTERM';
     const killedAtMs = Date.now();
     fleet.markRestart(killedAtMs, killedAtMs + o.publishAfterMs + 30_000);
-    const initiallyConnected = fleet.tracks.filter((t) => t.connectedAtRestart).length;
     const dueAtKill = Math.min(messages, Math.floor((killedAtMs - scheduleStart) / intervalMs) + 1);
     const pub: PublisherRestart = { signal, ok: true, error: null, oldPid: first.pid, newPid: null, killedAt: new Date(killedAtMs).toISOString(), killedAtMs, exitedAtMs: null, respawnedAtMs: null, resumedAtMs: null, downtimeMs: null, processStartMs: null, gapMessages: 0, gapSeqs: null, unacknowledgedAtKill: 0, resumedAtSeq: null };
     events.emit('phase', 'deploy', `${signal} publisher pid ${first.pid}; new process in ${o.publisherDownMs} ms`);
@@ -163,10 +161,6 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       }
       if (!Number.isNaN(prev)) gaps.push(longest);
     }
-    const totals = fleet.ledger.totals();
-    const dropped = droppedTracks(fleet.tracks);
-    const never = dropped.filter((t) => !t.connected).length;
-    const enc = fleet.deliveryLatency.encode();
     let sent = 0;
     for (let s = 1; s <= messages; s++) sent += !Number.isNaN(sentAt[s]!) ? 1 : 0;
     const expected = o.clients * acceptedCount;
@@ -179,15 +173,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       stream,
       startedAt: startedAt.toISOString(),
       params: { ...o, seed },
-      clients: o.clients,
-      connectedClients: o.clients - connectFailures,
-      connectFailures,
-      connectFailureCauses: fleet.connectFailureCauses,
-      initiallyConnected,
-      droppedConnections: dropped.length,
-      reconnected: dropped.length - never,
-      neverReconnected: never,
-      disconnectReasons: fleet.disconnectReasons,
+      ...fleet.restartFields(),
       publisher: pub,
       totalMessages: messages,
       sentMessages: sent,
@@ -202,17 +188,10 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       deliveryRatePct: pct(received, expected),
       deliveryRateOfConnectedPct: pct(received, (o.clients - connectFailures) * acceptedCount),
       deliveredUnacknowledged: unacked,
-      duplicates: totals.duplicates,
-      outOfOrder: totals.outOfOrder,
-      foreignMessages: fleet.foreign + totals.foreign,
       deliveryGapMs: quantiles(gaps),
-      ...summarize(enc),
-      latencyHistogram: enc,
       runnerPeakRssMb: runner.runnerPeakRssMb,
       runner,
       elapsedMs: Date.now() - runStart,
-      // Messages due while the publisher was down were never accepted: not expected, not loss.
-      ...s.lossReport(),
       plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.warmupMs + o.publishAfterMs + o.settleMs + 10_000,
     };
     events.emit('phase', 'report', `${partial.droppedConnections} dropped, publisher down ${pub.downtimeMs} ms (${pub.gapMessages} messages), ${partial.lostDeliveries} deliveries lost by the server`);

@@ -3,7 +3,7 @@ import { childRng, type Rng } from '../../lib/rng.ts';
 import type { ClientOptions, TargetClient, TargetDefinition } from '../targets/types.ts';
 import { backoffCeilingMs, TUNED_BACKOFF, tunedSpec } from '../targets/reconnect.ts';
 import { handshakeFailureKind } from '../avalanche/handshake.ts';
-import { LatencyRecorder } from '../core/latency.ts';
+import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { connectPhase } from './phases/connect.ts';
 import { RunSession } from './session.ts';
 import type { ReconnectPolicy } from './types.ts';
@@ -90,6 +90,7 @@ export class ClientFleet {
   /** Replay protocols: history requests the server could not serve (e.g. a stream epoch from before the restart). */
   historyNotFound = 0;
   dropsBeforeRestart = 0;
+  connectFailures = 0;
   herdStart = 0;
   private reconnectUntil = Infinity;
   private readonly policy: ReconnectPolicy;
@@ -171,7 +172,38 @@ export class ClientFleet {
     await this.session.run(connectPhase({ perSec: ramp, timeoutMs, ...(detail ? { detail } : {}) }));
     const { connectFailures, connectFailureCauses } = this.session.book.summary();
     for (const [cause, n] of Object.entries(connectFailureCauses)) this.connectFailureCauses[cause] = (this.connectFailureCauses[cause] ?? 0) + n;
+    this.connectFailures = connectFailures;
     return connectFailures;
+  }
+
+  /**
+   * What every restart run reports alike (RestartRunResult): connects, who the restart dropped
+   * and who came back, delivery order and latency from the session, and the loss-cause fields.
+   * Read after the run's last `ledger.accept`.
+   */
+  restartFields() {
+    const s = this.session;
+    const dropped = droppedTracks(this.tracks);
+    const never = dropped.filter((t) => !t.connected).length;
+    const totals = s.ledger.totals();
+    const enc = s.latency.encode();
+    return {
+      clients: this.o.clients,
+      connectedClients: this.o.clients - this.connectFailures,
+      connectFailures: this.connectFailures,
+      connectFailureCauses: this.connectFailureCauses,
+      initiallyConnected: this.tracks.filter((t) => t.connectedAtRestart).length,
+      droppedConnections: dropped.length,
+      reconnected: dropped.length - never,
+      neverReconnected: never,
+      disconnectReasons: this.disconnectReasons,
+      duplicates: totals.duplicates,
+      outOfOrder: totals.outOfOrder,
+      foreignMessages: s.foreign + totals.foreign,
+      ...summarize(enc),
+      latencyHistogram: enc,
+      ...s.lossReport(),
+    };
   }
 
   close(): void {

@@ -40,12 +40,11 @@ export const publisherFields = (p: PublisherResult) => ({ published: p.published
 
 /**
  * Why every lost delivery was lost, how every reconnect resumed, live vs replayed, and the late
- * split: the field names of the jitter result (runners/jitter/result.ts), for every runner.
+ * split (RunSession.lossReport), as a result type carries them: the jitter result's field names
+ * (runners/jitter/result.ts), optional since older results lack them.
  */
-export type LossFields = LossReport;
-/** The loss-cause fields as a result type carries them (optional: absent in older results). */
 export type LossSummary = Partial<LossReport>;
-export const lossFields = (s: RunSession, lostToEpoch?: (client: number, seq: number) => boolean): LossFields => s.lossReport(lostToEpoch);
+export const lossFields = (s: RunSession, lostToEpoch?: (client: number, seq: number) => boolean): LossReport => s.lossReport(lostToEpoch);
 
 /** Sum of several loss reports (a runner with one ledger per room, workers): the late split's p99 is the highest part's. */
 export function mergeLoss(parts: LossReport[]): LossReport {

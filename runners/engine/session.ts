@@ -45,7 +45,6 @@ export class RunSession implements Session {
   private wake: () => void = () => {};
   private readonly abortedP = new Promise<void>((r) => (this.wake = r));
   private readonly hooks: SessionHooks;
-  private readonly signal: AbortSignal | undefined;
   private readonly unlisten: (() => void) | undefined;
 
   constructor(private readonly o: SessionOptions) {
@@ -61,7 +60,6 @@ export class RunSession implements Session {
     this.timelines = new ClientTimelines(o.clients, o.messages, resumeProtocolOf(o.target));
     this.up = new Uint8Array(o.clients);
     this.reconnecting = new Uint8Array(o.clients);
-    this.signal = o.signal;
     if (o.signal) {
       const fn = () => this.abort();
       o.signal.addEventListener('abort', fn, { once: true });
@@ -89,11 +87,6 @@ export class RunSession implements Session {
 
   get stopping(): boolean {
     return this.isStopping;
-  }
-
-  /** The caller's signal, for helpers that take one (rampConnect). */
-  get abortSignal(): AbortSignal | undefined {
-    return this.signal;
   }
 
   /** Run one phase over this session: its `validate()` first, then `run()`. */
