@@ -42,8 +42,8 @@ export class RunSession implements Session {
   private isStopping = false;
   private isAborted = false;
   private readonly abortListeners = new Set<() => void>();
-  private wake: () => void = () => {};
-  private readonly abortedP = new Promise<void>((r) => (this.wake = r));
+  /** Fired by abort(): every pending nap's timer is cleared at once. */
+  private readonly napAbort = new AbortController();
   private readonly hooks: SessionHooks;
   private readonly unlisten: (() => void) | undefined;
 
@@ -101,7 +101,7 @@ export class RunSession implements Session {
 
   nap(ms: number): Promise<void> {
     if (this.isAborted) return Promise.resolve();
-    return Promise.race([this.clock.sleep(ms), this.abortedP]);
+    return this.clock.sleep(ms, this.napAbort.signal);
   }
 
   onAbort(fn: () => void): () => void {
@@ -117,7 +117,7 @@ export class RunSession implements Session {
   abort(): void {
     if (this.isAborted) return;
     this.isAborted = true;
-    this.wake();
+    this.napAbort.abort();
     for (const fn of this.abortListeners) fn();
     this.abortListeners.clear();
   }

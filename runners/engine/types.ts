@@ -16,8 +16,8 @@ import type { EngineEvents } from './events.ts';
 /** Time as the engine sees it. Injected so a test can drive phases without real waits (clock.ts). */
 export interface Clock {
   now(): number;
-  /** Resolves after `ms` (at once for ms <= 0). */
-  sleep(ms: number): Promise<void>;
+  /** Resolves after `ms` (at once for ms <= 0), or when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
 /** When a manual-reconnect client (the runner reconnects it, not its library) tries again. */
