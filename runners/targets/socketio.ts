@@ -57,7 +57,8 @@ class SocketIoClient implements TargetClient {
     return new Promise<void>((resolve, reject) => {
       let first = true;
       socket.on('connect', () => {
-        const resumed = socket.recovered;
+        // `recovered` is unset (not false) on a server without CSR: the event promises a boolean.
+        const resumed = socket.recovered === true;
         const announce = () => {
           this.state = 'open';
           this.events.emit('connected', { resumed, attempt: this.attempt++ });
