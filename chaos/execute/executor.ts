@@ -4,7 +4,7 @@ import type { ChaosEvent, PlanStep } from '../plans/schedule.ts';
 import { DisruptionTracker } from '../../runners/core/disruptions.ts';
 import type { DisconnectReason } from '../../runners/targets/types.ts';
 import type { Session } from '../../runners/engine/types.ts';
-import { chaosReconnect } from './reconnect.ts';
+import { afterOffline } from '../../runners/targets/reconnect.ts';
 
 export interface ChaosExecutorOptions {
   steps: PlanStep[];
@@ -75,7 +75,7 @@ export class ChaosExecutor {
     this.tracker.onDisconnected(i, at);
     // Manual targets reconnect only when told: losses the network caused get the same treatment as
     // our drops, after the target's own floor (0 included: ws).
-    if (reason !== 'dropped' && this.s.target.reconnect === 'manual' && !this.s.stopping) void this.s.reconnect(i, chaosReconnect(this.s.target.offlineFloorMs));
+    if (reason !== 'dropped' && this.s.target.reconnect === 'manual' && !this.s.stopping) void this.s.reconnect(i, afterOffline(this.s.target.offlineFloorMs));
   }
 
   /** Clients connected now, as the tracker saw them. */
@@ -121,7 +121,7 @@ export class ChaosExecutor {
       if (!applied) continue;
       this.applied.add(idx);
       this.lastDrop[i] = ev;
-      if (this.s.target.reconnect === 'manual') await this.s.reconnect(i, chaosReconnect(this.o.offlineMs));
+      if (this.s.target.reconnect === 'manual') await this.s.reconnect(i, afterOffline(this.o.offlineMs));
     }
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../lib/rng.ts';
-import { backoffMs, type ClientTrack } from './fleet.ts';
+import { strategyDelayMs as backoffMs } from '../targets/reconnect.ts';
+import type { ClientTrack } from '../engine/fleet.ts';
 import { downtime, peakRatePerSec, recoveryTimes, timeToPct } from './herd.ts';
 import { quantiles } from '../engine/fleet.ts';
 

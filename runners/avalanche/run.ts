@@ -200,7 +200,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       downtimeOpenEnded: down.openEnded,
       disconnectSpreadMs: drops.length ? Math.max(...drops) - Math.min(...drops) : 0,
       resumedReconnects: fleet.resumes,
-      historyNotFound: target.replays && target.service?.name !== 'socketio' ? fleet.historyNotFound : null,
+      historyNotFound: target.capabilities.resume === 'history' ? fleet.historyNotFound : null,
       dropsBeforeRestart: fleet.dropsBeforeRestart,
       disconnectDetails: fleet.disconnectDetails,
       herd: herdReport({ tracks: fleet.tracks, restartAt, handshakeFailures: fleet.handshakeFailures, connectLatency: fleet.connectLatency.encode(), attemptsObserved: dropped.some((t) => t.attempts > 0), series, endAt: herdEnd }),

@@ -1,12 +1,11 @@
 import WebSocket from 'ws';
-import { childRng, type Rng } from '../../lib/rng.ts';
+import { childRng } from '../../lib/rng.ts';
 import type { ClientOptions, TargetClient, TargetDefinition } from '../targets/types.ts';
-import { backoffCeilingMs, TUNED_BACKOFF, tunedSpec } from '../targets/reconnect.ts';
+import { strategyBackoff } from '../targets/reconnect.ts';
 import { handshakeFailureKind } from '../avalanche/handshake.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { connectPhase } from './phases/connect.ts';
 import { RunSession } from './session.ts';
-import type { ReconnectPolicy } from './types.ts';
 
 /** What the fleet knows about one client, on the runner's clock (ms since epoch; 0 = never). */
 export interface ClientTrack {
@@ -56,18 +55,6 @@ export interface FleetOptions {
   signal?: AbortSignal;
 }
 
-/** A runner-driven reconnect delay before attempt `k` (0-based). */
-export function backoffMs(strategy: 'default' | 'tuned', k: number, rng: Rng, baseMs = TUNED_BACKOFF.baseMs): number {
-  if (strategy === 'tuned') return rng() * backoffCeilingMs(tunedSpec(baseMs), k);
-  // socket.io-client's default (backo2): 1 s × 2^k, ±50% randomization, capped at 5 s.
-  const ms = 1000 * 2 ** Math.min(k, 10);
-  const r = rng();
-  const deviation = Math.floor(r * 0.5 * ms);
-  return Math.min((Math.floor(r * 10) & 1) === 0 ? ms - deviation : ms + deviation, 5000);
-}
-
-const MAX_MANUAL_ATTEMPTS = 500;
-
 /**
  * A run session (runners/engine/session.ts) with what a restart needs on top: per client drop
  * and back times, connect attempts and their failures by kind, connect latency during the herd.
@@ -93,21 +80,9 @@ export class ClientFleet {
   connectFailures = 0;
   herdStart = 0;
   private reconnectUntil = Infinity;
-  private readonly policy: ReconnectPolicy;
 
   constructor(private readonly o: FleetOptions) {
     this.tracks = Array.from({ length: o.clients }, () => ({ connected: false, connectedAtRestart: false, drops: 0, firstDropAt: 0, backAt: 0, attempts: 0, attemptStartedAt: 0 }));
-    const rngs = Array.from({ length: o.clients }, (_, i) => childRng(o.seed, i));
-    this.policy = {
-      delayMs: (k, i) => backoffMs(o.reconnectStrategy, k, rngs[i]!, o.reconnectBaseMs),
-      maxAttempts: MAX_MANUAL_ATTEMPTS,
-      attemptTimeoutMs: 10_000,
-      beforeAttempt: (i) => {
-        if (this.tracks[i]!.connected || Date.now() > this.reconnectUntil) return false;
-        this.attemptStarted(i);
-        return true;
-      },
-    };
     this.session = new RunSession({
       target: o.target,
       urlOf: (i) => o.urls[this.nodeOf(i)]!,
@@ -215,9 +190,9 @@ export class ClientFleet {
     const t = this.o.target;
     // AnyCable clients open one WebSocket per attempt: a counting subclass sees each attempt and
     // its failure without changing the library's behaviour.
-    const withCounting: ClientOptions & { cableOptions?: Record<string, unknown> } = t.service?.name === 'replay' || t.name === 'anycable' ? { ...opts, cableOptions: { websocketImplementation: countingWebSocket(() => this.attemptStarted(i), (e) => this.attemptFailed(i, e), () => this.attemptClosed(i)) } } : opts;
+    const withCounting: ClientOptions & { cableOptions?: Record<string, unknown> } = t.capabilities.library === '@anycable/core' ? { ...opts, cableOptions: { websocketImplementation: countingWebSocket(() => this.attemptStarted(i), (e) => this.attemptFailed(i, e), () => this.attemptClosed(i)) } } : opts;
     const c = t.createClient(withCounting);
-    if (t.service?.name === 'socketio' && t.reconnect === 'library') observeSocketIoManager(c, () => this.attemptStarted(i), (e) => this.attemptFailed(i, e));
+    if (t.capabilities.library === 'socket.io-client' && t.reconnect === 'library') observeSocketIoManager(c, () => this.attemptStarted(i), (e) => this.attemptFailed(i, e));
     return c;
   }
 
@@ -253,7 +228,14 @@ export class ClientFleet {
       t.drops++;
       t.firstDropAt ||= Date.now();
     } else this.dropsBeforeRestart++;
-    if (this.o.target.reconnect === 'manual') void this.session.reconnect(i, this.policy, (err) => this.attemptFailed(i, err));
+    // The named strategy's backoff (runners/targets/reconnect.ts), seeded per client and outage,
+    // bounded in attempts and by the recovery wait.
+    if (this.o.target.reconnect === 'manual')
+      void this.session.reconnect(i, strategyBackoff(this.o.reconnectStrategy, childRng(this.o.seed, i), this.o.reconnectBaseMs), {
+        done: () => this.tracks[i]!.connected || Date.now() > this.reconnectUntil,
+        onAttempt: () => this.attemptStarted(i),
+        onFailure: (err) => this.attemptFailed(i, err),
+      });
   }
 
   private onConnected(i: number, resumed: boolean, now: number): void {

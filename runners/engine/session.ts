@@ -1,5 +1,4 @@
 import { Emitter } from '../../lib/emitter.ts';
-import { withTimeout } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
 import { ClientTimelines, type LossReport } from '../core/client-timelines.ts';
 import { ConnectionBook } from '../core/connections.ts';
@@ -7,11 +6,12 @@ import { LatencyRecorder } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
 import { resumeProtocolOf } from '../core/loss-causes.ts';
 import { readPayload } from '../targets/payload.ts';
+import { ManualReconnects, type ManualReconnectPolicy, type ReconnectLoopHooks } from '../targets/reconnect.ts';
 import { reconnectRng } from '../targets/seeded-jitter.ts';
 import type { TargetClient } from '../targets/types.ts';
 import { realClock } from './clock.ts';
 import type { EngineEvents } from './events.ts';
-import type { Clock, Phase, ReconnectPolicy, Session, SessionHooks, SessionOptions } from './types.ts';
+import type { Clock, Phase, Session, SessionHooks, SessionOptions } from './types.ts';
 
 /**
  * What every runner shares while it runs: N clients of one target, each wired once into the
@@ -38,7 +38,7 @@ export class RunSession implements Session {
   foreign = 0;
   private readonly up: Uint8Array;
   private upN = 0;
-  private readonly reconnecting: Uint8Array;
+  private readonly manual: ManualReconnects;
   private isStopping = false;
   private isAborted = false;
   private readonly abortListeners = new Set<() => void>();
@@ -59,7 +59,7 @@ export class RunSession implements Session {
     this.ledger = new DeliveryLedger(o.clients, o.messages);
     this.timelines = new ClientTimelines(o.clients, o.messages, resumeProtocolOf(o.target));
     this.up = new Uint8Array(o.clients);
-    this.reconnecting = new Uint8Array(o.clients);
+    this.manual = new ManualReconnects(o.clients);
     if (o.signal) {
       const fn = () => this.abort();
       o.signal.addEventListener('abort', fn, { once: true });
@@ -127,25 +127,16 @@ export class RunSession implements Session {
     if (at) this.timelines.accepted(seq, at.sentAt, at.answeredAt);
   }
 
-  async reconnect(i: number, policy: ReconnectPolicy, onFailure?: (err: unknown) => void): Promise<void> {
-    if (this.reconnecting[i]) return;
-    this.reconnecting[i] = 1;
-    try {
-      for (let k = 0; k < policy.maxAttempts && !this.isStopping && !this.isAborted; k++) {
-        await this.nap(policy.delayMs(k, i));
-        // A driver that raced a library-side or late reconnect stops once the client is up.
-        if (this.isStopping || this.isAborted || (k > 0 && this.up[i]) || policy.beforeAttempt?.(i) === false) return;
-        try {
-          await withTimeout(this.clients[i]!.reconnect(), policy.attemptTimeoutMs);
-          return;
-        } catch (err) {
-          this.counters.reconnectFailures++;
-          onFailure?.(err);
-        }
-      }
-    } finally {
-      this.reconnecting[i] = 0;
-    }
+  reconnect(i: number, policy: ManualReconnectPolicy, hooks: Partial<ReconnectLoopHooks> = {}): Promise<boolean> {
+    return this.manual.run(i, this.clients[i]!, policy, {
+      done: () => this.isStopping || this.isAborted || (hooks.done?.() ?? false),
+      sleep: (ms) => this.nap(ms),
+      ...(hooks.onAttempt ? { onAttempt: hooks.onAttempt } : {}),
+      onFailure: (err, k) => {
+        this.counters.reconnectFailures++;
+        hooks.onFailure?.(err, k);
+      },
+    });
   }
 
   lossReport(lostToEpoch?: (client: number, seq: number) => boolean): LossReport {
@@ -154,6 +145,8 @@ export class RunSession implements Session {
 
   close(): void {
     this.isStopping = true;
+    // Pending naps (a reconnect loop's pause) end now; their loops see `stopping` and return.
+    this.napAbort.abort();
     for (const c of this.clients) c.close();
     this.unlisten?.();
   }

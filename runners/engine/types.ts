@@ -11,6 +11,7 @@ import type { ClientTimelines, LossReport } from '../core/client-timelines.ts';
 import type { LatencyRecorder } from '../core/latency.ts';
 import type { DeliveryLedger } from '../core/ledger.ts';
 import type { ArrivedMessage, ClientOptions, DisconnectReason, TargetClient, TargetDefinition } from '../targets/types.ts';
+import type { ManualReconnectPolicy, ReconnectLoopHooks } from '../targets/reconnect.ts';
 import type { EngineEvents } from './events.ts';
 
 /** Time as the engine sees it. Injected so a test can drive phases without real waits (clock.ts). */
@@ -18,17 +19,6 @@ export interface Clock {
   now(): number;
   /** Resolves after `ms` (at once for ms <= 0), or when `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
-
-/** When a manual-reconnect client (the runner reconnects it, not its library) tries again. */
-export interface ReconnectPolicy {
-  /** Wait before attempt `k` (0-based) of client `i`, ms. */
-  delayMs(k: number, i: number): number;
-  maxAttempts: number;
-  /** One attempt not subscribed by then failed. */
-  attemptTimeoutMs: number;
-  /** Called right before each attempt; false gives up (a deadline passed). */
-  beforeAttempt?(i: number): boolean;
 }
 
 /** One of this run's payloads as decoded at a client (runners/targets/payload.ts). */
@@ -112,8 +102,12 @@ export interface Session {
   onAbort(fn: () => void): () => void;
   /** The target accepted `seq` (its 201): expected at every client from now; `at` is the publisher's window for loss causes. */
   accept(seq: number, at?: { sentAt: number; answeredAt: number }): void;
-  /** Reconnect manual client `i` with `policy` (one driver at a time per client). */
-  reconnect(i: number, policy: ReconnectPolicy, onFailure?: (err: unknown) => void): Promise<void>;
+  /**
+   * Bring manual client `i` back under `policy` (runners/targets/reconnect.ts: afterOffline,
+   * strategyBackoff), one loop per client at a time, on the session's clock; it ends when the
+   * session stops or aborts, or when `hooks.done()` says so. True once an attempt subscribed.
+   */
+  reconnect(i: number, policy: ManualReconnectPolicy, hooks?: Partial<ReconnectLoopHooks>): Promise<boolean>;
   /** Every lost delivery of the ledger by cause, resume outcomes, live/replayed and the late split. */
   lossReport(lostToEpoch?: (client: number, seq: number) => boolean): LossReport;
   close(): void;

@@ -19,6 +19,7 @@ import { deliveryFields, pct, publisherFields } from '../engine/results.ts';
 import { RunSession } from '../engine/session.ts';
 import type { EngineEvents } from '../engine/events.ts';
 import { getTarget } from '../targets/index.ts';
+import { offlineAfterDropMs } from '../targets/reconnect.ts';
 import { listenWindow, SUBSCRIBER_ONLY_CODES } from './listen.ts';
 import { PROGRESS_EVERY_MS, type JitterProgress } from './progress.ts';
 import type { JitterOptions } from './options.ts';
@@ -66,7 +67,7 @@ async function execute(o: JitterOptions, url: string, events: Emitter<JitterEven
   const durations: Partial<Record<(typeof kinds)[number], number>> = { drop: o.jitterMs };
   if (o.chaosMs > 0) for (const k of kinds) if (k !== 'drop') durations[k] = o.chaosMs;
   const steps = buildSchedule({ seed, kinds, clients: o.clients, groups: o.groups, jitterSec: dropsWithin(o) ? o.jitter : 0, windowMs: dropWindowMs(o), durations });
-  const offlineMs = target.reconnect === 'manual' ? Math.max(o.jitterMs, target.offlineFloorMs) : o.jitterMs;
+  const offlineMs = offlineAfterDropMs(target, o.jitterMs);
   /** Loss to a broker that came back empty, told apart from the target's (BROKER_EPOCH_CHANGED). */
   const epochs = new EpochBook(o.clients, o.msgs);
   const series = new SeriesRecorder(o.clients);

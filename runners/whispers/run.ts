@@ -13,7 +13,7 @@ import { logLines, relayProgress } from '../engine/present.ts';
 import { mergeLoss, pct } from '../engine/results.ts';
 import { RunSession } from '../engine/session.ts';
 import { getTarget } from '../targets/index.ts';
-import { whisperClientFor, type WhisperClient } from '../targets/whisper.ts';
+import { whisperClientFor, type WhisperClient } from '../targets/index.ts';
 import { whispersPerClient, type WhispersOptions } from './options.ts';
 import type { WhispersResult } from './result.ts';
 

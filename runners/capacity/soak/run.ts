@@ -11,7 +11,8 @@ import { settlePhase } from '../../engine/phases/settle.ts';
 import { logLines } from '../../engine/present.ts';
 import { pct } from '../../engine/results.ts';
 import { RunSession } from '../../engine/session.ts';
-import { leanClientFor } from '../../targets/lean.ts';
+import { pickClient } from '../../targets/index.ts';
+import { afterOffline } from '../../targets/reconnect.ts';
 import type { ScenarioContext, ScenarioResult } from '../types.ts';
 import type { SoakOptions } from './options.ts';
 import { judgeSoak, type HealthSample, type SoakJudgement } from './rules.ts';
@@ -97,13 +98,15 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
     let winAccepted = 0;
     let winDisconnects = 0;
     let winReconnects = 0;
-    // A target with no lean client (e.g. the Redis variants) is soaked with its full client, and the result says so.
-    const lean = o.clientKind === 'lean' ? leanClientFor(target.name) : undefined;
-    const clientKind = lean ? 'lean' : 'full';
+    // A target that declares no lean client is soaked with its full client, and the result says so.
+    const choice = pickClient(target, { prefer: o.clientKind })!;
+    const clientKind = choice.kind;
     // Lean clients never reconnect by themselves; full ones do when the target says the library drives it.
-    const runnerReconnects = lean !== undefined || target.reconnect === 'manual';
-    // Reconnect attempts left per client: a bound over the whole soak, whatever the target does.
-    const attemptsLeft = new Uint8Array(o.clients).fill(MAX_RECONNECTS_PER_CLIENT);
+    const runnerReconnects = choice.capabilities.reconnect === 'manual';
+    // The soak's manual reconnect: a fixed pause (never under the target's floor) between attempts,
+    // a per-client budget over the whole soak; closing the session cuts every pending pause short.
+    const reconnectsOf = new Uint16Array(o.clients);
+    const pauseMs = Math.max(1000, target.offlineFloorMs);
     const everUp = new Uint8Array(o.clients);
     const s: RunSession = new RunSession({
       target,
@@ -114,7 +117,7 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
       stream,
       seed: ctx.seed,
       signal: ctx.signal,
-      ...(lean ? { createClient: lean } : {}),
+      createClient: (x) => choice.create(x),
       hooks: {
         delivery: (d) => {
           if (!d.fresh) return;
@@ -128,13 +131,9 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
         disconnected: (i, { reason }) => {
           if (reason === 'closed' || reason === 'dropped') return;
           winDisconnects++;
-          if (!runnerReconnects || attemptsLeft[i]! === 0) return;
-          // A failed reconnect emits no new disconnect: the driver tries again, within the client's budget.
-          const delayMs = () => {
-            attemptsLeft[i] = Math.max(0, attemptsLeft[i]! - 1); // each attempt spends one
-            return Math.max(1000, target.offlineFloorMs);
-          };
-          void s.reconnect(i, { delayMs, maxAttempts: attemptsLeft[i]!, attemptTimeoutMs: 10_000 });
+          // A failed reconnect emits no new disconnect: the loop tries again, within the budget.
+          const budget = MAX_RECONNECTS_PER_CLIENT - reconnectsOf[i]!;
+          if (runnerReconnects) void s.reconnect(i, afterOffline(pauseMs, { retryMs: pauseMs, maxAttempts: budget, attemptTimeoutMs: Infinity }), { onAttempt: () => void reconnectsOf[i]!++ });
         },
       },
     });
