@@ -3,7 +3,8 @@ import { openProxyFleet, type ProxyFleet } from '../plans/proxy-fleet.ts';
 import type { ChaosEvent, PlanStep } from '../plans/schedule.ts';
 import { DisruptionTracker } from '../../runners/core/disruptions.ts';
 import type { DisconnectReason } from '../../runners/targets/types.ts';
-import type { Session } from '../../runners/engine/types.ts';
+import { ReboundError } from '../../lib/errors.ts';
+import type { Phase, Session } from '../../runners/engine/types.ts';
 import { afterOffline } from '../../runners/targets/reconnect.ts';
 
 export interface ChaosExecutorOptions {
@@ -155,4 +156,21 @@ export class ChaosExecutor {
   async close(): Promise<void> {
     await this.fleet?.close();
   }
+}
+
+/**
+ * The schedule as a phase of the run (runners/engine/types.ts): every step on its own timer from
+ * `t0`, done when the last is lifted. It runs alongside publishing or listening, so it emits no
+ * phase event of its own (each step is a `disruption` event).
+ */
+export function chaosPhase(ex: ChaosExecutor, t0: number): Phase<void> {
+  return {
+    name: 'chaos',
+    validate() {
+      if (ex.o.steps.some((st) => st.scope === 'group') && !ex.fleet) throw new ReboundError('RR_ERR_OPTION_INVALID', 'the plan has network disruptions but no proxy fleet was opened (openFleet first)');
+    },
+    async run() {
+      await Promise.all(ex.start(t0));
+    },
+  };
 }

@@ -10,6 +10,7 @@ export type PhaseName =
   | 'warmup'
   | 'publish'
   | 'listen'
+  | 'chaos'
   | 'restart'
   | 'herd'
   | 'deploy'

@@ -1,5 +1,5 @@
 import { parsePlan } from '../../chaos/plans/catalog.ts';
-import { ChaosExecutor } from '../../chaos/execute/executor.ts';
+import { ChaosExecutor, chaosPhase } from '../../chaos/execute/executor.ts';
 import { buildSchedule, scheduleEndMs } from '../../chaos/plans/schedule.ts';
 import { Emitter } from '../../lib/emitter.ts';
 import { randomSeed } from '../../lib/rng.ts';
@@ -133,7 +133,7 @@ async function execute(o: JitterOptions, url: string, events: Emitter<JitterEven
     series.start(rampStart);
     await s.run(connectPhase({ perSec: o.ramp, detail: `${o.clients} clients at ${o.ramp}/s to ${target.name}${chaos.fleet ? ` through ${o.groups} proxies` : ''}` }));
     await s.nap(1000);
-    const common = { progressEveryMs: PROGRESS_EVERY_MS, drops: () => chaos!.timeline.length, loopLag: () => health.recentLag(), alongside: (t0: number) => chaos!.start(t0) };
+    const common = { progressEveryMs: PROGRESS_EVERY_MS, drops: () => chaos!.timeline.length, loopLag: () => health.recentLag(), alongside: (t0: number) => [s.run(chaosPhase(chaos!, t0))] };
     let t0 = 0;
     let pub: PublisherResult;
     if (o.subscribeOnly) {
