@@ -24,6 +24,9 @@ function expectConsistent(r: AvalancheResult): void {
   expect(r.lostAcceptedDeliveries).toBeLessThanOrEqual(r.lostDeliveries);
   expect(r.publishFailuresDuringRestart + r.publishFailuresOutsideRestart).toBe(r.publishFailures);
   expect(r.deliveryRatePct).toBeLessThanOrEqual(100);
+  // Every lost delivery has one cause (the session's client timelines): the causes sum to the loss.
+  expect(Object.values(r.lossByCause!).reduce((a, b) => a + b, 0)).toBe(r.lostDeliveries);
+  expect(r.resumeOutcomes).toBeDefined();
 }
 
 describe.each(['kill', 'term'] as const)('avalanche --restart %s against every local target', (mode) => {

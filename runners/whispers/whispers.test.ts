@@ -17,6 +17,7 @@ describe('whispers runner', () => {
     // 3 rooms of 8: each whisper goes to 7 peers.
     expect(r.expectedReceived).toBe(24 * 15 * 7);
     expect(r.whispersReceived).toBe(r.expectedReceived);
+    expect(r.lossByCause).toEqual({});
     expect(r.deliveryRatePct).toBe(100);
     expect(r.duplicates).toBe(0);
     expect(r.latencyHistogram.count).toBe(r.whispersReceived);
@@ -33,6 +34,23 @@ describe('whispers runner', () => {
       expect(r.duplicates).toBe(0);
     });
   }
+
+  it('a server killed mid-run: every missing whisper gets one cause from its member\'s timeline, the members never came back', { timeout: 30_000 }, async () => {
+    const { startService } = await import('../../services/common/spawn.ts');
+    const svc = await startService('ws');
+    try {
+      const o = parseWhispersOptions({ values: { target: 'ws', n: '6', rooms: '2', interval: '100', duration: '2', ramp: '200', settle: '500' }, origin: 'test' });
+      const running = runWhispers(o, svc.httpUrl);
+      setTimeout(() => void svc.kill('SIGKILL'), 1500);
+      const r = await running;
+      expect(r.lostDeliveries).toBeGreaterThan(0);
+      expect(Object.values(r.lossByCause!).reduce((a, b) => a + b, 0)).toBe(r.lostDeliveries);
+      // Whisper clients do not reconnect: what was sent after the kill is "not back by the end".
+      expect(r.lossByCause!.not_back_by_end).toBeGreaterThan(0);
+    } finally {
+      await svc.stop().catch(() => {});
+    }
+  });
 
   it('answers "not supported by this target" for targets without a whisper client', () => {
     let err: unknown;
