@@ -17,6 +17,7 @@ describe('throughput runner', () => {
       expect(r.usefulDeliveriesPerSec).toBe(Math.round((1200 * 1000) / r.publishingMs));
       expect(r.outboundDeliveriesPerSec).toBe(r.usefulDeliveriesPerSec);
       expect(r.latencyHistogram.count).toBe(1200);
+      expect(r.lossByCause).toEqual({});
     });
   }
 

@@ -93,6 +93,10 @@ describe('soak against a target that restarts', () => {
       expect(d.series.at(-1)!.connected).toBe(10);
       expect(d.series.at(-1)!.deliveriesPerSec).toBeGreaterThan(50);
       expect(r.steps[0]!.metrics.verdict).toBe('fail');
+      // ws has nothing to resume: what the outage took is booked to it, and every reconnect says so.
+      const lost = (r.steps[0]!.ledger as { lostDeliveries: number }).lostDeliveries;
+      expect(Object.values(d.lossByCause!).reduce((a, b) => a + b, 0)).toBe(lost);
+      expect(d.resumeOutcomes).toEqual({ nothing_to_resume: 10 });
     } finally {
       await svc.stop().catch(() => {});
     }
