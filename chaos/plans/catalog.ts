@@ -58,8 +58,9 @@ async function enableOrAdd(p: ChaosProxyHandle, spec: ToxicSpec & { name: string
  * Cleanup; Rebound's proxy does the same), so two removals are two closing steps: a client
  * reconnecting between them (ws does within ~5 ms) had its handshake held by the toxic still
  * in place and was closed again by the second removal, coming back one retry later, at random
- * (measured over 10 lifts of 12 clients that reconnect at once: 51 of 120 caught through Rebound's
- * proxy, 97 of 120 through Toxiproxy 2.12; with this lift 0 of 120 through either).
+ * (`npm run bench:proxy-lift-race`, 10 lifts of 12 clients that reconnect at once: 72 of 120
+ * caught through Rebound's proxy, 83 of 120 through Toxiproxy 2.12; with this lift 0 of 120
+ * through either; docs/results/proxy-blackhole-lift.json).
  * So: first the upstream toxic goes to toxicity 0 (closes nothing; a new connection rolls it as
  * a pass-through), then removing the downstream one closes everything at once. For the few ms
  * between the two calls a held connection's client bytes reach the server again; nothing reaches
