@@ -138,3 +138,25 @@ export function fdLimitOf(pid: number): number | undefined {
 }
 
 export const loadAverage = (): number[] => (read('/proc/loadavg') ?? '0 0 0').split(' ').slice(0, 3).map(Number);
+
+/** Bytes per slab cache (active objects x object size), from /proc/slabinfo (root only; {} otherwise). */
+export function slabCaches(): Record<string, number> {
+  const t = read('/proc/slabinfo');
+  const out: Record<string, number> = {};
+  if (!t) return out;
+  for (const line of t.split('\n').slice(2)) {
+    const f = line.split(/\s+/);
+    if (f.length < 4 || !f[0]) continue;
+    out[f[0]] = Number(f[1]) * Number(f[3]);
+  }
+  return out;
+}
+
+/** The caches that grew most between two slabCaches() readings, bytes. */
+export function slabGrowth(before: Record<string, number>, after: Record<string, number>, top = 10): { cache: string; bytes: number }[] {
+  return Object.keys(after)
+    .map((cache) => ({ cache, bytes: (after[cache] ?? 0) - (before[cache] ?? 0) }))
+    .filter((x) => x.bytes > 0)
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, top);
+}

@@ -10,7 +10,7 @@ import { runMultiShard, testQuery, type MultiShardReport } from '../coordinator/
 import { costTable, checkPrediction, type CostTable } from './costs.ts';
 import { alive, buildBundles, ENTRIES, newToken, startProc, stopProc, targetWorkersFor, type Proc } from './launch.ts';
 import { shardsFor, type LocalFleetOptions } from './options.ts';
-import { loadAverage, meminfo, sockstat } from './proc.ts';
+import { loadAverage, meminfo, slabCaches, slabGrowth, sockstat } from './proc.ts';
 import { FleetSampler, type FleetSample } from './sampler.ts';
 
 /** Why the fleet stopped where it did: always a name, never a bare "stopped". */
@@ -48,6 +48,8 @@ export interface LocalFleetResult {
   wall: { mode: WallMode; evidence: string };
   memoryFloor: { minFreeBytes: number; tripped: boolean; atSec: number | null; memAvailableBytes: number | null; connsAtTrip: number | null };
   costTable: CostTable;
+  /** /proc/slabinfo caches that grew most from the baseline to the start of the hold (every connection open). */
+  slabGrowth: { conns: number; top: { cache: string; bytes: number; perConn: number | null }[] } | null;
   prediction: ReturnType<typeof checkPrediction> | null;
   /** After the stop: every process we started gone, and the kernel's TCP count back to its baseline. */
   closed: { allExited: boolean; leftPids: number[]; tcpInuseBefore: number; tcpInuseAfter: number | null };
@@ -130,6 +132,8 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   let floorHandled: Promise<void> | undefined;
   let holdStart: number | undefined;
   let holdEnd: number | undefined;
+  let slabBefore: Record<string, number> = {};
+  let slabAtHold: { conns: number; caches: Record<string, number> } | undefined;
 
   const sampler = new FleetSampler(() => ({ target: target?.pid, runners: runners.map((r) => r.pid) }), {
     minFreeBytes: o.minFreeMib * 1048576,
@@ -167,6 +171,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
     }
     // Let start-up garbage settle before the baseline.
     await sleep(3000);
+    slabBefore = slabCaches();
     baseline = sampler.markBaseline();
     if (!baseline) throw new ReboundError('RR_ERR_SERVICE_START', 'cannot read /proc/meminfo or /proc/net/sockstat: the local fleet needs Linux /proc');
     samples.push(baseline);
@@ -186,7 +191,11 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
         progress.set(shard, { status, p: pr });
         const all = [...progress.values()];
         subscribedSeries.set(Math.round((Date.now() - t0) / 1000), all.reduce((a, x) => a + num(x.p.subscribed), 0));
-        if (holdStart === undefined && all.length === k && all.every((x) => x.p.phase === 'hold' || x.p.phase === 'close')) holdStart = Date.now();
+        if (holdStart === undefined && all.length === k && all.every((x) => x.p.phase === 'hold' || x.p.phase === 'close')) {
+          holdStart = Date.now();
+          // Which kernel objects the connections cost, read once with every connection open.
+          slabAtHold = { conns: sampler.samples.at(-1)?.conns ?? 0, caches: slabCaches() };
+        }
         if (holdEnd === undefined && (pr.phase === 'close' || (status !== 'running' && status !== 'queued'))) holdEnd = Date.now();
       },
     });
@@ -283,6 +292,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
     wall,
     memoryFloor: { minFreeBytes: o.minFreeMib * 1048576, tripped: Boolean(floorAt), atSec: floorAt ? Math.round((floorAt.t - ct0) / 100) / 10 : null, memAvailableBytes: floorAt?.memAvailable ?? null, connsAtTrip: floorAt?.conns ?? null },
     costTable: table,
+    slabGrowth: slabAtHold ? { conns: slabAtHold.conns, top: slabGrowth(slabBefore, slabAtHold.caches).map((x) => ({ ...x, perConn: slabAtHold!.conns ? Math.round(x.bytes / slabAtHold!.conns) : null })) } : null,
     prediction,
     closed: { allExited: leftPids.length === 0, leftPids, tcpInuseBefore: inuseBefore, tcpInuseAfter: inuseAfter },
     series: { columns: SERIES_COLUMNS, rows: series },
