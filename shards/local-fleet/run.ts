@@ -189,6 +189,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
       onProgress: (shard, status, p) => {
         const pr = (p ?? {}) as ShardProgress;
         progress.set(shard, { status, p: pr });
+        if (pr.phase === 'ramp' || num(pr.attempted) > 0) sampler.arm();
         const all = [...progress.values()];
         subscribedSeries.set(Math.round((Date.now() - t0) / 1000), all.reduce((a, x) => a + num(x.p.subscribed), 0));
         if (holdStart === undefined && all.length === k && all.every((x) => x.p.phase === 'hold' || x.p.phase === 'close')) {
@@ -276,7 +277,8 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   // Each shard's own hold (its result's holdElapsedMs); the fleet held as long as the shortest.
   const holds = perShard.map((x) => x.holdElapsedMs).filter((v): v is number => typeof v === 'number');
   const heldSec = holds.length === perShard.length && holds.length ? Math.round(Math.min(...holds) / 100) / 10 : holdStart && holdEnd ? Math.round((holdEnd - holdStart) / 100) / 10 : 0;
-  const exitCode: 0 | 1 | 2 = r.exitCode === 2 ? 2 : wall.mode === 'NONE' && r.exitCode === 0 ? 0 : 1;
+  // A wall we named is exit 1 (an aborted ramp leaves the merge without any done shard: fatal there, but the cause is known).
+  const exitCode: 0 | 1 | 2 = wall.mode === 'MEMORY_FLOOR' ? 1 : r.exitCode === 2 ? 2 : wall.mode === 'NONE' && r.exitCode === 0 ? 0 : 1;
   return {
     test: 'idle-local-fleet',
     target: o.target,

@@ -46,7 +46,8 @@ const TICKS = 100; // USER_HZ on Linux
  * Samples every `intervalMs` (1 s): each process's memory from /proc (the target's whole tree,
  * each runner service and its worker children), the kernel's TCP socket counts and memory
  * (/proc/net/sockstat) and the machine's Slab / MemAvailable (/proc/meminfo). `onFloor` fires
- * once, the first time MemAvailable falls below `minFreeBytes`: the caller stops the ramp.
+ * once, the first time MemAvailable is below `minFreeBytes` after `arm()` (the ramp began): the
+ * caller stops the ramp.
  */
 export class FleetSampler {
   readonly samples: FleetSample[] = [];
@@ -54,6 +55,7 @@ export class FleetSampler {
   private readonly t0 = Date.now();
   private lastTicks = new Map<string, { ticks: number; at: number }>();
   private tripped = false;
+  private armed = false;
   private inuse0: number | undefined;
   private n = 0;
 
@@ -131,11 +133,16 @@ export class FleetSampler {
       const s = this.sample();
       if (!s) return;
       if (this.samples.length < (this.opts.maxSamples ?? 20_000)) this.samples.push(s);
-      if (!this.tripped && s.memAvailable < this.opts.minFreeBytes) {
+      if (this.armed && !this.tripped && s.memAvailable < this.opts.minFreeBytes) {
         this.tripped = true;
         this.opts.onFloor?.(s);
       }
     }, this.opts.intervalMs ?? 1000);
+  }
+
+  /** The floor guards the ramp: armed when the first shard starts connecting. */
+  arm(): void {
+    this.armed = true;
   }
 
   get floorTripped(): boolean {
