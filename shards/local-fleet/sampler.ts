@@ -91,8 +91,11 @@ export class FleetSampler {
       runners: this.group('runners', runnerPids, now),
       runnerWorkers: this.group('runnerWorkers', workerPids, now),
     };
-    // A directory listing per target process: sparse, and only where it is cheap enough.
-    if (targetPids.length && this.n % (this.opts.fdEverySamples ?? 10) === 0) {
+    // A directory listing per target process, sparse and only for a target of one or two
+    // processes (ws, socketio: where the per-process fd limit is the wall): listing /proc/<pid>/fd
+    // creates a proc inode and dentry per descriptor (~1 KB of Slab per connection, seen in
+    // /proc/slabinfo), which would be billed to the kernel term.
+    if (targetPids.length && targetPids.length <= 2 && this.n % (this.opts.fdEverySamples ?? 10) === 0) {
       const fds = targetPids.map(openFds).filter((v): v is number => v !== undefined);
       if (fds.length) s.targetMaxFds = Math.max(...fds);
       s.targetFdLimit = fdLimitOf(targetPids[targetPids.length - 1]!) ?? fdLimitOf(targetPids[0]!);
