@@ -43,7 +43,7 @@ export interface LocalFleetResult {
     subscribed: number;
     failed: number;
     heldSec: number;
-    perShard: { name: string; status: string; subscribed: number | null; failed: number | null; partial: boolean; holdElapsedMs: number | null }[];
+    perShard: { name: string; status: string; subscribed: number | null; failed: number | null; partial: boolean; holdElapsedMs: number | null; loopLagP99Ms: number | null }[];
   };
   wall: { mode: WallMode; evidence: string };
   memoryFloor: { minFreeBytes: number; tripped: boolean; atSec: number | null; memAvailableBytes: number | null; connsAtTrip: number | null };
@@ -80,6 +80,8 @@ export function classifyWall(x: {
   n: number;
   subscribed: number;
   rampTotal: number;
+  /** Pings per second the target sent at the most connections (connections / ping interval). */
+  pingsPerSec: number;
 }): { mode: WallMode; evidence: string } {
   const causes = JSON.stringify(x.failureCauses);
   if (x.floorTripped) return { mode: 'MEMORY_FLOOR', evidence: `MemAvailable fell below the floor at ${x.subscribed.toLocaleString('en-US')} subscribed; the ramp was aborted` };
@@ -90,6 +92,9 @@ export function classifyWall(x: {
   }
   const dropped = Object.values(x.disconnectedDuringHold).reduce((a, b) => a + b, 0);
   if (dropped > 0) return { mode: 'PING_CPU', evidence: `${dropped} subscribed connections dropped while idle (${JSON.stringify(x.disconnectedDuringHold)}); target CPU peak ${x.targetCpuPeak}% of one core (2 cores = 200%), runner loop lag p99 ${x.runnerLoopLagP99Ms} ms: the ping traffic` };
+  // Connects starved of CPU by the ping traffic: both cores busy (or a runner loop seconds late) with tens of thousands of pings a second.
+  const cpuBound = x.targetCpuPeak >= 170 || x.runnerLoopLagP99Ms >= 1000;
+  if (x.failed > 0 && cpuBound && x.pingsPerSec >= 20_000) return { mode: 'PING_CPU', evidence: `${x.failed} of ${x.n} connects failed or timed out (${causes}) while the target sent ~${x.pingsPerSec.toLocaleString('en-US')} pings/s: target CPU peak ${x.targetCpuPeak}% of one core (2 cores = 200%), runner loop lag p99 ${x.runnerLoopLagP99Ms} ms` };
   if (x.failed > 0) return { mode: 'CONNECT_RATE', evidence: `${x.failed} of ${x.n} connects failed or timed out during the ramp at ${x.rampTotal}/s (${causes}); target CPU peak ${x.targetCpuPeak}%, runner loop lag p99 ${x.runnerLoopLagP99Ms} ms` };
   if (x.shardErrors.length) return { mode: 'RUNNER_FAILED', evidence: x.shardErrors.join('; ') };
   return { mode: 'NONE', evidence: `all ${x.n.toLocaleString('en-US')} held with 0 failures` };
@@ -219,7 +224,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   const perShard = r.perShard.map((s, i) => {
     // Each shard's own stored result (done or partial after an abort) from its results folder.
     const file = s.jobId ? join(out, 'shards', `s${i + 1}`, `${s.jobId}.json`) : undefined;
-    let stored: { subscribed?: number; failed?: number; holdElapsedMs?: number; progress?: ShardProgress } | undefined;
+    let stored: { subscribed?: number; failed?: number; holdElapsedMs?: number; runner?: { loopLagP99Ms?: number }; progress?: ShardProgress } | undefined;
     if (file && existsSync(file)) {
       try {
         stored = JSON.parse(readFileSync(file, 'utf8'));
@@ -230,7 +235,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
     const pr = progress.get(s.name)?.p;
     const subscribed = stored ? num(stored.subscribed ?? stored.progress?.subscribed) : pr ? num(pr.subscribed) : null;
     const failed = stored ? num(stored.failed ?? stored.progress?.failed) : pr ? num(pr.failed) : null;
-    return { name: s.name, status: s.status, subscribed, failed, partial: s.status !== 'done', holdElapsedMs: stored?.holdElapsedMs ?? null };
+    return { name: s.name, status: s.status, subscribed, failed, partial: s.status !== 'done', holdElapsedMs: stored?.holdElapsedMs ?? null, loopLagP99Ms: stored?.runner?.loopLagP99Ms ?? null };
   });
   const done = r.perShard.every((s) => s.status === 'done');
   const subscribed = done ? num(m.subscribed) : perShard.reduce((a, s) => a + num(s.subscribed), 0);
@@ -251,7 +256,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   const targetFdLimit = samples.find((s) => s.targetFdLimit)?.targetFdLimit;
   const during = samples.filter((s) => !holdEndAt || s.at <= holdEndAt);
   const targetCpuPeak = Math.max(0, ...during.map((s) => s.target.cpuPct));
-  const runnerLag = Math.max(0, ...r.perShard.map((s) => num((s as unknown as { runnerLoopLagP99Ms?: number }).runnerLoopLagP99Ms)));
+  const runnerLag = Math.max(0, ...perShard.map((s) => num(s.loopLagP99Ms)));
   const wall = classifyWall({
     floorTripped: Boolean(floorAt),
     failureCauses: (m.failureCauses as Record<string, number>) ?? {},
@@ -265,6 +270,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
     n: o.n,
     subscribed,
     rampTotal: rampPerShard * k,
+    pingsPerSec: isReplay ? Math.round(maxConnsOf(samples) / (o.pingInterval || 3)) : 0,
   });
   const subAt = (tSec: number) => {
     let v: number | null = null;
@@ -302,6 +308,8 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
     exitCode,
   };
 }
+
+const maxConnsOf = (samples: readonly FleetSample[]) => Math.max(0, ...samples.map((s) => s.conns));
 
 function costTableRow(samples: FleetSample[], base: FleetSample, s: FleetSample, pi: number) {
   return costTable([...samples.filter((x) => x.at <= s.at)], base, [s.conns], pi).rows[0];
