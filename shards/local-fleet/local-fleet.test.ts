@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../bench/idle-local-fleet.ts';
+import { CHROMIUM, chartProblems, openBrowser, openReport } from '../../runners/report/browser-harness.ts';
 import { checkPrediction } from './costs.ts';
 import { alive } from './launch.ts';
 import { meminfo, parseMeminfo, parseSockstat } from './proc.ts';
@@ -50,6 +51,17 @@ describe('local fleet', () => {
     const html = readFileSync(join(out, 'fleet.html'), 'utf8');
     for (const id of ['fleet-ramp', 'fleet-memory', 'fleet-cpu']) expect(html).toContain(id);
     expect(html).toContain('target B/conn');
+    // The page draws: ramp, memory and CPU charts with data on labelled axes, no request beyond its own file.
+    if (existsSync(CHROMIUM)) {
+      const b = await openBrowser();
+      try {
+        const page = await openReport(b.context, join(out, 'fleet.html'), 'local-fleet.png');
+        expect(chartProblems(page, join(out, 'fleet.html'), 200)).toEqual([]);
+        expect(page.charts.map((ch) => ch.id)).toEqual(['fleet-ramp', 'fleet-memory', 'fleet-cpu']);
+      } finally {
+        await b.close();
+      }
+    }
   }, 180_000);
 
   it('a memory floor above free memory aborts the ramp: MEMORY_FLOOR, how far it got, everything closed', async () => {
