@@ -36,6 +36,7 @@ export function localFleetReport(r: LocalFleetResult, command: string): ReportMo
     note: `RSS sums over /proc (target tree, runner services, runner workers), Slab and TCP buffer pages from /proc/meminfo and /proc/net/sockstat, and MemAvailable against the ${n(r.memoryFloor.minFreeBytes / MB)} MiB floor.`,
     xLabel: 'seconds since the baseline',
     yLabel: 'MiB',
+    y2Label: 'MemAvailable, MiB',
     x,
     series: [
       { label: 'target RSS', values: toMb('targetRss'), color: '#0072B2', width: 2 },
@@ -43,15 +44,15 @@ export function localFleetReport(r: LocalFleetResult, command: string): ReportMo
       { label: 'runner services RSS', values: toMb('runnerServicesRss'), color: '#CC79A7', width: 1 },
       { label: 'kernel Slab', values: toMb('slab'), color: '#009E73', width: 2 },
       { label: 'TCP buffers', values: col(r, 'tcpMemPages').map((v) => (v === null ? null : Math.round((v * 4096) / MB))), color: '#56B4E9', width: 1 },
-      { label: 'MemAvailable', values: toMb('memAvailable'), color: '#D55E00', width: 2, reduce: 'min' },
+      { label: 'MemAvailable (right axis)', values: toMb('memAvailable'), color: '#D55E00', width: 2, reduce: 'min', axis: 'y2' },
     ],
     markers,
-    hlines: [{ y: Math.round(r.memoryFloor.minFreeBytes / MB), label: 'floor', color: '#D55E00' }],
+    hlines: [{ y: Math.round(r.memoryFloor.minFreeBytes / MB), label: 'floor', color: '#D55E00', axis: 'y2' }],
   };
   const cpu: ChartSpec = {
     id: 'fleet-cpu',
     title: 'CPU: target and runners (% of one core; the box has 2)',
-    note: 'The ping traffic shows here during the hold: at the 3 s default every connection is pinged three times every 9 s.',
+    note: `The ping traffic shows here during the hold: every connection is pinged once per interval (${r.pingInterval.effectiveSec || 'n/a'} s), so connections / interval pings per second.`,
     xLabel: 'seconds since the baseline',
     yLabel: '% of one core',
     x,

@@ -188,7 +188,6 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
     if (o.perWorker > 0) params.perWorker = o.perWorker;
     const query = testQuery('idle', params);
     log(`[fleet] coordinator: ${k} shards x ${perShardN} at ${rampPerShard}/s each (${rampPerShard * k}/s in all), hold ${o.hold} s${o.pingInterval ? `, ?pi=${o.pingInterval}` : ''}`);
-    const t0 = Date.now();
     report = await runMultiShard(co, query, (line) => log(line), {
       signal: abort.signal,
       onProgress: (shard, status, p) => {
@@ -196,7 +195,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
         progress.set(shard, { status, p: pr });
         if (pr.phase === 'ramp' || num(pr.attempted) > 0) sampler.arm();
         const all = [...progress.values()];
-        subscribedSeries.set(Math.round((Date.now() - t0) / 1000), all.reduce((a, x) => a + num(x.p.subscribed), 0));
+        subscribedSeries.set(Date.now(), all.reduce((a, x) => a + num(x.p.subscribed), 0));
         if (holdStart === undefined && all.length === k && all.every((x) => x.p.phase === 'hold' || x.p.phase === 'close')) {
           holdStart = Date.now();
           // Which kernel objects the connections cost, read once with every connection open.
@@ -272,13 +271,14 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
     rampTotal: rampPerShard * k,
     pingsPerSec: isReplay ? Math.round(maxConnsOf(samples) / (o.pingInterval || 3)) : 0,
   });
-  const subAt = (tSec: number) => {
+  // The shards' subscribed as last polled at or before each sample (epoch ms keys, in order).
+  const subAt = (at: number) => {
     let v: number | null = null;
-    for (const [t, s] of subscribedSeries) if (t <= tSec) v = s;
+    for (const [t, s] of subscribedSeries) if (t <= at) v = s;
     return v;
   };
   const ct0 = base.t;
-  const series = thin(samples, 900).map((s) => [Math.round((s.t - ct0) / 100) / 10, s.conns, subAt(Math.round((s.t - ct0) / 1000) - 3), s.target.rss, s.runners.rss, s.runnerWorkers.rss, s.slab, s.tcpMemPages, s.memAvailable, s.target.cpuPct, s.runners.cpuPct + s.runnerWorkers.cpuPct]);
+  const series = thin(samples, 900).map((s) => [Math.round((s.t - ct0) / 100) / 10, s.conns, subAt(s.at), s.target.rss, s.runners.rss, s.runnerWorkers.rss, s.slab, s.tcpMemPages, s.memAvailable, s.target.cpuPct, s.runners.cpuPct + s.runnerWorkers.cpuPct]);
   const maxConns = Math.max(0, ...samples.map((s) => s.conns));
   // Each shard's own hold (its result's holdElapsedMs); the fleet held as long as the shortest.
   const holds = perShard.map((x) => x.holdElapsedMs).filter((v): v is number => typeof v === 'number');
