@@ -158,7 +158,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   try {
     const targetArgs = ['--port', '0', ...(isReplay && targetWorkers > 1 ? ['--workers', String(targetWorkers)] : []), ...(isReplay ? ['--max-ping-interval-sec', String(maxPi)] : [])];
     log(`[fleet] starting ${o.target} (${targetWorkers} process${targetWorkers > 1 ? 'es' : ''}${isReplay ? `, max ping interval ${maxPi} s` : ''})`);
-    target = await startProc(o.target, entries[o.target], targetArgs, {}, join(out, 'target.log'), 300_000);
+    target = await startProc(o.target, entries[o.target], targetArgs, isReplay && targetWorkers > 1 ? { NODE_CLUSTER_SCHED_POLICY: o.sched } : {}, join(out, 'target.log'), 300_000);
     procs.push(target);
     const envKey = `TARGET_${o.target.toUpperCase()}_URL`;
     log(`[fleet] starting ${k} runner services`);
