@@ -242,3 +242,20 @@ export function deliveryPath(t: ClientTimeline, m: MessageWindow | undefined, o:
   if (!s) return 'live';
   return s.upAt === undefined ? 'still_offline' : outcomeKey(resumeOutcome(o.protocol, s.evidence ?? { restored: false }));
 }
+
+/** How reports name a resume outcome key (`outcomeKey`) or a late delivery's path (`deliveryPath`). */
+export function outcomeLabel(key: string): string {
+  if (key.startsWith('rejected:')) {
+    const cause = key.slice('rejected:'.length) as RejectCause;
+    return `rejected: ${(LOSS_CAUSE_LABELS[cause] ?? cause).replace(/^offline, /, '')}`;
+  }
+  const words: Record<string, string> = {
+    session_restored: 'session restored',
+    history_filled: 'history filled the gap',
+    nothing_to_resume: 'nothing to resume (at-most-once)',
+    not_attempted: 'resume not attempted',
+    live: 'live (slow while connected)',
+    still_offline: 'still offline at the end',
+  };
+  return words[key] ?? key.replace(/_/g, ' ');
+}
