@@ -124,15 +124,26 @@ export class ClientTimelines {
 
   /**
    * A first delivery of `seq` at client `i`: replayed when the target had handled it (its 201 came
-   * back) while the client was down, i.e. before it was subscribed again. A message still in the
+   * back) while the client was down, i.e. before it was subscribed again (or, arriving before the
+   * reconnect was announced, after the client noticed it was down). A message still in the
    * publisher's hands at arrival was live. At-most-once protocols replay nothing.
    */
   arrival(i: number, seq: number): void {
     if (this.off) return;
     if (this.protocol === 'none') return;
     const last = this.timelines[i]?.spans.at(-1);
+    if (!last) return;
     const answeredAt = this.answeredAt[seq] ?? NaN;
-    if (last?.upAt !== undefined && answeredAt >= last.downAt && answeredAt < last.upAt) this.replayed++;
+    if (!(answeredAt >= last.downAt)) return;
+    if (last.upAt !== undefined) {
+      if (answeredAt < last.upAt) this.replayed++;
+      return;
+    }
+    // Arrived while the span is still open, after the client noticed it was down: the new
+    // connection brought it before the library announced the reconnect (Socket.IO's recovery
+    // sends the missed packets ahead of its CONNECT, and the client hands them over first). A
+    // span a disruption opened that the client has not noticed is still the old connection: live.
+    if (last.reason !== undefined) this.replayed++;
   }
 
   timeline(i: number): ClientTimeline {

@@ -188,6 +188,22 @@ describe('ClientTimelines', () => {
     tl.connected(0, 200, true);
     expect(tl.timeline(0).spans).toEqual([{ downAt: 100, upAt: 200, reason: 'dropped', evidence: { restored: true, history: { ok: false } } }]);
   });
+  it('replayed: arriving before the reconnect is announced (Socket.IO recovery hands over the missed packets first) counts; inside a disruption the client has not noticed, it is the old connection: live', () => {
+    const tl = new ClientTimelines(2, 2, 'session');
+    tl.connected(0, 0, false);
+    tl.connected(1, 0, false);
+    tl.accepted(1, 140, 150);
+    tl.accepted(2, 160, 170);
+    tl.disconnected(0, 100, 'dropped');
+    tl.arrival(0, 1); // the new connection's backlog, before 'connected'
+    tl.connected(0, 300, true);
+    tl.disrupted(1, 100); // a latency toxic, say: never noticed
+    tl.arrival(1, 2);
+    const ledger = new DeliveryLedger(2, 2);
+    ledger.acceptAll();
+    for (const [c, q] of [[0, 1], [0, 2], [1, 1], [1, 2]] as const) ledger.record(c, q);
+    expect(tl.report(ledger, 0).replayedDeliveries).toBe(1);
+  });
   it('replayed: answered while the client was down; not yet answered, or at-most-once: live', () => {
     for (const protocol of ['history', 'none'] as const) {
       const tl = new ClientTimelines(1, 3, protocol);
