@@ -95,7 +95,10 @@ export function stackSvg(st: StackSpec, si: number): string {
   const AXIS_H = 22;
   const width = LABEL_W + BAR_W + TOTAL_W;
   const height = TOP + st.bars.length * ROW_H + AXIS_H;
-  const max = Math.max(1, ...st.bars.map((b) => b.total));
+  // The scale ends on a round number (1, 2 or 5 x 10^k) so the middle tick reads whole: 0, 25, 50 rather than 0, 23, 45.
+  const top = Math.max(1, ...st.bars.map((b) => b.total));
+  const mag = 10 ** Math.floor(Math.log10(top));
+  const max = [1, 2, 5, 10].map((m) => m * mag).find((v) => v >= top)!;
   const x = (v: number) => (v / max) * BAR_W;
   const fmt = (v: number) => v.toLocaleString('en-US');
   const desc = st.bars.map((b) => `${b.label}: ${fmt(b.total)} ${st.unit}${b.segments.length ? `, ${b.segments.map((g) => `${g.label} ${fmt(g.value)}`).join(', ')}` : ''}.`).join(' ');
@@ -115,7 +118,7 @@ export function stackSvg(st: StackSpec, si: number): string {
     })
     .join('');
   const axisY = TOP + st.bars.length * ROW_H;
-  const ticks = [0, 0.5, 1].map((f) => `<line x1="${LABEL_W + f * BAR_W}" x2="${LABEL_W + f * BAR_W}" y1="${TOP}" y2="${axisY + 3}" stroke="#ccc"/><text x="${LABEL_W + f * BAR_W}" y="${axisY + 14}" text-anchor="middle" font-size="11" fill="#555">${esc(fmt(Math.round(f * max)))}</text>`).join('');
+  const ticks = [0, 0.5, 1].map((f) => `<line x1="${LABEL_W + f * BAR_W}" x2="${LABEL_W + f * BAR_W}" y1="${TOP}" y2="${axisY + 3}" stroke="#ccc"/><text x="${LABEL_W + f * BAR_W}" y="${axisY + 14}" text-anchor="middle" font-size="11" fill="#555">${esc(fmt(f * max))}</text>`).join('');
   const legend = `<ul class="legend" aria-label="legend">${st.legend.map((l) => `<li data-cause="${esc(l.key)}"><span class="swatch" style="background:${esc(l.color)}"></span>${esc(l.label)}</li>`).join('')}</ul>`;
   return `<figure class="stack" id="${id}" data-stack="${esc(st.id)}"><h3 id="${id}-h">${esc(st.title)}</h3><figcaption>${esc(st.note)}</figcaption><svg role="img" aria-labelledby="${id}-title ${id}-desc" viewBox="0 0 ${width} ${height}" width="100%" style="max-width:${width}px" font-family="system-ui,sans-serif"><title id="${id}-title">${esc(`${st.title} (${st.unit})`)}</title><desc id="${id}-desc">${esc(desc)}</desc>${ticks}${bars}</svg>${legend}</figure>`;
 }
