@@ -83,6 +83,14 @@ describe('spanCause', () => {
     expect(spanCause(closed(0, 1, { detail: 'server_restart', evidence: rejected }), 'history')).toBe('server_restarted');
     expect(spanCause(closed(0, 1, { detail: 'too_slow', evidence: { restored: false } }), 'none')).toBe('too_slow');
   });
+  it('cut without a word by the server\'s side and back to a new epoch: the server restarted (killed); our own drop across an empty broker restart stays epoch_changed', () => {
+    const newEpoch = { restored: false, history: { ok: false, reason: 'unknown_epoch' } };
+    expect(spanCause(closed(0, 1, { reason: 'transport_error', evidence: newEpoch }), 'history')).toBe('server_restarted');
+    expect(spanCause(closed(0, 1, { reason: 'server_closed', evidence: newEpoch }), 'history')).toBe('server_restarted');
+    expect(spanCause(closed(0, 1, { reason: 'dropped', evidence: newEpoch }), 'history')).toBe('epoch_changed');
+    // Evicted is evicted, however the connection ended.
+    expect(spanCause(closed(0, 1, { reason: 'transport_error', evidence: { restored: false, history: { ok: false, reason: 'offset_evicted' } } }), 'history')).toBe('history_evicted');
+  });
   it('at-most-once: offline, nothing to resume; CSR not recovered: session expired; AnyCable with nothing asked: no offset', () => {
     expect(spanCause(closed(0, 1), 'none')).toBe('offline_nothing_to_resume');
     expect(spanCause(closed(0, 1), 'session')).toBe('session_expired');

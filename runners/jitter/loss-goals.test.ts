@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { sleep } from '../../lib/time.ts';
+import { respawn, startService } from '../../services/common/spawn.ts';
 import { startTestServer } from '../../services/replay-server/testing.ts';
 import { withTarget } from '../core/local-target.ts';
 import type { LossCause } from '../core/loss-causes.ts';
@@ -188,4 +189,23 @@ describe('loss by cause: the broken servers of the goals', () => {
     const table = lossSections([lossInputOf(r.target, r)]).find((s) => s.title === 'Lost by cause')!.tables!.find((t) => t.id === 'late-by-path')!;
     expect(table.rows).toContainEqual(['session restored', late.byPath.session_restored!.toLocaleString('en-US')]);
   }, 60_000);
+});
+
+describe('loss by cause: a replay server (memory broker, no Redis) killed without a word', () => {
+  it('SIGKILL mid-run and started again on its port: server_restarted', async () => {
+    let svc = await startService('replay');
+    cleanup.push(() => svc.stop(2000).then(() => undefined));
+    const o = opts({ target: 'replay', clients: 6, msgs: 80, interval: 60, jitter: 0, settle: 5000, seed: 4, reconnectStrategy: 'tuned', allowPublishFailures: true });
+    const run = runJitter(o, svc.httpUrl);
+    let publishing = false;
+    run.events.on('phase', (p) => void (p === 'publish' && (publishing = true)));
+    for (let i = 0; !publishing && i < 200; i++) await sleep(50);
+    await sleep(1500);
+    await svc.kill('SIGKILL');
+    await sleep(300);
+    svc = (await respawn(svc)).handle;
+    const r = await run.result;
+    expect(r.lostDeliveries).toBeGreaterThan(0);
+    expect(share(r, 'server_restarted'), JSON.stringify(r.lossByCause)).toBeGreaterThanOrEqual(99);
+  }, 90_000);
 });
