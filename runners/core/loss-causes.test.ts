@@ -88,6 +88,8 @@ describe('spanCause', () => {
     expect(spanCause(closed(0, 1, { reason: 'transport_error', evidence: newEpoch }), 'history')).toBe('server_restarted');
     expect(spanCause(closed(0, 1, { reason: 'server_closed', evidence: newEpoch }), 'history')).toBe('server_restarted');
     expect(spanCause(closed(0, 1, { reason: 'dropped', evidence: newEpoch }), 'history')).toBe('epoch_changed');
+    expect(spanCause(closed(0, 1, { reason: 'transport_error', evidence: { restored: false, history: { ok: false, reason: 'stream_not_found' } } }), 'history')).toBe('server_restarted');
+    expect(spanCause(closed(0, 1, { reason: 'dropped', evidence: { restored: false, history: { ok: false, reason: 'stream_not_found' } } }), 'history')).toBe('history_rejected');
     // Evicted is evicted, however the connection ended.
     expect(spanCause(closed(0, 1, { reason: 'transport_error', evidence: { restored: false, history: { ok: false, reason: 'offset_evicted' } } }), 'history')).toBe('history_evicted');
   });

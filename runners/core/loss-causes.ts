@@ -189,7 +189,10 @@ export function spanCause(s: OfflineSpan, protocol: ResumeProtocol): LossCause {
   // server). A broker restarted empty under a live server cuts nobody; a client we dropped across
   // it stays epoch_changed. (A partition that happens to span an empty Redis restart would read as
   // a restart too: the client cannot tell those apart.)
-  if (out.kind === 'rejected' && out.cause === 'epoch_changed' && s.reason !== undefined && s.reason !== 'dropped') return 'server_restarted';
+  // A stream the client had a position in and the server no longer knows at all is the same
+  // forgetting, seen before the new process stored anything on it.
+  const forgotten = out.kind === 'rejected' && (out.cause === 'epoch_changed' || s.evidence?.history?.reason === 'stream_not_found');
+  if (forgotten && s.reason !== undefined && s.reason !== 'dropped') return 'server_restarted';
   if (out.kind === 'rejected') return out.cause;
   if (out.kind === 'nothing_to_resume') return 'offline_nothing_to_resume';
   return 'no_offset';
