@@ -35,7 +35,8 @@ for round in $(seq 1 "$ROUNDS"); do
     ROWS+=("{\"arm\":\"$arm\",\"round\":$round,\"wallSec\":$wall,\"cpuSec\":$(node -e "process.stdout.write(($u+$s).toFixed(2))"),\"loadAvgAfter\":\"$load\",\"summary\":$(cat "$summary")}")
     echo "   wall ${wall}s cpu $u+$s s load $load" >&2
     if [ "$arm" = on ]; then cp "$summary" "$OUT/main-loss-causes.json"; cp "$dir/table" "$TMP/last-on.table"; fi
+    # Rewritten after every run: a series cut short still leaves the runs it finished.
+    ( IFS=,; echo "{\"commit\":\"$COMMIT\",\"command\":\"docs/results/loss-causes-ab.sh $ROUNDS\",\"measuredAt\":\"$(date -u +%FT%TZ)\",\"results\":[${ROWS[*]}]}" ) > "$OUT/main-loss-causes-ab.json"
   done
 done
-( IFS=,; echo "{\"commit\":\"$COMMIT\",\"command\":\"docs/results/loss-causes-ab.sh $ROUNDS\",\"measuredAt\":\"$(date -u +%FT%TZ)\",\"results\":[${ROWS[*]}]}" ) > "$OUT/main-loss-causes-ab.json"
 cat "$TMP/last-on.table"
