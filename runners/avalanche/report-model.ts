@@ -1,6 +1,7 @@
 import type { DeployImpactResult } from '../deploy-impact/result.ts';
 import { herdChart, type HerdInput } from '../report/charts/herd.ts';
 import { latencyCdfCharts } from '../report/charts/latency.ts';
+import { lossInputOf, lossSections } from '../report/loss.ts';
 import type { ReportMeta, ReportModel } from '../report/types.ts';
 import { bannerFlags } from '../report/validity.ts';
 import { verdicts } from '../report/verdict.ts';
@@ -53,6 +54,8 @@ export function avalancheReport(results: readonly AvalancheResult[], meta: Repor
         charts: [...latency, ...connect.slice(0, 1).map((c) => ({ ...c, title: 'Connect latency during the herd, CDF', note: 'From a connect attempt to connected and subscribed, for the attempts made after the restart began (failed attempts excluded).', yLabel: '% of successful attempts at or below' }))],
         omitted: latency.length ? [] : ['Latency: no delivery was recorded.'],
       },
+      // Lost by cause and resume outcomes per target (one stacked bar per target side by side), when the results carry them.
+      ...lossSections(results.map((r) => lossInputOf(r.target, r))),
     ],
   };
 }
@@ -69,6 +72,6 @@ export function deployImpactReport(results: readonly DeployImpactResult[], meta:
     flags: results.flatMap((r) => bannerFlags(r.target, asFlags(r.validity.flags))),
     verdicts: verdicts(results.map((r) => ({ target: r.target, lostDeliveries: r.lostDeliveries, expectedDeliveries: r.expectedDeliveries, unrecovered: r.neverReconnected, recoveryP95Ms: null }))),
     summary: deployImpactRows(results),
-    sections: [{ title: 'Latency', charts: latencyCdfCharts(results.map((r) => ({ label: r.target, latency: r.latencyHistogram }))), omitted: [] }],
+    sections: [{ title: 'Latency', charts: latencyCdfCharts(results.map((r) => ({ label: r.target, latency: r.latencyHistogram }))), omitted: [] }, ...lossSections(results.map((r) => lossInputOf(r.target, r)))],
   };
 }

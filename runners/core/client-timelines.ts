@@ -28,7 +28,16 @@ export interface LateReport {
   byPath: Record<string, number>;
 }
 
+/**
+ * `REBOUND_LOSS_CAUSES=off`: a measurement switch, never for results anyone quotes. Every
+ * recording method returns at once and `report` books nothing, so the result carries none of the
+ * loss-cause fields (like a result from before they existed): the A/B arm that prices loss
+ * attribution inside one tree (docs/performance.md, "Loss attribution's cost").
+ */
+export const lossCausesEnabled = (env: Record<string, string | undefined> = process.env) => env.REBOUND_LOSS_CAUSES !== 'off';
+
 export class ClientTimelines {
+  private readonly off = !lossCausesEnabled();
   private readonly timelines: ClientTimeline[];
   private readonly sentAt: Float64Array;
   private readonly answeredAt: Float64Array;
@@ -42,6 +51,7 @@ export class ClientTimelines {
 
   /** The publisher sent the accepted attempt of `seq` at `sentAt` and got its 201 at `answeredAt`. */
   accepted(seq: number, sentAt: number, answeredAt: number): void {
+    if (this.off) return;
     if (seq < 1 || seq >= this.sentAt.length) return;
     this.sentAt[seq] = sentAt;
     this.answeredAt[seq] = answeredAt;
@@ -49,6 +59,7 @@ export class ClientTimelines {
 
   /** A disruption hit connected client `i` at `at`: its offline span starts here even if the library notices later. */
   disrupted(i: number, at: number): void {
+    if (this.off) return;
     const t = this.timelines[i];
     if (!t || t.firstUpAt === undefined) return;
     const last = t.spans.at(-1);
@@ -62,6 +73,7 @@ export class ClientTimelines {
    * connection stayed up, so what it lost meanwhile it lost while connected.
    */
   lifted(i: number): void {
+    if (this.off) return;
     const t = this.timelines[i];
     const last = t?.spans.at(-1);
     if (last && last.upAt === undefined && last.reason === undefined) t!.spans.pop();
@@ -69,6 +81,7 @@ export class ClientTimelines {
 
   /** Client `i` noticed it was down. */
   disconnected(i: number, at: number, reason: string, detail?: string): void {
+    if (this.off) return;
     const t = this.timelines[i];
     if (!t || t.firstUpAt === undefined) return;
     const last = t.spans.at(-1);
@@ -85,6 +98,7 @@ export class ClientTimelines {
 
   /** Client `i` is subscribed (again); `restored`: the server said it restored the session. */
   connected(i: number, at: number, restored: boolean): void {
+    if (this.off) return;
     const t = this.timelines[i];
     if (!t) return;
     if (t.firstUpAt === undefined) return void (t.firstUpAt = at);
@@ -101,6 +115,7 @@ export class ClientTimelines {
    * first subscribe's answer is not a resume; only a reconnect's first answer counts.
    */
   history(i: number, ok: boolean, reason?: string): void {
+    if (this.off) return;
     const last = this.timelines[i]?.spans.at(-1);
     if (!last || last.evidence?.history) return;
     if (last.upAt === undefined && last.reason === undefined) return; // a disruption not yet noticed: still the old connection's
@@ -109,14 +124,26 @@ export class ClientTimelines {
 
   /**
    * A first delivery of `seq` at client `i`: replayed when the target had handled it (its 201 came
-   * back) while the client was down, i.e. before it was subscribed again. A message still in the
+   * back) while the client was down, i.e. before it was subscribed again (or, arriving before the
+   * reconnect was announced, after the client noticed it was down). A message still in the
    * publisher's hands at arrival was live. At-most-once protocols replay nothing.
    */
   arrival(i: number, seq: number): void {
+    if (this.off) return;
     if (this.protocol === 'none') return;
     const last = this.timelines[i]?.spans.at(-1);
+    if (!last) return;
     const answeredAt = this.answeredAt[seq] ?? NaN;
-    if (last?.upAt !== undefined && answeredAt >= last.downAt && answeredAt < last.upAt) this.replayed++;
+    if (!(answeredAt >= last.downAt)) return;
+    if (last.upAt !== undefined) {
+      if (answeredAt < last.upAt) this.replayed++;
+      return;
+    }
+    // Arrived while the span is still open, after the client noticed it was down: the new
+    // connection brought it before the library announced the reconnect (Socket.IO's recovery
+    // sends the missed packets ahead of its CONNECT, and the client hands them over first). A
+    // span a disruption opened that the client has not noticed is still the old connection: live.
+    if (last.reason !== undefined) this.replayed++;
   }
 
   timeline(i: number): ClientTimeline {
@@ -179,6 +206,8 @@ export class ClientTimelines {
    * restart took, booked `epoch_changed` whatever the client's timeline says (nobody could deliver them).
    */
   report(ledger: DeliveryLedger, lostDeliveries: number, lostToEpoch?: (client: number, seq: number) => boolean): LossReport {
+    // The switch's arm: no fields at all (a result from before loss causes), not zeros that would read as "nothing lost".
+    if (this.off) return {} as LossReport;
     const lossByCause = tallyLoss({
       ...(lostToEpoch ? { overrideOf: (c: number, s: number) => (lostToEpoch(c, s) ? ('epoch_changed' as const) : undefined) } : {}),
       clients: this.timelines.length,

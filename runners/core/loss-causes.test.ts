@@ -83,6 +83,16 @@ describe('spanCause', () => {
     expect(spanCause(closed(0, 1, { detail: 'server_restart', evidence: rejected }), 'history')).toBe('server_restarted');
     expect(spanCause(closed(0, 1, { detail: 'too_slow', evidence: { restored: false } }), 'none')).toBe('too_slow');
   });
+  it('cut without a word by the server\'s side and back to a new epoch: the server restarted (killed); our own drop across an empty broker restart stays epoch_changed', () => {
+    const newEpoch = { restored: false, history: { ok: false, reason: 'unknown_epoch' } };
+    expect(spanCause(closed(0, 1, { reason: 'transport_error', evidence: newEpoch }), 'history')).toBe('server_restarted');
+    expect(spanCause(closed(0, 1, { reason: 'server_closed', evidence: newEpoch }), 'history')).toBe('server_restarted');
+    expect(spanCause(closed(0, 1, { reason: 'dropped', evidence: newEpoch }), 'history')).toBe('epoch_changed');
+    expect(spanCause(closed(0, 1, { reason: 'transport_error', evidence: { restored: false, history: { ok: false, reason: 'stream_not_found' } } }), 'history')).toBe('server_restarted');
+    expect(spanCause(closed(0, 1, { reason: 'dropped', evidence: { restored: false, history: { ok: false, reason: 'stream_not_found' } } }), 'history')).toBe('history_rejected');
+    // Evicted is evicted, however the connection ended.
+    expect(spanCause(closed(0, 1, { reason: 'transport_error', evidence: { restored: false, history: { ok: false, reason: 'offset_evicted' } } }), 'history')).toBe('history_evicted');
+  });
   it('at-most-once: offline, nothing to resume; CSR not recovered: session expired; AnyCable with nothing asked: no offset', () => {
     expect(spanCause(closed(0, 1), 'none')).toBe('offline_nothing_to_resume');
     expect(spanCause(closed(0, 1), 'session')).toBe('session_expired');
@@ -187,6 +197,22 @@ describe('ClientTimelines', () => {
     tl.history(0, false);
     tl.connected(0, 200, true);
     expect(tl.timeline(0).spans).toEqual([{ downAt: 100, upAt: 200, reason: 'dropped', evidence: { restored: true, history: { ok: false } } }]);
+  });
+  it('replayed: arriving before the reconnect is announced (Socket.IO recovery hands over the missed packets first) counts; inside a disruption the client has not noticed, it is the old connection: live', () => {
+    const tl = new ClientTimelines(2, 2, 'session');
+    tl.connected(0, 0, false);
+    tl.connected(1, 0, false);
+    tl.accepted(1, 140, 150);
+    tl.accepted(2, 160, 170);
+    tl.disconnected(0, 100, 'dropped');
+    tl.arrival(0, 1); // the new connection's backlog, before 'connected'
+    tl.connected(0, 300, true);
+    tl.disrupted(1, 100); // a latency toxic, say: never noticed
+    tl.arrival(1, 2);
+    const ledger = new DeliveryLedger(2, 2);
+    ledger.acceptAll();
+    for (const [c, q] of [[0, 1], [0, 2], [1, 1], [1, 2]] as const) ledger.record(c, q);
+    expect(tl.report(ledger, 0).replayedDeliveries).toBe(1);
   });
   it('replayed: answered while the client was down; not yet answered, or at-most-once: live', () => {
     for (const protocol of ['history', 'none'] as const) {

@@ -22,7 +22,10 @@ export const REJECT_CAUSES = [
   'epoch_changed',
   /** The client came back without a position to resume from, and no session was restored. */
   'no_offset',
-  /** The server said it was restarting (disconnect server_restart) and the resume did not make up for it. */
+  /**
+   * The server restarted and the resume did not make up for it: it said so (disconnect
+   * server_restart), or it cut the client without a word and came back with a new epoch (killed).
+   */
   'server_restarted',
   /** The server refused the history request for another reason (stream unknown, offset ahead, a gap) or gave none. */
   'history_rejected',
@@ -186,6 +189,15 @@ export function spanCause(s: OfflineSpan, protocol: ResumeProtocol): LossCause {
   // The server's own reason for cutting the client outranks the resume that could not repair it.
   if (s.detail === 'too_slow') return 'too_slow';
   if (s.detail === 'server_restart') return 'server_restarted';
+  // Cut off without a word by the server's side (not our drop) and back to a server that no longer
+  // knows the epoch: the process died and came back without its memory (kill -9 of a memory-broker
+  // server). A broker restarted empty under a live server cuts nobody; a client we dropped across
+  // it stays epoch_changed. (A partition that happens to span an empty Redis restart would read as
+  // a restart too: the client cannot tell those apart.)
+  // A stream the client had a position in and the server no longer knows at all is the same
+  // forgetting, seen before the new process stored anything on it.
+  const forgotten = out.kind === 'rejected' && (out.cause === 'epoch_changed' || s.evidence?.history?.reason === 'stream_not_found');
+  if (forgotten && s.reason !== undefined && s.reason !== 'dropped') return 'server_restarted';
   if (out.kind === 'rejected') return out.cause;
   if (out.kind === 'nothing_to_resume') return 'offline_nothing_to_resume';
   return 'no_offset';
@@ -246,4 +258,21 @@ export function deliveryPath(t: ClientTimeline, m: MessageWindow | undefined, o:
   const s = spanOf(t, m, o.inFlightMs);
   if (!s) return 'live';
   return s.upAt === undefined ? 'still_offline' : outcomeKey(resumeOutcome(o.protocol, s.evidence ?? { restored: false }));
+}
+
+/** How reports name a resume outcome key (`outcomeKey`) or a late delivery's path (`deliveryPath`). */
+export function outcomeLabel(key: string): string {
+  if (key.startsWith('rejected:')) {
+    const cause = key.slice('rejected:'.length) as RejectCause;
+    return `rejected: ${(LOSS_CAUSE_LABELS[cause] ?? cause).replace(/^offline, /, '')}`;
+  }
+  const words: Record<string, string> = {
+    session_restored: 'session restored',
+    history_filled: 'history filled the gap',
+    nothing_to_resume: 'nothing to resume (at-most-once)',
+    not_attempted: 'resume not attempted',
+    live: 'live (slow while connected)',
+    still_offline: 'still offline at the end',
+  };
+  return words[key] ?? key.replace(/_/g, ' ');
 }

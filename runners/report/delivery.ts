@@ -6,6 +6,7 @@ import type { ThroughputResult } from '../throughput/result.ts';
 import type { WhispersResult } from '../whispers/result.ts';
 import { barChart } from './charts/bars.ts';
 import { latencyCdfCharts } from './charts/latency.ts';
+import { lossInputOf, lossSections } from './loss.ts';
 import { connectedChart, deliveriesChart } from './charts/timeline.ts';
 import type { ChartSpec, ReportMeta, ReportModel, Section } from './types.ts';
 import { bannerFlags } from './validity.ts';
@@ -75,7 +76,8 @@ function deliveryReport(r: DeliveryRun, meta: ReportMeta, o: { title: string; su
       ['latency over min p50 / p95 / p99', `${r.latencyOverMinMs.p50} / ${r.latencyOverMinMs.p95} / ${r.latencyOverMinMs.p99} ms`],
       ...o.extraRows,
     ],
-    sections: [section],
+    // Lost by cause and resume outcomes when the result carries them (the shared engine's runners do).
+    sections: [section, ...lossSections([lossInputOf(r.target, r)])],
   };
 }
 

@@ -1,9 +1,8 @@
 import { columnLabel } from '../jitter/report.ts';
 import type { JitterResult } from '../jitter/result.ts';
 import { comparisonRows } from '../jitter/report.ts';
-import { LOSS_CAUSE_LABELS, LOSS_CAUSES } from '../core/loss-causes.ts';
-import { barChart } from './charts/bars.ts';
 import { latencyCdfCharts } from './charts/latency.ts';
+import { lossInputOf, lossSections } from './loss.ts';
 import { recoveryCdfChart, recoveryCurveCharts } from './charts/recovery.ts';
 import { resourceCharts } from './charts/resources.ts';
 import { comparisonCharts, connectedChart, deliveriesChart, type TimelineInput } from './charts/timeline.ts';
@@ -49,14 +48,8 @@ export function jitterReport(results: readonly JitterResult[], meta: ReportMeta)
       ...(resources.length ? [] : ['Target memory and CPU: the target was not started by this runner (--url), so it was not sampled.']),
     ],
   };
-  const lossCharts = results.flatMap((r) => {
-    const by = r.lossByCause;
-    if (!by || r.lostDeliveries === 0) return [];
-    const items = LOSS_CAUSES.filter((c) => (by[c] ?? 0) > 0).map((c) => ({ label: LOSS_CAUSE_LABELS[c], value: by[c]! }));
-    const chart = barChart({ id: `lost-by-cause-${columnLabel(r)}`, title: `Lost by cause: ${columnLabel(r)}`, note: `Each of the ${r.lostDeliveries.toLocaleString('en-US')} lost deliveries booked to one cause, from the client's own timeline (docs/reports.md, "Lost by cause").`, yLabel: 'lost deliveries', items });
-    return chart ? [chart] : [];
-  });
-  const lossSection: Section[] = results.some((r) => r.lossByCause) ? [{ title: 'Lost by cause', charts: lossCharts, ...(lossCharts.length ? {} : { omitted: ['Lost by cause: no delivery was lost in this run.'] }) }] : [];
+  // Lost by cause and resume outcomes: the shared renderer (one target: its bars; several: one stacked bar per target).
+  const lossSection = lossSections(results.map((r) => lossInputOf(columnLabel(r), r)));
   const perTarget: Section[] = timelines.map((t) => ({ title: `Timeline: ${t.label}`, charts: [connectedChart(t), deliveriesChart(t)] }));
 
   return {

@@ -2,6 +2,7 @@ import type { EncodedLatency } from '../core/latency.ts';
 import type { MultiShardReport } from '../../shards/coordinator/run.ts';
 import { barChart } from './charts/bars.ts';
 import { latencyCdfCharts } from './charts/latency.ts';
+import { lossInputOf, lossSections } from './loss.ts';
 import type { ChartSpec, ReportMeta, ReportModel, Section } from './types.ts';
 import { bannerFlags } from './validity.ts';
 
@@ -54,7 +55,8 @@ export function multiShardReport(results: readonly MultiShardInput[], meta: Repo
       ...ps.map((s) => [s.name, s.status, n(s.clients), n(s.connected), n(s.receivedDeliveries), n(s.lostDeliveries), n(s.latency?.p99), n(s.skewEstimateMs), s.flags.join(' ') || s.error || '']),
       ['merged', r.exitReason, n(m.clients), n(m.connectedClients ?? m.connected ?? m.subscribed), n(m.receivedDeliveries), n(m.lostDeliveries), n((m.latencyRawMs as { p99?: number } | undefined)?.p99), '', r.validity.flags.map((f) => f.code).join(' ')],
     ],
-    sections: [section],
+    // The merged result's causes (the shards' summed by runners/jitter/merge.ts), when it has them.
+    sections: [section, ...lossSections([lossInputOf(`merged (${ps.filter((s) => s.status === 'done').length} shards)`, m)])],
   };
 }
 

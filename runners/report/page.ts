@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { downsampleChart } from './downsample.ts';
-import type { BannerFlag, ReportModel, Section } from './types.ts';
+import type { BannerFlag, ReportModel, Section, StackSpec, TableSpec } from './types.ts';
 
 const require = createRequire(import.meta.url);
 let assets: { js: string; css: string; browser: string } | undefined;
@@ -39,6 +39,12 @@ table{border-collapse:collapse;background:#fff;font-size:13px}td,th{border:1px s
 figure.chart{margin:0;background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px}
 figure.chart h3{font-size:15px;margin:0 0 2px}figure.chart figcaption{font-size:12px;color:#555;margin-bottom:6px}
 .omitted{color:#666;font-size:13px}
+.stackrow{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start;margin:0 0 16px}
+figure.stack{margin:0;background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px;flex:1 1 560px;max-width:760px}
+figure.stack h3{font-size:15px;margin:0 0 2px}figure.stack figcaption{font-size:12px;color:#555;margin-bottom:6px}
+ul.legend{list-style:none;padding:0;margin:6px 0 0;display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px}
+ul.legend .swatch{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-2px;border:1px solid #0003}
+table.figures{margin:0 0 12px}table.figures caption{text-align:left;font-weight:600;padding:2px 0 4px;font-size:13px}
 footer{color:#777;font-size:12px;margin-top:32px}
 `;
 
@@ -69,12 +75,65 @@ function summaryTable(rows: string[][]): string {
   return `<h2>Numbers</h2><table id="summary"><thead><tr>${head!.map((c) => `<th>${esc(c)}</th>`).join('')}</tr></thead><tbody>${body.map((r) => `<tr>${r.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
 }
 
+function figuresTable(t: TableSpec, si: number): string {
+  const [head, ...body] = t.rows;
+  return `<table class="figures" id="table-${esc(t.id)}-${si}" data-table="${esc(t.id)}"><caption>${esc(t.caption)}</caption><thead><tr>${head!.map((c) => `<th scope="col">${esc(c)}</th>`).join('')}</tr></thead><tbody>${body.map((r) => `<tr>${r.map((c, i) => (i === 0 ? `<th scope="row">${esc(c)}</th>` : `<td>${esc(c)}</td>`)).join('')}</tr>`).join('')}</tbody></table>`;
+}
+
+/**
+ * A stacked bar chart as inline SVG: drawn by the browser from markup (no script, nothing to
+ * fail at load), one horizontal bar per target on one shared scale, every segment with a
+ * tooltip <title>, and a <desc> that says every figure for a screen reader.
+ */
+export function stackSvg(st: StackSpec, si: number): string {
+  const id = `stack-${esc(st.id)}-${si}`;
+  const LABEL_W = 170;
+  const BAR_W = 420;
+  const TOTAL_W = 110;
+  const ROW_H = 26;
+  const TOP = 6;
+  const AXIS_H = 22;
+  const width = LABEL_W + BAR_W + TOTAL_W;
+  const height = TOP + st.bars.length * ROW_H + AXIS_H;
+  // The scale ends on a round number (1, 2 or 5 x 10^k) so the middle tick reads whole: 0, 25, 50 rather than 0, 23, 45.
+  const top = Math.max(1, ...st.bars.map((b) => b.total));
+  const mag = 10 ** Math.floor(Math.log10(top));
+  const max = [1, 2, 5, 10].map((m) => m * mag).find((v) => v >= top)!;
+  const x = (v: number) => (v / max) * BAR_W;
+  const fmt = (v: number) => v.toLocaleString('en-US');
+  const desc = st.bars.map((b) => `${b.label}: ${fmt(b.total)} ${st.unit}${b.segments.length ? `, ${b.segments.map((g) => `${g.label} ${fmt(g.value)}`).join(', ')}` : ''}.`).join(' ');
+  const bars = st.bars
+    .map((b, k) => {
+      const y = TOP + k * ROW_H;
+      let at = LABEL_W;
+      const segs = b.segments
+        .map((g) => {
+          const w = x(g.value);
+          const r = `<rect class="seg" x="${at.toFixed(2)}" y="${y + 3}" width="${Math.max(w, 0.5).toFixed(2)}" height="${ROW_H - 8}" fill="${esc(g.color)}" data-target="${esc(b.label)}" data-cause="${esc(g.key)}" data-value="${g.value}"><title>${esc(`${b.label}: ${g.label}, ${fmt(g.value)} of ${fmt(b.total)}`)}</title></rect>`;
+          at += w;
+          return r;
+        })
+        .join('');
+      return `<g class="bar" data-target="${esc(b.label)}" data-total="${b.total}"><text x="${LABEL_W - 6}" y="${y + ROW_H / 2 + 2}" text-anchor="end" dominant-baseline="middle" font-size="12">${esc(b.label)}</text>${segs}<text class="total" x="${(at + 5).toFixed(2)}" y="${y + ROW_H / 2 + 2}" dominant-baseline="middle" font-size="12">${esc(fmt(b.total))}</text></g>`;
+    })
+    .join('');
+  const axisY = TOP + st.bars.length * ROW_H;
+  const ticks = [0, 0.5, 1].map((f) => `<line x1="${LABEL_W + f * BAR_W}" x2="${LABEL_W + f * BAR_W}" y1="${TOP}" y2="${axisY + 3}" stroke="#ccc"/><text x="${LABEL_W + f * BAR_W}" y="${axisY + 14}" text-anchor="middle" font-size="11" fill="#555">${esc(fmt(f * max))}</text>`).join('');
+  const legend = `<ul class="legend" aria-label="legend">${st.legend.map((l) => `<li data-cause="${esc(l.key)}"><span class="swatch" style="background:${esc(l.color)}"></span>${esc(l.label)}</li>`).join('')}</ul>`;
+  return `<figure class="stack" id="${id}" data-stack="${esc(st.id)}"><h3 id="${id}-h">${esc(st.title)}</h3><figcaption>${esc(st.note)}</figcaption><svg role="img" aria-labelledby="${id}-title ${id}-desc" viewBox="0 0 ${width} ${height}" width="100%" style="max-width:${width}px" font-family="system-ui,sans-serif"><title id="${id}-title">${esc(`${st.title} (${st.unit})`)}</title><desc id="${id}-desc">${esc(desc)}</desc>${ticks}${bars}</svg>${legend}</figure>`;
+}
+
 function section(s: Section, si: number): string {
+  const stacks = s.stacks?.length ? s.stacks.map((st) => stackSvg(st, si)) : [];
+  const tables = (s.tables ?? []).map((t) => figuresTable(t, si));
+  // The comparison's stacked bar with its numbers beside it; tables alone otherwise.
+  const stackRow = stacks.length ? `<div class="stackrow">${stacks.join('')}<div>${tables.join('')}</div></div>` : tables.length ? `<div class="stackrow"><div>${tables.join('')}</div></div>` : '';
   const figs = s.charts
     .map((c) => `<figure class="chart" id="chart-${c.id}-${si}" data-chart="${c.id}"><h3>${esc(c.title)}</h3><figcaption>${esc(c.note)}</figcaption><div class="plot"></div></figure>`)
     .join('');
   const omitted = s.omitted?.length ? `<ul class="omitted">${s.omitted.map((o) => `<li>${esc(o)}</li>`).join('')}</ul>` : '';
-  return `<section class="charts"><h2>${esc(s.title)}</h2>${s.intro ? `<p>${esc(s.intro)}</p>` : ''}<div class="grid">${figs}</div>${omitted}</section>`;
+  // Stacks and tables first: with one target, its bar chart follows its table.
+  return `<section class="charts"><h2>${esc(s.title)}</h2>${s.intro ? `<p>${esc(s.intro)}</p>` : ''}${stacks.length ? stackRow : ''}<div class="grid">${figs}</div>${stacks.length ? '' : stackRow}${omitted}</section>`;
 }
 
 /** The one page template: any runner's ReportModel becomes a self-contained HTML document. */

@@ -66,6 +66,13 @@ describe('report builders over real runs', () => {
       const ledger = c.get('delivery')!;
       expect(ledger.series.find((s) => s.label === 'received')!.values.find((v) => v !== null), r.test).toBe(expected);
     }
+    // Every delivery runner's result carries its loss books, and its page shows them.
+    for (const r of [lat, thr, wh]) {
+      const books = r as unknown as { lossByCause?: Record<string, number>; lostDeliveries: number };
+      expect(books.lossByCause, r.test).toBeDefined();
+      expect(Object.values(books.lossByCause!).reduce((a, b) => a + b, 0), r.test).toBe(books.lostDeliveries);
+      expect(reportModel(r, meta).sections.map((s) => s.title), r.test).toContain('Lost by cause');
+    }
     expect(charts(reportModel(lat, meta)).has('connected-ws')).toBe(true);
     expect(points(charts(reportModel(thr, meta)).get('throughput-rates'))).toBe(3);
   }, 60_000);

@@ -62,11 +62,46 @@ export interface ChartSpec {
   hlines?: HLineSpec[];
 }
 
+/** A table of figures inside a section (the page's summary table is ReportModel.summary). */
+export interface TableSpec {
+  id: string;
+  caption: string;
+  /** First row is the header; first column names the row. */
+  rows: string[][];
+}
+
+/** One segment of a stacked bar: a named quantity in its legend colour. */
+export interface StackSegment {
+  key: string;
+  label: string;
+  value: number;
+  color: string;
+}
+
+/**
+ * Horizontal stacked bars, one per target, segments summing to the bar's total: lost deliveries
+ * stacked by cause. Drawn as inline SVG by the page (no script), with a legend, a <title> and a
+ * <desc> that reads every number, so it is readable without colour or sight.
+ */
+export interface StackSpec {
+  id: string;
+  title: string;
+  note: string;
+  /** What the bar length counts ("lost deliveries"). */
+  unit: string;
+  bars: { label: string; total: number; segments: StackSegment[] }[];
+  legend: { key: string; label: string; color: string }[];
+}
+
 export interface Section {
   title: string;
   /** Short text under the heading. */
   intro?: string;
   charts: ChartSpec[];
+  /** Stacked bars, drawn before the charts. */
+  stacks?: StackSpec[];
+  /** Tables of figures, after the charts. */
+  tables?: TableSpec[];
   /** Charts that were not drawn and why (no disruptions, no series in an older result...). */
   omitted?: string[];
 }

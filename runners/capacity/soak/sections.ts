@@ -1,5 +1,6 @@
 import { colorFor, round, slug } from '../../report/charts/common.ts';
 import type { ChartSpec, MarkerSpec, ReportMeta, ReportModel, Section, Verdict } from '../../report/types.ts';
+import { lossInputOf, lossSections, type LossInput } from '../../report/loss.ts';
 import { bannerFlags } from '../../report/validity.ts';
 import type { ScenarioResult } from '../types.ts';
 import type { SoakDetail } from './run.ts';
@@ -159,6 +160,16 @@ export function soakHealthRows(r: ScenarioResult): string[][] {
   return rows;
 }
 
+/**
+ * A soak's loss fields for the shared "Lost by cause" renderer: on the result itself, its soak
+ * detail, or its step's metrics, wherever the run put them (the first that has them).
+ */
+export function soakLossInput(r: ScenarioResult): LossInput {
+  const places: unknown[] = [r, r.detail, r.steps[0]?.metrics];
+  const found = places.find((p) => p && typeof p === 'object' && ('lossByCause' in p || 'resumeOutcomes' in p));
+  return lossInputOf(r.target, found ?? r);
+}
+
 /** A whole page for soak results alone (the soak CLI; the capacity suite's page uses soakSections). */
 export function soakReportModel(results: readonly ScenarioResult[], meta: ReportMeta): ReportModel {
   const level = { pass: 'good', inconclusive: 'late', insufficient_duration: 'late', fail: 'lost' } as const;
@@ -176,6 +187,6 @@ export function soakReportModel(results: readonly ScenarioResult[], meta: Report
     flags: results.flatMap((r) => bannerFlags(r.target, r.validity.flags)),
     verdicts,
     summary: soakRuleRows(results),
-    sections: soakSections(results),
+    sections: [...soakSections(results), ...lossSections(results.map(soakLossInput))],
   };
 }
