@@ -31,7 +31,11 @@ export const whispersPerClient = (o: WhispersOptions) => Math.max(1, Math.floor(
 
 /** `registry` is injectable so the refusal is testable while every local target has whispers. */
 export function parseWhispersOptions(src: Parameters<typeof parseOptions>[1], registry: { supported: (target: string) => boolean } = { supported: (t) => whisperClientFor(t) !== undefined }): WhispersOptions {
-  const o = parseOptions(WHISPERS_OPTIONS, src);
+  return checkWhispersOptions(parseOptions(WHISPERS_OPTIONS, src), registry);
+}
+
+/** The rules only the combination can break, over values already parsed. */
+export function checkWhispersOptions(o: WhispersOptions, registry: { supported: (target: string) => boolean } = { supported: (t) => whisperClientFor(t) !== undefined }): WhispersOptions {
   getTarget(o.target);
   if (!registry.supported(o.target)) {
     throw new ReboundError('RR_ERR_TARGET_UNSUPPORTED', `whispers are not supported by this target ("${o.target}"): its protocol has no client-to-client messages; supported: ${WHISPER_TARGETS.join(', ')}`, { details: { target: o.target } });
