@@ -54,7 +54,8 @@ export async function moduleMain<O, R extends object>(m: RunnerModule<O, R>, arg
   const command = commandLine(`bench:${m.cli.script}`, m.options, cmd.values, cmd.seed);
   if (!m.cli.report) process.stderr.write(`results: ${file}\n`);
   process.stderr.write(m.cli.report ? await m.cli.report(file, result, command) : await reportLine(file, result as never, { command }));
-  if (m.cli.after) process.stderr.write(m.cli.after(result));
+  const after = m.cli.after?.(result);
+  if (after) process.stderr.write(after);
   if (json || m.cli.json === 'always') process.stdout.write(JSON.stringify(m.cli.jsonView ? m.cli.jsonView(result, file, command) : result, null, 2) + '\n');
   else if (m.cli.present) process.stdout.write(m.cli.present(result, opts));
   return m.cli.exitCode ? m.cli.exitCode(result) : (result as { validity?: { valid?: boolean } }).validity?.valid ? 0 : 2;

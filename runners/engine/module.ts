@@ -80,7 +80,7 @@ export interface CliSpec<Opts, Result> {
   /** After the results file: the report line(s) on stderr (default: reportLine with the command). */
   report?(file: string, result: Result, command: string): Promise<string>;
   /** Extra stderr after the report line (a failed restart's coded error). */
-  after?(result: Result): string;
+  after?(result: Result): string | undefined;
   /** Exit code (default 0 valid, 2 invalid). */
   exitCode?(result: Result): number;
   /** stderr line for a progress snapshot / log line (default `[target] ...`). */
