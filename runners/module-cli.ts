@@ -40,6 +40,8 @@ export async function moduleMain<O, R extends object>(m: RunnerModule<O, R>, arg
     progress: (p) => err(m.cli.progressLine ? m.cli.progressLine(p, opts) : undefined),
     log: (line) => err(m.cli.logLine ? m.cli.logLine(line, opts) : `[${target}] ${line}`),
   };
+  // The same plannedMs the runner service answers Retry-After and the job's ETA with.
+  ctx.phase('plan', `about ${Math.ceil(m.plannedMs(opts) / 1000)} s`);
   let result: R;
   if (m.target === 'service') {
     const def = getTarget(target);
