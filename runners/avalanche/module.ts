@@ -1,7 +1,7 @@
 import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
-import { queryOptions } from '../../shards/runner/entries/route-target.ts';
+import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { defineModule, shownOptions } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
@@ -84,7 +84,7 @@ export const avalancheModule = defineModule<AvalancheModuleOptions, AvalancheRes
         else if (config.hookUrl) v.restart = 'hook';
         else throw new ReboundError('RR_ERR_OPTION_INVALID', `avalanche against a target this runner did not start (${t.source === 'request' ? 'the request\'s target URL' : 'TARGET_' + t.route.toUpperCase().replace(/[^A-Z0-9]/g, '_') + '_URL'}) needs the operator's restart: Rebound restarts the target itself when prearm ends, and it can restart a server it did not start only with AVALANCHE_RESTART_COMMAND or AVALANCHE_RESTART_HOOK_URL in the runner's environment (the benchmark's "the caller redeploys the target" has no request-side counterpart here); without a target URL the runner starts and restarts its local ${t.server} itself`, { details: { option: 'restart' } });
       }
-      return { values: { ...v, target: t.server, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey }, echo: { shard, prearm: prearm || undefined, recoveryWait: recoveryWait || undefined } };
+      return { values: withRouteTarget(v, t), echo: { shard, prearm: prearm || undefined, recoveryWait: recoveryWait || undefined } };
     },
     shown: (o) => shownOptions(o.opts),
   },

@@ -1,6 +1,6 @@
 import type { OptionTable } from '../../lib/options.ts';
 import { COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
-import { queryOptions } from '../../shards/runner/entries/route-target.ts';
+import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { formatDeployImpact } from '../avalanche/report.ts';
 import { defineModule } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
@@ -41,7 +41,7 @@ export const deployImpactModule = defineModule<DeployImpactOptions, DeployImpact
     options: DEPLOY_IMPACT_HTTP_OPTIONS,
     fromQuery(q, t) {
       const { shard, ...rest } = q;
-      return { values: { ...rest, target: t.server, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey }, echo: { shard } };
+      return { values: withRouteTarget(rest, t), echo: { shard } };
     },
   },
 });

@@ -2,7 +2,7 @@ import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
 import { benchmarkFields } from '../../shards/runner/entries/bench-fields.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
-import { redactBroadcastKey } from '../../shards/runner/entries/route-target.ts';
+import { redactBroadcastKey, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { defineModule, shownOptions } from '../engine/module.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
 import { resultName } from '../module-cli.ts';
@@ -87,7 +87,7 @@ export const jitterModule = defineModule<JitterModuleOptions, Result>({
       const { samplesCap, label, shard, workers, channel, acProtocol, clientLib, reconnectBaseMs, ...j } = q as typeof q & { reconnectStrategy: string; reconnectBaseMs: number };
       checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs, reconnectStrategy: j.reconnectStrategy, backoffApplies: t.definition.reconnect === 'library' } as Parameters<typeof checkClientCompat>[0], t.route, given);
       return {
-        values: { ...j, reconnectBaseMs, workers, target: t.server, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey },
+        values: withRouteTarget({ ...j, reconnectBaseMs, workers }, t),
         echo: { samplesCap, label, shard, workers },
         post: { samplesCap, label },
       };

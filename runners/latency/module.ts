@@ -1,7 +1,7 @@
 import type { OptionTable } from '../../lib/options.ts';
 import { benchmarkFields } from '../../shards/runner/entries/bench-fields.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
-import { queryOptions, redactBroadcastKey } from '../../shards/runner/entries/route-target.ts';
+import { queryOptions, redactBroadcastKey, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { defineModule } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { LATENCY_OPTIONS, toJitterOptions, type LatencyOptions } from './options.ts';
@@ -35,7 +35,7 @@ export const latencyModule = defineModule<LatencyOptions, LatencyResult>({
     fromQuery(q, t, given) {
       const { samplesCap, label, shard, channel, acProtocol, clientLib, reconnectBaseMs, ...rest } = q as Record<string, unknown> & { reconnectStrategy: string; reconnectBaseMs: number };
       checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs, reconnectStrategy: rest.reconnectStrategy, backoffApplies: t.definition.reconnect === 'library' } as Parameters<typeof checkClientCompat>[0], t.route, given);
-      return { values: { ...rest, reconnectBaseMs, target: t.server, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey }, echo: { samplesCap, label, shard }, post: { samplesCap, label } };
+      return { values: withRouteTarget({ ...rest, reconnectBaseMs }, t), echo: { samplesCap, label, shard }, post: { samplesCap, label } };
     },
     finish: (r, post, t) => benchmarkFields(redactBroadcastKey(r), { route: t.route, server: t.server, label: post.label as string | undefined, samplesCap: post.samplesCap as number }),
   },

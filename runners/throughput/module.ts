@@ -1,7 +1,7 @@
 import type { OptionTable } from '../../lib/options.ts';
 import { withSortedSamples } from '../../shards/runner/entries/bench-fields.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
-import { queryOptions } from '../../shards/runner/entries/route-target.ts';
+import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { defineModule } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { checkThroughputOptions, THROUGHPUT_OPTIONS, type ThroughputOptions } from './options.ts';
@@ -34,7 +34,7 @@ export const throughputModule = defineModule<ThroughputOptions, ThroughputResult
     fromQuery(q, t, given) {
       const { samplesCap, shard, channel, acProtocol, ...rest } = q as Record<string, unknown> & { channel?: string; acProtocol?: string };
       checkClientCompat({ channel, acProtocol }, t.route, given);
-      return { values: { ...rest, target: t.server, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey }, echo: { samplesCap, shard }, post: { samplesCap } };
+      return { values: withRouteTarget(rest, t), echo: { samplesCap, shard }, post: { samplesCap } };
     },
     // The benchmark's sorted-sample export, from the same histogram the result's percentiles use.
     finish: (r, post) => withSortedSamples(r as unknown as Record<string, unknown>, post.samplesCap as number),
