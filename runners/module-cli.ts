@@ -1,15 +1,15 @@
 import { runCli } from '../lib/cli.ts';
-import { argvToValues, helpText } from '../lib/options.ts';
+import { argvToValues, helpText, type OptionTable } from '../lib/options.ts';
 import { withTarget } from './core/local-target.ts';
 import { stamp, writeResults } from './core/results.ts';
-import { parseModule, type ModuleRunContext, type RunnerModule } from './engine/module.ts';
+import { parseModule, type AnyRunnerModule, type ModuleRunContext, type RunnerModule } from './engine/module.ts';
 import { commandLine, reportLine } from './report/index.ts';
 import { getTarget } from './targets/index.ts';
 
 const JSON_HELP = { flag: 'print only the result JSON on stdout', always: `the result JSON on stdout (always: nothing else goes there)` } as const;
 
 /** --help: generated from the module's table, so a new option is listed the moment it exists. */
-export function moduleHelp(m: RunnerModule<unknown, object>): string {
+export function moduleHelp(m: AnyRunnerModule): string {
   return `usage: npm run bench:${m.cli.script} -- ${m.cli.usage}\n${m.doc}\n${helpText(m.options)}\n  --json               ${JSON_HELP[m.cli.json]}\n${m.cli.helpExtra ? `${m.cli.helpExtra}\n` : ''}`;
 }
 
@@ -18,9 +18,9 @@ export function moduleHelp(m: RunnerModule<unknown, object>): string {
  * with progress on stderr (the presentation subscriber), the result under RESULTS_DIR with its
  * HTML report, then a table or `--json` on stdout. Exit 0 valid, 2 invalid or bad input.
  */
-export async function moduleMain<O, R extends object>(m: RunnerModule<O, R>, argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
+export async function moduleMain<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>, argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(moduleHelp(m as RunnerModule<unknown, object>));
+    process.stdout.write(moduleHelp(m));
     return 0;
   }
   const json = argv.includes('--json');
@@ -64,7 +64,7 @@ export async function moduleMain<O, R extends object>(m: RunnerModule<O, R>, arg
 }
 
 /** A runner's cli.ts: `runModuleCli(module)`. */
-export function runModuleCli<O, R extends object>(m: RunnerModule<O, R>): void {
+export function runModuleCli<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>): void {
   runCli((argv) => moduleMain(m, argv));
 }
 

@@ -75,7 +75,7 @@ describe('runner modules: one table for CLI, HTTP and coordinator', () => {
 
   it.each(RUNNER_MODULES.map((m) => [m.name, m] as const))('%s: --help lists every option of its table with its doc', (_n, m) => {
     const help = moduleHelp(m);
-    for (const [k, s] of Object.entries(m.options)) {
+    for (const [k, s] of Object.entries(m.options as OptionTable)) {
       expect(help, k).toContain(`--${kebab(k)}`);
       expect(help, k).toContain(s.doc);
     }
@@ -85,7 +85,7 @@ describe('runner modules: one table for CLI, HTTP and coordinator', () => {
   it.each(HTTP_MODULES.map((m) => [m.name, m] as const))('%s: a bad value gets the same error over HTTP as on the CLI (every option both take)', (_n, m) => {
     const entry = moduleEntry(m);
     let compared = 0;
-    for (const [k, spec] of Object.entries(m.http!.options)) {
+    for (const [k, spec] of Object.entries(m.http!.options as OptionTable)) {
       if (!(k in m.options)) continue;
       const raw = badValue(spec);
       const cli = errorOf(() => parseModule(m, { values: { [k]: raw }, origin: 'CLI' }));
@@ -131,7 +131,7 @@ describe('an option added to a module reaches --help, the route and the CLI with
     ...jitterModule,
     name: 'probe',
     options: { ...jitterModule.options, ...extra },
-    validate: (v) => ({ ...jitterModule.validate(v), probeMs: v.probeMs as number }),
+    validate: (v) => ({ ...jitterModule.validate(v as Parameters<typeof jitterModule.validate>[0]), probeMs: v.probeMs as number }),
     plannedMs: (o) => jitterModule.plannedMs(o) + o.probeMs,
     http: { ...jitterModule.http!, targets: ['ws'], options: { ...jitterModule.http!.options, ...extra } },
   };

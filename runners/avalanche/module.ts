@@ -7,7 +7,6 @@ import { resultName } from '../module-cli.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
 import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv, type AvalancheOptions, type RestartConfig } from './options.ts';
 import { formatAvalanche } from './report.ts';
-import type { AvalancheResult } from './result.ts';
 import { runAvalanche } from './run.ts';
 
 // The runner starts and restarts local targets itself; URLs, the broadcast key and the restart
@@ -33,13 +32,13 @@ export interface AvalancheModuleOptions {
   config: RestartConfig;
 }
 
-export const avalancheModule = defineModule<AvalancheModuleOptions, AvalancheResult>({
+export const avalancheModule = defineModule({
   name: 'avalanche',
   doc: 'one forced restart of the target (kill, term, rolling, or the operator-configured command/hook) under a fixed publish rate; the reconnect herd and what was lost',
   options: AVALANCHE_OPTIONS,
   validate(v) {
     const config = restartConfigFromEnv();
-    return { opts: checkAvalancheOptions(v as AvalancheOptions, config), config };
+    return { opts: checkAvalancheOptions(v, config), config };
   },
   plannedMs: ({ opts: o }) => Math.ceil((o.clients * 1000) / o.ramp) + o.warmupMs + Math.max(o.publishAfterMs, o.recoveryTimeoutMs) + o.settleMs + 10_000,
   target: 'self',
@@ -66,7 +65,7 @@ export const avalancheModule = defineModule<AvalancheModuleOptions, AvalancheRes
     targets: ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'],
     options: AVALANCHE_HTTP_OPTIONS,
     fromQuery(q, t, given) {
-      const { shard, channel, acProtocol, clientLib, reconnectBaseMs, prearm, recoveryWait, ...rest } = q as Record<string, unknown> & { reconnectStrategy: string; reconnectBaseMs: number; prearm: number; recoveryWait: number; channel?: string; acProtocol?: string; clientLib?: string };
+      const { shard, channel, acProtocol, clientLib, reconnectBaseMs, prearm, recoveryWait, ...rest } = q;
       // Every avalanche client backs off (the library's or the runner's loop), so the base applies on every target.
       checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs, reconnectStrategy: rest.reconnectStrategy }, t.route, given);
       for (const [k, other, value] of [['prearm', 'warmupMs', prearm], ['recoveryWait', 'recoveryTimeoutMs', recoveryWait]] as const) {

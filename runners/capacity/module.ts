@@ -2,7 +2,6 @@ import { defineModule } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { CAPACITY_OPTIONS, checkCapacityOptions, type CapacityOptions } from './options.ts';
 import { runCapacity } from './run.ts';
-import type { CapacityRun } from './run.ts';
 import type { S1Options } from './scenarios/s1-idle-memory.ts';
 import type { S2Options } from './scenarios/s2-ceiling.ts';
 import type { S6Options } from './scenarios/s6-graceful-stop.ts';
@@ -31,7 +30,7 @@ export function capacityPlannedMs(o: CapacityOptions): number {
   return Math.ceil(s * 1000);
 }
 
-export const capacityModule = defineModule<CapacityOptions, CapacityRun>({
+export const capacityModule = defineModule({
   name: 'capacity',
   doc: 'capacity suite (seeds/000): the chosen scenarios (S1 idle memory, S2 ceiling, S3 fan-out, S4 hot stream, S5 latency, S6 graceful stop, soak, sweep) against one target, each step judged against its budget',
   options: CAPACITY_OPTIONS,

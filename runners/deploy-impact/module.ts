@@ -5,17 +5,16 @@ import { formatDeployImpact } from '../avalanche/report.ts';
 import { defineModule } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
-import { checkDeployImpactOptions, DEPLOY_IMPACT_OPTIONS, type DeployImpactOptions } from './options.ts';
-import type { DeployImpactResult } from './result.ts';
+import { checkDeployImpactOptions, DEPLOY_IMPACT_OPTIONS } from './options.ts';
 import { runDeployImpact } from './run.ts';
 
 export const DEPLOY_IMPACT_HTTP_OPTIONS = { ...queryOptions(DEPLOY_IMPACT_OPTIONS), shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
 
-export const deployImpactModule = defineModule<DeployImpactOptions, DeployImpactResult>({
+export const deployImpactModule = defineModule({
   name: 'deploy-impact',
   doc: 'the publisher process is redeployed (killed and restarted) while clients listen; what the clients missed',
   options: DEPLOY_IMPACT_OPTIONS,
-  validate: (v) => checkDeployImpactOptions(v as DeployImpactOptions),
+  validate: checkDeployImpactOptions,
   plannedMs: (o) => Math.ceil((o.clients * 1000) / o.ramp) + o.warmupMs + o.publisherDownMs + o.publishAfterMs + o.settleMs + 10_000,
   target: 'self',
   targetOf: (o) => ({ name: o.target, url: o.url }),

@@ -10,19 +10,19 @@ import type { TargetDefinition } from '../targets/types.ts';
  * coordinator param are the same option with the same validation and the same error text.
  * (After k6's executors: a config with its validation and a `Run` over a shared base.)
  */
-export interface RunnerModule<Opts, Result extends object = Record<string, unknown>> {
+export interface RunnerModule<Opts extends object, Result extends object = Record<string, unknown>, T extends OptionTable = OptionTable, Q extends OptionTable = OptionTable> {
   /** The test's name: `npm run bench:<name>`, `POST /bench-<name>-<target>`, `--test <name>`. */
   readonly name: string;
   /** One line: what the test does (the --help header, the route's doc). */
   readonly doc: string;
   /** The CLI's option table (lib/options.ts), target and URL options included. */
-  readonly options: OptionTable;
+  readonly options: T;
   /**
    * Cross-field rules over typed values of `options` (defaults filled): the one validator. `parse`
    * is `validate(parseOptions(options, src))`; the HTTP entry parses its own table once and hands
    * the typed values here, so no value is parsed twice.
    */
-  validate(values: Record<string, unknown>): Opts;
+  validate(values: OptionValues<T>): Opts;
   /** Expected wall time of a run with these options (the job's ETA, Retry-After, the CLI's plan line). */
   plannedMs(opts: Opts): number;
   /**
@@ -43,7 +43,7 @@ export interface RunnerModule<Opts, Result extends object = Record<string, unkno
   readonly multi?: { sharedStream: boolean };
   readonly cli: CliSpec<Opts, Result>;
   /** The runner service's routes for this test (absent: CLI only). */
-  readonly http?: HttpSpec<Opts, Result>;
+  readonly http?: HttpSpec<Opts, Result, Q>;
 }
 
 /** What a run emits; the CLI prints it to stderr, the runner service stores it in the job. */
@@ -101,17 +101,17 @@ export interface RouteTarget {
   broadcastKey?: string;
 }
 
-export interface HttpSpec<Opts, Result> {
+export interface HttpSpec<Opts, Result, Q extends OptionTable = OptionTable> {
   /** Route target names: `POST /bench-<name>-<target>` for each. */
   readonly targets: readonly string[];
   /** The query's option table (docs/runner-api.md is generated from it): the CLI's without the route-owned names, plus the benchmark's names. */
-  readonly options: OptionTable;
+  readonly options: Q;
   /**
    * Typed query values (parsed once with `options`) and the route's target to the module's
    * option values (validated next by `validate`), what `effectiveParams` echoes besides the
    * options, and what `finish` needs. `given`: the raw names the caller sent.
    */
-  fromQuery(q: Record<string, unknown>, t: RouteTarget, given: Record<string, unknown>): { values: Record<string, unknown>; echo?: Record<string, unknown>; post?: Record<string, unknown> };
+  fromQuery(q: OptionValues<Q>, t: RouteTarget, given: Record<string, unknown>): { values: Record<string, unknown>; echo?: Record<string, unknown>; post?: Record<string, unknown> };
   /** The options as effectiveParams show them (default: without the operator's URLs and key). */
   shown?(opts: Opts): Record<string, unknown>;
   /** The result as the shard returns it (the benchmark's fields, sorted samples, redactions). */
@@ -119,8 +119,8 @@ export interface HttpSpec<Opts, Result> {
 }
 
 /** `validate(parseOptions(options, src))`: the CLI's and env's one parse. */
-export function parseModule<O, R extends object>(m: RunnerModule<O, R>, src: ParseSources): O {
-  return m.validate(parseOptions(m.options, src) as Record<string, unknown>);
+export function parseModule<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>, src: ParseSources): O {
+  return m.validate(parseOptions(m.options, src));
 }
 
 /** Typed values (some of the table's) completed with the table's defaults: what `validate` takes from the HTTP side. */
@@ -138,7 +138,7 @@ export function shownOptions(opts: object): Record<string, unknown> {
 
 /** A module whose types are erased for a registry (the table of every runner). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyRunnerModule = RunnerModule<any, any>;
+export type AnyRunnerModule = RunnerModule<any, any, any, any>;
 
-/** Declare a module with its types checked (a plain object literal would widen `Opts`). */
-export const defineModule = <O, R extends object>(m: RunnerModule<O, R>): RunnerModule<O, R> => m;
+/** Declare a module with its types inferred: `Opts` from `validate`, the tables from `options` and `http.options`. */
+export const defineModule = <O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>): RunnerModule<O, R, T, Q> => m;

@@ -3,8 +3,7 @@ import { CLIENT_COMPAT_OPTIONS, checkClientCompat } from '../../shards/runner/en
 import { defineModule } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { LEAN_TARGETS } from '../targets/lean.ts';
-import { checkIdleOptions, IDLE_OPTIONS, idleServiceArgs, type IdleOptions } from './options.ts';
-import type { IdleResult } from './result.ts';
+import { checkIdleOptions, IDLE_OPTIONS, idleServiceArgs } from './options.ts';
 import { runIdle } from './run.ts';
 
 const { target: _t, url: _u, ...IDLE_QUERY } = IDLE_OPTIONS;
@@ -12,11 +11,11 @@ export const IDLE_HTTP_OPTIONS = { ...IDLE_QUERY, channel: CLIENT_COMPAT_OPTIONS
 
 type Progress = { phase: string; attempted: number; subscribed: number; failed: number; open: number };
 
-export const idleModule = defineModule<IdleOptions, IdleResult>({
+export const idleModule = defineModule({
   name: 'idle',
   doc: 'idle capacity: n subscribed connections over worker processes, held; runner and target memory per connection',
   options: IDLE_OPTIONS,
-  validate: (v) => checkIdleOptions(v as IdleOptions),
+  validate: checkIdleOptions,
   plannedMs: (o) => Math.ceil((o.clients * 1000) / o.ramp) + o.hold * 1000 + 15_000,
   target: 'service',
   targetOf: (o) => ({ name: o.target, url: o.url }),
@@ -42,7 +41,7 @@ export const idleModule = defineModule<IdleOptions, IdleResult>({
     targets: [...LEAN_TARGETS.filter((t) => t !== 'anycable'), 'anycable'],
     options: IDLE_HTTP_OPTIONS,
     fromQuery(q, t, given) {
-      const { channel, acProtocol, ...rest } = q as Record<string, unknown> & { channel?: string; acProtocol?: string };
+      const { channel, acProtocol, ...rest } = q;
       checkClientCompat({ channel, acProtocol }, t.route, given);
       return { values: { ...rest, target: t.server, url: t.url } };
     },

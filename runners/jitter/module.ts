@@ -10,7 +10,6 @@ import { FIRST_MESSAGE_GRACE_MS, listenWindow } from './listen.ts';
 import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from './options.ts';
 import { formatProgress, type JitterProgress } from './progress.ts';
 import { formatComparison } from './report.ts';
-import type { JitterResult } from './result.ts';
 import { dropWindowMs, runJitter } from './run.ts';
 import { runJitterWorkers } from './workers.ts';
 
@@ -41,14 +40,13 @@ export interface JitterModuleOptions {
   jitter: JitterOptions;
   workers: number;
 }
-type Result = JitterResult & { workers?: number };
 
-export const jitterModule = defineModule<JitterModuleOptions, Result>({
+export const jitterModule = defineModule({
   name: 'jitter',
   doc: 'client drops (or a chaos plan via plan=) while publishing; delivery ledger, latency, recovery',
   options: JITTER_CLI_OPTIONS,
   validate(v) {
-    const { workers, ...j } = v as JitterOptions & { workers: number };
+    const { workers, ...j } = v;
     const perWorker = Math.ceil(j.clients / workers);
     if (perWorker > PER_PROCESS) throw new ReboundError('RR_ERR_OPTION_INVALID', `clients per worker process (${perWorker}) exceeds ${PER_PROCESS}: raise workers`, { details: { option: 'clients' } });
     // Validated as one worker's share (the ledger cap and every other rule apply per process).
@@ -84,8 +82,8 @@ export const jitterModule = defineModule<JitterModuleOptions, Result>({
     targets: ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'],
     options: JITTER_HTTP_OPTIONS,
     fromQuery(q, t, given) {
-      const { samplesCap, label, shard, workers, channel, acProtocol, clientLib, reconnectBaseMs, ...j } = q as typeof q & { reconnectStrategy: string; reconnectBaseMs: number };
-      checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs, reconnectStrategy: j.reconnectStrategy, backoffApplies: t.definition.reconnect === 'library' } as Parameters<typeof checkClientCompat>[0], t.route, given);
+      const { samplesCap, label, shard, workers, channel, acProtocol, clientLib, reconnectBaseMs, ...j } = q;
+      checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs, reconnectStrategy: j.reconnectStrategy, backoffApplies: t.definition.reconnect === 'library' }, t.route, given);
       return {
         values: withRouteTarget({ ...j, reconnectBaseMs, workers }, t),
         echo: { samplesCap, label, shard, workers },

@@ -4,17 +4,16 @@ import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../
 import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { defineModule } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
-import { checkThroughputOptions, THROUGHPUT_OPTIONS, type ThroughputOptions } from './options.ts';
-import type { ThroughputResult } from './result.ts';
+import { checkThroughputOptions, THROUGHPUT_OPTIONS } from './options.ts';
 import { runThroughput } from './run.ts';
 
 export const THROUGHPUT_HTTP_OPTIONS = { ...queryOptions(THROUGHPUT_OPTIONS), samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard, channel: CLIENT_COMPAT_OPTIONS.channel, acProtocol: CLIENT_COMPAT_OPTIONS.acProtocol } as const satisfies OptionTable;
 
-export const throughputModule = defineModule<ThroughputOptions, ThroughputResult>({
+export const throughputModule = defineModule({
   name: 'throughput',
   doc: "the benchmark's fan-out test: total messages x n clients through a publisher pool; deliveries/s",
   options: THROUGHPUT_OPTIONS,
-  validate: (v) => checkThroughputOptions(v as ThroughputOptions),
+  validate: checkThroughputOptions,
   plannedMs: (o) => Math.ceil((o.clients * 1000) / o.ramp) + 1000 + o.total * o.intervalMs + o.drain * 1000 + 5000,
   target: 'service',
   targetOf: (o) => ({ name: o.target, url: o.url }),
@@ -32,7 +31,7 @@ export const throughputModule = defineModule<ThroughputOptions, ThroughputResult
     targets: ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'],
     options: THROUGHPUT_HTTP_OPTIONS,
     fromQuery(q, t, given) {
-      const { samplesCap, shard, channel, acProtocol, ...rest } = q as Record<string, unknown> & { channel?: string; acProtocol?: string };
+      const { samplesCap, shard, channel, acProtocol, ...rest } = q;
       checkClientCompat({ channel, acProtocol }, t.route, given);
       return { values: withRouteTarget(rest, t), echo: { samplesCap, shard }, post: { samplesCap } };
     },

@@ -3,8 +3,7 @@ import { withSortedSamples } from '../../shards/runner/entries/bench-fields.ts';
 import { COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
 import { defineModule } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
-import { checkWhispersOptions, WHISPERS_OPTIONS, type WhispersOptions } from './options.ts';
-import type { WhispersResult } from './result.ts';
+import { checkWhispersOptions, WHISPERS_OPTIONS } from './options.ts';
 import { runWhispers } from './run.ts';
 
 const { target: _t, url: _u, ...Q } = WHISPERS_OPTIONS;
@@ -12,11 +11,11 @@ export const WHISPERS_HTTP_OPTIONS = { ...Q, samplesCap: COMPAT_OPTIONS.samplesC
 
 type Progress = { phase: string; connected: number; published: number; received: number };
 
-export const whispersModule = defineModule<WhispersOptions, WhispersResult>({
+export const whispersModule = defineModule({
   name: 'whispers',
   doc: 'client-to-client messages through the server (replay, Socket.IO, ws); delivery and latency',
   options: WHISPERS_OPTIONS,
-  validate: (v) => checkWhispersOptions(v as WhispersOptions),
+  validate: (v) => checkWhispersOptions(v),
   plannedMs: (o) => Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.duration * 1000 + o.settle + 5000,
   target: 'service',
   targetOf: (o) => ({ name: o.target, url: o.url }),

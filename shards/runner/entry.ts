@@ -1,4 +1,4 @@
-import { parseOptions } from '../../lib/options.ts';
+import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
 import { shownOptions, withDefaults, type ModuleRunContext, type RunnerModule } from '../../runners/engine/module.ts';
 import { redactBroadcastKey } from './entries/route-target.ts';
 import { defined } from './params.ts';
@@ -11,7 +11,7 @@ import type { BenchEntry, JobProgress } from './types.ts';
  * `validate` the CLI uses, and planned by the same `plannedMs`. Phases, progress and log lines go
  * to the job (the presentation subscriber of the runner service).
  */
-export function moduleEntry<O, R extends object>(m: RunnerModule<O, R>): BenchEntry<O> {
+export function moduleEntry<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>): BenchEntry<O> {
   const http = m.http;
   if (!http) throw new Error(`runner "${m.name}" has no HTTP entry`);
   const entry: BenchEntry<O> = {
@@ -19,14 +19,14 @@ export function moduleEntry<O, R extends object>(m: RunnerModule<O, R>): BenchEn
     targets: http.targets,
     options: http.options,
     doc: m.doc,
-    parse: (values) => parseOptions(http.options, { values, origin: 'query' }) as Record<string, unknown>,
+    parse: (values) => parseOptions(http.options, { values, origin: 'query' }),
     build(q, t, given) {
-      const { values, echo = {}, post = {} } = http.fromQuery(q, t, given);
-      const opts = m.validate(withDefaults(m.options, values) as Record<string, unknown>);
+      const { values, echo = {}, post = {} } = http.fromQuery(q as OptionValues<Q>, t, given);
+      const opts = m.validate(withDefaults(m.options, values));
       return {
         opts,
         post,
-        effectiveParams: defined({ ...(http.shown ? http.shown(opts) : shownOptions(opts as object)), target: t.route, targetSource: t.source, ...echo }),
+        effectiveParams: defined({ ...(http.shown ? http.shown(opts) : shownOptions(opts)), target: t.route, targetSource: t.source, ...echo }),
         plannedMs: m.plannedMs(opts),
       };
     },

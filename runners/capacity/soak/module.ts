@@ -2,8 +2,7 @@ import { writeReport } from '../../report/index.ts';
 import { defineModule } from '../../engine/module.ts';
 import { resultName } from '../../module-cli.ts';
 import { getTarget } from '../../targets/index.ts';
-import type { ScenarioResult } from '../types.ts';
-import { checkSoakOptions, SOAK_OPTIONS, type SoakOptions } from './options.ts';
+import { checkSoakOptions, SOAK_OPTIONS } from './options.ts';
 import { runSoak } from './run.ts';
 import { soakHealthRows, soakReportModel, soakRuleRows } from './sections.ts';
 
@@ -20,11 +19,11 @@ type Progress = { tSec: number; deliveriesPerSec: number; p99Ms: number; connect
  * result and its HTML report under RESULTS_DIR. Exit 0 on PASS, 1 on FAIL or INCONCLUSIVE, 2 on bad input.
  * (The capacity suite runs the same module as `--scenarios soak`.)
  */
-export const soakModule = defineModule<SoakOptions, ScenarioResult>({
+export const soakModule = defineModule({
   name: 'soak',
   doc: 'steady traffic for durationSec against one target, a health sample every sampleSec, each pass/fail rule judged over the series (seeds/002)',
   options: SOAK_OPTIONS,
-  validate: (v) => checkSoakOptions(v as SoakOptions),
+  validate: checkSoakOptions,
   plannedMs: (o) => Math.ceil((o.clients * 1000) / o.ramp) + 1000 + o.durationSec * 1000 + o.drainSec * 1000,
   target: 'self',
   targetOf: (o) => ({ name: o.target, url: o.url }),
