@@ -46,7 +46,7 @@ export const ERROR_CODES = {
   RR_ERR_SHARDS_MISSING: { status: 400, title: 'Bad Request', doc: 'A multi-shard command was run without SHARDS (or --shards).' },
   RR_ERR_SHARD_UNHEALTHY: { status: 503, title: 'Service Unavailable', doc: 'A shard failed the health sweep (GET /health, authenticated GET /jobs/nope); details name it and why.' },
   RR_ERR_MANIFEST_INVALID: { status: 400, title: 'Bad Request', doc: 'The tests manifest is unreadable or breaks its schema; the message names the test and field.' },
-  RR_ERR_FLEET_TOKEN_MISSING: { status: 400, title: 'Bad Request', doc: 'A fleet command needs RAILWAY_TOKEN (project token) or RAILWAY_API_TOKEN (account token), and RAILWAY_PROJECT_ID.' },
+  RR_ERR_FLEET_TOKEN_MISSING: { status: 400, title: 'Bad Request', doc: 'A fleet command needs RAILWAY_TOKEN (project token) or RAILWAY_API_TOKEN (account token), with RAILWAY_PROJECT_ID for an account token (a project token names its own project).' },
   RR_ERR_FLEET_FOREIGN_SERVICE: { status: 409, title: 'Conflict', doc: 'fleet up found a service with a fleet name that fleet up did not make (no REBOUND_FLEET label); it is left alone.' },
   RR_ERR_FLEET_API: { status: 502, title: 'Bad Gateway', doc: 'The Railway GraphQL API refused a call or answered errors.' },
   // --- end coordinator block ---

@@ -1,13 +1,12 @@
 import WebSocket from 'ws';
-import { childRng, type Rng } from '../../lib/rng.ts';
-import { sleep, withTimeout } from '../../lib/time.ts';
+import { childRng } from '../../lib/rng.ts';
 import { sourceAddress } from '../core/addresses.ts';
 import { rampConnect } from '../core/connections.ts';
 import { LatencyRecorder } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
 import { readPayload } from '../core/publisher.ts';
 import type { ClientOptions, TargetClient, TargetDefinition } from '../targets/types.ts';
-import { backoffCeilingMs, TUNED_BACKOFF, tunedSpec } from '../targets/reconnect.ts';
+import { ManualReconnects, strategyBackoff, strategyDelayMs } from '../targets/reconnect.ts';
 import { handshakeFailureKind } from './handshake.ts';
 import { reconnectRng } from '../targets/seeded-jitter.ts';
 
@@ -40,17 +39,8 @@ export interface FleetOptions {
   reconnectBaseMs?: number;
 }
 
-/** A runner-driven reconnect delay before attempt `k` (0-based). */
-export function backoffMs(strategy: 'default' | 'tuned', k: number, rng: Rng, baseMs = TUNED_BACKOFF.baseMs): number {
-  if (strategy === 'tuned') return rng() * backoffCeilingMs(tunedSpec(baseMs), k);
-  // socket.io-client's default (backo2): 1 s × 2^k, ±50% randomization, capped at 5 s.
-  const ms = 1000 * 2 ** Math.min(k, 10);
-  const r = rng();
-  const deviation = Math.floor(r * 0.5 * ms);
-  return Math.min((Math.floor(r * 10) & 1) === 0 ? ms - deviation : ms + deviation, 5000);
-}
-
-const MAX_MANUAL_ATTEMPTS = 500;
+/** @deprecated kept one merge cycle for shards/runner/benchmark-requests.test.ts: use strategyDelayMs (runners/targets/reconnect.ts). */
+export const backoffMs = strategyDelayMs;
 
 /**
  * N clients of one target, routed into the one ledger, with what a restart needs on top: per
@@ -79,12 +69,12 @@ export class ClientFleet {
   herdStart = 0;
   private stopping = false;
   private reconnectUntil = Infinity;
-  private readonly reconnecting: Uint8Array;
+  private readonly manual: ManualReconnects;
 
   constructor(private readonly o: FleetOptions) {
     this.ledger = new DeliveryLedger(o.clients, o.messages);
     this.tracks = Array.from({ length: o.clients }, () => ({ connected: false, connectedAtRestart: false, drops: 0, firstDropAt: 0, backAt: 0, attempts: 0, attemptStartedAt: 0 }));
-    this.reconnecting = new Uint8Array(o.clients);
+    this.manual = new ManualReconnects(o.clients);
     for (let i = 0; i < o.clients; i++) this.clients.push(this.wire(i));
   }
 
@@ -154,7 +144,7 @@ export class ClientFleet {
     };
     // AnyCable clients open one WebSocket per attempt: a counting subclass sees each attempt and
     // its failure without changing the library's behaviour.
-    if (o.target.service?.name === 'replay' || o.target.name === 'anycable') opts.cableOptions = { websocketImplementation: countingWebSocket(() => this.attemptStarted(i), (e) => this.attemptFailed(i, e), () => this.attemptClosed(i)) };
+    if (o.target.capabilities.library === '@anycable/core') opts.cableOptions = { websocketImplementation: countingWebSocket(() => this.attemptStarted(i), (e) => this.attemptFailed(i, e), () => this.attemptClosed(i)) };
     const c = o.target.createClient(opts);
     c.on('message', (m) => {
       const p = readPayload(m, o.runId);
@@ -185,7 +175,7 @@ export class ClientFleet {
     });
     c.on('history', ({ ok }) => void (ok || this.historyNotFound++));
     c.on('error', () => {});
-    if (o.target.service?.name === 'socketio' && o.target.reconnect === 'library') observeSocketIoManager(c, () => this.attemptStarted(i), (e) => this.attemptFailed(i, e));
+    if (o.target.capabilities.library === 'socket.io-client' && o.target.reconnect === 'library') observeSocketIoManager(c, () => this.attemptStarted(i), (e) => this.attemptFailed(i, e));
     return c;
   }
 
@@ -202,26 +192,16 @@ export class ClientFleet {
     }
   }
 
-  /** Runner-driven reconnect for manual targets: seeded backoff, bounded in attempts and time. */
-  private async reconnectManual(i: number): Promise<void> {
-    if (this.reconnecting[i]) return;
-    this.reconnecting[i] = 1;
-    const rng = childRng(this.o.seed, i);
-    try {
-      for (let k = 0; k < MAX_MANUAL_ATTEMPTS && !this.stopping; k++) {
-        await sleep(backoffMs(this.o.reconnectStrategy, k, rng, this.o.reconnectBaseMs));
-        if (this.stopping || this.tracks[i]!.connected || Date.now() > this.reconnectUntil) return;
-        this.attemptStarted(i);
-        try {
-          await withTimeout(this.clients[i]!.reconnect(), 10_000);
-          return;
-        } catch (err) {
-          this.attemptFailed(i, err);
-        }
-      }
-    } finally {
-      this.reconnecting[i] = 0;
-    }
+  /**
+   * Runner-driven reconnect for manual targets: the named strategy's backoff (runners/targets/
+   * reconnect.ts) seeded per client and outage, bounded in attempts and by the recovery wait.
+   */
+  private reconnectManual(i: number): Promise<boolean> {
+    return this.manual.run(i, this.clients[i]!, strategyBackoff(this.o.reconnectStrategy, childRng(this.o.seed, i), this.o.reconnectBaseMs), {
+      done: () => this.stopping || this.tracks[i]!.connected || Date.now() > this.reconnectUntil,
+      onAttempt: () => this.attemptStarted(i),
+      onFailure: (err) => this.attemptFailed(i, err),
+    });
   }
 }
 

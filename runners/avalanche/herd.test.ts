@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../lib/rng.ts';
-import { backoffMs, type ClientTrack } from './fleet.ts';
+import { strategyDelayMs as backoffMs } from '../targets/reconnect.ts';
+import type { ClientTrack } from './fleet.ts';
 import { downtime, peakRatePerSec, quantiles, recoveryTimes, timeToPct } from './herd.ts';
 
 const track = (t: Partial<ClientTrack>): ClientTrack => ({ connected: true, connectedAtRestart: true, drops: 1, firstDropAt: 1000, backAt: 0, attempts: 1, attemptStartedAt: 0, ...t });

@@ -200,7 +200,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       downtimeOpenEnded: down.openEnded,
       disconnectSpreadMs: drops.length ? Math.max(...drops) - Math.min(...drops) : 0,
       resumedReconnects: fleet.resumes,
-      historyNotFound: target.replays && target.service?.name !== 'socketio' ? fleet.historyNotFound : null,
+      historyNotFound: target.capabilities.resume === 'history' ? fleet.historyNotFound : null,
       dropsBeforeRestart: fleet.dropsBeforeRestart,
       disconnectReasons: fleet.disconnectReasons,
       disconnectDetails: fleet.disconnectDetails,

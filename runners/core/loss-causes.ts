@@ -82,8 +82,13 @@ export const outcomeKey = (o: ResumeOutcome): string => (o.kind === 'rejected' ?
  */
 export type ResumeProtocol = 'none' | 'session' | 'history';
 
-/** A target's resume protocol from its definition (Socket.IO's replaying target is CSR; every other replaying target speaks AnyCable's). */
-export function resumeProtocolOf(target: { name: string; replays: boolean }): ResumeProtocol {
+/**
+ * A target's resume protocol: what its definition declares (`capabilities.resume`, runners/targets);
+ * for a bare `{name, replays}` (older callers), Socket.IO's replaying target is CSR and every other
+ * replaying target speaks AnyCable's.
+ */
+export function resumeProtocolOf(target: { name: string; replays: boolean; capabilities?: { resume: ResumeProtocol } }): ResumeProtocol {
+  if (target.capabilities) return target.capabilities.resume;
   if (!target.replays) return 'none';
   return target.name.startsWith('socketio') ? 'session' : 'history';
 }

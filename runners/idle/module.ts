@@ -2,7 +2,7 @@ import type { OptionTable } from '../../lib/options.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat } from '../../shards/runner/entries/compat.ts';
 import { defineModule } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
-import { LEAN_TARGETS } from '../targets/lean.ts';
+import { LEAN_TARGETS } from '../targets/index.ts';
 import { checkIdleOptions, IDLE_OPTIONS, idleServiceArgs } from './options.ts';
 import { runIdle } from './run.ts';
 

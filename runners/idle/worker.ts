@@ -2,7 +2,8 @@ import { sleep } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../core/runner-limits.ts';
-import { leanClientFor, LeanStage, type LeanClient } from '../targets/lean.ts';
+import { leanClientFor } from '../targets/index.ts';
+import { LeanStage, type LeanClient } from '../targets/lean-client.ts';
 import { assertNever, type ParentToWorker, type WorkerStart, type WorkerTally, type WorkerToParent } from './messages.ts';
 
 /**

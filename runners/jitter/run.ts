@@ -3,7 +3,7 @@ import { openProxyFleet, type ProxyFleet } from '../../chaos/plans/proxy-fleet.t
 import { buildSchedule, scheduleEndMs, type ChaosEvent, type PlanStep } from '../../chaos/plans/schedule.ts';
 import { Emitter } from '../../lib/emitter.ts';
 import { randomSeed } from '../../lib/rng.ts';
-import { sleep, withTimeout } from '../../lib/time.ts';
+import { sleep } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
 import { ConnectionBook, rampConnect } from '../core/connections.ts';
 import { PROGRESS_EVERY_MS, type JitterProgress } from './progress.ts';
@@ -24,6 +24,7 @@ import { openFileLimit } from '../core/runner-limits.ts';
 import { checkValidity } from '../core/validity.ts';
 import { getTarget } from '../targets/index.ts';
 import { reconnectRng } from '../targets/seeded-jitter.ts';
+import { afterOffline, ManualReconnects, offlineAfterDropMs } from '../targets/reconnect.ts';
 import type { TargetClient, TargetDefinition } from '../targets/types.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
@@ -81,7 +82,7 @@ class JitterSession {
   private readonly timeline: ChaosEvent[] = [];
   private readonly applied = new Set<number>();
   private readonly lastDrop: (ChaosEvent | undefined)[];
-  private readonly reconnecting: Uint8Array;
+  private readonly manual: ManualReconnects;
   private readonly sentAtMs: number[];
   private readonly counters = { reconnects: 0, resumes: 0, reconnectFailures: 0, historyRejected: 0, foreign: 0 };
   private readonly disconnectReasons: Record<string, number> = {};
@@ -118,9 +119,9 @@ class JitterSession {
     this.tracker = new DisruptionTracker(this.steps, opts.clients);
     this.series = new SeriesRecorder(opts.clients);
     this.lastDrop = new Array(opts.clients);
-    this.reconnecting = new Uint8Array(opts.clients);
+    this.manual = new ManualReconnects(opts.clients);
     this.sentAtMs = new Array(opts.msgs + 1).fill(NaN);
-    this.offlineMs = this.target.reconnect === 'manual' ? Math.max(opts.jitterMs, this.target.offlineFloorMs) : opts.jitterMs;
+    this.offlineMs = offlineAfterDropMs(this.target, opts.jitterMs);
   }
 
   private groupOf(i: number): number {
@@ -390,24 +391,9 @@ class JitterSession {
     }
   }
 
-  /** Bounded retries: a target that refuses reconnects is a finding, not a reason to spin. */
-  private async reconnectManual(i: number, afterMs: number): Promise<void> {
-    if (this.reconnecting[i]) return;
-    this.reconnecting[i] = 1;
-    try {
-      await this.nap(afterMs);
-      for (let attempt = 0; attempt < 30 && !this.stopping; attempt++) {
-        try {
-          await withTimeout(this.clients[i]!.reconnect(), 10_000);
-          return;
-        } catch {
-          this.counters.reconnectFailures++;
-          await this.nap(1000);
-        }
-      }
-    } finally {
-      this.reconnecting[i] = 0;
-    }
+  /** The benchmark's manual reconnect (runners/targets/reconnect.ts): offline `afterMs`, then bounded 1 s retries. */
+  private reconnectManual(i: number, afterMs: number): Promise<boolean> {
+    return this.manual.run(i, this.clients[i]!, afterOffline(afterMs), { done: () => this.stopping, sleep: (ms) => this.nap(ms), onFailure: () => void this.counters.reconnectFailures++ });
   }
 
   private connectedNow(): number {

@@ -1,9 +1,10 @@
 import { createCable, type Cable, type Channel } from '@anycable/core';
 import WebSocket from 'ws';
 import { Emitter } from '../../lib/emitter.ts';
+import { LeanClient, LeanStage, type LeanProtocol } from './lean-client.ts';
 import { checkStrategyName, fullJitter, tunedSpec, type ReconnectStrategyFn } from './reconnect.ts';
 import { seededBackoffWithJitter } from './seeded-jitter.ts';
-import type { ClientEvents, ClientOptions, DisconnectReason, TargetClient, TargetDefinition } from './types.ts';
+import { defineTarget, type ClientCapabilities, type ClientEvents, type ClientOptions, type DisconnectReason, type TargetClient } from './types.ts';
 
 /**
  * `@anycable/core` (unmodified, Node + `ws`) as a Rebound target client: the extended protocol,
@@ -141,29 +142,76 @@ export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient 
     close() {
       cable?.disconnect();
     },
+    whisper(data) {
+      // `$pubsub` streams relay whispers to the stream's other subscribers (never the sender).
+      void channel?.whisper(data);
+    },
     on: (event, fn) => events.on(event, fn),
   };
   return client;
 }
 
-/** Rebound's replay server (services/replay-server), started locally by the runner. */
-export const replayTarget: TargetDefinition = {
-  name: 'replay',
-  description: "Rebound's replay server (AnyCable ext protocol, memory broker) driven by the unmodified @anycable/core client",
-  reconnect: 'library',
-  offlineFloorMs: 0,
-  replays: true,
-  service: { name: 'replay', args: [] },
-  createClient: (o) => createAnyCableClient(o),
+const PING = Buffer.from('{"type":"ping"');
+const IDENT = Buffer.from('{"identifier"');
+const startsWith = (b: Buffer, prefix: Buffer) => b.length >= prefix.length && b.subarray(0, prefix.length).equals(prefix);
+
+/**
+ * The lean client's wire: AnyCable's extended protocol, subscribing to the public `$pubsub`
+ * stream after `welcome` like the benchmark's raw idle probe. Pings are recognised by their first
+ * bytes and never parsed.
+ */
+export const leanAnyCable: LeanProtocol = {
+  url: (base) => cableUrl(base),
+  subprotocol: 'actioncable-v1-ext-json',
+  onOpen: () => [],
+  onMessage(p, stream, send) {
+    if (startsWith(p, PING)) return undefined;
+    let f: { type?: string; identifier?: string; message?: unknown; reason?: string };
+    try {
+      f = JSON.parse(p.toString());
+    } catch {
+      return undefined;
+    }
+    if (startsWith(p, IDENT) && f.message !== undefined && f.type === undefined) {
+      return typeof f.message === 'string' ? { data: f.message } : { value: f.message };
+    }
+    switch (f.type) {
+      case 'welcome':
+        send(JSON.stringify({ command: 'subscribe', identifier: JSON.stringify({ channel: '$pubsub', stream_name: stream }) }));
+        return { stage: LeanStage.Welcomed };
+      case 'confirm_subscription':
+        return { stage: LeanStage.Subscribed };
+      case 'reject_subscription':
+        return { error: 'subscription rejected' };
+      case 'disconnect':
+        return { error: `disconnected by the server (${f.reason ?? '?'})`, notice: `disconnect ${f.reason ?? '?'}` };
+      default:
+        return undefined;
+    }
+  },
 };
 
+/** @anycable/core: its own reconnect, session restore and history by offset (frames carry offset and epoch), whispers on `$pubsub`. */
+const ANYCABLE_CLIENT: ClientCapabilities = { reconnect: 'library', resume: 'history', offsets: true, epochs: true, whispers: true, library: '@anycable/core' };
+
+/** Rebound's replay server (services/replay-server), started locally by the runner. */
+export const replayTarget = defineTarget({
+  name: 'replay',
+  description: "Rebound's replay server (AnyCable ext protocol, memory broker) driven by the unmodified @anycable/core client",
+  offlineFloorMs: 0,
+  capabilities: ANYCABLE_CLIENT,
+  service: { name: 'replay', args: [] },
+  createClient: (o) => createAnyCableClient(o),
+  createLeanClient: (o) => new LeanClient(o, leanAnyCable),
+});
+
 /** An external anycable-go (`--url ws://host:8080/cable` or http://host:8080), same client. */
-export const anycableTarget: TargetDefinition = {
+export const anycableTarget = defineTarget({
   name: 'anycable',
   description: 'an external anycable-go (--broker=memory --public) at the given URL, driven by @anycable/core',
-  reconnect: 'library',
   offlineFloorMs: 0,
-  replays: true,
+  capabilities: ANYCABLE_CLIENT,
   createClient: (o) => createAnyCableClient(o),
-};
+  createLeanClient: (o) => new LeanClient(o, leanAnyCable),
+});
 export type { ReconnectStrategyFn } from './reconnect.ts';

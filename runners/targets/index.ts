@@ -2,18 +2,35 @@ import { ReboundError } from '../../lib/errors.ts';
 import { anycableTarget, replayTarget } from './anycable.ts';
 import { replayRedisTarget, socketIoCsrRedisTarget, socketIoRedisTarget } from './redis.ts';
 import { socketIoCsrTarget, socketIoTarget } from './socketio.ts';
-import type { TargetDefinition } from './types.ts';
+import type { LeanClient } from './lean-client.ts';
+import { LEAN_CAPABILITIES, type ClientCapabilities, type ClientOptions, type TargetClient, type TargetDefinition } from './types.ts';
 import { uwsTarget, wsTarget } from './ws.ts';
 
 /**
- * The target registry. Runners look targets up here by name; adding a protocol means adding an
- * adapter file and one line below.
+ * The target registry. Runners look targets up here by name and then choose a client by
+ * capability (below); adding a protocol means one file (its definition: service, full client,
+ * lean client or why not, capabilities) and one line here.
  */
-const TARGETS: ReadonlyMap<string, TargetDefinition> = new Map(
+const TARGETS = new Map<string, TargetDefinition>(
   [socketIoTarget, socketIoCsrTarget, wsTarget, uwsTarget, replayTarget, anycableTarget, socketIoRedisTarget, socketIoCsrRedisTarget, replayRedisTarget].map((t) => [t.name, t]),
 );
 
 export const TARGET_NAMES = [...TARGETS.keys()];
+
+/**
+ * Add a target at run time (tests: a target that declares lean unsupported, to hold the runners
+ * that need one to their refusal; no shipped target lacks one today). Throws on a taken name.
+ */
+export function registerTarget(t: TargetDefinition): void {
+  if (TARGETS.has(t.name)) throw new ReboundError('RR_ERR_INTERNAL', `target "${t.name}" is already registered`, { details: { target: t.name } });
+  TARGETS.set(t.name, t);
+  TARGET_NAMES.push(t.name);
+  if (t.createLeanClient) LEAN_TARGETS.push(t.name);
+  if (whisperClientFor(t.name)) WHISPER_TARGETS.push(t.name);
+}
+
+/** The definition named `name`, or undefined (for callers that report an unknown name their own way). */
+export const findTarget = (name: string): TargetDefinition | undefined => TARGETS.get(name);
 
 export function getTarget(name: string): TargetDefinition {
   const t = TARGETS.get(name);
@@ -43,4 +60,45 @@ export function assertAvailable(t: TargetDefinition): void {
   if (reason) throw new ReboundError('RR_ERR_TARGET_UNAVAILABLE', `target "${t.name}" is not installed here: ${reason}`, { details: { target: t.name } });
 }
 
-export type { TargetDefinition, TargetClient, ClientOptions } from './types.ts';
+/** One of a target's two client constructors, with what it can do. */
+export interface ClientChoice {
+  kind: 'full' | 'lean';
+  capabilities: Readonly<ClientCapabilities>;
+  create(opts: ClientOptions): TargetClient;
+}
+
+/** A target's clients: the full library client, then the lean one when it has one. */
+export function clientsOf(t: TargetDefinition): ClientChoice[] {
+  const full: ClientChoice = { kind: 'full', capabilities: t.capabilities, create: (o) => t.createClient(o) };
+  const lean = t.createLeanClient;
+  return lean ? [full, { kind: 'lean', capabilities: LEAN_CAPABILITIES, create: (o) => lean(o) }] : [full];
+}
+
+/**
+ * The client a runner asks for: `prefer` decides between the two when both fit (the loader and
+ * the idle runner prefer lean: the official libraries cost the rig several times the CPU and
+ * memory per connection), `needs` lists capabilities it must have. Undefined when none fits.
+ */
+export function pickClient(t: TargetDefinition, want: { prefer?: 'full' | 'lean'; needs?: Partial<ClientCapabilities> } = {}): ClientChoice | undefined {
+  const fits = clientsOf(t).filter((c) => Object.entries(want.needs ?? {}).every(([k, v]) => c.capabilities[k as keyof ClientCapabilities] === v));
+  return fits.find((c) => c.kind === (want.prefer ?? 'full')) ?? fits[0];
+}
+
+/** The lean client of target `name`, or undefined (unknown target, or one that declares lean unsupported). */
+export const leanClientFor = (name: string): ((opts: ClientOptions) => LeanClient) | undefined => TARGETS.get(name)?.createLeanClient;
+
+export const LEAN_TARGETS = TARGET_NAMES.filter((n) => leanClientFor(n));
+
+/** A client whose target relays client-to-client messages. */
+export type WhisperClient = TargetClient & { whisper(data: Record<string, unknown>): void };
+
+/** The whisper-capable client of target `name`, or undefined when its protocol has no client-to-client messages. */
+export function whisperClientFor(name: string): ((opts: ClientOptions) => WhisperClient) | undefined {
+  const t = TARGETS.get(name);
+  const c = t && pickClient(t, { needs: { whispers: true } });
+  return c && ((o) => c.create(o) as WhisperClient);
+}
+
+export const WHISPER_TARGETS = TARGET_NAMES.filter((n) => whisperClientFor(n));
+
+export type { TargetDefinition, TargetClient, ClientOptions, ClientCapabilities } from './types.ts';

@@ -1,7 +1,14 @@
+import { withTimeout } from '../../lib/time.ts';
+import type { Rng } from '../../lib/rng.ts';
+import { backo2Duration } from './seeded-jitter.ts';
+import type { TargetClient } from './types.ts';
+
 /**
- * Named reconnect strategies for library-driven targets, defined once so that `tuned` means the
- * same client backoff whichever library reconnects (the main job's tuned columns compare servers
- * on equal client backoff). Every adapter maps a name through this module.
+ * Every reconnect policy, defined once. Library-driven clients: named strategies, so that `tuned`
+ * means the same client backoff whichever library reconnects (the main job's tuned columns compare
+ * servers on equal client backoff); every adapter maps a name through this module. Runner-driven
+ * (manual) clients: the policies and the one loop at the end of this file, which every runner that
+ * brings a client back itself (jitter, avalanche/deploy-impact, soak) runs.
  */
 
 /** The strategy names `--reconnect-strategy` accepts. */
@@ -66,4 +73,130 @@ export function socketIoBackoff(name: string | undefined, baseMs?: number): Sock
   const spec = tunedSpec(baseMs);
   if (spec.factor !== 2) throw new Error('socket.io-client backs off by x2 only');
   return { reconnectionDelay: spec.baseMs / 2, reconnectionDelayMax: spec.capMs, randomizationFactor: 1 };
+}
+
+/**
+ * socket.io-client's own default backoff (its Manager's defaults: 1 s x2, +-50%, cap 5 s), which the
+ * avalanche herd's runner-driven clients copy under `default`: a manual client then comes back the
+ * way a library client with default settings would.
+ */
+export const SOCKETIO_LIBRARY_BACKOFF: Readonly<SocketIoBackoffOptions> = Object.freeze({ reconnectionDelay: 1000, reconnectionDelayMax: 5000, randomizationFactor: 0.5 });
+
+/**
+ * A runner-driven delay before attempt `k` (0-based), one draw from `rng`: `default` is
+ * socket.io-client's backo2 formula over SOCKETIO_LIBRARY_BACKOFF (seeded-jitter.ts holds the
+ * formula), `tuned` the full jitter every library client uses under `tuned`.
+ */
+export function strategyDelayMs(name: string | undefined, k: number, rng: Rng, baseMs?: number): number {
+  if (checkStrategyName(name) === 'tuned') return fullJitter(tunedSpec(baseMs), rng)(k);
+  const b = SOCKETIO_LIBRARY_BACKOFF;
+  return backo2Duration({ ms: b.reconnectionDelay, max: b.reconnectionDelayMax, factor: 2, jitter: b.randomizationFactor, attempts: k }, rng);
+}
+
+/** How the runner brings back a client whose library does not reconnect (capabilities.reconnect 'manual', and every lean client). */
+export interface ManualReconnectPolicy {
+  /** Wait before attempt k (0-based), ms. */
+  delayMs(attempt: number): number;
+  /** Attempts per outage: a target that refuses reconnects is a finding, not a reason to spin. */
+  maxAttempts: number;
+  /** An attempt still pending after this long counts as failed; Infinity waits for the client's own verdict. */
+  attemptTimeoutMs: number;
+}
+
+/**
+ * The offline time of a runner-driven drop: the drop's planned length, and for a manual target
+ * never below its floor (the benchmark's MIN_OFFLINE_MS: 2 s for default Socket.IO, 0 for ws).
+ * A library target's offline time is its library's business.
+ */
+export const offlineAfterDropMs = (t: { reconnect: 'manual' | 'library'; offlineFloorMs: number }, dropMs: number): number => (t.reconnect === 'manual' ? Math.max(dropMs, t.offlineFloorMs) : dropMs);
+
+/**
+ * Stay offline `offlineMs`, then retry every `retryMs`: the benchmark's manual reconnect (the
+ * jitter runner: its offline time, then 1 s between attempts, 30 of them, 10 s each).
+ */
+export function afterOffline(offlineMs: number, o: { retryMs?: number; maxAttempts?: number; attemptTimeoutMs?: number } = {}): ManualReconnectPolicy {
+  const retryMs = o.retryMs ?? 1000;
+  return { delayMs: (k) => (k === 0 ? offlineMs : retryMs), maxAttempts: o.maxAttempts ?? 30, attemptTimeoutMs: o.attemptTimeoutMs ?? 10_000 };
+}
+
+/**
+ * Back off like a library would, seeded: attempt k waits `strategyDelayMs(name, k)` (the avalanche
+ * herd: 500 attempts of 10 s at most, bounded in time by the caller's `done`).
+ */
+export function strategyBackoff(name: string | undefined, rng: Rng, baseMs?: number, o: { maxAttempts?: number; attemptTimeoutMs?: number } = {}): ManualReconnectPolicy {
+  checkStrategyName(name);
+  return { delayMs: (k) => strategyDelayMs(name, k, rng, baseMs), maxAttempts: o.maxAttempts ?? 500, attemptTimeoutMs: o.attemptTimeoutMs ?? 10_000 };
+}
+
+export interface ReconnectLoopHooks {
+  /** Checked before each wait and each attempt: true ends the loop (the run is stopping, the client is back, the wait is over). */
+  done(): boolean;
+  /** The run's sleep, e.g. one an abort cuts short (default: a plain timer). */
+  sleep?(ms: number): Promise<void>;
+  onAttempt?(attempt: number): void;
+  onFailure?(err: unknown, attempt: number): void;
+}
+
+const plainSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
+
+/**
+ * Bring one client back under `policy`: wait, attempt `reconnect()`, repeat. Resolves true once an
+ * attempt subscribed, false when `done()` ended it or the attempts ran out. Never rejects.
+ */
+export async function reconnectLoop(client: Pick<TargetClient, 'reconnect'>, policy: ManualReconnectPolicy, hooks: ReconnectLoopHooks): Promise<boolean> {
+  const sleep = hooks.sleep ?? plainSleep;
+  for (let k = 0; k < policy.maxAttempts && !hooks.done(); k++) {
+    await sleep(policy.delayMs(k));
+    if (hooks.done()) return false;
+    hooks.onAttempt?.(k);
+    try {
+      const attempt = client.reconnect();
+      await (Number.isFinite(policy.attemptTimeoutMs) ? withTimeout(attempt, policy.attemptTimeoutMs) : attempt);
+      return true;
+    } catch (err) {
+      hooks.onFailure?.(err, k);
+    }
+  }
+  return false;
+}
+
+/**
+ * One reconnect loop per client at a time: a disconnect noticed while client i is already being
+ * brought back (a network loss during our own drop, a second close event) joins nothing and
+ * starts nothing.
+ */
+export class ManualReconnects {
+  private readonly busy: Uint8Array;
+  constructor(clients: number) {
+    this.busy = new Uint8Array(clients);
+  }
+
+  active(i: number): boolean {
+    return this.busy[i] === 1;
+  }
+
+  async run(i: number, client: Pick<TargetClient, 'reconnect'>, policy: ManualReconnectPolicy, hooks: ReconnectLoopHooks): Promise<boolean> {
+    if (this.busy[i]) return false;
+    this.busy[i] = 1;
+    try {
+      return await reconnectLoop(client, policy, hooks);
+    } finally {
+      this.busy[i] = 0;
+    }
+  }
+}
+
+/** A sleep that `signal` cuts short (resolving, not rejecting), its timer cleared: loops end at once when a run closes. */
+export function sleepUntil(signal: AbortSignal): (ms: number) => Promise<void> {
+  return (ms) =>
+    new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve();
+      const done = () => {
+        clearTimeout(t);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const t = setTimeout(done, Math.max(0, ms));
+      signal.addEventListener('abort', done, { once: true });
+    });
 }

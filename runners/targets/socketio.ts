@@ -1,8 +1,9 @@
 import { io, type Socket } from 'socket.io-client';
 import { Emitter } from '../../lib/emitter.ts';
+import { LeanClient, LeanStage, type LeanProtocol } from './lean-client.ts';
 import { socketIoBackoff } from './reconnect.ts';
 import { seedSocketIoBackoff } from './seeded-jitter.ts';
-import type { ClientEvents, ClientOptions, TargetClient, TargetDefinition } from './types.ts';
+import { defineTarget, type ClientEvents, type ClientOptions, type TargetClient } from './types.ts';
 
 type Mode = 'default' | 'csr';
 type State = 'idle' | 'connecting' | 'open' | 'offline' | 'closed';
@@ -17,7 +18,8 @@ interface EngineWithTransport {
  * socket after the offline floor (the benchmark's MIN_OFFLINE_MS = 2 s). `csr`: the library
  * reconnects itself (`default`: 2 s ±50%, max 5 s; `tuned`: the same backoff as every library
  * client, see reconnect.ts) and Connection State Recovery may restore the session;
- * `socket.recovered` tells us whether it did.
+ * `socket.recovered` tells us whether it did. Whispers: `socket.emit("whisper", room, payload)`;
+ * the reference server re-emits `whisper` to the room without the sender (the benchmark's convention).
  */
 class SocketIoClient implements TargetClient {
   readonly index: number;
@@ -51,10 +53,12 @@ class SocketIoClient implements TargetClient {
     socket.on('message', (data: unknown) => {
       if (typeof data === 'string') this.events.emit('message', { data, at: Date.now() });
     });
+    socket.on('whisper', (payload: unknown) => this.events.emit('message', { data: typeof payload === 'string' ? payload : JSON.stringify(payload), at: Date.now() }));
     return new Promise<void>((resolve, reject) => {
       let first = true;
       socket.on('connect', () => {
-        const resumed = socket.recovered;
+        // `recovered` is unset (not false) on a server without CSR: the event promises a boolean.
+        const resumed = socket.recovered === true;
         const announce = () => {
           this.state = 'open';
           this.events.emit('connected', { resumed, attempt: this.attempt++ });
@@ -118,25 +122,70 @@ class SocketIoClient implements TargetClient {
     this.socket?.close();
     this.socket = undefined;
   }
+
+  whisper(data: Record<string, unknown>): void {
+    this.socket?.emit('whisper', this.opts.stream, data);
+  }
 }
 
-export const socketIoTarget: TargetDefinition = {
-  name: 'socketio',
-  description: 'Socket.IO 4, no recovery; manual reconnect after a 2 s offline floor',
-  reconnect: 'manual',
-  offlineFloorMs: 2000,
-  replays: false,
-  service: { name: 'socketio', args: ['--mode', 'default'] },
-  createClient: (opts) => new SocketIoClient(opts, 'default'),
+/**
+ * The lean client's wire: Socket.IO 4 (engine.io v4) over a raw WebSocket: `0{...}` open → send
+ * `40` (CONNECT) → `40{sid}` → emit `subscribe` with ack id 0 → `430[{"ok":true}]`. Engine pings
+ * (`2`) are answered with `3`, or the server drops us after pingInterval + pingTimeout. The CSR
+ * target speaks the same wire (recovery matters only to a client that resumes).
+ */
+export const leanSocketIo: LeanProtocol = {
+  url: (base) => `${base.replace(/^http/, 'ws').replace(/\/+$/, '')}/socket.io/?EIO=4&transport=websocket`,
+  onOpen: () => [],
+  onMessage(p, stream, send) {
+    const c0 = p[0];
+    if (c0 === 0x32 && p.length === 1) {
+      send('3');
+      return undefined;
+    }
+    const t = p.toString();
+    if (t.startsWith('0{')) {
+      send('40');
+      return undefined;
+    }
+    if (t.startsWith('40')) {
+      send(`420${JSON.stringify(['subscribe', stream])}`);
+      return { stage: LeanStage.Welcomed };
+    }
+    // A namespace DISCONNECT (41) or an engine.io close (1): the server's own goodbye.
+    if (t === '41' || t.startsWith('41/')) return { notice: 'socket.io disconnect (41)' };
+    if (t === '1') return { notice: 'engine.io close (1)' };
+    if (t.startsWith('44')) return { error: `socket.io connect refused: ${t.slice(2)}` };
+    if (t.startsWith('430')) {
+      const reply = JSON.parse(t.slice(3)) as [{ ok?: boolean }];
+      return reply[0]?.ok ? { stage: LeanStage.Subscribed } : { error: 'subscribe rejected' };
+    }
+    if (t.startsWith('42')) {
+      const ev = JSON.parse(t.slice(2)) as unknown[];
+      if (ev[0] === 'message' && typeof ev[1] === 'string') return { data: ev[1] };
+      if (ev[0] === 'message' && ev[1] !== undefined) return { data: JSON.stringify(ev[1]) };
+    }
+    return undefined;
+  },
 };
 
-export const socketIoCsrTarget: TargetDefinition = {
+export const socketIoTarget = defineTarget({
+  name: 'socketio',
+  description: 'Socket.IO 4, no recovery; manual reconnect after a 2 s offline floor',
+  offlineFloorMs: 2000,
+  capabilities: { reconnect: 'manual', resume: 'none', offsets: false, epochs: false, whispers: true, library: 'socket.io-client' },
+  service: { name: 'socketio', args: ['--mode', 'default'] },
+  createClient: (opts) => new SocketIoClient(opts, 'default'),
+  createLeanClient: (opts) => new LeanClient(opts, leanSocketIo),
+});
+
+export const socketIoCsrTarget = defineTarget({
   name: 'socketio-csr',
   description: 'Socket.IO 4 + Connection State Recovery (in-memory adapter); library reconnect',
-  reconnect: 'library',
   offlineFloorMs: 0,
-  replays: true,
+  capabilities: { reconnect: 'library', resume: 'session', offsets: false, epochs: false, whispers: true, library: 'socket.io-client' },
   service: { name: 'socketio', args: ['--mode', 'csr'] },
   noWorkers: '@socket.io/cluster-adapter does not support Connection State Recovery, so the server refuses --workers with --mode csr',
   createClient: (opts) => new SocketIoClient(opts, 'csr'),
-};
+  createLeanClient: (opts) => new LeanClient(opts, leanSocketIo),
+});

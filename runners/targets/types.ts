@@ -1,3 +1,6 @@
+import type { LeanClient } from './lean-client.ts';
+import type { ResumeProtocol } from '../core/loss-causes.ts';
+
 /**
  * One client-adapter interface for every protocol. Runners never touch a protocol library
  * directly: they connect, subscribe, listen for messages, drop and close through this.
@@ -51,6 +54,11 @@ export interface TargetClient {
   /** Clean close; no reconnect afterwards. */
   close(): void;
   on<E extends keyof ClientEvents>(event: E, fn: ClientEvents[E]): () => void;
+  /**
+   * Send a client-to-client message to the stream's other subscribers ("whisper"); they get it as
+   * a `message`. Present exactly on clients whose capabilities say `whispers`.
+   */
+  whisper?(data: Record<string, unknown>): void;
 }
 
 export interface ClientOptions {
@@ -72,15 +80,59 @@ export interface ClientOptions {
   reconnectRng?: () => number;
 }
 
-export interface TargetDefinition {
+/**
+ * What a client of a target can do, declared next to its constructor so runners choose by
+ * capability instead of by target name. The registry test (registry.test.ts) connects every
+ * declared client to the real server and checks each claim.
+ */
+export interface ClientCapabilities {
+  /** Who reconnects after a drop: the client library itself, or the runner (`TargetClient.reconnect()`, runners/targets/reconnect.ts). */
+  reconnect: 'manual' | 'library';
+  /**
+   * What a reconnect can restore: `none` (at-most-once: ws, default Socket.IO), `session` (Socket.IO
+   * Connection State Recovery: the session or nothing), `history` (AnyCable's extended protocol:
+   * session restore and history by offset).
+   */
+  resume: ResumeProtocol;
+  /** Arrivals carry the stream offset (`ArrivedMessage.offset`). */
+  offsets: boolean;
+  /** Arrivals carry the stream epoch (`ArrivedMessage.epoch`): a new one means the broker came back empty. */
+  epochs: boolean;
+  /** `TargetClient.whisper()` relays client-to-client messages through the server. */
+  whispers: boolean;
+  /** The library behind the client (runners hook library-specific instrumentation on it). */
+  library: '@anycable/core' | 'socket.io-client' | 'ws' | 'lean';
+}
+
+/**
+ * Every lean client's capabilities, whatever its target: one bare socket that never reconnects by
+ * itself and subscribes afresh on `reconnect()`, so nothing is resumed; no offsets, no whispers.
+ */
+export const LEAN_CAPABILITIES: Readonly<ClientCapabilities> = Object.freeze({ reconnect: 'manual', resume: 'none', offsets: false, epochs: false, whispers: false, library: 'lean' });
+
+/**
+ * A target declares its lean client or says why it has none; the type admits nothing in between,
+ * so a new target cannot forget the question.
+ */
+export type LeanSupport =
+  | {
+      /** The lean client (runners/targets/lean-client.ts over the target's wire): tens of thousands per process. */
+      createLeanClient(opts: ClientOptions): LeanClient;
+      leanUnsupported?: never;
+    }
+  | { createLeanClient?: never; leanUnsupported: string };
+
+export interface TargetBase {
   name: string;
   description: string;
-  /** Who reconnects after a drop: the runner ('manual') or the client library ('library'). */
+  /** Who reconnects the full client after a drop; always `capabilities.reconnect` (defineTarget copies it; read by many runners). */
   reconnect: 'manual' | 'library';
   /** Minimum offline time after a drop for manual targets (the benchmark's MIN_OFFLINE_MS). */
   offlineFloorMs: number;
-  /** Whether the protocol promises replay of messages missed while offline. */
+  /** Whether the protocol promises replay of messages missed while offline: `capabilities.resume !== 'none'` (defineTarget derives it). */
   replays: boolean;
+  /** The full client's capabilities (the lean client's are LEAN_CAPABILITIES). */
+  capabilities: Readonly<ClientCapabilities>;
   /** Local service to start for this target, with its args; undefined for external-only targets. */
   service?: { name: 'ws' | 'uws' | 'socketio' | 'replay'; args: string[] };
   /**
@@ -93,5 +145,16 @@ export interface TargetDefinition {
   needsRedis?: boolean;
   /** Why its local service cannot run as `--workers N` (processes behind one port); undefined when it can. */
   noWorkers?: string;
+  /** The full client: the protocol's official library (@anycable/core, socket.io-client, ws) behind TargetClient. */
   createClient(opts: ClientOptions): TargetClient;
+}
+
+/** One target: its service, its two client constructors (full, lean or why not) and the full client's capabilities. */
+export type TargetDefinition = TargetBase & LeanSupport;
+
+/** What a target file declares; `defineTarget` derives `reconnect` and `replays` from the capabilities so they are said once. */
+export type TargetDeclaration = Omit<TargetBase, 'reconnect' | 'replays'> & LeanSupport;
+
+export function defineTarget(d: TargetDeclaration): TargetDefinition {
+  return { ...d, reconnect: d.capabilities.reconnect, replays: d.capabilities.resume !== 'none' } as TargetDefinition;
 }

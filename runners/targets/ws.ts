@@ -1,11 +1,16 @@
 import WebSocket from 'ws';
 import { uwsAvailability } from '../../services/uws/load.ts';
 import { Emitter } from '../../lib/emitter.ts';
-import type { ClientEvents, ClientOptions, TargetClient, TargetDefinition } from './types.ts';
+import { LeanClient, LeanStage, type LeanProtocol } from './lean-client.ts';
+import { defineTarget, type ClientCapabilities, type ClientEvents, type ClientOptions, type TargetClient } from './types.ts';
 
 type State = 'idle' | 'connecting' | 'open' | 'offline' | 'closed';
 
-/** Raw-topics client for services/ws and services/uws (one wire): manual reconnect (the runner decides when), no replay. */
+/**
+ * Raw-topics client for services/ws and services/uws (one wire): manual reconnect (the runner
+ * decides when), no replay. Whispers: `{"type":"whisper","stream","data":"<string>"}` out; the
+ * others receive `{"type":"whisper","stream","data"}`, which carries `data` like a broadcast.
+ */
 class WsClient implements TargetClient {
   readonly index: number;
   private readonly events = new Emitter<ClientEvents>();
@@ -88,29 +93,54 @@ class WsClient implements TargetClient {
     this.ws?.terminate();
     this.ws = undefined;
   }
+
+  whisper(data: Record<string, unknown>): void {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ type: 'whisper', stream: this.opts.stream, data: JSON.stringify(data) }));
+  }
 }
 
-export const wsTarget: TargetDefinition = {
+/** The lean client's wire: `{"type":"welcome","sid"}` on connect, `{"type":"subscribe","stream":s}` → `{"type":"subscribed"}`; data frames carry `data`. */
+export const leanWs: LeanProtocol = {
+  url: (base) => `${base.replace(/^http/, 'ws').replace(/\/+$/, '')}/ws`,
+  onOpen: (stream) => [JSON.stringify({ type: 'subscribe', stream })],
+  onMessage(p) {
+    let f: { type?: string; data?: unknown; reason?: string };
+    try {
+      f = JSON.parse(p.toString());
+    } catch {
+      return undefined;
+    }
+    if (f.type === 'welcome') return { stage: LeanStage.Welcomed };
+    if (f.type === 'subscribed') return { stage: LeanStage.Subscribed };
+    if (f.type === 'error') return { error: `server error ${f.reason ?? ''}` };
+    return typeof f.data === 'string' ? { data: f.data } : undefined;
+  },
+};
+
+/** At-most-once: the runner reconnects, a reconnect restores nothing. */
+const WS_CLIENT: ClientCapabilities = { reconnect: 'manual', resume: 'none', offsets: false, epochs: false, whispers: true, library: 'ws' };
+
+export const wsTarget = defineTarget({
   name: 'ws',
   description: 'raw ws server with topics, at-most-once (the uWS protocol on the ws library)',
-  reconnect: 'manual',
   offlineFloorMs: 0,
-  replays: false,
+  capabilities: WS_CLIENT,
   service: { name: 'ws', args: [] },
   createClient: (opts) => new WsClient(opts),
-};
+  createLeanClient: (opts) => new LeanClient(opts, leanWs),
+});
 
 /**
  * uWebSockets.js (services/uws): the benchmark's uWS row, on the ws server's wire, so the same
  * client drives it unchanged. Where uWS's binary does not load it is "not installed here".
  */
-export const uwsTarget: TargetDefinition = {
+export const uwsTarget = defineTarget({
   name: 'uws',
   description: 'uWebSockets.js server with topics, at-most-once (the benchmark\'s uWS row)',
-  reconnect: 'manual',
   offlineFloorMs: 0,
-  replays: false,
+  capabilities: WS_CLIENT,
   service: { name: 'uws', args: [] },
   unavailable: () => uwsAvailability().reason,
   createClient: (opts) => new WsClient(opts),
-};
+  createLeanClient: (opts) => new LeanClient(opts, leanWs),
+});

@@ -6,7 +6,7 @@ import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { checkValidity } from '../core/validity.ts';
-import { whisperClientFor, type WhisperClient } from '../targets/whisper.ts';
+import { whisperClientFor, type WhisperClient } from '../targets/index.ts';
 import { whispersPerClient, type WhispersOptions } from './options.ts';
 import type { WhispersResult } from './result.ts';
 

@@ -1,12 +1,12 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { helpText, parseOptions, argvToValues, type OptionTable } from '../../lib/options.ts';
 import { dryRunClient, fleetDown, fleetUp, FLEET_TARGETS } from './deploy.ts';
-import { listServices, pause, resolveEnvironment, resume, runnerServices, shardsList } from './fleet.ts';
+import { listServices, pause, projectOfToken, resolveEnvironment, resume, runnerServices, shardsList } from './fleet.ts';
 import { RAILWAY_API_URL, railwayAuth, railwayClient } from './railway-api.ts';
 
 export const FLEET_OPTIONS = {
-  project: { type: 'string', default: '', env: ['RAILWAY_PROJECT_ID', 'PROJECT_ID'], doc: 'Railway project id' },
-  environment: { type: 'string', default: '', env: ['RAILWAY_ENVIRONMENT'], doc: 'environment id or name (default: production, or the only one)' },
+  project: { type: 'string', default: '', env: ['RAILWAY_PROJECT_ID', 'PROJECT_ID'], doc: 'Railway project id (needed with RAILWAY_API_TOKEN; a project token names its own)' },
+  environment: { type: 'string', default: '', env: ['RAILWAY_ENVIRONMENT'], doc: "environment id or name (default: a project token's own; else production, or the only one)" },
   prefix: { type: 'string', default: 'bench-runner', maxLength: 64, pattern: /^[a-z][a-z0-9-]*$/, env: ['RUNNER_SERVICE_PREFIX'], doc: 'runner services are <prefix>-1..N; the fleet label up sets and down checks' },
   replicas: { type: 'int', default: 1, min: 1, max: 50, env: ['RUNNER_REPLICAS'], doc: 'replicas per runner on resume' },
   shards: { type: 'int', default: 0, min: 0, max: 200, doc: 'up: number of runner services <prefix>-1..N (required for up)' },
@@ -25,7 +25,7 @@ const USAGE = `usage: npm run fleet -- up|down|shards|pause|resume [options]
   pause    scale every runner service to 0 and stop its deployment
   resume   scale them back and redeploy
 ${helpText(FLEET_OPTIONS)}
-Authentication (environment only, as Railway's CLI): RAILWAY_TOKEN = project token (project-access-token header), else RAILWAY_API_TOKEN = account/workspace token (Bearer).
+Authentication (environment only, as Railway's CLI): RAILWAY_TOKEN = project token (project-access-token header; its project and environment come from the token), else RAILWAY_API_TOKEN = account/workspace token (Bearer; needs RAILWAY_PROJECT_ID).
 `;
 
 /** `npm run fleet -- up|down|shards|pause|resume`. stdout: the SHARDS line or what changed; exit 2 on bad input, 1 on an API failure. */
@@ -46,25 +46,33 @@ export async function fleetMain(argv: string[], io = { out: (s: string) => void 
   // Tokens come from the environment only, as for Railway's CLI: a secret on the command line lands in shell history.
   const auth = railwayAuth(io.env);
   if (!auth) throw new ReboundError('RR_ERR_FLEET_TOKEN_MISSING', `fleet ${cmd} needs RAILWAY_TOKEN (a project token, sent as project-access-token) or RAILWAY_API_TOKEN (an account/workspace token, sent as Bearer)`);
-  if (!o.project) throw new ReboundError('RR_ERR_FLEET_TOKEN_MISSING', `fleet ${cmd} needs RAILWAY_PROJECT_ID (or --project)`);
+  if (!o.project && auth.source === 'RAILWAY_API_TOKEN') throw new ReboundError('RR_ERR_FLEET_TOKEN_MISSING', `fleet ${cmd} with RAILWAY_API_TOKEN (an account/workspace token) needs RAILWAY_PROJECT_ID (or --project); a project token (RAILWAY_TOKEN) names its own project`);
   const real = railwayClient(auth, o.apiUrl);
   const gql = o.dryRun ? dryRunClient(real, io.out) : real;
-  const envId = await resolveEnvironment(gql, o.project, o.environment || undefined);
+  let envId: string;
+  let projectId = o.project;
+  if (auth.source === 'RAILWAY_TOKEN') {
+    const t = await projectOfToken(gql, o.project || undefined);
+    if (o.environment && o.environment !== t.environmentId && o.environment !== t.environmentName) throw new ReboundError('RR_ERR_OPTION_INVALID', `RAILWAY_ENVIRONMENT/--environment is "${o.environment}" but RAILWAY_TOKEN is scoped to environment "${t.environmentName}" (${t.environmentId}): a project token acts on its own environment only`);
+    projectId = t.projectId;
+    envId = t.environmentId;
+  } else envId = await resolveEnvironment(gql, projectId, o.environment || undefined);
   if (cmd === 'up') {
-    const r = await fleetUp(gql, { projectId: o.project, environmentId: envId, prefix: o.prefix, shards: o.shards, targets, source: o.repo ? { repo: o.repo } : { image: o.image }, runnerToken: io.env.BENCH_RUNNER_TOKEN || undefined });
+    const r = await fleetUp(gql, { projectId, environmentId: envId, prefix: o.prefix, shards: o.shards, targets, source: o.repo ? { repo: o.repo } : { image: o.image }, runnerToken: io.env.BENCH_RUNNER_TOKEN || undefined });
     for (const [what, names] of [['created', r.created], ['updated', r.updated], ['unchanged', r.unchanged], ['public domain added', r.domains]] as const) if (names.length) io.err(`${what}: ${names.join(', ')}\n`);
+    if (r.removed.length) io.err(`variables removed (managed by fleet up, no longer in the plan): ${r.removed.join('; ')}\n`);
     if (r.extra.length) io.err(`left as they are (beyond --shards ${o.shards}; fleet down removes them): ${r.extra.join(', ')}\n`);
     io.out(`SHARDS=${r.shards}\nBENCH_RUNNER_TOKEN=${o.dryRun ? '<secret>' : r.token}\n`);
     return 0;
   }
   if (cmd === 'down') {
-    const r = await fleetDown(gql, o.project, envId, o.prefix);
+    const r = await fleetDown(gql, projectId, envId, o.prefix);
     if (r.kept.length) io.err(`kept (no REBOUND_FLEET=${o.prefix} label, not made by fleet up): ${r.kept.join(', ')}\n`);
     io.out(`deleted: ${r.deleted.join(', ') || 'nothing'}\n`);
     return 0;
   }
-  const runners = runnerServices(await listServices(gql, o.project, envId), o.prefix);
-  if (!runners.length) throw new ReboundError('RR_ERR_FLEET_API', `no service named ${o.prefix}* in project ${o.project}`);
+  const runners = runnerServices(await listServices(gql, projectId, envId), o.prefix);
+  if (!runners.length) throw new ReboundError('RR_ERR_FLEET_API', `no service named ${o.prefix}* in project ${projectId}`);
   if (cmd === 'shards') {
     const { shards, missing } = shardsList(runners);
     if (missing.length) io.err(`no public domain (generate one in Railway's networking tab, or run fleet up): ${missing.join(', ')}\n`);

@@ -45,7 +45,19 @@ export interface UpResult {
   domains: string[];
   /** Runners beyond --shards: left as they are (down removes them). */
   extra: string[];
+  /** `service: VAR, VAR`: fleet-managed variables the plan no longer wants, deleted. */
+  removed: string[];
 }
+
+/**
+ * The variables `up` owns on the services it made, so a re-run with fewer targets takes the
+ * dropped target's URL and key off every runner (a runner would otherwise keep offering a target
+ * that no longer exists). Only these: a variable someone added by hand, including a TARGET_*_URL
+ * for a server outside the fleet, is never touched.
+ */
+const FIXED_MANAGED = new Set(['SERVICE_ENTRY', 'SOCKETIO_MODE', 'PORT', 'HOST', FLEET_LABEL, 'BROADCAST_KEY', 'BENCH_RUNNER_TOKEN', 'REBOUND_ALLOW_REMOTE_TARGETS']);
+const TARGET_MANAGED = new Set(Object.keys(FLEET_TARGETS).flatMap((t) => [`TARGET_${envName(t)}_URL`, `TARGET_${envName(t)}_BROADCAST_KEY`]));
+export const isManagedVariable = (name: string) => FIXED_MANAGED.has(name) || TARGET_MANAGED.has(name);
 
 const secret = () => randomBytes(24).toString('base64url');
 const runnerName = (prefix: string, i: number) => `${prefix}-${i}`;
@@ -88,7 +100,7 @@ export async function fleetUp(gql: GqlClient, plan: UpPlan, gen: () => string = 
   }
   for (const r of runners) wanted.set(r, runnerVars);
 
-  const res: UpResult = { shards: '', token, created: [], updated: [], unchanged: [], domains: [], extra: [] };
+  const res: UpResult = { shards: '', token, created: [], updated: [], unchanged: [], domains: [], extra: [], removed: [] };
   const ids = new Map<string, string>();
   for (const [name, variables] of wanted) {
     const s = byName.get(name);
@@ -100,7 +112,10 @@ export async function fleetUp(gql: GqlClient, plan: UpPlan, gen: () => string = 
     }
     ids.set(name, s.serviceId);
     const have = existingVars.get(name)!;
-    if (Object.entries(variables).every(([k, v]) => have[k] === v)) res.unchanged.push(name);
+    const stale = Object.keys(have).filter((k) => isManagedVariable(k) && !(k in variables)).sort();
+    for (const k of stale) await gql('VariableDelete', OP.VariableDelete, { projectId, environmentId, name: k, serviceId: s.serviceId });
+    if (stale.length) res.removed.push(`${name}: ${stale.join(', ')}`);
+    if (Object.entries(variables).every(([k, v]) => have[k] === v)) (stale.length ? res.updated : res.unchanged).push(name);
     else {
       await gql('VariableCollectionUpsert', OP.VariableCollectionUpsert, { projectId, environmentId, serviceId: s.serviceId, variables });
       res.updated.push(name);

@@ -15,7 +15,7 @@ const run = async (argv: string[], env: Record<string, string | undefined> = {},
   const code = await fleetMain(argv, { out: (s) => void out.push(s), err: (s) => void err.push(s), env: { RAILWAY_API_TOKEN: API_TOKEN, RAILWAY_PROJECT_ID: 'proj-1', RAILWAY_API_URL: url, ...env } });
   return { code, out: out.join(''), err: err.join('') };
 };
-const READS = ['ProjectEnvironments', 'ServiceInstances', 'ServiceVariables'];
+const READS = ['ProjectToken', 'ProjectEnvironments', 'ServiceInstances', 'ServiceVariables'];
 const mutations = (s = api) => s.seen.filter((r) => !READS.includes(r.operationName)).map((r) => [r.operationName, r.variables]);
 
 describe('npm run fleet shards|pause|resume against a Railway API stand-in', () => {
@@ -43,6 +43,19 @@ describe('npm run fleet shards|pause|resume against a Railway API stand-in', () 
     // The old behaviour (a project token as a Bearer) is what Railway refuses; the error names the token used.
     await expect(run(['shards'], { RAILWAY_TOKEN: API_TOKEN })).rejects.toMatchObject({ code: 'RR_ERR_FLEET_API', message: expect.stringMatching(/RAILWAY_TOKEN as a project token.*Not Authorized/) });
     await expect(run(['shards'], { RAILWAY_API_TOKEN: 'nope' })).rejects.toMatchObject({ message: expect.stringMatching(/RAILWAY_API_TOKEN as an account\/workspace token \(Bearer\)\): Not Authorized/) });
+  });
+
+  it('a project token alone is enough: its project and environment come from the token (ProjectToken), as for Railway\'s CLI', async () => {
+    api.seen.length = 0;
+    const r = await run(['shards'], { RAILWAY_TOKEN: PROJECT_TOKEN, RAILWAY_API_TOKEN: '', RAILWAY_PROJECT_ID: '' });
+    expect(r).toMatchObject({ code: 0, out: 'SHARDS=https://r1.up.railway.app,https://r2.up.railway.app,https://r10.up.railway.app\n' });
+    expect(api.seen.map((x) => [x.operationName, x.variables])).toEqual([['ProjectToken', {}], ['ServiceInstances', { environmentId: 'env-prod', projectId: 'proj-1' }]]);
+    // A project id or environment the token is not for is refused before anything else is sent.
+    await expect(run(['shards'], { RAILWAY_TOKEN: PROJECT_TOKEN, RAILWAY_PROJECT_ID: 'proj-2' })).rejects.toMatchObject({ code: 'RR_ERR_OPTION_INVALID', message: expect.stringContaining('RAILWAY_TOKEN is a token of project proj-1') });
+    await expect(run(['shards'], { RAILWAY_TOKEN: PROJECT_TOKEN, RAILWAY_ENVIRONMENT: 'dev' })).rejects.toMatchObject({ code: 'RR_ERR_OPTION_INVALID', message: expect.stringContaining('scoped to environment "production"') });
+    expect((await run(['shards'], { RAILWAY_TOKEN: PROJECT_TOKEN, RAILWAY_ENVIRONMENT: 'production' })).code).toBe(0);
+    // An account token has no project of its own: the id is still required, and the message says why.
+    await expect(run(['shards'], { RAILWAY_PROJECT_ID: '' })).rejects.toMatchObject({ code: 'RR_ERR_FLEET_TOKEN_MISSING', message: expect.stringContaining('needs RAILWAY_PROJECT_ID') });
   });
 
   it('pause scales every runner to 0 and stops live deployments; nothing else is touched', async () => {
@@ -163,6 +176,26 @@ describe('npm run fleet up|down', () => {
     await expect(run(['up', '--targets', 'replay', '--repo', 'x/y'], {}, st.url)).rejects.toMatchObject({ code: 'RR_ERR_OPTION_INVALID', message: expect.stringContaining('--shards') });
     await expect(run(['up', '--shards', '1', '--targets', 'nginx', '--repo', 'x/y'], {}, st.url)).rejects.toMatchObject({ message: expect.stringContaining('unknown target nginx') });
     await expect(run(['up', '--shards', '1'], {}, st.url)).rejects.toMatchObject({ message: expect.stringContaining('--repo') });
+  });
+
+  it("a re-run with fewer targets deletes the dropped target's URL and key from every runner; hand-added variables stay", async () => {
+    expect((await up()).code).toBe(0); // back to both targets (the test above ran a one-target up that stopped half-way)
+    const r1 = st.services.find((s) => s.name === 'bench-runner-1')!;
+    expect(r1.vars.TARGET_SOCKETIO_CSR_URL).toBe('http://socketio-csr.railway.internal:8080');
+    Object.assign(r1.vars, { TARGET_MYAPP_URL: 'http://myapp.railway.internal:3000', FOO: 'bar' });
+    st.seen.length = 0;
+    const r = await run(['up', '--shards', '2', '--targets', 'replay', '--repo', 'me/rebound'], {}, st.url);
+    expect(r.code).toBe(0);
+    const deletes = mutations(st).filter(([op]) => op === 'VariableDelete').map(([, v]) => [(v as { serviceId: string }).serviceId, (v as { name: string }).name]);
+    const ids = ['bench-runner-1', 'bench-runner-2'].map((n) => st.services.find((s) => s.name === n)!.id);
+    expect(deletes).toEqual(ids.flatMap((id) => [[id, 'TARGET_SOCKETIO_CSR_BROADCAST_KEY'], [id, 'TARGET_SOCKETIO_CSR_URL']]));
+    expect(r.err).toContain('variables removed (managed by fleet up, no longer in the plan): bench-runner-1: TARGET_SOCKETIO_CSR_BROADCAST_KEY, TARGET_SOCKETIO_CSR_URL; bench-runner-2: ');
+    expect(r.err).toContain('updated: bench-runner-1, bench-runner-2');
+    expect(Object.keys(r1.vars).filter((k) => k.startsWith('TARGET_')).sort()).toEqual(['TARGET_MYAPP_URL', 'TARGET_REPLAY_BROADCAST_KEY', 'TARGET_REPLAY_URL']);
+    expect(r1.vars.FOO).toBe('bar');
+    st.seen.length = 0;
+    await run(['up', '--shards', '2', '--targets', 'replay', '--repo', 'me/rebound'], {}, st.url);
+    expect(mutations(st)).toEqual([]);
   });
 
   it('down deletes only what up made: labelled fleet names; the hand-made runner and other services stay', async () => {

@@ -1,3 +1,4 @@
+import { ReboundError } from '../../lib/errors.ts';
 import { OPERATIONS as OP } from './operations.ts';
 import type { GqlClient } from './railway-api.ts';
 
@@ -13,6 +14,19 @@ export interface FleetService {
 
 interface Edges<T> {
   edges: { node: T }[];
+}
+
+/**
+ * A project token (`RAILWAY_TOKEN`) is scoped to one project and one environment, and Railway's CLI
+ * needs nothing else with it; so neither do we: the ids come from the token itself. An explicit
+ * `--project` that names another project is refused here, not left to a later "Not Authorized".
+ */
+export async function projectOfToken(gql: GqlClient, wantedProject?: string): Promise<{ projectId: string; environmentId: string; environmentName: string }> {
+  const d = await gql<{ projectToken: { project: { id: string; name: string }; environment: { id: string; name: string } } | null }>('ProjectToken', OP.ProjectToken, {});
+  const t = d.projectToken;
+  if (!t?.project?.id || !t.environment?.id) throw new ReboundError('RR_ERR_FLEET_API', 'Railway answered ProjectToken without a project and environment: is RAILWAY_TOKEN a project token?');
+  if (wantedProject && wantedProject !== t.project.id) throw new ReboundError('RR_ERR_OPTION_INVALID', `RAILWAY_PROJECT_ID/--project is ${wantedProject} but RAILWAY_TOKEN is a token of project ${t.project.id} (${t.project.name}): unset one, or use that project's token`);
+  return { projectId: t.project.id, environmentId: t.environment.id, environmentName: t.environment.name };
 }
 
 /** The environment to act on: the one named, else `production`, else the project's only one. */

@@ -6,6 +6,11 @@
  */
 
 export const OPERATIONS = {
+  /** What a project token is scoped to (railwayapp/cli ProjectToken.graphql): `RAILWAY_TOKEN` alone names its project and environment. */
+  ProjectToken: `query ProjectToken {
+  projectToken { project { id name } environment { id name } }
+}`,
+
   ProjectEnvironments: `query ProjectEnvironments($projectId: String!) {
   project(id: $projectId) { id name environments { edges { node { id name } } } }
 }`,
@@ -28,6 +33,11 @@ export const OPERATIONS = {
 
   VariableCollectionUpsert: `mutation VariableCollectionUpsert($projectId: String!, $serviceId: String!, $environmentId: String!, $variables: EnvironmentVariables!, $skipDeploys: Boolean) {
   variableCollectionUpsert(input: {projectId: $projectId, environmentId: $environmentId, serviceId: $serviceId, variables: $variables, skipDeploys: $skipDeploys})
+}`,
+
+  /** One variable of one service: `up` removes the fleet-managed ones a new plan no longer wants (a dropped target's URL and key). */
+  VariableDelete: `mutation VariableDelete($projectId: String!, $environmentId: String!, $name: String!, $serviceId: String) {
+  variableDelete(input: {projectId: $projectId, environmentId: $environmentId, name: $name, serviceId: $serviceId})
 }`,
 
   ServiceDomainCreate: `mutation ServiceDomainCreate($environmentId: String!, $serviceId: String!, $targetPort: Int) {
@@ -54,4 +64,4 @@ export const OPERATIONS = {
 export type OperationName = keyof typeof OPERATIONS;
 
 /** Operations that change nothing: `--dry-run` sends these (it needs the project's state) and only prints the rest. */
-export const READ_ONLY: ReadonlySet<OperationName> = new Set(['ProjectEnvironments', 'ServiceInstances', 'ServiceVariables']);
+export const READ_ONLY: ReadonlySet<OperationName> = new Set(['ProjectToken', 'ProjectEnvironments', 'ServiceInstances', 'ServiceVariables']);

@@ -34,6 +34,7 @@ const stringMap = (k: string): Check => (v) => {
 const all = (...checks: Check[]): Check => (v) => checks.map((c) => c(v)).find(Boolean);
 
 export const SHAPES: Record<string, { root: string; check: Check }> = {
+  ProjectToken: { root: 'projectToken', check: (v) => (Object.keys(v).length ? 'ProjectToken takes no variables' : undefined) },
   ProjectEnvironments: { root: 'project', check: str('projectId') },
   ServiceInstances: { root: 'environment', check: str('environmentId', 'projectId') },
   ServiceVariables: { root: 'variables', check: str('projectId', 'environmentId', 'serviceId') },
@@ -46,6 +47,7 @@ export const SHAPES: Record<string, { root: string; check: Check }> = {
   },
   VariableCollectionUpsert: { root: 'variableCollectionUpsert', check: all(str('projectId', 'environmentId', 'serviceId'), stringMap('variables')) },
   ServiceDomainCreate: { root: 'serviceDomainCreate', check: all(str('environmentId', 'serviceId'), (v) => (Number.isInteger(v.targetPort) ? undefined : 'targetPort must be an Int')) },
+  VariableDelete: { root: 'variableDelete', check: str('projectId', 'environmentId', 'name', 'serviceId') },
   ServiceDelete: { root: 'serviceDelete', check: str('environmentId', 'serviceId') },
   ServiceInstanceUpdate: { root: 'serviceInstanceUpdate', check: all(str('serviceId', 'environmentId'), (v) => (Number.isInteger((v.input as { numReplicas?: unknown })?.numReplicas) ? undefined : 'input.numReplicas must be an Int')) },
   DeploymentStop: { root: 'deploymentStop', check: str('id') },
@@ -62,7 +64,7 @@ function checkDocument(r: SeenRequest): string | undefined {
   for (const [k, t] of declared) if (t.endsWith('!') && (r.variables[k] === undefined || r.variables[k] === null)) return `Variable "$${k}" of required type "${t}" was not provided.`;
   const shape = SHAPES[r.operationName];
   if (!shape) return `unknown operation ${r.operationName}`;
-  if (!new RegExp(`\\{\\s*${shape.root}\\s*\\(`).test(r.query.slice(head[0].length - 1))) return `${r.operationName} must select ${shape.root}(...)`;
+  if (!new RegExp(`\\{\\s*${shape.root}\\s*[({]`).test(r.query.slice(head[0].length - 1))) return `${r.operationName} must select ${shape.root}(...)`;
   return shape.check(r.variables);
 }
 
@@ -106,6 +108,9 @@ export async function startStandIn(services: StandInService[], projectId = 'proj
       const svc = (id: unknown) => services.find((s) => s.id === id);
       const need = (id: unknown) => svc(id) ?? (fail('Service not found'), undefined);
       switch (r.operationName) {
+        case 'ProjectToken':
+          // Railway answers this one for a project token only; the token is scoped to one environment.
+          return project ? send(200, { data: { projectToken: { project: { id: projectId, name: 'rebound' }, environment: { id: 'env-prod', name: 'production' } } } }) : fail('Not Authorized');
         case 'ProjectEnvironments':
           return send(200, { data: { project: { id: projectId, name: 'rebound', environments: { edges: [{ node: { id: 'env-dev', name: 'dev' } }, { node: { id: 'env-prod', name: 'production' } }] } } } });
         case 'ServiceInstances':
@@ -130,6 +135,13 @@ export async function startStandIn(services: StandInService[], projectId = 'proj
         case 'VariableCollectionUpsert': {
           const s = need(v.serviceId);
           return s && (Object.assign(s.vars, v.variables), send(200, { data: { variableCollectionUpsert: true } }));
+        }
+        case 'VariableDelete': {
+          const s = need(v.serviceId);
+          if (!s) return;
+          if (!(String(v.name) in s.vars)) return fail(`Variable ${v.name} not found`);
+          delete s.vars[String(v.name)];
+          return send(200, { data: { variableDelete: true } });
         }
         case 'ServiceDomainCreate': {
           const s = need(v.serviceId);

@@ -1,13 +1,11 @@
-import { leanClientFor } from '../../targets/lean.ts';
+import { pickClient } from '../../targets/index.ts';
 import type { ClientOptions, TargetClient, TargetDefinition } from '../../targets/types.ts';
 
 /**
- * The client a loader holds per connection: the lean per-protocol client where one exists (the
+ * The client a loader holds per connection: the target's lean client where it declares one (the
  * official libraries cost the rig several times the CPU per delivery, and on two shared cores the
- * rig would become the limit), else the target's own adapter. A Redis-backed target speaks its
- * in-memory twin's wire, so `replay-redis` gets the replay lean client.
+ * rig would become the limit), else its full client.
  */
 export function clientFactory(target: TargetDefinition): (o: ClientOptions) => TargetClient {
-  const lean = leanClientFor(target.name) ?? leanClientFor(target.name.replace(/-redis$/, ''));
-  return lean ?? ((o) => target.createClient(o));
+  return pickClient(target, { prefer: 'lean' })!.create;
 }

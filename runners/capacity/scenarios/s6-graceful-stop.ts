@@ -6,7 +6,7 @@ import { LatencyRecorder, summarize } from '../../core/latency.ts';
 import { startPublisher, type PublisherResult } from '../../core/publisher.ts';
 import { openFileLimit } from '../../core/runner-limits.ts';
 import { barChart } from '../../report/charts/bars.ts';
-import { leanClientFor } from '../../targets/lean.ts';
+import { leanClientFor } from '../../targets/index.ts';
 import { emptyResult, finishValidity } from '../result.ts';
 import { Holder } from '../stop/holders.ts';
 import type { HolderTally } from '../stop/messages.ts';

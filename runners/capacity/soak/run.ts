@@ -9,8 +9,8 @@ import { watchRunner, type RunnerHealth } from '../../core/runner-health.ts';
 import { classifyConnectError } from '../../core/runner-limits.ts';
 import { watchTarget, type TargetUsage } from '../../core/target-usage.ts';
 import { checkValidity } from '../../core/validity.ts';
-import type { TargetClient } from '../../targets/index.ts';
-import { leanClientFor } from '../../targets/lean.ts';
+import { pickClient, type TargetClient } from '../../targets/index.ts';
+import { afterOffline, ManualReconnects, sleepUntil } from '../../targets/reconnect.ts';
 import type { ScenarioContext, ScenarioResult } from '../types.ts';
 import type { SoakOptions } from './options.ts';
 import { judgeSoak, type HealthSample, type SoakJudgement } from './rules.ts';
@@ -101,17 +101,21 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
     const reconnectsOf = new Uint16Array(o.clients);
     let connectedNow = 0;
     const causes: Record<string, number> = {};
-    // A target with no lean client (e.g. the Redis variants) is soaked with its full client, and the result says so.
-    const lean = o.clientKind === 'lean' ? leanClientFor(target.name) : undefined;
-    const clientKind = lean ? 'lean' : 'full';
+    // A target that declares no lean client is soaked with its full client, and the result says so.
+    const choice = pickClient(target, { prefer: o.clientKind })!;
+    const clientKind = choice.kind;
     // Lean clients never reconnect by themselves; full ones do when the target says the library drives it.
-    const runnerReconnects = lean !== undefined || target.reconnect === 'manual';
+    const runnerReconnects = choice.capabilities.reconnect === 'manual';
     const clients: TargetClient[] = [];
-    const timers = new Set<NodeJS.Timeout>();
+    // The soak's manual reconnect: a fixed pause (never under the target's floor) between attempts,
+    // a per-client budget over the whole soak; closing cuts every pending pause short.
+    const manual = new ManualReconnects(o.clients);
+    const pauseMs = Math.max(1000, target.offlineFloorMs);
+    const closed = new AbortController();
 
     for (let i = 0; i < o.clients; i++) {
       const opts = { index: i, url, stream, localAddress: sourceAddress(i) };
-      const c = lean ? lean(opts) : target.createClient(opts);
+      const c = choice.create(opts);
       c.on('message', (m) => {
         const p = readPayload(m, runId);
         if (!p) return void foreign++;
@@ -132,18 +136,10 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
         up[i] = 0;
         if (closing || reason === 'closed' || reason === 'dropped') return;
         winDisconnects++;
-        if (runnerReconnects) retry();
+        // A failed reconnect emits no new disconnect: the loop tries again, within the budget.
+        const budget = MAX_RECONNECTS_PER_CLIENT - reconnectsOf[i]!;
+        if (runnerReconnects) void manual.run(i, c, afterOffline(pauseMs, { retryMs: pauseMs, maxAttempts: budget, attemptTimeoutMs: Infinity }), { done: () => closing, sleep: sleepUntil(closed.signal), onAttempt: () => void reconnectsOf[i]!++ });
       });
-      // A failed reconnect emits no new disconnect: try again, a bounded number of times.
-      const retry = () => {
-        if (closing || reconnectsOf[i]! >= MAX_RECONNECTS_PER_CLIENT) return;
-        reconnectsOf[i]!++;
-        const t = setTimeout(() => {
-          timers.delete(t);
-          if (!closing) c.reconnect().catch(retry);
-        }, Math.max(1000, target.offlineFloorMs));
-        timers.add(t);
-      };
       c.on('error', () => {});
       clients.push(c);
     }
@@ -229,7 +225,7 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
       const u = usage?.stop(t0);
       if (u) fillFromUsage(series, u);
       closing = true;
-      for (const t of timers) clearTimeout(t);
+      closed.abort();
       for (const c of clients) c.close();
       runner = health.stop();
       const totals = ledger.totals();
@@ -315,7 +311,7 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
       };
     } finally {
       closing = true;
-      for (const t of timers) clearTimeout(t);
+      closed.abort();
       for (const c of clients) c.close();
       usage?.stop(Date.now());
       if (!runner) health.stop();

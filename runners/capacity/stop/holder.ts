@@ -3,7 +3,8 @@ import { sourceAddress } from '../../core/addresses.ts';
 import { readPayload } from '../../core/publisher.ts';
 import { watchRunner } from '../../core/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../../core/runner-limits.ts';
-import { leanClientFor, type LeanClient } from '../../targets/lean.ts';
+import { leanClientFor } from '../../targets/index.ts';
+import type { LeanClient } from '../../targets/lean-client.ts';
 import { toldLabel, type HolderStart, type HolderTally, type HolderToParent, type ParentToHolder } from './messages.ts';
 
 /**
