@@ -1,5 +1,5 @@
 import { ReboundError } from '../../lib/errors.ts';
-import type { ChaosProxyHandle } from '../toxiproxy/client.ts';
+import type { ChaosProxyHandle, ToxicSpec } from '../toxiproxy/client.ts';
 
 /** The disruption kinds a plan can combine. */
 // Appended, never reordered: each kind's schedule stream is salted by its index here.
@@ -38,6 +38,40 @@ const toxics = (proxy: ChaosProxyHandle, names: string[]) => async () => {
   for (const n of [...names].reverse()) await proxy.removeToxic(n);
 };
 
+/** The blackhole's two toxics; the upstream one stays on the proxy at toxicity 0 between blackholes (see liftBlackhole). */
+export const BLACKHOLE = Object.freeze({ down: 'rr_blackhole_down', up: 'rr_blackhole_up' });
+
+/** Turn a toxic parked at toxicity 0 back on (re-rolled at 1 on every link, live ones too), or add it the first time. */
+async function enableOrAdd(p: ChaosProxyHandle, spec: ToxicSpec & { name: string }): Promise<void> {
+  try {
+    await p.updateToxic(spec.name, { toxicity: 1 });
+  } catch (err) {
+    if (!(err instanceof ReboundError) || err.details?.status !== 404) throw err;
+    await p.addToxic(spec);
+  }
+}
+
+/**
+ * Lifting the blackhole closes every held connection in one step, so a client that reconnects
+ * the instant it sees the close is never caught by the rest of the lift. Removing a `timeout`
+ * toxic closes every connection it is in the chain of, whatever its toxicity roll (Toxiproxy's
+ * Cleanup; Rebound's proxy does the same), so two removals are two closing steps: a client
+ * reconnecting between them (ws does within ~5 ms) had its handshake held by the toxic still
+ * in place and was closed again by the second removal, coming back one retry later, at random
+ * (`npm run bench:proxy-lift-race`, 10 lifts of 12 clients that reconnect at once: 72 of 120
+ * caught through Rebound's proxy, 83 of 120 through Toxiproxy 2.12; with this lift 0 of 120
+ * through either; docs/results/proxy-blackhole-lift.json).
+ * So: first the upstream toxic goes to toxicity 0 (closes nothing; a new connection rolls it as
+ * a pass-through), then removing the downstream one closes everything at once. For the few ms
+ * between the two calls a held connection's client bytes reach the server again; nothing reaches
+ * the client before the close. The upstream toxic is never removed while clients can connect
+ * (that would be a second closing step); the next blackhole turns it back on.
+ */
+const liftBlackhole = (p: ChaosProxyHandle) => async () => {
+  await p.updateToxic(BLACKHOLE.up, { toxicity: 0 });
+  await p.removeToxic(BLACKHOLE.down);
+};
+
 /**
  * What each disruption does. Names of toxics are prefixed `rr_` so a shared real Toxiproxy shows
  * whose they are.
@@ -60,11 +94,11 @@ export const CATALOG: Readonly<Record<DisruptionKind, DisruptionDefinition>> = O
     kind: 'blackhole',
     scope: 'group',
     defaultDurationMs: 50_000,
-    description: 'half-open connections: a timeout toxic (timeout 0) holds every byte both ways; removing it closes the connections. Measures how long each stack takes to notice',
+    description: 'half-open connections: a timeout toxic (timeout 0) holds every byte both ways; lifting it closes the connections, all in one step. Measures how long each stack takes to notice',
     async apply(p) {
-      await p.addToxic({ type: 'timeout', name: 'rr_blackhole_down', stream: 'downstream', attributes: { timeout: 0 } });
-      await p.addToxic({ type: 'timeout', name: 'rr_blackhole_up', stream: 'upstream', attributes: { timeout: 0 } });
-      return toxics(p, ['rr_blackhole_down', 'rr_blackhole_up']);
+      await p.addToxic({ type: 'timeout', name: BLACKHOLE.down, stream: 'downstream', attributes: { timeout: 0 } });
+      await enableOrAdd(p, { type: 'timeout', name: BLACKHOLE.up, stream: 'upstream', attributes: { timeout: 0 } });
+      return liftBlackhole(p);
     },
   },
   partition: {
