@@ -43,6 +43,8 @@ export interface WorkerStart {
   /** Source addresses 127.0.0.1..N the clients are dealt over. */
   addresses: number;
   connectTimeoutMs: number;
+  /** AnyCable `?pi=` ping period asked of the server, seconds; 0 = the server's default. */
+  pingInterval?: number;
 }
 
 export type ParentToWorker = WorkerStart | { type: 'stop' };

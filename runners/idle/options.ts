@@ -21,8 +21,12 @@ export const IDLE_OPTIONS = {
   connectTimeoutMs: { type: 'int', default: 20_000, min: 100, max: 600_000, env: ['CONNECT_TIMEOUT_MS'], doc: 'per-connection time to subscribe before it counts as failed (timeout)' },
   workerFdLimit: { type: 'int', default: 0, min: 0, max: 1_048_576, env: ['IDLE_WORKER_FD_LIMIT'], doc: 'start workers with this open-file limit (ulimit -n), e.g. to reproduce a small container; 0 = inherit' },
   serverWorkers: { type: 'int', default: 0, min: 0, max: 64, env: ['SERVER_WORKERS'], doc: 'target started locally (replay, ws, socketio): its --workers, processes behind one port (0 = one process); socketio-csr cannot' },
+  pingInterval: { type: 'int', default: 0, min: 0, max: 3600, env: ['PING_INTERVAL_SEC'], doc: "AnyCable targets (replay, anycable): ask for this ping period, seconds, with the cable URL's ?pi= (the server clamps it to its own maximum: the replay server's --max-ping-interval-sec); 0 = the server's default" },
   shard: { type: 'optional-string', default: undefined, pattern: /^[\w.-]{1,64}$/, env: ['SHARD'], doc: 'a label for this shard, echoed as shardLabel' },
 } as const satisfies OptionTable;
+
+/** Targets whose clients may ask for a ping period with `?pi=` (AnyCable's URL parameter). */
+export const PI_TARGETS = new Set(['replay', 'anycable']);
 
 export type IdleOptions = OptionValues<typeof IDLE_OPTIONS>;
 
@@ -38,6 +42,7 @@ export function checkIdleOptions(o: IdleOptions): IdleOptions {
   if (o.serverWorkers > 0 && (t.noWorkers || !t.service)) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `server-workers: target "${o.target}" cannot run as --workers N: ${t.noWorkers ?? 'it has no local service'}`, { details: { option: 'serverWorkers' } });
   }
+  if (o.pingInterval > 0 && !PI_TARGETS.has(o.target)) throw new ReboundError('RR_ERR_OPTION_INVALID', `pingInterval: target "${o.target}" takes no ?pi= (only the AnyCable protocol has it: ${[...PI_TARGETS].join(', ')})`, { details: { option: 'pingInterval' } });
   const w = workerCount(o, undefined);
   if (o.workers !== 'auto' && w > o.clients) throw new ReboundError('RR_ERR_OPTION_INVALID', `workers (${w}) exceeds clients (${o.clients})`, { details: { option: 'workers' } });
   return o;

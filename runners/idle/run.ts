@@ -61,12 +61,15 @@ class Worker extends ChildLink<ParentToWorker> {
 function forkWorker(id: number, fdLimit: number): ChildProcess {
   // A small young generation: idle clients allocate little after connecting, and V8's default
   // semi-spaces (up to 3 x 16 MB) would otherwise show up as per-client runner RSS.
-  const execArgv = ['--import', 'tsx', '--max-semi-space-size=1'];
+  // REBOUND_IDLE_WORKER_ENTRY: a prebuilt JS bundle of worker.ts (the local fleet's), run by plain
+  // node: no tsx loader and esbuild service in each of dozens of worker processes (~35 MB each).
+  const entry = process.env.REBOUND_IDLE_WORKER_ENTRY || WORKER_ENTRY;
+  const execArgv = [...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), '--max-semi-space-size=1'];
   // A lowered fd limit needs a shell between us and node: ulimit applies to the exec'd process.
   const child =
     fdLimit > 0
-      ? spawn('/bin/sh', ['-c', `ulimit -n ${fdLimit} && exec "${process.execPath}" ${execArgv.join(' ')} "${WORKER_ENTRY}"`], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-      : fork(WORKER_ENTRY, [], { cwd: ROOT, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      ? spawn('/bin/sh', ['-c', `ulimit -n ${fdLimit} && exec "${process.execPath}" ${execArgv.join(' ')} "${entry}"`], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+      : fork(entry, [], { cwd: ROOT, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   reapOnExit(child);
   void id;
   return child;
@@ -125,7 +128,7 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
     // Workers connect nobody before startAt: the chart's line starts from zero there.
     clientSeries.push([0, 0, 0, 0, 0]);
     phase = 'ramp';
-    workers.forEach((w, i) => w.send({ type: 'start', target: opts.target, url, stream: opts.stream, first: i, stride: n, count: Math.floor(opts.clients / n) + (i < opts.clients % n ? 1 : 0), rampPerSec: opts.ramp, startAt, addresses: opts.addresses, connectTimeoutMs: opts.connectTimeoutMs }));
+    workers.forEach((w, i) => w.send({ type: 'start', target: opts.target, url, stream: opts.stream, first: i, stride: n, count: Math.floor(opts.clients / n) + (i < opts.clients % n ? 1 : 0), rampPerSec: opts.ramp, startAt, addresses: opts.addresses, connectTimeoutMs: opts.connectTimeoutMs, pingInterval: opts.pingInterval }));
     const rampBudget = (opts.clients * 1000) / opts.ramp + opts.connectTimeoutMs + 60_000;
     for (const w of workers) if (!(await w.until(() => w.tally.ramped !== undefined, rampBudget, hooks.signal))) break;
     if (failed()) throw new ReboundError('RR_ERR_RUNNER_WORKER', failed()!.error!);

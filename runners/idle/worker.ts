@@ -4,6 +4,7 @@ import { watchRunner } from '../core/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../core/runner-limits.ts';
 import { leanClientFor } from '../targets/index.ts';
 import { LeanStage, type LeanClient } from '../targets/lean-client.ts';
+import { cableUrl } from '../targets/anycable.ts';
 import { assertNever, type ParentToWorker, type WorkerStart, type WorkerTally, type WorkerToParent } from './messages.ts';
 
 /**
@@ -58,8 +59,16 @@ function snapshot(final = false): WorkerTally {
   return { ...t, failureCauses: { ...t.failureCauses }, failureSamples: [...t.failureSamples], disconnects: { ...t.disconnects } };
 }
 
+/** The AnyCable cable URL with `?pi=` (the client asks the server for a longer ping period). */
+function withPingInterval(base: string, sec: number | undefined): string {
+  if (!sec) return base;
+  const u = new URL(cableUrl(base));
+  u.searchParams.set('pi', String(sec));
+  return u.toString();
+}
+
 function openOne(s: WorkerStart, make: NonNullable<ReturnType<typeof leanClientFor>>, i: number): Promise<void> {
-  const c = make({ index: i, url: s.url, stream: s.stream, localAddress: sourceAddress(i, s.addresses) });
+  const c = make({ index: i, url: withPingInterval(s.url, s.pingInterval), stream: s.stream, localAddress: sourceAddress(i, s.addresses) });
   t.attempted++;
   return new Promise<void>((resolve) => {
     let timedOut = false;

@@ -51,11 +51,17 @@ export function testQuery(test: string, values: Record<string, unknown>): Record
   return Object.fromEntries(Object.entries(forwarded).map(([k, v]) => [k, String(v)]));
 }
 
+/** For a caller that drives the coordinator in-process (the local fleet): stop polling, watch each shard's progress. */
+export interface MultiShardControl {
+  signal?: AbortSignal;
+  onProgress?: (shard: string, status: string, progress: unknown) => void;
+}
+
 /**
  * Fan one test out over every shard at once and merge exactly. Progress goes to `log` (one line
  * per shard event, prefixed with the shard's name); the report is the merged JSON.
  */
-export async function runMultiShard(o: CoordOptions, params: Record<string, string>, print: (line: string) => void): Promise<MultiShardReport> {
+export async function runMultiShard(o: CoordOptions, params: Record<string, string>, print: (line: string) => void, ctl: MultiShardControl = {}): Promise<MultiShardReport> {
   // Every line may carry a shard's text (its log, errors, snippets): escaped before it is shown.
   const log = (line: string) => print(safeText(line));
   const started = new Date();
@@ -125,7 +131,8 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
         table: TEST_TABLES[o.test as keyof typeof TEST_TABLES],
         allowParamMismatch: o.allowParamMismatch,
         onLine: (l) => log(`[${s.name}] ${l}`),
-        ...(onProgress ? { onProgress } : {}),
+        ...(onProgress || ctl.onProgress ? { onProgress: (st: string, p: unknown) => (onProgress?.(st, p), ctl.onProgress?.(s.name, st, p)) } : {}),
+        ...(ctl.signal ? { signal: ctl.signal } : {}),
       },
     ).then((out) => (log(`[${s.name}] ${out.status}${out.error ? `: ${out.error}` : ''}`), out));
   };

@@ -25,6 +25,8 @@ export interface JobControl {
   onLine: (line: string) => void;
   /** Each poll's job status and progress object (the shared-stream barrier watches for `listen`). */
   onProgress?: (status: string, progress: unknown) => void;
+  /** The caller stops watching (the local fleet's memory floor): polling ends with `aborted`; the shard's own job is the caller's to stop. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -100,6 +102,7 @@ async function shardJob(spec: ShardJobSpec, c: JobControl, t0: number): Promise<
   // Bounded by the deadline: one poll every pollMs.
   while (Date.now() - t0 < c.timeoutMs) {
     await sleep(Math.min(c.pollMs, Math.max(0, c.timeoutMs - (Date.now() - t0))));
+    if (c.signal?.aborted) return out({ status: 'aborted', jobId, error: `aborted by the coordinator's caller: ${String(c.signal.reason ?? 'abort')}` });
     const p = await callShard(joinUrl(spec.url, `/jobs/${encodeURIComponent(jobId)}?logLines=${c.logLines}`), { token: c.token, timeoutMs: Math.max(1000, c.pollMs * 2) });
     if (p.error || !p.isJson || p.status !== 200 || !isObj(p.json)) {
       const why = p.error ?? `GET /jobs/${jobId} answered ${p.status}: ${p.snippet}`;

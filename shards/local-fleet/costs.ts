@@ -1,0 +1,184 @@
+import type { FleetSample } from './sampler.ts';
+
+/**
+ * The cost table: what one idle connection costs on this box, split by who pays, with the fixed
+ * per-process baselines apart, so that the memory of N connections is a formula with measured
+ * terms:
+ *
+ *   total(N) = baseline(target) + baseline(runner services) + baseline(runner workers)
+ *              + N × (target B/conn + runner B/client + kernel B/conn)
+ *
+ * - user-space terms are RSS growth over the group's baseline, divided by the connections the
+ *   kernel counts at that moment ((TCP inuse − inuse at the baseline) / 2);
+ * - the kernel term is the growth of Slab (tcp_sock, socket inodes, files, epoll items, dentries)
+ *   plus the TCP buffer pages of /proc/net/sockstat. Both ends of a loopback connection live on
+ *   this box and hold the same objects (one TCP socket, inode, file and epoll item each), so the
+ *   measured sum is attributed half to the target's end and half to the runner's;
+ * - baselines: the target's process tree before any job started; the runner services and their
+ *   workers when every worker had started but connected (almost) nobody (a service grows by tens
+ *   of MB when its job starts: that is its fixed cost, not a client's).
+ *
+ * RSS counts shared file pages (node's own text) once per process; `baselineAnonBytes` is the
+ * private part, the physical memory a further process really costs.
+ */
+
+export interface CostRow {
+  /** The milestone asked (100000, 250000, ... or the largest N reached). */
+  milestone: number | 'max';
+  /** Connections the kernel counted at the sample used. */
+  conns: number;
+  /** Seconds since the sampler started. */
+  tSec: number;
+  targetBytesPerConn: number;
+  runnerBytesPerConn: number;
+  kernelBytesPerConn: number;
+  /** Half of kernelBytesPerConn each: the target's end and the runner's end of the loopback pair. */
+  kernelTargetEnd: number;
+  kernelRunnerEnd: number;
+  /** target + runner + kernel per connection. */
+  totalBytesPerConn: number;
+  /** What the formula says N connections take, with this row's terms, and what was measured. */
+  predictedTotalBytes: number;
+  measuredTotalBytes: number;
+  /** MemTotal − MemAvailable growth since the baseline (the whole machine: other jobs included). */
+  machineUsedGrowthBytes: number;
+  /** Ping interval the clients asked for (s), and what the target ran at. */
+  pingIntervalSec: number;
+}
+
+export interface Baselines {
+  targetRssBytes: number;
+  targetAnonBytes: number;
+  targetProcs: number;
+  runnerServicesRssBytes: number;
+  runnerServicesAnonBytes: number;
+  runnerServices: number;
+  runnerWorkersRssBytes: number;
+  runnerWorkersAnonBytes: number;
+  runnerWorkers: number;
+  /** Per process (RSS): target worker, runner service, runner worker. */
+  perTargetProcBytes: number;
+  perRunnerServiceBytes: number;
+  perRunnerWorkerBytes: number;
+  totalRssBytes: number;
+  totalAnonBytes: number;
+  /** At the baseline sample: the machine's starting point, not part of the formula. */
+  kernel: { slabBytes: number; tcpMemPages: number; tcpInuse: number };
+}
+
+export interface CostTable {
+  baselines: Baselines;
+  rows: CostRow[];
+  formula: string;
+  kernelSplit: string;
+}
+
+const userTotal = (s: FleetSample) => s.target.rss + s.runners.rss + s.runnerWorkers.rss;
+const kernelGrowth = (s: FleetSample, b: FleetSample) => s.slab - b.slab + (s.tcpMemPages - b.tcpMemPages) * 4096;
+
+/**
+ * The runner workers' baseline: the first sample in which all of them run (their count at its
+ * maximum) — they start when the job does, after the fleet's own baseline — minus what the
+ * connections open at that moment already cost at the final row's rate (a second's worth at most).
+ */
+export function workerBaseline(samples: readonly FleetSample[]): FleetSample | undefined {
+  const most = Math.max(0, ...samples.map((s) => s.runnerWorkers.procs));
+  return most > 0 ? samples.find((s) => s.runnerWorkers.procs === most) : undefined;
+}
+
+export function baselinesOf(b: FleetSample, w: FleetSample | undefined): Baselines {
+  const wr = w?.runnerWorkers ?? { rss: 0, rssAnon: 0, procs: 0 };
+  return {
+    targetRssBytes: b.target.rss,
+    targetAnonBytes: b.target.rssAnon,
+    targetProcs: b.target.procs,
+    runnerServicesRssBytes: (w ?? b).runners.rss,
+    runnerServicesAnonBytes: (w ?? b).runners.rssAnon,
+    runnerServices: b.runners.procs,
+    runnerWorkersRssBytes: wr.rss,
+    runnerWorkersAnonBytes: wr.rssAnon,
+    runnerWorkers: wr.procs,
+    perTargetProcBytes: b.target.procs ? Math.round(b.target.rss / b.target.procs) : 0,
+    perRunnerServiceBytes: b.runners.procs ? Math.round((w ?? b).runners.rss / b.runners.procs) : 0,
+    perRunnerWorkerBytes: wr.procs ? Math.round(wr.rss / wr.procs) : 0,
+    totalRssBytes: b.target.rss + (w ?? b).runners.rss + wr.rss,
+    totalAnonBytes: b.target.rssAnon + (w ?? b).runners.rssAnon + wr.rssAnon,
+    kernel: { slabBytes: b.slab, tcpMemPages: b.tcpMemPages, tcpInuse: b.tcpInuse },
+  };
+}
+
+/** One row from one sample: every term is (growth since its baseline) / connections at that sample. */
+export function costRow(milestone: CostRow['milestone'], s: FleetSample, b: FleetSample, w: FleetSample | undefined, pingIntervalSec: number): CostRow {
+  const n = Math.max(1, s.conns);
+  const base = baselinesOf(b, w);
+  const target = Math.round((s.target.rss - b.target.rss) / n);
+  // Both runner groups from the moment every worker runs: a service's own job set-up (tens of MB
+  // when a job starts) is its baseline, not a per-client cost.
+  const wb = w ?? b;
+  const runner = Math.round((s.runners.rss - wb.runners.rss + s.runnerWorkers.rss - base.runnerWorkersRssBytes) / n);
+  const kernel = Math.round(kernelGrowth(s, b) / n);
+  const total = target + runner + kernel;
+  return {
+    milestone,
+    conns: s.conns,
+    tSec: Math.round(s.t / 100) / 10,
+    targetBytesPerConn: target,
+    runnerBytesPerConn: runner,
+    kernelBytesPerConn: kernel,
+    kernelTargetEnd: Math.round(kernel / 2),
+    kernelRunnerEnd: kernel - Math.round(kernel / 2),
+    totalBytesPerConn: total,
+    predictedTotalBytes: predictTotal(base, { target, runner, kernel }, s.conns),
+    measuredTotalBytes: userTotal(s) + kernelGrowth(s, b),
+    machineUsedGrowthBytes: b.memAvailable - s.memAvailable,
+    pingIntervalSec,
+  };
+}
+
+export function predictTotal(base: Baselines, perConn: { target: number; runner: number; kernel: number }, n: number): number {
+  return base.totalRssBytes + n * (perConn.target + perConn.runner + perConn.kernel);
+}
+
+/**
+ * Rows at each milestone the run passed (the first sample at or past it, during the ramp) and at
+ * the largest N reached (the last sample of the hold, when every connection had settled).
+ */
+export function costTable(samples: readonly FleetSample[], baseline: FleetSample, milestones: readonly number[], pingIntervalSec: number, holdEndAt?: number): CostTable {
+  const w = workerBaseline(samples);
+  const rows: CostRow[] = [];
+  for (const m of milestones) {
+    const s = samples.find((x) => x.conns >= m);
+    if (s) rows.push(costRow(m, s, baseline, w, pingIntervalSec));
+  }
+  const during = holdEndAt ? samples.filter((s) => s.at <= holdEndAt) : samples;
+  const most = Math.max(0, ...during.map((s) => s.conns));
+  // The last sample at the plateau (within 0.1% of the most): memory settled, nothing closed yet.
+  const plateau = [...during].reverse().find((s) => s.conns >= most * 0.999 && s.conns > 0);
+  if (plateau) rows.push(costRow('max', plateau, baseline, w, pingIntervalSec));
+  return {
+    baselines: baselinesOf(baseline, w),
+    rows,
+    formula: 'total(N) = baseline(target tree) + baseline(runner services) + baseline(runner workers) + N x (target B/conn + runner B/client + kernel B/conn)',
+    kernelSplit: 'kernel B/conn = (growth of /proc/meminfo Slab + growth of /proc/net/sockstat TCP mem pages x 4096) / connections; both ends of a loopback connection are on this box and hold the same objects, so it is attributed half to the target end and half to the runner end',
+  };
+}
+
+/**
+ * The formula checked against a measurement: the terms measured at `from` (a row part-way up the
+ * ramp) predict the total at `to` (a later row); returns the error as a fraction of the measured
+ * total, and the error of the connection-dependent part alone.
+ */
+export function checkPrediction(table: CostTable, from: CostRow, to: CostRow): { predicted: number; measured: number; error: number; variablePredicted: number; variableMeasured: number; variableError: number } {
+  const predicted = predictTotal(table.baselines, { target: from.targetBytesPerConn, runner: from.runnerBytesPerConn, kernel: from.kernelBytesPerConn }, to.conns);
+  const measured = to.measuredTotalBytes;
+  const variablePredicted = predicted - table.baselines.totalRssBytes;
+  const variableMeasured = measured - table.baselines.totalRssBytes;
+  return {
+    predicted,
+    measured,
+    error: Math.abs(predicted - measured) / Math.max(1, measured),
+    variablePredicted,
+    variableMeasured,
+    variableError: Math.abs(variablePredicted - variableMeasured) / Math.max(1, Math.abs(variableMeasured)),
+  };
+}

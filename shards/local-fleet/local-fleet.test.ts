@@ -1,0 +1,123 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../bench/idle-local-fleet.ts';
+import { CHROMIUM, chartProblems, openBrowser, openReport } from '../../runners/report/browser-harness.ts';
+import { checkPrediction } from './costs.ts';
+import { alive } from './launch.ts';
+import { meminfo, parseMeminfo, parseSockstat } from './proc.ts';
+
+/**
+ * The local fleet end to end: real runner services, a real replay server (workers by the fd
+ * limit), the real coordinator, on loopback; small counts so it runs in tens of seconds.
+ */
+const quiet = () => {};
+const tmp = () => mkdtempSync(join(tmpdir(), 'rr-local-fleet-'));
+
+describe('local fleet', () => {
+  it('3 shards x 500 through the coordinator: counts add up, every shard result kept, everything closed', async () => {
+    const out = tmp();
+    const { code, result: r } = await main(['--n', '1500', '--shards', '3', '--hold', '2', '--ramp', '1500', '--target-per-process', '800', '--out', out], quiet);
+    expect(r).toBeDefined();
+    const c = r!.coordinator;
+    expect(c.shards).toBe(3);
+    expect(c.perShard.map((s) => s.status)).toEqual(['done', 'done', 'done']);
+    expect(c.perShard.map((s) => s.clients)).toEqual([500, 500, 500]);
+    const m = c.merged as { clients: number; subscribed: number; failed: number; openAtEndOfHold: number };
+    // The merge adds up: 3 x 500, and the sum of what each shard stored itself.
+    expect(m.clients).toBe(1500);
+    expect(m.subscribed).toBe(1500);
+    expect(m.failed).toBe(0);
+    expect(m.openAtEndOfHold).toBe(1500);
+    expect(r!.reached.perShard.map((s) => s.subscribed)).toEqual([500, 500, 500]);
+    expect(r!.reached.subscribed).toBe(r!.reached.perShard.reduce((a, s) => a + (s.subscribed ?? 0), 0));
+    for (const [i, s] of c.perShard.entries()) {
+      const stored = JSON.parse(readFileSync(join(out, 'shards', `s${i + 1}`, `${s.jobId}.json`), 'utf8')) as { subscribed: number; shardLabel: unknown };
+      expect(stored.subscribed).toBe(500);
+    }
+    // 1500 connections at 800 per target process: two replay workers behind one port.
+    expect(r!.params.targetWorkers).toBe(2);
+    expect(r!.costTable.baselines.targetProcs).toBe(3);
+    expect(r!.costTable.baselines.runnerServices).toBe(3);
+    expect(r!.wall.mode).toBe('NONE');
+    expect(code).toBe(0);
+    // The kernel saw the connections. Its count is machine-wide (other jobs' sockets come and go
+    // in the same network namespace, and a few dozen HTTP polls ride along): within 10%.
+    // Only a lower bound: a heavy job elsewhere on the machine adds its sockets to the count.
+    expect(r!.reached.maxConnsKernel).toBeGreaterThan(1350);
+    expect(r!.closed.allExited).toBe(true);
+    for (const f of ['fleet.json', 'fleet.html', 'coordinator.json', 'coordinator.html']) expect(existsSync(join(out, f)), f).toBe(true);
+    const html = readFileSync(join(out, 'fleet.html'), 'utf8');
+    for (const id of ['fleet-ramp', 'fleet-memory', 'fleet-cpu']) expect(html).toContain(id);
+    expect(html).toContain('target B/conn');
+    // The page draws: ramp, memory and CPU charts with data on labelled axes, no request beyond its own file.
+    if (existsSync(CHROMIUM)) {
+      const b = await openBrowser();
+      try {
+        const page = await openReport(b.context, join(out, 'fleet.html'), 'local-fleet.png');
+        expect(chartProblems(page, join(out, 'fleet.html'), 200)).toEqual([]);
+        expect(page.charts.map((ch) => ch.id)).toEqual(['fleet-ramp', 'fleet-memory', 'fleet-cpu']);
+      } finally {
+        await b.close();
+      }
+    }
+  }, 180_000);
+
+  it('a memory floor above free memory aborts the ramp: MEMORY_FLOOR, how far it got, everything closed', async () => {
+    const out = tmp();
+    const aboveFree = Math.ceil((meminfo()!.memTotal + 1024 ** 3) / 1048576);
+    // 4000 at 400/s: ten seconds of ramp, so the floor (armed when connecting starts) cuts it part-way.
+    const { code, result: r } = await main(['--n', '4000', '--shards', '2', '--hold', '30', '--ramp', '400', '--min-free-mib', String(aboveFree), '--out', out], quiet);
+    expect(r!.wall.mode).toBe('MEMORY_FLOOR');
+    expect(r!.memoryFloor.tripped).toBe(true);
+    expect(r!.memoryFloor.memAvailableBytes).toBeLessThan(r!.memoryFloor.minFreeBytes);
+    expect(code).toBe(1);
+    // How far it got: some connected, not all, and never the hold.
+    expect(r!.reached.subscribed).toBeGreaterThan(0);
+    expect(r!.reached.subscribed).toBeLessThan(4000);
+    expect(r!.reached.perShard.every((s) => s.partial)).toBe(true);
+    expect(r!.coordinator.perShard.every((s) => s.status !== 'done')).toBe(true);
+    // Closed: every process we started is gone (the runner services aborted their jobs first).
+    expect(r!.closed.allExited).toBe(true);
+    expect(r!.closed.leftPids).toEqual([]);
+    const f = JSON.parse(readFileSync(join(out, 'fleet.json'), 'utf8')) as { wall: { mode: string } };
+    expect(f.wall.mode).toBe('MEMORY_FLOOR');
+  }, 180_000);
+
+  // The connection count behind every term is the kernel's, namespace-wide (/proc/net/sockstat):
+  // this test needs no other job opening or closing thousands of sockets on the machine meanwhile.
+  it("the cost table's formula predicts a measured run: terms at 2,000 give the total at 4,000 within 10%", async () => {
+    const out = tmp();
+    const { result: r } = await main(['--n', '4000', '--shards', '2', '--hold', '3', '--ramp', '1000', '--milestones', '2000', '--out', out], quiet);
+    const rows = r!.costTable.rows;
+    const half = rows.find((x) => x.milestone === 2000)!;
+    const last = rows.find((x) => x.milestone === 'max')!;
+    expect(half.conns).toBeGreaterThanOrEqual(2000);
+    expect(last.conns).toBeGreaterThanOrEqual(4000);
+    for (const x of rows) {
+      // Every term is measured, positive and in a sane range for an idle connection (bytes).
+      expect(x.kernelBytesPerConn).toBeGreaterThan(500);
+      expect(x.kernelBytesPerConn).toBeLessThan(100_000);
+      expect(x.runnerBytesPerConn).toBeGreaterThan(0);
+      // The row is its own formula: baselines + N x terms is what was measured at N.
+      expect(Math.abs(x.predictedTotalBytes - x.measuredTotalBytes)).toBeLessThan(x.conns * 4);
+    }
+    const p = checkPrediction(r!.costTable, half, last);
+    // Stated tolerance: the total within 10%; the connection-dependent part alone within 60%
+    // (a few MB of GC timing on a shared 2-core box is a large share of 4,000 x ~20 KB).
+    expect(p.error).toBeLessThan(0.1);
+    expect(p.variableError).toBeLessThan(0.6);
+    expect(r!.prediction).not.toBeNull();
+  }, 180_000);
+});
+
+describe('/proc parsers', () => {
+  it('reads sockstat and meminfo lines', () => {
+    expect(parseSockstat('sockets: used 11\nTCP: inuse 7 orphan 1 tw 2 alloc 9 mem 211\n')).toEqual({ tcpInuse: 7, tcpOrphan: 1, tcpTw: 2, tcpAlloc: 9, tcpMemPages: 211, tcpMemBytes: 211 * 4096 });
+    expect(parseSockstat('nothing')).toBeUndefined();
+    const m = parseMeminfo('MemTotal: 100 kB\nMemAvailable: 40 kB\nSlab: 10 kB\nSReclaimable: 4 kB\nSUnreclaim: 6 kB\n');
+    expect(m).toEqual({ memTotal: 102400, memAvailable: 40960, slab: 10240, sUnreclaim: 6144, sReclaimable: 4096 });
+    expect(alive(process.pid)).toBe(true);
+  });
+});
