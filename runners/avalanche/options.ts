@@ -81,7 +81,11 @@ export const messagesFor = (o: Pick<AvalancheOptions, 'rate' | 'warmupMs' | 'pub
 
 /** Validate options together with the restart configuration: every mismatch is a clear 400 before a socket opens. */
 export function parseAvalancheOptions(src: Parameters<typeof parseOptions>[1], config: RestartConfig = {}): AvalancheOptions {
-  const opts = parseOptions(AVALANCHE_OPTIONS, src);
+  return checkAvalancheOptions(parseOptions(AVALANCHE_OPTIONS, src), config);
+}
+
+/** The rules only the combination (and the restart configuration) can break, over values already parsed. */
+export function checkAvalancheOptions(opts: AvalancheOptions, config: RestartConfig = {}): AvalancheOptions {
   const target = getTarget(opts.target);
   const bad = (option: string, message: string) => new ReboundError('RR_ERR_OPTION_INVALID', message, { details: { option } });
   // A base the default strategy would never read is refused, not ignored.

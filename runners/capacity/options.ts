@@ -86,7 +86,11 @@ export function parseTargetList(raw: string): string[] {
 
 /** Validate everything at the edge: lists, targets, the URL, then each selected scenario's own rules. */
 export function parseCapacityOptions(src: ParseSources, table: OptionTable = CAPACITY_OPTIONS): CapacityOptions {
-  const v = parseOptions(table, src) as Record<string, unknown>;
+  return checkCapacityOptions(parseOptions(table, src) as Record<string, unknown>);
+}
+
+/** Lists, targets, the URL, then each selected scenario's own rules, over values already parsed. */
+export function checkCapacityOptions(v: Record<string, unknown>): CapacityOptions {
   const targets = parseTargetList(String(v.targets));
   const scenarios = parseScenarioList(String(v.scenarios));
   const url = v.url as string | undefined;

@@ -33,7 +33,11 @@ export type DeployImpactOptions = OptionValues<typeof DEPLOY_IMPACT_OPTIONS>;
 export const deployMessages = (o: Pick<DeployImpactOptions, 'rate' | 'warmupMs' | 'publishAfterMs'>) => Math.max(2, Math.round(((o.warmupMs + o.publishAfterMs) / 1000) * o.rate));
 
 export function parseDeployImpactOptions(src: Parameters<typeof parseOptions>[1]): DeployImpactOptions {
-  const opts = parseOptions(DEPLOY_IMPACT_OPTIONS, src);
+  return checkDeployImpactOptions(parseOptions(DEPLOY_IMPACT_OPTIONS, src));
+}
+
+/** The rules only the combination can break, over values already parsed. */
+export function checkDeployImpactOptions(opts: DeployImpactOptions): DeployImpactOptions {
   const target = getTarget(opts.target);
   const bad = (option: string, message: string) => new ReboundError('RR_ERR_OPTION_INVALID', message, { details: { option } });
   if (opts.broadcastUrl !== undefined && !isAllowedTargetUrl(opts.broadcastUrl)) throw bad('broadcastUrl', `broadcast-url must be a loopback http URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.broadcastUrl)}`);

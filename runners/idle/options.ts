@@ -31,7 +31,11 @@ export const PI_TARGETS = new Set(['replay', 'anycable']);
 export type IdleOptions = OptionValues<typeof IDLE_OPTIONS>;
 
 export function parseIdleOptions(src: Parameters<typeof parseOptions>[1]): IdleOptions {
-  const o = parseOptions(IDLE_OPTIONS, src);
+  return checkIdleOptions(parseOptions(IDLE_OPTIONS, src));
+}
+
+/** The rules only the combination can break, over values already parsed. */
+export function checkIdleOptions(o: IdleOptions): IdleOptions {
   const t = getTarget(o.target);
   if (!leanClientFor(o.target)) throw new ReboundError('RR_ERR_TARGET_UNSUPPORTED', `the idle runner has no lean client for target "${o.target}"`, { details: { target: o.target } });
   if (o.url !== undefined && !isAllowedTargetUrl(o.url)) throw new ReboundError('RR_ERR_OPTION_INVALID', `url must be a loopback URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(o.url)}`, { details: { option: 'url' } });

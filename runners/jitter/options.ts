@@ -42,7 +42,11 @@ export const JITTER_OPTIONS = {
 export type JitterOptions = OptionValues<typeof JITTER_OPTIONS>;
 
 export function parseJitterOptions(src: Parameters<typeof parseOptions>[1]): JitterOptions {
-  const opts = parseOptions(JITTER_OPTIONS, src);
+  return checkJitterOptions(parseOptions(JITTER_OPTIONS, src));
+}
+
+/** The rules only the combination can break, over values already parsed (the CLI's, the route's, latency's). */
+export function checkJitterOptions(opts: JitterOptions): JitterOptions {
   getTarget(opts.target); // unknown target → RR_ERR_TARGET_UNKNOWN
   parsePlan(opts.plan); // unknown plan → RR_ERR_OPTION_INVALID
   // A base the default strategy would never read is refused, not ignored.

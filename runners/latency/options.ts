@@ -1,5 +1,5 @@
-import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
-import { JITTER_OPTIONS, parseJitterOptions, type JitterOptions } from '../jitter/options.ts';
+import { defaultsOf, parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
+import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from '../jitter/options.ts';
 
 /**
  * Latency: publish at a fixed rate to clients that are never disrupted, and report the
@@ -35,7 +35,6 @@ export function parseLatencyOptions(src: Parameters<typeof parseOptions>[1]): La
 
 /** The jitter engine's options for a run with no disruption at all. */
 export function toJitterOptions(o: LatencyOptions): JitterOptions {
-  const values: Record<string, unknown> = { ...o, jitter: 0, plan: 'drop', groups: 1, chaosMs: 0 };
-  for (const k of Object.keys(values)) if (values[k] === undefined) delete values[k];
-  return parseJitterOptions({ values, origin: 'latency' });
+  // Typed values already: the jitter engine's defaults fill what latency has no option for, no re-parse.
+  return checkJitterOptions({ ...defaultsOf(JITTER_OPTIONS), ...o, jitter: 0, plan: 'drop', groups: 1, chaosMs: 0 });
 }

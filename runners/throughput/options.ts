@@ -28,7 +28,11 @@ export const THROUGHPUT_OPTIONS = {
 export type ThroughputOptions = OptionValues<typeof THROUGHPUT_OPTIONS>;
 
 export function parseThroughputOptions(src: Parameters<typeof parseOptions>[1]): ThroughputOptions {
-  const o = parseOptions(THROUGHPUT_OPTIONS, src);
+  return checkThroughputOptions(parseOptions(THROUGHPUT_OPTIONS, src));
+}
+
+/** The rules only the combination can break, over values already parsed. */
+export function checkThroughputOptions(o: ThroughputOptions): ThroughputOptions {
   getTarget(o.target);
   if (o.clients * o.total > LEDGER_MAX_CELLS) throw new ReboundError('RR_ERR_OPTION_INVALID', `clients x total = ${o.clients * o.total} exceeds ${LEDGER_MAX_CELLS} ledger cells; split the clients over shards`, { details: { option: 'clients' } });
   for (const k of ['url', 'broadcastUrl'] as const) {

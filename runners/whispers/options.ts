@@ -2,8 +2,7 @@ import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
 import { isAllowedTargetUrl } from '../core/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../core/ledger.ts';
-import { getTarget } from '../targets/index.ts';
-import { whisperClientFor, WHISPER_TARGETS } from '../targets/whisper.ts';
+import { getTarget, whisperClientFor, WHISPER_TARGETS } from '../targets/index.ts';
 
 /** Whispers options: the benchmark's defaults (n 1000, rooms 10, ramp 100, interval 100 ms, duration 30 s, payload 64 B). */
 export const WHISPERS_OPTIONS = {
@@ -31,7 +30,11 @@ export const whispersPerClient = (o: WhispersOptions) => Math.max(1, Math.floor(
 
 /** `registry` is injectable so the refusal is testable while every local target has whispers. */
 export function parseWhispersOptions(src: Parameters<typeof parseOptions>[1], registry: { supported: (target: string) => boolean } = { supported: (t) => whisperClientFor(t) !== undefined }): WhispersOptions {
-  const o = parseOptions(WHISPERS_OPTIONS, src);
+  return checkWhispersOptions(parseOptions(WHISPERS_OPTIONS, src), registry);
+}
+
+/** The rules only the combination can break, over values already parsed. */
+export function checkWhispersOptions(o: WhispersOptions, registry: { supported: (target: string) => boolean } = { supported: (t) => whisperClientFor(t) !== undefined }): WhispersOptions {
   getTarget(o.target);
   if (!registry.supported(o.target)) {
     throw new ReboundError('RR_ERR_TARGET_UNSUPPORTED', `whispers are not supported by this target ("${o.target}"): its protocol has no client-to-client messages; supported: ${WHISPER_TARGETS.join(', ')}`, { details: { target: o.target } });

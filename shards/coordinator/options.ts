@@ -1,16 +1,33 @@
 import type { OptionTable, OptionValues } from '../../lib/options.ts';
-import { BENCH_TABLE } from '../runner/routes.ts';
-
-/** Tests a shard can run (`POST /bench-<test>-<target>`); each gets `npm run bench:<test>:multi`. */
-export const MULTI_TESTS = ['jitter', 'idle', 'latency', 'throughput', 'whispers', 'avalanche', 'deploy-impact', 'capacity'] as const;
+import { MULTI_MODULES } from '../../runners/modules.ts';
 
 /**
- * The runner service's own HTTP option tables (its route table), so params are validated here
- * exactly as every shard will validate them before a single shard is asked, and compared with
- * each shard's `effectiveParams` by meaning. A test this tree has no entry for is validated by
- * the shards (a 400 naming the parameter fails every shard clearly).
+ * The coordinator's table of tests, generated from the runner modules (runners/modules.ts): which
+ * tests a shard can run (`POST /bench-<test>-<target>`, each with `npm run bench:<test>:multi`),
+ * their option table (the route's own, so params are validated here exactly as every shard will
+ * validate them before a single shard is asked, and compared with each shard's `effectiveParams`
+ * by meaning), whether one publisher can feed every shard's subscribers (`--shared-stream`), and
+ * what a shard's result must carry to be merged.
  */
-export const TEST_TABLES: Partial<Record<string, OptionTable>> = Object.fromEntries(BENCH_TABLE.map((e) => [e.test, e.options]));
+export interface MultiTest {
+  test: string;
+  options: OptionTable;
+  sharedStream: boolean;
+  /** Result fields a shard's result must carry (shards/merge/schema.ts refuses it otherwise). */
+  required: readonly string[];
+}
+
+export const MULTI_TABLE: readonly MultiTest[] = MULTI_MODULES.map((m) => ({ test: m.name, options: m.http!.options, sharedStream: m.multi!.sharedStream, required: m.summary }));
+
+export const MULTI_TESTS: readonly string[] = MULTI_TABLE.map((r) => r.test);
+
+export const multiTest = (test: string): MultiTest | undefined => MULTI_TABLE.find((r) => r.test === test);
+
+/** Each test's option table by name (a test this tree has no module for is validated by the shards). */
+export const TEST_TABLES: Partial<Record<string, OptionTable>> = Object.fromEntries(MULTI_TABLE.map((r) => [r.test, r.options]));
+
+/** Tests whose runner can subscribe without publishing (jitter and latency share that engine). */
+export const SHARED_STREAM_TESTS: readonly string[] = MULTI_TABLE.filter((r) => r.sharedStream).map((r) => r.test);
 
 /** Params the coordinator decides itself and never forwards from the user's flags. */
 export const NOT_FORWARDED = ['target'];

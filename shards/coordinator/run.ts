@@ -6,7 +6,7 @@ import type { ShardClock, ShardOutcome } from '../merge/types.ts';
 import { combineClock, measureOffset, type ClockSample } from './clock.ts';
 import { sweep } from './health.ts';
 import { safeText } from './text.ts';
-import { NOT_FORWARDED, TEST_TABLES, type CoordOptions } from './options.ts';
+import { multiTest, NOT_FORWARDED, SHARED_STREAM_TESTS, TEST_TABLES, type CoordOptions } from './options.ts';
 import { runShardJob } from './shard-job.ts';
 
 export interface MultiShardReport {
@@ -185,7 +185,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
     clockStepBudgetMs: o.clockStepMs,
     ...(publisher ? { publisher } : {}),
     // Each result's own params are held to what that shard was asked, by meaning (an echo at enqueue proves nothing about what ran).
-    schema: (x) => ({ test: o.test, ...(o.allowParamMismatch ? {} : { asked: asked.get(x.name) ?? {} }), ...(table ? { table } : {}) }),
+    schema: (x) => ({ test: o.test, required: multiTest(o.test)?.required ?? [], ...(o.allowParamMismatch ? {} : { asked: asked.get(x.name) ?? {} }), ...(table ? { table } : {}) }),
   });
   const { exitCode, exitReason } = verdict(run, outcomes);
   return {
@@ -208,8 +208,6 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
   };
 }
 
-/** Tests whose runner can subscribe without publishing (jitter and latency share that engine). */
-export const SHARED_STREAM_TESTS = ['jitter', 'latency'];
 
 function checkSharedStream(test: string, params: Record<string, string>): void {
   if (!SHARED_STREAM_TESTS.includes(test)) {

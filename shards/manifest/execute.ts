@@ -37,7 +37,7 @@ async function runLocal(spec: TestSpec, w: Where): Promise<Record<string, unknow
   if (!entry.targets.includes(spec.target)) throw new Error(`runner "${spec.runner}" has no target "${spec.target}" (${entry.targets.join(', ')})`);
   const target = resolveTarget(spec.target, w.env);
   const prep = entry.prepare(spec.params, target);
-  return entry.run(prep.opts, target, { signal: new AbortController().signal, progress: () => {}, log: (l) => w.log(`[${spec.id}] ${l}`) });
+  return entry.run(prep.opts, target, { signal: new AbortController().signal, progress: () => {}, log: (l) => w.log(`[${spec.id}] ${l}`) }, prep.post);
 }
 
 export const localRunners = () => BENCH_TABLE.map((e) => e.test);

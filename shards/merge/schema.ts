@@ -21,17 +21,6 @@ const NON_NEGATIVE = ['deliveryRatePct', 'elapsedMs', 'plannedMs', 'runnerPeakRs
 /** Maps of counters by cause. */
 const COUNT_MAPS = ['connectFailureCauses', 'disconnectReasons', 'failureCauses', 'disconnectedDuringHold'] as const;
 
-/** What each test's result must carry for its figures to mean anything. */
-const REQUIRED: Record<string, readonly string[]> = {
-  jitter: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
-  latency: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
-  throughput: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
-  whispers: ['clients', 'whispersSent', 'whispersReceived', 'expectedReceived'],
-  idle: ['clients', 'connected', 'subscribed', 'failed'],
-};
-/** Tests whose runners echo the options they ran under `params` (every delivery and idle runner). */
-const PARAMS_REQUIRED = new Set(Object.keys(REQUIRED));
-
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const show = (v: unknown) => {
   const s = JSON.stringify(v);
@@ -42,6 +31,11 @@ const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isI
 export interface SchemaContext {
   /** The test asked of the shard (jitter, idle, ...). */
   test?: string;
+  /**
+   * What the test's result must carry for its figures to mean anything: its module's `summary`
+   * (the coordinator's table of tests). A test that names fields also echoes its options as `params`.
+   */
+  required?: readonly string[];
   /** The query the shard was sent: the result's own `params` must mean the same. */
   asked?: Record<string, string>;
   table?: OptionTable;
@@ -71,7 +65,7 @@ function check(r: unknown, c: SchemaContext): string | undefined {
   }
   if (v.valid && v.flags.some((f) => (f as { severity: string }).severity === 'fatal')) return 'validity.valid is true with a fatal flag';
 
-  for (const k of c.test ? (REQUIRED[c.test] ?? []) : []) if (r[k] === undefined) return `${k} missing (a ${c.test} result carries it)`;
+  for (const k of c.required ?? []) if (r[k] === undefined) return `${k} missing (a ${c.test ?? 'this test\'s'} result carries it)`;
   for (const k of COUNTS) if (r[k] !== undefined && !isCount(r[k])) return `${k} is ${show(r[k])}, not an integer >= 0`;
   for (const k of NULLABLE_COUNTS) if (r[k] !== undefined && r[k] !== null && !isCount(r[k])) return `${k} is ${show(r[k])}, not an integer >= 0 or null`;
   for (const k of NON_NEGATIVE) {
@@ -119,7 +113,7 @@ function check(r: unknown, c: SchemaContext): string | undefined {
   if (c.asked) {
     const p = r.params;
     if (p === undefined) {
-      if (c.test && PARAMS_REQUIRED.has(c.test)) return 'params missing: the result does not say what it ran';
+      if (c.required?.length) return 'params missing: the result does not say what it ran';
     } else if (!isObj(p)) return `params is ${show(p)}, not an object`;
     else {
       const diffs = paramMismatches(c.asked, p, c.table);

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LatencyRecorder, sortedSamples } from '../../runners/core/latency.ts';
-import { avalancheEntry } from './entries/avalanche.ts';
+import { benchEntry } from './routes.ts';
 import { resolveTarget } from './targets.ts';
 import { api, startRunner, tempResultsDir, type RunnerProcess } from './testing.ts';
 
 /** The benchmark's parameters with the benchmark's meaning, on a real runner against local targets. */
 const TOKEN = 'compat-token-0123456789abcdef';
+const avalancheEntry = benchEntry('avalanche')!;
 const post = (r: RunnerProcess, path: string) => api(r.url, path, { method: 'POST', token: TOKEN });
 
 describe('sortedSamples', () => {

@@ -1,5 +1,5 @@
 import { ReboundError } from '../../lib/errors.ts';
-import { parseOptions, type OptionTable } from '../../lib/options.ts';
+import type { OptionTable } from '../../lib/options.ts';
 import { ALL_TARGET_URL_PARAMS } from './targets.ts';
 
 /** Query names the service itself reads; never passed to a runner. */
@@ -33,9 +33,9 @@ export interface ParsedQuery {
 }
 
 /**
- * Validate a bench route's query string with the route's option table (the CLI's validator).
+ * Check a bench route's query string against the route's option table before its one parse.
  * Order of refusals: target URLs (by design), unknown names (all of them, so a typo never runs a
- * different test), repeated names, then each value through `parseOptions` (400 naming the field).
+ * different test), objects and arrays; then the entry's `parse` checks each value (400 naming the field).
  */
 export function parseBenchQuery(table: OptionTable, query: Record<string, unknown>): ParsedQuery {
   const targetUrls: Record<string, string> = {};
@@ -69,8 +69,7 @@ export function parseBenchQuery(table: OptionTable, query: Record<string, unknow
   if (asyncRaw !== undefined && asyncRaw !== '1' && asyncRaw !== '0' && asyncRaw !== 'true' && asyncRaw !== 'false') {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `query option "async" must be 1 or 0 (got ${JSON.stringify(asyncRaw)})`, { details: { option: 'async' } });
   }
-  // Validate every value now so the 400 names the field before any job is created.
-  parseOptions(table, { values, origin: 'query' });
+  // The values themselves are parsed once, by the route's entry (`entry.parse`), right after this.
   return { values, async: asyncRaw === '1' || asyncRaw === 'true', targetUrls };
 }
 

@@ -1,19 +1,15 @@
+import { HTTP_MODULES } from '../../runners/modules.ts';
+import { moduleEntry } from './entry.ts';
 import type { BenchEntry } from './types.ts';
-import { avalancheEntry } from './entries/avalanche.ts';
-import { capacityEntry } from './entries/capacity.ts';
-import { deployImpactEntry } from './entries/deploy-impact.ts';
-import { idleEntry } from './entries/idle.ts';
-import { jitterEntry } from './entries/jitter.ts';
-import { latencyEntry } from './entries/latency.ts';
-import { throughputEntry } from './entries/throughput.ts';
-import { whispersEntry } from './entries/whispers.ts';
 
 /**
- * THE route table: every test the runner serves, each as `POST /bench-<test>-<target>`.
- * Adding a runner is one entry here (its HTTP option table, `prepare` and `run`), never a
- * hand-written route.
+ * THE route table: every test the runner serves, each as `POST /bench-<test>-<target>`, generated
+ * from the runner modules (runners/modules.ts): a runner is one module, never a hand-written route.
  */
-export const BENCH_TABLE: readonly BenchEntry[] = [jitterEntry, idleEntry, latencyEntry, throughputEntry, whispersEntry, avalancheEntry, deployImpactEntry, capacityEntry];
+export const BENCH_TABLE: readonly BenchEntry[] = HTTP_MODULES.map((m) => moduleEntry(m));
+
+/** One test's entry by name (the route table's). */
+export const benchEntry = (test: string): BenchEntry | undefined => BENCH_TABLE.find((e) => e.test === test);
 
 export interface BenchRoute {
   path: string;

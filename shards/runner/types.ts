@@ -32,26 +32,33 @@ export interface ResolvedTarget {
   broadcastKey?: string;
 }
 
-export interface PreparedRun {
-  /** The runner's own options, validated. */
-  opts: unknown;
+export interface PreparedRun<Opts = unknown> {
+  /** The runner's own options, validated (typed: the entry is generic over them). */
+  opts: Opts;
   /** Echoed to the caller: what will run, under Rebound's option names. */
   effectiveParams: Record<string, unknown>;
-  /** Expected wall time, for Retry-After and the job's ETA. */
+  /** Expected wall time, for Retry-After and the job's ETA: the module's `plannedMs`. */
   plannedMs: number;
+  /** What the entry's `run` adds to the result afterwards (the benchmark's samplesCap, label). */
+  post?: Record<string, unknown>;
 }
 
 /**
- * One entry per test in the route table: `POST /bench-<test>-<target>` for each target.
- * `options` is the HTTP option table (the CLI's table without the URL options, plus the
- * benchmark's compatibility names); `prepare` turns parsed values into the runner's options.
+ * One entry per test in the route table: `POST /bench-<test>-<target>` for each target, built from
+ * the runner's module by `moduleEntry` (shards/runner/entry.ts). `options` is the HTTP option
+ * table (the CLI's table without the URL options, plus the benchmark's compatibility names).
  */
-export interface BenchEntry {
+export interface BenchEntry<Opts = unknown> {
   test: string;
   /** Route target names (the benchmark's: `uws` is the uWebSockets.js server, services/uws). */
   targets: readonly string[];
   options: OptionTable;
   doc: string;
-  prepare(values: Record<string, unknown>, target: ResolvedTarget): PreparedRun;
-  run(opts: unknown, target: ResolvedTarget, ctx: RunContext): Promise<Record<string, unknown>>;
+  /** The query's one parse (400 naming the field); `build` takes its typed values. */
+  parse(values: Record<string, unknown>): Record<string, unknown>;
+  /** Typed query values and the route's target to the run's options (the module's validator). */
+  build(parsed: Record<string, unknown>, target: ResolvedTarget, given: Record<string, unknown>): PreparedRun<Opts>;
+  /** `build(parse(values))`. */
+  prepare(values: Record<string, unknown>, target: ResolvedTarget): PreparedRun<Opts>;
+  run(opts: Opts, target: ResolvedTarget, ctx: RunContext, post?: Record<string, unknown>): Promise<Record<string, unknown>>;
 }

@@ -47,7 +47,11 @@ const invalid = (option: string, message: string) => new ReboundError('RR_ERR_OP
 
 /** Validate at the edge: the table's ranges, then what only the combination can break. */
 export function parseSoakOptions(src: ParseSources): SoakOptions {
-  const o = parseOptions(SOAK_OPTIONS, src);
+  return checkSoakOptions(parseOptions(SOAK_OPTIONS, src));
+}
+
+/** The rules only the combination can break, over values already parsed. */
+export function checkSoakOptions(o: SoakOptions): SoakOptions {
   getTarget(o.target);
   if (o.clientKind === 'lean' && !leanClientFor(o.target)) throw invalid('clientKind', `target "${o.target}" has no lean client (${LEAN_TARGETS.join(', ')} do); pass --client-kind full`);
   if (o.url !== undefined && !isAllowedTargetUrl(o.url)) throw invalid('url', `url must be a loopback URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(o.url)}`);

@@ -3,9 +3,12 @@ import { Emitter } from '../../../lib/emitter.ts';
 import { getTarget } from '../../../runners/targets/index.ts';
 import { AVALANCHE_OPTIONS } from '../../../runners/avalanche/options.ts';
 import type { JobProgress } from '../types.ts';
-import { AVALANCHE_HTTP_OPTIONS } from './avalanche.ts';
-import { DEPLOY_IMPACT_HTTP_OPTIONS, deployImpactEntry } from './deploy-impact.ts';
+import { AVALANCHE_HTTP_OPTIONS } from '../../../runners/avalanche/module.ts';
+import { DEPLOY_IMPACT_HTTP_OPTIONS } from '../../../runners/deploy-impact/module.ts';
+import { benchEntry } from '../routes.ts';
 import { queryOptions, redactBroadcastKey, relayPhases } from './route-target.ts';
+
+const deployImpactEntry = benchEntry('deploy-impact')!;
 
 describe('route-target (what every bench entry shares)', () => {
   it('the query never names the target, its URLs or its broadcast key; the rest of the CLI table stays', () => {

@@ -16,12 +16,6 @@ export function withRouteTarget(query: Record<string, unknown>, t: ResolvedTarge
   return defined({ ...query, target: t.server, url: t.url, broadcastUrl: t.broadcastUrl, broadcastKey: t.broadcastKey });
 }
 
-/** Options as `effectiveParams` echo them: the target's URLs and broadcast key are the operator's, not the caller's. */
-export function shownOptions<O extends { url?: unknown; broadcastUrl?: unknown; broadcastKey?: unknown }>(opts: O): Omit<O, 'url' | 'broadcastUrl' | 'broadcastKey'> {
-  const { url: _1, broadcastUrl: _2, broadcastKey: _3, ...shown } = opts;
-  return shown;
-}
-
 /** A result as the shard returns it: an operator's broadcast key never leaves in `params`. */
 export function redactBroadcastKey(result: unknown): Record<string, unknown> {
   const r = result as Record<string, unknown>;

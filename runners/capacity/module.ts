@@ -1,0 +1,65 @@
+import { defineModule } from '../engine/module.ts';
+import { resultName } from '../module-cli.ts';
+import { CAPACITY_OPTIONS, checkCapacityOptions, type CapacityOptions } from './options.ts';
+import { runCapacity } from './run.ts';
+import type { S1Options } from './scenarios/s1-idle-memory.ts';
+import type { S2Options } from './scenarios/s2-ceiling.ts';
+import type { S6Options } from './scenarios/s6-graceful-stop.ts';
+import { renderText } from './table.ts';
+
+const { targets: _t, url: _u, ...CAPACITY_QUERY } = CAPACITY_OPTIONS;
+/** The suite's table without the targets and the URL: the route names the one target. */
+export const CAPACITY_HTTP_OPTIONS = CAPACITY_QUERY;
+
+/** A rough wall time for Retry-After and the job's ETA: ramps and holds of the scenarios that say how long they take, 2 minutes for the others. */
+export function capacityPlannedMs(o: CapacityOptions): number {
+  let s = 0;
+  for (const id of o.scenarios) {
+    const p = o.perScenario[id];
+    if (id === 'S1') {
+      const x = p as S1Options;
+      s += x.ramps.length * x.runs * x.counts.reduce((a, n) => a + n / x.ramps[0]! + x.hold + 15, 0);
+    } else if (id === 'S2') {
+      const x = p as S2Options;
+      s += x.steps.reduce((a, n) => a + n / x.ramp + x.hold + 15, 0);
+    } else if (id === 'S6') {
+      const x = p as S6Options;
+      s += x.connections / x.ramp + x.preStopSec + 15;
+    } else s += 120;
+  }
+  return Math.ceil(s * 1000);
+}
+
+export const capacityModule = defineModule({
+  name: 'capacity',
+  doc: 'capacity suite (seeds/000): the chosen scenarios (S1 idle memory, S2 ceiling, S3 fan-out, S4 hot stream, S5 latency, S6 graceful stop, soak, sweep) against one target, each step judged against its budget',
+  options: CAPACITY_OPTIONS,
+  validate: checkCapacityOptions,
+  plannedMs: capacityPlannedMs,
+  target: 'self',
+  targetOf: (o) => ({ name: o.targets.join(','), url: o.url }),
+  run: (o, ctx) => runCapacity(o, { signal: ctx.signal, log: ctx.log, progress: (p) => ctx.progress({ phase: String(p.phase ?? p.scenario ?? 'run'), ...p }) }),
+  summary: [],
+  multi: { sharedStream: false },
+  cli: {
+    script: 'capacity',
+    usage: '--targets replay,ws,socketio [--scenarios S1,S3] [--json] [options]',
+    json: 'flag',
+    fileName: (o) => resultName('capacity', o.targets.join('-')),
+    command: (o) => ({ values: { ...o.values, targets: o.targets.join(','), scenarios: o.scenarios.join(',') } }),
+    present: (r) => renderText(r),
+    // Exit 0 once the suite ran: each step's verdict is in the table and the JSON.
+    exitCode: () => 0,
+    logLine: (l) => l,
+    progressLine: (p) => {
+      const x = p as Record<string, unknown>;
+      return `[${String(x.scenario)} ${String(x.target)}] ${JSON.stringify(x)}`;
+    },
+  },
+  http: {
+    targets: ['replay', 'ws', 'socketio', 'socketio-csr', 'uws', 'anycable'],
+    options: CAPACITY_HTTP_OPTIONS,
+    fromQuery: (q, t) => ({ values: { ...q, targets: t.server, url: t.url } }),
+    shown: (o) => ({ ...o.values, targets: undefined, scenarios: o.scenarios.join(',') }),
+  },
+});

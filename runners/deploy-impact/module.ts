@@ -1,0 +1,46 @@
+import type { OptionTable } from '../../lib/options.ts';
+import { COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
+import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
+import { formatDeployImpact } from '../avalanche/report.ts';
+import { defineModule } from '../engine/module.ts';
+import { resultName } from '../module-cli.ts';
+import { TARGET_NAMES } from '../targets/index.ts';
+import { checkDeployImpactOptions, DEPLOY_IMPACT_OPTIONS } from './options.ts';
+import { runDeployImpact } from './run.ts';
+
+export const DEPLOY_IMPACT_HTTP_OPTIONS = { ...queryOptions(DEPLOY_IMPACT_OPTIONS), shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
+
+export const deployImpactModule = defineModule({
+  name: 'deploy-impact',
+  doc: 'the publisher process is redeployed (killed and restarted) while clients listen; what the clients missed',
+  options: DEPLOY_IMPACT_OPTIONS,
+  validate: checkDeployImpactOptions,
+  plannedMs: (o) => Math.ceil((o.clients * 1000) / o.ramp) + o.warmupMs + o.publisherDownMs + o.publishAfterMs + o.settleMs + 10_000,
+  target: 'self',
+  targetOf: (o) => ({ name: o.target, url: o.url }),
+  run(o, ctx) {
+    const run = runDeployImpact(o, { signal: ctx.signal });
+    run.events.on('phase', ctx.phase);
+    return run.result;
+  },
+  // No field is required of a shard's result yet: the merge sums what it knows (shards/merge).
+  summary: [],
+  multi: { sharedStream: false },
+  cli: {
+    script: 'deploy-impact',
+    usage: `--target <${TARGET_NAMES.join('|')}> [options] [--json]`,
+    json: 'flag',
+    fileName: (_o, r) => resultName('deploy-impact', r.target),
+    command: (o, r) => ({ values: { ...o }, seed: r.seed }),
+    present: (r) => formatDeployImpact([r]),
+    after: (r) => (r.publisher.ok ? undefined : `error RR_ERR_RESTART_FAILED: the publisher's restart failed: ${r.publisher.error}\n`),
+  },
+  http: {
+    targets: ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'],
+    options: DEPLOY_IMPACT_HTTP_OPTIONS,
+    fromQuery(q, t) {
+      const { shard, ...rest } = q;
+      return { values: withRouteTarget(rest, t), echo: { shard } };
+    },
+  },
+});

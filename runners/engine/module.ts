@@ -1,0 +1,144 @@
+import { defaultsOf, parseOptions, type OptionTable, type OptionValues, type ParseSources } from '../../lib/options.ts';
+import type { ServiceHandle } from '../../services/common/spawn.ts';
+import type { TargetDefinition } from '../targets/types.ts';
+
+/**
+ * One runner as one typed module: its option table, the one validator, its planned duration, how
+ * it runs, and what its result's summary is. The CLI (runners/module-cli.ts), the runner service's
+ * HTTP route (shards/runner/entry.ts) and the coordinator's table of tests
+ * (shards/coordinator/options.ts) are generated from it, so a flag, a query parameter and a
+ * coordinator param are the same option with the same validation and the same error text.
+ * (After k6's executors: a config with its validation and a `Run` over a shared base.)
+ */
+export interface RunnerModule<Opts extends object, Result extends object = Record<string, unknown>, T extends OptionTable = OptionTable, Q extends OptionTable = OptionTable> {
+  /** The test's name: `npm run bench:<name>`, `POST /bench-<name>-<target>`, `--test <name>`. */
+  readonly name: string;
+  /** One line: what the test does (the --help header, the route's doc). */
+  readonly doc: string;
+  /** The CLI's option table (lib/options.ts), target and URL options included. */
+  readonly options: T;
+  /**
+   * Cross-field rules over typed values of `options` (defaults filled): the one validator. `parse`
+   * is `validate(parseOptions(options, src))`; the HTTP entry parses its own table once and hands
+   * the typed values here, so no value is parsed twice.
+   */
+  validate(values: OptionValues<T>): Opts;
+  /** Expected wall time of a run with these options (the job's ETA, Retry-After, the CLI's plan line). */
+  plannedMs(opts: Opts): number;
+  /**
+   * `service`: the run needs a target URL (the CLI starts the target's local service unless --url
+   * is given, the HTTP entry resolves the route's target); `self`: the runner starts and stops
+   * its targets itself (restarts, suites).
+   */
+  readonly target: 'service' | 'self';
+  /** The target a run is aimed at, and its URL if one was given (target `service`). */
+  targetOf(opts: Opts): { name: string; url?: string | undefined };
+  /** Extra args for the locally started target service (idle's --workers). */
+  serviceArgs?(opts: Opts): string[];
+  /** Run once. Events go to `ctx` (phases, progress, log lines); presentation subscribes there. */
+  run(opts: Opts, ctx: ModuleRunContext): Promise<Result>;
+  /** Result fields a shard's result must carry to be merged (the coordinator's table). */
+  readonly summary: readonly string[];
+  /** The coordinator can fan this test out over shards; `sharedStream`: one publisher, the others subscribe. */
+  readonly multi?: { sharedStream: boolean };
+  readonly cli: CliSpec<Opts, Result>;
+  /** The runner service's routes for this test (absent: CLI only). */
+  readonly http?: HttpSpec<Opts, Result, Q>;
+}
+
+/** What a run emits; the CLI prints it to stderr, the runner service stores it in the job. */
+export interface ModuleRunContext {
+  signal: AbortSignal;
+  phase(name: string, detail: string): void;
+  /** A snapshot of the run (counts so far); `phase` when it has one. */
+  progress(p: { readonly phase?: string }): void;
+  log(line: string): void;
+  /** Target `service`: where it answers, and its local process when the run started one. */
+  url?: string;
+  service?: ServiceHandle;
+  /** Target `service`: the definition resolved for this run (the route's or the CLI's). */
+  definition?: TargetDefinition;
+}
+
+export interface CliSpec<Opts, Result> {
+  /** `npm run bench:<script>`. */
+  readonly script: string;
+  /** After `usage: npm run bench:<script> -- `. */
+  readonly usage: string;
+  /** Extra --help lines after the option list (env-only configuration). */
+  readonly helpExtra?: string;
+  /** `flag`: stdout is `present(result)` unless --json; `always`: stdout is the JSON either way. */
+  readonly json: 'flag' | 'always';
+  /** Results file name (no extension) under RESULTS_DIR. */
+  fileName(opts: Opts, result: Result): string;
+  /** Values for the Reproduce line (the table's names), and the seed to print. */
+  command(opts: Opts, result: Result): { values: Record<string, unknown>; seed?: number };
+  /** stdout without --json (`json: 'flag'`): the runner's table. */
+  present?(result: Result, opts: Opts): string;
+  /** What --json (or `json: 'always'`) prints (default: the result). */
+  jsonView?(result: Result, file: string, command: string): unknown;
+  /** After the results file: the report line(s) on stderr (default: reportLine with the command). */
+  report?(file: string, result: Result, command: string): Promise<string>;
+  /** Extra stderr after the report line (a failed restart's coded error). */
+  after?(result: Result): string | undefined;
+  /** Exit code (default 0 valid, 2 invalid). */
+  exitCode?(result: Result): number;
+  /** stderr line for a progress snapshot / log line (default `[target] ...`). */
+  progressLine?(p: { readonly phase?: string }, opts: Opts): string | undefined;
+  logLine?(line: string, opts: Opts): string;
+  /** On SIGTERM/SIGINT, a line before the run stops (the partial result is still written). */
+  readonly abortNote?: string;
+}
+
+/** The route's resolved target as a module sees it (shards/runner/types.ts's ResolvedTarget). */
+export interface RouteTarget {
+  route: string;
+  server: string;
+  source: 'configured' | 'local' | 'request';
+  definition: TargetDefinition;
+  url?: string;
+  broadcastUrl?: string;
+  broadcastKey?: string;
+}
+
+export interface HttpSpec<Opts, Result, Q extends OptionTable = OptionTable> {
+  /** Route target names: `POST /bench-<name>-<target>` for each. */
+  readonly targets: readonly string[];
+  /** The query's option table (docs/runner-api.md is generated from it): the CLI's without the route-owned names, plus the benchmark's names. */
+  readonly options: Q;
+  /**
+   * Typed query values (parsed once with `options`) and the route's target to the module's
+   * option values (validated next by `validate`), what `effectiveParams` echoes besides the
+   * options, and what `finish` needs. `given`: the raw names the caller sent.
+   */
+  fromQuery(q: OptionValues<Q>, t: RouteTarget, given: Record<string, unknown>): { values: Record<string, unknown>; echo?: Record<string, unknown>; post?: Record<string, unknown> };
+  /** The options as effectiveParams show them (default: without the operator's URLs and key). */
+  shown?(opts: Opts): Record<string, unknown>;
+  /** The result as the shard returns it (the benchmark's fields, sorted samples, redactions). */
+  finish?(result: Result, post: Record<string, unknown>, t: RouteTarget): Record<string, unknown>;
+}
+
+/** `validate(parseOptions(options, src))`: the CLI's and env's one parse. */
+export function parseModule<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>, src: ParseSources): O {
+  return m.validate(parseOptions(m.options, src));
+}
+
+/** Typed values (some of the table's) completed with the table's defaults: what `validate` takes from the HTTP side. */
+export function withDefaults<T extends OptionTable>(table: T, values: Record<string, unknown>): OptionValues<T> {
+  const out: Record<string, unknown> = { ...defaultsOf(table) };
+  for (const [k, v] of Object.entries(values)) if (v !== undefined) out[k] = v;
+  return out as OptionValues<T>;
+}
+
+/** Options as effectiveParams echo them: the target's URLs and broadcast key are the operator's, not the caller's. */
+export function shownOptions(opts: object): Record<string, unknown> {
+  const { url: _1, broadcastUrl: _2, broadcastKey: _3, toxiproxyUrl: _4, ...shown } = opts as Record<string, unknown>;
+  return shown;
+}
+
+/** A module whose types are erased for a registry (the table of every runner). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRunnerModule = RunnerModule<any, any, any, any>;
+
+/** Declare a module with its types inferred: `Opts` from `validate`, the tables from `options` and `http.options`. */
+export const defineModule = <O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>): RunnerModule<O, R, T, Q> => m;

@@ -1,0 +1,50 @@
+import type { OptionTable } from '../../lib/options.ts';
+import { CLIENT_COMPAT_OPTIONS, checkClientCompat } from '../../shards/runner/entries/compat.ts';
+import { defineModule } from '../engine/module.ts';
+import { resultName } from '../module-cli.ts';
+import { LEAN_TARGETS } from '../targets/index.ts';
+import { checkIdleOptions, IDLE_OPTIONS, idleServiceArgs } from './options.ts';
+import { runIdle } from './run.ts';
+
+const { target: _t, url: _u, ...IDLE_QUERY } = IDLE_OPTIONS;
+export const IDLE_HTTP_OPTIONS = { ...IDLE_QUERY, channel: CLIENT_COMPAT_OPTIONS.channel, acProtocol: CLIENT_COMPAT_OPTIONS.acProtocol } as const satisfies OptionTable;
+
+type Progress = { phase: string; attempted: number; subscribed: number; failed: number; open: number };
+
+export const idleModule = defineModule({
+  name: 'idle',
+  doc: 'idle capacity: n subscribed connections over worker processes, held; runner and target memory per connection',
+  options: IDLE_OPTIONS,
+  validate: checkIdleOptions,
+  plannedMs: (o) => Math.ceil((o.clients * 1000) / o.ramp) + o.hold * 1000 + 15_000,
+  target: 'service',
+  targetOf: (o) => ({ name: o.target, url: o.url }),
+  serviceArgs: idleServiceArgs,
+  run: (o, ctx) => runIdle(o, ctx.url!, ctx.service?.pid, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
+  summary: ['clients', 'connected', 'subscribed', 'failed'],
+  multi: { sharedStream: false },
+  cli: {
+    script: 'idle',
+    usage: `--target <${LEAN_TARGETS.join('|')}> [options]`,
+    json: 'always',
+    fileName: (o) => resultName('idle', o.target),
+    command: (o) => ({ values: o }),
+    // The series is in the results file; stdout says where instead of printing thousands of points.
+    jsonView: (r, file) => ({ ...r, targetMetrics: { ...r.targetMetrics, series: `${r.targetMetrics.series.length} points (in ${file})` } }),
+    logLine: (l) => l,
+    progressLine: (p, o) => {
+      const x = p as Progress;
+      return `[${o.target}] ${x.phase}: attempted ${x.attempted}, subscribed ${x.subscribed}, failed ${x.failed}, open ${x.open}`;
+    },
+  },
+  http: {
+    // The benchmark's idle routes; a Redis variant is measured with bench:idle --target <name>-redis.
+    targets: ['replay', 'ws', 'uws', 'socketio', 'socketio-csr', 'anycable'],
+    options: IDLE_HTTP_OPTIONS,
+    fromQuery(q, t, given) {
+      const { channel, acProtocol, ...rest } = q;
+      checkClientCompat({ channel, acProtocol }, t.route, given);
+      return { values: { ...rest, target: t.server, url: t.url } };
+    },
+  },
+});

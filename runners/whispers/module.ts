@@ -1,0 +1,48 @@
+import type { OptionTable } from '../../lib/options.ts';
+import { withSortedSamples } from '../../shards/runner/entries/bench-fields.ts';
+import { COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
+import { defineModule } from '../engine/module.ts';
+import { resultName } from '../module-cli.ts';
+import { checkWhispersOptions, WHISPERS_OPTIONS } from './options.ts';
+import { runWhispers } from './run.ts';
+
+const { target: _t, url: _u, ...Q } = WHISPERS_OPTIONS;
+export const WHISPERS_HTTP_OPTIONS = { ...Q, samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
+
+type Progress = { phase: string; connected: number; published: number; received: number };
+
+export const whispersModule = defineModule({
+  name: 'whispers',
+  doc: 'client-to-client messages through the server (replay, Socket.IO, ws); delivery and latency',
+  options: WHISPERS_OPTIONS,
+  validate: (v) => checkWhispersOptions(v),
+  plannedMs: (o) => Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.duration * 1000 + o.settle + 5000,
+  target: 'service',
+  targetOf: (o) => ({ name: o.target, url: o.url }),
+  run: (o, ctx) => runWhispers(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
+  summary: ['clients', 'whispersSent', 'whispersReceived', 'expectedReceived'],
+  multi: { sharedStream: false },
+  cli: {
+    script: 'whispers',
+    usage: '[options]',
+    json: 'always',
+    fileName: (o) => resultName('whispers', o.target),
+    command: (o) => ({ values: o }),
+    logLine: (l) => l,
+    progressLine: (p, o) => {
+      const x = p as Progress;
+      return `[${o.target}] ${x.phase}: connected ${x.connected}, sent ${x.published}, received ${x.received}`;
+    },
+  },
+  http: {
+    // A target whose protocol has no whispers answers 400 "not supported by this target" (RR_ERR_TARGET_UNSUPPORTED).
+    targets: ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'],
+    options: WHISPERS_HTTP_OPTIONS,
+    fromQuery(q, t) {
+      const { samplesCap, shard, ...rest } = q;
+      return { values: { ...rest, target: t.server, url: t.url }, echo: { samplesCap, shard }, post: { samplesCap } };
+    },
+    // The benchmark's sorted-sample export, from the same histogram the result's percentiles use.
+    finish: (r, post) => withSortedSamples(r as unknown as Record<string, unknown>, post.samplesCap as number),
+  },
+});
