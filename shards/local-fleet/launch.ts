@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ReboundError } from '../../lib/errors.ts';
 import { reapOnExit } from '../../lib/reaper.ts';
+import { SERVICE_ENTRIES } from '../../services/common/spawn.ts';
 import { parentMap, treeOf } from './proc.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -13,9 +14,9 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const ENTRIES = {
   runner: 'shards/runner/main.ts',
   idleWorker: 'runners/idle/worker.ts',
-  replay: 'services/replay-server/main.ts',
-  ws: 'services/ws/main.ts',
-  socketio: 'services/socketio/main.ts',
+  replay: SERVICE_ENTRIES.replay,
+  ws: SERVICE_ENTRIES.ws,
+  socketio: SERVICE_ENTRIES.socketio,
 } as const;
 export type FleetTarget = 'replay' | 'ws' | 'socketio';
 export const FLEET_TARGETS: readonly FleetTarget[] = ['replay', 'ws', 'socketio'];
@@ -81,17 +82,20 @@ export function startProc(role: string, entry: string, args: string[], env: Reco
   });
 }
 
-/** SIGKILL a process and every descendant, by pid (each one we started or its children). */
-export function killTree(pid: number | undefined): void {
-  if (!pid) return;
-  const pids = treeOf(pid, parentMap());
-  for (const p of pids.reverse()) {
+/** SIGKILL these pids, deepest first (a tree as treeOf lists it, parent before children). */
+function killAll(tree: number[]): void {
+  for (const p of [...tree].reverse()) {
     try {
       process.kill(p, 'SIGKILL');
     } catch {
       // already gone
     }
   }
+}
+
+/** SIGKILL a process and every descendant, by pid (each one we started or its children). */
+export function killTree(pid: number | undefined): void {
+  if (pid) killAll(treeOf(pid, parentMap()));
 }
 
 /** SIGTERM, wait up to graceMs for the exit, then SIGKILL the whole tree. */
@@ -103,13 +107,8 @@ export async function stopProc(p: Proc, graceMs: number): Promise<void> {
     // gone
   }
   await Promise.race([p.exited, new Promise((r) => setTimeout(r, graceMs).unref())]);
-  for (const pid of tree.reverse()) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
+  // The tree as it was before SIGTERM: children the service leaves behind are reaped too.
+  killAll(tree);
 }
 
 export const alive = (pid: number): boolean => {
