@@ -2,8 +2,28 @@ import { performance } from 'node:perf_hooks';
 import { callShard, joinUrl } from './http.ts';
 import type { ShardClock } from '../merge/types.ts';
 
-/** Sub-millisecond wall clock: what the runner stamps `sentAt`/arrivals with, at finer resolution. */
-export const nowMs = () => performance.timeOrigin + performance.now();
+/**
+ * Where Date.now() stands against performance.now(), to a few microseconds: the moment Date.now()
+ * ticks over to a new millisecond is found by polling both. timeOrigin + now() alone is not the
+ * wall clock: it is fixed at process start while Date.now() follows NTP's slewing, so in a
+ * long-lived process the two part by milliseconds (seen: 2.5 ms), which an exchange measuring a
+ * shard's Date.now() would book as that shard's offset. Bounded: a tick comes within 1 ms.
+ */
+export function wallAnchor(): number {
+  const first = Date.now();
+  for (let i = 0; i < 1_000_000; i++) {
+    const p = performance.now();
+    const t = Date.now();
+    if (t !== first) return t - p;
+  }
+  return Date.now() - performance.now();
+}
+
+/** Sub-millisecond wall clock (Date.now()'s clock, the one the runner stamps `sentAt`/arrivals with), from a fresh anchor. */
+export function wallClock(): () => number {
+  const anchor = wallAnchor();
+  return () => anchor + performance.now();
+}
 
 export interface ClockSample {
   offsetMs: number;
@@ -18,6 +38,8 @@ export interface ClockSample {
 export async function measureOffset(url: string, exchanges = 8, timeoutMs = 2000): Promise<ClockSample> {
   let best: ClockSample | undefined;
   let lastError = '';
+  // Anchored afresh per exchange series: each series is short, so slewing within it is negligible.
+  const nowMs = wallClock();
   for (let i = 0; i < exchanges; i++) {
     const t0 = nowMs();
     const r = await callShard(joinUrl(url, '/time'), { timeoutMs });
