@@ -19,7 +19,12 @@ export function wallAnchor(): number {
   return Date.now() - performance.now();
 }
 
-/** Sub-millisecond wall clock (Date.now()'s clock, the one the runner stamps `sentAt`/arrivals with), from a fresh anchor. */
+/**
+ * Sub-millisecond wall clock (Date.now()'s clock, the one the runner stamps `sentAt`/arrivals
+ * with), from a fresh anchor. One per round of exchanges, shared by every shard's: the anchor's
+ * poll blocks the event loop for up to 1 ms, which would otherwise land inside the other shards'
+ * round trips; a round is short, so slewing within it is negligible.
+ */
 export function wallClock(): () => number {
   const anchor = wallAnchor();
   return () => anchor + performance.now();
@@ -35,11 +40,9 @@ export interface ClockSample {
  * server time − midpoint of our send and receive; the true offset lies within ±rtt/2 of it. The
  * sample with the smallest round trip is kept (least queueing, tightest bound).
  */
-export async function measureOffset(url: string, exchanges = 8, timeoutMs = 2000): Promise<ClockSample> {
+export async function measureOffset(url: string, exchanges = 8, timeoutMs = 2000, nowMs: () => number = wallClock()): Promise<ClockSample> {
   let best: ClockSample | undefined;
   let lastError = '';
-  // Anchored afresh per exchange series: each series is short, so slewing within it is negligible.
-  const nowMs = wallClock();
   for (let i = 0; i < exchanges; i++) {
     const t0 = nowMs();
     const r = await callShard(joinUrl(url, '/time'), { timeoutMs });

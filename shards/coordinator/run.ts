@@ -3,7 +3,7 @@ import { parseOptions, type OptionTable } from '../../lib/options.ts';
 import { stamp } from '../../runners/core/results.ts';
 import { mergeShards } from '../merge/merge.ts';
 import type { ShardClock, ShardOutcome } from '../merge/types.ts';
-import { combineClock, measureOffset, type ClockSample } from './clock.ts';
+import { combineClock, measureOffset, wallClock, type ClockSample } from './clock.ts';
 import { sweep } from './health.ts';
 import { safeText } from './text.ts';
 import { multiTest, NOT_FORWARDED, SHARED_STREAM_TESTS, TEST_TABLES, type CoordOptions } from './options.ts';
@@ -88,15 +88,17 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
 
   const before = new Map<string, ClockSample>();
   const clockErrors = new Map<string, string>();
-  const exchange = async (into: Map<string, ClockSample>) =>
-    Promise.all(live.map(async (s) => {
+  const exchange = async (into: Map<string, ClockSample>) => {
+    const now = wallClock();
+    await Promise.all(live.map(async (s) => {
       try {
-        into.set(s.name, await measureOffset(s.url, o.clockExchanges));
+        into.set(s.name, await measureOffset(s.url, o.clockExchanges, undefined, now));
       } catch (err) {
         clockErrors.set(s.name, (err as Error).message);
         log(`[${s.name}] ${(err as Error).message}`);
       }
     }));
+  };
   if (mode === 'shared') await exchange(before);
 
   const sharedTag = `${o.test}-multi-${runId}`;
