@@ -14,9 +14,12 @@ import type { FleetSample } from './sampler.ts';
  *   plus the TCP buffer pages of /proc/net/sockstat. Both ends of a loopback connection live on
  *   this box and hold the same objects (one TCP socket, inode, file and epoll item each), so the
  *   measured sum is attributed half to the target's end and half to the runner's;
- * - baselines: the target's process tree before any job started; the runner services and their
- *   workers when every worker had started but connected (almost) nobody (a service grows by tens
- *   of MB when its job starts: that is its fixed cost, not a client's).
+ * - baselines: the target's process tree before any job started; the runner services when every
+ *   worker had started but connected (almost) nobody (a service grows by tens of MB when its job
+ *   starts: that is its fixed cost, not a client's); the runner workers' own RSS as each measured
+ *   it once loaded, before its first connect (the shards' `runner.rssBaselineBytes`), because the
+ *   first /proc sample with every worker alive catches them half-loaded (21 MiB of a loaded
+ *   worker's ~45 MiB at 1M), which booked ~1.4 KB of start-up per client.
  *
  * RSS counts shared file pages (node's own text) once per process; `baselineAnonBytes` is the
  * private part, the physical memory a further process really costs.
@@ -54,8 +57,11 @@ export interface Baselines {
   runnerServicesAnonBytes: number;
   runnerServices: number;
   runnerWorkersRssBytes: number;
+  /** /proc's, at the first sample with every worker alive (the workers report RSS, not its private part). */
   runnerWorkersAnonBytes: number;
   runnerWorkers: number;
+  /** Where the workers' RSS baseline came from: their own reading once loaded, or the first /proc sample with all of them alive. */
+  runnerWorkersBaselineFrom: 'workers' | 'proc';
   /** Per process (RSS): target worker, runner service, runner worker. */
   perTargetProcBytes: number;
   perRunnerServiceBytes: number;
@@ -86,8 +92,17 @@ export function workerBaseline(samples: readonly FleetSample[]): FleetSample | u
   return most > 0 ? samples.find((s) => s.runnerWorkers.procs === most) : undefined;
 }
 
-export function baselinesOf(b: FleetSample, w: FleetSample | undefined): Baselines {
-  const wr = w?.runnerWorkers ?? { rss: 0, rssAnon: 0, procs: 0 };
+/** The runner workers' RSS as they reported it once loaded and before connecting, summed over every worker of every shard. */
+export interface WorkersOwnBaseline {
+  rss: number;
+  procs: number;
+}
+
+export function baselinesOf(b: FleetSample, w: FleetSample | undefined, own?: WorkersOwnBaseline): Baselines {
+  const proc = w?.runnerWorkers ?? { rss: 0, rssAnon: 0, procs: 0 };
+  // Their own reading, when every worker /proc saw reported one (a partial shard result may not carry it).
+  const useOwn = own !== undefined && own.procs > 0 && own.procs >= proc.procs;
+  const wr = useOwn ? { rss: own.rss, rssAnon: proc.rssAnon, procs: own.procs } : proc;
   return {
     targetRssBytes: b.target.rss,
     targetAnonBytes: b.target.rssAnon,
@@ -98,6 +113,7 @@ export function baselinesOf(b: FleetSample, w: FleetSample | undefined): Baselin
     runnerWorkersRssBytes: wr.rss,
     runnerWorkersAnonBytes: wr.rssAnon,
     runnerWorkers: wr.procs,
+    runnerWorkersBaselineFrom: useOwn ? 'workers' : 'proc',
     perTargetProcBytes: b.target.procs ? Math.round(b.target.rss / b.target.procs) : 0,
     perRunnerServiceBytes: b.runners.procs ? Math.round((w ?? b).runners.rss / b.runners.procs) : 0,
     perRunnerWorkerBytes: wr.procs ? Math.round(wr.rss / wr.procs) : 0,
@@ -108,9 +124,9 @@ export function baselinesOf(b: FleetSample, w: FleetSample | undefined): Baselin
 }
 
 /** One row from one sample: every term is (growth since its baseline) / connections at that sample. */
-export function costRow(milestone: CostRow['milestone'], s: FleetSample, b: FleetSample, w: FleetSample | undefined, pingIntervalSec: number): CostRow {
+export function costRow(milestone: CostRow['milestone'], s: FleetSample, b: FleetSample, w: FleetSample | undefined, pingIntervalSec: number, own?: WorkersOwnBaseline): CostRow {
   const n = Math.max(1, s.conns);
-  const base = baselinesOf(b, w);
+  const base = baselinesOf(b, w, own);
   const target = Math.round((s.target.rss - b.target.rss) / n);
   // Both runner groups from the moment every worker runs: a service's own job set-up (tens of MB
   // when a job starts) is its baseline, not a per-client cost.
@@ -143,20 +159,20 @@ export function predictTotal(base: Baselines, perConn: { target: number; runner:
  * Rows at each milestone the run passed (the first sample at or past it, during the ramp) and at
  * the largest N reached (the last sample of the hold, when every connection had settled).
  */
-export function costTable(samples: readonly FleetSample[], baseline: FleetSample, milestones: readonly number[], pingIntervalSec: number, holdEndAt?: number): CostTable {
+export function costTable(samples: readonly FleetSample[], baseline: FleetSample, milestones: readonly number[], pingIntervalSec: number, holdEndAt?: number, own?: WorkersOwnBaseline): CostTable {
   const w = workerBaseline(samples);
   const rows: CostRow[] = [];
   for (const m of milestones) {
     const s = samples.find((x) => x.conns >= m);
-    if (s) rows.push(costRow(m, s, baseline, w, pingIntervalSec));
+    if (s) rows.push(costRow(m, s, baseline, w, pingIntervalSec, own));
   }
   const during = holdEndAt ? samples.filter((s) => s.at <= holdEndAt) : samples;
   const most = Math.max(0, ...during.map((s) => s.conns));
   // The last sample at the plateau (within 0.1% of the most): memory settled, nothing closed yet.
   const plateau = [...during].reverse().find((s) => s.conns >= most * 0.999 && s.conns > 0);
-  if (plateau) rows.push(costRow('max', plateau, baseline, w, pingIntervalSec));
+  if (plateau) rows.push(costRow('max', plateau, baseline, w, pingIntervalSec, own));
   return {
-    baselines: baselinesOf(baseline, w),
+    baselines: baselinesOf(baseline, w, own),
     rows,
     formula: 'total(N) = baseline(target tree) + baseline(runner services) + baseline(runner workers) + N x (target B/conn + runner B/client + kernel B/conn)',
     kernelSplit: 'kernel B/conn = (growth of /proc/meminfo Slab + growth of /proc/net/sockstat TCP mem pages x 4096) / connections; both ends of a loopback connection are on this box and hold the same objects, so it is attributed half to the target end and half to the runner end',

@@ -56,11 +56,12 @@ export interface Proc {
 
 /**
  * Start one service (it prints/sends `{"type":"listening","port"}`), stderr to `logFile`. A bundle
- * runs under plain node, a .ts entry under tsx.
+ * runs under plain node, a .ts entry under tsx; `nodeFlags` go to node itself (a cluster
+ * primary's workers inherit them with its execArgv).
  */
-export function startProc(role: string, entry: string, args: string[], env: Record<string, string>, logFile: string, startTimeoutMs = 120_000): Promise<Proc> {
+export function startProc(role: string, entry: string, args: string[], env: Record<string, string>, logFile: string, startTimeoutMs = 120_000, nodeFlags: string[] = []): Promise<Proc> {
   const log = createWriteStream(logFile, { flags: 'a' });
-  const child = fork(entry, args, { cwd: ROOT, execArgv: entry.endsWith('.ts') ? ['--import', 'tsx'] : [], env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const child = fork(entry, args, { cwd: ROOT, execArgv: [...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), ...nodeFlags], env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   reapOnExit(child);
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);

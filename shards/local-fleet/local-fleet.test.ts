@@ -5,7 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../../bench/idle-local-fleet.ts';
 import { CHROMIUM, chartProblems, openBrowser, openReport } from '../../runners/report/browser-harness.ts';
 import { alive } from './launch.ts';
+import { costTable } from './costs.ts';
 import { meminfo, parseMeminfo, parseSockstat } from './proc.ts';
+import type { FleetSample } from './sampler.ts';
 
 /**
  * The local fleet end to end: real runner services, a real replay server (workers by the fd
@@ -39,6 +41,10 @@ describe('local fleet', () => {
     expect(r!.params.targetWorkers).toBe(2);
     expect(r!.costTable.baselines.targetProcs).toBe(3);
     expect(r!.costTable.baselines.runnerServices).toBe(3);
+    // The workers' baseline is their own reading once loaded (every shard stored one), not /proc's half-loaded first sample.
+    expect(r!.costTable.baselines.runnerWorkersBaselineFrom).toBe('workers');
+    expect(r!.costTable.baselines.runnerWorkers).toBe(r!.reached.perShard.reduce((a, s) => a + (s.workersOwn?.procs ?? 0), 0));
+    expect(r!.costTable.baselines.runnerWorkersRssBytes).toBe(r!.reached.perShard.reduce((a, s) => a + (s.workersOwn?.rss ?? 0), 0));
     expect(r!.wall.mode).toBe('NONE');
     expect(code).toBe(0);
     // The kernel saw the connections. Its count is machine-wide (other jobs' sockets come and go
@@ -92,5 +98,26 @@ describe('/proc parsers', () => {
     const m = parseMeminfo('MemTotal: 100 kB\nMemAvailable: 40 kB\nSlab: 10 kB\nSReclaimable: 4 kB\nSUnreclaim: 6 kB\n');
     expect(m).toEqual({ memTotal: 102400, memAvailable: 40960, slab: 10240, sUnreclaim: 6144, sReclaimable: 4096 });
     expect(alive(process.pid)).toBe(true);
+  });
+});
+
+describe('cost table: the runner workers baseline', () => {
+  const sample = (at: number, conns: number, workers: { rss: number; procs: number }): FleetSample =>
+    ({ at, t: at, conns, target: { rss: 100e6, rssAnon: 50e6, procs: 2, cpuPct: 0 }, runners: { rss: 80e6, rssAnon: 40e6, procs: 1, cpuPct: 0 }, runnerWorkers: { ...workers, rssAnon: workers.rss / 2, cpuPct: 0 }, slab: 1e6, tcpMemPages: 0, tcpInuse: conns * 2, memAvailable: 1e10 }) as unknown as FleetSample;
+  // Workers seen half-loaded at 21 MB each, loaded at 45 MB (their own reading), then 10,000 clients add 40 MB.
+  const samples = [sample(0, 0, { rss: 0, procs: 0 }), sample(1000, 0, { rss: 42e6, procs: 2 }), sample(2000, 10_000, { rss: 130e6, procs: 2 })];
+
+  it("uses the workers' own loaded reading: start-up is not booked per client", () => {
+    const t = costTable(samples, samples[0]!, [], 60, undefined, { rss: 90e6, procs: 2 });
+    expect(t.baselines.runnerWorkersBaselineFrom).toBe('workers');
+    expect(t.rows.at(-1)!.runnerBytesPerConn).toBe(4000);
+  });
+
+  it('falls back to the first /proc sample with every worker alive when a reading is missing or covers fewer workers', () => {
+    for (const own of [undefined, { rss: 45e6, procs: 1 }]) {
+      const t = costTable(samples, samples[0]!, [], 60, undefined, own);
+      expect(t.baselines.runnerWorkersBaselineFrom).toBe('proc');
+      expect(t.rows.at(-1)!.runnerBytesPerConn).toBe(8800);
+    }
   });
 });

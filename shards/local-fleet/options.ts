@@ -12,6 +12,7 @@ export const LOCAL_FLEET_OPTIONS = {
   perWorker: { type: 'int', default: 0, min: 0, max: 19_000, doc: "clients per runner worker process (0 = the idle runner's default: 75% of the fd limit, at most 15,000)" },
   targetPerProcess: { type: 'int', default: 16_000, min: 100, max: 19_500, doc: 'replay: connections per target worker process (the 20,000-file limit minus room for its own files); workers = ceil(n / this), at most 64' },
   targetWorkers: { type: 'int', default: 0, min: 0, max: 64, doc: 'replay: target worker processes (0 = from targetPerProcess)' },
+  targetSemiSpaceMib: { type: 'int', default: 1, min: 0, max: 64, doc: "V8's --max-semi-space-size (MiB) for the target's processes (node:cluster workers inherit it), as the idle runner's workers run with 1; 0 = node's default (up to 16 MiB per semi-space)" },
   sched: { type: 'enum', values: ['none', 'rr'], default: 'none', doc: "replay with workers: node:cluster's scheduling (NODE_CLUSTER_SCHED_POLICY). none: every worker accepts from the shared socket itself; rr: the primary accepts and hands each connection over (node's default). With rr and 63 workers the primary stopped accepting at ~26,600 connections (accept queue full, 4,097 of 4,096)" },
   addresses: { type: 'int', default: 200, min: 1, max: 254, doc: 'source addresses 127.0.0.1..N the clients are dealt over (each has ~28K ephemeral ports)' },
   connectTimeoutMs: { type: 'int', default: 20_000, min: 100, max: 600_000, doc: 'per-connection time to subscribe before it counts as failed' },

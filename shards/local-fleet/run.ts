@@ -7,7 +7,7 @@ import { sleep } from '../../lib/time.ts';
 import { stamp } from '../../runners/core/results.ts';
 import { COORD_OPTIONS } from '../coordinator/options.ts';
 import { runMultiShard, testQuery, type MultiShardReport } from '../coordinator/run.ts';
-import { costTable, checkPrediction, type CostTable } from './costs.ts';
+import { costTable, checkPrediction, type CostTable, type WorkersOwnBaseline } from './costs.ts';
 import { alive, buildBundles, ENTRIES, newToken, startProc, stopProc, targetWorkersFor, type Proc } from './launch.ts';
 import { shardsFor, type LocalFleetOptions } from './options.ts';
 import { loadAverage, meminfo, slabCaches, slabGrowth, sockstat } from './proc.ts';
@@ -43,7 +43,7 @@ export interface LocalFleetResult {
     subscribed: number;
     failed: number;
     heldSec: number;
-    perShard: { name: string; status: string; subscribed: number | null; failed: number | null; partial: boolean; holdElapsedMs: number | null; loopLagP99Ms: number | null }[];
+    perShard: { name: string; status: string; subscribed: number | null; failed: number | null; partial: boolean; holdElapsedMs: number | null; loopLagP99Ms: number | null; workersOwn: WorkersOwnBaseline | null }[];
   };
   wall: { mode: WallMode; evidence: string };
   memoryFloor: { minFreeBytes: number; tripped: boolean; atSec: number | null; memAvailableBytes: number | null; connsAtTrip: number | null };
@@ -158,7 +158,8 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   try {
     const targetArgs = ['--port', '0', ...(isReplay && targetWorkers > 1 ? ['--workers', String(targetWorkers)] : []), ...(isReplay ? ['--max-ping-interval-sec', String(maxPi)] : [])];
     log(`[fleet] starting ${o.target} (${targetWorkers} process${targetWorkers > 1 ? 'es' : ''}${isReplay ? `, max ping interval ${maxPi} s` : ''})`);
-    target = await startProc(o.target, entries[o.target], targetArgs, isReplay && targetWorkers > 1 ? { NODE_CLUSTER_SCHED_POLICY: o.sched } : {}, join(out, 'target.log'), 300_000);
+    const targetFlags = o.targetSemiSpaceMib > 0 ? [`--max-semi-space-size=${o.targetSemiSpaceMib}`] : [];
+    target = await startProc(o.target, entries[o.target], targetArgs, isReplay && targetWorkers > 1 ? { NODE_CLUSTER_SCHED_POLICY: o.sched } : {}, join(out, 'target.log'), 300_000, targetFlags);
     procs.push(target);
     const envKey = `TARGET_${o.target.toUpperCase()}_URL`;
     log(`[fleet] starting ${k} runner services`);
@@ -223,7 +224,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   const perShard = r.perShard.map((s, i) => {
     // Each shard's own stored result (done or partial after an abort) from its results folder.
     const file = s.jobId ? join(out, 'shards', `s${i + 1}`, `${s.jobId}.json`) : undefined;
-    let stored: { subscribed?: number; failed?: number; holdElapsedMs?: number; runner?: { loopLagP99Ms?: number }; progress?: ShardProgress } | undefined;
+    let stored: { subscribed?: number; failed?: number; holdElapsedMs?: number; runner?: { loopLagP99Ms?: number; workers?: unknown; rssBaselineBytes?: unknown }; progress?: ShardProgress } | undefined;
     if (file && existsSync(file)) {
       try {
         stored = JSON.parse(readFileSync(file, 'utf8'));
@@ -234,13 +235,18 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
     const pr = progress.get(s.name)?.p;
     const subscribed = stored ? num(stored.subscribed ?? stored.progress?.subscribed) : pr ? num(pr.subscribed) : null;
     const failed = stored ? num(stored.failed ?? stored.progress?.failed) : pr ? num(pr.failed) : null;
-    return { name: s.name, status: s.status, subscribed, failed, partial: s.status !== 'done', holdElapsedMs: stored?.holdElapsedMs ?? null, loopLagP99Ms: stored?.runner?.loopLagP99Ms ?? null };
+    const w = stored?.runner;
+    const workersOwn = w && isCount(w.workers) && isCount(w.rssBaselineBytes) && w.workers > 0 ? { rss: w.rssBaselineBytes, procs: w.workers } : null;
+    return { name: s.name, status: s.status, subscribed, failed, partial: s.status !== 'done', holdElapsedMs: stored?.holdElapsedMs ?? null, loopLagP99Ms: stored?.runner?.loopLagP99Ms ?? null, workersOwn };
   });
+  // The workers' baseline from their own readings, only when every shard's stored result has one.
+  const owns = perShard.map((s) => s.workersOwn);
+  const workersOwn = owns.every((x) => x !== null) ? owns.reduce((a, x) => ({ rss: a.rss + x!.rss, procs: a.procs + x!.procs }), { rss: 0, procs: 0 }) : undefined;
   const done = r.perShard.every((s) => s.status === 'done');
   const subscribed = done ? num(m.subscribed) : perShard.reduce((a, s) => a + num(s.subscribed), 0);
   const failed = done ? num(m.failed) : perShard.reduce((a, s) => a + num(s.failed), 0);
   const holdEndAt = holdEnd ?? floorAt?.at;
-  const table = costTable(samples, base, o.milestones.split(',').map(Number).filter((x) => x > 0 && x < o.n), o.pingInterval || 3, holdEndAt);
+  const table = costTable(samples, base, o.milestones.split(',').map(Number).filter((x) => x > 0 && x < o.n), o.pingInterval || 3, holdEndAt, workersOwn);
   const rows = table.rows;
   const last = rows.at(-1);
   // The formula checked on this run: the row nearest half-way predicts the last one.
@@ -248,7 +254,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   let prediction: LocalFleetResult['prediction'] = null;
   if (last && last.conns > 0) {
     const fromSample = half ? undefined : [...samples].find((s) => s.conns >= last.conns / 2 && (!holdEndAt || s.at <= holdEndAt));
-    const from = half ?? (fromSample ? costTableRow(samples, base, fromSample, o.pingInterval || 3) : undefined);
+    const from = half ?? (fromSample ? costTableRow(samples, base, fromSample, o.pingInterval || 3, workersOwn) : undefined);
     if (from) prediction = checkPrediction(table, from, last);
   }
   const targetMaxFds = Math.max(0, ...samples.map((s) => s.targetMaxFds ?? 0));
@@ -311,6 +317,8 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
 
 const maxConnsOf = (samples: readonly FleetSample[]) => Math.max(0, ...samples.map((s) => s.conns));
 
-function costTableRow(samples: FleetSample[], base: FleetSample, s: FleetSample, pi: number) {
-  return costTable([...samples.filter((x) => x.at <= s.at)], base, [s.conns], pi).rows[0];
+function costTableRow(samples: FleetSample[], base: FleetSample, s: FleetSample, pi: number, own: WorkersOwnBaseline | undefined) {
+  return costTable([...samples.filter((x) => x.at <= s.at)], base, [s.conns], pi, undefined, own).rows[0];
 }
+
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
