@@ -4,6 +4,7 @@ import { soakModule } from './capacity/soak/module.ts';
 import { deployImpactModule } from './deploy-impact/module.ts';
 import type { AnyRunnerModule } from './engine/module.ts';
 import { idleModule } from './idle/module.ts';
+import { sickRedisModule } from './sick-redis/module.ts';
 import { jitterModule } from './jitter/module.ts';
 import { latencyModule } from './latency/module.ts';
 import { throughputModule } from './throughput/module.ts';
@@ -14,7 +15,7 @@ import { whispersModule } from './whispers/module.ts';
  * coordinator's table of tests are generated from these. A new runner is one module file and one
  * line here.
  */
-export const RUNNER_MODULES: readonly AnyRunnerModule[] = [jitterModule, idleModule, latencyModule, throughputModule, whispersModule, avalancheModule, deployImpactModule, capacityModule, soakModule];
+export const RUNNER_MODULES: readonly AnyRunnerModule[] = [jitterModule, idleModule, latencyModule, throughputModule, whispersModule, avalancheModule, deployImpactModule, capacityModule, soakModule, sickRedisModule];
 
 /** The modules with an HTTP entry (`POST /bench-<name>-<target>`). */
 export const HTTP_MODULES = RUNNER_MODULES.filter((m) => m.http);

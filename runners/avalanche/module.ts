@@ -7,7 +7,7 @@ import { resultName } from '../module-cli.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
 import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv, type AvalancheOptions, type RestartConfig } from './options.ts';
 import { formatAvalanche } from './report.ts';
-import { runAvalanche } from './run.ts';
+import { avalanchePlannedMs, runAvalanche } from './run.ts';
 
 // The runner starts and restarts local targets itself; URLs, the broadcast key and the restart
 // command or hook come from the operator's env only.
@@ -40,7 +40,7 @@ export const avalancheModule = defineModule({
     const config = restartConfigFromEnv();
     return { opts: checkAvalancheOptions(v, config), config };
   },
-  plannedMs: ({ opts: o }) => Math.ceil((o.clients * 1000) / o.ramp) + o.warmupMs + Math.max(o.publishAfterMs, o.recoveryTimeoutMs) + o.settleMs + 10_000,
+  plannedMs: ({ opts }) => avalanchePlannedMs(opts),
   target: 'self',
   targetOf: ({ opts }) => ({ name: opts.target, url: opts.url }),
   run({ opts, config }, ctx) {

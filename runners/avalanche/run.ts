@@ -233,7 +233,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       // The benchmark's names for the connect phase and the whole run.
       rampElapsedMs,
       totalElapsedMs: endAt - runStart,
-      plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.warmupMs + Math.max(o.publishAfterMs, o.recoveryTimeoutMs + (o.restart === 'rolling' ? o.nodes * (o.rollingGapMs + o.termGraceMs) : 0)) + o.settleMs + 5000 * o.nodes,
+      plannedMs: avalanchePlannedMs(o),
     };
     partial.runnerPeakRssMb = partial.runner.runnerPeakRssMb;
     events.emit('phase', 'report', `${partial.droppedConnections} dropped, ${never} never back, ${partial.lostDeliveries} deliveries lost`);
@@ -245,3 +245,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     await nodes?.close();
   }
 }
+
+/** The run's one plan: the module's plannedMs and the OVERRAN_PLAN rule's. A rolling restart takes each node in turn. */
+export const avalanchePlannedMs = (o: AvalancheOptions) =>
+  Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.warmupMs + Math.max(o.publishAfterMs, o.recoveryTimeoutMs + (o.restart === 'rolling' ? o.nodes * (o.rollingGapMs + o.termGraceMs) : 0)) + o.settleMs + 5000 * o.nodes + 5000;

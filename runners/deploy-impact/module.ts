@@ -6,7 +6,7 @@ import { defineModule } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
 import { checkDeployImpactOptions, DEPLOY_IMPACT_OPTIONS } from './options.ts';
-import { runDeployImpact } from './run.ts';
+import { deployImpactPlannedMs, runDeployImpact } from './run.ts';
 
 export const DEPLOY_IMPACT_HTTP_OPTIONS = { ...queryOptions(DEPLOY_IMPACT_OPTIONS), shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
 
@@ -15,7 +15,7 @@ export const deployImpactModule = defineModule({
   doc: 'the publisher process is redeployed (killed and restarted) while clients listen; what the clients missed',
   options: DEPLOY_IMPACT_OPTIONS,
   validate: checkDeployImpactOptions,
-  plannedMs: (o) => Math.ceil((o.clients * 1000) / o.ramp) + o.warmupMs + o.publisherDownMs + o.publishAfterMs + o.settleMs + 10_000,
+  plannedMs: deployImpactPlannedMs,
   target: 'self',
   targetOf: (o) => ({ name: o.target, url: o.url }),
   run(o, ctx) {

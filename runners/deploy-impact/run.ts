@@ -192,7 +192,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       runnerPeakRssMb: runner.runnerPeakRssMb,
       runner,
       elapsedMs: Date.now() - runStart,
-      plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.warmupMs + o.publishAfterMs + o.settleMs + 10_000,
+      plannedMs: deployImpactPlannedMs(o),
     };
     events.emit('phase', 'report', `${partial.droppedConnections} dropped, publisher down ${pub.downtimeMs} ms (${pub.gapMessages} messages), ${partial.lostDeliveries} deliveries lost by the server`);
     return { ...partial, validity: deployValidity(partial) };
@@ -214,3 +214,6 @@ export function deployValidity(r: Omit<DeployImpactResult, 'validity'>): Restart
   if (!r.publisher.ok) flags.push({ code: 'RESTART_FAILED', severity: 'fatal', message: `the publisher's restart failed: ${r.publisher.error}` });
   return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
 }
+
+/** The run's one plan: the module's plannedMs and the OVERRAN_PLAN rule's. */
+export const deployImpactPlannedMs = (o: DeployImpactOptions) => Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.warmupMs + o.publisherDownMs + o.publishAfterMs + o.settleMs + 10_000;

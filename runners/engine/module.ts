@@ -78,7 +78,7 @@ export interface CliSpec<Opts, Result> {
   /** What --json (or `json: 'always'`) prints (default: the result). */
   jsonView?(result: Result, file: string, command: string): unknown;
   /** After the results file: the report line(s) on stderr (default: reportLine with the command). */
-  report?(file: string, result: Result, command: string): Promise<string>;
+  report?(file: string, result: Result, command: string, opts: Opts): Promise<string>;
   /** Extra stderr after the report line (a failed restart's coded error). */
   after?(result: Result): string | undefined;
   /** Exit code (default 0 valid, 2 invalid). */

@@ -6,11 +6,10 @@ import { redactBroadcastKey, withRouteTarget } from '../../shards/runner/entries
 import { defineModule, shownOptions } from '../engine/module.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
 import { resultName } from '../module-cli.ts';
-import { FIRST_MESSAGE_GRACE_MS, listenWindow } from './listen.ts';
 import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from './options.ts';
 import { formatProgress, type JitterProgress } from './progress.ts';
 import { formatComparison } from './report.ts';
-import { dropWindowMs, runJitter } from './run.ts';
+import { jitterPlannedMs, runJitter } from './run.ts';
 import { runJitterWorkers } from './workers.ts';
 
 /** The engine's table plus the runner worker processes (each runs its share of the clients). */
@@ -55,7 +54,7 @@ export const jitterModule = defineModule({
     if (workers > jitter.clients) throw new ReboundError('RR_ERR_OPTION_INVALID', `workers (${workers}) exceeds clients (${jitter.clients})`, { details: { option: 'workers' } });
     return { jitter, workers };
   },
-  plannedMs: ({ jitter: o }) => (o.subscribeOnly ? listenWindow(o).plannedMs + FIRST_MESSAGE_GRACE_MS : Math.ceil((o.clients * 1000) / o.ramp) + 1000 + Math.max(o.msgs * o.interval, dropWindowMs(o)) + o.settle + 5000),
+  plannedMs: ({ jitter }) => jitterPlannedMs(jitter),
   target: 'service',
   targetOf: ({ jitter }) => ({ name: jitter.target, url: jitter.url }),
   async run({ jitter, workers }, ctx) {

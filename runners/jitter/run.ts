@@ -1,6 +1,6 @@
-import { parsePlan } from '../../chaos/plans/catalog.ts';
+import { CATALOG, parsePlan } from '../../chaos/plans/catalog.ts';
 import { ChaosExecutor, chaosPhase } from '../../chaos/execute/executor.ts';
-import { buildSchedule, scheduleEndMs } from '../../chaos/plans/schedule.ts';
+import { buildSchedule } from '../../chaos/plans/schedule.ts';
 import { Emitter } from '../../lib/emitter.ts';
 import { randomSeed } from '../../lib/rng.ts';
 import { EpochBook } from '../core/epoch-book.ts';
@@ -20,7 +20,7 @@ import { RunSession } from '../engine/session.ts';
 import type { EngineEvents } from '../engine/events.ts';
 import { getTarget } from '../targets/index.ts';
 import { offlineAfterDropMs } from '../targets/reconnect.ts';
-import { listenWindow, SUBSCRIBER_ONLY_CODES } from './listen.ts';
+import { FIRST_MESSAGE_GRACE_MS, listenWindow, SUBSCRIBER_ONLY_CODES } from './listen.ts';
 import { PROGRESS_EVERY_MS, type JitterProgress } from './progress.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
@@ -215,12 +215,12 @@ async function execute(o: JitterOptions, url: string, events: Emitter<JitterEven
       runnerPeakRssMb: runner.runnerPeakRssMb,
       runner,
       elapsedMs: Date.now() - rampStart,
-      plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 1000 + Math.max(o.msgs * o.interval, scheduleEndMs(steps)) + o.settle,
+      plannedMs: jitterPlannedMs(o),
       series: series.finish(Date.now(), s.ledger),
       chaos: { plan: o.plan, groups: ex.fleet ? o.groups : 0, proxyApi: ex.fleet?.apiUrl ?? null, offlineMs, disruptions, timeline: ex.timeline },
       role: o.subscribeOnly ? 'subscriber' : 'publisher',
       acceptedSeqs: encodeRanges((seq) => s.ledger.isAccepted(seq), o.msgs),
-      ...(o.subscribeOnly ? { arrivalsBySeq: s.ledger.arrivalsBySeq(), plannedMs: listenWindow(o).plannedMs } : {}),
+      ...(o.subscribeOnly ? { arrivalsBySeq: s.ledger.arrivalsBySeq() } : {}),
       ...(s.aborted ? { aborted: true } : {}),
       // Asked for disruptions (a drop interval inside the window, any plan kind): did any happen?
       ...(dropsWithin(o) && kinds.length > 0 ? { disruptionWindow: { planned: steps.length, applied: ex.applied.size, windowMs: dropWindowMs(o) } } : {}),
@@ -235,4 +235,16 @@ async function execute(o: JitterOptions, url: string, events: Emitter<JitterEven
     }
     return { ...partial, validity };
   }
+}
+
+/**
+ * The run's one plan: the module's plannedMs (ETA, Retry-After) and the OVERRAN_PLAN rule's. From
+ * the options alone, before the seed is drawn: a disruption may start as the drop window closes
+ * and lasts its kind's duration (buildSchedule's).
+ */
+export function jitterPlannedMs(o: JitterOptions): number {
+  if (o.subscribeOnly) return listenWindow(o).plannedMs + FIRST_MESSAGE_GRACE_MS;
+  const longestMs = Math.max(0, ...parsePlan(o.plan).map((k) => (k === 'drop' ? o.jitterMs : o.chaosMs > 0 ? o.chaosMs : CATALOG[k].defaultDurationMs)));
+  const lastEndMs = dropWindowMs(o) + (dropsWithin(o) ? longestMs : 0);
+  return Math.ceil((o.clients * 1000) / o.ramp) + 1000 + Math.max(o.msgs * o.interval, lastEndMs) + o.settle + 5000;
 }

@@ -5,6 +5,7 @@ import { queryOptions, redactBroadcastKey, withRouteTarget } from '../../shards/
 import { defineModule } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { LATENCY_OPTIONS, toJitterOptions } from './options.ts';
+import { jitterPlannedMs } from '../jitter/run.ts';
 import { runLatency } from './run.ts';
 
 const { reconnectStrategy, ...Q } = queryOptions(LATENCY_OPTIONS);
@@ -16,7 +17,8 @@ export const latencyModule = defineModule({
   options: LATENCY_OPTIONS,
   // The jitter engine's rules (target, ledger cells, URLs) on the run it will be, checked before it starts.
   validate: (v) => (toJitterOptions(v), v),
-  plannedMs: (o) => Math.ceil((o.clients * 1000) / o.ramp) + 1000 + o.msgs * o.interval + o.settle + 5000,
+  // The jitter run it is, so the jitter run's one plan.
+  plannedMs: (o) => jitterPlannedMs(toJitterOptions(o)),
   target: 'service',
   targetOf: (o) => ({ name: o.target, url: o.url }),
   run: (o, ctx) => runLatency(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),

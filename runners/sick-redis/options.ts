@@ -27,3 +27,7 @@ export const SICK_REDIS_OPTIONS = {
 
 export type SickRedisOptions = OptionValues<typeof SICK_REDIS_OPTIONS>;
 export type Scenario = 'stall' | 'aof' | 'empty' | 'flood';
+/** What one scenario reads: every option but the list of scenarios. */
+export type ScenarioOptions = Omit<SickRedisOptions, 'scenarios'>;
+/** The module's options: the table's values with the scenarios as a list (parsed once). */
+export type SickRedisRunOptions = ScenarioOptions & { scenarios: Scenario[] };

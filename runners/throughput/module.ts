@@ -5,7 +5,7 @@ import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route
 import { defineModule } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { checkThroughputOptions, THROUGHPUT_OPTIONS } from './options.ts';
-import { runThroughput } from './run.ts';
+import { runThroughput, throughputPlannedMs } from './run.ts';
 
 export const THROUGHPUT_HTTP_OPTIONS = { ...queryOptions(THROUGHPUT_OPTIONS), samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard, channel: CLIENT_COMPAT_OPTIONS.channel, acProtocol: CLIENT_COMPAT_OPTIONS.acProtocol } as const satisfies OptionTable;
 
@@ -14,7 +14,7 @@ export const throughputModule = defineModule({
   doc: "the benchmark's fan-out test: total messages x n clients through a publisher pool; deliveries/s",
   options: THROUGHPUT_OPTIONS,
   validate: checkThroughputOptions,
-  plannedMs: (o) => Math.ceil((o.clients * 1000) / o.ramp) + 1000 + o.total * o.intervalMs + o.drain * 1000 + 5000,
+  plannedMs: throughputPlannedMs,
   target: 'service',
   targetOf: (o) => ({ name: o.target, url: o.url }),
   run: (o, ctx) => runThroughput(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),

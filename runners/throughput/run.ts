@@ -23,6 +23,9 @@ export interface ThroughputHooks {
   events?: (e: Emitter<EngineEvents>) => void;
 }
 
+/** The run's one plan: the module's plannedMs and the OVERRAN_PLAN rule's. */
+export const throughputPlannedMs = (o: ThroughputOptions) => Math.ceil((o.clients * 1000) / o.ramp) + 1000 + o.total * o.intervalMs + o.drain * 1000 + 5000;
+
 const perSec = (n: number, ms: number) => (ms > 0 ? Math.round((n * 1000) / ms) : 0);
 
 /**
@@ -78,7 +81,7 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Th
       runnerPeakRssMb: runner.runnerPeakRssMb,
       runner,
       elapsedMs: Date.now() - rampStart,
-      plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 1000 + o.total * o.intervalMs + o.drain * 1000,
+      plannedMs: throughputPlannedMs(o),
       aborted: s.aborted,
       ...s.lossReport(),
     };

@@ -4,7 +4,7 @@ import { COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
 import { defineModule } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { checkWhispersOptions, WHISPERS_OPTIONS } from './options.ts';
-import { runWhispers } from './run.ts';
+import { runWhispers, whispersPlannedMs } from './run.ts';
 
 const { target: _t, url: _u, ...Q } = WHISPERS_OPTIONS;
 export const WHISPERS_HTTP_OPTIONS = { ...Q, samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
@@ -16,7 +16,7 @@ export const whispersModule = defineModule({
   doc: 'client-to-client messages through the server (replay, Socket.IO, ws); delivery and latency',
   options: WHISPERS_OPTIONS,
   validate: (v) => checkWhispersOptions(v),
-  plannedMs: (o) => Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.duration * 1000 + o.settle + 5000,
+  plannedMs: whispersPlannedMs,
   target: 'service',
   targetOf: (o) => ({ name: o.target, url: o.url }),
   run: (o, ctx) => runWhispers(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),

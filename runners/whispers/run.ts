@@ -191,7 +191,7 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: Whispe
       // Only when received is not above expected (duplicated ids would make the books not balance).
       ...(received <= expected ? whisperLoss() : {}),
     };
-    const validity = checkValidity({ ...partial, totalMessages: whispersSent, published: whispersSent, elapsedMs: Date.now() - rampStart, plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.duration * 1000 + o.settle + 2000 });
+    const validity = checkValidity({ ...partial, totalMessages: whispersSent, published: whispersSent, elapsedMs: Date.now() - rampStart, plannedMs: whispersPlannedMs(o) });
     return { ...partial, validity };
 
     /** Loss by cause per room: a member's missing whispers are those its connected peers sent that never came. */
@@ -224,3 +224,6 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: Whispe
     s.close();
   }
 }
+
+/** The run's one plan: the module's plannedMs and the OVERRAN_PLAN rule's. */
+export const whispersPlannedMs = (o: WhispersOptions) => Math.ceil((o.clients * 1000) / o.ramp) + 500 + o.duration * 1000 + o.settle + 5000;

@@ -3,7 +3,7 @@ import { defineModule } from '../../engine/module.ts';
 import { resultName } from '../../module-cli.ts';
 import { getTarget } from '../../targets/index.ts';
 import { checkSoakOptions, SOAK_OPTIONS } from './options.ts';
-import { runSoak } from './run.ts';
+import { runSoak, soakPlannedMs } from './run.ts';
 import { soakHealthRows, soakReportModel, soakRuleRows } from './sections.ts';
 
 const table = (rows: string[][]) => {
@@ -24,7 +24,7 @@ export const soakModule = defineModule({
   doc: 'steady traffic for durationSec against one target, a health sample every sampleSec, each pass/fail rule judged over the series (seeds/002)',
   options: SOAK_OPTIONS,
   validate: checkSoakOptions,
-  plannedMs: (o) => Math.ceil((o.clients * 1000) / o.ramp) + 1000 + o.durationSec * 1000 + o.drainSec * 1000,
+  plannedMs: soakPlannedMs,
   target: 'self',
   targetOf: (o) => ({ name: o.target, url: o.url }),
   run: (o, ctx) => runSoak({ target: getTarget(o.target), ...(o.url ? { url: o.url } : {}), seed: 0, signal: ctx.signal, log: ctx.log, progress: ctx.progress }, o),

@@ -41,6 +41,9 @@ export interface SoakDetail {
 /** Reconnect attempts the runner makes per client over a soak: a bound, whatever the target does. */
 const MAX_RECONNECTS_PER_CLIENT = 20;
 
+/** The soak's one plan: the module's plannedMs and the OVERRAN_PLAN rule's. */
+export const soakPlannedMs = (o: SoakOptions) => Math.ceil((o.clients * 1000) / o.ramp) + 1000 + o.durationSec * 1000 + o.drainSec * 1000;
+
 const r2 = (v: number) => Math.round(v * 100) / 100;
 
 /** RSS and CPU from a target's own /metrics (services/common/http-app.ts): for targets this runner did not start. */
@@ -225,7 +228,7 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
         skewFloor: lat.skewFloor,
         foreignMessages: s.foreign + totals.foreign,
         elapsedMs: Date.now() - rampStart,
-        plannedMs: Math.ceil((o.clients * 1000) / o.ramp) + 1000 + o.durationSec * 1000 + o.drainSec * 1000,
+        plannedMs: soakPlannedMs(o),
         runner,
       });
       // An aborted soak was not the planned soak: its figures are partial.

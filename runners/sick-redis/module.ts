@@ -1,0 +1,63 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { currentCommit } from '../core/summary.ts';
+import { defineModule } from '../engine/module.ts';
+import { resultName } from '../module-cli.ts';
+import { SICK_REDIS_OPTIONS, type Scenario, type SickRedisRunOptions } from './options.ts';
+import { runScenario, scenarioPlannedMs, type SickRedisResult } from './run.ts';
+
+/** The run: every scenario's result, and the tree measured (read before the run, so a commit made meanwhile is not named instead). */
+export interface SickRedisRun {
+  commit: string | null;
+  measuredAt: string;
+  results: SickRedisResult[];
+}
+
+/** The figure file `{commit, command, measuredAt, results[]}`: stdout, and --out. */
+const figureFile = (r: SickRedisRun, command: string) => ({ commit: r.commit, command, measuredAt: r.measuredAt, results: r.results });
+
+/**
+ * `npm run bench:sick-redis -- [--scenarios stall,aof,empty,flood] [--clients 1000] [--out file]`:
+ * the scenarios one after the other in one run, a line per goal on stderr, the figure file on
+ * stdout (and at --out). Exit 0 when every goal of every scenario is met, 1 otherwise.
+ */
+export const sickRedisModule = defineModule({
+  name: 'sick-redis',
+  doc: 'a real redis-server under replay nodes stalled (SIGSTOP), killed and restarted (AOF or empty), or a node flooded, while official clients listen; one goal line per check',
+  options: SICK_REDIS_OPTIONS,
+  // The table's pattern admits only known names: the list needs no other rule.
+  validate: (v): SickRedisRunOptions => ({ ...v, scenarios: v.scenarios.split(',') as Scenario[] }),
+  plannedMs: (o) => o.scenarios.reduce((ms, s) => ms + scenarioPlannedMs(s, o), 0),
+  target: 'self',
+  targetOf: () => ({ name: 'sick-redis' }),
+  async run(o, ctx) {
+    // A bounded run (`timeout 600 ...`) ends with SIGTERM: exit so the reaper kills redis-server,
+    // the nodes and the client processes instead of leaving them behind (a scenario does not stop midway).
+    ctx.signal.addEventListener('abort', () => process.exit(130), { once: true });
+    const run: SickRedisRun = { commit: currentCommit(), measuredAt: new Date().toISOString(), results: [] };
+    for (const s of o.scenarios) {
+      const r = await runScenario(s, o, ctx.log);
+      for (const g of r.goals) ctx.log(`${s}: ${g.met ? 'met ' : 'MISS'} ${g.goal}: ${JSON.stringify(g.measured)}`);
+      for (const f of r.validity?.flags ?? []) ctx.log(`${s}: ${f.severity} ${f.code}: ${f.message}`);
+      run.results.push(r);
+    }
+    return run;
+  },
+  summary: [],
+  cli: {
+    script: 'sick-redis',
+    usage: '[--scenarios stall,aof,empty,flood] [--clients 1000] [--out file]',
+    json: 'always',
+    fileName: () => resultName('sick-redis'),
+    command: (o) => ({ values: { ...o, scenarios: o.scenarios.join(',') } }),
+    jsonView: (r, _file, command) => figureFile(r, command),
+    async report(file, r, command, o) {
+      if (!o.out) return `results: ${file}\n`;
+      mkdirSync(dirname(o.out), { recursive: true });
+      writeFileSync(o.out, JSON.stringify(figureFile(r, command), null, 2) + '\n');
+      return `results: ${file}\n[sick-redis] wrote ${o.out}\n`;
+    },
+    exitCode: (r) => (r.results.every((x) => x.goalsMet) ? 0 : 1),
+    logLine: (l) => `[sick-redis] ${l}`,
+  },
+});
