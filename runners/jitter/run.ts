@@ -1,4 +1,4 @@
-import { CATALOG, parsePlan } from '../../chaos/plans/catalog.ts';
+import { CATALOG, parsePlan, type DisruptionKind } from '../../chaos/plans/catalog.ts';
 import { ChaosExecutor, chaosPhase } from '../../chaos/execute/executor.ts';
 import { buildSchedule } from '../../chaos/plans/schedule.ts';
 import { Emitter } from '../../lib/emitter.ts';
@@ -64,9 +64,7 @@ async function execute(o: JitterOptions, url: string, events: Emitter<JitterEven
   const runId = o.runId !== '' ? o.runId : `${target.name}-${startedAt.getTime().toString(36)}-${seed}`;
   const stream = o.stream !== '' ? o.stream : `jitter-${runId}`;
   const kinds = parsePlan(o.plan);
-  const durations: Partial<Record<(typeof kinds)[number], number>> = { drop: o.jitterMs };
-  if (o.chaosMs > 0) for (const k of kinds) if (k !== 'drop') durations[k] = o.chaosMs;
-  const steps = buildSchedule({ seed, kinds, clients: o.clients, groups: o.groups, jitterSec: dropsWithin(o) ? o.jitter : 0, windowMs: dropWindowMs(o), durations });
+  const steps = buildSchedule({ seed, kinds, clients: o.clients, groups: o.groups, jitterSec: dropsWithin(o) ? o.jitter : 0, windowMs: dropWindowMs(o), durations: disruptionDurations(o, kinds) });
   const offlineMs = offlineAfterDropMs(target, o.jitterMs);
   /** Loss to a broker that came back empty, told apart from the target's (BROKER_EPOCH_CHANGED). */
   const epochs = new EpochBook(o.clients, o.msgs);
@@ -244,7 +242,17 @@ async function execute(o: JitterOptions, url: string, events: Emitter<JitterEven
  */
 export function jitterPlannedMs(o: JitterOptions): number {
   if (o.subscribeOnly) return listenWindow(o).plannedMs + FIRST_MESSAGE_GRACE_MS;
-  const longestMs = Math.max(0, ...parsePlan(o.plan).map((k) => (k === 'drop' ? o.jitterMs : o.chaosMs > 0 ? o.chaosMs : CATALOG[k].defaultDurationMs)));
+  const kinds = parsePlan(o.plan);
+  const durations = disruptionDurations(o, kinds);
+  // A kind without a duration from the options lasts its catalog default, as buildSchedule does.
+  const longestMs = Math.max(0, ...kinds.map((k) => durations[k] ?? CATALOG[k].defaultDurationMs));
   const lastEndMs = dropWindowMs(o) + (dropsWithin(o) ? longestMs : 0);
   return Math.ceil((o.clients * 1000) / o.ramp) + 1000 + Math.max(o.msgs * o.interval, lastEndMs) + o.settle + 5000;
+}
+
+/** How long each disruption kind lasts, from the options: a drop is jitterMs, the others chaosMs when set. */
+function disruptionDurations(o: JitterOptions, kinds: readonly DisruptionKind[]): Partial<Record<DisruptionKind, number>> {
+  const durations: Partial<Record<DisruptionKind, number>> = { drop: o.jitterMs };
+  if (o.chaosMs > 0) for (const k of kinds) if (k !== 'drop') durations[k] = o.chaosMs;
+  return durations;
 }
