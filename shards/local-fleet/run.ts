@@ -7,6 +7,7 @@ import { sleep } from '../../lib/time.ts';
 import { stamp } from '../../runners/core/results.ts';
 import { COORD_OPTIONS } from '../coordinator/options.ts';
 import { runMultiShard, testQuery, type MultiShardReport } from '../coordinator/run.ts';
+import { isCount } from '../merge/schema.ts';
 import { costTable, checkPrediction, type CostTable, type WorkersOwnBaseline } from './costs.ts';
 import { alive, buildBundles, ENTRIES, newToken, startProc, stopProc, targetWorkersFor, type Proc } from './launch.ts';
 import { shardsFor, type LocalFleetOptions } from './options.ts';
@@ -320,5 +321,3 @@ const maxConnsOf = (samples: readonly FleetSample[]) => Math.max(0, ...samples.m
 function costTableRow(samples: FleetSample[], base: FleetSample, s: FleetSample, pi: number, own: WorkersOwnBaseline | undefined) {
   return costTable([...samples.filter((x) => x.at <= s.at)], base, [s.conns], pi, undefined, own).rows[0];
 }
-
-const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;

@@ -26,7 +26,8 @@ const show = (v: unknown) => {
   const s = JSON.stringify(v);
   return s === undefined ? String(v) : s.length > 40 ? `${s.slice(0, 40)}...` : s;
 };
-const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+/** A count a shard or a stored result may carry: safe integers only, so sums of them stay exact. */
+export const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 
 export interface SchemaContext {
   /** The test asked of the shard (jitter, idle, ...). */
