@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LatencyRecorder, summarize } from '../../runners/core/latency.ts';
 import { mergeShards } from './merge.ts';
+import { resultProblem } from './schema.ts';
 import { done, shardResult, tailLatencies } from './fixtures.ts';
 import type { ShardOutcome } from './types.ts';
 
@@ -225,5 +226,21 @@ describe('mergeShards: fleet rules over the merged figures', () => {
     expect(perShard[1]).toMatchObject({ status: 'invalid' });
     expect(merged).toMatchObject({ clients: 10, lostDeliveries: 0 });
     expect(validity.flags.find((f) => f.code === 'SHARD_RESULT_INVALID')!.shards).toEqual(['s2']);
+  });
+});
+
+describe('shard result schema: the idle funnel', () => {
+  const idle = (f: Record<string, number>) => ({ ...shardResult({ clients: 10, msgs: 10 }), ...f });
+  it('a client that connected and then timed out before subscribing is in connected and in failed: valid', () => {
+    // The 1M local-fleet run at 2a50796: every shard had connected + failed > clients and all 20 were refused.
+    expect(resultProblem(idle({ connected: 9, welcomed: 9, subscribed: 7, failed: 3 }))).toBeUndefined();
+    const { merged, perShard } = mergeShards([done('s1', idle({ connected: 9, welcomed: 9, subscribed: 7, failed: 3 })), done('s2', idle({ connected: 10, welcomed: 10, subscribed: 10, failed: 0 }))]);
+    expect(perShard.map((p) => p.status)).toEqual(['done', 'done']);
+    expect(merged).toMatchObject({ clients: 20 });
+  });
+  it('subscribed + failed above clients, or a later stage above an earlier one, is refused with the numbers', () => {
+    expect(resultProblem(idle({ connected: 10, welcomed: 10, subscribed: 8, failed: 3 }))).toBe('subscribed 8 + failed 3 exceeds clients 10');
+    expect(resultProblem(idle({ connected: 9, welcomed: 10, subscribed: 9, failed: 0 }))).toBe('welcomed 10 exceeds connected 9');
+    expect(resultProblem(idle({ connected: 9, failed: 2 }))).toBe('connected 9 + failed 2 exceeds clients 10');
   });
 });
