@@ -24,6 +24,7 @@ export function summaryText(r: LocalFleetResult): string {
     `local fleet: ${r.target}, ${n(r.params.n)} asked over ${r.params.shards} shards (${r.params.targetWorkers} target process(es)), ramp ${r.params.rampTotal}/s, ping ${r.pingInterval.effectiveSec || 'n/a'} s`,
     `reached: ${n(r.reached.subscribed)} subscribed, ${n(r.reached.failed)} failed, most at once ${n(r.reached.maxConnsKernel)} (kernel), held ${r.reached.heldSec} s`,
     `wall: ${r.wall.mode}: ${r.wall.evidence}`,
+    `machine: other processes used a mean ${r.machine.otherCpu.meanPct}% of one core (peak ${r.machine.otherCpu.peakPct}%) during the ramp and hold; load ${r.machine.loadBefore.join(' ')} before`,
     'cost table (bytes per connection):',
     '  row          conns      target  runner  kernel  total   formula MiB  measured MiB',
     ...r.costTable.rows.map((x) => `  ${String(x.milestone === 'max' ? 'largest' : x.milestone).padEnd(11)} ${n(x.conns).padStart(10)} ${n(x.targetBytesPerConn).padStart(7)} ${n(x.runnerBytesPerConn).padStart(7)} ${n(x.kernelBytesPerConn).padStart(7)} ${n(x.totalBytesPerConn).padStart(7)} ${n(x.predictedTotalBytes / 1048576).padStart(12)} ${n(x.measuredTotalBytes / 1048576).padStart(13)}`),

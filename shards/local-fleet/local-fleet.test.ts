@@ -6,8 +6,10 @@ import { main } from '../../bench/idle-local-fleet.ts';
 import { CHROMIUM, chartProblems, openBrowser, openReport } from '../../runners/report/browser-harness.ts';
 import { alive } from './launch.ts';
 import { costTable } from './costs.ts';
-import { meminfo, parseMeminfo, parseSockstat } from './proc.ts';
-import type { FleetSample } from './sampler.ts';
+import { spawn } from 'node:child_process';
+import { meminfo, parseCpuBusyTicks, parseMeminfo, parseSockstat } from './proc.ts';
+import { classifyWall } from './run.ts';
+import { FleetSampler, type FleetSample } from './sampler.ts';
 
 /**
  * The local fleet end to end: real runner services, a real replay server (workers by the fd
@@ -98,6 +100,41 @@ describe('/proc parsers', () => {
     const m = parseMeminfo('MemTotal: 100 kB\nMemAvailable: 40 kB\nSlab: 10 kB\nSReclaimable: 4 kB\nSUnreclaim: 6 kB\n');
     expect(m).toEqual({ memTotal: 102400, memAvailable: 40960, slab: 10240, sUnreclaim: 6144, sReclaimable: 4096 });
     expect(alive(process.pid)).toBe(true);
+    // user nice system idle iowait irq softirq steal: irq and softirq are nobody's process time.
+    expect(parseCpuBusyTicks('cpu  100 5 40 9000 7 3 60 2 0 0\ncpu0 50 2 20 4500 3 1 30 1 0 0\n')).toBe(147);
+    expect(parseCpuBusyTicks('intr 1 2 3')).toBeUndefined();
+  });
+});
+
+describe('another job on the machine', () => {
+  const busyChild = (ms: number) => spawn(process.execPath, ['-e', `const e = Date.now() + ${ms}; while (Date.now() < e);`], { stdio: 'ignore' });
+  const sampleAround = async (roots: () => { target: number | undefined; runners: number[] }) => {
+    const s = new FleetSampler(roots, { minFreeBytes: 0 });
+    s.sample();
+    await new Promise((r) => setTimeout(r, 1500));
+    return s.sample()!;
+  };
+
+  it("a busy process outside the fleet is other CPU; the same process as a runner is the fleet's", async () => {
+    const outside = busyChild(3000);
+    const a = await sampleAround(() => ({ target: undefined, runners: [] }));
+    outside.kill();
+    // Whatever else runs on the box adds to it: a lower bound only.
+    expect(a.otherCpuPct).toBeGreaterThanOrEqual(50);
+    const inside = busyChild(3000);
+    const b = await sampleAround(() => ({ target: undefined, runners: [inside.pid!] }));
+    inside.kill();
+    expect(b.runners.cpuPct).toBeGreaterThanOrEqual(50);
+  }, 20_000);
+
+  it('connects that failed while other processes took the CPU are MACHINE_BUSY, not a wall; on a quiet box the same failures are CONNECT_RATE', () => {
+    const x = { floorTripped: false, failureCauses: { timeout: 800, target: 200 }, failed: 1000, disconnectedDuringHold: {}, shardErrors: [], targetMaxFds: 0, targetFdLimit: undefined, targetCpuPeak: 120, runnerLoopLagP99Ms: 400, n: 10_000, subscribed: 9000, rampTotal: 1000, pingsPerSec: 100 };
+    const busy = classifyWall({ ...x, otherCpu: { meanPct: 90, peakPct: 160 } });
+    expect(busy.mode).toBe('MACHINE_BUSY');
+    expect(busy.evidence).toMatch(/mean 90% of one core \(peak 160%/);
+    expect(classifyWall({ ...x, otherCpu: { meanPct: 3, peakPct: 20 } }).mode).toBe('CONNECT_RATE');
+    // Nothing failed: a busy machine is no wall.
+    expect(classifyWall({ ...x, failed: 0, failureCauses: {}, otherCpu: { meanPct: 90, peakPct: 160 } }).mode).toBe('NONE');
   });
 });
 

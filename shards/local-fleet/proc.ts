@@ -121,6 +121,22 @@ export const meminfo = (): Meminfo | undefined => {
   return t ? parseMeminfo(t) : undefined;
 };
 
+/**
+ * The machine's CPU ticks from /proc/stat's first line: busy = user + nice + system + steal.
+ * irq and softirq stay out: loopback traffic is processed there for the fleet's own sockets and no
+ * process is charged for it, so it is neither the fleet's nor another job's.
+ */
+export function parseCpuBusyTicks(text: string): number | undefined {
+  const m = /^cpu\s+(\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)/m.exec(text);
+  if (!m) return undefined;
+  return Number(m[1]) + Number(m[2]) + Number(m[3]) + Number(m[8]);
+}
+
+export const cpuBusyTicks = (): number | undefined => {
+  const t = read('/proc/stat');
+  return t ? parseCpuBusyTicks(t) : undefined;
+};
+
 /** Open descriptors of a process (a directory listing: ~5 ms at 16,000; sampled sparsely). */
 export function openFds(pid: number): number | undefined {
   try {

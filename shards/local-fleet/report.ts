@@ -71,7 +71,7 @@ export function localFleetReport(r: LocalFleetResult, command: string): ReportMo
   const held = r.wall.mode === 'NONE';
   return {
     title: `Local fleet idle: ${r.target}, ${n(r.params.n)} connections over ${r.params.shards} shards`,
-    subtitle: `${r.params.targetWorkers} target process(es), ramp ${r.params.rampTotal}/s, hold ${r.params.hold} s, ping ${r.pingInterval.effectiveSec || 'n/a'} s (${r.pingInterval.note}); started ${r.startedAt}; load ${r.machine.loadBefore.join(' ')} → ${r.machine.loadAfter.join(' ')}`,
+    subtitle: `${r.params.targetWorkers} target process(es), ramp ${r.params.rampTotal}/s, hold ${r.params.hold} s, ping ${r.pingInterval.effectiveSec || 'n/a'} s (${r.pingInterval.note}); started ${r.startedAt}; load ${r.machine.loadBefore.join(' ')} → ${r.machine.loadAfter.join(' ')}; other processes' CPU mean ${r.machine.otherCpu.meanPct}% of one core (peak ${r.machine.otherCpu.peakPct}%)`,
     command,
     seed: null,
     generatedAt: new Date().toISOString(),

@@ -15,7 +15,10 @@ import { loadAverage, meminfo, slabCaches, slabGrowth, sockstat } from './proc.t
 import { FleetSampler, type FleetSample } from './sampler.ts';
 
 /** Why the fleet stopped where it did: always a name, never a bare "stopped". */
-export type WallMode = 'NONE' | 'MEMORY_FLOOR' | 'FD_LIMIT' | 'PORTS' | 'PING_CPU' | 'CONNECT_RATE' | 'RUNNER_FAILED';
+export type WallMode = 'NONE' | 'MEMORY_FLOOR' | 'FD_LIMIT' | 'PORTS' | 'MACHINE_BUSY' | 'PING_CPU' | 'CONNECT_RATE' | 'RUNNER_FAILED';
+
+/** Mean CPU of other processes (% of one core) during the ramp and hold above which failed connects are the machine's, not a wall. */
+export const MACHINE_BUSY_MEAN_PCT = 25;
 
 export interface ShardProgress {
   phase?: string;
@@ -34,7 +37,7 @@ export interface LocalFleetResult {
   params: LocalFleetOptions & { shards: number; rampPerShard: number; rampTotal: number; perShardN: number; targetWorkers: number; targetMaxPingIntervalSec: number | null };
   /** The ping period every figure of this run used, and who decided it. */
   pingInterval: { askedSec: number; effectiveSec: number; note: string };
-  machine: { cpus: number; memTotalBytes: number; loadBefore: number[]; loadAfter: number[] };
+  machine: { cpus: number; memTotalBytes: number; loadBefore: number[]; loadAfter: number[]; otherCpu: { meanPct: number; peakPct: number } };
   /** Exactly what `npm run bench:idle:multi` would have printed and written: same merge, same flags. */
   coordinator: MultiShardReport;
   reached: {
@@ -83,6 +86,8 @@ export function classifyWall(x: {
   rampTotal: number;
   /** Pings per second the target sent at the most connections (connections / ping interval). */
   pingsPerSec: number;
+  /** CPU of processes outside the fleet during the ramp and hold, % of one core: mean and peak. */
+  otherCpu: { meanPct: number; peakPct: number };
 }): { mode: WallMode; evidence: string } {
   const causes = JSON.stringify(x.failureCauses);
   if (x.floorTripped) return { mode: 'MEMORY_FLOOR', evidence: `MemAvailable fell below the floor at ${x.subscribed.toLocaleString('en-US')} subscribed; the ramp was aborted` };
@@ -92,6 +97,10 @@ export function classifyWall(x: {
     return { mode: 'FD_LIMIT', evidence: `a target process held ${x.targetMaxFds} open files of its ${x.targetFdLimit} limit when ${x.failed} connects failed (${causes}): the target's per-process open-file limit` };
   }
   const dropped = Object.values(x.disconnectedDuringHold).reduce((a, b) => a + b, 0);
+  // Another job took the CPU the connects needed: the run measured the machine, not the target.
+  if ((x.failed > 0 || dropped > 0) && x.otherCpu.meanPct >= MACHINE_BUSY_MEAN_PCT) {
+    return { mode: 'MACHINE_BUSY', evidence: `${x.failed} connects failed and ${dropped} held connections dropped while processes outside the fleet used a mean ${x.otherCpu.meanPct}% of one core (peak ${x.otherCpu.peakPct}%; 2 cores = 200%) during the ramp and hold (${causes}): not a wall of the target or the runners; run it on a quiet machine` };
+  }
   if (dropped > 0) return { mode: 'PING_CPU', evidence: `${dropped} subscribed connections dropped while idle (${JSON.stringify(x.disconnectedDuringHold)}); target CPU peak ${x.targetCpuPeak}% of one core (2 cores = 200%), runner loop lag p99 ${x.runnerLoopLagP99Ms} ms: the ping traffic` };
   // Connects starved of CPU by the ping traffic: both cores busy (or a runner loop seconds late) with tens of thousands of pings a second.
   const cpuBound = x.targetCpuPeak >= 170 || x.runnerLoopLagP99Ms >= 1000;
@@ -263,6 +272,8 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   const during = samples.filter((s) => !holdEndAt || s.at <= holdEndAt);
   const targetCpuPeak = Math.max(0, ...during.map((s) => s.target.cpuPct));
   const runnerLag = Math.max(0, ...perShard.map((s) => num(s.loopLagP99Ms)));
+  const others = during.slice(1).map((s) => s.otherCpuPct);
+  const otherCpu = { meanPct: others.length ? Math.round((others.reduce((a, b) => a + b, 0) / others.length) * 10) / 10 : 0, peakPct: Math.max(0, ...others) };
   const wall = classifyWall({
     floorTripped: Boolean(floorAt),
     failureCauses: (m.failureCauses as Record<string, number>) ?? {},
@@ -277,6 +288,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
     subscribed,
     rampTotal: rampPerShard * k,
     pingsPerSec: isReplay ? Math.round(maxConnsOf(samples) / (o.pingInterval || 3)) : 0,
+    otherCpu,
   });
   // The shards' subscribed as last polled at or before each sample (epoch ms keys, in order).
   const subAt = (at: number) => {
@@ -301,7 +313,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
     pingInterval: isReplay
       ? { askedSec: o.pingInterval, effectiveSec: o.pingInterval || 3, note: o.pingInterval ? `clients asked ?pi=${o.pingInterval}; the target ran with --max-ping-interval-sec ${maxPi}, so the clamp allowed it` : "no ?pi=: the replay server's default 3 s (AnyCable's default)" }
       : { askedSec: 0, effectiveSec: 0, note: `${o.target}: no AnyCable ping; the server's own heartbeat (Socket.IO: engine.io ping every 25 s by default; ws: none from the server)` },
-    machine: { cpus: cpus().length, memTotalBytes: meminfo()?.memTotal ?? 0, loadBefore, loadAfter: loadAverage() },
+    machine: { cpus: cpus().length, memTotalBytes: meminfo()?.memTotal ?? 0, loadBefore, loadAfter: loadAverage(), otherCpu },
     coordinator: r,
     reached: { maxConnsKernel: maxConns, subscribed, failed, heldSec, perShard },
     wall,

@@ -1,4 +1,4 @@
-import { fdLimitOf, meminfo, openFds, parentMap, procMem, sockstat, treeOf } from './proc.ts';
+import { cpuBusyTicks, fdLimitOf, meminfo, openFds, parentMap, procMem, sockstat, treeOf } from './proc.ts';
 
 /** One process group's memory and CPU in one sample. */
 export interface GroupMem {
@@ -30,6 +30,12 @@ export interface FleetSample {
   runners: GroupMem;
   /** Their idle worker processes, which hold the client sockets. */
   runnerWorkers: GroupMem;
+  /**
+   * CPU the rest of the machine used over the last interval, % of one core: every process's
+   * user+system time (/proc/stat) less the target's, the runners' and their workers'. Another job
+   * on the box (a test suite, a build) shows here; the fleet's connects starve when it is high.
+   */
+  otherCpuPct: number;
   /** Highest open-fd count of any target process and its limit (sampled every fdEverySamples). */
   targetMaxFds?: number;
   targetFdLimit?: number;
@@ -58,6 +64,7 @@ export class FleetSampler {
   private armed = false;
   private inuse0: number | undefined;
   private n = 0;
+  private lastBusy: { ticks: number; at: number } | undefined;
 
   constructor(
     private readonly roots: () => SamplerRoots,
@@ -90,7 +97,19 @@ export class FleetSampler {
       target: this.group('target', targetPids, now),
       runners: this.group('runners', runnerPids, now),
       runnerWorkers: this.group('runnerWorkers', workerPids, now),
+      otherCpuPct: 0,
     };
+    const busy = cpuBusyTicks();
+    if (busy !== undefined) {
+      const last = this.lastBusy;
+      if (last && now > last.at) {
+        const machinePct = ((busy - last.ticks) / TICKS / ((now - last.at) / 1000)) * 100;
+        // This process (the coordinator and this sampler) is the fleet's too.
+        const self = this.group('self', [process.pid], now).cpuPct;
+        s.otherCpuPct = Math.max(0, Math.round((machinePct - s.target.cpuPct - s.runners.cpuPct - s.runnerWorkers.cpuPct - self) * 10) / 10);
+      }
+      this.lastBusy = { ticks: busy, at: now };
+    }
     // A directory listing per target process, sparse and only for a target of one or two
     // processes (ws, socketio: where the per-process fd limit is the wall): listing /proc/<pid>/fd
     // creates a proc inode and dentry per descriptor (~1 KB of Slab per connection, seen in
