@@ -1,4 +1,4 @@
-import { parseOptions, type OptionTable, type OptionValues } from '../../../lib/options.ts';
+import type { OptionTable } from '../../../lib/options.ts';
 import { capacityChart } from '../../report/charts/capacity.ts';
 import type { ChartSpec, Section } from '../../report/types.ts';
 import type { Budget, ScenarioContext, ScenarioId, ScenarioResult, ScenarioValidityFlag, StepResult } from '../types.ts';
@@ -156,23 +156,5 @@ export function steppedSections(results: readonly ScenarioResult[], o: { title: 
   return [{ title: o.title, intro: o.intro, charts, ...(charts.length ? {} : { omitted: ['no steps were measured'] }) }];
 }
 
-const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1);
-
-/** A scenario's table as the suite's merged option table sees it: every name prefixed with the scenario's (`s3Rates`, `sweepLoaderCounts`). */
-export function withPrefix(prefix: string, table: OptionTable): OptionTable {
-  return Object.fromEntries(Object.entries(table).map(([k, spec]) => [prefix + cap(k), spec]));
-}
-
-/**
- * Parse a scenario's options from the suite's prefixed names (`s3Rates`, `s3-rates`) or from
- * the bare names (`rates`, the interim CLI and tests); the table validates either way.
- */
-export function parsePrefixed<T extends OptionTable>(prefix: string, table: T, src: Record<string, unknown>): OptionValues<T> {
-  const values: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(src)) {
-    if (v === undefined) continue;
-    const bare = k.startsWith(`${prefix}-`) ? k.slice(prefix.length + 1) : k.startsWith(prefix) && /^[A-Z]/.test(k.slice(prefix.length)) ? k[prefix.length]!.toLowerCase() + k.slice(prefix.length + 1) : k;
-    values[bare] = v;
-  }
-  return parseOptions(table, { values, origin: prefix });
-}
+/** No estimate from the options yet (connects, warm-up and steps vary with the target): what Retry-After and the ETA assume. */
+export const LOADER_PLANNED_SEC = 120;

@@ -1,5 +1,6 @@
 import type { OptionValues } from '../../../lib/options.ts';
-import { bestWithinBudget, budgetOf, LOAD_OPTIONS, publishingOf, result, steppedSections, walkUnderLoad, parsePrefixed, withPrefix } from '../loader/kit.ts';
+import { bestWithinBudget, budgetOf, LOAD_OPTIONS, publishingOf, result, steppedSections, walkUnderLoad, LOADER_PLANNED_SEC } from '../loader/kit.ts';
+import { defineScenario } from '../scenario.ts';
 import { instanceParams } from '../target.ts';
 import type { ScenarioModule } from '../types.ts';
 
@@ -18,11 +19,13 @@ const TABLE = {
 } as const;
 export type S3Options = OptionValues<typeof TABLE>;
 
-export const scenario: ScenarioModule<S3Options> = {
+export const scenario: ScenarioModule<S3Options> = defineScenario({
   id: 'S3',
   title: 'S3 fan-out: 1K streams x 10 subscribers, publish rate stepped',
-  options: withPrefix('s3', TABLE),
-  parse: (src) => parsePrefixed('s3', TABLE, src),
+  prefix: 's3',
+  table: TABLE,
+  typed: (v) => v,
+  plannedSec: () => LOADER_PLANNED_SEC,
   async run(ctx, o) {
     const startedAt = new Date().toISOString();
     const runId = `s3-${Date.now().toString(36)}-${ctx.seed}`;
@@ -41,4 +44,4 @@ export const scenario: ScenarioModule<S3Options> = {
   },
   sections: (results) =>
     steppedSections(results, { title: 'S3 fan-out', intro: '1K streams x 10 subscribers; the total publish rate is stepped until a step misses the budget.', idPrefix: 's3', x: 'publishRate', xLabel: 'offered publishes/s' }),
-};
+});

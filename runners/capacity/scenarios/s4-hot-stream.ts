@@ -1,5 +1,6 @@
 import type { OptionValues } from '../../../lib/options.ts';
-import { bestWithinBudget, budgetOf, LOAD_OPTIONS, publishingOf, result, steppedSections, walkUnderLoad, parsePrefixed, withPrefix } from '../loader/kit.ts';
+import { bestWithinBudget, budgetOf, LOAD_OPTIONS, publishingOf, result, steppedSections, walkUnderLoad, LOADER_PLANNED_SEC } from '../loader/kit.ts';
+import { defineScenario } from '../scenario.ts';
 import { instanceParams } from '../target.ts';
 import type { ScenarioModule } from '../types.ts';
 
@@ -17,11 +18,13 @@ const TABLE = {
 } as const;
 export type S4Options = OptionValues<typeof TABLE>;
 
-export const scenario: ScenarioModule<S4Options> = {
+export const scenario: ScenarioModule<S4Options> = defineScenario({
   id: 'S4',
   title: 'S4 hot stream: 1 stream x 1K subscribers, publishers stepped',
-  options: withPrefix('s4', TABLE),
-  parse: (src) => parsePrefixed('s4', TABLE, src),
+  prefix: 's4',
+  table: TABLE,
+  typed: (v) => v,
+  plannedSec: () => LOADER_PLANNED_SEC,
   async run(ctx, o) {
     const startedAt = new Date().toISOString();
     const runId = `s4-${Date.now().toString(36)}-${ctx.seed}`;
@@ -41,4 +44,4 @@ export const scenario: ScenarioModule<S4Options> = {
   },
   sections: (results) =>
     steppedSections(results, { title: 'S4 hot stream', intro: 'One stream, every connection subscribed; publishers are added until a step misses the budget.', idPrefix: 's4', x: 'publishers', xLabel: 'publishers' }),
-};
+});

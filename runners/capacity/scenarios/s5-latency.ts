@@ -1,5 +1,6 @@
 import type { OptionValues } from '../../../lib/options.ts';
-import { budgetOf, LOAD_OPTIONS, publishingOf, result, walkUnderLoad, parsePrefixed, withPrefix } from '../loader/kit.ts';
+import { budgetOf, LOAD_OPTIONS, publishingOf, result, walkUnderLoad, LOADER_PLANNED_SEC } from '../loader/kit.ts';
+import { defineScenario } from '../scenario.ts';
 import { instanceParams } from '../target.ts';
 import type { Section } from '../../report/types.ts';
 import type { ScenarioModule } from '../types.ts';
@@ -19,11 +20,13 @@ const TABLE = {
 } as const;
 export type S5Options = OptionValues<typeof TABLE>;
 
-export const scenario: ScenarioModule<S5Options> = {
+export const scenario: ScenarioModule<S5Options> = defineScenario({
   id: 'S5',
   title: 'S5 latency at fixed load',
-  options: withPrefix('s5', TABLE),
-  parse: (src) => parsePrefixed('s5', TABLE, src),
+  prefix: 's5',
+  table: TABLE,
+  typed: (v) => v,
+  plannedSec: () => LOADER_PLANNED_SEC,
   async run(ctx, o) {
     const startedAt = new Date().toISOString();
     const runId = `s5-${Date.now().toString(36)}-${ctx.seed}`;
@@ -36,4 +39,4 @@ export const scenario: ScenarioModule<S5Options> = {
     return result(ctx, 'S5', scenario.title, startedAt, instanceParams(ctx, { ...o }), budget, steps, flags, { name: 'p99 latency at fixed load', value: typeof p99 === 'number' ? p99 : null, unit: 'ms', higherIsBetter: false }, ['One fixed-load snapshot, not a trend: S3 shows how latency moves with throughput.']);
   },
   sections: (results): Section[] => [latencyTableSection(results, 'S5 latency at fixed load')],
-};
+});

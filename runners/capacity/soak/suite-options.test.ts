@@ -5,7 +5,7 @@ import type { SoakOptions } from './options.ts';
 describe('soak options through the capacity suite', () => {
   it('prefixed knobs reach the soak and keep its defaults otherwise', () => {
     const o = parseCapacityOptions({ values: { targets: 'ws', scenarios: 'soak', 'soak-duration-sec': '60', soakSampleSec: 5 }, origin: 'CLI' });
-    const soak = o.perScenario.soak as SoakOptions;
+    const soak = o.perScenario.soak!.opts as SoakOptions;
     expect(soak.durationSec).toBe(60);
     expect(soak.sampleSec).toBe(5);
     expect(soak.clients).toBe(200);
