@@ -1,7 +1,7 @@
 import type { OptionSpec, OptionTable } from '../../../lib/options.ts';
 import { withDefaults } from '../../engine/module.ts';
 import { checkSoakOptions, SOAK_OPTIONS, type SoakOptions } from '../soak/options.ts';
-import { runSoak } from '../soak/run.ts';
+import { runSoak, soakPlannedMs } from '../soak/run.ts';
 import { soakSections } from '../soak/sections.ts';
 import { defineScenario } from '../scenario.ts';
 import type { ScenarioModule } from '../types.ts';
@@ -35,8 +35,7 @@ export const scenario: ScenarioModule<SoakOptions> = defineScenario({
   table: TABLE,
   // The suite-owned options keep the soak's defaults: the suite hands the target over in the context.
   typed: (v) => checkSoakOptions(withDefaults(SOAK_OPTIONS, v)),
-  // A rough 2 minutes, as the suite assumes for a scenario without an estimate.
-  plannedSec: () => 120,
+  plannedSec: (o) => soakPlannedMs(o) / 1000,
   run: runSoak,
   sections: soakSections,
 });
