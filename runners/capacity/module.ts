@@ -2,32 +2,15 @@ import { defineModule } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { CAPACITY_OPTIONS, checkCapacityOptions, type CapacityOptions } from './options.ts';
 import { runCapacity } from './run.ts';
-import type { S1Options } from './scenarios/s1-idle-memory.ts';
-import type { S2Options } from './scenarios/s2-ceiling.ts';
-import type { S6Options } from './scenarios/s6-graceful-stop.ts';
 import { renderText } from './table.ts';
 
 const { targets: _t, url: _u, ...CAPACITY_QUERY } = CAPACITY_OPTIONS;
 /** The suite's table without the targets and the URL: the route names the one target. */
 export const CAPACITY_HTTP_OPTIONS = CAPACITY_QUERY;
 
-/** A rough wall time for Retry-After and the job's ETA: ramps and holds of the scenarios that say how long they take, 2 minutes for the others. */
+/** A rough wall time for Retry-After and the job's ETA: each scenario's own plan. */
 export function capacityPlannedMs(o: CapacityOptions): number {
-  let s = 0;
-  for (const id of o.scenarios) {
-    const p = o.perScenario[id];
-    if (id === 'S1') {
-      const x = p as S1Options;
-      s += x.ramps.length * x.runs * x.counts.reduce((a, n) => a + n / x.ramps[0]! + x.hold + 15, 0);
-    } else if (id === 'S2') {
-      const x = p as S2Options;
-      s += x.steps.reduce((a, n) => a + n / x.ramp + x.hold + 15, 0);
-    } else if (id === 'S6') {
-      const x = p as S6Options;
-      s += x.connections / x.ramp + x.preStopSec + 15;
-    } else s += 120;
-  }
-  return Math.ceil(s * 1000);
+  return Math.ceil(Object.values(o.perScenario).reduce((s, b) => s + b.plannedSec, 0) * 1000);
 }
 
 export const capacityModule = defineModule({

@@ -2,8 +2,8 @@ import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type ParseSources } from '../../lib/options.ts';
 import { isAllowedTargetUrl } from '../core/addresses.ts';
 import { assertAvailable, getTarget } from '../targets/index.ts';
-import { SCENARIOS, SCENARIO_IDS } from './scenarios/index.ts';
-import type { ScenarioId } from './types.ts';
+import { scenarioById, SCENARIOS, SCENARIO_IDS } from './scenarios/index.ts';
+import type { BoundScenario, ScenarioId } from './types.ts';
 
 /**
  * The capacity suite's one option table: the suite's own options plus every scenario module's
@@ -22,7 +22,7 @@ export const SUITE_OPTIONS = {
 function mergedTable(): OptionTable {
   const out: OptionTable = { ...SUITE_OPTIONS };
   for (const m of SCENARIOS) {
-    for (const [k, spec] of Object.entries(m.options ?? {})) {
+    for (const [k, spec] of Object.entries(m.options)) {
       if (k in out) throw new Error(`capacity option "${k}" of scenario ${m.id} clashes with another option`);
       out[k] = spec;
     }
@@ -39,8 +39,8 @@ export interface CapacityOptions {
   /** --workers for locally started targets in S1, S2, S6 (0 = one process). */
   serverWorkers: number;
   url: string | undefined;
-  /** Each selected scenario's parsed options (its module's `parse`). */
-  perScenario: Partial<Record<ScenarioId, unknown>>;
+  /** Each selected scenario bound to its typed options from this one parse. */
+  perScenario: Partial<Record<ScenarioId, BoundScenario>>;
   /** Every option's value after parsing (defaults included): what the run echoes as its params. */
   values: Record<string, unknown>;
 }
@@ -109,12 +109,7 @@ export function checkCapacityOptions(v: Record<string, unknown>): CapacityOption
   const multi = targets.find((l) => splitTargetLabel(l).nodes > 1);
   const single = scenarios.filter((s) => !MULTI_NODE_SCENARIOS.includes(s));
   if (multi && single.length) throw bad('targets', `target "${multi}" runs several nodes, which only ${MULTI_NODE_SCENARIOS.join(', ')} support; drop ${single.join(', ')} or run them in another invocation`);
-  const perScenario: Partial<Record<ScenarioId, unknown>> = {};
-  for (const id of scenarios) {
-    const m = SCENARIOS.find((s) => s.id === id)!;
-    const own = Object.fromEntries(Object.keys(m.options ?? {}).map((k) => [k, v[k]]));
-    perScenario[id] = m.parse(own);
-  }
+  const perScenario = Object.fromEntries(scenarios.map((id) => [id, scenarioById(id).bind(v)]));
   const serverWorkers = Number(v.serverWorkers);
   if (serverWorkers > 0 && url !== undefined) throw bad('serverWorkers', 'serverWorkers starts each target locally as --workers N; it cannot go with url');
   if (serverWorkers > 0) {

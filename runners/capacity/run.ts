@@ -6,7 +6,6 @@ import { toErrorBody } from '../../lib/errors.ts';
 import { getTarget } from '../targets/index.ts';
 import { splitTargetLabel, type CapacityOptions } from './options.ts';
 import { SHARED_MACHINE_NOTE } from './result.ts';
-import { scenarioById } from './scenarios/index.ts';
 import type { ScenarioResult } from './types.ts';
 
 export interface CapacityHooks {
@@ -47,8 +46,9 @@ export async function runCapacity(o: CapacityOptions, hooks: CapacityHooks = {})
   const startedAt = new Date().toISOString();
   const loadStart = round2(loadavg());
   const results: ScenarioResult[] = [];
-  for (const id of o.scenarios) {
-    const m = scenarioById(id);
+  // perScenario was filled in the order the scenarios were listed: the order they run in.
+  for (const bound of Object.values(o.perScenario)) {
+    const { id, title } = bound;
     for (const name of o.targets) {
       if (signal.aborted) break;
       const { name: targetName, nodes } = splitTargetLabel(name);
@@ -57,19 +57,19 @@ export async function runCapacity(o: CapacityOptions, hooks: CapacityHooks = {})
       const ctx = { target, ...(o.url ? { url: o.url } : {}), ...(nodes > 1 ? { nodes } : {}), ...(o.serverWorkers > 0 ? { serviceArgs: ['--workers', String(o.serverWorkers)] } : {}), seed: o.seed, signal, log, progress: (p: Record<string, unknown>) => hooks.progress?.({ scenario: id, target: name, ...p }) };
       try {
         // The label, not the bare name, tells replay-redis:2 from replay-redis in the tables.
-        const r = await m.run(ctx, o.perScenario[id]);
+        const r = await bound.run(ctx);
         results.push({ ...r, target: name, ...(nodes > 1 ? { params: { ...r.params, nodes } } : {}) });
       } catch (err) {
         const e = toErrorBody(err);
         events.emit('note', `${id} on ${name} failed: ${e.code}: ${e.message}`);
         results.push({
           scenario: id,
-          title: m.title,
+          title,
           target: name,
           startedAt: new Date().toISOString(),
-          params: { ...(o.perScenario[id] as Record<string, unknown>) },
+          params: { ...bound.opts },
           steps: [],
-          headline: { name: m.title, value: null, unit: '', higherIsBetter: true },
+          headline: { name: title, value: null, unit: '', higherIsBetter: true },
           failureMode: `error: ${e.code}: ${e.message}`,
           validity: { valid: false, flags: [{ code: 'SCENARIO_ERROR', severity: 'fatal', message: `${e.code}: ${e.message}` }] },
           notShown: [],

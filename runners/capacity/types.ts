@@ -73,22 +73,36 @@ export interface ScenarioResult {
   detail?: Record<string, unknown>;
 }
 
-export interface ScenarioModule<O = Record<string, unknown>> {
+/**
+ * A scenario as the suite holds it, whatever its options' type: `bind` takes the values of the
+ * suite's one parse and returns the scenario with its typed options fixed, so planning and
+ * running need no cast.
+ */
+export interface Scenario {
   id: ScenarioId;
   title: string;
-  /**
-   * This scenario's scale knobs, named with its prefix (`s1Counts`, `s2Steps`, ...). The suite's
-   * one option table (runners/capacity/options.ts) merges them, so the CLI, env and HTTP accept
-   * them; `parse` then receives the values of these keys only. Optional: a module without it
-   * runs on its defaults.
-   */
-  options?: OptionTable;
-  /** Parse this scenario's options (CLI/HTTP/env through lib/options.ts parseOptions). */
-  parse(src: Record<string, unknown>): O;
-  run(ctx: ScenarioContext, opts: O): Promise<ScenarioResult>;
+  /** Its knobs under the suite's names (`s1Counts`, `sweepLoaderCounts`): the CLI, env and HTTP accept them. */
+  options: OptionTable;
+  bind(values: Readonly<Record<string, unknown>>): BoundScenario;
   /**
    * This scenario's report sections for one result per target (capacity steps with the budget
    * line, soak health series, ...). The suite's report page concatenates them in scenario order.
    */
   sections(results: readonly ScenarioResult[]): Section[];
+}
+
+export interface BoundScenario {
+  id: ScenarioId;
+  title: string;
+  /** The typed options, echoed as a failed run's params. */
+  opts: object;
+  /** Rough wall time, for Retry-After and the job's ETA. */
+  plannedSec: number;
+  run(ctx: ScenarioContext): Promise<ScenarioResult>;
+}
+
+export interface ScenarioModule<O extends object> extends Scenario {
+  /** Standalone use (tests, the loader CLI): the same table and checks as the suite's parse, bare or prefixed names. */
+  parse(src: Record<string, unknown>): O;
+  run(ctx: ScenarioContext, o: O): Promise<ScenarioResult>;
 }

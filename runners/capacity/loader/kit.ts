@@ -1,7 +1,9 @@
-import { parseOptions, type OptionTable, type OptionValues } from '../../../lib/options.ts';
+import type { OptionTable, OptionValues } from '../../../lib/options.ts';
 import { capacityChart } from '../../report/charts/capacity.ts';
 import type { ChartSpec, Section } from '../../report/types.ts';
-import type { Budget, ScenarioContext, ScenarioId, ScenarioResult, ScenarioValidityFlag, StepResult } from '../types.ts';
+import { defineScenario, type ScenarioSpec } from '../scenario.ts';
+import { instanceParams } from '../target.ts';
+import type { Budget, ScenarioContext, ScenarioId, ScenarioModule, ScenarioResult, ScenarioValidityFlag, StepResult } from '../types.ts';
 import type { LoaderFleet } from './fleet.ts';
 import type { TargetNodes } from './nodes.ts';
 import type { RigLimits } from './rig.ts';
@@ -90,18 +92,6 @@ export async function walk(ctx: ScenarioContext, fleet: LoaderFleet, nodes: Targ
   return { steps, flags };
 }
 
-/**
- * The stepped scenarios' body (S3, S4, S5): open `connections` over `streams` streams as the
- * scenario's options say, build the plans on the run's stream names, walk them, and return the
- * steps with the opening's flags before the walk's.
- */
-export function walkUnderLoad(ctx: ScenarioContext, o: LoadValues & { stopAfterFailures?: number }, shape: { connections: number; streams: number }, runId: string, plansOf: (streams: string[]) => StepPlan[]): Promise<{ steps: StepResult[]; flags: ScenarioValidityFlag[] }> {
-  return withLoad(ctx, { ...shape, loaders: o.loaders, nodes: o.nodes, connectConcurrency: o.connectConcurrency }, runId, async (fleet, nodes, streams, openFlags) => {
-    const w = await walk(ctx, fleet, nodes, plansOf(streams), walkOptionsOf(o));
-    return { steps: w.steps, flags: [...openFlags, ...w.flags] };
-  });
-}
-
 /** Best deliveries/s over the steps within budget (null when none passed). */
 export function bestWithinBudget(steps: readonly StepResult[]): number | null {
   const ok = steps.filter((s) => s.pass).map((s) => Number(s.metrics.deliveriesPerSec));
@@ -156,23 +146,37 @@ export function steppedSections(results: readonly ScenarioResult[], o: { title: 
   return [{ title: o.title, intro: o.intro, charts, ...(charts.length ? {} : { omitted: ['no steps were measured'] }) }];
 }
 
-const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1);
-
-/** A scenario's table as the suite's merged option table sees it: every name prefixed with the scenario's (`s3Rates`, `sweepLoaderCounts`). */
-export function withPrefix(prefix: string, table: OptionTable): OptionTable {
-  return Object.fromEntries(Object.entries(table).map(([k, spec]) => [prefix + cap(k), spec]));
-}
+/** No estimate from the options yet (connects, warm-up and steps vary with the target): what Retry-After and the ETA assume. */
+export const LOADER_PLANNED_SEC = 120;
 
 /**
- * Parse a scenario's options from the suite's prefixed names (`s3Rates`, `s3-rates`) or from
- * the bare names (`rates`, the interim CLI and tests); the table validates either way.
+ * S3, S4 and S5: open `shape(o)` over the loaders once, walk `plans(o)` (each publishing as the
+ * options say), and report against the budget; the headline defaults to the best deliveries/s
+ * within budget.
  */
-export function parsePrefixed<T extends OptionTable>(prefix: string, table: T, src: Record<string, unknown>): OptionValues<T> {
-  const values: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(src)) {
-    if (v === undefined) continue;
-    const bare = k.startsWith(`${prefix}-`) ? k.slice(prefix.length + 1) : k.startsWith(prefix) && /^[A-Z]/.test(k.slice(prefix.length)) ? k[prefix.length]!.toLowerCase() + k.slice(prefix.length + 1) : k;
-    values[bare] = v;
-  }
-  return parseOptions(table, { values, origin: prefix });
+export function steppedScenario<T extends OptionTable & typeof LOAD_OPTIONS>(
+  s: Omit<ScenarioSpec<T, OptionValues<T>>, 'typed' | 'plannedSec' | 'run'> & {
+    shape(o: OptionValues<T>): { connections: number; streams: number };
+    plans(o: OptionValues<T>, runId: string, streams: string[]): Pick<StepPlan, 'label' | 'keys' | 'subscribersPerKey' | 'ratePerSec'>[];
+    headline?(steps: StepResult[]): ScenarioResult['headline'];
+    notShown?: string[];
+  },
+): ScenarioModule<OptionValues<T>> {
+  return defineScenario({
+    ...s,
+    typed: (v) => v,
+    plannedSec: () => LOADER_PLANNED_SEC,
+    async run(ctx, o) {
+      const startedAt = new Date().toISOString();
+      const runId = `${s.prefix}-${Date.now().toString(36)}-${ctx.seed}`;
+      // T has LOAD_OPTIONS' specs, but OptionValues cannot resolve a generic table's value types.
+      const load = o as OptionValues<T> & LoadValues & { stopAfterFailures?: number };
+      const { steps, flags } = await withLoad(ctx, { ...s.shape(o), loaders: load.loaders, nodes: load.nodes, connectConcurrency: load.connectConcurrency }, runId, async (fleet, nodes, streams, openFlags) => {
+        const w = await walk(ctx, fleet, nodes, s.plans(o, runId, streams).map((p) => ({ ...p, ...publishingOf(load) })), walkOptionsOf(load));
+        return { steps: w.steps, flags: [...openFlags, ...w.flags] };
+      });
+      const headline = s.headline?.(steps) ?? { name: 'best deliveries/s within budget', value: bestWithinBudget(steps), unit: 'deliveries/s', higherIsBetter: true };
+      return result(ctx, s.id, s.title, startedAt, instanceParams(ctx, { ...o }), budgetOf(load), steps, flags, headline, s.notShown);
+    },
+  });
 }

@@ -1,4 +1,4 @@
-import { parseOptions, type OptionTable } from '../../../lib/options.ts';
+import type { OptionTable, OptionValues } from '../../../lib/options.ts';
 import { sleep } from '../../../lib/time.ts';
 import { capacityChart } from '../../report/charts/capacity.ts';
 import type { Section } from '../../report/types.ts';
@@ -7,7 +7,8 @@ import { idleStep } from '../idle-step.ts';
 import { intList } from '../lists.ts';
 import { emptyResult, finishValidity, idleFlags } from '../result.ts';
 import { instanceParams, median, serverWorkersOf, withInstance } from '../target.ts';
-import type { ScenarioModule, ScenarioResult, StepResult } from '../types.ts';
+import { defineScenario } from '../scenario.ts';
+import type { ScenarioContext, ScenarioModule, ScenarioResult, StepResult } from '../types.ts';
 
 /**
  * S1, idle memory per connection (seeds/000 Table 1): at each connection count and each of two
@@ -16,29 +17,22 @@ import type { ScenarioModule, ScenarioResult, StepResult } from '../types.ts';
  * lean clients and target sampler); a warm-up of a few hundred connections comes and goes before
  * the baseline so lazily compiled code is not counted as per-connection memory.
  */
-export const S1_OPTIONS = {
-  s1Counts: { type: 'string', default: '10000,20000,40000', maxLength: 100, doc: 'S1: connection counts, comma-separated' },
-  s1Ramps: { type: 'string', default: '1000,250', maxLength: 100, doc: 'S1: ramp rates (connects/s over all loader processes), comma-separated; the method uses two' },
-  s1Runs: { type: 'int', default: 3, min: 1, max: 9, doc: 'S1: runs per point (the figure is their median)' },
-  s1Hold: { type: 'number', default: 5, min: 0, max: 600, doc: 'S1: seconds every connection is held once all are subscribed (RSS is sampled each second)' },
-  s1Warmup: { type: 'int', default: 300, min: 0, max: 10_000, doc: 'S1: connections opened and closed before the baseline (0 = none)' },
-  s1MinFreeMb: { type: 'int', default: 300, min: 0, max: 10_000_000, doc: 'S1: abort a run when available memory falls under this (MB)' },
-  s1BudgetBytes: { type: 'int', default: 4000, min: 1, max: 10_000_000, doc: 'S1: the goal line drawn on the bytes-per-connection chart' },
+const TABLE = {
+  counts: { type: 'string', default: '10000,20000,40000', maxLength: 100, doc: 'S1: connection counts, comma-separated' },
+  ramps: { type: 'string', default: '1000,250', maxLength: 100, doc: 'S1: ramp rates (connects/s over all loader processes), comma-separated; the method uses two' },
+  runs: { type: 'int', default: 3, min: 1, max: 9, doc: 'S1: runs per point (the figure is their median)' },
+  hold: { type: 'number', default: 5, min: 0, max: 600, doc: 'S1: seconds every connection is held once all are subscribed (RSS is sampled each second)' },
+  warmup: { type: 'int', default: 300, min: 0, max: 10_000, doc: 'S1: connections opened and closed before the baseline (0 = none)' },
+  minFreeMb: { type: 'int', default: 300, min: 0, max: 10_000_000, doc: 'S1: abort a run when available memory falls under this (MB)' },
+  budgetBytes: { type: 'int', default: 4000, min: 1, max: 10_000_000, doc: 'S1: the goal line drawn on the bytes-per-connection chart' },
 } as const satisfies OptionTable;
 
-export interface S1Options {
-  counts: number[];
-  ramps: number[];
-  runs: number;
-  hold: number;
-  warmup: number;
-  minFreeMb: number;
-  budgetBytes: number;
-}
+const typed = (v: OptionValues<typeof TABLE>) => ({ ...v, counts: intList('s1Counts', v.counts, 1, 1_000_000, 8), ramps: intList('s1Ramps', v.ramps, 1, 100_000, 4) });
+export type S1Options = ReturnType<typeof typed>;
 
 const MIN_SUBSCRIBED_PCT = 99;
 
-async function onePoint(ctx: Parameters<ScenarioModule['run']>[0], o: S1Options, count: number, ramp: number, r: ScenarioResult): Promise<StepResult> {
+async function onePoint(ctx: ScenarioContext, o: S1Options, count: number, ramp: number, r: ScenarioResult): Promise<StepResult> {
   const runs: { bpc: number | null; tta: number | null; subscribed: number; baseline: number | null; peak: number | null; cpu: number | null; mode: string }[] = [];
   for (let k = 0; k < o.runs && !ctx.signal.aborted; k++) {
     const where = `S1 ${count}@${ramp}/s run ${k + 1}`;
@@ -78,18 +72,16 @@ async function onePoint(ctx: Parameters<ScenarioModule['run']>[0], o: S1Options,
   };
 }
 
-export const scenario: ScenarioModule<S1Options> = {
+export const scenario: ScenarioModule<S1Options> = defineScenario({
   id: 'S1',
   title: 'S1 idle memory per connection',
-  options: S1_OPTIONS,
-  parse(src) {
-    const v = parseOptions(S1_OPTIONS, { values: src, origin: 'S1' });
-    const ramps = intList('s1Ramps', v.s1Ramps, 1, 100_000, 4);
-    return { counts: intList('s1Counts', v.s1Counts, 1, 1_000_000, 8), ramps, runs: v.s1Runs, hold: v.s1Hold, warmup: v.s1Warmup, minFreeMb: v.s1MinFreeMb, budgetBytes: v.s1BudgetBytes };
-  },
+  prefix: 's1',
+  table: TABLE,
+  typed,
+  plannedSec: (o) => o.ramps.length * o.runs * o.counts.reduce((a, n) => a + n / o.ramps[0]! + o.hold + 15, 0),
   async run(ctx, o) {
     const workers = serverWorkersOf(ctx);
-    const r = emptyResult(ctx, 'S1', this.title, instanceParams(ctx, { ...o }), { name: `bytes per connection at ${o.counts[0]!.toLocaleString('en-US')} (${o.ramps[0]}/s, median of ${o.runs})`, value: null, unit: 'B', higherIsBetter: false });
+    const r = emptyResult(ctx, 'S1', scenario.title, instanceParams(ctx, { ...o }), { name: `bytes per connection at ${o.counts[0]!.toLocaleString('en-US')} (${o.ramps[0]}/s, median of ${o.runs})`, value: null, unit: 'B', higherIsBetter: false });
     for (const ramp of o.ramps) {
       let stopped: string | undefined;
       for (const count of o.counts) {
@@ -136,4 +128,4 @@ export const scenario: ScenarioModule<S1Options> = {
     if (charts.length === 0) section.omitted = ['no step produced a memory figure'];
     return [section];
   },
-};
+});

@@ -1,4 +1,4 @@
-import { parseOptions, type OptionTable } from '../../../lib/options.ts';
+import type { OptionTable, OptionValues } from '../../../lib/options.ts';
 import { ReboundError } from '../../../lib/errors.ts';
 import { capacityChart } from '../../report/charts/capacity.ts';
 import { classifyStep } from '../failure-mode.ts';
@@ -6,6 +6,7 @@ import { idleStep } from '../idle-step.ts';
 import { intList } from '../lists.ts';
 import { emptyResult, finishValidity, idleFlags } from '../result.ts';
 import { availableMemMb, instanceParams, withInstance } from '../target.ts';
+import { defineScenario } from '../scenario.ts';
 import type { ScenarioModule } from '../types.ts';
 
 /**
@@ -14,45 +15,36 @@ import type { ScenarioModule } from '../types.ts';
  * available memory falls under the floor; the failure mode is named (crash, memory, the rig,
  * the target's fd limit, connect-rate bound, target refused). Every step is bounded in time.
  */
-export const S2_OPTIONS = {
-  s2Steps: { type: 'string', default: '10000,20000,40000,60000,80000', maxLength: 200, doc: 'S2: connection counts to step through, ascending' },
-  s2Ramp: { type: 'int', default: 1000, min: 1, max: 100_000, doc: 'S2: connects per second over all loader processes' },
-  s2Hold: { type: 'number', default: 5, min: 0, max: 600, doc: 'S2: seconds each step holds its connections' },
-  s2MinSubscribedPct: { type: 'number', default: 99, min: 1, max: 100, doc: 'S2: a step holds when at least this share subscribed' },
-  s2MinFreeMb: { type: 'int', default: 300, min: 0, max: 10_000_000, doc: 'S2: stop when available memory falls under this (MB), checked before and during each step' },
-  s2TargetFdLimit: { type: 'int', default: 0, min: 0, max: 1_048_576, doc: 'S2: start local targets with this open-file limit (ulimit -n), e.g. a small container; 0 = inherit' },
-  s2Workers: { type: 'string', default: 'auto', pattern: /^(auto|[1-9]\d{0,2})$/, doc: 'S2: loader processes: auto (from the fd limit) or a count' },
-  s2WorkerFdLimit: { type: 'int', default: 0, min: 0, max: 1_048_576, doc: "S2: start loader processes with this open-file limit (reproduces a small rig); 0 = inherit" },
-  s2ConnectTimeoutMs: { type: 'int', default: 20_000, min: 100, max: 600_000, doc: 'S2: per-connection time to subscribe before it counts as failed' },
-  s2StepTimeoutSec: { type: 'int', default: 900, min: 10, max: 7200, doc: 'S2: hard bound on one step (ramp + hold + close)' },
+const TABLE = {
+  steps: { type: 'string', default: '10000,20000,40000,60000,80000', maxLength: 200, doc: 'S2: connection counts to step through, ascending' },
+  ramp: { type: 'int', default: 1000, min: 1, max: 100_000, doc: 'S2: connects per second over all loader processes' },
+  hold: { type: 'number', default: 5, min: 0, max: 600, doc: 'S2: seconds each step holds its connections' },
+  minSubscribedPct: { type: 'number', default: 99, min: 1, max: 100, doc: 'S2: a step holds when at least this share subscribed' },
+  minFreeMb: { type: 'int', default: 300, min: 0, max: 10_000_000, doc: 'S2: stop when available memory falls under this (MB), checked before and during each step' },
+  targetFdLimit: { type: 'int', default: 0, min: 0, max: 1_048_576, doc: 'S2: start local targets with this open-file limit (ulimit -n), e.g. a small container; 0 = inherit' },
+  workers: { type: 'string', default: 'auto', pattern: /^(auto|[1-9]\d{0,2})$/, doc: 'S2: loader processes: auto (from the fd limit) or a count' },
+  workerFdLimit: { type: 'int', default: 0, min: 0, max: 1_048_576, doc: "S2: start loader processes with this open-file limit (reproduces a small rig); 0 = inherit" },
+  connectTimeoutMs: { type: 'int', default: 20_000, min: 100, max: 600_000, doc: 'S2: per-connection time to subscribe before it counts as failed' },
+  stepTimeoutSec: { type: 'int', default: 900, min: 10, max: 7200, doc: 'S2: hard bound on one step (ramp + hold + close)' },
 } as const satisfies OptionTable;
 
-export interface S2Options {
-  steps: number[];
-  ramp: number;
-  hold: number;
-  minSubscribedPct: number;
-  minFreeMb: number;
-  targetFdLimit: number;
-  workers: string;
-  workerFdLimit: number;
-  connectTimeoutMs: number;
-  stepTimeoutSec: number;
+function typed(v: OptionValues<typeof TABLE>) {
+  const steps = intList('s2Steps', v.steps, 1, 2_000_000, 16);
+  if (steps.some((n, i) => i > 0 && n <= steps[i - 1]!)) throw new ReboundError('RR_ERR_OPTION_INVALID', `option "s2Steps" must be ascending (got ${v.steps})`, { details: { option: 's2Steps' } });
+  if (v.workers !== 'auto' && Number(v.workers) > steps[0]!) throw new ReboundError('RR_ERR_OPTION_INVALID', `s2Workers (${v.workers}) exceeds the first step (${steps[0]})`, { details: { option: 's2Workers' } });
+  return { ...v, steps };
 }
+export type S2Options = ReturnType<typeof typed>;
 
-export const scenario: ScenarioModule<S2Options> = {
+export const scenario: ScenarioModule<S2Options> = defineScenario({
   id: 'S2',
   title: 'S2 connection ceiling',
-  options: S2_OPTIONS,
-  parse(src) {
-    const v = parseOptions(S2_OPTIONS, { values: src, origin: 'S2' });
-    const steps = intList('s2Steps', v.s2Steps, 1, 2_000_000, 16);
-    if (steps.some((n, i) => i > 0 && n <= steps[i - 1]!)) throw new ReboundError('RR_ERR_OPTION_INVALID', `option "s2Steps" must be ascending (got ${v.s2Steps})`, { details: { option: 's2Steps' } });
-    if (v.s2Workers !== 'auto' && Number(v.s2Workers) > steps[0]!) throw new ReboundError('RR_ERR_OPTION_INVALID', `s2Workers (${v.s2Workers}) exceeds the first step (${steps[0]})`, { details: { option: 's2Workers' } });
-    return { steps, ramp: v.s2Ramp, hold: v.s2Hold, minSubscribedPct: v.s2MinSubscribedPct, minFreeMb: v.s2MinFreeMb, targetFdLimit: v.s2TargetFdLimit, workers: v.s2Workers, workerFdLimit: v.s2WorkerFdLimit, connectTimeoutMs: v.s2ConnectTimeoutMs, stepTimeoutSec: v.s2StepTimeoutSec };
-  },
+  prefix: 's2',
+  table: TABLE,
+  typed,
+  plannedSec: (o) => o.steps.reduce((a, n) => a + n / o.ramp + o.hold + 15, 0),
   async run(ctx, o) {
-    const r = emptyResult(ctx, 'S2', this.title, instanceParams(ctx, { ...o }), { name: 'max subscribed reached', value: null, unit: 'connections', higherIsBetter: true });
+    const r = emptyResult(ctx, 'S2', scenario.title, instanceParams(ctx, { ...o }), { name: 'max subscribed reached', value: null, unit: 'connections', higherIsBetter: true });
     let best = 0;
     for (const n of o.steps) {
       if (ctx.signal.aborted) break;
@@ -114,4 +106,4 @@ export const scenario: ScenarioModule<S2Options> = {
     const modes = results.map((r) => `${r.target}: ${r.failureMode ?? 'n/a'}`);
     return [{ title: 'S2 connection ceiling', intro: `What stopped each walk — ${modes.join('; ')}`, charts: chart ? [{ ...chart, id: 's2-subscribed', note: 'Each point is one step; the walk stops at the first step under the line (the floor: at least this share subscribed).' }] : [], ...(chart ? {} : { omitted: ['no step ran'] }) }];
   },
-};
+});

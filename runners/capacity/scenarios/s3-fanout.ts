@@ -1,7 +1,4 @@
-import type { OptionValues } from '../../../lib/options.ts';
-import { bestWithinBudget, budgetOf, LOAD_OPTIONS, publishingOf, result, steppedSections, walkUnderLoad, parsePrefixed, withPrefix } from '../loader/kit.ts';
-import { instanceParams } from '../target.ts';
-import type { ScenarioModule } from '../types.ts';
+import { LOAD_OPTIONS, steppedScenario, steppedSections } from '../loader/kit.ts';
 
 /**
  * S3 fan-out (seeds/000): 10K connections, 1K streams x 10 subscribers, the total publish rate
@@ -9,36 +6,25 @@ import type { ScenarioModule } from '../types.ts';
  * Headline: the best deliveries/s within budget. With --nodes 2 on replay-redis the subscribers
  * of each stream alternate over the nodes and batches go to either node (issue 13's Redis fan-out).
  */
-const TABLE = {
-  connections: { type: 'int', default: 10_000, min: 2, max: 100_000, doc: 'connections (subscribers)' },
-  streams: { type: 'int', default: 1000, min: 1, max: 100_000, doc: 'streams; connection i subscribes to stream i % streams' },
-  rates: { type: 'string', default: '1000,2000,3000,4000,5000,6000,8000', pattern: /^\d+(,\d+){0,31}$/, doc: 'total publish rates to step through, messages/s, comma-separated' },
-  stopAfterFailures: { type: 'int', default: 1, min: 1, max: 32, doc: 'stop the walk after this many failing steps' },
-  ...LOAD_OPTIONS,
-} as const;
-export type S3Options = OptionValues<typeof TABLE>;
-
-export const scenario: ScenarioModule<S3Options> = {
+export const scenario = steppedScenario({
   id: 'S3',
   title: 'S3 fan-out: 1K streams x 10 subscribers, publish rate stepped',
-  options: withPrefix('s3', TABLE),
-  parse: (src) => parsePrefixed('s3', TABLE, src),
-  async run(ctx, o) {
-    const startedAt = new Date().toISOString();
-    const runId = `s3-${Date.now().toString(36)}-${ctx.seed}`;
-    const budget = budgetOf(o);
-    const subs = o.connections / o.streams;
-    const { steps, flags } = await walkUnderLoad(ctx, o, { connections: o.connections, streams: o.streams }, runId, (streams) =>
-      o.rates.split(',').map(Number).map((rate, i) => ({
-        label: { publishRate: rate },
-        keys: streams.map((name, s) => ({ key: `${runId}-${i}-${s}`, stream: s, streamName: name })),
-        subscribersPerKey: subs,
-        ratePerSec: rate,
-        ...publishingOf(o),
-      })),
-    );
-    return result(ctx, 'S3', scenario.title, startedAt, instanceParams(ctx, { ...o }), budget, steps, flags, { name: 'best deliveries/s within budget', value: bestWithinBudget(steps), unit: 'deliveries/s', higherIsBetter: true });
-  },
+  prefix: 's3',
+  table: {
+    connections: { type: 'int', default: 10_000, min: 2, max: 100_000, doc: 'connections (subscribers)' },
+    streams: { type: 'int', default: 1000, min: 1, max: 100_000, doc: 'streams; connection i subscribes to stream i % streams' },
+    rates: { type: 'string', default: '1000,2000,3000,4000,5000,6000,8000', pattern: /^\d+(,\d+){0,31}$/, doc: 'total publish rates to step through, messages/s, comma-separated' },
+    stopAfterFailures: { type: 'int', default: 1, min: 1, max: 32, doc: 'stop the walk after this many failing steps' },
+    ...LOAD_OPTIONS,
+  } as const,
+  shape: (o) => ({ connections: o.connections, streams: o.streams }),
+  plans: (o, runId, streams) =>
+    o.rates.split(',').map(Number).map((rate, i) => ({
+      label: { publishRate: rate },
+      keys: streams.map((name, s) => ({ key: `${runId}-${i}-${s}`, stream: s, streamName: name })),
+      subscribersPerKey: o.connections / o.streams,
+      ratePerSec: rate,
+    })),
   sections: (results) =>
     steppedSections(results, { title: 'S3 fan-out', intro: '1K streams x 10 subscribers; the total publish rate is stepped until a step misses the budget.', idPrefix: 's3', x: 'publishRate', xLabel: 'offered publishes/s' }),
-};
+});

@@ -1,4 +1,4 @@
-import { parseOptions, type OptionTable } from '../../../lib/options.ts';
+import type { OptionTable, OptionValues } from '../../../lib/options.ts';
 import { ReboundError } from '../../../lib/errors.ts';
 import { sleep } from '../../../lib/time.ts';
 import { DeliveryLedger, type LedgerTotals } from '../../core/ledger.ts';
@@ -11,6 +11,7 @@ import { emptyResult, finishValidity } from '../result.ts';
 import { Holder } from '../stop/holders.ts';
 import type { HolderTally } from '../stop/messages.ts';
 import { instanceParams, withInstance } from '../target.ts';
+import { defineScenario } from '../scenario.ts';
 import type { ScenarioModule, ScenarioResult } from '../types.ts';
 
 /**
@@ -19,27 +20,18 @@ import type { ScenarioModule, ScenarioResult } from '../types.ts';
  * it delivers. Measured: SIGTERM → exit, the exit status, deliveries during the stop (from the
  * one DeliveryLedger), and what each client was told as the server went away.
  */
-export const S6_OPTIONS = {
-  s6Connections: { type: 'int', default: 10_000, min: 1, max: 200_000, doc: 'S6: subscribed connections held when the stop comes' },
-  s6Ramp: { type: 'int', default: 1000, min: 1, max: 100_000, doc: 'S6: connects per second over all holder processes' },
-  s6Streams: { type: 'int', default: 10, min: 1, max: 1000, doc: 'S6: streams the connections are dealt over, one publisher each' },
-  s6IntervalMs: { type: 'int', default: 1000, min: 10, max: 60_000, doc: 'S6: each stream gets one message per this many ms' },
-  s6PreStopSec: { type: 'number', default: 5, min: 0, max: 600, doc: 'S6: seconds of steady publishing before SIGTERM' },
-  s6GraceMs: { type: 'int', default: 20_000, min: 100, max: 120_000, doc: 'S6: SIGKILL after this long (the seed\'s TimeoutStopSec=20)' },
-  s6MaxStopMs: { type: 'int', default: 5000, min: 1, max: 120_000, doc: 'S6: the budget: a stop passes within this and with exit status 0' },
-  s6ConnectTimeoutMs: { type: 'int', default: 20_000, min: 100, max: 600_000, doc: 'S6: per-connection time to subscribe' },
+const TABLE = {
+  connections: { type: 'int', default: 10_000, min: 1, max: 200_000, doc: 'S6: subscribed connections held when the stop comes' },
+  ramp: { type: 'int', default: 1000, min: 1, max: 100_000, doc: 'S6: connects per second over all holder processes' },
+  streams: { type: 'int', default: 10, min: 1, max: 1000, doc: 'S6: streams the connections are dealt over, one publisher each' },
+  intervalMs: { type: 'int', default: 1000, min: 10, max: 60_000, doc: 'S6: each stream gets one message per this many ms' },
+  preStopSec: { type: 'number', default: 5, min: 0, max: 600, doc: 'S6: seconds of steady publishing before SIGTERM' },
+  graceMs: { type: 'int', default: 20_000, min: 100, max: 120_000, doc: 'S6: SIGKILL after this long (the seed\'s TimeoutStopSec=20)' },
+  maxStopMs: { type: 'int', default: 5000, min: 1, max: 120_000, doc: 'S6: the budget: a stop passes within this and with exit status 0' },
+  connectTimeoutMs: { type: 'int', default: 20_000, min: 100, max: 600_000, doc: 'S6: per-connection time to subscribe' },
 } as const satisfies OptionTable;
 
-export interface S6Options {
-  connections: number;
-  ramp: number;
-  streams: number;
-  intervalMs: number;
-  preStopSec: number;
-  graceMs: number;
-  maxStopMs: number;
-  connectTimeoutMs: number;
-}
+export type S6Options = OptionValues<typeof TABLE>;
 
 const sumTotals = (ts: LedgerTotals[]): LedgerTotals => {
   const out: LedgerTotals = { expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 };
@@ -52,18 +44,19 @@ const addMaps = (ms: Record<string, number>[]) => {
   return out;
 };
 
-export const scenario: ScenarioModule<S6Options> = {
+export const scenario: ScenarioModule<S6Options> = defineScenario({
   id: 'S6',
   title: 'S6 graceful stop under load',
-  options: S6_OPTIONS,
-  parse(src) {
-    const v = parseOptions(S6_OPTIONS, { values: src, origin: 'S6' });
-    if (v.s6Streams > v.s6Connections) throw new ReboundError('RR_ERR_OPTION_INVALID', `s6Streams (${v.s6Streams}) exceeds s6Connections (${v.s6Connections})`, { details: { option: 's6Streams' } });
-    if (v.s6MaxStopMs > v.s6GraceMs) throw new ReboundError('RR_ERR_OPTION_INVALID', `s6MaxStopMs (${v.s6MaxStopMs}) exceeds s6GraceMs (${v.s6GraceMs}): the budget could never be missed by a stop that needs SIGKILL`, { details: { option: 's6MaxStopMs' } });
-    return { connections: v.s6Connections, ramp: v.s6Ramp, streams: v.s6Streams, intervalMs: v.s6IntervalMs, preStopSec: v.s6PreStopSec, graceMs: v.s6GraceMs, maxStopMs: v.s6MaxStopMs, connectTimeoutMs: v.s6ConnectTimeoutMs };
+  prefix: 's6',
+  table: TABLE,
+  typed(v) {
+    if (v.streams > v.connections) throw new ReboundError('RR_ERR_OPTION_INVALID', `s6Streams (${v.streams}) exceeds s6Connections (${v.connections})`, { details: { option: 's6Streams' } });
+    if (v.maxStopMs > v.graceMs) throw new ReboundError('RR_ERR_OPTION_INVALID', `s6MaxStopMs (${v.maxStopMs}) exceeds s6GraceMs (${v.graceMs}): the budget could never be missed by a stop that needs SIGKILL`, { details: { option: 's6MaxStopMs' } });
+    return v;
   },
+  plannedSec: (o) => o.connections / o.ramp + o.preStopSec + 15,
   async run(ctx, o) {
-    const r = emptyResult(ctx, 'S6', this.title, instanceParams(ctx, { ...o }), { name: 'SIGTERM to exit under load', value: null, unit: 'ms', higherIsBetter: false });
+    const r = emptyResult(ctx, 'S6', scenario.title, instanceParams(ctx, { ...o }), { name: 'SIGTERM to exit under load', value: null, unit: 'ms', higherIsBetter: false });
     if (ctx.url) {
       r.failureMode = 'not run: an external target cannot be stopped by the runner';
       r.validity.flags.push({ code: 'NOT_RUN', severity: 'warning', message: r.failureMode });
@@ -194,4 +187,4 @@ export const scenario: ScenarioModule<S6Options> = {
     if (chart) Object.assign(chart, { hlines: [{ y: budget, label: `budget ${budget} ms`, color: '#c62828' }], yRange: [0, Math.max(chart.yRange?.[1] ?? 0, budget * 1.1)] });
     return [{ title: 'S6 graceful stop under load', intro: results.map((r) => `${r.target}: ${r.steps[0] ? `${r.steps[0].metrics.stopMs} ms, exit ${r.steps[0].metrics.exitCode ?? r.steps[0].metrics.exitSignal}, told ${r.steps[0].metrics.told}` : (r.failureMode ?? 'not run')}`).join('; '), charts: chart ? [chart] : [], ...(chart ? {} : { omitted: ['no stop was measured'] }) }];
   },
-};
+});

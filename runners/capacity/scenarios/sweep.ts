@@ -1,6 +1,7 @@
 import { ReboundError } from '../../../lib/errors.ts';
 import type { OptionValues } from '../../../lib/options.ts';
-import { LOAD_OPTIONS, publishingOf, result, stepChart, parsePrefixed, walkOptionsOf, warmUp, withPrefix } from '../loader/kit.ts';
+import { LOADER_PLANNED_SEC, LOAD_OPTIONS, publishingOf, result, stepChart, walkOptionsOf, warmUp } from '../loader/kit.ts';
+import { defineScenario } from '../scenario.ts';
 import { instanceParams, serverWorkersOf } from '../target.ts';
 import { LoaderFleet } from '../loader/fleet.ts';
 import { startNodes } from '../loader/nodes.ts';
@@ -31,16 +32,17 @@ export function rigFreeAt(steps: readonly StepResult[], tolerancePct = 5): numbe
   return ok ? ok.step.loaders! : null;
 }
 
-export const scenario: ScenarioModule<SweepOptions> = {
+export const scenario: ScenarioModule<SweepOptions> = defineScenario({
   id: 'sweep',
   title: 'Saturation sweep of the rig: K loaders at the same offered load',
-  options: withPrefix('sweep', TABLE),
-  parse: (src) => {
-    const o = parsePrefixed('sweep', TABLE, src);
+  prefix: 'sweep',
+  table: TABLE,
+  typed(o) {
     const bad = o.loaderCounts.split(',').find((k) => Number(k) < 1 || Number(k) > 16);
     if (bad !== undefined) throw new ReboundError('RR_ERR_OPTION_INVALID', `sweep option "loaderCounts" must list counts in 1..16 (got ${bad})`, { details: { option: 'loaderCounts' } });
     return o;
   },
+  plannedSec: () => LOADER_PLANNED_SEC,
   async run(ctx, o) {
     const startedAt = new Date().toISOString();
     const runId = `sweep-${Date.now().toString(36)}-${ctx.seed}`;
@@ -84,4 +86,4 @@ export const scenario: ScenarioModule<SweepOptions> = {
     ].filter((c): c is ChartSpec => c !== null);
     return [{ title: 'Saturation sweep of the rig', intro: 'K loader processes hold the same connections at the same offered load.', charts, ...(charts.length ? {} : { omitted: ['no sweep steps were measured'] }) }];
   },
-};
+});
