@@ -5,7 +5,7 @@ import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route
 import { defineModule, shownOptions } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
-import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv, type AvalancheOptions, type RestartConfig } from './options.ts';
+import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv } from './options.ts';
 import { formatAvalanche } from './report.ts';
 import { avalanchePlannedMs, runAvalanche } from './run.ts';
 
@@ -25,12 +25,6 @@ const ENV_HELP = `  restart configuration (environment only, never from a reques
     AVALANCHE_RESTART_COMMAND      shell command for --restart command (gets REBOUND_TARGET_URLS, REBOUND_TARGET_PIDS)
     AVALANCHE_RESTART_HOOK_URL     URL POSTed for --restart hook; AVALANCHE_RESTART_HOOK_TOKEN: its bearer
     AVALANCHE_RESTART_TIMEOUT_MS   give up on the command or hook after this long (default 120000)`;
-
-/** The run's options and the operator's restart configuration (env only: a request never names a command). */
-export interface AvalancheModuleOptions {
-  opts: AvalancheOptions;
-  config: RestartConfig;
-}
 
 export const avalancheModule = defineModule({
   name: 'avalanche',

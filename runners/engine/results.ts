@@ -44,7 +44,6 @@ export const publisherFields = (p: PublisherResult) => ({ published: p.published
  * (runners/jitter/result.ts), optional since older results lack them.
  */
 export type LossSummary = Partial<LossReport>;
-export const lossFields = (s: RunSession, lostToEpoch?: (client: number, seq: number) => boolean): LossReport => s.lossReport(lostToEpoch);
 
 /** Sum of several loss reports (a runner with one ledger per room, workers): the late split's p99 is the highest part's. */
 export function mergeLoss(parts: LossReport[]): LossReport {
