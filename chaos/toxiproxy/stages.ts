@@ -10,7 +10,7 @@ import type { ToxicType } from './types.ts';
 /** End of stream travelling through the chain after the data read before it. */
 export const EOF = Symbol('eof');
 /** One `read()` from the source, timestamped at read time (ms, performance.now()). */
-export interface Chunk {
+interface Chunk {
   data: Buffer;
   at: number;
 }
@@ -188,7 +188,7 @@ export abstract class Stage implements Sink {
 /** Waits below a millisecond are not worth a timer (Node timers have 1 ms resolution). */
 const due = (wait: number) => wait < 1;
 
-export class NoopStage extends Stage {
+class NoopStage extends Stage {
   protected override onItem(item: Item): void {
     this.emit(item);
   }
@@ -199,7 +199,7 @@ export class NoopStage extends Stage {
  * order. A chunk that had to wait is re-stamped with its release time, so two latency toxics add up
  * (Go: `c.Timestamp = c.Timestamp.Add(sleep)`).
  */
-export class LatencyStage extends Stage {
+class LatencyStage extends Stage {
   private deadline: number | undefined;
   private slept = false;
   protected override step(head: Item): number {
@@ -237,7 +237,7 @@ export class LatencyStage extends Stage {
  * when a virtual clock (advanced by size / rate ms) allows, so timer slop never accumulates.
  * rate 0 stalls the link: data is held, not dropped, until the toxic changes or goes.
  */
-export class BandwidthStage extends Stage {
+class BandwidthStage extends Stage {
   private free = 0;
   private pieceAt: number | undefined;
   protected override step(head: Item): number {
@@ -273,7 +273,7 @@ export class BandwidthStage extends Stage {
 }
 
 /** slow_close: data passes; EOF waits `delay` ms before closing the destination. */
-export class SlowCloseStage extends Stage {
+class SlowCloseStage extends Stage {
   private closeAt: number | undefined;
   protected override step(head: Item): number {
     if (head !== EOF) {
@@ -302,7 +302,7 @@ export class SlowCloseStage extends Stage {
  * Removing it closes the link too (Go `TimeoutToxic.Cleanup`, PR #168): data was lost, so the
  * stream is corrupt. Like Go, that happens whatever the toxicity roll was.
  */
-export class TimeoutStage extends Stage {
+class TimeoutStage extends Stage {
   protected override start(): void {
     this.arm();
   }
@@ -331,7 +331,7 @@ export class TimeoutStage extends Stage {
  * reset both sockets (RST via `resetAndDestroy()`). Once armed the wait is not interruptible,
  * as in Go (`<-time.After(timeout)` outside the select).
  */
-export class ResetPeerStage extends Stage {
+class ResetPeerStage extends Stage {
   private fired = false;
   protected override onItem(item: Item): void {
     this.drop(item);
@@ -354,7 +354,7 @@ export class ResetPeerStage extends Stage {
  * recursive halving) and waits `delay` µs after each piece. Node timers have ms resolution, so
  * sub-ms delays are accumulated and paid in whole milliseconds.
  */
-export class SlicerStage extends Stage {
+class SlicerStage extends Stage {
   private pieces: number[] | undefined;
   private owedUs = 0;
   protected override step(head: Item): number {
@@ -408,7 +408,7 @@ export class SlicerStage extends Stage {
  * limit_data: forwards until `bytes` bytes have passed in this direction (truncating the chunk
  * that crosses the limit), then closes. The count survives re-runs (Go keeps it as toxic state).
  */
-export class LimitDataStage extends Stage {
+class LimitDataStage extends Stage {
   private transmitted = 0;
   protected override onItem(item: Item): void {
     if (item === EOF) return this.emit(EOF);

@@ -60,7 +60,7 @@ export interface ModuleRunContext {
   definition?: TargetDefinition;
 }
 
-export interface CliSpec<Opts, Result> {
+interface CliSpec<Opts, Result> {
   /** `npm run bench:<script>`. */
   readonly script: string;
   /** After `usage: npm run bench:<script> -- `. */
@@ -91,7 +91,7 @@ export interface CliSpec<Opts, Result> {
 }
 
 /** The route's resolved target as a module sees it (shards/runner/types.ts's ResolvedTarget). */
-export interface RouteTarget {
+interface RouteTarget {
   route: string;
   server: string;
   source: 'configured' | 'local' | 'request';
@@ -101,7 +101,7 @@ export interface RouteTarget {
   broadcastKey?: string;
 }
 
-export interface HttpSpec<Opts, Result, Q extends OptionTable = OptionTable> {
+interface HttpSpec<Opts, Result, Q extends OptionTable = OptionTable> {
   /** Route target names: `POST /bench-<name>-<target>` for each. */
   readonly targets: readonly string[];
   /** The query's option table (docs/runner-api.md is generated from it): the CLI's without the route-owned names, plus the benchmark's names. */

@@ -13,7 +13,7 @@ import { jitterPlannedMs, runJitter } from './run.ts';
 import { runJitterWorkers } from './workers.ts';
 
 /** The engine's table plus the runner worker processes (each runs its share of the clients). */
-export const JITTER_CLI_OPTIONS = {
+const JITTER_CLI_OPTIONS = {
   ...JITTER_OPTIONS,
   workers: { type: 'int', default: 1, min: 1, max: 64, env: ['JITTER_WORKERS'], doc: 'runner worker processes; each runs its share of the clients on <stream>-w<i>, results merged exactly' },
 } as const satisfies OptionTable;
@@ -23,7 +23,7 @@ const { target: _t, url: _u, broadcastUrl: _b, toxiproxyUrl: _x, broadcastKey: _
 const PER_PROCESS = JITTER_OPTIONS.clients.max;
 
 /** The jitter CLI's table as the HTTP surface sees it, plus the benchmark's names. */
-export const JITTER_HTTP_OPTIONS = {
+const JITTER_HTTP_OPTIONS = {
   ...JITTER_QUERY,
   // One process holds at most JITTER_OPTIONS.clients.max clients; workers multiply that.
   clients: { ...JITTER_QUERY.clients, max: PER_PROCESS * 64, doc: `concurrent clients (at most ${PER_PROCESS} per worker process: raise workers beyond)` },

@@ -24,7 +24,6 @@ import { FIRST_MESSAGE_GRACE_MS, listenWindow, SUBSCRIBER_ONLY_CODES } from './l
 import { PROGRESS_EVERY_MS, type JitterProgress } from './progress.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
-export type { JitterProgress } from './progress.ts';
 
 export interface JitterEvents {
   phase: (name: 'connect' | 'publish' | 'listen' | 'settle' | 'report', detail: string) => void;
@@ -39,9 +38,9 @@ export interface JitterRun {
 }
 
 /** The drop window: the benchmark's `duration` when given, else the publishing window. */
-export const dropWindowMs = (o: { duration: number; msgs: number; interval: number }) => (o.duration > 0 ? o.duration * 1000 : o.msgs * o.interval);
+const dropWindowMs = (o: { duration: number; msgs: number; interval: number }) => (o.duration > 0 ? o.duration * 1000 : o.msgs * o.interval);
 /** A drop interval at or above the window (the benchmark's jitter=999999 "latency mode") means no drops at all. */
-export const dropsWithin = (o: { jitter: number; duration: number; msgs: number; interval: number }) => o.jitter > 0 && o.jitter * 1000 < dropWindowMs(o);
+const dropsWithin = (o: { jitter: number; duration: number; msgs: number; interval: number }) => o.jitter > 0 && o.jitter * 1000 < dropWindowMs(o);
 
 /**
  * The resilience engine behind `bench:jitter` and every chaos plan, as phases over one run

@@ -9,7 +9,7 @@ import { jitterPlannedMs } from '../jitter/run.ts';
 import { runLatency } from './run.ts';
 
 const { reconnectStrategy, ...Q } = queryOptions(LATENCY_OPTIONS);
-export const LATENCY_HTTP_OPTIONS = { ...Q, reconnectStrategy: { ...reconnectStrategy, aliases: ['reconnectMode'] }, samplesCap: COMPAT_OPTIONS.samplesCap, label: COMPAT_OPTIONS.label, shard: COMPAT_OPTIONS.shard, ...CLIENT_COMPAT_OPTIONS } as const satisfies OptionTable;
+const LATENCY_HTTP_OPTIONS = { ...Q, reconnectStrategy: { ...reconnectStrategy, aliases: ['reconnectMode'] }, samplesCap: COMPAT_OPTIONS.samplesCap, label: COMPAT_OPTIONS.label, shard: COMPAT_OPTIONS.shard, ...CLIENT_COMPAT_OPTIONS } as const satisfies OptionTable;
 
 export const latencyModule = defineModule({
   name: 'latency',

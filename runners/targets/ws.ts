@@ -100,7 +100,7 @@ class WsClient implements TargetClient {
 }
 
 /** The lean client's wire: `{"type":"welcome","sid"}` on connect, `{"type":"subscribe","stream":s}` → `{"type":"subscribed"}`; data frames carry `data`. */
-export const leanWs: LeanProtocol = {
+const leanWs: LeanProtocol = {
   url: (base) => `${base.replace(/^http/, 'ws').replace(/\/+$/, '')}/ws`,
   onOpen: (stream) => [JSON.stringify({ type: 'subscribe', stream })],
   onMessage(p) {

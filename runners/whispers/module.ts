@@ -7,7 +7,7 @@ import { checkWhispersOptions, WHISPERS_OPTIONS } from './options.ts';
 import { runWhispers, whispersPlannedMs } from './run.ts';
 
 const { target: _t, url: _u, ...Q } = WHISPERS_OPTIONS;
-export const WHISPERS_HTTP_OPTIONS = { ...Q, samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
+const WHISPERS_HTTP_OPTIONS = { ...Q, samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
 
 type Progress = { phase: string; connected: number; published: number; received: number };
 
