@@ -42,11 +42,8 @@ export const avalancheModule = defineModule({
     run.events.on('phase', ctx.phase);
     return run.result;
   },
-  // No field is required of a shard's result yet: the merge sums what it knows (shards/merge).
-  summary: [],
   multi: { sharedStream: false },
   cli: {
-    script: 'avalanche',
     usage: `--target <${TARGET_NAMES.join('|')}> --restart <mode> [options] [--json]`,
     helpExtra: ENV_HELP,
     json: 'flag',
@@ -56,7 +53,6 @@ export const avalancheModule = defineModule({
     after: (r) => (r.restart.ok ? undefined : `error ${r.restart.code ?? 'RR_ERR_RESTART_FAILED'}: ${r.restart.error}\n`),
   },
   http: {
-    targets: ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'],
     options: AVALANCHE_HTTP_OPTIONS,
     fromQuery(q, t, given) {
       const { shard, channel, acProtocol, clientLib, reconnectBaseMs, prearm, recoveryWait, ...rest } = q;

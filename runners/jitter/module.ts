@@ -68,7 +68,6 @@ export const jitterModule = defineModule({
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: true },
   cli: {
-    script: 'jitter',
     usage: `--target <${TARGET_NAMES.join('|')}> [options] [--json]`,
     json: 'flag',
     abortNote: 'stopping the run; the partial result will be written, flagged ABORTED',
@@ -78,7 +77,6 @@ export const jitterModule = defineModule({
     progressLine: (p, o) => formatProgress(o.jitter.target, p as unknown as JitterProgress),
   },
   http: {
-    targets: ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'],
     options: JITTER_HTTP_OPTIONS,
     fromQuery(q, t, given) {
       const { samplesCap, label, shard, workers, channel, acProtocol, clientLib, reconnectBaseMs, ...j } = q;
