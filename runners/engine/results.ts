@@ -1,3 +1,4 @@
+import { randomSeed } from '../../lib/rng.ts';
 import { summarize } from '../core/latency.ts';
 import type { LossReport } from '../core/client-timelines.ts';
 import type { PublisherResult } from '../core/publisher.ts';
@@ -5,6 +6,18 @@ import type { RunSession } from './session.ts';
 
 /** a / b as a percentage with four decimals; 0 when b is 0. The one copy every result uses. */
 export const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
+
+/**
+ * A run's identity: its seed (0 picks one), start, id (given, or `<target>-<start>-<seed>`) and
+ * stream (given, or `<test>-<runId>`), and the fields a result opens with over them.
+ */
+export function runIdentity<Test extends string, O extends { seed: number; stream: string; runId?: string }>(test: Test, target: string, o: O) {
+  const seed = o.seed || randomSeed();
+  const startedAt = new Date();
+  const runId = o.runId || `${target}-${startedAt.getTime().toString(36)}-${seed}`;
+  const stream = o.stream || `${test}-${runId}`;
+  return { seed, runId, stream, head: { test, target, runId, seed, stream, startedAt: startedAt.toISOString(), params: { ...o, seed } } };
+}
 
 /**
  * The delivery part every publish-and-listen result carries, in the benchmark's field names, from
