@@ -1,5 +1,6 @@
 import { randomSeed } from '../../lib/rng.ts';
-import { summarize } from '../core/latency.ts';
+import { summarize, type EncodedLatency, type LatencyReport } from '../core/latency.ts';
+import type { RunnerHealth } from '../core/runner-health.ts';
 import type { LossReport } from '../core/client-timelines.ts';
 import type { PublisherResult } from '../core/publisher.ts';
 import type { RunSession } from './session.ts';
@@ -17,6 +18,48 @@ export function runIdentity<Test extends string, O extends { seed: number; strea
   const runId = o.runId || `${target}-${startedAt.getTime().toString(36)}-${seed}`;
   const stream = o.stream || `${test}-${runId}`;
   return { seed, runId, stream, head: { test, target, runId, seed, stream, startedAt: startedAt.toISOString(), params: { ...o, seed } } };
+}
+
+/**
+ * The fields every publish-and-listen result declares alike (jitter, throughput, avalanche,
+ * deploy-impact), in the benchmark's names; each result adds its own.
+ */
+export interface RunFields extends LatencyReport {
+  target: string;
+  runId: string;
+  stream: string;
+  startedAt: string;
+  clients: number;
+  connectedClients: number;
+  /** Clients that never connected. */
+  connectFailures: number;
+  /** connectFailures by cause: 'fd_limit' and 'port_exhaustion' are the runner's own limits, 'target' everything else. */
+  connectFailureCauses: Record<string, number>;
+  /** Messages the run planned to publish. */
+  totalMessages: number;
+  /** Messages the target accepted (HTTP 201): only these are expected at the clients. */
+  published: number;
+  /** Messages the target did not accept: the publisher's failures, never counted as the target's delivery loss. */
+  publishFailures: number;
+  /** The first 20 publisher failures, `seq <n>: <cause>`. */
+  publishFailureSamples: string[];
+  /** clients × published (accepted messages), as the benchmark's M × N. */
+  expectedDeliveries: number;
+  /** Distinct (client, seq) deliveries, including any of a message the publisher saw fail. */
+  receivedDeliveries: number;
+  /** Accepted messages a client never got. */
+  lostDeliveries: number;
+  /** receivedDeliveries / expectedDeliveries, %. */
+  deliveryRatePct: number;
+  duplicates: number;
+  outOfOrder: number;
+  /** Arrivals that were not this run's payloads (another run on the stream, corrupt data). */
+  foreignMessages: number;
+  latencyHistogram: EncodedLatency;
+  runnerPeakRssMb: number;
+  runner: RunnerHealth;
+  elapsedMs: number;
+  plannedMs: number;
 }
 
 /**
