@@ -2,7 +2,7 @@ import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
-import { defineModule, shownOptions } from '../engine/module.ts';
+import { defineModule, phasedRun, shownOptions } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
 import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv } from './options.ts';
@@ -37,11 +37,7 @@ export const avalancheModule = defineModule({
   plannedMs: ({ opts }) => avalanchePlannedMs(opts),
   target: 'self',
   targetOf: ({ opts }) => ({ name: opts.target, url: opts.url }),
-  run({ opts, config }, ctx) {
-    const run = runAvalanche(opts, config, { signal: ctx.signal });
-    run.events.on('phase', ctx.phase);
-    return run.result;
-  },
+  run: ({ opts, config }, ctx) => phasedRun(runAvalanche(opts, config, { signal: ctx.signal }), ctx),
   multi: { sharedStream: false },
   cli: {
     usage: `--target <${TARGET_NAMES.join('|')}> --restart <mode> [options] [--json]`,

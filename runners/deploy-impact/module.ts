@@ -2,7 +2,7 @@ import type { OptionTable } from '../../lib/options.ts';
 import { COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { formatDeployImpact } from '../avalanche/report.ts';
-import { defineModule } from '../engine/module.ts';
+import { defineModule, phasedRun } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
 import { checkDeployImpactOptions, DEPLOY_IMPACT_OPTIONS } from './options.ts';
@@ -17,11 +17,7 @@ export const deployImpactModule = defineModule({
   validate: checkDeployImpactOptions,
   plannedMs: deployImpactPlannedMs,
   target: 'self',
-  run(o, ctx) {
-    const run = runDeployImpact(o, { signal: ctx.signal });
-    run.events.on('phase', ctx.phase);
-    return run.result;
-  },
+  run: (o, ctx) => phasedRun(runDeployImpact(o, { signal: ctx.signal }), ctx),
   multi: { sharedStream: false },
   cli: {
     usage: `--target <${TARGET_NAMES.join('|')}> [options] [--json]`,

@@ -1,3 +1,4 @@
+import type { Emitter } from '../../lib/emitter.ts';
 import { defaultsOf, parseOptions, type OptionTable, type OptionValues, type ParseSources } from '../../lib/options.ts';
 import type { ServiceHandle } from '../../services/common/spawn.ts';
 import { stamp } from '../core/results.ts';
@@ -135,6 +136,12 @@ export function withDefaults<T extends OptionTable>(table: T, values: Record<str
 export function shownOptions(opts: object): Record<string, unknown> {
   const { url: _1, broadcastUrl: _2, broadcastKey: _3, toxiproxyUrl: _4, ...shown } = opts as Record<string, unknown>;
   return shown;
+}
+
+/** A `{ events, result }` run (avalanche, deploy-impact) with its phases going to the module's context. */
+export function phasedRun<R, N extends string>(run: { events: Emitter<{ phase: (name: N, detail: string) => void }>; result: Promise<R> }, ctx: ModuleRunContext): Promise<R> {
+  run.events.on('phase', ctx.phase);
+  return run.result;
 }
 
 /** A module whose types are erased for a registry (the table of every runner). */
