@@ -5,7 +5,6 @@ import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../
 import { redactBroadcastKey, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { defineModule, shownOptions } from '../engine/module.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
-import { resultName } from '../module-cli.ts';
 import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from './options.ts';
 import { formatProgress, type JitterProgress } from './progress.ts';
 import { formatComparison } from './report.ts';
@@ -71,7 +70,6 @@ export const jitterModule = defineModule({
     usage: `--target <${TARGET_NAMES.join('|')}> [options] [--json]`,
     json: 'flag',
     abortNote: 'stopping the run; the partial result will be written, flagged ABORTED',
-    fileName: (o) => resultName('jitter', o.jitter.target),
     command: (o, r) => ({ values: { ...r.params, workers: o.workers } }),
     present: (r) => formatComparison([r]),
     progressLine: (p, o) => formatProgress(o.jitter.target, p as unknown as JitterProgress),
