@@ -131,6 +131,11 @@ export abstract class Stage implements Sink {
    * called again later, or HOLD to wait for the next run.
    */
   protected step(head: Item): number {
+    return this.pass(head);
+  }
+
+  /** Emit the head and go on with the next: `step()`'s 0. */
+  protected pass(head: Item): number {
     this.queue.shift();
     this.emit(head);
     return 0;
@@ -203,11 +208,7 @@ class LatencyStage extends Stage {
   private deadline: number | undefined;
   private slept = false;
   protected override step(head: Item): number {
-    if (head === EOF) {
-      this.queue.shift();
-      this.emit(EOF);
-      return 0;
-    }
+    if (head === EOF) return this.pass(EOF);
     if (this.deadline === undefined) {
       const { latency = 0, jitter = 0 } = this.attrs;
       const offset = jitter > 0 ? Math.floor(this.host.rng() * 2 * jitter) - jitter : 0;
@@ -221,9 +222,7 @@ class LatencyStage extends Stage {
     if (this.slept) head.at = this.deadline;
     this.deadline = undefined;
     this.slept = false;
-    this.queue.shift();
-    this.emit(head);
-    return 0;
+    return this.pass(head);
   }
   protected override interrupt(): Item[] {
     this.deadline = undefined;
@@ -241,11 +240,7 @@ class BandwidthStage extends Stage {
   private free = 0;
   private pieceAt: number | undefined;
   protected override step(head: Item): number {
-    if (head === EOF) {
-      this.queue.shift();
-      this.emit(EOF);
-      return 0;
-    }
+    if (head === EOF) return this.pass(EOF);
     const rate = this.attrs.rate ?? 0;
     if (rate <= 0) return HOLD;
     const size = Math.min(head.data.length, rate * 100);
@@ -256,13 +251,9 @@ class BandwidthStage extends Stage {
     const wait = this.pieceAt - this.host.now();
     if (!due(wait)) return wait;
     this.pieceAt = undefined;
-    if (size === head.data.length) {
-      this.queue.shift();
-      this.emit(head);
-    } else {
-      this.emit({ data: head.data.subarray(0, size), at: head.at });
-      head.data = head.data.subarray(size);
-    }
+    if (size === head.data.length) return this.pass(head);
+    this.emit({ data: head.data.subarray(0, size), at: head.at });
+    head.data = head.data.subarray(size);
     return 0;
   }
   protected override interrupt(): Item[] {
@@ -276,17 +267,10 @@ class BandwidthStage extends Stage {
 class SlowCloseStage extends Stage {
   private closeAt: number | undefined;
   protected override step(head: Item): number {
-    if (head !== EOF) {
-      this.queue.shift();
-      this.emit(head);
-      return 0;
-    }
+    if (head !== EOF) return this.pass(head);
     this.closeAt ??= this.host.now() + (this.attrs.delay ?? 0);
     const wait = this.closeAt - this.host.now();
-    if (!due(wait)) return wait;
-    this.queue.shift();
-    this.emit(EOF);
-    return 0;
+    return due(wait) ? this.pass(EOF) : wait;
   }
   protected override interrupt(): Item[] {
     this.closeAt = undefined;
@@ -358,11 +342,7 @@ class SlicerStage extends Stage {
   private pieces: number[] | undefined;
   private owedUs = 0;
   protected override step(head: Item): number {
-    if (head === EOF) {
-      this.queue.shift();
-      this.emit(EOF);
-      return 0;
-    }
+    if (head === EOF) return this.pass(EOF);
     this.pieces ??= this.slice(head.data.length);
     const size = this.pieces.shift() ?? head.data.length;
     if (this.pieces.length === 0 || size >= head.data.length) {
