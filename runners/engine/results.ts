@@ -101,18 +101,20 @@ export const publisherFields = (p: PublisherResult) => ({ published: p.published
  */
 export type LossSummary = Partial<LossReport>;
 
+/** Counts by key (causes, outcomes, reasons) summed over several results. */
+export function addMaps(ms: Record<string, number>[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of ms) for (const [k, v] of Object.entries(m)) out[k] = (out[k] ?? 0) + v;
+  return out;
+}
+
 /** Sum of several loss reports (a runner with one ledger per room, workers): the late split's p99 is the highest part's. */
 export function mergeLoss(parts: LossReport[]): LossReport {
-  const add = (ms: Record<string, number>[]) => {
-    const out: Record<string, number> = {};
-    for (const m of ms) for (const [k, v] of Object.entries(m)) out[k] = (out[k] ?? 0) + v;
-    return out;
-  };
   const p99s = parts.map((p) => p.lateDeliveries.liveP99Ms).filter((v): v is number => v !== null);
   return {
-    lossByCause: add(parts.map((p) => p.lossByCause as Record<string, number>)) as LossReport['lossByCause'],
-    resumeOutcomes: add(parts.map((p) => p.resumeOutcomes)),
+    lossByCause: addMaps(parts.map((p) => p.lossByCause as Record<string, number>)) as LossReport['lossByCause'],
+    resumeOutcomes: addMaps(parts.map((p) => p.resumeOutcomes)),
     replayedDeliveries: parts.reduce((a, p) => a + p.replayedDeliveries, 0),
-    lateDeliveries: { liveP99Ms: p99s.length ? Math.max(...p99s) : null, late: parts.reduce((a, p) => a + p.lateDeliveries.late, 0), byPath: add(parts.map((p) => p.lateDeliveries.byPath)) },
+    lateDeliveries: { liveP99Ms: p99s.length ? Math.max(...p99s) : null, late: parts.reduce((a, p) => a + p.lateDeliveries.late, 0), byPath: addMaps(parts.map((p) => p.lateDeliveries.byPath)) },
   };
 }
