@@ -22,7 +22,7 @@ export interface TestTcpServer {
  * Where a real Toxiproxy reaches the servers our tests start. Default loopback works for a local
  * toxiproxy-server; set TOXIPROXY_UPSTREAM_HOST (e.g. host.docker.internal) otherwise.
  */
-export const UPSTREAM_HOST = process.env.TOXIPROXY_UPSTREAM_HOST ?? '127.0.0.1';
+const UPSTREAM_HOST = process.env.TOXIPROXY_UPSTREAM_HOST ?? '127.0.0.1';
 
 /** A TCP server on port 0. `onSocket` decides what to do with each connection (echo, blast, hold...). */
 export async function startTcpServer(onSocket: (s: Socket) => void = () => {}): Promise<TestTcpServer> {

@@ -12,11 +12,3 @@ const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 export function escapeControl(text: string): string {
   return text.replace(CONTROL, (c) => NAMED[c] ?? (c.charCodeAt(0) > 0xff ? `\\u${c.charCodeAt(0).toString(16)}` : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
 }
-
-/** True when `text` holds a character escapeControl would rewrite (for refusing identifiers outright). */
-export function hasControl(text: string): boolean {
-  CONTROL.lastIndex = 0;
-  const found = CONTROL.test(text);
-  CONTROL.lastIndex = 0;
-  return found;
-}

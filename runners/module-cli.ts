@@ -1,7 +1,7 @@
 import { runCli } from '../lib/cli.ts';
 import { argvToValues, helpText, type OptionTable } from '../lib/options.ts';
 import { withTarget } from './core/local-target.ts';
-import { stamp, writeResults } from './core/results.ts';
+import { writeResults } from './core/results.ts';
 import { parseModule, type AnyRunnerModule, type ModuleRunContext, type RunnerModule } from './engine/module.ts';
 import { commandLine, reportLine } from './report/index.ts';
 import { getTarget } from './targets/index.ts';
@@ -68,5 +68,5 @@ export function runModuleCli<O extends object, R extends object, T extends Optio
   runCli((argv) => moduleMain(m, argv));
 }
 
-/** Results file names: `<test>-<target>-<stamp>`. */
-export const resultName = (...parts: string[]) => [...parts, stamp()].join('-');
+/** Results file names (engine/module.ts's), for the modules that name their own. */
+export { resultName } from './engine/module.ts';

@@ -28,14 +28,17 @@ export interface DisruptionDefinition {
 export const CUTOFF = Object.freeze({ bytes: 1024, closeDelayMs: 1000 });
 
 /**
- * Undo: remove the toxics in reverse order of adding them. Toxiproxy 2.12 needs that order: after
- * removing a toxic whose stage has already closed (a `limit_data` that hit its limit), its links
- * keep a stale stage index, so the next removal misses its toxic and e.g. a `slow_close` holding
- * the close back still waits its full delay after the plan lifted it. Newest first, every
- * removal finds its own stage, through either proxy.
+ * An apply that adds the toxics in order. Its undo removes them in reverse order of adding them.
+ * Toxiproxy 2.12 needs that order: after removing a toxic whose stage has already closed (a
+ * `limit_data` that hit its limit), its links keep a stale stage index, so the next removal
+ * misses its toxic and e.g. a `slow_close` holding the close back still waits its full delay
+ * after the plan lifted it. Newest first, every removal finds its own stage, through either proxy.
  */
-const toxics = (proxy: ChaosProxyHandle, names: string[]) => async () => {
-  for (const n of [...names].reverse()) await proxy.removeToxic(n);
+const addToxics = (...specs: (ToxicSpec & { name: string })[]) => async (proxy: ChaosProxyHandle) => {
+  for (const s of specs) await proxy.addToxic(s);
+  return async () => {
+    for (const s of [...specs].reverse()) await proxy.removeToxic(s.name);
+  };
 };
 
 /** The blackhole's two toxics; the upstream one stays on the proxy at toxicity 0 between blackholes (see liftBlackhole). */
@@ -83,12 +86,11 @@ export const CATALOG: Readonly<Record<DisruptionKind, DisruptionDefinition>> = O
     scope: 'group',
     defaultDurationMs: 10_000,
     description: 'bad network: 150 ms ± 100 ms latency downstream, 50 ms upstream, and frames sliced into ~64-byte packets',
-    async apply(p) {
-      await p.addToxic({ type: 'latency', name: 'rr_flaky_latency_down', stream: 'downstream', attributes: { latency: 150, jitter: 100 } });
-      await p.addToxic({ type: 'latency', name: 'rr_flaky_latency_up', stream: 'upstream', attributes: { latency: 50, jitter: 25 } });
-      await p.addToxic({ type: 'slicer', name: 'rr_flaky_slicer', stream: 'downstream', attributes: { average_size: 64, size_variation: 32, delay: 200 } });
-      return toxics(p, ['rr_flaky_latency_down', 'rr_flaky_latency_up', 'rr_flaky_slicer']);
-    },
+    apply: addToxics(
+      { type: 'latency', name: 'rr_flaky_latency_down', stream: 'downstream', attributes: { latency: 150, jitter: 100 } },
+      { type: 'latency', name: 'rr_flaky_latency_up', stream: 'upstream', attributes: { latency: 50, jitter: 25 } },
+      { type: 'slicer', name: 'rr_flaky_slicer', stream: 'downstream', attributes: { average_size: 64, size_variation: 32, delay: 200 } },
+    ),
   },
   blackhole: {
     kind: 'blackhole',
@@ -116,32 +118,25 @@ export const CATALOG: Readonly<Record<DisruptionKind, DisruptionDefinition>> = O
     scope: 'group',
     defaultDurationMs: 10_000,
     description: 'downstream bandwidth limited to 1 KB/s: the server must buffer or shed',
-    async apply(p) {
-      await p.addToxic({ type: 'bandwidth', name: 'rr_slow_consumer', stream: 'downstream', attributes: { rate: 1 } });
-      return toxics(p, ['rr_slow_consumer']);
-    },
+    apply: addToxics({ type: 'bandwidth', name: 'rr_slow_consumer', stream: 'downstream', attributes: { rate: 1 } }),
   },
   reset: {
     kind: 'reset',
     scope: 'group',
     defaultDurationMs: 1000,
     description: 'reset_peer: every connection gets a TCP RST; new ones too while it lasts',
-    async apply(p) {
-      await p.addToxic({ type: 'reset_peer', name: 'rr_reset', stream: 'downstream', attributes: { timeout: 0 } });
-      return toxics(p, ['rr_reset']);
-    },
+    apply: addToxics({ type: 'reset_peer', name: 'rr_reset', stream: 'downstream', attributes: { timeout: 0 } }),
   },
   cutoff: {
     kind: 'cutoff',
     scope: 'group',
     defaultDurationMs: 5000,
     description: `a middlebox cutting streams: every connection, and every reconnect while it lasts, is closed after ${CUTOFF.bytes} more bytes downstream (limit_data), and the close reaches the client ${CUTOFF.closeDelayMs} ms late (slow_close)`,
-    async apply(p) {
-      // Chain order matters: limit_data ends the stream, then slow_close holds that close back.
-      await p.addToxic({ type: 'limit_data', name: 'rr_cutoff_limit', stream: 'downstream', attributes: { bytes: CUTOFF.bytes } });
-      await p.addToxic({ type: 'slow_close', name: 'rr_cutoff_slow_close', stream: 'downstream', attributes: { delay: CUTOFF.closeDelayMs } });
-      return toxics(p, ['rr_cutoff_limit', 'rr_cutoff_slow_close']);
-    },
+    // Chain order matters: limit_data ends the stream, then slow_close holds that close back.
+    apply: addToxics(
+      { type: 'limit_data', name: 'rr_cutoff_limit', stream: 'downstream', attributes: { bytes: CUTOFF.bytes } },
+      { type: 'slow_close', name: 'rr_cutoff_slow_close', stream: 'downstream', attributes: { delay: CUTOFF.closeDelayMs } },
+    ),
   },
 });
 

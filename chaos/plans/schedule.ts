@@ -68,9 +68,6 @@ export function buildSchedule(input: ScheduleInput): PlanStep[] {
   return steps.sort((a, b) => a.atMs - b.atMs || a.target - b.target);
 }
 
-/** When the last disruption ends, ms after publishing starts. */
-export const scheduleEndMs = (steps: readonly PlanStep[]) => steps.reduce((m, s) => Math.max(m, s.atMs + s.durationMs), 0);
-
 /** One executed disruption, saved with the results. Times are ms since publishing started. */
 export interface ChaosEvent {
   kind: DisruptionKind;

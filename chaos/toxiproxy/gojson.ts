@@ -9,7 +9,7 @@
 /** Go's `encoding/json` nesting limit (`maxNestingDepth`). */
 const MAX_DEPTH = 10_000;
 
-export class GoJsonSyntaxError extends Error {}
+class GoJsonSyntaxError extends Error {}
 
 /** Parse the first JSON value of `text`; throws GoJsonSyntaxError with Go's message (`EOF` for an empty body). */
 export function decodeFirstValue(text: string): unknown {

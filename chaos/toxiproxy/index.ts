@@ -10,7 +10,6 @@ import type { LinkEnv } from './link.ts';
 import { DEFAULT_TOXIPROXY_SERVER_OPTIONS, type ToxiproxyServer, type ToxiproxyServerOptions } from './types.ts';
 
 export * from './types.ts';
-export { ApiError, ChaosError } from './errors.ts';
 export { TOXIPROXY_VERSION } from './api.ts';
 
 /**

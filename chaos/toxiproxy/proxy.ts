@@ -163,7 +163,7 @@ export class ChaosProxy {
 }
 
 /** Go's `net.SplitHostPort`; undefined when malformed. */
-export function splitHostPort(addr: string): { host: string; port: string } | undefined {
+function splitHostPort(addr: string): { host: string; port: string } | undefined {
   if (addr.startsWith('[')) {
     const end = addr.indexOf(']');
     if (end < 0 || addr[end + 1] !== ':') return undefined;

@@ -10,7 +10,7 @@ import type { ToxicType } from './types.ts';
 /** End of stream travelling through the chain after the data read before it. */
 export const EOF = Symbol('eof');
 /** One `read()` from the source, timestamped at read time (ms, performance.now()). */
-export interface Chunk {
+interface Chunk {
   data: Buffer;
   at: number;
 }
@@ -131,6 +131,11 @@ export abstract class Stage implements Sink {
    * called again later, or HOLD to wait for the next run.
    */
   protected step(head: Item): number {
+    return this.pass(head);
+  }
+
+  /** Emit the head and go on with the next: `step()`'s 0. */
+  protected pass(head: Item): number {
     this.queue.shift();
     this.emit(head);
     return 0;
@@ -188,7 +193,7 @@ export abstract class Stage implements Sink {
 /** Waits below a millisecond are not worth a timer (Node timers have 1 ms resolution). */
 const due = (wait: number) => wait < 1;
 
-export class NoopStage extends Stage {
+class NoopStage extends Stage {
   protected override onItem(item: Item): void {
     this.emit(item);
   }
@@ -199,15 +204,11 @@ export class NoopStage extends Stage {
  * order. A chunk that had to wait is re-stamped with its release time, so two latency toxics add up
  * (Go: `c.Timestamp = c.Timestamp.Add(sleep)`).
  */
-export class LatencyStage extends Stage {
+class LatencyStage extends Stage {
   private deadline: number | undefined;
   private slept = false;
   protected override step(head: Item): number {
-    if (head === EOF) {
-      this.queue.shift();
-      this.emit(EOF);
-      return 0;
-    }
+    if (head === EOF) return this.pass(EOF);
     if (this.deadline === undefined) {
       const { latency = 0, jitter = 0 } = this.attrs;
       const offset = jitter > 0 ? Math.floor(this.host.rng() * 2 * jitter) - jitter : 0;
@@ -221,9 +222,7 @@ export class LatencyStage extends Stage {
     if (this.slept) head.at = this.deadline;
     this.deadline = undefined;
     this.slept = false;
-    this.queue.shift();
-    this.emit(head);
-    return 0;
+    return this.pass(head);
   }
   protected override interrupt(): Item[] {
     this.deadline = undefined;
@@ -237,15 +236,11 @@ export class LatencyStage extends Stage {
  * when a virtual clock (advanced by size / rate ms) allows, so timer slop never accumulates.
  * rate 0 stalls the link: data is held, not dropped, until the toxic changes or goes.
  */
-export class BandwidthStage extends Stage {
+class BandwidthStage extends Stage {
   private free = 0;
   private pieceAt: number | undefined;
   protected override step(head: Item): number {
-    if (head === EOF) {
-      this.queue.shift();
-      this.emit(EOF);
-      return 0;
-    }
+    if (head === EOF) return this.pass(EOF);
     const rate = this.attrs.rate ?? 0;
     if (rate <= 0) return HOLD;
     const size = Math.min(head.data.length, rate * 100);
@@ -256,13 +251,9 @@ export class BandwidthStage extends Stage {
     const wait = this.pieceAt - this.host.now();
     if (!due(wait)) return wait;
     this.pieceAt = undefined;
-    if (size === head.data.length) {
-      this.queue.shift();
-      this.emit(head);
-    } else {
-      this.emit({ data: head.data.subarray(0, size), at: head.at });
-      head.data = head.data.subarray(size);
-    }
+    if (size === head.data.length) return this.pass(head);
+    this.emit({ data: head.data.subarray(0, size), at: head.at });
+    head.data = head.data.subarray(size);
     return 0;
   }
   protected override interrupt(): Item[] {
@@ -273,20 +264,13 @@ export class BandwidthStage extends Stage {
 }
 
 /** slow_close: data passes; EOF waits `delay` ms before closing the destination. */
-export class SlowCloseStage extends Stage {
+class SlowCloseStage extends Stage {
   private closeAt: number | undefined;
   protected override step(head: Item): number {
-    if (head !== EOF) {
-      this.queue.shift();
-      this.emit(head);
-      return 0;
-    }
+    if (head !== EOF) return this.pass(head);
     this.closeAt ??= this.host.now() + (this.attrs.delay ?? 0);
     const wait = this.closeAt - this.host.now();
-    if (!due(wait)) return wait;
-    this.queue.shift();
-    this.emit(EOF);
-    return 0;
+    return due(wait) ? this.pass(EOF) : wait;
   }
   protected override interrupt(): Item[] {
     this.closeAt = undefined;
@@ -302,7 +286,7 @@ export class SlowCloseStage extends Stage {
  * Removing it closes the link too (Go `TimeoutToxic.Cleanup`, PR #168): data was lost, so the
  * stream is corrupt. Like Go, that happens whatever the toxicity roll was.
  */
-export class TimeoutStage extends Stage {
+class TimeoutStage extends Stage {
   protected override start(): void {
     this.arm();
   }
@@ -331,7 +315,7 @@ export class TimeoutStage extends Stage {
  * reset both sockets (RST via `resetAndDestroy()`). Once armed the wait is not interruptible,
  * as in Go (`<-time.After(timeout)` outside the select).
  */
-export class ResetPeerStage extends Stage {
+class ResetPeerStage extends Stage {
   private fired = false;
   protected override onItem(item: Item): void {
     this.drop(item);
@@ -354,15 +338,11 @@ export class ResetPeerStage extends Stage {
  * recursive halving) and waits `delay` µs after each piece. Node timers have ms resolution, so
  * sub-ms delays are accumulated and paid in whole milliseconds.
  */
-export class SlicerStage extends Stage {
+class SlicerStage extends Stage {
   private pieces: number[] | undefined;
   private owedUs = 0;
   protected override step(head: Item): number {
-    if (head === EOF) {
-      this.queue.shift();
-      this.emit(EOF);
-      return 0;
-    }
+    if (head === EOF) return this.pass(EOF);
     this.pieces ??= this.slice(head.data.length);
     const size = this.pieces.shift() ?? head.data.length;
     if (this.pieces.length === 0 || size >= head.data.length) {
@@ -408,7 +388,7 @@ export class SlicerStage extends Stage {
  * limit_data: forwards until `bytes` bytes have passed in this direction (truncating the chunk
  * that crosses the limit), then closes. The count survives re-runs (Go keeps it as toxic state).
  */
-export class LimitDataStage extends Stage {
+class LimitDataStage extends Stage {
   private transmitted = 0;
   protected override onItem(item: Item): void {
     if (item === EOF) return this.emit(EOF);

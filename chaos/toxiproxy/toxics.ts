@@ -19,10 +19,10 @@ interface AttributeSpec {
  * would fire at once and a `latency` of 3e9 ms would spin a 1 ms timer forever. Durations above
  * it (~24.8 days) are refused, so what is accepted is what happens.
  */
-export const MAX_TIMER_MS = 2_147_483_647;
+const MAX_TIMER_MS = 2_147_483_647;
 const DURATION_MS: AttributeSpec = { min: 0, max: MAX_TIMER_MS, unit: 'ms' };
 
-export const TOXIC_ATTRIBUTES: Readonly<Record<ToxicType, Readonly<Record<string, AttributeSpec>>>> = {
+const TOXIC_ATTRIBUTES: Readonly<Record<ToxicType, Readonly<Record<string, AttributeSpec>>>> = {
   latency: { latency: DURATION_MS, jitter: DURATION_MS },
   bandwidth: { rate: { min: 0, unit: 'KB/s' } },
   slow_close: { delay: DURATION_MS },
@@ -34,7 +34,7 @@ export const TOXIC_ATTRIBUTES: Readonly<Record<ToxicType, Readonly<Record<string
   noop: {},
 };
 
-export const isToxicType = (t: unknown): t is ToxicType => typeof t === 'string' && (TOXIC_TYPES as readonly string[]).includes(t);
+const isToxicType = (t: unknown): t is ToxicType => typeof t === 'string' && (TOXIC_TYPES as readonly string[]).includes(t);
 
 /** A toxic as the collection stores it; live links read `attributes` and `toxicity` on every (re)run. */
 export interface ToxicRecord {
@@ -51,7 +51,7 @@ export function toxicJson(t: ToxicRecord): ToxicJson {
   return { attributes: { ...t.attributes }, name: t.name, type: t.type, stream: t.stream, toxicity: t.toxicity };
 }
 
-export function defaultAttributes(type: ToxicType): Record<string, number> {
+function defaultAttributes(type: ToxicType): Record<string, number> {
   const out: Record<string, number> = {};
   for (const k of Object.keys(TOXIC_ATTRIBUTES[type])) out[k] = 0;
   return out;
@@ -72,7 +72,7 @@ const goType = (v: unknown) => (Array.isArray(v) ? 'array' : v === null ? 'null'
  * unknown keys and nulls are ignored, non-integers are a 400. Returns a new object; validates the
  * merged result so an update cannot sneak a bad value past create-time checks.
  */
-export function mergeAttributes(type: ToxicType, base: Record<string, number>, raw: unknown): Record<string, number> {
+function mergeAttributes(type: ToxicType, base: Record<string, number>, raw: unknown): Record<string, number> {
   const out = { ...base };
   if (raw === undefined || raw === null) return validate(type, out);
   if (typeof raw !== 'object' || Array.isArray(raw)) {
@@ -104,7 +104,7 @@ function validate(type: ToxicType, attrs: Record<string, number>): Record<string
 }
 
 /** Toxicity: a JSON number in 0..1 (Toxiproxy stores any float32; we refuse values that cannot be a probability). */
-export function parseToxicity(v: unknown, current: number): number {
+function parseToxicity(v: unknown, current: number): number {
   if (v === undefined || v === null) return current;
   if (typeof v !== 'number' || !Number.isFinite(v)) throw apiErrors.badBody(`json: cannot unmarshal ${goType(v)} into Go struct field .toxicity of type float32`);
   if (v < 0 || v > 1) throw apiErrors.badBody(`toxicity must be between 0 and 1 (got ${v})`);

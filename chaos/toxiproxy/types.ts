@@ -10,14 +10,14 @@ export type ToxicType = (typeof TOXIC_TYPES)[number];
 /** upstream = client → server bytes, downstream = server → client bytes. */
 export type Direction = 'upstream' | 'downstream';
 
-export interface LatencyAttributes { latency: number; jitter: number }
-export interface BandwidthAttributes { rate: number }
-export interface SlowCloseAttributes { delay: number }
-export interface TimeoutAttributes { timeout: number }
-export interface ResetPeerAttributes { timeout: number }
-export interface SlicerAttributes { average_size: number; size_variation: number; delay: number }
-export interface LimitDataAttributes { bytes: number }
-export type NoopAttributes = Record<string, never>;
+interface LatencyAttributes { latency: number; jitter: number }
+interface BandwidthAttributes { rate: number }
+interface SlowCloseAttributes { delay: number }
+interface TimeoutAttributes { timeout: number }
+interface ResetPeerAttributes { timeout: number }
+interface SlicerAttributes { average_size: number; size_variation: number; delay: number }
+interface LimitDataAttributes { bytes: number }
+type NoopAttributes = Record<string, never>;
 
 export interface ToxicAttributeMap {
   latency: LatencyAttributes;
@@ -95,7 +95,7 @@ export interface ProxyInput {
   enabled?: boolean;
 }
 
-export interface ToxiproxyServerStats {
+interface ToxiproxyServerStats {
   proxies: number;
   /** Live proxied TCP connections over all proxies. */
   connections: number;

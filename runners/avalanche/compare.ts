@@ -23,7 +23,7 @@ export const AVALANCHE_COMPARE_OPTIONS = {
 export type AvalancheCompareOptions = OptionValues<typeof AVALANCHE_COMPARE_OPTIONS>;
 
 /** The smaller size `npm run bench -- --avalanche` uses by default (env AVALANCHE_* raises it). */
-export const BENCH_AVALANCHE_OPTIONS = {
+const BENCH_AVALANCHE_OPTIONS = {
   ...AVALANCHE_COMPARE_OPTIONS,
   clients: { ...AVALANCHE_OPTIONS.clients, default: 200, env: ['AVALANCHE_CLIENTS'] },
   publishAfterMs: { ...AVALANCHE_OPTIONS.publishAfterMs, default: 10_000 },

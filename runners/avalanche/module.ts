@@ -2,10 +2,10 @@ import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
-import { defineModule, shownOptions } from '../engine/module.ts';
+import { defineModule, phasedRun, shownOptions } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
-import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv, type AvalancheOptions, type RestartConfig } from './options.ts';
+import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv } from './options.ts';
 import { formatAvalanche } from './report.ts';
 import { avalanchePlannedMs, runAvalanche } from './run.ts';
 
@@ -26,12 +26,6 @@ const ENV_HELP = `  restart configuration (environment only, never from a reques
     AVALANCHE_RESTART_HOOK_URL     URL POSTed for --restart hook; AVALANCHE_RESTART_HOOK_TOKEN: its bearer
     AVALANCHE_RESTART_TIMEOUT_MS   give up on the command or hook after this long (default 120000)`;
 
-/** The run's options and the operator's restart configuration (env only: a request never names a command). */
-export interface AvalancheModuleOptions {
-  opts: AvalancheOptions;
-  config: RestartConfig;
-}
-
 export const avalancheModule = defineModule({
   name: 'avalanche',
   doc: 'one forced restart of the target (kill, term, rolling, or the operator-configured command/hook) under a fixed publish rate; the reconnect herd and what was lost',
@@ -43,16 +37,9 @@ export const avalancheModule = defineModule({
   plannedMs: ({ opts }) => avalanchePlannedMs(opts),
   target: 'self',
   targetOf: ({ opts }) => ({ name: opts.target, url: opts.url }),
-  run({ opts, config }, ctx) {
-    const run = runAvalanche(opts, config, { signal: ctx.signal });
-    run.events.on('phase', ctx.phase);
-    return run.result;
-  },
-  // No field is required of a shard's result yet: the merge sums what it knows (shards/merge).
-  summary: [],
+  run: ({ opts, config }, ctx) => phasedRun(runAvalanche(opts, config, { signal: ctx.signal }), ctx),
   multi: { sharedStream: false },
   cli: {
-    script: 'avalanche',
     usage: `--target <${TARGET_NAMES.join('|')}> --restart <mode> [options] [--json]`,
     helpExtra: ENV_HELP,
     json: 'flag',
@@ -62,7 +49,6 @@ export const avalancheModule = defineModule({
     after: (r) => (r.restart.ok ? undefined : `error ${r.restart.code ?? 'RR_ERR_RESTART_FAILED'}: ${r.restart.error}\n`),
   },
   http: {
-    targets: ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'],
     options: AVALANCHE_HTTP_OPTIONS,
     fromQuery(q, t, given) {
       const { shard, channel, acProtocol, clientLib, reconnectBaseMs, prearm, recoveryWait, ...rest } = q;

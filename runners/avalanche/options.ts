@@ -5,7 +5,7 @@ import { LEDGER_MAX_CELLS } from '../core/ledger.ts';
 import { openFileLimit } from '../core/runner-limits.ts';
 import { getTarget } from '../targets/index.ts';
 
-export const RESTART_MODES = ['kill', 'term', 'rolling', 'command', 'hook'] as const;
+const RESTART_MODES = ['kill', 'term', 'rolling', 'command', 'hook'] as const;
 export type RestartMode = (typeof RESTART_MODES)[number];
 
 /**

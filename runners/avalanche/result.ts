@@ -1,6 +1,4 @@
-import type { LossSummary } from '../engine/results.ts';
-import type { EncodedLatency, LatencyReport } from '../core/latency.ts';
-import type { RunnerHealth } from '../core/runner-health.ts';
+import type { LossSummary, RunFields } from '../engine/results.ts';
 import type { FrontReport } from './front.ts';
 import type { HerdReport } from './herd.ts';
 import type { Quantiles } from '../engine/fleet.ts';
@@ -14,16 +12,8 @@ import type { BenchmarkAvalancheFields } from './benchmark-fields.ts';
  * publisher): who connected, who dropped and came back, what was published and delivered, and
  * the runner's own health. Each result adds its own restart record and measures.
  */
-export interface RestartRunResult extends LatencyReport, LossSummary {
-  target: string;
-  runId: string;
+export interface RestartRunResult extends RunFields, LossSummary {
   seed: number;
-  stream: string;
-  startedAt: string;
-  clients: number;
-  connectedClients: number;
-  connectFailures: number;
-  connectFailureCauses: Record<string, number>;
   /** Clients connected when the restart began. */
   initiallyConnected: number;
   /** Of those, the clients that lost their connection. */
@@ -31,28 +21,10 @@ export interface RestartRunResult extends LatencyReport, LossSummary {
   reconnected: number;
   neverReconnected: number;
   disconnectReasons: Record<string, number>;
-  /** Messages on the publisher's schedule. */
-  totalMessages: number;
-  /** Messages the target accepted (201). */
-  published: number;
-  publishFailures: number;
   /** `publishFailures` by cause (runners/core/publisher.ts `failureCauses`). */
   publishFailureCauses: Record<string, number>;
-  publishFailureSamples: string[];
-  expectedDeliveries: number;
-  receivedDeliveries: number;
-  lostDeliveries: number;
-  deliveryRatePct: number;
   /** Received over (clients that connected × expected messages), %: above 100 only when a count is wrong (DELIVERY_OVER_100). */
   deliveryRateOfConnectedPct: number;
-  duplicates: number;
-  outOfOrder: number;
-  foreignMessages: number;
-  latencyHistogram: EncodedLatency;
-  runnerPeakRssMb: number;
-  runner: RunnerHealth;
-  elapsedMs: number;
-  plannedMs: number;
   validity: RestartValidity;
 }
 

@@ -1,12 +1,11 @@
 import { Emitter } from '../../lib/emitter.ts';
-import { randomSeed } from '../../lib/rng.ts';
 import type { PublisherResult } from '../core/publisher.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { openFileLimit } from '../core/runner-limits.ts';
 import { ClientFleet, droppedTracks, quantiles } from '../engine/fleet.ts';
 import { publishPhase } from '../engine/phases/publish.ts';
 import { settlePhase } from '../engine/phases/settle.ts';
-import { pct } from '../engine/results.ts';
+import { pct, runIdentity } from '../engine/results.ts';
 import { cancelled, relayPhases } from '../engine/present.ts';
 import { getTarget } from '../targets/index.ts';
 import { downtime, herdReport, recoveryTimes, SeriesSampler } from './herd.ts';
@@ -38,10 +37,7 @@ export function runAvalanche(opts: AvalancheOptions, config: RestartConfig = {},
 
 async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitter<AvalancheEvents>, signal: AbortSignal | undefined): Promise<AvalancheResult> {
   const target = getTarget(o.target);
-  const seed = o.seed || randomSeed();
-  const startedAt = new Date();
-  const runId = `${target.name}-${startedAt.getTime().toString(36)}-${seed}`;
-  const stream = o.stream || `avalanche-${runId}`;
+  const { seed, runId, stream, head } = runIdentity('avalanche', target.name, o);
   const messages = messagesFor(o);
   const intervalMs = 1000 / o.rate;
   const fdLimit = openFileLimit();
@@ -179,13 +175,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     let published = 0;
     for (let s = 1; s <= messages; s++) if (accepted.every((a) => a[s])) published++;
     const partial = {
-      test: 'avalanche' as const,
-      target: target.name,
-      runId,
-      seed,
-      stream,
-      startedAt: startedAt.toISOString(),
-      params: { ...o, seed },
+      ...head,
       nodeUrls: urls,
       front: front ? { ...front.report } : null,
       restart,

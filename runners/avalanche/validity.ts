@@ -1,9 +1,9 @@
 import { checkValidity, type ValidityFlag, type ValidityInput } from '../core/validity.ts';
 
 /** Rules only a forced restart has; the shared rules come from runners/core/validity.ts. */
-export type RestartValidityCode = 'RESTART_FAILED' | 'RESTART_NOT_OBSERVED' | 'RECOVERY_TIMEOUT' | 'PUBLISH_FAILED_OUTSIDE_RESTART' | 'RUNNER_FRONT_FD_LIMIT';
+type RestartValidityCode = 'RESTART_FAILED' | 'RESTART_NOT_OBSERVED' | 'RECOVERY_TIMEOUT' | 'PUBLISH_FAILED_OUTSIDE_RESTART' | 'RUNNER_FRONT_FD_LIMIT';
 
-export interface RestartValidityFlag {
+interface RestartValidityFlag {
   code: RestartValidityCode;
   severity: 'fatal' | 'warning';
   message: string;

@@ -48,7 +48,7 @@ export function urlMatchesPattern(url: string, pattern: string): boolean {
   return hostOk && portOk;
 }
 
-export function isAllowlistedUrl(url: string, env: Record<string, string | undefined> = process.env): boolean {
+function isAllowlistedUrl(url: string, env: Record<string, string | undefined> = process.env): boolean {
   return allowPatterns(env).some((p) => urlMatchesPattern(url, p));
 }
 

@@ -34,7 +34,7 @@ export interface LateReport {
  * loss-cause fields (like a result from before they existed): the A/B arm that prices loss
  * attribution inside one tree (docs/performance.md, "Loss attribution's cost").
  */
-export const lossCausesEnabled = (env: Record<string, string | undefined> = process.env) => env.REBOUND_LOSS_CAUSES !== 'off';
+const lossCausesEnabled = (env: Record<string, string | undefined> = process.env) => env.REBOUND_LOSS_CAUSES !== 'off';
 
 export class ClientTimelines {
   private readonly off = !lossCausesEnabled();

@@ -2,7 +2,7 @@ import type { DisruptionKind } from '../../chaos/plans/catalog.ts';
 import type { PlanStep } from '../../chaos/plans/schedule.ts';
 import type { DeliveryLedger } from './ledger.ts';
 
-export interface Spread {
+interface Spread {
   count: number;
   p50: number;
   p95: number;

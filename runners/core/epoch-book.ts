@@ -30,7 +30,7 @@ import type { DeliveryLedger } from './ledger.ts';
  * with `epoch_changed`; with neither, nothing is booked and the report says no change.
  */
 
-export const EPOCH_CHANGED_REASON = 'epoch_changed';
+const EPOCH_CHANGED_REASON = 'epoch_changed';
 
 /** What the book reports: part of a run's result (`brokerEpoch`). */
 export interface EpochReport {

@@ -3,7 +3,7 @@ import * as hdr from 'hdr-histogram-js';
 /** Values are recorded in microseconds; up to one hour, 3 significant digits. */
 const HIST_OPTS = { lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 as const };
 
-export interface LatencySummary {
+interface LatencySummary {
   avg: number;
   p50: number;
   p95: number;

@@ -13,7 +13,7 @@ import { ReboundError } from '../../lib/errors.ts';
  */
 
 /** Why a resume attempt failed: part of a `rejected` outcome, and a loss cause of its own. */
-export const REJECT_CAUSES = [
+const REJECT_CAUSES = [
   /** The server no longer knew the session (expired, evicted, never stored): Socket.IO CSR not recovered. */
   'session_expired',
   /** The client's position fell out of the stream's history (over its limit, its TTL or its bytes). */
@@ -163,7 +163,7 @@ export interface ClassifyOptions {
 export const DEFAULT_IN_FLIGHT_MS = 1000;
 
 /** The first offline span the message's window touches (the span widened by the in-flight margin before it). */
-export function spanOf(t: ClientTimeline, m: MessageWindow, inFlightMs = DEFAULT_IN_FLIGHT_MS): OfflineSpan | undefined {
+function spanOf(t: ClientTimeline, m: MessageWindow, inFlightMs = DEFAULT_IN_FLIGHT_MS): OfflineSpan | undefined {
   for (const s of t.spans) {
     const from = s.downAt - inFlightMs;
     const to = s.upAt ?? Infinity;

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 export const resultsDir = () => resolve(process.env.RESULTS_DIR ?? 'results');
 
 /** Flatten nested objects into dotted keys for CSV (arrays and encoded histograms are left out). */
-export function flatten(obj: Record<string, unknown>, prefix = '', out: Record<string, string | number | boolean | null> = {}) {
+function flatten(obj: Record<string, unknown>, prefix = '', out: Record<string, string | number | boolean | null> = {}) {
   for (const [k, v] of Object.entries(obj)) {
     const key = prefix ? `${prefix}.${k}` : k;
     if (v === null || typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean') out[key] = v;
@@ -19,7 +19,7 @@ const csvCell = (v: unknown) => {
   return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 };
 
-export function toCsv(rows: Record<string, unknown>[]): string {
+function toCsv(rows: Record<string, unknown>[]): string {
   const flat = rows.map((r) => flatten(r));
   const cols = [...new Set(flat.flatMap((r) => Object.keys(r)))];
   return [cols.join(','), ...flat.map((r) => cols.map((c) => csvCell(r[c])).join(','))].join('\n') + '\n';

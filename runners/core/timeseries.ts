@@ -23,7 +23,7 @@ export interface RunSeries {
   recovery: RecoveryQuantiles[];
 }
 
-export interface RecoveryQuantiles {
+interface RecoveryQuantiles {
   kind: string;
   recovered: number;
   quantilesMs: number[];

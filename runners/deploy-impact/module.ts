@@ -2,7 +2,7 @@ import type { OptionTable } from '../../lib/options.ts';
 import { COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { formatDeployImpact } from '../avalanche/report.ts';
-import { defineModule } from '../engine/module.ts';
+import { defineModule, phasedRun } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
 import { checkDeployImpactOptions, DEPLOY_IMPACT_OPTIONS } from './options.ts';
@@ -17,17 +17,9 @@ export const deployImpactModule = defineModule({
   validate: checkDeployImpactOptions,
   plannedMs: deployImpactPlannedMs,
   target: 'self',
-  targetOf: (o) => ({ name: o.target, url: o.url }),
-  run(o, ctx) {
-    const run = runDeployImpact(o, { signal: ctx.signal });
-    run.events.on('phase', ctx.phase);
-    return run.result;
-  },
-  // No field is required of a shard's result yet: the merge sums what it knows (shards/merge).
-  summary: [],
+  run: (o, ctx) => phasedRun(runDeployImpact(o, { signal: ctx.signal }), ctx),
   multi: { sharedStream: false },
   cli: {
-    script: 'deploy-impact',
     usage: `--target <${TARGET_NAMES.join('|')}> [options] [--json]`,
     json: 'flag',
     fileName: (_o, r) => resultName('deploy-impact', r.target),
@@ -36,7 +28,6 @@ export const deployImpactModule = defineModule({
     after: (r) => (r.publisher.ok ? undefined : `error RR_ERR_RESTART_FAILED: the publisher's restart failed: ${r.publisher.error}\n`),
   },
   http: {
-    targets: ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'],
     options: DEPLOY_IMPACT_HTTP_OPTIONS,
     fromQuery(q, t) {
       const { shard, ...rest } = q;

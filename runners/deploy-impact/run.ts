@@ -1,12 +1,11 @@
 import { Emitter } from '../../lib/emitter.ts';
-import { randomSeed } from '../../lib/rng.ts';
 import { checkValidity } from '../core/validity.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { getTarget } from '../targets/index.ts';
 import { cancelled, relayPhases } from '../engine/present.ts';
 import { ClientFleet, quantiles } from '../engine/fleet.ts';
 import { settlePhase } from '../engine/phases/settle.ts';
-import { pct } from '../engine/results.ts';
+import { pct, runIdentity } from '../engine/results.ts';
 import { LocalNodes } from '../core/local-nodes.ts';
 import type { RestartValidity } from '../avalanche/validity.ts';
 import { deployMessages, type DeployImpactOptions } from './options.ts';
@@ -32,10 +31,7 @@ export function runDeployImpact(opts: DeployImpactOptions, ctl: { signal?: Abort
 
 async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvents>, signal: AbortSignal | undefined): Promise<DeployImpactResult> {
   const target = getTarget(o.target);
-  const seed = o.seed || randomSeed();
-  const startedAt = new Date();
-  const runId = `${target.name}-${startedAt.getTime().toString(36)}-${seed}`;
-  const stream = o.stream || `deploy-impact-${runId}`;
+  const { seed, runId, stream, head } = runIdentity('deploy-impact', target.name, o);
   const messages = deployMessages(o);
   const intervalMs = 1000 / o.rate;
   const health = watchRunner();
@@ -166,13 +162,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     const expected = o.clients * acceptedCount;
     const runner = health.stop();
     const partial = {
-      test: 'deploy-impact' as const,
-      target: target.name,
-      runId,
-      seed,
-      stream,
-      startedAt: startedAt.toISOString(),
-      params: { ...o, seed },
+      ...head,
       ...fleet.restartFields(),
       publisher: pub,
       totalMessages: messages,

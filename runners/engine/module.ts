@@ -1,5 +1,7 @@
+import type { Emitter } from '../../lib/emitter.ts';
 import { defaultsOf, parseOptions, type OptionTable, type OptionValues, type ParseSources } from '../../lib/options.ts';
 import type { ServiceHandle } from '../../services/common/spawn.ts';
+import { stamp } from '../core/results.ts';
 import type { TargetDefinition } from '../targets/types.ts';
 
 /**
@@ -60,7 +62,7 @@ export interface ModuleRunContext {
   definition?: TargetDefinition;
 }
 
-export interface CliSpec<Opts, Result> {
+interface CliSpec<Opts, Result> {
   /** `npm run bench:<script>`. */
   readonly script: string;
   /** After `usage: npm run bench:<script> -- `. */
@@ -91,7 +93,7 @@ export interface CliSpec<Opts, Result> {
 }
 
 /** The route's resolved target as a module sees it (shards/runner/types.ts's ResolvedTarget). */
-export interface RouteTarget {
+interface RouteTarget {
   route: string;
   server: string;
   source: 'configured' | 'local' | 'request';
@@ -101,7 +103,7 @@ export interface RouteTarget {
   broadcastKey?: string;
 }
 
-export interface HttpSpec<Opts, Result, Q extends OptionTable = OptionTable> {
+interface HttpSpec<Opts, Result, Q extends OptionTable = OptionTable> {
   /** Route target names: `POST /bench-<name>-<target>` for each. */
   readonly targets: readonly string[];
   /** The query's option table (docs/runner-api.md is generated from it): the CLI's without the route-owned names, plus the benchmark's names. */
@@ -136,9 +138,46 @@ export function shownOptions(opts: object): Record<string, unknown> {
   return shown;
 }
 
+/** A `{ events, result }` run (avalanche, deploy-impact) with its phases going to the module's context. */
+export function phasedRun<R, N extends string>(run: { events: Emitter<{ phase: (name: N, detail: string) => void }>; result: Promise<R> }, ctx: ModuleRunContext): Promise<R> {
+  run.events.on('phase', ctx.phase);
+  return run.result;
+}
+
 /** A module whose types are erased for a registry (the table of every runner). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyRunnerModule = RunnerModule<any, any, any, any>;
 
-/** Declare a module with its types inferred: `Opts` from `validate`, the tables from `options` and `http.options`. */
-export const defineModule = <O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>): RunnerModule<O, R, T, Q> => m;
+/** Results file names: `<test>-<target>-<stamp>`. */
+export const resultName = (...parts: string[]) => [...parts, stamp()].join('-');
+
+/** Every route target, in route-table order: a module's `http.targets` unless it names its own. */
+const ROUTE_TARGETS: readonly string[] = ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'];
+
+type Optional<X, K extends keyof X> = Omit<X, K> & Partial<Pick<X, K>>;
+type TargetOf<O> = { targetOf(opts: O): { name: string; url?: string | undefined } };
+
+/**
+ * A module as its file declares it. Left out, `targetOf` is the options' `target` and `url` (a
+ * module whose options have no `target` must give it), `summary` requires no field, `cli.script`
+ * is the name, `cli.fileName` is `<name>-<target>-<stamp>`, `cli.command` shows the options as
+ * they are, and `http.targets` is every route target.
+ */
+type ModuleSpec<O extends object, R extends object, T extends OptionTable, Q extends OptionTable> = Optional<Omit<RunnerModule<O, R, T, Q>, 'cli' | 'http' | 'targetOf'>, 'summary'> &
+  (O extends { target: string; url?: string | undefined } ? Partial<TargetOf<O>> : TargetOf<O>) & {
+    readonly cli: Optional<CliSpec<O, R>, 'script' | 'fileName' | 'command'>;
+    readonly http?: Optional<HttpSpec<O, R, Q>, 'targets'>;
+  };
+
+/** Declare a module with its types inferred (`Opts` from `validate`, the tables from `options` and `http.options`) and its usual parts defaulted. */
+export function defineModule<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: ModuleSpec<O, R, T, Q>): RunnerModule<O, R, T, Q> {
+  const targetOf = (m as Partial<TargetOf<O>>).targetOf ?? ((o: O) => ({ name: (o as { target: string }).target, url: (o as { url?: string }).url }));
+  const { http, ...rest } = m;
+  return {
+    ...rest,
+    targetOf,
+    summary: m.summary ?? [],
+    cli: { script: m.name, fileName: (o) => resultName(m.name, targetOf(o).name), command: (o) => ({ values: o as Record<string, unknown> }), ...m.cli },
+    ...(http ? { http: { targets: ROUTE_TARGETS, ...http } } : {}),
+  };
+}

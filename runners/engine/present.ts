@@ -28,6 +28,15 @@ export interface ProgressSnapshot {
   deliveredPct: number;
 }
 
+/** What a session runner takes from its caller: the abort, progress snapshots (relayProgress), log lines (logLines), its typed events. */
+export interface RunHooks {
+  signal?: AbortSignal;
+  progress?: (p: ProgressSnapshot) => void;
+  log?: (line: string) => void;
+  /** The run's typed events, for any other subscriber. */
+  events?: (e: Emitter<EngineEvents>) => void;
+}
+
 /**
  * Relays a run's phase and progress events to a `hooks.progress` callback as one snapshot shape
  * (a phase change repeats the last counts under the new phase). Returns its disposer.

@@ -1,10 +1,66 @@
-import { summarize } from '../core/latency.ts';
+import { randomSeed } from '../../lib/rng.ts';
+import { summarize, type EncodedLatency, type LatencyReport } from '../core/latency.ts';
+import type { RunnerHealth } from '../core/runner-health.ts';
 import type { LossReport } from '../core/client-timelines.ts';
 import type { PublisherResult } from '../core/publisher.ts';
 import type { RunSession } from './session.ts';
 
 /** a / b as a percentage with four decimals; 0 when b is 0. The one copy every result uses. */
 export const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
+
+/**
+ * A run's identity: its seed (0 picks one), start, id (given, or `<target>-<start>-<seed>`) and
+ * stream (given, or `<test>-<runId>`), and the fields a result opens with over them.
+ */
+export function runIdentity<Test extends string, O extends { seed: number; stream: string; runId?: string }>(test: Test, target: string, o: O) {
+  const seed = o.seed || randomSeed();
+  const startedAt = new Date();
+  const runId = o.runId || `${target}-${startedAt.getTime().toString(36)}-${seed}`;
+  const stream = o.stream || `${test}-${runId}`;
+  return { seed, runId, stream, head: { test, target, runId, seed, stream, startedAt: startedAt.toISOString(), params: { ...o, seed } } };
+}
+
+/**
+ * The fields every publish-and-listen result declares alike (jitter, throughput, avalanche,
+ * deploy-impact), in the benchmark's names; each result adds its own.
+ */
+export interface RunFields extends LatencyReport {
+  target: string;
+  runId: string;
+  stream: string;
+  startedAt: string;
+  clients: number;
+  connectedClients: number;
+  /** Clients that never connected. */
+  connectFailures: number;
+  /** connectFailures by cause: 'fd_limit' and 'port_exhaustion' are the runner's own limits, 'target' everything else. */
+  connectFailureCauses: Record<string, number>;
+  /** Messages the run planned to publish. */
+  totalMessages: number;
+  /** Messages the target accepted (HTTP 201): only these are expected at the clients. */
+  published: number;
+  /** Messages the target did not accept: the publisher's failures, never counted as the target's delivery loss. */
+  publishFailures: number;
+  /** The first 20 publisher failures, `seq <n>: <cause>`. */
+  publishFailureSamples: string[];
+  /** clients × published (accepted messages), as the benchmark's M × N. */
+  expectedDeliveries: number;
+  /** Distinct (client, seq) deliveries, including any of a message the publisher saw fail. */
+  receivedDeliveries: number;
+  /** Accepted messages a client never got. */
+  lostDeliveries: number;
+  /** receivedDeliveries / expectedDeliveries, %. */
+  deliveryRatePct: number;
+  duplicates: number;
+  outOfOrder: number;
+  /** Arrivals that were not this run's payloads (another run on the stream, corrupt data). */
+  foreignMessages: number;
+  latencyHistogram: EncodedLatency;
+  runnerPeakRssMb: number;
+  runner: RunnerHealth;
+  elapsedMs: number;
+  plannedMs: number;
+}
 
 /**
  * The delivery part every publish-and-listen result carries, in the benchmark's field names, from
@@ -44,20 +100,21 @@ export const publisherFields = (p: PublisherResult) => ({ published: p.published
  * (runners/jitter/result.ts), optional since older results lack them.
  */
 export type LossSummary = Partial<LossReport>;
-export const lossFields = (s: RunSession, lostToEpoch?: (client: number, seq: number) => boolean): LossReport => s.lossReport(lostToEpoch);
+
+/** Counts by key (causes, outcomes, reasons) summed over several results. */
+export function addMaps(ms: Record<string, number>[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of ms) for (const [k, v] of Object.entries(m)) out[k] = (out[k] ?? 0) + v;
+  return out;
+}
 
 /** Sum of several loss reports (a runner with one ledger per room, workers): the late split's p99 is the highest part's. */
 export function mergeLoss(parts: LossReport[]): LossReport {
-  const add = (ms: Record<string, number>[]) => {
-    const out: Record<string, number> = {};
-    for (const m of ms) for (const [k, v] of Object.entries(m)) out[k] = (out[k] ?? 0) + v;
-    return out;
-  };
   const p99s = parts.map((p) => p.lateDeliveries.liveP99Ms).filter((v): v is number => v !== null);
   return {
-    lossByCause: add(parts.map((p) => p.lossByCause as Record<string, number>)) as LossReport['lossByCause'],
-    resumeOutcomes: add(parts.map((p) => p.resumeOutcomes)),
+    lossByCause: addMaps(parts.map((p) => p.lossByCause as Record<string, number>)) as LossReport['lossByCause'],
+    resumeOutcomes: addMaps(parts.map((p) => p.resumeOutcomes)),
     replayedDeliveries: parts.reduce((a, p) => a + p.replayedDeliveries, 0),
-    lateDeliveries: { liveP99Ms: p99s.length ? Math.max(...p99s) : null, late: parts.reduce((a, p) => a + p.lateDeliveries.late, 0), byPath: add(parts.map((p) => p.lateDeliveries.byPath)) },
+    lateDeliveries: { liveP99Ms: p99s.length ? Math.max(...p99s) : null, late: parts.reduce((a, p) => a + p.lateDeliveries.late, 0), byPath: addMaps(parts.map((p) => p.lateDeliveries.byPath)) },
   };
 }

@@ -22,7 +22,7 @@ export interface Clock {
 }
 
 /** One of this run's payloads as decoded at a client (runners/targets/payload.ts). */
-export interface Delivery {
+interface Delivery {
   client: number;
   seq: number;
   sentAt: number;

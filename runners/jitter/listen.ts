@@ -1,19 +1,13 @@
 import type { ValidityCode } from '../core/validity.ts';
 import type { JitterOptions } from './options.ts';
 
-/** Subscribe-only progress: when the shared stream's first message arrived, whether its last did. */
-export interface Listening {
-  firstAt: number | undefined;
-  lastSeen: boolean;
-}
-
 /**
  * Margin for the publishing shard to start: it is enqueued once every subscribing shard listens
  * (the slowest subscriber's ramp, the coordinator's poll), then ramps its own clients.
  */
 export const FIRST_MESSAGE_GRACE_MS = 60_000;
 /** After the publisher's schedule, time for its last message to land (a refused last seq never does). */
-export const LAST_MESSAGE_GRACE_MS = 10_000;
+const LAST_MESSAGE_GRACE_MS = 10_000;
 
 /** Publishing-side rules a subscriber cannot judge: it never sees the publisher's refusals. */
 export const SUBSCRIBER_ONLY_CODES: readonly ValidityCode[] = ['NOTHING_PUBLISHED', 'PARTIAL_PUBLISH'];

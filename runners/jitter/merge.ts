@@ -1,4 +1,4 @@
-import { pct } from '../engine/results.ts';
+import { addMaps, pct } from '../engine/results.ts';
 import { mergeLatency, summarize } from '../core/latency.ts';
 import { checkValidity } from '../core/validity.ts';
 import { mergeEpochReports } from '../core/epoch-book.ts';
@@ -13,11 +13,6 @@ import type { JitterResult } from './result.ts';
  * exactly and are combined conservatively, with each worker's own figures kept in perWorker.
  */
 const sum = <T>(xs: T[], f: (x: T) => number) => xs.reduce((a, x) => a + f(x), 0);
-const addMaps = (ms: Record<string, number>[]) => {
-  const out: Record<string, number> = {};
-  for (const m of ms) for (const [k, v] of Object.entries(m)) out[k] = (out[k] ?? 0) + v;
-  return out;
-};
 
 export interface WorkerSlice {
   worker: number;

@@ -5,7 +5,6 @@ import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../
 import { redactBroadcastKey, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { defineModule, shownOptions } from '../engine/module.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
-import { resultName } from '../module-cli.ts';
 import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from './options.ts';
 import { formatProgress, type JitterProgress } from './progress.ts';
 import { formatComparison } from './report.ts';
@@ -13,7 +12,7 @@ import { jitterPlannedMs, runJitter } from './run.ts';
 import { runJitterWorkers } from './workers.ts';
 
 /** The engine's table plus the runner worker processes (each runs its share of the clients). */
-export const JITTER_CLI_OPTIONS = {
+const JITTER_CLI_OPTIONS = {
   ...JITTER_OPTIONS,
   workers: { type: 'int', default: 1, min: 1, max: 64, env: ['JITTER_WORKERS'], doc: 'runner worker processes; each runs its share of the clients on <stream>-w<i>, results merged exactly' },
 } as const satisfies OptionTable;
@@ -23,7 +22,7 @@ const { target: _t, url: _u, broadcastUrl: _b, toxiproxyUrl: _x, broadcastKey: _
 const PER_PROCESS = JITTER_OPTIONS.clients.max;
 
 /** The jitter CLI's table as the HTTP surface sees it, plus the benchmark's names. */
-export const JITTER_HTTP_OPTIONS = {
+const JITTER_HTTP_OPTIONS = {
   ...JITTER_QUERY,
   // One process holds at most JITTER_OPTIONS.clients.max clients; workers multiply that.
   clients: { ...JITTER_QUERY.clients, max: PER_PROCESS * 64, doc: `concurrent clients (at most ${PER_PROCESS} per worker process: raise workers beyond)` },
@@ -68,17 +67,14 @@ export const jitterModule = defineModule({
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: true },
   cli: {
-    script: 'jitter',
     usage: `--target <${TARGET_NAMES.join('|')}> [options] [--json]`,
     json: 'flag',
     abortNote: 'stopping the run; the partial result will be written, flagged ABORTED',
-    fileName: (o) => resultName('jitter', o.jitter.target),
     command: (o, r) => ({ values: { ...r.params, workers: o.workers } }),
     present: (r) => formatComparison([r]),
     progressLine: (p, o) => formatProgress(o.jitter.target, p as unknown as JitterProgress),
   },
   http: {
-    targets: ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'],
     options: JITTER_HTTP_OPTIONS,
     fromQuery(q, t, given) {
       const { samplesCap, label, shard, workers, channel, acProtocol, clientLib, reconnectBaseMs, ...j } = q;

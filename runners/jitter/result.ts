@@ -1,7 +1,6 @@
-import type { EncodedLatency, LatencyReport } from '../core/latency.ts';
 import type { ClientTally } from '../core/ledger.ts';
 import type { EpochReport } from '../core/epoch-book.ts';
-import type { RunnerHealth } from '../core/runner-health.ts';
+import type { RunFields } from '../engine/results.ts';
 import type { Validity } from '../core/validity.ts';
 import type { JitterOptions } from './options.ts';
 import type { ChaosEvent } from '../../chaos/plans/schedule.ts';
@@ -16,52 +15,22 @@ import type { LateReport } from '../core/client-timelines.ts';
  * (deliveryRatePct, lostDeliveries, ..., runnerPeakRssMb); the rest is Rebound's addition.
  * `latencyHistogram` is the exact, mergeable latency record; percentiles are derived from it.
  */
-export interface JitterResult extends LatencyReport {
+export interface JitterResult extends RunFields {
   test: 'jitter';
-  target: string;
-  runId: string;
   seed: number;
-  stream: string;
-  startedAt: string;
   params: JitterOptions;
-  clients: number;
-  connectedClients: number;
-  /** Clients that never connected (a client that connected late is connected, see lateConnects). */
-  connectFailures: number;
-  /** connectFailures by cause: 'fd_limit' and 'port_exhaustion' are the runner's own limits, 'target' everything else. */
-  connectFailureCauses: Record<string, number>;
   /** The runner process's open-file limit (one socket per client, plus the proxy's when embedded). */
   runnerOpenFileLimit: number | null;
   /** Clients whose first connect failed or timed out and that connected later; counted in connectedClients. */
   lateConnects: number;
-  /** Messages the run planned to publish. */
-  totalMessages: number;
-  /** Messages the target accepted (HTTP 201): only these are expected at the clients. */
-  published: number;
-  /** Messages the target did not accept: the publisher's failures, never counted as the target's delivery loss. */
-  publishFailures: number;
   /** publishFailures by cause: `HTTP <status>` for a refusal, an error code (ECONNREFUSED, ECONNRESET, TIMEOUT...) otherwise. */
   publishFailureCauses: Record<string, number>;
-  /** The first 20 publisher failures, `seq <n>: <cause>`. */
-  publishFailureSamples: string[];
   /** The run was declared to be about publisher faults (`--allow-publish-failures`): PARTIAL_PUBLISH is a warning, not fatal. */
   allowPublishFailures: boolean;
-  /** clients × published (accepted messages), as the benchmark's M × N. */
-  expectedDeliveries: number;
-  /** Distinct (client, seq) deliveries, including any of a message the publisher saw fail (see unacceptedDeliveries). */
-  receivedDeliveries: number;
-  /** Accepted messages a client never got: expected − (received − unaccepted). */
-  lostDeliveries: number;
   /** Deliveries of messages the publisher counted as failed (the target broadcast them anyway); above 0 they can push received over expected (RECEIVED_OVER_EXPECTED). */
   unacceptedDeliveries: number;
-  /** receivedDeliveries / expectedDeliveries, %. */
-  deliveryRatePct: number;
   /** receivedDeliveries / (connectedClients × published), %: above 100 means the connected count is wrong (DELIVERY_OVER_100). */
   deliveryRateOfConnectedPct: number;
-  duplicates: number;
-  outOfOrder: number;
-  /** Arrivals that were not this run's payloads (another run on the stream, corrupt data). */
-  foreignMessages: number;
   perfectClients: number;
   /** Client disruptions applied: each drop, plus each connected client hit by a network disruption. */
   jitterEvents: number;
@@ -82,12 +51,7 @@ export interface JitterResult extends LatencyReport {
   disconnectReasons: Record<string, number>;
   /** Time from a drop to the client being connected and subscribed again, ms. */
   recoveryMs: { count: number; p50: number; p95: number; max: number };
-  latencyHistogram: EncodedLatency;
   worstClient: ClientTally | null;
-  runnerPeakRssMb: number;
-  runner: RunnerHealth;
-  elapsedMs: number;
-  plannedMs: number;
   /**
    * The chaos plan as executed: per disruption kind, time to detect, time to recover and a
    * recovery curve; plus every step of the seeded timeline.

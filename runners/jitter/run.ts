@@ -2,7 +2,6 @@ import { CATALOG, parsePlan, type DisruptionKind } from '../../chaos/plans/catal
 import { ChaosExecutor, chaosPhase } from '../../chaos/execute/executor.ts';
 import { buildSchedule } from '../../chaos/plans/schedule.ts';
 import { Emitter } from '../../lib/emitter.ts';
-import { randomSeed } from '../../lib/rng.ts';
 import { EpochBook } from '../core/epoch-book.ts';
 import { encodeRanges } from '../core/seq-ranges.ts';
 import { SeriesRecorder } from '../core/timeseries.ts';
@@ -15,7 +14,7 @@ import { connectPhase } from '../engine/phases/connect.ts';
 import { listenPhase } from '../engine/phases/listen.ts';
 import { publishPhase } from '../engine/phases/publish.ts';
 import { settlePhase } from '../engine/phases/settle.ts';
-import { deliveryFields, pct, publisherFields } from '../engine/results.ts';
+import { deliveryFields, pct, publisherFields, runIdentity } from '../engine/results.ts';
 import { RunSession } from '../engine/session.ts';
 import type { EngineEvents } from '../engine/events.ts';
 import { getTarget } from '../targets/index.ts';
@@ -24,7 +23,6 @@ import { FIRST_MESSAGE_GRACE_MS, listenWindow, SUBSCRIBER_ONLY_CODES } from './l
 import { PROGRESS_EVERY_MS, type JitterProgress } from './progress.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
-export type { JitterProgress } from './progress.ts';
 
 export interface JitterEvents {
   phase: (name: 'connect' | 'publish' | 'listen' | 'settle' | 'report', detail: string) => void;
@@ -39,9 +37,9 @@ export interface JitterRun {
 }
 
 /** The drop window: the benchmark's `duration` when given, else the publishing window. */
-export const dropWindowMs = (o: { duration: number; msgs: number; interval: number }) => (o.duration > 0 ? o.duration * 1000 : o.msgs * o.interval);
+const dropWindowMs = (o: { duration: number; msgs: number; interval: number }) => (o.duration > 0 ? o.duration * 1000 : o.msgs * o.interval);
 /** A drop interval at or above the window (the benchmark's jitter=999999 "latency mode") means no drops at all. */
-export const dropsWithin = (o: { jitter: number; duration: number; msgs: number; interval: number }) => o.jitter > 0 && o.jitter * 1000 < dropWindowMs(o);
+const dropsWithin = (o: { jitter: number; duration: number; msgs: number; interval: number }) => o.jitter > 0 && o.jitter * 1000 < dropWindowMs(o);
 
 /**
  * The resilience engine behind `bench:jitter` and every chaos plan, as phases over one run
@@ -59,10 +57,7 @@ export function runJitter(opts: JitterOptions, url: string, local?: { targetPid?
 
 async function execute(o: JitterOptions, url: string, events: Emitter<JitterEvents>, engine: Emitter<EngineEvents>, local: { targetPid?: number; signal?: AbortSignal }): Promise<JitterResult> {
   const target = getTarget(o.target);
-  const seed = o.seed !== 0 ? o.seed : randomSeed(); // 0 means "pick one", documented
-  const startedAt = new Date();
-  const runId = o.runId !== '' ? o.runId : `${target.name}-${startedAt.getTime().toString(36)}-${seed}`;
-  const stream = o.stream !== '' ? o.stream : `jitter-${runId}`;
+  const { seed, runId, stream, head } = runIdentity('jitter', target.name, o);
   const kinds = parsePlan(o.plan);
   const steps = buildSchedule({ seed, kinds, clients: o.clients, groups: o.groups, jitterSec: dropsWithin(o) ? o.jitter : 0, windowMs: dropWindowMs(o), durations: disruptionDurations(o, kinds) });
   const offlineMs = offlineAfterDropMs(target, o.jitterMs);
@@ -187,13 +182,7 @@ async function execute(o: JitterOptions, url: string, events: Emitter<JitterEven
     const offline = ex.tracker.offlineNow();
     const c = s.counters;
     const partial: Omit<JitterResult, 'validity'> = {
-      test: 'jitter',
-      target: target.name,
-      runId,
-      seed,
-      stream,
-      startedAt: startedAt.toISOString(),
-      params: { ...o, seed },
+      ...head,
       ...d,
       runnerOpenFileLimit: fdLimit ?? null,
       totalMessages: o.msgs,

@@ -87,7 +87,7 @@ export async function runJitterWorkers(o: JitterOptions, url: string, workers: n
  * schedule on its own stream, so sent/published are the slowest worker's; clients, failures and
  * drops add up; delivered % is weighted by clients; loop lag is the worst worker's.
  */
-export function combineProgress(all: readonly JitterProgress[]): JitterProgress {
+function combineProgress(all: readonly JitterProgress[]): JitterProgress {
   const clients = sum([...all], (p) => p.clients);
   return {
     phase: 'publish',

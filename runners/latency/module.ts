@@ -3,36 +3,30 @@ import { benchmarkFields } from '../../shards/runner/entries/bench-fields.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
 import { queryOptions, redactBroadcastKey, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { defineModule } from '../engine/module.ts';
-import { resultName } from '../module-cli.ts';
-import { LATENCY_OPTIONS, toJitterOptions } from './options.ts';
+import { LATENCY_OPTIONS, toJitterOptions, type LatencyOptions } from './options.ts';
 import { jitterPlannedMs } from '../jitter/run.ts';
 import { runLatency } from './run.ts';
 
 const { reconnectStrategy, ...Q } = queryOptions(LATENCY_OPTIONS);
-export const LATENCY_HTTP_OPTIONS = { ...Q, reconnectStrategy: { ...reconnectStrategy, aliases: ['reconnectMode'] }, samplesCap: COMPAT_OPTIONS.samplesCap, label: COMPAT_OPTIONS.label, shard: COMPAT_OPTIONS.shard, ...CLIENT_COMPAT_OPTIONS } as const satisfies OptionTable;
+const LATENCY_HTTP_OPTIONS = { ...Q, reconnectStrategy: { ...reconnectStrategy, aliases: ['reconnectMode'] }, samplesCap: COMPAT_OPTIONS.samplesCap, label: COMPAT_OPTIONS.label, shard: COMPAT_OPTIONS.shard, ...CLIENT_COMPAT_OPTIONS } as const satisfies OptionTable;
 
 export const latencyModule = defineModule({
   name: 'latency',
   doc: 'fixed-rate publishing to undisturbed clients; latency distribution (raw and over-min)',
   options: LATENCY_OPTIONS,
   // The jitter engine's rules (target, ledger cells, URLs) on the run it will be, checked before it starts.
-  validate: (v) => (toJitterOptions(v), v),
+  validate: (v: LatencyOptions) => (toJitterOptions(v), v),
   // The jitter run it is, so the jitter run's one plan.
   plannedMs: (o) => jitterPlannedMs(toJitterOptions(o)),
   target: 'service',
-  targetOf: (o) => ({ name: o.target, url: o.url }),
   run: (o, ctx) => runLatency(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: true },
   cli: {
-    script: 'latency',
     usage: '[options] [--json]',
     json: 'always',
-    fileName: (o) => resultName('latency', o.target),
-    command: (o) => ({ values: o }),
   },
   http: {
-    targets: ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'],
     options: LATENCY_HTTP_OPTIONS,
     fromQuery(q, t, given) {
       const { samplesCap, label, shard, channel, acProtocol, clientLib, reconnectBaseMs, ...rest } = q;

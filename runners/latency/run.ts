@@ -1,23 +1,15 @@
 import { runJitter } from '../jitter/run.ts';
 import type { JitterResult } from '../jitter/result.ts';
-import { logLines, relayProgress } from '../engine/present.ts';
+import { logLines, relayProgress, type RunHooks } from '../engine/present.ts';
 import { toJitterOptions, type LatencyOptions } from './options.ts';
 
 export type LatencyResult = Omit<JitterResult, 'test' | 'chaos' | 'params'> & { test: 'latency'; params: LatencyOptions };
-
-export interface LatencyHooks {
-  signal?: AbortSignal;
-  /** `deliveredPct` as in runners/jitter/progress.ts (distinct deliveries over expected so far). */
-  progress?: (p: { phase: string; connected: number; published: number; deliveredPct: number }) => void;
-  /** Lines for a log, rendered from the run's events (runners/engine/present.ts). */
-  log?: (line: string) => void;
-}
 
 /**
  * No drops, fixed-rate publishing: the latency distribution of a healthy run, on the jitter
  * runner's phases (it carries the same loss-cause fields). An abort ends it early with `aborted: true`.
  */
-export async function runLatency(o: LatencyOptions, url: string, hooks: LatencyHooks = {}): Promise<LatencyResult> {
+export async function runLatency(o: LatencyOptions, url: string, hooks: Omit<RunHooks, 'events'> = {}): Promise<LatencyResult> {
   const run = runJitter(toJitterOptions(o), url, hooks.signal ? { signal: hooks.signal } : undefined);
   logLines(run.engine, hooks.log, '');
   relayProgress(run.engine, hooks.progress);

@@ -6,7 +6,7 @@ import { chromium, type BrowserContext } from 'playwright-core';
 
 /** Debian's Chromium: CI installs it (.ci/run); the browser tests skip only when it is absent. */
 export const CHROMIUM = '/usr/bin/chromium';
-export const ARTIFACTS = resolve('test-artifacts');
+const ARTIFACTS = resolve('test-artifacts');
 
 export interface ChartState {
   id: string;

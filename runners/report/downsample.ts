@@ -1,7 +1,7 @@
 import type { ChartSpec, Reduce } from './types.ts';
 
 /** Points per series drawn: more than a chart's pixel width gains nothing and costs bytes and render time. */
-export const MAX_DRAWN_POINTS = 1200;
+const MAX_DRAWN_POINTS = 1200;
 
 function reduce(vals: (number | null)[], how: Reduce): number | null {
   let out: number | null = null;

@@ -11,13 +11,12 @@ import { trendReport } from './trend.ts';
 import type { ReportMeta, ReportModel } from './types.ts';
 
 export { commandLine } from './command.ts';
-export { capacityChart, type CapacityInput } from './charts/capacity.ts';
+export { capacityChart } from './charts/capacity.ts';
 export { herdChart, type HerdInput } from './charts/herd.ts';
-export { resourceCharts, type ResourceSeries } from './charts/resources.ts';
+export { resourceCharts } from './charts/resources.ts';
 export { trendChart, type TrendInput } from './charts/trend.ts';
-export { barChart, type BarItem } from './charts/bars.ts';
-export { idleReport, jitterReport, latencyReport, multiShardReport, renderPage, throughputReport, trendReport, whispersReport };
-export type { ChartSpec, ReportMeta, ReportModel, Section } from './types.ts';
+export { renderPage, trendReport };
+export type { ChartSpec, ReportMeta, ReportModel } from './types.ts';
 
 /** Any runner's result: `test` names the runner, which picks its report builder. */
 export interface RunnerResult {

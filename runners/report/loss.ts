@@ -40,7 +40,7 @@ export function lossInputOf(label: string, r: unknown): LossInput {
  * on the jitter page and the avalanche page. Okabe-Ito first (colour-vision safe), then distinct
  * darker tones for the rarer causes.
  */
-export const CAUSE_COLORS: Readonly<Record<LossCause, string>> = {
+const CAUSE_COLORS: Readonly<Record<LossCause, string>> = {
   lost_while_connected: '#D55E00',
   offline_nothing_to_resume: '#999999',
   session_expired: '#CC79A7',
@@ -83,7 +83,7 @@ export function lossStack(inputs: readonly LossInput[], id = 'lost-by-cause-stac
 }
 
 /** Lost deliveries by cause, one column per target: count (share of that target's loss). */
-export function lossTable(inputs: readonly LossInput[]): TableSpec {
+function lossTable(inputs: readonly LossInput[]): TableSpec {
   const causes = causesIn(inputs);
   const cell = (i: LossInput, c: LossCause) => {
     if (!i.lossByCause) return 'n/a';
@@ -102,7 +102,7 @@ export function lossTable(inputs: readonly LossInput[]): TableSpec {
 }
 
 /** Each reconnect's resume outcome, one column per target; the replayed (not live) first deliveries under it. */
-export function resumeTable(inputs: readonly LossInput[]): TableSpec {
+function resumeTable(inputs: readonly LossInput[]): TableSpec {
   const keys = [...new Set(inputs.flatMap((i) => Object.keys(i.resumeOutcomes ?? {})))].sort();
   const rows = [
     ['outcome', ...inputs.map((i) => i.label)],
@@ -114,7 +114,7 @@ export function resumeTable(inputs: readonly LossInput[]): TableSpec {
 }
 
 /** Late first deliveries (over the run's live p99), split by the path that brought them. */
-export function lateTable(inputs: readonly LossInput[]): TableSpec | null {
+function lateTable(inputs: readonly LossInput[]): TableSpec | null {
   if (!inputs.some((i) => i.lateDeliveries && i.lateDeliveries.late > 0)) return null;
   const paths = [...new Set(inputs.flatMap((i) => Object.keys(i.lateDeliveries?.byPath ?? {})))].sort((a, b) => (a === 'live' ? -1 : b === 'live' ? 1 : a.localeCompare(b)));
   return {
@@ -130,7 +130,7 @@ export function lateTable(inputs: readonly LossInput[]): TableSpec | null {
 }
 
 /** One target's lost deliveries by cause as bars (the single-target pages). */
-export function lossBarChart(i: LossInput): ChartSpec | null {
+function lossBarChart(i: LossInput): ChartSpec | null {
   const by = i.lossByCause;
   if (!by || i.lostDeliveries === 0) return null;
   const items = LOSS_CAUSES.filter((c) => (by[c] ?? 0) > 0).map((c) => ({ label: LOSS_CAUSE_LABELS[c], value: by[c]!, color: CAUSE_COLORS[c] }));

@@ -85,7 +85,7 @@ function figuresTable(t: TableSpec, si: number): string {
  * fail at load), one horizontal bar per target on one shared scale, every segment with a
  * tooltip <title>, and a <desc> that says every figure for a screen reader.
  */
-export function stackSvg(st: StackSpec, si: number): string {
+function stackSvg(st: StackSpec, si: number): string {
   const id = `stack-${esc(st.id)}-${si}`;
   const LABEL_W = 170;
   const BAR_W = 420;

@@ -8,7 +8,7 @@
 /** How a series is reduced when several points fall into one drawn pixel column (drawing only). */
 export type Reduce = 'min' | 'max' | 'mean';
 
-export interface SeriesSpec {
+interface SeriesSpec {
   label: string;
   /** One value per x; null draws a gap (or is spanned when the series sets spanGaps). */
   values: (number | null)[];
@@ -35,7 +35,7 @@ export interface MarkerSpec {
 }
 
 /** A horizontal reference line: a budget, a baseline. */
-export interface HLineSpec {
+interface HLineSpec {
   y: number;
   label: string;
   color: string;
@@ -71,7 +71,7 @@ export interface TableSpec {
 }
 
 /** One segment of a stacked bar: a named quantity in its legend colour. */
-export interface StackSegment {
+interface StackSegment {
   key: string;
   label: string;
   value: number;
@@ -106,7 +106,7 @@ export interface Section {
   omitted?: string[];
 }
 
-export type VerdictLevel = 'good' | 'late' | 'lost';
+type VerdictLevel = 'good' | 'late' | 'lost';
 
 /** One tile per target: a colour and a few words, readable without any number. */
 export interface Verdict {

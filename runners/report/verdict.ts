@@ -13,8 +13,8 @@ export interface VerdictInput {
 }
 
 /** "Late" is relative: this much slower than the fastest target of the same run, and at least this many ms slower. */
-export const LATE_FACTOR = 2;
-export const LATE_MIN_EXTRA_MS = 1000;
+const LATE_FACTOR = 2;
+const LATE_MIN_EXTRA_MS = 1000;
 
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 

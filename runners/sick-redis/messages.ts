@@ -21,7 +21,7 @@ export type ParentToClients = ClientsStart | { type: 'drop'; clients: number[] }
  * Arrivals, batched: flat [client, seq, offset, epochIndex] quadruples (offset -1: none; epoch -1:
  * none); epoch strings are announced once each (`epochs` from `epochBase` on).
  */
-export interface ArrivalBatch {
+interface ArrivalBatch {
   type: 'arrivals';
   data: number[];
   epochBase: number;

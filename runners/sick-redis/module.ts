@@ -43,9 +43,7 @@ export const sickRedisModule = defineModule({
     }
     return run;
   },
-  summary: [],
   cli: {
-    script: 'sick-redis',
     usage: '[--scenarios stall,aof,empty,flood] [--clients 1000] [--out file]',
     json: 'always',
     fileName: () => resultName('sick-redis'),

@@ -36,14 +36,14 @@ import type { Scenario, ScenarioOptions } from './options.ts';
 
 const CLIENT_PROC = fileURLToPath(new URL('./client-proc.ts', import.meta.url));
 
-export interface HealthWatch {
+interface HealthWatch {
   /** Per node: ms from the event to its first non-200 /health (null: never degraded). */
   degradedAfterMs: (number | null)[];
   /** Per node: ms from Redis being back (SIGCONT / restart answering PING) to its first 200 again. */
   healthyAfterReturnMs: (number | null)[];
 }
 
-export interface GoalCheck {
+interface GoalCheck {
   goal: string;
   measured: number | string | null;
   met: boolean;

@@ -164,7 +164,7 @@ const startsWith = (b: Buffer, prefix: Buffer) => b.length >= prefix.length && b
  * stream after `welcome` like the benchmark's raw idle probe. Pings are recognised by their first
  * bytes and never parsed.
  */
-export const leanAnyCable: LeanProtocol = {
+const leanAnyCable: LeanProtocol = {
   url: (base) => cableUrl(base),
   subprotocol: 'actioncable-v1-ext-json',
   onOpen: () => [],
@@ -195,29 +195,27 @@ export const leanAnyCable: LeanProtocol = {
   },
 };
 
-/** @anycable/core: its own reconnect, session restore and history by offset (frames carry offset and epoch), whispers on `$pubsub`. */
-const ANYCABLE_CLIENT: ClientCapabilities = { reconnect: 'library', resume: 'history', offsets: true, epochs: true, whispers: true, library: '@anycable/core' };
+/**
+ * What replay and anycable share: @anycable/core (its own reconnect, session restore and history
+ * by offset, frames carry offset and epoch, whispers on `$pubsub`) and the lean AnyCable wire.
+ */
+const ANYCABLE_WIRE = {
+  offlineFloorMs: 0,
+  capabilities: { reconnect: 'library', resume: 'history', offsets: true, epochs: true, whispers: true, library: '@anycable/core' } satisfies ClientCapabilities,
+  createClient: (o: ClientOptions) => createAnyCableClient(o),
+  createLeanClient: (o: ClientOptions) => new LeanClient(o, leanAnyCable),
+};
 
 /** Rebound's replay server (services/replay-server), started locally by the runner. */
 export const replayTarget = defineTarget({
+  ...ANYCABLE_WIRE,
   name: 'replay',
   description: "Rebound's replay server (AnyCable ext protocol, memory broker) driven by the unmodified @anycable/core client",
-  offlineFloorMs: 0,
-  capabilities: ANYCABLE_CLIENT,
   service: { name: 'replay', args: [] },
-  createClient: (o) => createAnyCableClient(o),
-  createLeanClient: (o) => new LeanClient(o, leanAnyCable),
 });
 
 /** An external anycable-go (`--url ws://host:8080/cable` or http://host:8080), same client. */
-export const anycableTarget = defineTarget({
-  name: 'anycable',
-  description: 'an external anycable-go (--broker=memory --public) at the given URL, driven by @anycable/core',
-  offlineFloorMs: 0,
-  capabilities: ANYCABLE_CLIENT,
-  createClient: (o) => createAnyCableClient(o),
-  createLeanClient: (o) => new LeanClient(o, leanAnyCable),
-});
+export const anycableTarget = defineTarget({ ...ANYCABLE_WIRE, name: 'anycable', description: 'an external anycable-go (--broker=memory --public) at the given URL, driven by @anycable/core' });
 export type { ReconnectStrategyFn } from './reconnect.ts';
 
 /** An arrival whose payload the library already parsed: `data` is its JSON, made on first read. */

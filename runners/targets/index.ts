@@ -101,4 +101,4 @@ export function whisperClientFor(name: string): ((opts: ClientOptions) => Whispe
 
 export const WHISPER_TARGETS = TARGET_NAMES.filter((n) => whisperClientFor(n));
 
-export type { TargetDefinition, TargetClient, ClientOptions, ClientCapabilities } from './types.ts';
+export type { TargetDefinition, ClientOptions, ClientCapabilities } from './types.ts';

@@ -34,7 +34,7 @@ const CRLF2 = Buffer.from('\r\n\r\n');
  */
 const RECV = Buffer.allocUnsafe(64 * 1024);
 
-export function frame(opcode: number, payload: Buffer): Buffer {
+function frame(opcode: number, payload: Buffer): Buffer {
   const n = payload.length;
   const head = n < 126 ? Buffer.from([0x80 | opcode, 0x80 | n, 0, 0, 0, 0]) : n < 65536 ? Buffer.from([0x80 | opcode, 0x80 | 126, n >> 8, n & 255, 0, 0, 0, 0]) : Buffer.alloc(14);
   if (n >= 65536) {

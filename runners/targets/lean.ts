@@ -7,5 +7,5 @@
  * @deprecated for `leanClientFor` / `LEAN_TARGETS`: import them from './index.ts' (kept here one
  * merge cycle for the option and CLI files that still import them from here).
  */
-export { LeanClient, LeanStage } from './lean-client.ts';
+export { LeanStage } from './lean-client.ts';
 export { LEAN_TARGETS, leanClientFor } from './index.ts';

@@ -134,7 +134,7 @@ class SocketIoClient implements TargetClient {
  * (`2`) are answered with `3`, or the server drops us after pingInterval + pingTimeout. The CSR
  * target speaks the same wire (recovery matters only to a client that resumes).
  */
-export const leanSocketIo: LeanProtocol = {
+const leanSocketIo: LeanProtocol = {
   url: (base) => `${base.replace(/^http/, 'ws').replace(/\/+$/, '')}/socket.io/?EIO=4&transport=websocket`,
   onOpen: () => [],
   onMessage(p, stream, send) {

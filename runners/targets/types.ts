@@ -114,7 +114,7 @@ export const LEAN_CAPABILITIES: Readonly<ClientCapabilities> = Object.freeze({ r
  * A target declares its lean client or says why it has none; the type admits nothing in between,
  * so a new target cannot forget the question.
  */
-export type LeanSupport =
+type LeanSupport =
   | {
       /** The lean client (runners/targets/lean-client.ts over the target's wire): tens of thousands per process. */
       createLeanClient(opts: ClientOptions): LeanClient;
@@ -122,7 +122,7 @@ export type LeanSupport =
     }
   | { createLeanClient?: never; leanUnsupported: string };
 
-export interface TargetBase {
+interface TargetBase {
   name: string;
   description: string;
   /** Who reconnects the full client after a drop; always `capabilities.reconnect` (defineTarget copies it; read by many runners). */

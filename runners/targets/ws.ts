@@ -100,7 +100,7 @@ class WsClient implements TargetClient {
 }
 
 /** The lean client's wire: `{"type":"welcome","sid"}` on connect, `{"type":"subscribe","stream":s}` → `{"type":"subscribed"}`; data frames carry `data`. */
-export const leanWs: LeanProtocol = {
+const leanWs: LeanProtocol = {
   url: (base) => `${base.replace(/^http/, 'ws').replace(/\/+$/, '')}/ws`,
   onOpen: (stream) => [JSON.stringify({ type: 'subscribe', stream })],
   onMessage(p) {
@@ -117,30 +117,24 @@ export const leanWs: LeanProtocol = {
   },
 };
 
-/** At-most-once: the runner reconnects, a reconnect restores nothing. */
-const WS_CLIENT: ClientCapabilities = { reconnect: 'manual', resume: 'none', offsets: false, epochs: false, whispers: true, library: 'ws' };
-
-export const wsTarget = defineTarget({
-  name: 'ws',
-  description: 'raw ws server with topics, at-most-once (the uWS protocol on the ws library)',
+/** What ws and uws share (one wire, one full and one lean client). At-most-once: the runner reconnects, a reconnect restores nothing. */
+const WS_WIRE = {
   offlineFloorMs: 0,
-  capabilities: WS_CLIENT,
-  service: { name: 'ws', args: [] },
-  createClient: (opts) => new WsClient(opts),
-  createLeanClient: (opts) => new LeanClient(opts, leanWs),
-});
+  capabilities: { reconnect: 'manual', resume: 'none', offsets: false, epochs: false, whispers: true, library: 'ws' } satisfies ClientCapabilities,
+  createClient: (opts: ClientOptions) => new WsClient(opts),
+  createLeanClient: (opts: ClientOptions) => new LeanClient(opts, leanWs),
+};
+
+export const wsTarget = defineTarget({ ...WS_WIRE, name: 'ws', description: 'raw ws server with topics, at-most-once (the uWS protocol on the ws library)', service: { name: 'ws', args: [] } });
 
 /**
  * uWebSockets.js (services/uws): the benchmark's uWS row, on the ws server's wire, so the same
  * client drives it unchanged. Where uWS's binary does not load it is "not installed here".
  */
 export const uwsTarget = defineTarget({
+  ...WS_WIRE,
   name: 'uws',
   description: 'uWebSockets.js server with topics, at-most-once (the benchmark\'s uWS row)',
-  offlineFloorMs: 0,
-  capabilities: WS_CLIENT,
   service: { name: 'uws', args: [] },
   unavailable: () => uwsAvailability().reason,
-  createClient: (opts) => new WsClient(opts),
-  createLeanClient: (opts) => new LeanClient(opts, leanWs),
 });

@@ -3,11 +3,10 @@ import { withSortedSamples } from '../../shards/runner/entries/bench-fields.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { defineModule } from '../engine/module.ts';
-import { resultName } from '../module-cli.ts';
 import { checkThroughputOptions, THROUGHPUT_OPTIONS } from './options.ts';
 import { runThroughput, throughputPlannedMs } from './run.ts';
 
-export const THROUGHPUT_HTTP_OPTIONS = { ...queryOptions(THROUGHPUT_OPTIONS), samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard, channel: CLIENT_COMPAT_OPTIONS.channel, acProtocol: CLIENT_COMPAT_OPTIONS.acProtocol } as const satisfies OptionTable;
+const THROUGHPUT_HTTP_OPTIONS = { ...queryOptions(THROUGHPUT_OPTIONS), samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard, channel: CLIENT_COMPAT_OPTIONS.channel, acProtocol: CLIENT_COMPAT_OPTIONS.acProtocol } as const satisfies OptionTable;
 
 export const throughputModule = defineModule({
   name: 'throughput',
@@ -16,19 +15,14 @@ export const throughputModule = defineModule({
   validate: checkThroughputOptions,
   plannedMs: throughputPlannedMs,
   target: 'service',
-  targetOf: (o) => ({ name: o.target, url: o.url }),
   run: (o, ctx) => runThroughput(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: false },
   cli: {
-    script: 'throughput',
     usage: '[options]',
     json: 'always',
-    fileName: (o) => resultName('throughput', o.target),
-    command: (o) => ({ values: o }),
   },
   http: {
-    targets: ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'],
     options: THROUGHPUT_HTTP_OPTIONS,
     fromQuery(q, t, given) {
       const { samplesCap, shard, channel, acProtocol, ...rest } = q;

@@ -5,23 +5,12 @@ import { checkValidity } from '../core/validity.ts';
 import { connectPhase } from '../engine/phases/connect.ts';
 import { publishPhase } from '../engine/phases/publish.ts';
 import { allDelivered, settlePhase } from '../engine/phases/settle.ts';
-import { logLines, relayProgress } from '../engine/present.ts';
+import { logLines, relayProgress, type RunHooks } from '../engine/present.ts';
 import { deliveryFields } from '../engine/results.ts';
 import { RunSession } from '../engine/session.ts';
-import type { EngineEvents } from '../engine/events.ts';
-import type { Emitter } from '../../lib/emitter.ts';
 import { getTarget } from '../targets/index.ts';
 import type { ThroughputOptions } from './options.ts';
 import type { ThroughputResult } from './result.ts';
-
-export interface ThroughputHooks {
-  signal?: AbortSignal;
-  progress?: (p: { phase: string; connected: number; published: number; received: number }) => void;
-  /** Lines for a log, rendered from the run's events (runners/engine/present.ts). */
-  log?: (line: string) => void;
-  /** The run's typed events, for any other subscriber. */
-  events?: (e: Emitter<EngineEvents>) => void;
-}
 
 /** The run's one plan: the module's plannedMs and the OVERRAN_PLAN rule's. */
 export const throughputPlannedMs = (o: ThroughputOptions) => Math.ceil((o.clients * 1000) / o.ramp) + 1000 + o.total * o.intervalMs + o.drain * 1000 + 5000;
@@ -33,7 +22,7 @@ const perSec = (n: number, ms: number) => (ms > 0 ? Math.round((n * 1000) / ms) 
  * through the publisher pool, then drain. Deliveries per second over the publishing window (the
  * benchmark's outbound/useful figures) and over first-send → last-arrival.
  */
-export async function runThroughput(o: ThroughputOptions, url: string, hooks: ThroughputHooks = {}): Promise<ThroughputResult> {
+export async function runThroughput(o: ThroughputOptions, url: string, hooks: RunHooks = {}): Promise<ThroughputResult> {
   const target = getTarget(o.target);
   const started = Date.now();
   const runId = `tp-${target.name}-${started.toString(36)}-${randomSeed()}`;

@@ -2,12 +2,11 @@ import type { OptionTable } from '../../lib/options.ts';
 import { withSortedSamples } from '../../shards/runner/entries/bench-fields.ts';
 import { COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
 import { defineModule } from '../engine/module.ts';
-import { resultName } from '../module-cli.ts';
 import { checkWhispersOptions, WHISPERS_OPTIONS } from './options.ts';
 import { runWhispers, whispersPlannedMs } from './run.ts';
 
 const { target: _t, url: _u, ...Q } = WHISPERS_OPTIONS;
-export const WHISPERS_HTTP_OPTIONS = { ...Q, samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
+const WHISPERS_HTTP_OPTIONS = { ...Q, samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
 
 type Progress = { phase: string; connected: number; published: number; received: number };
 
@@ -18,16 +17,12 @@ export const whispersModule = defineModule({
   validate: (v) => checkWhispersOptions(v),
   plannedMs: whispersPlannedMs,
   target: 'service',
-  targetOf: (o) => ({ name: o.target, url: o.url }),
   run: (o, ctx) => runWhispers(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'whispersSent', 'whispersReceived', 'expectedReceived'],
   multi: { sharedStream: false },
   cli: {
-    script: 'whispers',
     usage: '[options]',
     json: 'always',
-    fileName: (o) => resultName('whispers', o.target),
-    command: (o) => ({ values: o }),
     logLine: (l) => l,
     progressLine: (p, o) => {
       const x = p as Progress;
@@ -35,8 +30,7 @@ export const whispersModule = defineModule({
     },
   },
   http: {
-    // A target whose protocol has no whispers answers 400 "not supported by this target" (RR_ERR_TARGET_UNSUPPORTED).
-    targets: ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'],
+    // Every route target (the default): one whose protocol has no whispers answers 400 "not supported by this target" (RR_ERR_TARGET_UNSUPPORTED).
     options: WHISPERS_HTTP_OPTIONS,
     fromQuery(q, t) {
       const { samplesCap, shard, ...rest } = q;

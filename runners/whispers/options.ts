@@ -24,7 +24,7 @@ export type WhispersOptions = OptionValues<typeof WHISPERS_OPTIONS>;
  * Whispers fan out inside rooms: the benchmark's default (1000 clients, 10 rooms, 30 s at 100 ms)
  * needs 30M ledger cells (150 MB), so this runner allows twice the jitter runner's cap.
  */
-export const WHISPERS_MAX_CELLS = 2 * LEDGER_MAX_CELLS;
+const WHISPERS_MAX_CELLS = 2 * LEDGER_MAX_CELLS;
 
 export const whispersPerClient = (o: WhispersOptions) => Math.max(1, Math.floor((o.duration * 1000) / o.interval));
 

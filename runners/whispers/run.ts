@@ -1,4 +1,3 @@
-import type { Emitter } from '../../lib/emitter.ts';
 import { randomSeed } from '../../lib/rng.ts';
 import { ClientTimelines } from '../core/client-timelines.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
@@ -6,24 +5,15 @@ import { DeliveryLedger } from '../core/ledger.ts';
 import { DEFAULT_IN_FLIGHT_MS, resumeProtocolOf, tallyLoss, tallyOutcomes } from '../core/loss-causes.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { checkValidity } from '../core/validity.ts';
-import type { EngineEvents } from '../engine/events.ts';
 import { connectPhase } from '../engine/phases/connect.ts';
 import { settlePhase } from '../engine/phases/settle.ts';
-import { logLines, relayProgress } from '../engine/present.ts';
+import { logLines, relayProgress, type RunHooks } from '../engine/present.ts';
 import { mergeLoss, pct } from '../engine/results.ts';
 import { RunSession } from '../engine/session.ts';
 import { getTarget } from '../targets/index.ts';
 import { whisperClientFor, type WhisperClient } from '../targets/index.ts';
 import { whispersPerClient, type WhispersOptions } from './options.ts';
 import type { WhispersResult } from './result.ts';
-
-export interface WhispersHooks {
-  signal?: AbortSignal;
-  progress?: (p: { phase: string; connected: number; published: number; received: number }) => void;
-  /** Lines for a log, rendered from the run's events (runners/engine/present.ts). */
-  log?: (line: string) => void;
-  events?: (e: Emitter<EngineEvents>) => void;
-}
 
 interface Whisper {
   runId: string;
@@ -40,7 +30,7 @@ interface Whisper {
  * here, one DeliveryLedger and one set of client timelines per room (rows: members; messages:
  * (k, sender) pairs), one latency recorder.
  */
-export async function runWhispers(o: WhispersOptions, url: string, hooks: WhispersHooks = {}): Promise<WhispersResult> {
+export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHooks = {}): Promise<WhispersResult> {
   const make = whisperClientFor(o.target)!;
   const started = Date.now();
   const runId = `${o.target}-${started.toString(36)}-${randomSeed()}`;

@@ -23,7 +23,7 @@ export const FLEET_LABEL = 'REBOUND_FLEET';
  * Set as a service variable: Railway injects its own PORT otherwise (the Dockerfile's ENV does
  * not count), and the private URLs the runners are given must name the port the targets use.
  */
-export const FLEET_PORT = '8080';
+const FLEET_PORT = '8080';
 
 export interface UpPlan {
   projectId: string;
@@ -57,7 +57,7 @@ export interface UpResult {
  */
 const FIXED_MANAGED = new Set(['SERVICE_ENTRY', 'SOCKETIO_MODE', 'PORT', 'HOST', FLEET_LABEL, 'BROADCAST_KEY', 'BENCH_RUNNER_TOKEN', 'REBOUND_ALLOW_REMOTE_TARGETS']);
 const TARGET_MANAGED = new Set(Object.keys(FLEET_TARGETS).flatMap((t) => [`TARGET_${envName(t)}_URL`, `TARGET_${envName(t)}_BROADCAST_KEY`]));
-export const isManagedVariable = (name: string) => FIXED_MANAGED.has(name) || TARGET_MANAGED.has(name);
+const isManagedVariable = (name: string) => FIXED_MANAGED.has(name) || TARGET_MANAGED.has(name);
 
 const secret = () => randomBytes(24).toString('base64url');
 const runnerName = (prefix: string, i: number) => `${prefix}-${i}`;

@@ -18,7 +18,7 @@ export interface StandInService {
   deployment: { id: string; status: string } | null;
   source?: unknown;
 }
-export interface SeenRequest { operationName: string; query: string; variables: Record<string, unknown>; auth: string | undefined; project: string | undefined }
+interface SeenRequest { operationName: string; query: string; variables: Record<string, unknown>; auth: string | undefined; project: string | undefined }
 
 export const API_TOKEN = 'rw-account-token';
 export const PROJECT_TOKEN = 'rw-project-token';
@@ -33,7 +33,7 @@ const stringMap = (k: string): Check => (v) => {
 };
 const all = (...checks: Check[]): Check => (v) => checks.map((c) => c(v)).find(Boolean);
 
-export const SHAPES: Record<string, { root: string; check: Check }> = {
+const SHAPES: Record<string, { root: string; check: Check }> = {
   ProjectToken: { root: 'projectToken', check: (v) => (Object.keys(v).length ? 'ProjectToken takes no variables' : undefined) },
   ProjectEnvironments: { root: 'project', check: str('projectId') },
   ServiceInstances: { root: 'environment', check: str('environmentId', 'projectId') },

@@ -40,7 +40,7 @@ async function runLocal(spec: TestSpec, w: Where): Promise<Record<string, unknow
   return entry.run(prep.opts, target, { signal: new AbortController().signal, progress: () => {}, log: (l) => w.log(`[${spec.id}] ${l}`) }, prep.post);
 }
 
-export const localRunners = () => BENCH_TABLE.map((e) => e.test);
+const localRunners = () => BENCH_TABLE.map((e) => e.test);
 
 const query = (spec: TestSpec) => Object.fromEntries(Object.entries(spec.params).map(([k, v]) => [k, String(v)]));
 const validOf = (r: Record<string, unknown>) => (r.validity as { valid?: boolean } | undefined)?.valid !== false;

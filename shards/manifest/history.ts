@@ -1,7 +1,7 @@
 import type { RunRecord } from './store.ts';
 
 /** Change beyond this share between consecutive runs is a trend worth an arrow (the benchmark's 5%). */
-export const SIGNIFICANT_PCT = 5;
+const SIGNIFICANT_PCT = 5;
 
 const fmt = (v: unknown) => (typeof v === 'number' ? String(Math.round(v * 1000) / 1000) : v === null || v === undefined ? '-' : String(v));
 

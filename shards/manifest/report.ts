@@ -6,7 +6,7 @@ const COLORS: Partial<Record<Verdict | 'invalid' | 'failed', string>> = { regres
 export const useColor = (env: Record<string, string | undefined> = process.env, tty = process.stdout.isTTY) =>
   env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' ? true : !env.NO_COLOR && Boolean(tty);
 
-export function paint(v: Verdict | 'invalid' | 'failed', color: boolean, text: string = v.toUpperCase()): string {
+function paint(v: Verdict | 'invalid' | 'failed', color: boolean, text: string = v.toUpperCase()): string {
   const c = COLORS[v];
   return color && c ? `\x1b[${c}m${text}\x1b[0m` : text;
 }

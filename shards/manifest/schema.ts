@@ -3,8 +3,8 @@ import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable } from '../../lib/options.ts';
 import { TEST_TABLES } from '../coordinator/options.ts';
 
-export const CATEGORIES = ['latency', 'jitter', 'whispers', 'throughput', 'idle', 'avalanche'] as const;
-export type Category = (typeof CATEGORIES)[number];
+const CATEGORIES = ['latency', 'jitter', 'whispers', 'throughput', 'idle', 'avalanche'] as const;
+type Category = (typeof CATEGORIES)[number];
 
 /** One judged field of a result, by dotted path (`deliveryRatePct`, `latencyOverMinMs.p99`). */
 export interface BaselineSpec {

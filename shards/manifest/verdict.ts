@@ -3,7 +3,7 @@ import { DEFAULT_DRIFT_PCT, type BaselineSpec } from './schema.ts';
 
 export type Verdict = 'ok' | 'improved' | 'drift' | 'regress' | 'missing' | 'new';
 /** Worst first: the test's verdict is its worst metric's. */
-export const SEVERITY: Record<Verdict | 'invalid' | 'failed', number> = { failed: 7, invalid: 6, regress: 5, drift: 4, missing: 3, new: 2, improved: 1, ok: 0 };
+const SEVERITY: Record<Verdict | 'invalid' | 'failed', number> = { failed: 7, invalid: 6, regress: 5, drift: 4, missing: 3, new: 2, improved: 1, ok: 0 };
 
 export interface MetricVerdict {
   path: string;

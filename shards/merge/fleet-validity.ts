@@ -3,13 +3,13 @@ import type { MergeOptions } from './merge.ts';
 import { carriedShardFlags, mergedFigureFlags } from './fleet-rules.ts';
 
 /** A shard's p99 this many times the fleet's median p99 (and 50 ms above it) is called out. */
-export const OUTLIER_FACTOR = 3;
-export const OUTLIER_MIN_MS = 50;
+const OUTLIER_FACTOR = 3;
+const OUTLIER_MIN_MS = 50;
 /** Below this share of its target every shard stopping at one count is the rig's ceiling. */
-export const CEILING_SHARE = 0.99;
+const CEILING_SHARE = 0.99;
 
 /** Default latency budget for a wall-clock step during a run (ms): NTP slews stay far below it, a step does not. */
-export const CLOCK_STEP_BUDGET_MS = 50;
+const CLOCK_STEP_BUDGET_MS = 50;
 
 /**
  * A shard whose wall clock moved against its monotonic clock by more than the budget during the run

@@ -24,7 +24,7 @@ const isEncoded = (v: unknown): v is EncodedLatency =>
   typeof v === 'object' && v !== null && typeof (v as EncodedLatency).histogram === 'string' && typeof (v as EncodedLatency).count === 'number';
 
 /** Connected clients of a result, whatever the runner calls them. */
-export const connectedOf = (r: ShardResult): number | undefined => num(r.connectedClients) ?? num(r.subscribed) ?? num(r.connected);
+const connectedOf = (r: ShardResult): number | undefined => num(r.connectedClients) ?? num(r.subscribed) ?? num(r.connected);
 
 export interface MergeOptions {
   /** Clients asked of each shard (for the uniform-ceiling rule). */

@@ -1,7 +1,7 @@
 import type { EncodedLatency, LatencyReport } from '../../runners/core/latency.ts';
 
 /** How one shard's job ended, as the coordinator saw it. */
-export type ShardStatus = 'done' | 'failed' | 'aborted' | 'timeout' | 'unreachable' | 'rejected' | 'param-mismatch'
+type ShardStatus = 'done' | 'failed' | 'aborted' | 'timeout' | 'unreachable' | 'rejected' | 'param-mismatch'
   /** Finished, but its result failed the schema (shards/merge/schema.ts): left out of every figure. */
   | 'invalid';
 
@@ -52,7 +52,7 @@ export interface ShardClock {
   afterMs: number;
 }
 
-export type FleetFlagCode =
+type FleetFlagCode =
   | 'UNIFORM_SHARD_CEILING'
   | 'SHARD_FAILED'
   | 'NO_SHARD_SUCCEEDED'

@@ -1,6 +1,5 @@
 import { writeReport } from '../../report/index.ts';
 import { defineModule } from '../../engine/module.ts';
-import { resultName } from '../../module-cli.ts';
 import { getTarget } from '../../targets/index.ts';
 import { checkSoakOptions, SOAK_OPTIONS } from './options.ts';
 import { runSoak, soakPlannedMs } from './run.ts';
@@ -26,15 +25,10 @@ export const soakModule = defineModule({
   validate: checkSoakOptions,
   plannedMs: soakPlannedMs,
   target: 'self',
-  targetOf: (o) => ({ name: o.target, url: o.url }),
   run: (o, ctx) => runSoak({ target: getTarget(o.target), ...(o.url ? { url: o.url } : {}), seed: 0, signal: ctx.signal, log: ctx.log, progress: ctx.progress }, o),
-  summary: [],
   cli: {
-    script: 'soak',
     usage: '[options] [--json]',
     json: 'flag',
-    fileName: (o) => resultName('soak', o.target),
-    command: (o) => ({ values: o }),
     async report(file, result, command) {
       const html = await writeReport(file, soakReportModel([result], { command })).catch((err: Error) => `not written (${err.message})`);
       const flags = result.validity.flags.length ? `; validity: ${result.validity.flags.map((f) => `${f.code} (${f.severity}): ${f.message}`).join('; ')}` : '';

@@ -33,9 +33,9 @@ export interface HealthSample {
   rigLagMaxMs: number;
 }
 
-export type RuleId = 'throughput' | 'memory' | 'latency' | 'disconnects' | 'delivery';
+type RuleId = 'throughput' | 'memory' | 'latency' | 'disconnects' | 'delivery';
 
-export interface RuleVerdict {
+interface RuleVerdict {
   rule: RuleId;
   /** `insufficient`: the series is too short to judge this rule's figure (memory: a slope over under `minSlopeSpanSec`). */
   status: 'pass' | 'fail' | 'unmeasured' | 'insufficient';
@@ -54,7 +54,7 @@ export interface DeliveryTotals {
 }
 
 /** `insufficient_duration`: nothing failed, but a rule needs a longer series to be judged (docs/soak.md). */
-export type SoakVerdict = 'pass' | 'fail' | 'inconclusive' | 'insufficient_duration';
+type SoakVerdict = 'pass' | 'fail' | 'inconclusive' | 'insufficient_duration';
 
 export interface SoakJudgement {
   verdict: SoakVerdict;

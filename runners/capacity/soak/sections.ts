@@ -11,7 +11,7 @@ import type { SoakDetail } from './run.ts';
  * a stored result renders the same as a fresh one.
  */
 
-export function soakDetail(r: ScenarioResult): SoakDetail | undefined {
+function soakDetail(r: ScenarioResult): SoakDetail | undefined {
   const d = r.detail as Partial<SoakDetail> | undefined;
   return d && d.kind === 'soak' && Array.isArray(d.series) && d.judgement ? (d as SoakDetail) : undefined;
 }

@@ -1,9 +1,9 @@
 /** Okabe-Ito: distinguishable with the common colour-vision deficiencies. Target i always gets colour i. */
-export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#999999', '#000000'];
+const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#999999', '#000000'];
 export const colorFor = (i: number) => PALETTE[i % PALETTE.length]!;
 
 /** Event colours, apart from the target palette. */
-export const EVENT_COLORS: Record<string, string> = {
+const EVENT_COLORS: Record<string, string> = {
   drop: '#7f7f7f',
   flaky: '#b8860b',
   blackhole: '#222222',
