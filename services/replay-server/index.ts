@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { LeanServerSocket } from './protocol/lean-ws.ts';
 import { listen } from '../common/service-main.ts';
 import { MemoryBroker, type MemoryBrokerOptions } from './broker/memory.ts';
 import type { Broker, BrokerStats } from './broker/types.ts';
@@ -112,6 +113,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     perMessageDeflate: false,
     maxPayload: opts.maxPayloadBytes,
     handleProtocols: pickProtocol,
+    WebSocket: LeanServerSocket,
   });
 
   // Which process accepted the socket: lets cluster tests and benches see the worker spread.
