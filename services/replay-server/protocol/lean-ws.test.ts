@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from '../testing.ts';
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
 class RawWs {
-  private buf = Buffer.alloc(0);
+  private buf: Buffer = Buffer.alloc(0);
   private waiters: (() => void)[] = [];
   ended = false;
   constructor(
