@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer, WebSocket } from 'ws';
+import { LeanServerSocket } from './protocol/lean-ws.ts';
 import { listen } from '../common/service-main.ts';
 import { MemoryBroker, type MemoryBrokerOptions } from './broker/memory.ts';
 import type { Broker, BrokerStats } from './broker/types.ts';
@@ -42,6 +43,8 @@ export interface ReplayServerDeps {
   broker?: Broker;
   /** Cluster worker: `POST /_admin/reload` asks the primary for a rolling reload (see cluster/reload.ts). */
   reload?: ReloadRequester;
+  /** The WebSocket class ws's server hands each socket to: LeanServerSocket, or ws's own to measure what it costs (bench/replay-conn-heap.ts). */
+  webSocketClass?: typeof WebSocket;
 }
 
 /** The memory broker's share of the server options (one place, used by the single process and the cluster primary). */
@@ -112,6 +115,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     perMessageDeflate: false,
     maxPayload: opts.maxPayloadBytes,
     handleProtocols: pickProtocol,
+    WebSocket: deps.webSocketClass ?? LeanServerSocket,
   });
 
   // Which process accepted the socket: lets cluster tests and benches see the worker spread.
