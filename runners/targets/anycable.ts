@@ -164,7 +164,7 @@ const startsWith = (b: Buffer, prefix: Buffer) => b.length >= prefix.length && b
  * stream after `welcome` like the benchmark's raw idle probe. Pings are recognised by their first
  * bytes and never parsed.
  */
-const leanAnyCable: LeanProtocol = {
+export const leanAnyCable: LeanProtocol = {
   url: (base) => cableUrl(base),
   subprotocol: 'actioncable-v1-ext-json',
   onOpen: () => [],

@@ -47,7 +47,7 @@ export interface SchemaContext {
  * anything adds up, so a malformed body is one shard's problem, never a crash of the run or a
  * figure that the target is blamed for. Never throws.
  */
-function resultProblem(result: unknown, c: SchemaContext = {}): string | undefined {
+export function resultProblem(result: unknown, c: SchemaContext = {}): string | undefined {
   try {
     return check(result, c);
   } catch (err) {
