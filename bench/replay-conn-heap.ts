@@ -13,7 +13,7 @@ import { currentCommit } from '../runners/core/summary.ts';
  * clients (?pi=60, subscribed) from a child process, then after a full GC reports
  * (heapUsed, RSS) growth / N. Arms alternate (lean, ws, lean, ws ...).
  *   npx tsx bench/replay-conn-heap.ts [--n 5000] [--rounds 2] [--out file.json]
- * Prints one JSON object: per run {arm, round, heapPerConn, rssPerConn}, and per arm the medians.
+ * Prints per arm the medians; --out writes {commit, command, measuredAt, n, results: one row per run {arm, round, conns, heapPerConn, rssPerConn}, median}.
  */
 const arg = (name: string, d: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -77,7 +77,7 @@ else {
     command: `npx tsx bench/replay-conn-heap.ts ${process.argv.slice(2).join(' ')}`.trim(),
     measuredAt: new Date().toISOString(),
     n,
-    runs,
+    results: runs,
     median: { lean: { heapPerConn: of('lean', 'heapPerConn'), rssPerConn: of('lean', 'rssPerConn') }, ws: { heapPerConn: of('ws', 'heapPerConn'), rssPerConn: of('ws', 'rssPerConn') } },
   };
   const file = arg('out', '');
