@@ -36,6 +36,17 @@ describe('name:K target labels in the suite', () => {
     expect(logs.filter((l) => / on 1 node\(s\)/.test(l))).toHaveLength(1);
   });
 
+  it('sweep honours the label too: replay-redis:2 sweeps on two nodes', async () => {
+    const { parseCapacityOptions } = await import('../options.ts');
+    const { runCapacity } = await import('../run.ts');
+    const o = parseCapacityOptions({ values: { targets: 'replay-redis:2', scenarios: 'sweep', sweepConnections: 20, sweepStreams: 2, sweepRate: 20, sweepLoaderCounts: '1', sweepStepSec: 1, sweepDrainMs: 500, sweepMaxP99Ms: 60_000, sweepMaxLoaderLagMs: 60_000, sweepMaxLoaderCpuPct: 1000, sweepMaxPublisherLateMs: 60_000 }, origin: 'CLI' });
+    const logs: string[] = [];
+    const run = await runCapacity(o, { log: (l) => logs.push(l) });
+    expect(run.results[0]!.params.nodes).toBe(2);
+    expect(logs.filter((l) => /sweep on 2 node\(s\)/.test(l))).toHaveLength(1);
+    expect(run.results[0]!.steps[0]).toMatchObject({ ledger: { lostDeliveries: 0, duplicates: 0 } });
+  });
+
   it('refuses K nodes of a target without a shared broker, K with url, and K with a one-process scenario', async () => {
     const { parseCapacityOptions } = await import('../options.ts');
     const p = (values: Record<string, unknown>) => () => parseCapacityOptions({ values, origin: 'CLI' });

@@ -50,7 +50,9 @@ export const scenario: ScenarioModule<SweepOptions> = defineScenario({
     const { budget, limits } = w;
     const steps: StepResult[] = [];
     const flags: ScenarioValidityFlag[] = [];
-    const nodes = await startNodes(ctx.target, { ...(ctx.url ? { url: ctx.url } : {}), nodes: o.nodes, workers: serverWorkersOf(ctx) });
+    // A `name:K` label's node count wins over the option, as in S3-S5 (loader/session.ts).
+    const nodes = await startNodes(ctx.target, { ...(ctx.url ? { url: ctx.url } : {}), nodes: ctx.nodes ?? o.nodes, workers: serverWorkersOf(ctx) });
+    ctx.log(`${ctx.target.name}: sweep on ${nodes.urls.length} node(s)`);
     try {
       for (const [i, k] of o.loaderCounts.split(',').map(Number).entries()) {
         if (ctx.signal.aborted) break;
