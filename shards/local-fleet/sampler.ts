@@ -64,7 +64,6 @@ export class FleetSampler {
   private armed = false;
   private inuse0: number | undefined;
   private n = 0;
-  private lastBusy: { ticks: number; at: number } | undefined;
 
   constructor(
     private readonly roots: () => SamplerRoots,
@@ -99,16 +98,12 @@ export class FleetSampler {
       runnerWorkers: this.group('runnerWorkers', workerPids, now),
       otherCpuPct: 0,
     };
+    // This process (the coordinator and this sampler) is the fleet's too.
+    const self = this.group('self', [process.pid], now).cpuPct;
     const busy = cpuBusyTicks();
     if (busy !== undefined) {
-      const last = this.lastBusy;
-      if (last && now > last.at) {
-        const machinePct = ((busy - last.ticks) / TICKS / ((now - last.at) / 1000)) * 100;
-        // This process (the coordinator and this sampler) is the fleet's too.
-        const self = this.group('self', [process.pid], now).cpuPct;
-        s.otherCpuPct = Math.max(0, Math.round((machinePct - s.target.cpuPct - s.runners.cpuPct - s.runnerWorkers.cpuPct - self) * 10) / 10);
-      }
-      this.lastBusy = { ticks: busy, at: now };
+      const machinePct = this.cpuPct('machine', busy, now);
+      s.otherCpuPct = Math.max(0, Math.round((machinePct - s.target.cpuPct - s.runners.cpuPct - s.runnerWorkers.cpuPct - self) * 10) / 10);
     }
     // A directory listing per target process, sparse and only for a target of one or two
     // processes (ws, socketio: where the per-process fd limit is the wall): listing /proc/<pid>/fd
@@ -142,11 +137,16 @@ export class FleetSampler {
       g.maxProcRss = Math.max(g.maxProcRss, m.rss);
       ticks += m.cpuTicks;
     }
-    const last = this.lastTicks.get(name);
-    // Processes that ended take their ticks with them: a drop is not negative CPU.
-    if (last && now > last.at) g.cpuPct = Math.max(0, Math.round(((ticks - last.ticks) / TICKS / ((now - last.at) / 1000)) * 1000) / 10);
-    this.lastTicks.set(name, { ticks, at: now });
+    g.cpuPct = this.cpuPct(name, ticks, now);
     return g;
+  }
+
+  /** % of one core since this series' last reading (0 for its first); `ticks` is cumulative CPU time. */
+  private cpuPct(series: string, ticks: number, now: number): number {
+    const last = this.lastTicks.get(series);
+    this.lastTicks.set(series, { ticks, at: now });
+    // Processes that ended take their ticks with them: a drop is not negative CPU.
+    return last && now > last.at ? Math.max(0, Math.round(((ticks - last.ticks) / TICKS / ((now - last.at) / 1000)) * 1000) / 10) : 0;
   }
 
   start(): void {
