@@ -18,6 +18,8 @@ export interface ClientTally {
   lost: number;
   /** Distinct seqs that arrived although the publisher never saw them accepted. */
   unaccepted: number;
+  /** The part of `unaccepted` whose publish outcome was unknown (`unconfirmed(seq)`). */
+  unconfirmed: number;
   duplicates: number;
   outOfOrder: number;
   /** Arrivals whose seq was outside 1..messages (another run's or a corrupt payload). */
@@ -33,6 +35,8 @@ export interface LedgerTotals {
   lostDeliveries: number;
   /** The part of `receivedDeliveries` whose message the publisher never saw accepted. */
   unacceptedDeliveries: number;
+  /** The part of `unacceptedDeliveries` whose publish outcome was unknown: arriving, they prove only that the target stored them. */
+  unconfirmedDeliveries: number;
   duplicates: number;
   outOfOrder: number;
   foreign: number;
@@ -64,9 +68,17 @@ export class DeliveryLedger {
 
   /** The target accepted `seq` (the publisher got its 201): every client is now expected to get it. */
   accept(seq: number): void {
-    if (!Number.isInteger(seq) || seq < 1 || seq > this.messages || this.accepted[seq]) return;
+    if (!Number.isInteger(seq) || seq < 1 || seq > this.messages || this.accepted[seq] === 1) return;
     this.accepted[seq] = 1;
     this.acceptedCount++;
+  }
+
+  /**
+   * `seq` failed with its outcome unknown (an attempt timed out or was answered "may have been
+   * stored"): still not expected, but its arrivals are the target's stored copy, not a count error.
+   */
+  unconfirmed(seq: number): void {
+    if (Number.isInteger(seq) && seq >= 1 && seq <= this.messages && this.accepted[seq] === 0) this.accepted[seq] = 2;
   }
 
   /** Every seq 1..messages accepted (tests; runners whose publisher cannot fail). */
@@ -93,7 +105,7 @@ export class DeliveryLedger {
   *lostSeqsOf(client: number): Generator<number> {
     const row = this.counts[client];
     if (!row) return;
-    for (let s = 1; s <= this.messages; s++) if (this.accepted[s] && row[s] === 0) yield s;
+    for (let s = 1; s <= this.messages; s++) if (this.accepted[s] === 1 && row[s] === 0) yield s;
   }
 
   /** How many distinct messages the target accepted so far. */
@@ -136,16 +148,19 @@ export class DeliveryLedger {
     const row = this.counts[client]!;
     let received = 0;
     let unaccepted = 0;
+    let unconfirmed = 0;
     for (let s = 1; s <= this.messages; s++) {
       if (row[s]! === 0) continue;
       received++;
-      if (!this.accepted[s]) unaccepted++;
+      if (this.accepted[s] !== 1) unaccepted++;
+      if (this.accepted[s] === 2) unconfirmed++;
     }
     return {
       index: client,
       received,
       lost: this.acceptedCount - (received - unaccepted),
       unaccepted,
+      unconfirmed,
       duplicates: this.dup[client]!,
       outOfOrder: this.ooo[client]!,
       foreign: this.foreignCount[client]!,
@@ -155,12 +170,13 @@ export class DeliveryLedger {
 
   /** Expected = clients × accepted messages; lost = accepted messages a client never got. */
   totals(): LedgerTotals {
-    const t: LedgerTotals = { expectedDeliveries: this.clients * this.acceptedCount, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 };
+    const t: LedgerTotals = { expectedDeliveries: this.clients * this.acceptedCount, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, unconfirmedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 };
     for (let c = 0; c < this.clients; c++) {
       const x = this.tally(c);
       t.receivedDeliveries += x.received;
       t.lostDeliveries += x.lost;
       t.unacceptedDeliveries += x.unaccepted;
+      t.unconfirmedDeliveries += x.unconfirmed;
       t.duplicates += x.duplicates;
       t.outOfOrder += x.outOfOrder;
       t.foreign += x.foreign;

@@ -36,7 +36,8 @@ describe('publisher', () => {
     const t = await refusingServer(new Set([3, 7]), new Set([5]));
     servers.push(t.server);
     const outcomes: [number, boolean][] = [];
-    const pub = startPublisher({ url: t.url, stream: 's', runId: 'r', messages: 10, intervalMs: 5, onPublished: (seq, ok) => outcomes.push([seq, ok]) });
+    const unknown: number[] = [];
+    const pub = startPublisher({ url: t.url, stream: 's', runId: 'r', messages: 10, intervalMs: 5, onPublished: (seq, ok, _c, _a, u) => void (outcomes.push([seq, ok]), u && unknown.push(seq)) });
     const r = await pub.done;
     expect(r.published).toBe(7);
     expect(r.failed).toBe(3);
@@ -45,6 +46,34 @@ describe('publisher', () => {
     expect(outcomes.filter(([, ok]) => !ok).map(([s]) => s)).toEqual([3, 5, 7]);
     expect(outcomes.filter(([, ok]) => ok).map(([s]) => s)).toEqual([1, 2, 4, 6, 8, 9, 10]);
     expect(t.seen).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // A 500 is a definite refusal; a connection cut after the request was written may have been stored.
+    expect(unknown).toEqual([5]);
+  });
+
+  it('a message is of unknown outcome once any attempt may have stored it, even if a retry is refused outright', async () => {
+    const tries = new Map<number, number>();
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const seq = (JSON.parse(JSON.parse(body).data) as { seq: number }).seq;
+        const n = (tries.get(seq) ?? 0) + 1;
+        tries.set(seq, n);
+        // seq 2: "may have been stored", then refused; seq 3: refused at once; the rest accepted.
+        const text = seq === 2 && n === 1 ? 'broadcast not acknowledged: may have been stored' : seq === 2 || seq === 3 ? 'broadcast not stored' : '';
+        res.statusCode = text ? 503 : 201;
+        res.end(text);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    servers.push(server);
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const failed: [number, boolean | undefined][] = [];
+    const r = await startPublisher({ url, stream: 's', runId: 'r', messages: 4, intervalMs: 1, onPublished: (seq, ok, _c, _a, u) => void (ok || failed.push([seq, u])) }).done;
+    expect(r).toMatchObject({ published: 2, failed: 2, retried: 1, failureCauses: { 'HTTP 503': 2 } });
+    expect(failed).toEqual([[3, false], [2, true]]);
+    expect(tries.get(2)).toBe(2);
+    expect(tries.get(3)).toBe(1);
   });
 
   it('names a refused connection by its error code', async () => {

@@ -43,8 +43,10 @@ export interface PublisherOptions {
    * message was accepted and counts towards expected deliveries); otherwise `cause` says why.
    * `at` (on a 201): when the attempt that got it was sent (a retry's own time) and answered, so a
    * runner can place the message before or after a broker restart (epoch-book.ts).
+   * `unknown` (on a failure): some attempt may have been stored (it timed out, was answered "may
+   * have been stored", or lost its connection after the request was written).
    */
-  onPublished?: (seq: number, ok: boolean, cause?: string, at?: { attemptSentAt: number; answeredAt: number }) => void;
+  onPublished?: (seq: number, ok: boolean, cause?: string, at?: { attemptSentAt: number; answeredAt: number }, unknown?: boolean) => void;
 }
 
 /** How the publisher fared. Failures are the publisher's or the target's refusal, never delivery loss. */
@@ -110,13 +112,14 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
     attempt(n, body, 0);
   };
 
-  const attempt = (n: number, body: string, tries: number) => {
+  const attempt = (n: number, body: string, tries: number, unknown = false) => {
     // Outcome unknown (timed out, or the target says it may have stored it): the same request
     // again, same key, after a short back-off; a target honouring the key answers as the first.
     const retryOr = (cause: string, detail?: string) => {
+      unknown = true;
       if (tries < retries && !stopped) {
         result.retried = (result.retried ?? 0) + 1;
-        setTimeout(() => attempt(n, body, tries + 1), 100 * (tries + 1)).unref();
+        setTimeout(() => attempt(n, body, tries + 1, true), 100 * (tries + 1)).unref();
         return;
       }
       fail(cause, detail);
@@ -127,7 +130,7 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
       result.failed++;
       result.failureCauses[cause] = (result.failureCauses[cause] ?? 0) + 1;
       if (result.failures.length < 20) result.failures.push(`seq ${n}: ${cause}${detail && detail !== cause ? ` (${detail})` : ''}`);
-      opts.onPublished?.(n, false, cause);
+      opts.onPublished?.(n, false, cause, undefined, unknown);
     };
     const attemptSentAt = Date.now();
     const req = request(target, {
@@ -159,6 +162,8 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
       const cause = failureCause(err);
       answered(cause);
       if (cause === 'TIMEOUT') return retryOr(cause, err.message);
+      // Written in full and then cut off: the target may have stored it before the cut.
+      if (writtenAt) unknown = true;
       fail(cause, err.message);
       inflight--;
       finishIfIdle();

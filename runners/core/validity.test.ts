@@ -46,6 +46,7 @@ const TRIPS: [ValidityCode, 'fatal' | 'warning', Partial<ValidityInput>][] = [
   ['NO_DISRUPTIONS', 'fatal', { disruptionWindow: { planned: 0, applied: 0, windowMs: 4000 } }],
   ['NO_DISRUPTIONS', 'fatal', { disruptionWindow: { planned: 3, applied: 0, windowMs: 9000 } }],
   ['CLIENTS_OFFLINE_AT_END', 'warning', { offlineAtEnd: { clients: 2, lostDeliveries: 16 }, receivedDeliveries: 184, deliveryRatePct: 92, deliveryRateOfConnectedPct: 92 }],
+  ['UNCONFIRMED_DELIVERED', 'warning', { receivedDeliveries: 210, unconfirmedDeliveries: 10 }],
 ];
 
 describe('checkValidity', () => {
@@ -82,15 +83,36 @@ describe('checkValidity', () => {
     expect(checkValidity({ ...clean(), aborted: true, disruptionWindow: { planned: 0, applied: 0, windowMs: 9000 }, offlineAtEnd: { clients: 1, lostDeliveries: 5 } }).flags.map((f) => f.code)).toEqual(['ABORTED']);
   });
 
-  it('RECEIVED_OVER_EXPECTED is reachable from the ledger: the target delivered a message the publisher saw fail', () => {
+  it('RECEIVED_OVER_EXPECTED is reachable from the ledger: the target delivered a message it refused outright', () => {
     const l = new DeliveryLedger(1, 2);
     l.accept(1);
     l.record(0, 1, 1);
     l.record(0, 2, 1);
     const t = l.totals();
-    const v = checkValidity({ ...clean(), clients: 1, connectedClients: 1, totalMessages: 2, published: 1, publishFailures: 1, publishFailureCauses: { TIMEOUT: 1 }, allowPublishFailures: true, expectedDeliveries: t.expectedDeliveries, receivedDeliveries: t.receivedDeliveries, deliveryRatePct: 200, deliveryRateOfConnectedPct: 200 });
+    expect(t).toMatchObject({ receivedDeliveries: 2, unacceptedDeliveries: 1, unconfirmedDeliveries: 0, lostDeliveries: 0 });
+    const v = checkValidity({ ...clean(), clients: 1, connectedClients: 1, totalMessages: 2, published: 1, publishFailures: 1, publishFailureCauses: { 'HTTP 500': 1 }, allowPublishFailures: true, expectedDeliveries: t.expectedDeliveries, receivedDeliveries: t.receivedDeliveries, unconfirmedDeliveries: t.unconfirmedDeliveries, deliveryRatePct: 200, deliveryRateOfConnectedPct: 200 });
     expect(v.flags.map((f) => f.code)).toEqual(['DELIVERY_OVER_100', 'RECEIVED_OVER_EXPECTED', 'PARTIAL_PUBLISH']);
     expect(v.valid).toBe(false);
+  });
+
+  it('a message of unknown publish outcome that arrives is UNCONFIRMED_DELIVERED (a warning), never a count error', () => {
+    const l = new DeliveryLedger(2, 3);
+    l.accept(1);
+    l.unconfirmed(2); // timed out or "may have been stored": then it arrived at one client
+    l.accept(2); // a later 201 for the same seq wins
+    l.unconfirmed(3);
+    l.unconfirmed(3);
+    for (const seq of [1, 2, 3]) l.record(0, seq, 1);
+    l.record(1, 1, 1);
+    const t = l.totals();
+    // seq 2 was accepted after all, so client 1 lost it; seq 3 is outside expected.
+    expect(t).toMatchObject({ expectedDeliveries: 4, receivedDeliveries: 4, unacceptedDeliveries: 1, unconfirmedDeliveries: 1, lostDeliveries: 1 });
+    expect([...l.lostSeqsOf(0)]).toEqual([]);
+    expect([...l.lostSeqsOf(1)]).toEqual([2]);
+    expect(l.isAccepted(3)).toBe(false);
+    const v = checkValidity({ ...clean(), clients: 2, connectedClients: 2, totalMessages: 3, published: 2, publishFailures: 1, publishFailureCauses: { TIMEOUT: 1 }, allowPublishFailures: true, expectedDeliveries: t.expectedDeliveries, receivedDeliveries: t.receivedDeliveries, unconfirmedDeliveries: t.unconfirmedDeliveries, deliveryRatePct: 75, deliveryRateOfConnectedPct: 75 });
+    expect(v.flags.map((f) => [f.code, f.severity])).toEqual([['UNCONFIRMED_DELIVERED', 'warning'], ['PARTIAL_PUBLISH', 'warning']]);
+    expect(v.valid).toBe(true);
   });
 });
 

@@ -19,6 +19,7 @@ export const VALIDITY_CODES = [
   'ABORTED',
   'NO_DISRUPTIONS',
   'CLIENTS_OFFLINE_AT_END',
+  'UNCONFIRMED_DELIVERED',
 ] as const;
 export type ValidityCode = (typeof VALIDITY_CODES)[number];
 
@@ -55,6 +56,8 @@ export interface ValidityInput {
   expectedDeliveries: number;
   /** Distinct (client, seq) arrivals, including messages the publisher saw fail (so it can exceed expected). */
   receivedDeliveries: number;
+  /** The part of `receivedDeliveries` whose publish outcome was unknown (ledger.ts `unconfirmed`): stored by the target, outside expected. */
+  unconfirmedDeliveries?: number;
   /** received / expected, %. */
   deliveryRatePct: number;
   /** received / (connectedClients × accepted), %. */
@@ -98,8 +101,14 @@ export function checkValidity(r: ValidityInput): Validity {
   if (r.deliveryRatePct > 100 || r.deliveryRateOfConnectedPct > 100) {
     fatal('DELIVERY_OVER_100', `delivery rate ${r.deliveryRatePct}% (of connected clients: ${r.deliveryRateOfConnectedPct}%) exceeds 100%: the accepted-message or connected-client count is wrong`);
   }
-  if (r.receivedDeliveries > r.expectedDeliveries) {
+  // A message whose publish outcome was unknown (a broker that died mid-write, a timed-out 201)
+  // may arrive: that is the target's stored copy, not a count gone wrong.
+  const unconfirmed = r.unconfirmedDeliveries ?? 0;
+  if (r.receivedDeliveries - unconfirmed > r.expectedDeliveries) {
     fatal('RECEIVED_OVER_EXPECTED', `received ${r.receivedDeliveries} > expected ${r.expectedDeliveries}: the target delivered messages the publisher counted as not accepted, so expected deliveries are understated`);
+  }
+  if (unconfirmed > 0) {
+    warn('UNCONFIRMED_DELIVERED', `${unconfirmed} deliveries are of messages whose publish outcome was unknown (timed out, "may have been stored", or cut off after the request was written) and that the target stored anyway: counted in receivedDeliveries and unconfirmedDeliveries, outside expected and the delivery rates, as a failed publish is`);
   }
   if (r.connectedClients === 0) fatal('NOTHING_CONNECTED', 'no client connected');
   if (r.published === 0) fatal('NOTHING_PUBLISHED', `the target accepted no message${r.publishFailures ? ` (${causes(r.publishFailureCauses)})` : ''}`);

@@ -80,8 +80,10 @@ export function deliveryFields(s: RunSession, published: number) {
     receivedDeliveries: totals.receivedDeliveries,
     lostDeliveries: totals.lostDeliveries,
     unacceptedDeliveries: totals.unacceptedDeliveries,
-    deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
-    deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connectedClients * published),
+    unconfirmedDeliveries: totals.unconfirmedDeliveries,
+    // A message of unknown publish outcome is not expected, so its arrivals stay out of the rates.
+    deliveryRatePct: pct(totals.receivedDeliveries - totals.unconfirmedDeliveries, totals.expectedDeliveries),
+    deliveryRateOfConnectedPct: pct(totals.receivedDeliveries - totals.unconfirmedDeliveries, connectedClients * published),
     duplicates: totals.duplicates,
     outOfOrder: totals.outOfOrder,
     foreignMessages: s.foreign + totals.foreign,

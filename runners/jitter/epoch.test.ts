@@ -40,7 +40,7 @@ describe('jitter runner: Redis restarted empty under a replay target', () => {
     const flag = r.validity.flags.find((f) => f.code === 'BROKER_EPOCH_CHANGED');
     expect(flag, JSON.stringify(r.validity)).toMatchObject({ severity: 'warning' });
     expect(flag!.message).toContain(`${r.brokerEpoch!.changes[0]!.from} -> ${r.brokerEpoch!.changes[0]!.to}`);
-    expect(r.validity.valid).toBe(true);
+    expect(r.validity.valid, JSON.stringify(r.validity)).toBe(true);
     expect(r.publishFailures).toBeGreaterThan(0);
     expect(r.brokerEpoch!.plainLostDeliveries).toBe(0);
     expect(r.brokerEpoch!.lostAfterBoundaryDeliveries).toBe(0);

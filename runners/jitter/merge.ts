@@ -69,6 +69,7 @@ export function mergeJitterResults(o: JitterOptions, parts: { slice: WorkerSlice
   const connectedClients = sum(rs, (r) => r.connectedClients);
   const expected = sum(rs, (r) => r.expectedDeliveries);
   const received = sum(rs, (r) => r.receivedDeliveries);
+  const unconfirmed = sum(rs, (r) => r.unconfirmedDeliveries ?? 0);
   const reconnects = sum(rs, (r) => r.reconnects);
   const replays = rs.some((r) => r.csrResumes !== null);
   const resumes = sum(rs, (r) => r.csrResumes ?? 0);
@@ -107,10 +108,11 @@ export function mergeJitterResults(o: JitterOptions, parts: { slice: WorkerSlice
     receivedDeliveries: received,
     lostDeliveries: sum(rs, (r) => r.lostDeliveries),
     unacceptedDeliveries: sum(rs, (r) => r.unacceptedDeliveries),
+    unconfirmedDeliveries: unconfirmed,
     lateConnects: sum(rs, (r) => r.lateConnects),
-    deliveryRatePct: pct(received, expected),
+    deliveryRatePct: pct(received - unconfirmed, expected),
     // Each worker publishes on its own stream: its clients expect only what its publisher got accepted.
-    deliveryRateOfConnectedPct: pct(received, sum(rs, (r) => r.connectedClients * r.published)),
+    deliveryRateOfConnectedPct: pct(received - unconfirmed, sum(rs, (r) => r.connectedClients * r.published)),
     duplicates: sum(rs, (r) => r.duplicates),
     outOfOrder: sum(rs, (r) => r.outOfOrder),
     foreignMessages: sum(rs, (r) => r.foreignMessages),

@@ -29,6 +29,8 @@ export interface JitterResult extends RunFields {
   allowPublishFailures: boolean;
   /** Deliveries of messages the publisher counted as failed (the target broadcast them anyway); above 0 they can push received over expected (RECEIVED_OVER_EXPECTED). */
   unacceptedDeliveries: number;
+  /** The part of unacceptedDeliveries whose publish outcome was unknown (UNCONFIRMED_DELIVERED): stored by the target, outside expected and the rates. */
+  unconfirmedDeliveries?: number;
   /** receivedDeliveries / (connectedClients × published), %: above 100 means the connected count is wrong (DELIVERY_OVER_100). */
   deliveryRateOfConnectedPct: number;
   perfectClients: number;

@@ -21,6 +21,7 @@ const PLAIN: Record<string, string> = {
   ABORTED: 'The run was stopped before its end (the runner was shut down): the figures cover only the part that ran, and the missing part is not the target\'s fault.',
   NO_DISRUPTIONS: 'No disruption happened while messages were published: this run says nothing about resilience.',
   CLIENTS_OFFLINE_AT_END: 'Some disrupted clients were still reconnecting when the run ended: their missing messages are counted as "not back by the end", not as messages the target lost.',
+  UNCONFIRMED_DELIVERED: 'Some messages whose publish failed with an unknown outcome reached clients anyway: the target stored them; they are counted apart, not as expected deliveries.',
 };
 
 /** Any runner's flags (each runner has its own code union; the fleet's too). */

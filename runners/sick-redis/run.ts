@@ -253,8 +253,8 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
         pubStats.maxAnswerMs = Math.max(pubStats.maxAnswerMs, a.answerMs);
         if (a.answerMs > o.deadlineMs + o.answerSlackMs) pubStats.over++;
       },
-      onPublished: (seq, ok, _cause, at) => {
-        if (!ok) return;
+      onPublished: (seq, ok, _cause, at, unknown) => {
+        if (!ok) return void (unknown && ledger.unconfirmed(seq));
         ledger.accept(seq);
         if (at) book.accepted(seq, at);
       },
@@ -338,8 +338,9 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
       allowPublishFailures: s !== 'stall',
       expectedDeliveries: totals.expectedDeliveries,
       receivedDeliveries: totals.receivedDeliveries,
-      deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
-      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connected * pr.published),
+      unconfirmedDeliveries: totals.unconfirmedDeliveries,
+      deliveryRatePct: pct(totals.receivedDeliveries - totals.unconfirmedDeliveries, totals.expectedDeliveries),
+      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries - totals.unconfirmedDeliveries, connected * pr.published),
       skewFloor: 0,
       foreignMessages: procs.foreign + totals.foreign,
       elapsedMs: Date.now() - startedAt,
@@ -443,7 +444,7 @@ async function runFlood(o: ScenarioOptions, log: (l: string) => void): Promise<S
       connectFailureCauses: {},
       publisher: { messages: o.floodMessages, published: accepted, failed: o.floodMessages - accepted, retried: 0, failureCauses: {}, attempts: o.floodMessages, answersByStatus: statuses, maxAnswerMs: 0, answersOverDeadline: 0, deadlineMs: 0 },
       health: { degradedAfterMs: [], healthyAfterReturnMs: [] },
-      delivery: { expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0, deliveryRatePct: 0 },
+      delivery: { expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, unconfirmedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0, deliveryRatePct: 0 },
       brokerEpoch: { epochs: [], changes: [], historyRejectedEpochChanged: 0, oldEpochMessages: 0, lostDeliveries: 0, lostMessages: 0, affectedClients: 0, plainLostDeliveries: 0, lostAfterBoundaryDeliveries: 0, boundary: null },
       droppedBeforeKill: 0,
       awayAcrossRestart: 0,

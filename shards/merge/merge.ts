@@ -8,7 +8,7 @@ import type { FleetFlag, ShardOutcome, ShardResult, ShardSummary } from './types
 
 /** Counters: the fleet's value is the sum of the shards'. */
 const SUM = [
-  'clients', 'connectedClients', 'connectFailures', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries', 'unacceptedDeliveries',
+  'clients', 'connectedClients', 'connectFailures', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries', 'unacceptedDeliveries', 'unconfirmedDeliveries',
   'duplicates', 'outOfOrder', 'foreignMessages', 'perfectClients', 'jitterEvents', 'jitterSkipped', 'reconnects',
   'reconnectFailures', 'csrResumes', 'historyRejected', 'publishFailures', 'connected', 'welcomed', 'subscribed',
   'failed', 'openAtEndOfHold', 'whispersSent', 'whispersReceived', 'expectedReceived', 'outboundDeliveriesPerSec', 'usefulDeliveriesPerSec',
@@ -92,7 +92,8 @@ export function mergeShards(input: readonly ShardOutcome[], opts: MergeOptions =
   }
 
   if (merged.expectedDeliveries !== undefined) {
-    const received = merged.receivedDeliveries as number;
+    // Arrivals of messages whose publish outcome was unknown are outside expected, as in a shard's own rates.
+    const received = (merged.receivedDeliveries as number) - ((merged.unconfirmedDeliveries as number | undefined) ?? 0);
     merged.deliveryRatePct = pct(received, merged.expectedDeliveries as number);
     const connectedExpected = ok.reduce((n, o) => n + (connectedOf(o.result) ?? 0) * (num(o.result.totalMessages) ?? 0), 0);
     if (connectedExpected > 0) merged.deliveryRateOfConnectedPct = pct(received, connectedExpected);

@@ -9,7 +9,7 @@ import type { ShardOutcome } from './types.ts';
  */
 const COUNTS = [
   'clients', 'connectedClients', 'connectFailures', 'lateConnects', 'totalMessages', 'published', 'publishedMessages', 'publishFailures',
-  'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries', 'unacceptedDeliveries', 'duplicates', 'outOfOrder', 'foreignMessages',
+  'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries', 'unacceptedDeliveries', 'unconfirmedDeliveries', 'duplicates', 'outOfOrder', 'foreignMessages',
   'perfectClients', 'jitterEvents', 'jitterSkipped', 'reconnects', 'reconnectFailures', 'historyRejected', 'latencySamples', 'sessionRestores',
   'connected', 'welcomed', 'subscribed', 'failed', 'openAtEndOfHold', 'initiallyConnected',
   'whispersSent', 'whispersReceived', 'expectedReceived',

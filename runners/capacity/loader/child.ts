@@ -147,7 +147,7 @@ function start(keys: StepKey[], messagesPerKey: number, pollMs: number): void {
   send({ type: 'started', loader: me });
 }
 
-const zero = (): LedgerTotals => ({ expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 });
+const zero = (): LedgerTotals => ({ expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, unconfirmedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 });
 
 function settle(accepted: Record<string, [number, number][]>): void {
   const s = step;

@@ -9,7 +9,7 @@ import type { LoaderReady, LoaderStep } from './messages.ts';
  * so a merged p99 is the p99 of every delivery, never the worst loader's p99 (seeds/000's weakness).
  */
 export function addTotals(parts: readonly LedgerTotals[]): LedgerTotals {
-  const out: LedgerTotals = { expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 };
+  const out: LedgerTotals = { expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, unconfirmedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 };
   for (const p of parts) for (const k of Object.keys(out) as (keyof LedgerTotals)[]) out[k] += p[k];
   return out;
 }

@@ -34,7 +34,7 @@ const TABLE = {
 export type S6Options = OptionValues<typeof TABLE>;
 
 const sumTotals = (ts: LedgerTotals[]): LedgerTotals => {
-  const out: LedgerTotals = { expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 };
+  const out: LedgerTotals = { expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, unconfirmedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 };
   for (const t of ts) for (const k of Object.keys(out) as (keyof LedgerTotals)[]) out[k] += t[k];
   return out;
 };

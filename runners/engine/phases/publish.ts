@@ -74,12 +74,15 @@ export function publishPhase(c: PublishConfig): Phase<Published> {
           sent++;
           c.onSend?.(seq, sentAt);
         },
-        onPublished: (seq, ok, cause, at) => {
+        onPublished: (seq, ok, cause, at, unknown) => {
           if (ok) {
             published++;
             if (accept) s.accept(seq, at && { sentAt: at.attemptSentAt, answeredAt: at.answeredAt });
-          } else failed++;
-          c.onPublished?.(seq, ok, cause, at);
+          } else {
+            failed++;
+            if (accept && unknown) s.ledger.unconfirmed(seq);
+          }
+          c.onPublished?.(seq, ok, cause, at, unknown);
         },
       });
       const every = c.progressEveryMs ?? 2000;
