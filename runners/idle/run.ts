@@ -11,6 +11,7 @@ import { ChildLink } from '../core/child-link.ts';
 import { Emitter } from '../../lib/emitter.ts';
 import type { EngineEvents } from '../engine/events.ts';
 import { logLines } from '../engine/present.ts';
+import { addMaps } from '../engine/results.ts';
 import { checkIdleValidity } from './validity.ts';
 import type { IdleResult } from './result.ts';
 
@@ -81,11 +82,6 @@ function forkWorker(id: number, fdLimit: number): ChildProcess {
 }
 
 const sum = (ws: WorkerTally[], k: keyof WorkerTally) => ws.reduce((a, w) => a + (w[k] as number), 0);
-const addMaps = (ms: Record<string, number>[]) => {
-  const out: Record<string, number> = {};
-  for (const m of ms) for (const [k, v] of Object.entries(m)) out[k] = (out[k] ?? 0) + v;
-  return out;
-};
 
 /** At most about `max` rows, evenly spaced, the last row kept (the end state matters most). */
 const thin = <T,>(rows: T[], max: number): T[] => {

@@ -6,6 +6,7 @@ import { LatencyRecorder, summarize } from '../../core/latency.ts';
 import { startPublisher, type PublisherResult } from '../../core/publisher.ts';
 import { openFileLimit } from '../../core/runner-limits.ts';
 import { barChart } from '../../report/charts/bars.ts';
+import { addMaps } from '../../engine/results.ts';
 import { leanClientFor } from '../../targets/index.ts';
 import { emptyResult, finishValidity } from '../result.ts';
 import { Holder } from '../stop/holders.ts';
@@ -36,11 +37,6 @@ export type S6Options = OptionValues<typeof TABLE>;
 const sumTotals = (ts: LedgerTotals[]): LedgerTotals => {
   const out: LedgerTotals = { expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, unconfirmedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 };
   for (const t of ts) for (const k of Object.keys(out) as (keyof LedgerTotals)[]) out[k] += t[k];
-  return out;
-};
-const addMaps = (ms: Record<string, number>[]) => {
-  const out: Record<string, number> = {};
-  for (const m of ms) for (const [k, v] of Object.entries(m)) out[k] = (out[k] ?? 0) + v;
   return out;
 };
 
