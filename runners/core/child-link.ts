@@ -33,3 +33,8 @@ export class ChildLink<Out extends Serializable> {
     return true;
   }
 }
+
+/** The default of an exhaustive switch over an IPC message union: a new message kind is a compile error until handled. */
+export function assertNever(x: never): never {
+  throw new Error(`unhandled message ${JSON.stringify(x)}`);
+}

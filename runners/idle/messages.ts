@@ -56,6 +56,4 @@ export type WorkerToParent =
   | { type: 'done'; tally: WorkerTally }
   | { type: 'error'; message: string };
 
-export function assertNever(x: never): never {
-  throw new Error(`unhandled message ${JSON.stringify(x)}`);
-}
+export { assertNever } from '../core/child-link.ts';

@@ -10,7 +10,5 @@ export type FromJitterWorker =
   | { type: 'result'; result: JitterResult }
   | { type: 'error'; message: string };
 
-export function assertNever(x: never): never {
-  throw new Error(`unhandled message ${JSON.stringify(x)}`);
-}
+export { assertNever } from '../core/child-link.ts';
 

@@ -64,6 +64,4 @@ export interface LoaderStep {
 
 export type FromLoader = LoaderReady | { type: 'started'; loader: number } | LoaderStep | { type: 'closed'; loader: number } | { type: 'error'; loader: number; message: string };
 
-export function assertNever(x: never): never {
-  throw new Error(`unhandled loader message ${JSON.stringify(x)}`);
-}
+export { assertNever } from '../../core/child-link.ts';
