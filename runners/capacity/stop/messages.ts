@@ -1,33 +1,20 @@
-/** S6 holder processes: parent ↔ holder messages (a discriminated union on `type`). */
-export interface HolderStart {
-  type: 'start';
-  target: string;
-  url: string;
+import type { WorkerStart, WorkerTally } from '../../idle/messages.ts';
+
+/** S6 holder processes: parent ↔ holder messages (a discriminated union on `type`), an idle worker's ramp share over many streams. */
+export interface HolderStart extends Omit<WorkerStart, 'stream' | 'pingInterval'> {
   /** Client i subscribes `${streamPrefix}/${i % streams}`; that stream's payloads carry runId `${runId}/${i % streams}`. */
   streamPrefix: string;
   streams: number;
   runId: string;
-  first: number;
-  stride: number;
-  count: number;
-  rampPerSec: number;
-  startAt: number;
-  addresses: number;
-  connectTimeoutMs: number;
 }
 
 export type ParentToHolder = HolderStart | { type: 'stop' };
 
-export interface HolderTally {
-  attempted: number;
-  subscribed: number;
-  failed: number;
-  failureCauses: Record<string, number>;
+export interface HolderTally extends Pick<WorkerTally, 'attempted' | 'subscribed' | 'failed' | 'failureCauses' | 'loopLagP99Ms'> {
   /** Subscribed clients by what the server told them as it went away (see toldLabel). */
   told: Record<string, number>;
   /** Arrivals that were not this run's payloads. */
   foreign: number;
-  loopLagP99Ms: number;
 }
 
 export type HolderToParent =
