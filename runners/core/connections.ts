@@ -116,3 +116,19 @@ export async function rampConnect(o: RampOptions): Promise<ConnectionBook> {
   await Promise.race([Promise.all(pending), aborted]);
   return book;
 }
+
+/**
+ * A child process's share of a global ramp (idle workers, S6 holders): clients first,
+ * first + stride, ... (count of them), client i opened at startAt + i * 1000 / rampPerSec, until
+ * `stopped()`; resolves once every open has settled.
+ */
+export async function rampShare(s: { first: number; stride: number; count: number; startAt: number; rampPerSec: number }, open: (i: number) => Promise<void>, stopped: () => boolean): Promise<void> {
+  const pending: Promise<void>[] = [];
+  for (let k = 0; k < s.count && !stopped(); k++) {
+    const i = s.first + k * s.stride;
+    const due = s.startAt + (i * 1000) / s.rampPerSec;
+    if (due > Date.now()) await sleep(due - Date.now());
+    pending.push(open(i));
+  }
+  await Promise.all(pending);
+}

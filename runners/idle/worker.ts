@@ -1,5 +1,6 @@
 import { sleep } from '../../lib/time.ts';
 import { sourceAddress } from '../core/addresses.ts';
+import { rampShare } from '../core/connections.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../core/runner-limits.ts';
 import { leanClientFor } from '../targets/index.ts';
@@ -114,14 +115,7 @@ async function ramp(s: WorkerStart): Promise<void> {
   const make = leanClientFor(s.target);
   if (!make) return void send({ type: 'error', message: `no lean client for target "${s.target}"` });
   progressTimer = setInterval(() => send({ type: 'progress', tally: snapshot() }), 1000);
-  const pending: Promise<void>[] = [];
-  for (let k = 0; k < s.count && !stopping; k++) {
-    const i = s.first + k * s.stride;
-    const due = s.startAt + (i * 1000) / s.rampPerSec;
-    if (due > Date.now()) await sleep(due - Date.now());
-    pending.push(openOne(s, make, i));
-  }
-  await Promise.all(pending);
+  await rampShare(s, (i) => openOne(s, make, i), () => stopping);
   send({ type: 'ramped', tally: snapshot() });
 }
 
