@@ -1,12 +1,11 @@
 import { io, type Socket } from 'socket.io-client';
-import { Emitter } from '../../lib/emitter.ts';
+import { ClientBase } from './client-base.ts';
 import { LeanClient, LeanStage, type LeanProtocol } from './lean-client.ts';
 import { socketIoBackoff } from './reconnect.ts';
 import { seedSocketIoBackoff } from './seeded-jitter.ts';
-import { defineTarget, type ClientEvents, type ClientOptions, type TargetClient } from './types.ts';
+import { defineTarget, type ClientOptions, type TargetClient } from './types.ts';
 
 type Mode = 'default' | 'csr';
-type State = 'idle' | 'connecting' | 'open' | 'offline' | 'closed';
 
 /** What engine.io-client keeps of the Node `ws` socket; not in its public types. */
 interface EngineWithTransport {
@@ -21,19 +20,11 @@ interface EngineWithTransport {
  * `socket.recovered` tells us whether it did. Whispers: `socket.emit("whisper", room, payload)`;
  * the reference server re-emits `whisper` to the room without the sender (the benchmark's convention).
  */
-class SocketIoClient implements TargetClient {
-  readonly index: number;
-  private readonly events = new Emitter<ClientEvents>();
+class SocketIoClient extends ClientBase implements TargetClient {
   private socket: Socket | undefined;
-  private state: State = 'idle';
-  private attempt = 0;
 
-  constructor(private readonly opts: ClientOptions, private readonly mode: Mode) {
-    this.index = opts.index;
-  }
-
-  on<E extends keyof ClientEvents>(event: E, fn: ClientEvents[E]) {
-    return this.events.on(event, fn);
+  constructor(opts: ClientOptions, private readonly mode: Mode) {
+    super(opts);
   }
 
   connect(): Promise<void> {
@@ -91,10 +82,7 @@ class SocketIoClient implements TargetClient {
         if (this.socket === socket) this.events.emit('error', err);
       });
       socket.on('disconnect', (reason) => {
-        if (this.socket !== socket || this.state === 'closed') return;
-        const wasOpen = this.state === 'open';
-        this.state = 'offline';
-        if (wasOpen) this.events.emit('disconnected', { reason: reason === 'io server disconnect' || reason === 'transport close' ? 'server_closed' : 'transport_error', detail: reason });
+        if (this.socket === socket) this.wentAway(reason === 'io server disconnect' || reason === 'transport close' ? 'server_closed' : 'transport_error', reason);
       });
     });
   }

@@ -1,32 +1,17 @@
 import WebSocket from 'ws';
 import { uwsAvailability } from '../../services/uws/load.ts';
-import { Emitter } from '../../lib/emitter.ts';
+import { ClientBase } from './client-base.ts';
 import { LeanClient, LeanStage, type LeanProtocol } from './lean-client.ts';
-import { defineTarget, type ClientCapabilities, type ClientEvents, type ClientOptions, type TargetClient } from './types.ts';
-
-type State = 'idle' | 'connecting' | 'open' | 'offline' | 'closed';
+import { defineTarget, type ClientCapabilities, type ClientOptions, type TargetClient } from './types.ts';
 
 /**
  * Raw-topics client for services/ws and services/uws (one wire): manual reconnect (the runner
  * decides when), no replay. Whispers: `{"type":"whisper","stream","data":"<string>"}` out; the
  * others receive `{"type":"whisper","stream","data"}`, which carries `data` like a broadcast.
  */
-class WsClient implements TargetClient {
-  readonly index: number;
-  private readonly events = new Emitter<ClientEvents>();
+class WsClient extends ClientBase implements TargetClient {
   private ws: WebSocket | undefined;
-  private state: State = 'idle';
-  private attempt = 0;
-  private readonly url: string;
-
-  constructor(private readonly opts: ClientOptions) {
-    this.index = opts.index;
-    this.url = opts.url.replace(/^http/, 'ws') + '/ws';
-  }
-
-  on<E extends keyof ClientEvents>(event: E, fn: ClientEvents[E]) {
-    return this.events.on(event, fn);
-  }
+  private readonly url = this.opts.url.replace(/^http/, 'ws') + '/ws';
 
   connect(): Promise<void> {
     if (this.state === 'closed') return Promise.reject(new Error('client closed'));
@@ -66,10 +51,7 @@ class WsClient implements TargetClient {
       });
       ws.on('close', (code, reason) => {
         fail(new Error(`closed before subscribe (${code})`));
-        if (this.ws !== ws || this.state === 'closed') return;
-        const wasOpen = this.state === 'open';
-        this.state = 'offline';
-        if (wasOpen) this.events.emit('disconnected', { reason: 'server_closed', detail: `${code} ${reason.toString()}` });
+        if (this.ws === ws) this.wentAway('server_closed', `${code} ${reason.toString()}`);
       });
     });
   }
