@@ -22,10 +22,7 @@ export const latencyModule = defineModule({
   run: (o, ctx) => runLatency(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: true },
-  cli: {
-    usage: '[options] [--json]',
-    json: 'always',
-  },
+  cli: { usage: '[options] [--json]', json: 'always' },
   http: {
     options: LATENCY_HTTP_OPTIONS,
     fromQuery(q, t, given) {

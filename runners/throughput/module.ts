@@ -18,10 +18,7 @@ export const throughputModule = defineModule({
   run: (o, ctx) => runThroughput(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: false },
-  cli: {
-    usage: '[options]',
-    json: 'always',
-  },
+  cli: { usage: '[options]', json: 'always' },
   http: {
     options: THROUGHPUT_HTTP_OPTIONS,
     fromQuery(q, t, given) {
