@@ -113,10 +113,6 @@ export abstract class Stage implements Sink {
     this.queue.takeAll();
   }
 
-  get hasTimer(): boolean {
-    return this.timer !== undefined;
-  }
-
   /** Called after attributes change and on first run. */
   protected start(): void {}
 

@@ -60,10 +60,6 @@ export class LatencyRecorder {
     return this.hist.totalCount;
   }
 
-  get negativeSamples(): number {
-    return this.negatives;
-  }
-
   encode(): EncodedLatency {
     return { histogram: hdr.encodeIntoCompressedBase64(this.hist), minUs: this.count ? this.minUs : 0, maxUs: this.count ? this.maxUs : 0, count: this.count, negatives: this.negatives };
   }

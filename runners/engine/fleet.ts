@@ -71,8 +71,6 @@ export class ClientFleet {
   /** The library's own words for each disconnect (e.g. socket.io's 'io server disconnect', after which it does not reconnect). */
   readonly disconnectDetails: Record<string, number> = {};
   readonly connectFailureCauses: Record<string, number> = {};
-  /** Reconnect times (runner clock) in order, for the herd curve. */
-  readonly reconnectTimes: number[] = [];
   resumes = 0;
   /** Replay protocols: history requests the server could not serve (e.g. a stream epoch from before the restart). */
   historyNotFound = 0;
@@ -105,10 +103,6 @@ export class ClientFleet {
 
   get ledger() {
     return this.session.ledger;
-  }
-
-  get deliveryLatency() {
-    return this.session.latency;
   }
 
   get foreign(): number {
@@ -245,7 +239,6 @@ export class ClientFleet {
     t.attemptStartedAt = 0;
     if (this.herdStart && t.drops > 0) {
       t.backAt = now;
-      this.reconnectTimes.push(now);
       if (resumed) this.resumes++;
     }
   }

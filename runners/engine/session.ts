@@ -95,10 +95,6 @@ export class RunSession implements Session {
     return phase.run(this);
   }
 
-  isUp(i: number): boolean {
-    return this.up[i] === 1;
-  }
-
   nap(ms: number): Promise<void> {
     if (this.isAborted) return Promise.resolve();
     return this.clock.sleep(ms, this.napAbort.signal);

@@ -91,7 +91,6 @@ export interface Session {
   readonly aborted: boolean;
   /** The session is closing its clients: disconnects from here on are ours. */
   readonly stopping: boolean;
-  isUp(i: number): boolean;
   /** Create and wire every client (idempotent; the connect phase calls it). */
   openClients(): void;
   /** Run one phase over this session: its `validate()` first, then `run()`. */
