@@ -5,7 +5,7 @@ import { openFileLimit } from '../core/runner-limits.ts';
 import { ClientFleet, droppedTracks, quantiles } from '../engine/fleet.ts';
 import { publishPhase } from '../engine/phases/publish.ts';
 import { settlePhase } from '../engine/phases/settle.ts';
-import { pct, runIdentity } from '../engine/results.ts';
+import { addMaps, pct, runIdentity } from '../engine/results.ts';
 import { cancelled, relayPhases } from '../engine/present.ts';
 import { getTarget } from '../targets/index.ts';
 import { downtime, herdReport, recoveryTimes, SeriesSampler } from './herd.ts';
@@ -200,10 +200,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       publishFailures: failureTimes.length,
       publishFailuresDuringRestart: during,
       publishFailuresOutsideRestart: failureTimes.length - during,
-      publishFailureCauses: pubs.reduce<Record<string, number>>((acc, p) => {
-        for (const [k, v] of Object.entries(p.failureCauses)) acc[k] = (acc[k] ?? 0) + v;
-        return acc;
-      }, {}),
+      publishFailureCauses: addMaps(pubs.map((p) => p.failureCauses)),
       publishFailureSamples: pubs.flatMap((p) => p.failures).slice(0, 20),
       expectedDeliveries: totals.expectedDeliveries,
       receivedDeliveries: totals.receivedDeliveries,

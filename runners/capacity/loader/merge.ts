@@ -1,6 +1,7 @@
 import * as hdr from 'hdr-histogram-js';
 import { mergeLatency, type EncodedLatency } from '../../core/latency.ts';
 import type { LedgerTotals } from '../../core/ledger.ts';
+import { addMaps } from '../../engine/results.ts';
 import type { LoaderReady, LoaderStep } from './messages.ts';
 
 /**
@@ -24,13 +25,11 @@ export interface MergedStep {
 }
 
 export function mergeSteps(parts: readonly LoaderStep[]): MergedStep {
-  const disconnects: Record<string, number> = {};
-  for (const p of parts) for (const [k, v] of Object.entries(p.disconnects)) disconnects[k] = (disconnects[k] ?? 0) + v;
   return {
     totals: addTotals(parts.map((p) => p.totals)),
     latency: mergeLatency(parts.map((p) => p.latency)),
     open: parts.reduce((a, p) => a + p.open, 0),
-    disconnects,
+    disconnects: addMaps(parts.map((p) => p.disconnects)),
     loaders: [...parts].sort((a, b) => a.loader - b.loader).map((p) => ({ loader: p.loader, loopLagP99Ms: p.health.runnerLoopLagMs.p99, loopLagMaxMs: p.health.runnerLoopLagMs.max, cpuPct: p.cpuPct, peakRssMb: p.health.runnerPeakRssMb })),
   };
 }
@@ -45,10 +44,8 @@ export interface MergedReady {
 }
 
 export function mergeReady(parts: readonly LoaderReady[]): MergedReady {
-  const causes: Record<string, number> = {};
-  for (const p of parts) for (const [k, v] of Object.entries(p.failureCauses)) causes[k] = (causes[k] ?? 0) + v;
   const sum = (f: (p: LoaderReady) => number) => parts.reduce((a, p) => a + f(p), 0);
-  return { requested: sum((p) => p.requested), subscribed: sum((p) => p.subscribed), failed: sum((p) => p.failed), failureCauses: causes, rigLimitFailures: sum((p) => p.rigLimitFailures), connectMs: Math.max(0, ...parts.map((p) => p.ms)) };
+  return { requested: sum((p) => p.requested), subscribed: sum((p) => p.subscribed), failed: sum((p) => p.failed), failureCauses: addMaps(parts.map((p) => p.failureCauses)), rigLimitFailures: sum((p) => p.rigLimitFailures), connectMs: Math.max(0, ...parts.map((p) => p.ms)) };
 }
 
 /** Percentiles in ms from an encoded histogram (p99.9 too, which LatencyReport does not carry), clamped into the exact [min, max]. */

@@ -1,7 +1,7 @@
 import type { OptionTable, OptionValues } from '../../../lib/options.ts';
 import { ReboundError } from '../../../lib/errors.ts';
 import { sleep } from '../../../lib/time.ts';
-import { DeliveryLedger, type LedgerTotals } from '../../core/ledger.ts';
+import { DeliveryLedger } from '../../core/ledger.ts';
 import { LatencyRecorder, summarize } from '../../core/latency.ts';
 import { startPublisher, type PublisherResult } from '../../core/publisher.ts';
 import { openFileLimit } from '../../core/runner-limits.ts';
@@ -9,6 +9,7 @@ import { barChart } from '../../report/charts/bars.ts';
 import { addMaps } from '../../engine/results.ts';
 import { leanClientFor } from '../../targets/index.ts';
 import { emptyResult, finishValidity } from '../result.ts';
+import { addTotals } from '../loader/merge.ts';
 import { Holder } from '../stop/holders.ts';
 import type { HolderTally } from '../stop/messages.ts';
 import { instanceParams, withInstance } from '../target.ts';
@@ -34,11 +35,6 @@ const TABLE = {
 
 export type S6Options = OptionValues<typeof TABLE>;
 
-const sumTotals = (ts: LedgerTotals[]): LedgerTotals => {
-  const out: LedgerTotals = { expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, unconfirmedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 };
-  for (const t of ts) for (const k of Object.keys(out) as (keyof LedgerTotals)[]) out[k] += t[k];
-  return out;
-};
 
 export const scenario: ScenarioModule<S6Options> = defineScenario({
   id: 'S6',
@@ -131,7 +127,7 @@ export const scenario: ScenarioModule<S6Options> = defineScenario({
         const done = holders.map((x) => x.done ?? x.ramped).filter((x): x is HolderTally => x !== undefined);
         const told = addMaps(done.map((t) => t.told));
         const toldGoodbye = Object.entries(told).filter(([k]) => !k.startsWith('nothing')).reduce((a, [, v]) => a + v, 0);
-        const ledger = sumTotals(ledgers.map((l) => l.totals()));
+        const ledger = addTotals(ledgers.map((l) => l.totals()));
         const enc = latency.encode();
         const failureCauses = addMaps(ramped.map((t) => t.failureCauses));
         const pass = stopMs <= o.maxStopMs && exitCode === 0;
