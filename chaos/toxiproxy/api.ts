@@ -177,10 +177,7 @@ export class ToxiproxyApi {
     if (!input.name) throw apiErrors.missingField('name');
     if (!input.upstream) throw apiErrors.missingField('upstream');
     if (this.proxies.has(input.name)) throw apiErrors.proxyExists();
-    const proxy = new ChaosProxy(input.name, input.listen, input.upstream, this.env);
-    if (input.enabled) await proxy.start();
-    this.proxies.set(proxy.name, proxy);
-    return json(201, proxy.toJSON());
+    return json(201, (await this.addOrReplace(input)).toJSON());
   }
 
   private async updateProxy(name: string, body: () => Promise<unknown>): Promise<Reply> {
