@@ -39,7 +39,7 @@ export function defaultsOf<T extends OptionTable>(table: T): OptionValues<T> {
   return Object.freeze(out) as OptionValues<T>;
 }
 
-const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+export const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
 
 const DECIMAL = /^-?(?:\d+(?:\.\d+)?|\.\d+)$/;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;

@@ -1,6 +1,5 @@
-import type { OptionTable } from '../../lib/options.ts';
+import { kebab, type OptionTable } from '../../lib/options.ts';
 
-const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
 const SECRET = /key|secret|token|password/i;
 const shellQuote = (v: string) => (/^[\w@%+=:,./-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
 

@@ -1,11 +1,10 @@
-import { argvToValues, helpText, parseOptions, type OptionTable } from '../../lib/options.ts';
+import { argvToValues, helpText, kebab, parseOptions, type OptionTable } from '../../lib/options.ts';
 import { writeResults } from '../../runners/core/results.ts';
 import { commandLine, reportLine } from '../../runners/report/index.ts';
 import { COORD_OPTIONS, TEST_TABLES } from './options.ts';
 import { formatReport } from './report.ts';
 import { runMultiShard, testQuery } from './run.ts';
 
-const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
 const COORD_NAMES = new Set(Object.keys(COORD_OPTIONS).flatMap((k) => [k, kebab(k)]));
 
 /**

@@ -1,5 +1,5 @@
 import { ReboundError } from '../../lib/errors.ts';
-import type { OptionTable } from '../../lib/options.ts';
+import { kebab, type OptionTable } from '../../lib/options.ts';
 import { ALL_TARGET_URL_PARAMS } from './targets.ts';
 
 /** Query names the service itself reads; never passed to a runner. */
@@ -12,8 +12,6 @@ export const SERVICE_PARAMS = ['async'] as const;
  */
 const URL_PARAM = /(url|urls|uri|host|nodes)$/i;
 const URL_NAMES = new Set(['cableUrl', 'serverUrl', 'wsUrl', 'httpUrl', 'broadcastUrl', 'natsUrl', 'natsSubject', 'cableUrlA', 'cableUrlB', 'subscriberUrlA', 'subscriberUrlB', 'nodes', 'url', 'toxiproxyUrl', 'target']);
-
-const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
 
 export function knownNames(table: OptionTable): Set<string> {
   const out = new Set<string>(SERVICE_PARAMS);

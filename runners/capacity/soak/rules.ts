@@ -72,7 +72,7 @@ export interface SoakJudgement {
   flags: ScenarioValidityFlag[];
 }
 
-const r2 = (v: number) => Math.round(v * 100) / 100;
+export const r2 = (v: number) => Math.round(v * 100) / 100;
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);

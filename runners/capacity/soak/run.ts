@@ -15,7 +15,7 @@ import { pickClient } from '../../targets/index.ts';
 import { afterOffline } from '../../targets/reconnect.ts';
 import type { ScenarioContext, ScenarioResult } from '../types.ts';
 import type { SoakOptions } from './options.ts';
-import { judgeSoak, type HealthSample, type SoakJudgement } from './rules.ts';
+import { judgeSoak, r2, type HealthSample, type SoakJudgement } from './rules.ts';
 
 /** What the soak keeps in ScenarioResult.detail: the health series the report draws and the rules judged. */
 export interface SoakDetail {
@@ -43,8 +43,6 @@ const MAX_RECONNECTS_PER_CLIENT = 20;
 
 /** The soak's one plan: the module's plannedMs and the OVERRAN_PLAN rule's. */
 export const soakPlannedMs = (o: SoakOptions) => Math.ceil((o.clients * 1000) / o.ramp) + 1000 + o.durationSec * 1000 + o.drainSec * 1000;
-
-const r2 = (v: number) => Math.round(v * 100) / 100;
 
 /** RSS and CPU from a target's own /metrics (services/common/http-app.ts): for targets this runner did not start. */
 async function metricsSample(url: string): Promise<{ rssMb: number; cpuPct: number | null } | null> {
