@@ -55,5 +55,3 @@ export type WorkerToParent =
   | { type: 'ramped'; tally: WorkerTally }
   | { type: 'done'; tally: WorkerTally }
   | { type: 'error'; message: string };
-
-export { assertNever } from '../core/child-link.ts';

@@ -6,7 +6,8 @@ import { classifyConnectError, openFileLimit } from '../core/runner-limits.ts';
 import { leanClientFor } from '../targets/index.ts';
 import { LeanStage, type LeanClient } from '../targets/lean-client.ts';
 import { cableUrl } from '../targets/anycable.ts';
-import { assertNever, type ParentToWorker, type WorkerStart, type WorkerTally, type WorkerToParent } from './messages.ts';
+import { assertNever } from '../core/child-link.ts';
+import type { ParentToWorker, WorkerStart, WorkerTally, WorkerToParent } from './messages.ts';
 
 /**
  * One idle-runner worker process: opens its share of the clients on the global ramp schedule,

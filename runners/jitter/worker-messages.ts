@@ -9,6 +9,3 @@ export type FromJitterWorker =
   | { type: 'progress'; progress: Parameters<JitterEvents['progress']>[0] }
   | { type: 'result'; result: JitterResult }
   | { type: 'error'; message: string };
-
-export { assertNever } from '../core/child-link.ts';
-

@@ -1,5 +1,6 @@
 import { runJitter } from './run.ts';
-import { assertNever, type FromJitterWorker, type ToJitterWorker } from './worker-messages.ts';
+import { assertNever } from '../core/child-link.ts';
+import type { FromJitterWorker, ToJitterWorker } from './worker-messages.ts';
 
 /** One jitter worker process: runs the jitter engine for its slice and sends the result back. */
 const send = (m: FromJitterWorker, then?: () => void) => {

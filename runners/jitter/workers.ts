@@ -7,7 +7,8 @@ import { mergeJitterResults, slices, type WorkerSlice } from './merge.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterProgress } from './progress.ts';
 import type { JitterResult } from './result.ts';
-import { assertNever, type FromJitterWorker, type ToJitterWorker } from './worker-messages.ts';
+import { assertNever } from '../core/child-link.ts';
+import type { FromJitterWorker, ToJitterWorker } from './worker-messages.ts';
 
 const ENTRY = fileURLToPath(new URL('./worker.ts', import.meta.url));
 const sum = <T>(xs: T[], f: (x: T) => number) => xs.reduce((a, x) => a + f(x), 0);

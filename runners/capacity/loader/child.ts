@@ -7,7 +7,8 @@ import { getTarget } from '../../targets/index.ts';
 import type { ArrivedMessage, TargetClient } from '../../targets/types.ts';
 import { payloadOf } from '../../targets/payload.ts';
 import { clientFactory } from './clients.ts';
-import { assertNever, type FromLoader, type LoaderAssignment, type StepKey, type ToLoader } from './messages.ts';
+import { assertNever } from '../../core/child-link.ts';
+import type { FromLoader, LoaderAssignment, StepKey, ToLoader } from './messages.ts';
 import { nodeOf } from './plan.ts';
 
 /**

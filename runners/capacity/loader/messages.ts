@@ -63,5 +63,3 @@ export interface LoaderStep {
 }
 
 export type FromLoader = LoaderReady | { type: 'started'; loader: number } | LoaderStep | { type: 'closed'; loader: number } | { type: 'error'; loader: number; message: string };
-
-export { assertNever } from '../../core/child-link.ts';
