@@ -9,6 +9,11 @@
  */
 export const LEDGER_MAX_CELLS = 20_000_000;
 
+/** A seq's publish outcome in `accepted`: not (yet) accepted, accepted (201), or failed with its outcome unknown. */
+const NOT_ACCEPTED = 0;
+const ACCEPTED = 1;
+const UNCONFIRMED = 2;
+
 /** One client's deliveries. */
 export interface ClientTally {
   index: number;
@@ -68,8 +73,8 @@ export class DeliveryLedger {
 
   /** The target accepted `seq` (the publisher got its 201): every client is now expected to get it. */
   accept(seq: number): void {
-    if (!Number.isInteger(seq) || seq < 1 || seq > this.messages || this.accepted[seq] === 1) return;
-    this.accepted[seq] = 1;
+    if (!Number.isInteger(seq) || seq < 1 || seq > this.messages || this.accepted[seq] === ACCEPTED) return;
+    this.accepted[seq] = ACCEPTED;
     this.acceptedCount++;
   }
 
@@ -78,7 +83,7 @@ export class DeliveryLedger {
    * stored"): still not expected, but its arrivals are the target's stored copy, not a count error.
    */
   unconfirmed(seq: number): void {
-    if (Number.isInteger(seq) && seq >= 1 && seq <= this.messages && this.accepted[seq] === 0) this.accepted[seq] = 2;
+    if (Number.isInteger(seq) && seq >= 1 && seq <= this.messages && this.accepted[seq] === NOT_ACCEPTED) this.accepted[seq] = UNCONFIRMED;
   }
 
   /** Every seq 1..messages accepted (tests; runners whose publisher cannot fail). */
@@ -88,7 +93,7 @@ export class DeliveryLedger {
 
   /** Is `seq` accepted? */
   isAccepted(seq: number): boolean {
-    return this.accepted[seq] === 1;
+    return this.accepted[seq] === ACCEPTED;
   }
 
   /**
@@ -105,7 +110,7 @@ export class DeliveryLedger {
   *lostSeqsOf(client: number): Generator<number> {
     const row = this.counts[client];
     if (!row) return;
-    for (let s = 1; s <= this.messages; s++) if (this.accepted[s] === 1 && row[s] === 0) yield s;
+    for (let s = 1; s <= this.messages; s++) if (this.accepted[s] === ACCEPTED && row[s] === 0) yield s;
   }
 
   /** How many distinct messages the target accepted so far. */
@@ -152,8 +157,8 @@ export class DeliveryLedger {
     for (let s = 1; s <= this.messages; s++) {
       if (row[s]! === 0) continue;
       received++;
-      if (this.accepted[s] !== 1) unaccepted++;
-      if (this.accepted[s] === 2) unconfirmed++;
+      if (this.accepted[s] !== ACCEPTED) unaccepted++;
+      if (this.accepted[s] === UNCONFIRMED) unconfirmed++;
     }
     return {
       index: client,

@@ -105,7 +105,7 @@ export function checkValidity(r: ValidityInput): Validity {
   // may arrive: that is the target's stored copy, not a count gone wrong.
   const unconfirmed = r.unconfirmedDeliveries ?? 0;
   if (r.receivedDeliveries - unconfirmed > r.expectedDeliveries) {
-    fatal('RECEIVED_OVER_EXPECTED', `received ${r.receivedDeliveries} > expected ${r.expectedDeliveries}: the target delivered messages the publisher counted as not accepted, so expected deliveries are understated`);
+    fatal('RECEIVED_OVER_EXPECTED', `received ${r.receivedDeliveries}${unconfirmed ? ` (${unconfirmed} of them unconfirmed, left out)` : ''} > expected ${r.expectedDeliveries}: the target delivered messages the publisher counted as not accepted, so expected deliveries are understated`);
   }
   if (unconfirmed > 0) {
     warn('UNCONFIRMED_DELIVERED', `${unconfirmed} deliveries are of messages whose publish outcome was unknown (timed out, "may have been stored", or cut off after the request was written) and that the target stored anyway: counted in receivedDeliveries and unconfirmedDeliveries, outside expected and the delivery rates, as a failed publish is`);
