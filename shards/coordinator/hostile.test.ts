@@ -31,6 +31,8 @@ const crafted: [string, Partial<StandInOptions>, RegExp][] = [
   ['string counters', { result: { ...good(), receivedDeliveries: '400' } }, /receivedDeliveries is "400", not an integer >= 0/],
   ['negative counters', { result: { ...good(), lostDeliveries: -150 } }, /lostDeliveries is -150, not an integer >= 0/],
   ['received beyond clients x messages', { result: { ...good(), receivedDeliveries: 700 } }, /receivedDeliveries 700 exceeds clients x messages 200/],
+  ['unconfirmed deliveries beyond the unaccepted ones (would hide an over-100% rate)', { result: { ...good(), receivedDeliveries: 200, unacceptedDeliveries: 0, unconfirmedDeliveries: 150 } }, /unconfirmedDeliveries 150 exceeds unacceptedDeliveries 0/],
+  ['unaccepted deliveries beyond received', { result: { ...good(), unacceptedDeliveries: 900 } }, /unacceptedDeliveries 900 exceeds receivedDeliveries/],
   ['a result that is a string', { result: 'all good' }, /result is string, not an object/],
   ['a result without params', { result: good(), keepParams: true }, /params missing/],
   ['failure causes that are not counts', { result: { ...good(), connectFailureCauses: { target: 'many' } } }, /connectFailureCauses.target is "many"/],

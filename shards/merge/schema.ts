@@ -97,6 +97,9 @@ function check(r: unknown, c: SchemaContext): string | undefined {
     bound('expectedDeliveries', perClient, 'clients x messages'),
     bound('receivedDeliveries', perClient, 'clients x messages'),
     bound('lostDeliveries', n.expectedDeliveries, 'expectedDeliveries'),
+    // Parts of received: an inflated one would hide a shard's over-100% rate from the merge.
+    bound('unacceptedDeliveries', n.receivedDeliveries, 'receivedDeliveries'),
+    n.unacceptedDeliveries !== undefined ? bound('unconfirmedDeliveries', n.unacceptedDeliveries, 'unacceptedDeliveries') : bound('unconfirmedDeliveries', n.receivedDeliveries, 'receivedDeliveries'),
     bound('perfectClients', clients, 'clients'),
     bound('whispersReceived', clients !== undefined && n.whispersSent !== undefined ? clients * n.whispersSent : undefined, 'clients x whispers sent'),
   ];
