@@ -1,5 +1,6 @@
-import { withTimeout } from '../../lib/time.ts';
+import { sleep, withTimeout } from '../../lib/time.ts';
 import type { Rng } from '../../lib/rng.ts';
+import { realClock } from '../engine/clock.ts';
 import { backo2Duration } from './seeded-jitter.ts';
 import type { TargetClient } from './types.ts';
 
@@ -137,16 +138,14 @@ export interface ReconnectLoopHooks {
   onFailure?(err: unknown, attempt: number): void;
 }
 
-const plainSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
-
 /**
  * Bring one client back under `policy`: wait, attempt `reconnect()`, repeat. Resolves true once an
  * attempt subscribed, false when `done()` ended it or the attempts ran out. Never rejects.
  */
 export async function reconnectLoop(client: Pick<TargetClient, 'reconnect'>, policy: ManualReconnectPolicy, hooks: ReconnectLoopHooks): Promise<boolean> {
-  const sleep = hooks.sleep ?? plainSleep;
+  const wait = hooks.sleep ?? sleep;
   for (let k = 0; k < policy.maxAttempts && !hooks.done(); k++) {
-    await sleep(policy.delayMs(k));
+    await wait(policy.delayMs(k));
     if (hooks.done()) return false;
     hooks.onAttempt?.(k);
     try {
@@ -187,16 +186,4 @@ export class ManualReconnects {
 }
 
 /** A sleep that `signal` cuts short (resolving, not rejecting), its timer cleared: loops end at once when a run closes. */
-export function sleepUntil(signal: AbortSignal): (ms: number) => Promise<void> {
-  return (ms) =>
-    new Promise<void>((resolve) => {
-      if (signal.aborted) return resolve();
-      const done = () => {
-        clearTimeout(t);
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const t = setTimeout(done, Math.max(0, ms));
-      signal.addEventListener('abort', done, { once: true });
-    });
-}
+export const sleepUntil = (signal: AbortSignal) => (ms: number): Promise<void> => realClock.sleep(ms, signal);
