@@ -1,10 +1,10 @@
 import { createCable, type Cable, type Channel } from '@anycable/core';
 import WebSocket from 'ws';
 import { Emitter } from '../../lib/emitter.ts';
-import { LeanClient, LeanStage, type LeanProtocol } from './lean-client.ts';
+import { LeanClient, LeanStage, ParsedArrival, type LeanProtocol } from './lean-client.ts';
 import { checkStrategyName, fullJitter, tunedSpec, type ReconnectStrategyFn } from './reconnect.ts';
 import { seededBackoffWithJitter } from './seeded-jitter.ts';
-import { defineTarget, type ArrivedMessage, type ClientCapabilities, type ClientEvents, type ClientOptions, type DisconnectReason, type TargetClient } from './types.ts';
+import { defineTarget, type ClientCapabilities, type ClientEvents, type ClientOptions, type DisconnectReason, type TargetClient } from './types.ts';
 
 /**
  * `@anycable/core` (unmodified, Node + `ws`) as a Rebound target client: the extended protocol,
@@ -122,7 +122,7 @@ export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient 
           // someone reads it (the run's decoder reads `value`; a second stringify+parse per
           // delivery was the adapter's largest cost at high fan-out).
           if (typeof msg === 'string') emit('message', { data: msg, at: Date.now(), ...pos });
-          else emit('message', parsedArrival(msg, Date.now(), pos));
+          else emit('message', Object.assign(new ParsedArrival(msg, Date.now()), pos));
         });
         channel.on('connect', (ev) => emit('connected', { resumed: ev.restored === true, attempt: connects++ }));
         channel.on('info', (ev) => {
@@ -167,7 +167,6 @@ const startsWith = (b: Buffer, prefix: Buffer) => b.length >= prefix.length && b
 export const leanAnyCable: LeanProtocol = {
   url: (base) => cableUrl(base),
   subprotocol: 'actioncable-v1-ext-json',
-  onOpen: () => [],
   onMessage(p, stream, send) {
     if (startsWith(p, PING)) return undefined;
     let f: { type?: string; identifier?: string; message?: unknown; reason?: string };
@@ -216,17 +215,3 @@ export const replayTarget = defineTarget({
 
 /** An external anycable-go (`--url ws://host:8080/cable` or http://host:8080), same client. */
 export const anycableTarget = defineTarget({ ...ANYCABLE_WIRE, name: 'anycable', description: 'an external anycable-go (--broker=memory --public) at the given URL, driven by @anycable/core' });
-export type { ReconnectStrategyFn } from './reconnect.ts';
-
-/** An arrival whose payload the library already parsed: `data` is its JSON, made on first read. */
-function parsedArrival(value: unknown, at: number, pos: { offset?: number; epoch?: string }): ArrivedMessage {
-  let text: string | undefined;
-  return {
-    value,
-    at,
-    ...pos,
-    get data() {
-      return (text ??= JSON.stringify(value));
-    },
-  };
-}

@@ -16,10 +16,8 @@ export type LeanStage = (typeof LeanStage)[keyof typeof LeanStage];
 export interface LeanProtocol {
   url(base: string): string;
   subprotocol?: string;
-  /** Protocols with no greeting of their own count the open itself as the welcome. */
-  welcomeOnOpen?: boolean;
-  /** Called on open: return frames to send. */
-  onOpen(stream: string): string[];
+  /** Called on open: return frames to send (none when absent: the server speaks first). */
+  onOpen?(stream: string): string[];
   /**
    * Interpret one server message. `send` answers (pongs, subscribe after welcome); return the
    * stage reached, a broadcast's data, or nothing. `notice`: what the server said it is about to
@@ -29,8 +27,11 @@ export interface LeanProtocol {
   onMessage(payload: Buffer, stream: string, send: (text: string) => void): { stage?: LeanStage; data?: string; value?: unknown; error?: string; notice?: string } | undefined;
 }
 
-/** An arrival whose payload came parsed off the wire: `data` is serialized only when read. */
-class ParsedArrival implements ArrivedMessage {
+/**
+ * An arrival whose payload came parsed off the wire (the lean AnyCable wire, @anycable/core):
+ * `data` is serialized only when read.
+ */
+export class ParsedArrival implements ArrivedMessage {
   private text: string | undefined;
   constructor(readonly value: unknown, readonly at: number) {}
   get data(): string {
@@ -84,8 +85,8 @@ export class LeanClient implements TargetClient {
       const stream = this.opts.stream;
       const sock: LeanSocket = new LeanSocket({
         open: () => {
-          this.stage = this.proto.welcomeOnOpen ? LeanStage.Welcomed : LeanStage.Connected;
-          for (const f of this.proto.onOpen(stream)) sock.sendText(f);
+          this.stage = LeanStage.Connected;
+          for (const f of this.proto.onOpen?.(stream) ?? []) sock.sendText(f);
         },
         message: (payload) => {
           const r = this.proto.onMessage(payload, stream, (t) => sock.sendText(t));
