@@ -93,18 +93,11 @@ export function summarize(enc: EncodedLatency): LatencyReport {
   const h = hdr.decodeFromCompressedBase64(enc.histogram);
   // Histogram percentiles are bucket-rounded; clamp into the exact [min, max] range.
   const at = (p: number) => Math.min(enc.maxUs, Math.max(enc.minUs, h.getValueAtPercentile(p)));
-  const raw = { avg: h.mean, p50: at(50), p95: at(95), p99: at(99), max: enc.maxUs };
   const floor = enc.minUs;
+  const view = (shift: number): LatencySummary => ({ avg: ms(h.mean - shift), p50: ms(at(50) - shift), p95: ms(at(95) - shift), p99: ms(at(99) - shift), max: ms(enc.maxUs - shift) });
   return {
-    latencyRawMs: { avg: ms(raw.avg), p50: ms(raw.p50), p95: ms(raw.p95), p99: ms(raw.p99), max: ms(raw.max), min: ms(floor), count: enc.count },
-    latencyOverMinMs: {
-      avg: ms(raw.avg - floor),
-      p50: ms(raw.p50 - floor),
-      p95: ms(raw.p95 - floor),
-      p99: ms(raw.p99 - floor),
-      max: ms(raw.max - floor),
-      skewFloor: ms(floor),
-    },
+    latencyRawMs: { ...view(0), min: ms(floor), count: enc.count },
+    latencyOverMinMs: { ...view(floor), skewFloor: ms(floor) },
     skewFloor: ms(floor),
   };
 }
