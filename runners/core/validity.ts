@@ -1,5 +1,5 @@
 import type { EpochReport } from './epoch-book.ts';
-import type { RunnerHealth } from './runner-health.ts';
+import type { RunFields } from '../engine/results.ts';
 
 /** Every rule checkValidity applies (docs/errors.md lists them with their meaning). */
 export const VALIDITY_CODES = [
@@ -35,38 +35,23 @@ export interface Validity {
   flags: ValidityFlag[];
 }
 
-/** What validity needs from a delivery result; every runner's result satisfies it. */
-export interface ValidityInput {
-  clients: number;
+/**
+ * What validity needs from a delivery result; every runner's result satisfies it. The fields a
+ * publish-and-listen result declares alike come from RunFields (runners/engine/results.ts), with their meaning.
+ */
+export interface ValidityInput
+  extends Pick<RunFields, 'clients' | 'connectFailures' | 'totalMessages' | 'published' | 'publishFailures' | 'expectedDeliveries' | 'receivedDeliveries' | 'deliveryRatePct' | 'skewFloor' | 'foreignMessages' | 'elapsedMs' | 'plannedMs' | 'runner'> {
   /** Clients that were connected and subscribed at some point of the run (a late connect counts). */
   connectedClients: number;
-  /** Clients that never connected. */
-  connectFailures: number;
   connectFailureCauses?: Record<string, number>;
-  /** Messages the run planned to publish. */
-  totalMessages: number;
-  /** Messages the target accepted. */
-  published: number;
-  /** Messages not accepted (refused or failed to send), with their causes (publisher.ts `failureCauses`). */
-  publishFailures: number;
+  /** `publishFailures` by cause (publisher.ts `failureCauses`). */
   publishFailureCauses: Record<string, number>;
   /** The run is about publisher faults: partial publishing is expected, a warning instead of fatal. */
   allowPublishFailures?: boolean;
-  /** clients × accepted messages. */
-  expectedDeliveries: number;
-  /** Distinct (client, seq) arrivals, including messages the publisher saw fail (so it can exceed expected). */
-  receivedDeliveries: number;
   /** The part of `receivedDeliveries` whose publish outcome was unknown (ledger.ts `unconfirmed`): stored by the target, outside expected. */
   unconfirmedDeliveries?: number;
-  /** received / expected, %. */
-  deliveryRatePct: number;
   /** received / (connectedClients × accepted), %. */
   deliveryRateOfConnectedPct: number;
-  skewFloor: number;
-  foreignMessages: number;
-  elapsedMs: number;
-  plannedMs: number;
-  runner: RunnerHealth;
   /** Loss to a broker that came back empty (epoch-book.ts); absent or null for targets without epochs. */
   brokerEpoch?: EpochReport | null;
   /** The run was stopped before its end (abort signal: a runner shutting down, SIGTERM/SIGINT at the CLI). */
