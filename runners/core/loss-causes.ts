@@ -115,8 +115,8 @@ export function historyRejectCause(reason: string | undefined): RejectCause {
   }
 }
 
-/** One reconnect's outcome from what the client saw. */
-export function resumeOutcome(protocol: ResumeProtocol, ev: ReconnectEvidence): ResumeOutcome {
+/** One reconnect's outcome from what the client saw (a span closed with no evidence: no session restored, no history answer). */
+export function resumeOutcome(protocol: ResumeProtocol, ev: ReconnectEvidence = { restored: false }): ResumeOutcome {
   if (protocol === 'none') return { kind: 'nothing_to_resume' };
   if (protocol === 'session') return ev.restored ? { kind: 'session_restored' } : { kind: 'rejected', cause: 'session_expired' };
   // AnyCable: a history answer is the last word (a restored session asks for history too).
@@ -184,7 +184,7 @@ export function classifyLoss(t: ClientTimeline, m: MessageWindow | undefined, o:
 /** Why the messages of one offline span were lost. */
 export function spanCause(s: OfflineSpan, protocol: ResumeProtocol): LossCause {
   if (s.upAt === undefined) return 'not_back_by_end';
-  const out = resumeOutcome(protocol, s.evidence ?? { restored: false });
+  const out = resumeOutcome(protocol, s.evidence);
   if (out.kind === 'session_restored' || out.kind === 'history_filled') return 'resume_incomplete';
   // The server's own reason for cutting the client outranks the resume that could not repair it.
   if (s.detail === 'too_slow') return 'too_slow';
@@ -242,7 +242,7 @@ export function tallyOutcomes(timelines: Iterable<ClientTimeline>, protocol: Res
   for (const t of timelines)
     for (const s of t.spans) {
       if (s.upAt === undefined) continue;
-      const k = outcomeKey(resumeOutcome(protocol, s.evidence ?? { restored: false }));
+      const k = outcomeKey(resumeOutcome(protocol, s.evidence));
       out[k] = (out[k] ?? 0) + 1;
     }
   return out;
@@ -257,7 +257,7 @@ export function deliveryPath(t: ClientTimeline, m: MessageWindow | undefined, o:
   if (!m || !Number.isFinite(m.sentAt) || !Number.isFinite(m.answeredAt)) return 'live';
   const s = spanOf(t, m, o.inFlightMs);
   if (!s) return 'live';
-  return s.upAt === undefined ? 'still_offline' : outcomeKey(resumeOutcome(o.protocol, s.evidence ?? { restored: false }));
+  return s.upAt === undefined ? 'still_offline' : outcomeKey(resumeOutcome(o.protocol, s.evidence));
 }
 
 /** How reports name a resume outcome key (`outcomeKey`) or a late delivery's path (`deliveryPath`). */
