@@ -178,20 +178,14 @@ export class EpochBook {
       else if (boundary && at) oldSeq[s] = at.answeredAt < boundary.attemptSentAt ? 1 : 0;
       if (!oldSeq[s] && boundary && at && at.answeredAt >= boundary.attemptSentAt) afterReturn[s] = 1;
     }
-    return { oldSeq, afterReturn, cutOff: this.cutOffRule(oldSeq, ended) };
-  }
-
-  /**
-   * Rule 2 for lost (client, seq) given rule 1's old-epoch seqs: was the client cut off from it?
-   * (`judge` hands it to `report` and `lostToEpoch`.)
-   */
-  private cutOffRule(oldSeq: Uint8Array, ended: (e: number) => boolean): (client: number, seq: number) => boolean {
+    // Rule 2: above the client's highest seq in the message's epoch (in every ended one for a seq nobody got).
     const cutOffFromAll = new Int32Array(this.clients);
     for (let c = 0; c < this.clients; c++) for (let e = 0; e < this.epochs.length; e++) if (ended(e)) cutOffFromAll[c] = Math.max(cutOffFromAll[c]!, this.highest[e]![c]!);
-    return (c, s) => {
+    const cutOff = (c: number, s: number) => {
       const e = this.seqEpoch[s]! - 1;
       return oldSeq[s] === 1 && s > (e >= 0 ? this.highest[e]![c]! : cutOffFromAll[c]!);
     };
+    return { oldSeq, afterReturn, cutOff };
   }
 
   private boundary(): EpochReport['boundary'] {
