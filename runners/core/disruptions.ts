@@ -1,6 +1,7 @@
 import type { DisruptionKind } from '../../chaos/plans/catalog.ts';
 import type { PlanStep } from '../../chaos/plans/schedule.ts';
 import type { DeliveryLedger } from './ledger.ts';
+import { quantiles } from './timeseries.ts';
 
 interface Spread {
   count: number;
@@ -44,9 +45,8 @@ interface Pending {
 }
 
 const spread = (values: number[]): Spread => {
-  const s = [...values].sort((a, b) => a - b);
-  const q = (p: number) => (s.length ? Math.round(s[Math.floor(((s.length - 1) * p) / 100)]!) : 0);
-  return { count: s.length, p50: q(50), p95: q(95), max: Math.round(s.at(-1) ?? 0) };
+  const q = quantiles(values);
+  return { count: values.length, p50: q[50] ?? 0, p95: q[95] ?? 0, max: q[100] ?? 0 };
 };
 
 /**
@@ -165,9 +165,8 @@ export class DisruptionTracker {
     return [...bins.entries()]
       .sort((a, b) => a[0] - b[0])
       .map(([tSec, b]) => {
-        const s = b.lat.sort((x, y) => x - y);
-        const q = (p: number) => (s.length ? Math.round(s[Math.floor(((s.length - 1) * p) / 100)]!) : null);
-        return { tSec, expected: b.expected, delivered: b.delivered, deliveredPct: b.expected ? Math.round((b.delivered / b.expected) * 10000) / 100 : 100, latencyP50Ms: q(50), latencyP95Ms: q(95) };
+        const q = quantiles(b.lat);
+        return { tSec, expected: b.expected, delivered: b.delivered, deliveredPct: b.expected ? Math.round((b.delivered / b.expected) * 10000) / 100 : 100, latencyP50Ms: q[50] ?? null, latencyP95Ms: q[95] ?? null };
       });
   }
 }
