@@ -48,19 +48,15 @@ export function urlMatchesPattern(url: string, pattern: string): boolean {
   return hostOk && portOk;
 }
 
-function isAllowlistedUrl(url: string, env: Record<string, string | undefined> = process.env): boolean {
-  return allowPatterns(env).some((p) => urlMatchesPattern(url, p));
-}
-
 /**
  * Targets a runner may load: loopback always; hosts in TARGET_URL_ALLOW; anything else only where the operator opted in
  * with REBOUND_ALLOW_REMOTE_TARGETS=1 (a fleet on its own private network). Never set in tests.
  */
 export function isAllowedTargetUrl(url: string, env: Record<string, string | undefined> = process.env): boolean {
-  if (isLoopbackUrl(url) || isAllowlistedUrl(url, env)) return true;
+  if (isLoopbackUrl(url) || allowPatterns(env).some((p) => urlMatchesPattern(url, p))) return true;
   if (env.REBOUND_ALLOW_REMOTE_TARGETS !== '1') return false;
   try {
-    return ['http:', 'https:', 'ws:', 'wss:'].includes(new URL(url).protocol);
+    return new URL(url).protocol in DEFAULT_PORT;
   } catch {
     return false;
   }

@@ -31,7 +31,7 @@ export async function writeResults(name: string, results: Record<string, unknown
   await mkdir(dir, { recursive: true });
   const rows = Array.isArray(results) ? results : [results];
   const base = join(dir, name);
-  await writeFile(base + '.json', JSON.stringify(Array.isArray(results) ? results : results, null, 2) + '\n');
+  await writeFile(base + '.json', JSON.stringify(results, null, 2) + '\n');
   await writeFile(base + '.csv', toCsv(rows));
   return base + '.json';
 }
