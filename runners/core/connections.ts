@@ -42,7 +42,6 @@ export class ConnectionBook {
     this.failedCause[i] ??= cause;
   }
 
-  /** Whether client i has been seen connected. */
   has(i: number): boolean {
     return this.seen[i] === 1;
   }

@@ -91,7 +91,6 @@ export class DeliveryLedger {
     for (let s = 1; s <= this.messages; s++) this.accept(s);
   }
 
-  /** Is `seq` accepted? */
   isAccepted(seq: number): boolean {
     return this.accepted[seq] === ACCEPTED;
   }

@@ -8,10 +8,6 @@ export interface RunnerHealth {
   runnerStalledWindowsPct: number;
 }
 
-/**
- * Watches the runner's own process. Latency is measured on the runner's event loop, so a
- * stalled loop inflates it; reporting this lets the result blame the runner instead of the target.
- */
 /** RSS needs a file descriptor (/proc/self/stat); out of descriptors, skip the sample instead of crashing. */
 function rss(): number {
   try {
@@ -21,6 +17,10 @@ function rss(): number {
   }
 }
 
+/**
+ * Watches the runner's own process. Latency is measured on the runner's event loop, so a
+ * stalled loop inflates it; reporting this lets the result blame the runner instead of the target.
+ */
 export function watchRunner(stallMs = 100) {
   const resolution = 10;
   const lag = monitorEventLoopDelay({ resolution });

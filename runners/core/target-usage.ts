@@ -5,7 +5,6 @@ import { readFileSync, readdirSync } from 'node:fs';
  * through `startTargetSampler` (idle directly; jitter through the `watchTarget` series view).
  */
 
-/** One sample of the target. */
 export interface TargetSample {
   /** Epoch ms. */
   at: number;
