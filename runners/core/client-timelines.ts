@@ -28,16 +28,14 @@ export interface LateReport {
   byPath: Record<string, number>;
 }
 
-/**
- * `REBOUND_LOSS_CAUSES=off`: a measurement switch, never for results anyone quotes. Every
- * recording method returns at once and `report` books nothing, so the result carries none of the
- * loss-cause fields (like a result from before they existed): the A/B arm that prices loss
- * attribution inside one tree (docs/performance.md, "Loss attribution's cost").
- */
-const lossCausesEnabled = (env: Record<string, string | undefined> = process.env) => env.REBOUND_LOSS_CAUSES !== 'off';
-
 export class ClientTimelines {
-  private readonly off = !lossCausesEnabled();
+  /**
+   * `REBOUND_LOSS_CAUSES=off`: a measurement switch, never for results anyone quotes. Every
+   * recording method returns at once and `report` books nothing, so the result carries none of the
+   * loss-cause fields (like a result from before they existed): the A/B arm that prices loss
+   * attribution inside one tree (docs/performance.md, "Loss attribution's cost").
+   */
+  private readonly off = process.env.REBOUND_LOSS_CAUSES === 'off';
   private readonly timelines: ClientTimeline[];
   private readonly sentAt: Float64Array;
   private readonly answeredAt: Float64Array;
