@@ -1,3 +1,4 @@
+import type { ManagerOptions } from 'socket.io-client';
 import { sleep, withTimeout } from '../../lib/time.ts';
 import type { Rng } from '../../lib/rng.ts';
 import { realClock } from '../engine/clock.ts';
@@ -54,11 +55,7 @@ export function checkStrategyName(name: string | undefined): ReconnectStrategyNa
 }
 
 /** socket.io-client Manager options that shape its reconnect backoff. */
-export interface SocketIoBackoffOptions {
-  reconnectionDelay: number;
-  reconnectionDelayMax: number;
-  randomizationFactor: number;
-}
+export type SocketIoBackoffOptions = Pick<ManagerOptions, 'reconnectionDelay' | 'reconnectionDelayMax' | 'randomizationFactor'>;
 
 /** What Rebound's CSR client used before strategies existed (kept as `default`): 2 s, max 5 s, ±50%. */
 export const SOCKETIO_DEFAULT_BACKOFF: Readonly<SocketIoBackoffOptions> = Object.freeze({ reconnectionDelay: 2000, reconnectionDelayMax: 5000, randomizationFactor: 0.5 });
