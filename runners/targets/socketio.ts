@@ -46,6 +46,8 @@ class SocketIoClient extends ClientBase implements TargetClient {
     });
     socket.on('whisper', (payload: unknown) => this.events.emit('message', { data: typeof payload === 'string' ? payload : JSON.stringify(payload), at: Date.now() }));
     return new Promise<void>((resolve, reject) => {
+      // Only the first outcome settles connect() (a settled promise ignores the rest); after it,
+      // a connect error no longer closes the socket.
       let first = true;
       socket.on('connect', () => {
         // `recovered` is unset (not false) on a server without CSR: the event promises a boolean.
@@ -53,19 +55,15 @@ class SocketIoClient extends ClientBase implements TargetClient {
         const announce = () => {
           this.state = 'open';
           this.events.emit('connected', { resumed, attempt: this.attempt++ });
-          if (first) {
-            first = false;
-            resolve();
-          }
+          first = false;
+          resolve();
         };
         if (resumed) return announce(); // rooms came back with the session
         socket.timeout(10_000).emit('subscribe', this.opts.stream, (err: Error | null, reply: { ok?: boolean } | undefined) => {
           if (err || !reply?.ok) {
             const e = err ?? new Error('subscribe rejected');
-            if (first) {
-              first = false;
-              reject(e);
-            }
+            first = false;
+            reject(e);
             this.events.emit('error', e);
             return;
           }
