@@ -2,6 +2,7 @@ import { createCable, type Cable, type Channel } from '@anycable/core';
 import WebSocket from 'ws';
 import { Emitter } from '../../lib/emitter.ts';
 import { LeanClient, LeanStage, ParsedArrival, type LeanProtocol } from './lean-client.ts';
+import { parseJson } from './payload.ts';
 import { checkStrategyName, fullJitter, tunedSpec, type ReconnectStrategyFn } from './reconnect.ts';
 import { seededBackoffWithJitter } from './seeded-jitter.ts';
 import { defineTarget, type ClientCapabilities, type ClientEvents, type ClientOptions, type DisconnectReason, type TargetClient } from './types.ts';
@@ -169,12 +170,8 @@ export const leanAnyCable: LeanProtocol = {
   subprotocol: 'actioncable-v1-ext-json',
   onMessage(p, stream, send) {
     if (startsWith(p, PING)) return undefined;
-    let f: { type?: string; identifier?: string; message?: unknown; reason?: string };
-    try {
-      f = JSON.parse(p.toString());
-    } catch {
-      return undefined;
-    }
+    const f = parseJson(p.toString()) as { type?: string; identifier?: string; message?: unknown; reason?: string } | undefined;
+    if (!f) return undefined;
     if (startsWith(p, IDENT) && f.message !== undefined && f.type === undefined) {
       return typeof f.message === 'string' ? { data: f.message } : { value: f.message };
     }

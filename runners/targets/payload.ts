@@ -13,15 +13,19 @@ export interface PublishPayload {
   pad?: string;
 }
 
-/** An arrival's payload as an object: the client's own parse when it made one, else `data` parsed. */
-export function payloadOf(m: string | { readonly data: string; readonly value?: unknown }): Partial<PublishPayload> | undefined {
-  if (typeof m !== 'string' && m.value !== undefined) return typeof m.value === 'object' && m.value !== null ? (m.value as Partial<PublishPayload>) : undefined;
+/** `text` parsed as JSON; undefined when it is not JSON (the clients' frames and payloads are untrusted). */
+export function parseJson(text: string): unknown {
   try {
-    const p = JSON.parse(typeof m === 'string' ? m : m.data) as unknown;
-    return typeof p === 'object' && p !== null ? (p as Partial<PublishPayload>) : undefined;
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
+}
+
+/** An arrival's payload as an object: the client's own parse when it made one, else `data` parsed. */
+export function payloadOf(m: string | { readonly data: string; readonly value?: unknown }): Partial<PublishPayload> | undefined {
+  const p = typeof m !== 'string' && m.value !== undefined ? m.value : parseJson(typeof m === 'string' ? m : m.data);
+  return typeof p === 'object' && p !== null ? (p as Partial<PublishPayload>) : undefined;
 }
 
 /**

@@ -2,6 +2,7 @@ import WebSocket from 'ws';
 import { uwsAvailability } from '../../services/uws/load.ts';
 import { ClientBase } from './client-base.ts';
 import { LeanClient, LeanStage, type LeanProtocol } from './lean-client.ts';
+import { parseJson } from './payload.ts';
 import { defineTarget, type ClientCapabilities, type ClientOptions, type TargetClient } from './types.ts';
 
 /**
@@ -30,12 +31,8 @@ class WsClient extends ClientBase implements TargetClient {
       ws.on('open', () => ws.send(JSON.stringify({ type: 'subscribe', stream: this.opts.stream })));
       ws.on('message', (raw) => {
         const at = Date.now();
-        let msg: { type?: string; stream?: string; data?: string };
-        try {
-          msg = JSON.parse(raw.toString());
-        } catch {
-          return;
-        }
+        const msg = parseJson(raw.toString()) as { type?: string; stream?: string; data?: string } | undefined;
+        if (!msg) return;
         if (msg.type === 'subscribed' && !settled) {
           settled = true;
           this.state = 'open';
@@ -86,12 +83,8 @@ const leanWs: LeanProtocol = {
   url: (base) => `${base.replace(/^http/, 'ws').replace(/\/+$/, '')}/ws`,
   onOpen: (stream) => [JSON.stringify({ type: 'subscribe', stream })],
   onMessage(p) {
-    let f: { type?: string; data?: unknown; reason?: string };
-    try {
-      f = JSON.parse(p.toString());
-    } catch {
-      return undefined;
-    }
+    const f = parseJson(p.toString()) as { type?: string; data?: unknown; reason?: string } | undefined;
+    if (!f) return undefined;
     if (f.type === 'welcome') return { stage: LeanStage.Welcomed };
     if (f.type === 'subscribed') return { stage: LeanStage.Subscribed };
     if (f.type === 'error') return { error: `server error ${f.reason ?? ''}` };
