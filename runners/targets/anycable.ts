@@ -95,12 +95,9 @@ export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient 
       wireReasons = true;
       transport.on('data', (raw) => {
         if (typeof raw !== 'string' || !raw.includes('"reject_history"')) return;
-        try {
-          const f = JSON.parse(raw) as { type?: string; reason?: unknown };
-          if (f.type === 'reject_history') emit('history', typeof f.reason === 'string' ? { ok: false, reason: f.reason } : { ok: false });
-        } catch {
-          emit('history', { ok: false });
-        }
+        const f = parseJson(raw) as { type?: string; reason?: unknown } | undefined;
+        if (!f) emit('history', { ok: false });
+        else if (f.type === 'reject_history') emit('history', typeof f.reason === 'string' ? { ok: false, reason: f.reason } : { ok: false });
       });
     }
     c.on('close', (err) => {
