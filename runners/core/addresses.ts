@@ -10,12 +10,9 @@ export function sourceAddress(index: number, addresses = 200): string {
 
 /** Rebound only loads loopback: refuse any other target before a single socket opens. */
 export function isLoopbackUrl(url: string): boolean {
-  try {
-    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-    return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-  } catch {
-    return false;
-  }
+  if (!URL.canParse(url)) return false;
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 const DEFAULT_PORT: Record<string, string> = { 'http:': '80', 'ws:': '80', 'https:': '443', 'wss:': '443' };
@@ -32,12 +29,8 @@ export function allowPatterns(env: Record<string, string | undefined> = process.
  * matches only the scheme's default port (so `host` never opens `host:6379`), `:*` any port.
  */
 export function urlMatchesPattern(url: string, pattern: string): boolean {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return false;
-  }
+  if (!URL.canParse(url)) return false;
+  const u = new URL(url);
   if (!(u.protocol in DEFAULT_PORT)) return false;
   const m = /^(\[[^\]]+\]|[^:]+)(?::(\*|\d{1,5}))?$/.exec(pattern);
   if (!m) return false;
@@ -54,10 +47,5 @@ export function urlMatchesPattern(url: string, pattern: string): boolean {
  */
 export function isAllowedTargetUrl(url: string, env: Record<string, string | undefined> = process.env): boolean {
   if (isLoopbackUrl(url) || allowPatterns(env).some((p) => urlMatchesPattern(url, p))) return true;
-  if (env.REBOUND_ALLOW_REMOTE_TARGETS !== '1') return false;
-  try {
-    return new URL(url).protocol in DEFAULT_PORT;
-  } catch {
-    return false;
-  }
+  return env.REBOUND_ALLOW_REMOTE_TARGETS === '1' && URL.canParse(url) && new URL(url).protocol in DEFAULT_PORT;
 }
