@@ -100,5 +100,3 @@ export function whisperClientFor(name: string): ((opts: ClientOptions) => Whispe
 }
 
 export const WHISPER_TARGETS = TARGET_NAMES.filter((n) => whisperClientFor(n));
-
-export type { TargetDefinition, ClientOptions, ClientCapabilities } from './types.ts';

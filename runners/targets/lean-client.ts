@@ -119,7 +119,7 @@ export class LeanClient implements TargetClient {
         },
       });
       this.sock = sock;
-      sock.open({ url: this.proto.url(this.opts.url), ...(this.opts.localAddress ? { localAddress: this.opts.localAddress } : {}), ...(this.proto.subprotocol ? { protocol: this.proto.subprotocol } : {}) });
+      sock.open({ url: this.proto.url(this.opts.url), localAddress: this.opts.localAddress, protocol: this.proto.subprotocol });
     });
   }
 
