@@ -1,4 +1,15 @@
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+/** Resolves after `ms` (at once for ms <= 0), or as soon as `signal` aborts (resolving, not rejecting), its timer cleared: a loop waiting on it ends at once when its run closes and leaves no timer behind. */
+export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, Math.max(0, ms));
+    signal?.addEventListener('abort', done, { once: true });
+  });
 
 /** Resolve when `predicate()` holds, polling every `stepMs`; reject after `timeoutMs`. */
 export async function waitUntil(predicate: () => boolean, timeoutMs: number, what = 'condition', stepMs = 20): Promise<void> {

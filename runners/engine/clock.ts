@@ -1,20 +1,8 @@
+import { sleep } from '../../lib/time.ts';
 import type { Clock } from './types.ts';
 
 /** The wall clock: what every run uses unless a test injects another. An abort clears the timer, so an aborted run leaves none behind. */
-export const realClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve) => {
-      if (signal?.aborted) return resolve();
-      const done = () => {
-        clearTimeout(t);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const t = setTimeout(done, Math.max(0, ms));
-      signal?.addEventListener('abort', done, { once: true });
-    }),
-};
+export const realClock: Clock = { now: () => Date.now(), sleep };
 
 /**
  * A clock a test moves: `sleep` resolves on the next macrotask and moves time forward by what it

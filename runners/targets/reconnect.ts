@@ -1,7 +1,6 @@
 import type { ManagerOptions } from 'socket.io-client';
 import { sleep, withTimeout } from '../../lib/time.ts';
 import type { Rng } from '../../lib/rng.ts';
-import { realClock } from '../engine/clock.ts';
 import { backo2Duration } from './seeded-jitter.ts';
 import type { TargetClient } from './types.ts';
 
@@ -183,4 +182,4 @@ export class ManualReconnects {
 }
 
 /** A sleep that `signal` cuts short (resolving, not rejecting), its timer cleared: loops end at once when a run closes. */
-export const sleepUntil = (signal: AbortSignal) => (ms: number): Promise<void> => realClock.sleep(ms, signal);
+export const sleepUntil = (signal: AbortSignal) => (ms: number): Promise<void> => sleep(ms, signal);
