@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ERROR_CODES, ReboundError, toErrorBody, type ErrorCode } from '../../lib/errors.ts';
 import { openFileLimit } from '../../runners/core/runner-limits.ts';
+import { sendError } from '../../services/common/http-app.ts';
 import { requireToken } from './auth.ts';
 import { follow } from './follow.ts';
 import { JOB_ID, JobStore, jobView, type Job, type JobStoreLimits } from './jobs.ts';
@@ -24,13 +25,6 @@ export interface RunnerAppOptions {
   sourceAddresses?: number;
   /** Retention, disk floor and persistence interval of the job store. */
   limits?: Partial<JobStoreLimits>;
-}
-
-export function sendError(res: Response, err: unknown, extra?: Record<string, string>): void {
-  const body = toErrorBody(err);
-  if (res.headersSent) return;
-  if (extra) res.set(extra);
-  res.status(body.statusCode).json(body);
 }
 
 const intParam = (v: unknown, dflt: number, min: number, max: number, name: string): number => {

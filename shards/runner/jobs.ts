@@ -116,29 +116,21 @@ export class JobStore {
       }
     }
     let dirty = fromFiles;
-    for (const meta of metas) {
-      if (!meta || typeof meta.id !== 'string' || !JOB_ID.test(meta.id)) continue;
-      let job = meta;
-      if (job.status === 'running' || (job.status as string) === 'queued') {
-        // The index has the job as it started; its own file has the last persisted progress and log.
-        const fresh = this.readJobFile(job.id);
-        if (fresh) job = fresh;
-        normaliseStored(job);
+    for (let job of metas) {
+      if (!job || typeof job.id !== 'string' || !JOB_ID.test(job.id)) continue;
+      const died = job.status === 'running' || (job.status as string) === 'queued';
+      // The index has the job as it started; its own file has the last persisted progress and log.
+      if (died) job = this.readJobFile(job.id) ?? job;
+      const changed = normaliseStored(job) || died;
+      if (died) {
         job.status = 'failed';
         job.error = `the runner process ended while this job ran (killed or crashed): no result; last progress ${JSON.stringify(job.progress)}`;
         job.errorCode = 'RR_ERR_RUN_FAILED';
         job.endedAt ??= Date.now();
-        this.jobs.set(job.id, job);
-        this.persistJob(job);
-        dirty = true;
-        continue;
-      }
-      if (normaliseStored(job)) {
-        this.jobs.set(job.id, job);
-        this.persistJob(job);
-        dirty = true;
       }
       this.jobs.set(job.id, job);
+      if (changed) this.persistJob(job);
+      dirty ||= changed;
     }
     if (dirty) this.writeIndex();
   }

@@ -113,23 +113,20 @@ function broadcastOfCable(cableUrl: string): string {
 export function resolveTarget(route: string, env: Record<string, string | undefined> = process.env, requestUrls: Record<string, string> = {}): ResolvedTarget {
   let definition = getTarget(route);
   const key = envName(route);
-  const configured = env[`TARGET_${key}_URL`] || undefined;
-  const configuredBroadcast = env[`TARGET_${key}_BROADCAST_URL`] || undefined;
-  for (const [name, v] of [[`TARGET_${key}_URL`, configured], [`TARGET_${key}_BROADCAST_URL`, configuredBroadcast]] as const) {
+  const url = env[`TARGET_${key}_URL`] || undefined;
+  const broadcastUrl = env[`TARGET_${key}_BROADCAST_URL`] || undefined;
+  const broadcastKey = env[`TARGET_${key}_BROADCAST_KEY`] || undefined;
+  for (const [name, v] of [[`TARGET_${key}_URL`, url], [`TARGET_${key}_BROADCAST_URL`, broadcastUrl]] as const) {
     if (v !== undefined && !isAllowedTargetUrl(v, env)) {
       throw new ReboundError('RR_ERR_OPTION_INVALID', `${name} must be a loopback URL or within TARGET_URL_ALLOW unless REBOUND_ALLOW_REMOTE_TARGETS=1 (got ${JSON.stringify(v)})`, { details: { option: name } });
     }
   }
   if (Object.keys(requestUrls).length) {
-    const { url, broadcastUrl } = urlsFromRequest(route, requestUrls, env);
+    const asked = urlsFromRequest(route, requestUrls, env);
     // The operator's broadcast key goes only to the operator's own broadcast endpoint.
-    const key2 = env[`TARGET_${key}_BROADCAST_KEY`] || undefined;
-    const sameBroadcast = key2 && (broadcastUrl ?? url) && origin(broadcastUrl ?? url) === origin(configuredBroadcast ?? configured ?? '');
-    return { route, definition, source: 'request', server: definition.name, url, ...(broadcastUrl ? { broadcastUrl } : {}), ...(sameBroadcast ? { broadcastKey: key2 } : {}) };
+    const sameBroadcast = broadcastKey && (asked.broadcastUrl ?? asked.url) && origin(asked.broadcastUrl ?? asked.url) === origin(broadcastUrl ?? url ?? '');
+    return { route, definition, source: 'request', server: definition.name, url: asked.url, ...(asked.broadcastUrl ? { broadcastUrl: asked.broadcastUrl } : {}), ...(sameBroadcast ? { broadcastKey } : {}) };
   }
-  const url = configured;
-  const broadcastUrl = configuredBroadcast;
-  const broadcastKey = env[`TARGET_${key}_BROADCAST_KEY`] || undefined;
   let server = definition.name;
   if (!url && !definition.service && definition.name === 'anycable') {
     // What /health and the docs promise: anycable without a configured URL is the local replay server.
@@ -184,14 +181,12 @@ export async function checkResolved(t: ResolvedTarget, env: Record<string, strin
 }
 
 /** Run `fn` against the resolved target: its configured URL, or a local instance started for the run; the result says which server answered. */
-export async function withResolvedTarget<T>(t: ResolvedTarget, fn: (url: string, service?: ServiceHandle) => Promise<T>, serviceArgs?: string[]): Promise<T> {
-  await checkResolved(t);
+export function withResolvedTarget(t: ResolvedTarget, fn: (url: string, service?: ServiceHandle) => Promise<Record<string, unknown>>, serviceArgs?: string[]): Promise<Record<string, unknown>> {
   const def = serviceArgs && t.definition.service ? { ...t.definition, service: { ...t.definition.service, args: [...t.definition.service.args, ...serviceArgs] } } : t.definition;
-  const r = await withTarget(def, t.url, (url, svc) => fn(url, svc));
-  return (r && typeof r === 'object' && !Array.isArray(r) ? { ...r, targetServer: t.server, targetSource: t.source } : r) as T;
+  return annotateRun(t, () => withTarget(def, t.url, fn));
 }
 
-/** For runners that start their own target: the same rebinding check before, and `targetServer` after. */
+/** The rebinding check before the run, and `targetServer` after (runners that start their own target call it directly). */
 export async function annotateRun(t: ResolvedTarget, run: () => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
   await checkResolved(t);
   return { ...(await run()), targetServer: t.server, targetSource: t.source };
