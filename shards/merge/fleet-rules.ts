@@ -1,6 +1,4 @@
-import type { FleetFlag, ShardOutcome } from './types.ts';
-
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+import { num, type FleetFlag, type ShardOutcome } from './types.ts';
 
 /**
  * The runner's own rules, applied again to the merged figures: each shard can pass them alone

@@ -1,10 +1,11 @@
 import { mergeLatency, summarize, type EncodedLatency } from '../../runners/core/latency.ts';
+import { addMaps, pct } from '../../runners/engine/results.ts';
 import { fleetValidity } from './fleet-validity.ts';
 import { shiftLatency } from './latency-shift.ts';
-import { screenOutcomes, type SchemaContext } from './schema.ts';
+import { COUNT_MAPS, screenOutcomes, type SchemaContext } from './schema.ts';
 import { idleShardFigures, mergeIdle } from './idle.ts';
 import { judgeOnPublisher } from './shared-stream.ts';
-import type { FleetFlag, ShardOutcome, ShardResult, ShardSummary } from './types.ts';
+import { num, type FleetFlag, type ShardOutcome, type ShardResult, type ShardSummary } from './types.ts';
 
 /** Counters: the fleet's value is the sum of the shards'. */
 const SUM = [
@@ -15,11 +16,7 @@ const SUM = [
 ] as const;
 /** Per-shard extents: the fleet took as long as its slowest shard. */
 const MAX = ['elapsedMs', 'plannedMs', 'runnerPeakRssMb', 'totalMessages', 'publishingMs', 'rampElapsedMs', 'timeToAllSubscribedMs', 'holdElapsedMs', 'totalElapsedMs'] as const;
-/** Maps of counters by cause. */
-const SUM_MAPS = ['connectFailureCauses', 'disconnectReasons', 'failureCauses', 'disconnectedDuringHold'] as const;
 
-const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const isEncoded = (v: unknown): v is EncodedLatency =>
   typeof v === 'object' && v !== null && typeof (v as EncodedLatency).histogram === 'string' && typeof (v as EncodedLatency).count === 'number';
 
@@ -77,12 +74,10 @@ export function mergeShards(input: readonly ShardOutcome[], opts: MergeOptions =
     const vals = ok.map((o) => num(o.result[k])).filter((v): v is number => v !== undefined);
     if (vals.length) merged[k] = Math.max(...vals);
   }
-  for (const k of SUM_MAPS) {
+  // The schema let only maps of counts through.
+  for (const k of COUNT_MAPS) {
     const maps = ok.map((o) => o.result[k]).filter((m): m is Record<string, number> => typeof m === 'object' && m !== null);
-    if (!maps.length) continue;
-    const sum: Record<string, number> = {};
-    for (const m of maps) for (const [c, n] of Object.entries(m)) if (typeof n === 'number') sum[c] = (sum[c] ?? 0) + n;
-    merged[k] = sum;
+    if (maps.length) merged[k] = addMaps(maps);
   }
   const published = ok.map((o) => num(o.result.published)).filter((v): v is number => v !== undefined);
   if (published.length) {

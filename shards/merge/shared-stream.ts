@@ -1,8 +1,6 @@
 import { decodeRanges } from '../../runners/core/seq-ranges.ts';
-import type { FleetFlag, ShardOutcome, ShardResult } from './types.ts';
-
-const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+import { pct } from '../../runners/engine/results.ts';
+import { num, type FleetFlag, type ShardOutcome, type ShardResult } from './types.ts';
 
 /** Delivery counters a subscriber cannot have without its publisher's accepted set. */
 const DELIVERY_FIELDS = ['expectedDeliveries', 'receivedDeliveries', 'lostDeliveries', 'unacceptedDeliveries', 'deliveryRatePct', 'deliveryRateOfConnectedPct', 'perfectClients'] as const;

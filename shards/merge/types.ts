@@ -1,5 +1,8 @@
 import type { EncodedLatency, LatencyReport } from '../../runners/core/latency.ts';
 
+/** A figure of a result: a finite number, else undefined (absent, null, a string, NaN). */
+export const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+
 /** How one shard's job ended, as the coordinator saw it. */
 type ShardStatus = 'done' | 'failed' | 'aborted' | 'timeout' | 'unreachable' | 'rejected' | 'param-mismatch'
   /** Finished, but its result failed the schema (shards/merge/schema.ts): left out of every figure. */
