@@ -6,7 +6,7 @@ import { execute, type Where } from './execute.ts';
 import type { RebaselineOptions } from './options.ts';
 import { loadManifest, selectTests, skippedTests, DEFAULT_DRIFT_PCT, type Manifest, type TestSpec } from './schema.ts';
 import { writeRun, type RunRecord } from './store.ts';
-import { getPath, judgeOne, judgeRepeat, median, worstOf } from './verdict.ts';
+import { getPath, judgeOne, judgeRepeat, median, pastHard, worstOf } from './verdict.ts';
 
 const commit = () => {
   try {
@@ -102,13 +102,10 @@ export function refusedUpdates(m: Manifest, recs: readonly RunRecord[]): { id: s
   for (const r of recs) {
     const t = m.tests.find((x) => x.id === r.id);
     if (!t || !r.valid) continue;
-    const past = Object.entries(t.baseline).flatMap(([path, b]) =>
-      r.executions
-        .map((e) => getPath(e.result, path))
-        .filter((v): v is number => typeof v === 'number' && b.hardThreshold !== undefined && (b.direction === 'lower' ? v > b.hardThreshold : v < b.hardThreshold))
-        .slice(0, 1)
-        .map((v) => `${path} ${v} is past its hard threshold ${b.hardThreshold}`),
-    );
+    const past = Object.entries(t.baseline).flatMap(([path, b]) => {
+      const v = r.executions.map((e) => getPath(e.result, path)).find((x): x is number => typeof x === 'number' && pastHard(b, x));
+      return v === undefined ? [] : [`${path} ${v} is past its hard threshold ${b.hardThreshold}`];
+    });
     if (past.length) out.push({ id: r.id, reason: `${past.join('; ')}: fix the cause (or change the threshold in the manifest) before making this the baseline` });
   }
   return out;
