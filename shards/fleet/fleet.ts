@@ -64,22 +64,18 @@ export function shardsList(runners: readonly FleetService[]): { shards: string; 
 
 /** Scale the runners to 0 replicas and stop their running deployments (the fleet costs nothing while paused). */
 export async function pause(gql: GqlClient, runners: readonly FleetService[]): Promise<string[]> {
-  const done: string[] = [];
   for (const r of runners) {
     await gql('ServiceInstanceUpdate', OP.ServiceInstanceUpdate, { serviceId: r.serviceId, environmentId: r.environmentId, input: { numReplicas: 0 } });
     if (r.deploymentId && ['SUCCESS', 'DEPLOYING', 'BUILDING', 'INITIALIZING', 'WAITING'].includes(r.deploymentStatus ?? '')) await gql('DeploymentStop', OP.DeploymentStop, { id: r.deploymentId });
-    done.push(r.serviceName);
   }
-  return done;
+  return runners.map((r) => r.serviceName);
 }
 
 /** Scale the runners back to `replicas` and redeploy them. */
 export async function resume(gql: GqlClient, runners: readonly FleetService[], replicas: number): Promise<string[]> {
-  const done: string[] = [];
   for (const r of runners) {
     await gql('ServiceInstanceUpdate', OP.ServiceInstanceUpdate, { serviceId: r.serviceId, environmentId: r.environmentId, input: { numReplicas: replicas } });
     await gql('ServiceInstanceRedeploy', OP.ServiceInstanceRedeploy, { serviceId: r.serviceId, environmentId: r.environmentId });
-    done.push(r.serviceName);
   }
-  return done;
+  return runners.map((r) => r.serviceName);
 }
