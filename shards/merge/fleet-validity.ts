@@ -22,8 +22,7 @@ function clockStepFlags(ok: readonly ShardOutcome[], budgetMs: number): FleetFla
     const d = o.result!.clockDrift as { maxStepMs?: unknown; endStepMs?: unknown } | undefined;
     const step = num(d?.maxStepMs);
     if (step === undefined || step <= budgetMs) continue;
-    const h = o.result!.latencyHistogram;
-    const latency = typeof h === 'object' && h !== null && typeof h.count === 'number' && h.count > 0;
+    const latency = (o.result!.latencyHistogram?.count ?? 0) > 0;
     flags.push({
       code: 'CLOCK_STEPPED',
       severity: latency ? 'fatal' : 'warning',
