@@ -84,7 +84,6 @@ export function createRunnerApp(opts: RunnerAppOptions) {
 
   for (const route of routes) {
     app.post(route.path, async (req: Request, res: Response) => {
-      let job: Job | undefined;
       try {
         const q = parseBenchQuery(route.entry.options, req.query as Record<string, unknown>);
         // The query's one parse: every value checked (400 naming the field) before the target is resolved.
@@ -93,7 +92,7 @@ export function createRunnerApp(opts: RunnerAppOptions) {
         const prepared = route.entry.build(parsed, target, q.values);
         const prep = { ...prepared, effectiveParams: echoCallerNames(route.entry.options, q.values, prepared.effectiveParams) };
         const started = store.start({ route: route.path, test: route.entry.test, target: route.target, params: prep.effectiveParams, unknownParams: [], plannedMs: prep.plannedMs, command: curlLine(route.path, route.entry.options, prep.effectiveParams) }, (ctx) => withClockDrift(() => route.entry.run(prep.opts, target, ctx, prep.post)));
-        job = started.job;
+        const { job } = started;
         const echo = { effectiveParams: prep.effectiveParams, unknownParams: [] as string[] };
         if (q.async) return void res.status(202).location(`/jobs/${job.id}`).json({ jobId: job.id, status: job.status, ...echo });
         // Sync: the answer comes when the run ends, possibly many minutes later.

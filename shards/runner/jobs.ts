@@ -106,16 +106,10 @@ export class JobStore {
     } catch {
       // Missing or torn: rebuilt from the job files below.
     }
-    const fromFiles = metas === undefined;
-    if (!metas) {
-      metas = [];
-      for (const f of readdirSync(this.jobsDir)) {
-        if (!/^[0-9a-f]{12}\.json$/.test(f)) continue;
-        const stored = this.readJobFile(f.slice(0, 12));
-        if (stored) metas.push(stored);
-      }
-    }
-    let dirty = fromFiles;
+    let dirty = metas === undefined;
+    metas ??= readdirSync(this.jobsDir)
+      .filter((f) => /^[0-9a-f]{12}\.json$/.test(f))
+      .flatMap((f) => this.readJobFile(f.slice(0, 12)) ?? []);
     for (let job of metas) {
       if (!job || typeof job.id !== 'string' || !JOB_ID.test(job.id)) continue;
       const died = job.status === 'running' || (job.status as string) === 'queued';

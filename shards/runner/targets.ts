@@ -141,11 +141,10 @@ export function resolveTarget(route: string, env: Record<string, string | undefi
   return { route, definition, source: url ? 'configured' : 'local', server, ...(url ? { url } : {}), ...(broadcastUrl ? { broadcastUrl } : {}), ...(broadcastKey ? { broadcastKey } : {}) };
 }
 
-const v4 = (a: string) => a.split('.').map(Number) as [number, number, number, number];
 /** Private-network addresses a name pattern may resolve to (RFC 1918, CGNAT, IPv6 ULA); never loopback, link-local or unspecified. */
 export function isPrivateAddress(a: string): boolean {
   if (isIP(a) === 4) {
-    const [x, y] = v4(a);
+    const [x, y] = a.split('.').map(Number) as [number, number];
     return x === 10 || (x === 172 && y >= 16 && y <= 31) || (x === 192 && y === 168) || (x === 100 && y >= 64 && y <= 127);
   }
   if (isIP(a) === 6) return /^f[cd][0-9a-f]{2}:/i.test(a);
@@ -162,8 +161,7 @@ export async function checkResolved(t: ResolvedTarget, env: Record<string, strin
   if (t.source !== 'request') return;
   for (const [param, url] of [['url', t.url], ['broadcastUrl', t.broadcastUrl]] as const) {
     if (!url) continue;
-    const u = new URL(url);
-    const host = u.hostname.replace(/^\[|\]$/g, '');
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
     if (isIP(host)) continue;
     let addrs: { address: string }[];
     try {
@@ -181,7 +179,7 @@ export async function checkResolved(t: ResolvedTarget, env: Record<string, strin
 }
 
 /** Run `fn` against the resolved target: its configured URL, or a local instance started for the run; the result says which server answered. */
-export function withResolvedTarget(t: ResolvedTarget, fn: (url: string, service?: ServiceHandle) => Promise<Record<string, unknown>>, serviceArgs?: string[]): Promise<Record<string, unknown>> {
+export async function withResolvedTarget(t: ResolvedTarget, fn: (url: string, service?: ServiceHandle) => Promise<Record<string, unknown>>, serviceArgs?: string[]): Promise<Record<string, unknown>> {
   const def = serviceArgs && t.definition.service ? { ...t.definition, service: { ...t.definition.service, args: [...t.definition.service.args, ...serviceArgs] } } : t.definition;
   return annotateRun(t, () => withTarget(def, t.url, fn));
 }
