@@ -2,16 +2,6 @@ import { ReboundError } from '../../lib/errors.ts';
 import { OPERATIONS as OP } from './operations.ts';
 import type { GqlClient } from './railway-api.ts';
 
-export interface FleetService {
-  serviceId: string;
-  serviceName: string;
-  environmentId: string;
-  numReplicas: number | null;
-  domains: string[];
-  deploymentId: string | null;
-  deploymentStatus: string | null;
-}
-
 interface Edges<T> {
   edges: { node: T }[];
 }
@@ -38,7 +28,7 @@ export async function resolveEnvironment(gql: GqlClient, projectId: string, want
   return hit.id;
 }
 
-export async function listServices(gql: GqlClient, projectId: string, environmentId: string): Promise<FleetService[]> {
+export async function listServices(gql: GqlClient, projectId: string, environmentId: string) {
   type Node = { serviceId: string; serviceName: string; environmentId: string; numReplicas?: number | null; domains?: { serviceDomains?: { domain: string }[]; customDomains?: { domain: string }[] }; latestDeployment?: { id: string; status: string } | null };
   const d = await gql<{ environment: { serviceInstances: Edges<Node> } }>('ServiceInstances', OP.ServiceInstances, { environmentId, projectId });
   return d.environment.serviceInstances.edges.map(({ node: n }) => ({
@@ -51,6 +41,8 @@ export async function listServices(gql: GqlClient, projectId: string, environmen
     deploymentStatus: n.latestDeployment?.status ?? null,
   }));
 }
+
+export type FleetService = Awaited<ReturnType<typeof listServices>>[number];
 
 /** Runner shards: services whose name starts with the prefix (`bench-runner-1`, `bench-runner-2`, ...), in name order. */
 export const runnerServices = (all: readonly FleetService[], prefix: string) =>

@@ -36,19 +36,13 @@ export interface MergeOptions {
   clockStepBudgetMs?: number;
 }
 
-export interface MergedRun {
-  merged: Record<string, unknown>;
-  perShard: ShardSummary[];
-  validity: { valid: boolean; flags: FleetFlag[] };
-}
-
 /**
  * Exact merge of N shard results: counters add, latency HdrHistograms add bucket by bucket (never
  * percentiles averaged, never samples pooled), rates are recomputed from the summed counts, and
  * min-normalised figures come from the merged histogram. Shards that did not finish are left out
  * of every figure (their clients are not the target's loss) and named in the validity flags.
  */
-export function mergeShards(input: readonly ShardOutcome[], opts: MergeOptions = {}): MergedRun {
+export function mergeShards(input: readonly ShardOutcome[], opts: MergeOptions = {}) {
   const mode = opts.mode ?? 'own';
   // Nothing a shard returned is believed before it passes the schema: a malformed result is that shard's failure.
   const given = screenOutcomes(input, opts.schema);
