@@ -44,9 +44,7 @@ export function mergedFigureFlags(merged: Record<string, unknown>): FleetFlag[] 
 export function carriedShardFlags(ok: readonly ShardOutcome[]): FleetFlag[] {
   const byCode = new Map<string, { shards: string[]; messages: string[] }>();
   for (const o of ok) {
-    const flags = o.result?.validity?.flags;
-    if (!Array.isArray(flags)) continue;
-    for (const f of flags) {
+    for (const f of o.result?.validity?.flags ?? []) {
       if (f.severity !== 'warning') continue;
       const e = byCode.get(f.code) ?? { shards: [], messages: [] };
       if (!e.shards.includes(o.name)) e.shards.push(o.name);
