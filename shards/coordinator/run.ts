@@ -32,13 +32,9 @@ export function parseShardList(csv: string): { name: string; url: string }[] {
   const urls = csv.split(',').map((s) => s.trim()).filter(Boolean);
   if (!urls.length) throw new ReboundError('RR_ERR_SHARDS_MISSING', 'no shards: set SHARDS=url1,url2,... (runner base URLs) or pass --shards');
   return urls.map((url, i) => {
-    let u: URL;
-    try {
-      u = new URL(url);
-    } catch {
-      throw new ReboundError('RR_ERR_OPTION_INVALID', `shard ${i + 1} is not a URL: ${JSON.stringify(url)}`, { details: { option: 'shards' } });
-    }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ReboundError('RR_ERR_OPTION_INVALID', `shard ${i + 1} must be an http(s) URL: ${JSON.stringify(url)}`, { details: { option: 'shards' } });
+    if (!URL.canParse(url)) throw new ReboundError('RR_ERR_OPTION_INVALID', `shard ${i + 1} is not a URL: ${JSON.stringify(url)}`, { details: { option: 'shards' } });
+    const { protocol } = new URL(url);
+    if (protocol !== 'http:' && protocol !== 'https:') throw new ReboundError('RR_ERR_OPTION_INVALID', `shard ${i + 1} must be an http(s) URL: ${JSON.stringify(url)}`, { details: { option: 'shards' } });
     return { name: `s${i + 1}`, url: url.replace(/\/+$/, '') };
   });
 }

@@ -124,7 +124,7 @@ export function fleetValidity(
   }
 
   for (const o of ok) {
-    const fatal = Array.isArray(o.result!.validity?.flags) ? o.result!.validity.flags.filter((f) => f.severity === 'fatal') : [];
+    const fatal = (o.result!.validity?.flags ?? []).filter((f) => f.severity === 'fatal');
     if (fatal.length) {
       flags.push({ code: 'SHARD_INVALID', severity: 'fatal', shards: [o.name], message: `${o.name}: ${fatal.map((f) => `${f.code} (${f.message})`).join('; ')}` });
     }

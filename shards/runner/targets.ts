@@ -26,12 +26,9 @@ export const TARGET_URL_PARAMS: Record<string, readonly string[]> = {
 export const ALL_TARGET_URL_PARAMS = new Set(Object.values(TARGET_URL_PARAMS).flat());
 
 const origin = (url: string): string | undefined => {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}`;
-  } catch {
-    return undefined;
-  }
+  if (!URL.canParse(url)) return undefined;
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}`;
 };
 
 /** The operator's own target URLs (TARGET_<NAME>_URL / _BROADCAST_URL), as origins. */
