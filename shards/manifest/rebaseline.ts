@@ -52,7 +52,6 @@ export function describePlan(tests: readonly TestSpec[], where: string, skipped:
 }
 
 export interface RebaselineRun {
-  manifest: Manifest;
   tests: TestSpec[];
   /** Held back by the idle/avalanche gates, with why. */
   skipped: { id: string; why: string }[];
@@ -70,7 +69,7 @@ export async function rebaseline(o: RebaselineOptions, env: Record<string, strin
   const runId = stamp();
   const where = o.shards ? `shards ${o.shards}` : o.runnerUrl ? `runner ${o.runnerUrl}` : 'local';
   const records: RunRecord[] = [];
-  if (o.dryRun) return { manifest, tests, skipped, records, runId, exitCode: 0 };
+  if (o.dryRun) return { tests, skipped, records, runId, exitCode: 0 };
   const w: Where = { ...(o.shards ? { shards: o.shards } : {}), ...(o.runnerUrl ? { runnerUrl: o.runnerUrl } : {}), token: o.token || undefined, pollMs: o.pollMs, timeoutSec: o.timeoutSec, env, log };
   const sha = commit();
   for (const spec of tests) {
@@ -81,15 +80,15 @@ export async function rebaseline(o: RebaselineOptions, env: Record<string, strin
       executions.push({ ref: o.repeat > 1 ? `${e.ref}#${k + 1}` : e.ref, valid: e.valid, ...(e.error ? { error: e.error } : {}), result: e.result });
     }
     const rec: RunRecord = { id: spec.id, runId, runAt: new Date().toISOString(), commit: sha, where, runner: spec.runner, target: spec.target, params: spec.params, repeat: o.repeat, ...judge(spec, executions), executions };
-    const paths = writeRun(resolve(o.outputDir), rec);
-    log(`[${spec.id}] ${rec.verdict}; stored ${paths.archived}`);
+    const archived = writeRun(resolve(o.outputDir), rec);
+    log(`[${spec.id}] ${rec.verdict}; stored ${archived}`);
     records.push(rec);
   }
   if (o.update) {
     for (const b of refusedUpdates(manifest, records)) log(`[${b.id}] baselines NOT updated: ${b.reason}`);
     writeFileSync(file, JSON.stringify(updateBaselines(manifest, records), null, 2) + '\n');
   }
-  return { manifest, tests, skipped, records, runId, exitCode: exitCodeOf(records) };
+  return { tests, skipped, records, runId, exitCode: exitCodeOf(records) };
 }
 
 /**
