@@ -397,13 +397,12 @@ function markAborted(job: Job): void {
 }
 
 /**
- * Records written before the poller-compatible shape (status `aborted`, `queued`, or `error` as
- * `{code, message}`) are rewritten in place; returns whether anything changed.
+ * Records written before the poller-compatible shape (status `aborted`, or `error` as `{code,
+ * message}`; a `queued` one died with its process, see load) are rewritten in place; returns whether anything changed.
  */
 function normaliseStored(job: Job): boolean {
   const j = job as Omit<Job, 'status' | 'error'> & { status: string; error?: unknown };
   let changed = false;
-  if (j.status === 'queued') (j.status = 'running'), (changed = true);
   if (j.status === 'aborted') {
     markAborted(job);
     changed = true;
