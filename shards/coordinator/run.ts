@@ -81,24 +81,21 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
   }
   const live = shards.filter((s) => health.find((h) => h.name === s.name)?.ok);
   const publisher = mode === 'shared' ? live[0]?.name : undefined;
-  const runId = stamp(started);
 
   const before = new Map<string, ClockSample>();
-  const clockErrors = new Map<string, string>();
   const exchange = async (into: Map<string, ClockSample>) => {
     const now = wallClock();
     await Promise.all(live.map(async (s) => {
       try {
         into.set(s.name, await measureOffset(s.url, o.clockExchanges, undefined, now));
       } catch (err) {
-        clockErrors.set(s.name, (err as Error).message);
         log(`[${s.name}] ${(err as Error).message}`);
       }
     }));
   };
   if (mode === 'shared') await exchange(before);
 
-  const sharedTag = `${o.test}-multi-${runId}`;
+  const sharedTag = `${o.test}-multi-${stamp(started)}`;
   const asked = new Map<string, Record<string, string>>();
   const launch = (s: { name: string; url: string }, i: number, onProgress?: (status: string, progress: unknown) => void): Promise<ShardOutcome> => {
     const h = health.find((x) => x.name === s.name)!;
