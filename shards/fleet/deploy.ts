@@ -91,9 +91,9 @@ export async function fleetUp(gql: GqlClient, plan: UpPlan, gen: () => string = 
   const keys: Record<string, string> = Object.fromEntries(plan.targets.map((t) => [t, existingVars.get(t)?.BROADCAST_KEY || gen()]));
   const common = { PORT: FLEET_PORT, HOST: '::', [FLEET_LABEL]: prefix };
   const wanted = new Map<string, Record<string, string>>();
-  for (const t of plan.targets) wanted.set(t, { ...FLEET_TARGETS[t], ...common, BROADCAST_KEY: keys[t]! });
   const runnerVars: Record<string, string> = { SERVICE_ENTRY: 'shards/runner/main.ts', ...common, BENCH_RUNNER_TOKEN: token, REBOUND_ALLOW_REMOTE_TARGETS: '1' };
   for (const t of plan.targets) {
+    wanted.set(t, { ...FLEET_TARGETS[t], ...common, BROADCAST_KEY: keys[t]! });
     runnerVars[`TARGET_${envName(t)}_URL`] = `http://${t}.railway.internal:${FLEET_PORT}`;
     runnerVars[`TARGET_${envName(t)}_BROADCAST_KEY`] = keys[t]!;
   }

@@ -49,11 +49,6 @@ const LOG_KEEP = 500;
 const ABORT_GRACE_MS = 10_000;
 export const JOB_ID = /^[0-9a-f]{12}$/;
 
-/**
- * Jobs of one runner shard: one heavy job at a time (a second is refused, not queued: a shard
- * that runs two loads at once measures neither), every state change written to RESULTS_DIR so
- * `GET /jobs/:id` answers after a restart, and a log ring plus progress events for followers.
- */
 /** Retention and persistence knobs (RUNNER_KEEP_* / RUNNER_MIN_FREE_BYTES / RUNNER_PERSIST_MS). */
 export interface JobStoreLimits {
   /** Finished jobs kept (oldest removed first). */
@@ -72,6 +67,11 @@ export const DEFAULT_LIMITS: JobStoreLimits = { maxJobs: 1000, maxBytes: 2 * 102
 
 const INDEX = 'index.json';
 
+/**
+ * Jobs of one runner shard: one heavy job at a time (a second is refused, not queued: a shard
+ * that runs two loads at once measures neither), every state change written to RESULTS_DIR so
+ * `GET /jobs/:id` answers after a restart, and a log ring plus progress events for followers.
+ */
 export class JobStore {
   private readonly jobs = new Map<string, Job>();
   /** Log rings of jobs run or read since startup; older ones are read from their job file on demand. */
