@@ -57,6 +57,7 @@ export interface RebaselineRun {
   skipped: { id: string; why: string }[];
   records: RunRecord[];
   runId: string;
+  where: string;
   exitCode: 0 | 1 | 2;
 }
 
@@ -69,7 +70,7 @@ export async function rebaseline(o: RebaselineOptions, env: Record<string, strin
   const runId = stamp();
   const where = o.shards ? `shards ${o.shards}` : o.runnerUrl ? `runner ${o.runnerUrl}` : 'local';
   const records: RunRecord[] = [];
-  if (o.dryRun) return { tests, skipped, records, runId, exitCode: 0 };
+  if (o.dryRun) return { tests, skipped, records, runId, where, exitCode: 0 };
   const w: Where = { ...(o.shards ? { shards: o.shards } : {}), ...(o.runnerUrl ? { runnerUrl: o.runnerUrl } : {}), token: o.token || undefined, pollMs: o.pollMs, timeoutSec: o.timeoutSec, env, log };
   const sha = commit();
   for (const spec of tests) {
@@ -88,7 +89,7 @@ export async function rebaseline(o: RebaselineOptions, env: Record<string, strin
     for (const b of refusedUpdates(manifest, records)) log(`[${b.id}] baselines NOT updated: ${b.reason}`);
     writeFileSync(file, JSON.stringify(updateBaselines(manifest, records), null, 2) + '\n');
   }
-  return { tests, skipped, records, runId, exitCode: exitCodeOf(records) };
+  return { tests, skipped, records, runId, where, exitCode: exitCodeOf(records) };
 }
 
 /**
