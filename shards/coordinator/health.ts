@@ -6,7 +6,6 @@ export interface ShardHealth {
   ok: boolean;
   /** Why not, in words a user can act on. */
   problem?: string;
-  health?: unknown;
 }
 
 /**
@@ -22,7 +21,7 @@ export async function checkShard(name: string, url: string, token: string | unde
   if (j.error) return { name, url, ok: false, problem: `GET /jobs/nope failed: ${j.error}` };
   if (j.status === 401) return { name, url, ok: false, problem: 'GET /jobs/nope answered 401: BENCH_RUNNER_TOKEN is missing or does not match this shard\'s' };
   if (j.status !== 404 || !j.isJson) return { name, url, ok: false, problem: `GET /jobs/nope answered ${j.status}${j.isJson ? '' : ' (not JSON)'} instead of a JSON 404: not a Rebound runner, or an old image` };
-  return { name, url, ok: true, health: h.json };
+  return { name, url, ok: true };
 }
 
 export const sweep = (shards: readonly { name: string; url: string }[], token: string | undefined, timeoutMs?: number) =>

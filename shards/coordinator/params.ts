@@ -1,4 +1,4 @@
-import { parseOptions, type OptionTable } from '../../lib/options.ts';
+import { kebab, parseOptions, type OptionTable } from '../../lib/options.ts';
 
 export interface ParamDiff {
   name: string;
@@ -7,7 +7,6 @@ export interface ParamDiff {
 }
 
 const canonicalKey = (table: OptionTable, name: string): string | undefined => {
-  const kebab = (s: string) => s.replace(/[A-Z]/g, (ch) => '-' + ch.toLowerCase());
   for (const [k, spec] of Object.entries(table)) if (k === name || kebab(k) === name || spec.aliases?.includes(name)) return k;
   return undefined;
 };

@@ -2,7 +2,7 @@ import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable } from '../../lib/options.ts';
 import { stamp } from '../../runners/core/results.ts';
 import { mergeShards } from '../merge/merge.ts';
-import type { ShardClock, ShardOutcome } from '../merge/types.ts';
+import type { ShardOutcome } from '../merge/types.ts';
 import { combineClock, measureOffset, wallClock, type ClockSample } from './clock.ts';
 import { sweep } from './health.ts';
 import { safeText } from './text.ts';
@@ -32,13 +32,9 @@ export function parseShardList(csv: string): { name: string; url: string }[] {
   const urls = csv.split(',').map((s) => s.trim()).filter(Boolean);
   if (!urls.length) throw new ReboundError('RR_ERR_SHARDS_MISSING', 'no shards: set SHARDS=url1,url2,... (runner base URLs) or pass --shards');
   return urls.map((url, i) => {
-    let u: URL;
-    try {
-      u = new URL(url);
-    } catch {
-      throw new ReboundError('RR_ERR_OPTION_INVALID', `shard ${i + 1} is not a URL: ${JSON.stringify(url)}`, { details: { option: 'shards' } });
-    }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ReboundError('RR_ERR_OPTION_INVALID', `shard ${i + 1} must be an http(s) URL: ${JSON.stringify(url)}`, { details: { option: 'shards' } });
+    if (!URL.canParse(url)) throw new ReboundError('RR_ERR_OPTION_INVALID', `shard ${i + 1} is not a URL: ${JSON.stringify(url)}`, { details: { option: 'shards' } });
+    const { protocol } = new URL(url);
+    if (protocol !== 'http:' && protocol !== 'https:') throw new ReboundError('RR_ERR_OPTION_INVALID', `shard ${i + 1} must be an http(s) URL: ${JSON.stringify(url)}`, { details: { option: 'shards' } });
     return { name: `s${i + 1}`, url: url.replace(/\/+$/, '') };
   });
 }
@@ -73,6 +69,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
     throw new ReboundError('RR_ERR_OPTION_INVALID', 'give the clients per shard once: PER_SHARD_N/--per-shard-n/TOTAL or the test\'s --n, not both', { details: { option: 'perShardN' } });
   }
   const endpoint = `/bench-${o.test}-${o.target}`;
+  const table = TEST_TABLES[o.test as keyof typeof TEST_TABLES];
   const mode = o.sharedStream ? 'shared' : 'own';
   if (mode === 'shared') checkSharedStream(o.test, params);
 
@@ -84,24 +81,21 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
   }
   const live = shards.filter((s) => health.find((h) => h.name === s.name)?.ok);
   const publisher = mode === 'shared' ? live[0]?.name : undefined;
-  const runId = stamp(started);
 
   const before = new Map<string, ClockSample>();
-  const clockErrors = new Map<string, string>();
   const exchange = async (into: Map<string, ClockSample>) => {
     const now = wallClock();
     await Promise.all(live.map(async (s) => {
       try {
         into.set(s.name, await measureOffset(s.url, o.clockExchanges, undefined, now));
       } catch (err) {
-        clockErrors.set(s.name, (err as Error).message);
         log(`[${s.name}] ${(err as Error).message}`);
       }
     }));
   };
   if (mode === 'shared') await exchange(before);
 
-  const sharedTag = `${o.test}-multi-${runId}`;
+  const sharedTag = `${o.test}-multi-${stamp(started)}`;
   const asked = new Map<string, Record<string, string>>();
   const launch = (s: { name: string; url: string }, i: number, onProgress?: (status: string, progress: unknown) => void): Promise<ShardOutcome> => {
     const h = health.find((x) => x.name === s.name)!;
@@ -130,7 +124,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
         pollMs: o.pollMs,
         timeoutMs: o.timeoutSec * 1000,
         logLines: o.logLines,
-        table: TEST_TABLES[o.test as keyof typeof TEST_TABLES],
+        table,
         allowParamMismatch: o.allowParamMismatch,
         onLine: (l) => log(`[${s.name}] ${l}`),
         ...(onProgress || ctl.onProgress ? { onProgress: (st: string, p: unknown) => (onProgress?.(st, p), ctl.onProgress?.(s.name, st, p)) } : {}),
@@ -144,20 +138,18 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
     // Barrier: the publisher starts only once every subscriber's clients are connected and
     // listening, so no subscriber misses a message because it was still ramping.
     const subs = shards.map((s, i) => ({ s, i })).filter(({ s }) => s.name !== publisher);
-    const listening = subs.map(() => {
+    const listening: Promise<void>[] = [];
+    const subRuns = subs.map(({ s, i }) => {
       let ready!: () => void;
-      const p = new Promise<void>((r) => (ready = r));
-      return { p, ready };
-    });
-    const subRuns = subs.map(({ s, i }, k) => {
+      listening.push(new Promise<void>((r) => (ready = r)));
       const watch = (status: string, progress: unknown) => {
         const phase = (progress as { phase?: unknown } | undefined)?.phase;
-        if (status !== 'running' && status !== 'queued') listening[k]!.ready();
-        else if (phase === 'listen' || phase === 'settle' || phase === 'report') listening[k]!.ready();
+        if (status !== 'running' && status !== 'queued') ready();
+        else if (phase === 'listen' || phase === 'settle' || phase === 'report') ready();
       };
-      return launch(s, i, watch).finally(() => listening[k]!.ready());
+      return launch(s, i, watch).finally(ready);
     });
-    await Promise.all(listening.map((l) => l.p));
+    await Promise.all(listening);
     if (subs.length) log(`[coordinator] ${subs.length} subscribing shard(s) listening; starting the publisher ${publisher ?? '(none)'}`);
     const pubIdx = shards.findIndex((s) => s.name === publisher);
     const pubRun = pubIdx >= 0 ? launch(shards[pubIdx]!, pubIdx) : undefined;
@@ -176,11 +168,10 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
       const a = after.get(out.name);
       if (b && a) out.clock = combineClock(b, a);
     }
-    const offsets = outcomes.filter((x) => x.clock).map((x) => ({ name: x.name, ...pick(x.clock!) }));
+    const offsets = outcomes.flatMap(({ name, clock: c }) => (c ? [{ name, offsetMs: c.offsetMs, uncertaintyMs: c.uncertaintyMs, rttMs: c.rttMs }] : []));
     clock = { publisher: publisher ?? '', offsets, maxUncertaintyMs: Math.max(0, ...offsets.map((x) => x.uncertaintyMs)) };
   }
 
-  const table = TEST_TABLES[o.test as keyof typeof TEST_TABLES];
   const run = mergeShards(outcomes, {
     perShardN: perShardN || undefined,
     mode,
@@ -189,7 +180,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
     // Each result's own params are held to what that shard was asked, by meaning (an echo at enqueue proves nothing about what ran).
     schema: (x) => ({ test: o.test, required: multiTest(o.test)?.required ?? [], ...(o.allowParamMismatch ? {} : { asked: asked.get(x.name) ?? {} }), ...(table ? { table } : {}) }),
   });
-  const { exitCode, exitReason } = verdict(run, outcomes);
+  const { exitCode, exitReason } = verdict(run);
   return {
     testType: o.test,
     target: o.target,
@@ -210,7 +201,6 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
   };
 }
 
-
 function checkSharedStream(test: string, params: Record<string, string>): void {
   if (!SHARED_STREAM_TESTS.includes(test)) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `--shared-stream needs a test with one publisher and subscribers (${SHARED_STREAM_TESTS.join(', ')}); ${test} has none`, { details: { option: 'sharedStream' } });
@@ -223,10 +213,8 @@ function checkSharedStream(test: string, params: Record<string, string>): void {
   }
 }
 
-const pick = (c: ShardClock) => ({ offsetMs: c.offsetMs, uncertaintyMs: c.uncertaintyMs, rttMs: c.rttMs });
-
 /** The benchmark's exit codes: 2 on a fatal flag, 1 on a failed shard or any loss, else 0. */
-export function verdict(run: ReturnType<typeof mergeShards>, _outcomes?: readonly ShardOutcome[]): { exitCode: 0 | 1 | 2; exitReason: string } {
+export function verdict(run: ReturnType<typeof mergeShards>): { exitCode: 0 | 1 | 2; exitReason: string } {
   const fatal = run.validity.flags.filter((f) => f.severity === 'fatal');
   if (fatal.length) return { exitCode: 2, exitReason: `invalid: ${fatal.map((f) => f.code).join(', ')}` };
   const failed = run.perShard.filter((x) => x.status !== 'done');

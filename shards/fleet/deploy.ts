@@ -60,7 +60,6 @@ const TARGET_MANAGED = new Set(Object.keys(FLEET_TARGETS).flatMap((t) => [`TARGE
 const isManagedVariable = (name: string) => FIXED_MANAGED.has(name) || TARGET_MANAGED.has(name);
 
 const secret = () => randomBytes(24).toString('base64url');
-const runnerName = (prefix: string, i: number) => `${prefix}-${i}`;
 const isRunnerName = (prefix: string, name: string) => name.startsWith(`${prefix}-`) && /^\d+$/.test(name.slice(prefix.length + 1));
 
 async function variablesOf(gql: GqlClient, projectId: string, environmentId: string, s: FleetService): Promise<Record<string, string>> {
@@ -78,7 +77,7 @@ export async function fleetUp(gql: GqlClient, plan: UpPlan, gen: () => string = 
   for (const t of plan.targets) if (!FLEET_TARGETS[t]) throw new ReboundError('RR_ERR_OPTION_INVALID', `unknown fleet target "${t}"; use ${Object.keys(FLEET_TARGETS).join(', ')}`);
   const all = await listServices(gql, projectId, environmentId);
   const byName = new Map(all.map((s) => [s.serviceName, s]));
-  const runners = Array.from({ length: plan.shards }, (_, i) => runnerName(prefix, i + 1));
+  const runners = Array.from({ length: plan.shards }, (_, i) => `${prefix}-${i + 1}`);
   const existingVars = new Map<string, Record<string, string>>();
   for (const name of [...plan.targets, ...runners]) {
     const s = byName.get(name);
@@ -92,9 +91,9 @@ export async function fleetUp(gql: GqlClient, plan: UpPlan, gen: () => string = 
   const keys: Record<string, string> = Object.fromEntries(plan.targets.map((t) => [t, existingVars.get(t)?.BROADCAST_KEY || gen()]));
   const common = { PORT: FLEET_PORT, HOST: '::', [FLEET_LABEL]: prefix };
   const wanted = new Map<string, Record<string, string>>();
-  for (const t of plan.targets) wanted.set(t, { ...FLEET_TARGETS[t], ...common, BROADCAST_KEY: keys[t]! });
   const runnerVars: Record<string, string> = { SERVICE_ENTRY: 'shards/runner/main.ts', ...common, BENCH_RUNNER_TOKEN: token, REBOUND_ALLOW_REMOTE_TARGETS: '1' };
   for (const t of plan.targets) {
+    wanted.set(t, { ...FLEET_TARGETS[t], ...common, BROADCAST_KEY: keys[t]! });
     runnerVars[`TARGET_${envName(t)}_URL`] = `http://${t}.railway.internal:${FLEET_PORT}`;
     runnerVars[`TARGET_${envName(t)}_BROADCAST_KEY`] = keys[t]!;
   }

@@ -2,16 +2,6 @@ import { ReboundError } from '../../lib/errors.ts';
 import { OPERATIONS as OP } from './operations.ts';
 import type { GqlClient } from './railway-api.ts';
 
-export interface FleetService {
-  serviceId: string;
-  serviceName: string;
-  environmentId: string;
-  numReplicas: number | null;
-  domains: string[];
-  deploymentId: string | null;
-  deploymentStatus: string | null;
-}
-
 interface Edges<T> {
   edges: { node: T }[];
 }
@@ -38,7 +28,7 @@ export async function resolveEnvironment(gql: GqlClient, projectId: string, want
   return hit.id;
 }
 
-export async function listServices(gql: GqlClient, projectId: string, environmentId: string): Promise<FleetService[]> {
+export async function listServices(gql: GqlClient, projectId: string, environmentId: string) {
   type Node = { serviceId: string; serviceName: string; environmentId: string; numReplicas?: number | null; domains?: { serviceDomains?: { domain: string }[]; customDomains?: { domain: string }[] }; latestDeployment?: { id: string; status: string } | null };
   const d = await gql<{ environment: { serviceInstances: Edges<Node> } }>('ServiceInstances', OP.ServiceInstances, { environmentId, projectId });
   return d.environment.serviceInstances.edges.map(({ node: n }) => ({
@@ -52,6 +42,8 @@ export async function listServices(gql: GqlClient, projectId: string, environmen
   }));
 }
 
+export type FleetService = Awaited<ReturnType<typeof listServices>>[number];
+
 /** Runner shards: services whose name starts with the prefix (`bench-runner-1`, `bench-runner-2`, ...), in name order. */
 export const runnerServices = (all: readonly FleetService[], prefix: string) =>
   all.filter((s) => s.serviceName.startsWith(prefix)).sort((a, b) => a.serviceName.localeCompare(b.serviceName, 'en', { numeric: true }));
@@ -64,22 +56,18 @@ export function shardsList(runners: readonly FleetService[]): { shards: string; 
 
 /** Scale the runners to 0 replicas and stop their running deployments (the fleet costs nothing while paused). */
 export async function pause(gql: GqlClient, runners: readonly FleetService[]): Promise<string[]> {
-  const done: string[] = [];
   for (const r of runners) {
     await gql('ServiceInstanceUpdate', OP.ServiceInstanceUpdate, { serviceId: r.serviceId, environmentId: r.environmentId, input: { numReplicas: 0 } });
     if (r.deploymentId && ['SUCCESS', 'DEPLOYING', 'BUILDING', 'INITIALIZING', 'WAITING'].includes(r.deploymentStatus ?? '')) await gql('DeploymentStop', OP.DeploymentStop, { id: r.deploymentId });
-    done.push(r.serviceName);
   }
-  return done;
+  return runners.map((r) => r.serviceName);
 }
 
 /** Scale the runners back to `replicas` and redeploy them. */
 export async function resume(gql: GqlClient, runners: readonly FleetService[], replicas: number): Promise<string[]> {
-  const done: string[] = [];
   for (const r of runners) {
     await gql('ServiceInstanceUpdate', OP.ServiceInstanceUpdate, { serviceId: r.serviceId, environmentId: r.environmentId, input: { numReplicas: replicas } });
     await gql('ServiceInstanceRedeploy', OP.ServiceInstanceRedeploy, { serviceId: r.serviceId, environmentId: r.environmentId });
-    done.push(r.serviceName);
   }
-  return done;
+  return runners.map((r) => r.serviceName);
 }

@@ -105,8 +105,9 @@ export async function startStandIn(services: StandInService[], projectId = 'proj
       const v = r.variables;
       if ('projectId' in v && v.projectId !== projectId) return fail('Project not found');
       if ('environmentId' in v && v.environmentId !== 'env-prod') return fail('Environment not found');
-      const svc = (id: unknown) => services.find((s) => s.id === id);
-      const need = (id: unknown) => svc(id) ?? (fail('Service not found'), undefined);
+      // Every operation that names a service (and only those) declares serviceId.
+      const s = services.find((x) => x.id === v.serviceId);
+      if ('serviceId' in v && !s) return fail('Service not found');
       switch (r.operationName) {
         case 'ProjectToken':
           // Railway answers this one for a project token only; the token is scoped to one environment.
@@ -122,45 +123,31 @@ export async function startStandIn(services: StandInService[], projectId = 'proj
               },
             },
           });
-        case 'ServiceVariables': {
-          const s = need(v.serviceId);
-          return s && send(200, { data: { variables: s.vars } });
-        }
+        case 'ServiceVariables':
+          return send(200, { data: { variables: s!.vars } });
         case 'ServiceCreate': {
-          if (services.some((s) => s.name === v.name)) return fail(`A service named ${v.name} already exists`);
-          const s: StandInService = { id: `svc-new-${++seq}`, name: String(v.name), vars: { ...(v.variables as unknown as Record<string, string>) }, domains: [], replicas: 1, deployment: { id: `dep-new-${seq}`, status: 'BUILDING' }, source: v.source };
-          services.push(s);
-          return send(200, { data: { serviceCreate: { id: s.id, name: s.name } } });
+          if (services.some((x) => x.name === v.name)) return fail(`A service named ${v.name} already exists`);
+          const created: StandInService = { id: `svc-new-${++seq}`, name: String(v.name), vars: { ...(v.variables as unknown as Record<string, string>) }, domains: [], replicas: 1, deployment: { id: `dep-new-${seq}`, status: 'BUILDING' }, source: v.source };
+          services.push(created);
+          return send(200, { data: { serviceCreate: { id: created.id, name: created.name } } });
         }
-        case 'VariableCollectionUpsert': {
-          const s = need(v.serviceId);
-          return s && (Object.assign(s.vars, v.variables), send(200, { data: { variableCollectionUpsert: true } }));
-        }
-        case 'VariableDelete': {
-          const s = need(v.serviceId);
-          if (!s) return;
-          if (!(String(v.name) in s.vars)) return fail(`Variable ${v.name} not found`);
-          delete s.vars[String(v.name)];
+        case 'VariableCollectionUpsert':
+          return Object.assign(s!.vars, v.variables), send(200, { data: { variableCollectionUpsert: true } });
+        case 'VariableDelete':
+          if (!(String(v.name) in s!.vars)) return fail(`Variable ${v.name} not found`);
+          delete s!.vars[String(v.name)];
           return send(200, { data: { variableDelete: true } });
-        }
-        case 'ServiceDomainCreate': {
-          const s = need(v.serviceId);
-          if (!s) return;
-          s.domains.push(`${s.name}-production.up.railway.app`);
-          return send(200, { data: { serviceDomainCreate: { id: `dom-${s.id}`, domain: s.domains.at(-1) } } });
-        }
-        case 'ServiceDelete': {
-          const s = need(v.serviceId);
-          return s && (services.splice(services.indexOf(s), 1), send(200, { data: { serviceDelete: true } }));
-        }
-        case 'ServiceInstanceUpdate': {
-          const s = need(v.serviceId);
-          return s && ((s.replicas = (v.input as { numReplicas: number }).numReplicas), send(200, { data: { serviceInstanceUpdate: true } }));
-        }
+        case 'ServiceDomainCreate':
+          s!.domains.push(`${s!.name}-production.up.railway.app`);
+          return send(200, { data: { serviceDomainCreate: { id: `dom-${s!.id}`, domain: s!.domains.at(-1) } } });
+        case 'ServiceDelete':
+          return services.splice(services.indexOf(s!), 1), send(200, { data: { serviceDelete: true } });
+        case 'ServiceInstanceUpdate':
+          return (s!.replicas = (v.input as { numReplicas: number }).numReplicas), send(200, { data: { serviceInstanceUpdate: true } });
         case 'DeploymentStop':
           return send(200, { data: { deploymentStop: true } });
         case 'ServiceInstanceRedeploy':
-          return need(v.serviceId) && send(200, { data: { serviceInstanceRedeploy: true } });
+          return send(200, { data: { serviceInstanceRedeploy: true } });
       }
     });
   });

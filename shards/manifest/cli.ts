@@ -16,8 +16,7 @@ export async function rebaselineMain(argv: string[], io: Io = stdio): Promise<nu
   if (argv.includes('--help')) return io.out(`usage: npm run bench:rebaseline [-- options]\n${helpText(REBASELINE_OPTIONS)}\n`), 0;
   const o = parseOptions(REBASELINE_OPTIONS, { values: argvToValues(argv, REBASELINE_OPTIONS), env: io.env, origin: 'CLI' });
   const run = await rebaseline(o, io.env, (l) => io.err(l + '\n'));
-  const where = o.shards ? `shards ${o.shards}` : o.runnerUrl ? `runner ${o.runnerUrl}` : 'local';
-  if (o.dryRun) return io.out(describePlan(run.tests, where, run.skipped)), 0;
+  if (o.dryRun) return io.out(describePlan(run.tests, run.where, run.skipped)), 0;
   io.out(formatRecords(run.records, useColor(io.env, io.tty ?? process.stdout.isTTY)));
   if (o.update) io.out(`baselines written to ${resolve(o.manifest)} (run ${run.runId})\n`);
   return run.exitCode;

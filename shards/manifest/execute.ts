@@ -33,14 +33,12 @@ export interface Execution {
  */
 async function runLocal(spec: TestSpec, w: Where): Promise<Record<string, unknown>> {
   const entry = BENCH_TABLE.find((e) => e.test === spec.runner);
-  if (!entry) throw new Error(`runner "${spec.runner}" is not in this tree's route table (${localRunners().join(', ')}); set BENCH_RUNNER_URL or SHARDS`);
+  if (!entry) throw new Error(`runner "${spec.runner}" is not in this tree's route table (${BENCH_TABLE.map((e) => e.test).join(', ')}); set BENCH_RUNNER_URL or SHARDS`);
   if (!entry.targets.includes(spec.target)) throw new Error(`runner "${spec.runner}" has no target "${spec.target}" (${entry.targets.join(', ')})`);
   const target = resolveTarget(spec.target, w.env);
   const prep = entry.prepare(spec.params, target);
   return entry.run(prep.opts, target, { signal: new AbortController().signal, progress: () => {}, log: (l) => w.log(`[${spec.id}] ${l}`) }, prep.post);
 }
-
-const localRunners = () => BENCH_TABLE.map((e) => e.test);
 
 const query = (spec: TestSpec) => Object.fromEntries(Object.entries(spec.params).map(([k, v]) => [k, String(v)]));
 const validOf = (r: Record<string, unknown>) => (r.validity as { valid?: boolean } | undefined)?.valid !== false;

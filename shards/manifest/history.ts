@@ -1,9 +1,8 @@
+import { cell } from './report.ts';
 import type { RunRecord } from './store.ts';
 
 /** Change beyond this share between consecutive runs is a trend worth an arrow (the benchmark's 5%). */
 const SIGNIFICANT_PCT = 5;
-
-const fmt = (v: unknown) => (typeof v === 'number' ? String(Math.round(v * 1000) / 1000) : v === null || v === undefined ? '-' : String(v));
 
 /**
  * Each test's metrics across its last `last` stored runs: one row per metric, one column per run,
@@ -29,7 +28,7 @@ export function formatHistory(history: readonly { runId: string; records: Map<st
         const pct = a === 0 ? (b === 0 ? 0 : Infinity) : ((b - a) / Math.abs(a)) * 100;
         if (Math.abs(pct) > SIGNIFICANT_PCT) trend = `${b > a ? '↑' : '↓'} ${Number.isFinite(pct) ? `${pct > 0 ? '+' : ''}${Math.round(pct * 10) / 10}%` : 'from 0'} (${(b > a) === (dir === 'higher') ? 'better' : 'worse'})`;
       } else trend = nums.length ? '· one run' : '-';
-      return [p, ...vals.map(fmt), trend];
+      return [p, ...vals.map(cell), trend];
     });
     const w = head.map((h, i) => Math.max(h.length, ...rows.map((x) => x[i]!.length)));
     out.push(`${id} (${recs.at(-1)!.runner} on ${recs.at(-1)!.target}), last ${runs.length} runs; verdicts: ${recs.map((r) => r.verdict).join(' ')}`);

@@ -6,7 +6,7 @@ import { execute, type Where } from './execute.ts';
 import type { RebaselineOptions } from './options.ts';
 import { loadManifest, selectTests, skippedTests, DEFAULT_DRIFT_PCT, type Manifest, type TestSpec } from './schema.ts';
 import { writeRun, type RunRecord } from './store.ts';
-import { getPath, judgeOne, judgeRepeat, median, worstOf } from './verdict.ts';
+import { getPath, judgeOne, judgeRepeat, median, pastHard, worstOf } from './verdict.ts';
 
 const commit = () => {
   try {
@@ -52,12 +52,12 @@ export function describePlan(tests: readonly TestSpec[], where: string, skipped:
 }
 
 export interface RebaselineRun {
-  manifest: Manifest;
   tests: TestSpec[];
   /** Held back by the idle/avalanche gates, with why. */
   skipped: { id: string; why: string }[];
   records: RunRecord[];
   runId: string;
+  where: string;
   exitCode: 0 | 1 | 2;
 }
 
@@ -70,7 +70,7 @@ export async function rebaseline(o: RebaselineOptions, env: Record<string, strin
   const runId = stamp();
   const where = o.shards ? `shards ${o.shards}` : o.runnerUrl ? `runner ${o.runnerUrl}` : 'local';
   const records: RunRecord[] = [];
-  if (o.dryRun) return { manifest, tests, skipped, records, runId, exitCode: 0 };
+  if (o.dryRun) return { tests, skipped, records, runId, where, exitCode: 0 };
   const w: Where = { ...(o.shards ? { shards: o.shards } : {}), ...(o.runnerUrl ? { runnerUrl: o.runnerUrl } : {}), token: o.token || undefined, pollMs: o.pollMs, timeoutSec: o.timeoutSec, env, log };
   const sha = commit();
   for (const spec of tests) {
@@ -81,15 +81,15 @@ export async function rebaseline(o: RebaselineOptions, env: Record<string, strin
       executions.push({ ref: o.repeat > 1 ? `${e.ref}#${k + 1}` : e.ref, valid: e.valid, ...(e.error ? { error: e.error } : {}), result: e.result });
     }
     const rec: RunRecord = { id: spec.id, runId, runAt: new Date().toISOString(), commit: sha, where, runner: spec.runner, target: spec.target, params: spec.params, repeat: o.repeat, ...judge(spec, executions), executions };
-    const paths = writeRun(resolve(o.outputDir), rec);
-    log(`[${spec.id}] ${rec.verdict}; stored ${paths.archived}`);
+    const archived = writeRun(resolve(o.outputDir), rec);
+    log(`[${spec.id}] ${rec.verdict}; stored ${archived}`);
     records.push(rec);
   }
   if (o.update) {
     for (const b of refusedUpdates(manifest, records)) log(`[${b.id}] baselines NOT updated: ${b.reason}`);
     writeFileSync(file, JSON.stringify(updateBaselines(manifest, records), null, 2) + '\n');
   }
-  return { manifest, tests, skipped, records, runId, exitCode: exitCodeOf(records) };
+  return { tests, skipped, records, runId, where, exitCode: exitCodeOf(records) };
 }
 
 /**
@@ -102,13 +102,10 @@ export function refusedUpdates(m: Manifest, recs: readonly RunRecord[]): { id: s
   for (const r of recs) {
     const t = m.tests.find((x) => x.id === r.id);
     if (!t || !r.valid) continue;
-    const past = Object.entries(t.baseline).flatMap(([path, b]) =>
-      r.executions
-        .map((e) => getPath(e.result, path))
-        .filter((v): v is number => typeof v === 'number' && b.hardThreshold !== undefined && (b.direction === 'lower' ? v > b.hardThreshold : v < b.hardThreshold))
-        .slice(0, 1)
-        .map((v) => `${path} ${v} is past its hard threshold ${b.hardThreshold}`),
-    );
+    const past = Object.entries(t.baseline).flatMap(([path, b]) => {
+      const v = r.executions.map((e) => getPath(e.result, path)).find((x): x is number => typeof x === 'number' && pastHard(b, x));
+      return v === undefined ? [] : [`${path} ${v} is past its hard threshold ${b.hardThreshold}`];
+    });
     if (past.length) out.push({ id: r.id, reason: `${past.join('; ')}: fix the cause (or change the threshold in the manifest) before making this the baseline` });
   }
   return out;

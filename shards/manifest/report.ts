@@ -11,7 +11,7 @@ function paint(v: Verdict | 'invalid' | 'failed', color: boolean, text: string =
   return color && c ? `\x1b[${c}m${text}\x1b[0m` : text;
 }
 
-const cell = (v: unknown) => (v === null || v === undefined ? '-' : typeof v === 'number' ? String(Math.round(v * 1000) / 1000) : String(v));
+export const cell = (v: unknown) => (v === null || v === undefined ? '-' : typeof v === 'number' ? String(Math.round(v * 1000) / 1000) : String(v));
 
 /** Per test: one row per metric with baseline, measured, delta and verdict; invalid runs say so first. */
 export function formatRecords(recs: readonly RunRecord[], color: boolean): string {

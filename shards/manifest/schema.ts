@@ -109,35 +109,35 @@ export function loadManifest(file: string): Manifest {
   return validateManifest(json, file);
 }
 
-/** FILTER: each CSV part matches an id substring, a category or a runner; idle and avalanche only when asked. A part that matches no test is an error listing the ids (a typo never runs 0 tests and exits 0). */
-export function selectTests(m: Manifest, o: { filter: string; includeIdle: boolean; includeAvalanche: boolean }): TestSpec[] {
+type Gates = { filter: string; includeIdle: boolean; includeAvalanche: boolean };
+
+/** The tests FILTER names (each CSV part an id substring, a category or a runner; every test when empty), each with why a gate holds it back. */
+function filtered(m: Manifest, o: Gates): { t: TestSpec; why: string | undefined }[] {
   const parts = o.filter.split(',').map((s) => s.trim()).filter(Boolean);
   const hit = (t: TestSpec, p: string) => t.id.includes(p) || t.category === p || t.runner === p;
   const none = parts.filter((p) => !m.tests.some((t) => hit(t, p)));
   if (none.length) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `FILTER ${none.map((p) => JSON.stringify(p)).join(', ')} matches no test (an id substring, a category or a runner); ids: ${m.tests.map((t) => t.id).join(', ')}`, { details: { option: 'filter' } });
   }
-  const named = (t: TestSpec) => parts.some((p) => hit(t, p));
-  return m.tests.filter((t) => {
-    if (parts.length && !named(t)) return false;
-    return skipReason(t, o, parts.length > 0 && named(t)) === undefined;
+  return m.tests.flatMap((t) => {
+    if (!parts.length) return [{ t, why: skipReason(t, o) }];
+    // A test FILTER names runs whatever the gates say.
+    return parts.some((p) => hit(t, p)) ? [{ t, why: undefined }] : [];
   });
 }
 
-function skipReason(t: TestSpec, o: { includeIdle: boolean; includeAvalanche: boolean }, named: boolean): string | undefined {
-  if (named) return undefined;
+/** FILTER's tests that the idle/avalanche gates let through. A part that matches no test is an error listing the ids (a typo never runs 0 tests and exits 0). */
+export function selectTests(m: Manifest, o: Gates): TestSpec[] {
+  return filtered(m, o).flatMap(({ t, why }) => (why ? [] : [t]));
+}
+
+function skipReason(t: TestSpec, o: Omit<Gates, 'filter'>): string | undefined {
   if (t.category === 'idle' && !o.includeIdle) return 'idle tests hold many connections for minutes: set INCLUDE_IDLE=1 or name it in FILTER';
   if (t.category === 'avalanche' && !o.includeAvalanche) return 'avalanche restarts the target: set INCLUDE_AVALANCHE=1 or name it in FILTER';
   return undefined;
 }
 
 /** The tests FILTER would have run but the idle/avalanche gates hold back, each with why (DRY_RUN lists them). */
-export function skippedTests(m: Manifest, o: { filter: string; includeIdle: boolean; includeAvalanche: boolean }): { id: string; why: string }[] {
-  const parts = o.filter.split(',').map((s) => s.trim()).filter(Boolean);
-  const named = (t: TestSpec) => parts.some((p) => t.id.includes(p) || t.category === p || t.runner === p);
-  return m.tests.flatMap((t) => {
-    if (parts.length && !named(t)) return [];
-    const why = skipReason(t, o, parts.length > 0 && named(t));
-    return why ? [{ id: t.id, why }] : [];
-  });
+export function skippedTests(m: Manifest, o: Gates): { id: string; why: string }[] {
+  return filtered(m, o).flatMap(({ t, why }) => (why ? [{ id: t.id, why }] : []));
 }

@@ -22,15 +22,14 @@ export interface RunRecord {
   executions: { ref: string; valid: boolean; error?: string; result: Record<string, unknown> | null }[];
 }
 
-export function writeRun(outDir: string, rec: RunRecord): { latest: string; archived: string } {
+export function writeRun(outDir: string, rec: RunRecord): string {
   const dir = join(outDir, 'runs', rec.runId);
   mkdirSync(dir, { recursive: true });
   const body = JSON.stringify(rec, null, 2) + '\n';
-  const latest = join(outDir, `${rec.id}.json`);
   const archived = join(dir, `${rec.id}.json`);
-  writeFileSync(latest, body);
+  writeFileSync(join(outDir, `${rec.id}.json`), body);
   writeFileSync(archived, body);
-  return { latest, archived };
+  return archived;
 }
 
 /** Stored runs, oldest first; each run directory maps test id → record. Unreadable files are skipped. */

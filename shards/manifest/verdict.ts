@@ -37,7 +37,7 @@ export const median = (xs: readonly number[]) => {
 
 /** How much worse `v` is than `base` (positive = worse), in the metric's own units. */
 const worse = (dir: 'higher' | 'lower', v: number, base: number) => (dir === 'lower' ? v - base : base - v);
-const pastHard = (b: BaselineSpec, v: number) => b.hardThreshold !== undefined && (b.direction === 'lower' ? v > b.hardThreshold : v < b.hardThreshold);
+export const pastHard = (b: BaselineSpec, v: number) => b.hardThreshold !== undefined && (b.direction === 'lower' ? v > b.hardThreshold : v < b.hardThreshold);
 /** Worse by more than the drift threshold: a percentage of the baseline, or any worsening of a zero baseline. */
 const pastDrift = (b: BaselineSpec, base: number, worseBy: number, testDrift: number) => {
   const pct = b.driftThresholdPct ?? testDrift;

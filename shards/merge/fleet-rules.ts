@@ -1,6 +1,4 @@
-import type { FleetFlag, ShardOutcome } from './types.ts';
-
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+import { num, type FleetFlag, type ShardOutcome } from './types.ts';
 
 /**
  * The runner's own rules, applied again to the merged figures: each shard can pass them alone
@@ -46,9 +44,7 @@ export function mergedFigureFlags(merged: Record<string, unknown>): FleetFlag[] 
 export function carriedShardFlags(ok: readonly ShardOutcome[]): FleetFlag[] {
   const byCode = new Map<string, { shards: string[]; messages: string[] }>();
   for (const o of ok) {
-    const flags = o.result?.validity?.flags;
-    if (!Array.isArray(flags)) continue;
-    for (const f of flags) {
+    for (const f of o.result?.validity?.flags ?? []) {
       if (f.severity !== 'warning') continue;
       const e = byCode.get(f.code) ?? { shards: [], messages: [] };
       if (!e.shards.includes(o.name)) e.shards.push(o.name);

@@ -1,4 +1,4 @@
-import type { FleetFlag, ShardOutcome, ShardSummary } from './types.ts';
+import { num, type FleetFlag, type ShardOutcome, type ShardSummary } from './types.ts';
 import type { MergeOptions } from './merge.ts';
 import { carriedShardFlags, mergedFigureFlags } from './fleet-rules.ts';
 
@@ -20,10 +20,9 @@ function clockStepFlags(ok: readonly ShardOutcome[], budgetMs: number): FleetFla
   const flags: FleetFlag[] = [];
   for (const o of ok) {
     const d = o.result!.clockDrift as { maxStepMs?: unknown; endStepMs?: unknown } | undefined;
-    const step = typeof d?.maxStepMs === 'number' && Number.isFinite(d.maxStepMs) ? d.maxStepMs : undefined;
+    const step = num(d?.maxStepMs);
     if (step === undefined || step <= budgetMs) continue;
-    const h = o.result!.latencyHistogram;
-    const latency = typeof h === 'object' && h !== null && typeof h.count === 'number' && h.count > 0;
+    const latency = (o.result!.latencyHistogram?.count ?? 0) > 0;
     flags.push({
       code: 'CLOCK_STEPPED',
       severity: latency ? 'fatal' : 'warning',
@@ -125,7 +124,7 @@ export function fleetValidity(
   }
 
   for (const o of ok) {
-    const fatal = Array.isArray(o.result!.validity?.flags) ? o.result!.validity.flags.filter((f) => f.severity === 'fatal') : [];
+    const fatal = (o.result!.validity?.flags ?? []).filter((f) => f.severity === 'fatal');
     if (fatal.length) {
       flags.push({ code: 'SHARD_INVALID', severity: 'fatal', shards: [o.name], message: `${o.name}: ${fatal.map((f) => `${f.code} (${f.message})`).join('; ')}` });
     }

@@ -1,6 +1,5 @@
-import type { ShardOutcome, ShardResult } from './types.ts';
+import { num, type ShardOutcome, type ShardResult } from './types.ts';
 
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const obj = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 
 /** A shard's idle figures a capacity user came for, as kept in `perShard[]`. */

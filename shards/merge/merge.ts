@@ -1,10 +1,11 @@
 import { mergeLatency, summarize, type EncodedLatency } from '../../runners/core/latency.ts';
+import { addMaps, pct } from '../../runners/engine/results.ts';
 import { fleetValidity } from './fleet-validity.ts';
 import { shiftLatency } from './latency-shift.ts';
-import { screenOutcomes, type SchemaContext } from './schema.ts';
+import { COUNT_MAPS, screenOutcomes, type SchemaContext } from './schema.ts';
 import { idleShardFigures, mergeIdle } from './idle.ts';
 import { judgeOnPublisher } from './shared-stream.ts';
-import type { FleetFlag, ShardOutcome, ShardResult, ShardSummary } from './types.ts';
+import { num, type FleetFlag, type ShardOutcome, type ShardResult, type ShardSummary } from './types.ts';
 
 /** Counters: the fleet's value is the sum of the shards'. */
 const SUM = [
@@ -15,13 +16,6 @@ const SUM = [
 ] as const;
 /** Per-shard extents: the fleet took as long as its slowest shard. */
 const MAX = ['elapsedMs', 'plannedMs', 'runnerPeakRssMb', 'totalMessages', 'publishingMs', 'rampElapsedMs', 'timeToAllSubscribedMs', 'holdElapsedMs', 'totalElapsedMs'] as const;
-/** Maps of counters by cause. */
-const SUM_MAPS = ['connectFailureCauses', 'disconnectReasons', 'failureCauses', 'disconnectedDuringHold'] as const;
-
-const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-const isEncoded = (v: unknown): v is EncodedLatency =>
-  typeof v === 'object' && v !== null && typeof (v as EncodedLatency).histogram === 'string' && typeof (v as EncodedLatency).count === 'number';
 
 /** Connected clients of a result, whatever the runner calls them. */
 const connectedOf = (r: ShardResult): number | undefined => num(r.connectedClients) ?? num(r.subscribed) ?? num(r.connected);
@@ -39,19 +33,13 @@ export interface MergeOptions {
   clockStepBudgetMs?: number;
 }
 
-export interface MergedRun {
-  merged: Record<string, unknown>;
-  perShard: ShardSummary[];
-  validity: { valid: boolean; flags: FleetFlag[] };
-}
-
 /**
  * Exact merge of N shard results: counters add, latency HdrHistograms add bucket by bucket (never
  * percentiles averaged, never samples pooled), rates are recomputed from the summed counts, and
  * min-normalised figures come from the merged histogram. Shards that did not finish are left out
  * of every figure (their clients are not the target's loss) and named in the validity flags.
  */
-export function mergeShards(input: readonly ShardOutcome[], opts: MergeOptions = {}): MergedRun {
+export function mergeShards(input: readonly ShardOutcome[], opts: MergeOptions = {}) {
   const mode = opts.mode ?? 'own';
   // Nothing a shard returned is believed before it passes the schema: a malformed result is that shard's failure.
   const given = screenOutcomes(input, opts.schema);
@@ -63,8 +51,9 @@ export function mergeShards(input: readonly ShardOutcome[], opts: MergeOptions =
   // A shard's latency in shared mode is its receive clock minus the publisher's send clock: remove the difference.
   const corrected = new Map<string, EncodedLatency>();
   for (const o of ok) {
+    // The schema let only decodable histograms through.
     const h = o.result.latencyHistogram;
-    if (!isEncoded(h)) continue;
+    if (!h) continue;
     corrected.set(o.name, mode === 'shared' && o.clock ? shiftLatency(h, -(o.clock.offsetMs - reference) * 1000) : h);
   }
 
@@ -77,12 +66,10 @@ export function mergeShards(input: readonly ShardOutcome[], opts: MergeOptions =
     const vals = ok.map((o) => num(o.result[k])).filter((v): v is number => v !== undefined);
     if (vals.length) merged[k] = Math.max(...vals);
   }
-  for (const k of SUM_MAPS) {
+  // The schema let only maps of counts through.
+  for (const k of COUNT_MAPS) {
     const maps = ok.map((o) => o.result[k]).filter((m): m is Record<string, number> => typeof m === 'object' && m !== null);
-    if (!maps.length) continue;
-    const sum: Record<string, number> = {};
-    for (const m of maps) for (const [c, n] of Object.entries(m)) if (typeof n === 'number') sum[c] = (sum[c] ?? 0) + n;
-    merged[k] = sum;
+    if (maps.length) merged[k] = addMaps(maps);
   }
   const published = ok.map((o) => num(o.result.published)).filter((v): v is number => v !== undefined);
   if (published.length) {

@@ -18,8 +18,8 @@ const COUNTS = [
 const NULLABLE_COUNTS = ['csrResumes'] as const;
 /** Figures that are rates or durations: finite and >= 0 when present. */
 const NON_NEGATIVE = ['deliveryRatePct', 'elapsedMs', 'plannedMs', 'runnerPeakRssMb', 'outboundDeliveriesPerSec', 'usefulDeliveriesPerSec', 'publishingMs', 'rampElapsedMs', 'holdElapsedMs', 'totalElapsedMs'] as const;
-/** Maps of counters by cause. */
-const COUNT_MAPS = ['connectFailureCauses', 'disconnectReasons', 'failureCauses', 'disconnectedDuringHold'] as const;
+/** Maps of counters by cause (the merge sums them key by key). */
+export const COUNT_MAPS = ['connectFailureCauses', 'disconnectReasons', 'failureCauses', 'disconnectedDuringHold'] as const;
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const show = (v: unknown) => {

@@ -1,11 +1,10 @@
 import { decodeRanges } from '../../runners/core/seq-ranges.ts';
-import type { FleetFlag, ShardOutcome, ShardResult } from './types.ts';
-
-const pct = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+import { pct } from '../../runners/engine/results.ts';
+import { num, type FleetFlag, type ShardOutcome, type ShardResult } from './types.ts';
 
 /** Delivery counters a subscriber cannot have without its publisher's accepted set. */
-const DELIVERY_FIELDS = ['expectedDeliveries', 'receivedDeliveries', 'lostDeliveries', 'unacceptedDeliveries', 'deliveryRatePct', 'deliveryRateOfConnectedPct', 'perfectClients'] as const;
+const DELIVERY_FIELDS: ReadonlySet<string> = new Set(['expectedDeliveries', 'receivedDeliveries', 'lostDeliveries', 'unacceptedDeliveries', 'deliveryRatePct', 'deliveryRateOfConnectedPct', 'perfectClients']);
+const strip = (r: ShardResult): ShardResult => Object.fromEntries(Object.entries(r).filter(([k]) => !DELIVERY_FIELDS.has(k)));
 
 /**
  * Shared-stream mode: re-judge every subscribe-only shard against the publishing shard's accepted
@@ -71,10 +70,4 @@ export function judgeOnPublisher(outcomes: readonly ShardOutcome[], publisher: s
     };
   });
   return { outcomes: judged, flags };
-}
-
-function strip(r: ShardResult): ShardResult {
-  const out: ShardResult = { ...r };
-  for (const k of DELIVERY_FIELDS) delete out[k];
-  return out;
 }

@@ -1,4 +1,8 @@
 import type { EncodedLatency, LatencyReport } from '../../runners/core/latency.ts';
+import type { IdleShardFigures } from './idle.ts';
+
+/** A figure of a result: a finite number, else undefined (absent, null, a string, NaN). */
+export const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 /** How one shard's job ended, as the coordinator saw it. */
 type ShardStatus = 'done' | 'failed' | 'aborted' | 'timeout' | 'unreachable' | 'rejected' | 'param-mismatch'
@@ -77,8 +81,8 @@ export interface FleetFlag {
   shards?: string[];
 }
 
-/** What the merged JSON keeps of each shard, so one bad shard stands out next to the union. */
-export interface ShardSummary {
+/** What the merged JSON keeps of each shard, so one bad shard stands out next to the union; idle shards add their own figures. */
+export interface ShardSummary extends Partial<IdleShardFigures> {
   name: string;
   url: string;
   status: ShardStatus;
@@ -100,9 +104,4 @@ export interface ShardSummary {
   clock: ShardClock | null;
   valid: boolean | null;
   flags: string[];
-  /** Idle shards: the shard's own target bytes per connection, runner RSS per client, failure causes. */
-  targetBytesPerConnection?: number | null;
-  runnerRssPerClientBytes?: number | null;
-  runnerPeakRssBytes?: number | null;
-  failureCauses?: Record<string, number> | null;
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ERROR_CODES, ReboundError, toErrorBody, type ErrorCode } from '../../lib/errors.ts';
 import { openFileLimit } from '../../runners/core/runner-limits.ts';
+import { sendError } from '../../services/common/http-app.ts';
 import { requireToken } from './auth.ts';
 import { follow } from './follow.ts';
 import { JOB_ID, JobStore, jobView, type Job, type JobStoreLimits } from './jobs.ts';
@@ -24,13 +25,6 @@ export interface RunnerAppOptions {
   sourceAddresses?: number;
   /** Retention, disk floor and persistence interval of the job store. */
   limits?: Partial<JobStoreLimits>;
-}
-
-export function sendError(res: Response, err: unknown, extra?: Record<string, string>): void {
-  const body = toErrorBody(err);
-  if (res.headersSent) return;
-  if (extra) res.set(extra);
-  res.status(body.statusCode).json(body);
 }
 
 const intParam = (v: unknown, dflt: number, min: number, max: number, name: string): number => {
@@ -90,7 +84,6 @@ export function createRunnerApp(opts: RunnerAppOptions) {
 
   for (const route of routes) {
     app.post(route.path, async (req: Request, res: Response) => {
-      let job: Job | undefined;
       try {
         const q = parseBenchQuery(route.entry.options, req.query as Record<string, unknown>);
         // The query's one parse: every value checked (400 naming the field) before the target is resolved.
@@ -99,7 +92,7 @@ export function createRunnerApp(opts: RunnerAppOptions) {
         const prepared = route.entry.build(parsed, target, q.values);
         const prep = { ...prepared, effectiveParams: echoCallerNames(route.entry.options, q.values, prepared.effectiveParams) };
         const started = store.start({ route: route.path, test: route.entry.test, target: route.target, params: prep.effectiveParams, unknownParams: [], plannedMs: prep.plannedMs, command: curlLine(route.path, route.entry.options, prep.effectiveParams) }, (ctx) => withClockDrift(() => route.entry.run(prep.opts, target, ctx, prep.post)));
-        job = started.job;
+        const { job } = started;
         const echo = { effectiveParams: prep.effectiveParams, unknownParams: [] as string[] };
         if (q.async) return void res.status(202).location(`/jobs/${job.id}`).json({ jobId: job.id, status: job.status, ...echo });
         // Sync: the answer comes when the run ends, possibly many minutes later.

@@ -1,11 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { checkBearer } from '../../lib/bearer.ts';
-import { toErrorBody, type ReboundError } from '../../lib/errors.ts';
-
-/** The runner's bearer check: lib/bearer.ts, the one constant-time helper of the tree. */
-export function checkRunnerToken(header: string | undefined, token: string): ReboundError | undefined {
-  return checkBearer(header, token, 'BENCH_RUNNER_TOKEN');
-}
+import { toErrorBody } from '../../lib/errors.ts';
 
 /**
  * The only requests answered without the token, matched exactly on method and raw path (no case
@@ -27,7 +22,8 @@ const rawPath = (req: Request) => {
 export function requireToken(token: string) {
   return (req: Request, res: Response, next: NextFunction) => {
     if (!token || OPEN_ROUTES.includes(`${req.method} ${rawPath(req)}`)) return next();
-    const err = checkRunnerToken(req.headers.authorization, token);
+    // lib/bearer.ts: the one constant-time check of the tree.
+    const err = checkBearer(req.headers.authorization, token, 'BENCH_RUNNER_TOKEN');
     if (!err) return next();
     res.status(401).set('WWW-Authenticate', 'Bearer').json(toErrorBody(err));
   };

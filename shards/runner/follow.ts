@@ -17,11 +17,8 @@ export function follow(req: Request, res: Response, store: JobStore, job: Job, l
     const line = JSON.stringify({ type, ...(data as object) });
     res.write(sse ? `event: ${type}\ndata: ${line}\n\n` : `${line}\n`);
   };
-  const view = () => {
-    const { result: _r, ...rest } = jobView(store, job, logLines);
-    return rest;
-  };
-  send('job', view());
+  const { result: _r, ...view } = jobView(store, job, logLines);
+  send('job', view);
   if (job.status !== 'running') {
     send('end', { job: jobView(store, job, logLines) });
     return void res.end();

@@ -49,11 +49,6 @@ const LOG_KEEP = 500;
 const ABORT_GRACE_MS = 10_000;
 export const JOB_ID = /^[0-9a-f]{12}$/;
 
-/**
- * Jobs of one runner shard: one heavy job at a time (a second is refused, not queued: a shard
- * that runs two loads at once measures neither), every state change written to RESULTS_DIR so
- * `GET /jobs/:id` answers after a restart, and a log ring plus progress events for followers.
- */
 /** Retention and persistence knobs (RUNNER_KEEP_* / RUNNER_MIN_FREE_BYTES / RUNNER_PERSIST_MS). */
 export interface JobStoreLimits {
   /** Finished jobs kept (oldest removed first). */
@@ -72,6 +67,11 @@ export const DEFAULT_LIMITS: JobStoreLimits = { maxJobs: 1000, maxBytes: 2 * 102
 
 const INDEX = 'index.json';
 
+/**
+ * Jobs of one runner shard: one heavy job at a time (a second is refused, not queued: a shard
+ * that runs two loads at once measures neither), every state change written to RESULTS_DIR so
+ * `GET /jobs/:id` answers after a restart, and a log ring plus progress events for followers.
+ */
 export class JobStore {
   private readonly jobs = new Map<string, Job>();
   /** Log rings of jobs run or read since startup; older ones are read from their job file on demand. */
@@ -106,39 +106,25 @@ export class JobStore {
     } catch {
       // Missing or torn: rebuilt from the job files below.
     }
-    const fromFiles = metas === undefined;
-    if (!metas) {
-      metas = [];
-      for (const f of readdirSync(this.jobsDir)) {
-        if (!/^[0-9a-f]{12}\.json$/.test(f)) continue;
-        const stored = this.readJobFile(f.slice(0, 12));
-        if (stored) metas.push(stored);
-      }
-    }
-    let dirty = fromFiles;
-    for (const meta of metas) {
-      if (!meta || typeof meta.id !== 'string' || !JOB_ID.test(meta.id)) continue;
-      let job = meta;
-      if (job.status === 'running' || (job.status as string) === 'queued') {
-        // The index has the job as it started; its own file has the last persisted progress and log.
-        const fresh = this.readJobFile(job.id);
-        if (fresh) job = fresh;
-        normaliseStored(job);
+    let dirty = metas === undefined;
+    metas ??= readdirSync(this.jobsDir)
+      .filter((f) => /^[0-9a-f]{12}\.json$/.test(f))
+      .flatMap((f) => this.readJobFile(f.slice(0, 12)) ?? []);
+    for (let job of metas) {
+      if (!job || typeof job.id !== 'string' || !JOB_ID.test(job.id)) continue;
+      const died = job.status === 'running' || (job.status as string) === 'queued';
+      // The index has the job as it started; its own file has the last persisted progress and log.
+      if (died) job = this.readJobFile(job.id) ?? job;
+      const changed = normaliseStored(job) || died;
+      if (died) {
         job.status = 'failed';
         job.error = `the runner process ended while this job ran (killed or crashed): no result; last progress ${JSON.stringify(job.progress)}`;
         job.errorCode = 'RR_ERR_RUN_FAILED';
         job.endedAt ??= Date.now();
-        this.jobs.set(job.id, job);
-        this.persistJob(job);
-        dirty = true;
-        continue;
-      }
-      if (normaliseStored(job)) {
-        this.jobs.set(job.id, job);
-        this.persistJob(job);
-        dirty = true;
       }
       this.jobs.set(job.id, job);
+      if (changed) this.persistJob(job);
+      dirty ||= changed;
     }
     if (dirty) this.writeIndex();
   }
@@ -411,13 +397,12 @@ function markAborted(job: Job): void {
 }
 
 /**
- * Records written before the poller-compatible shape (status `aborted`, `queued`, or `error` as
- * `{code, message}`) are rewritten in place; returns whether anything changed.
+ * Records written before the poller-compatible shape (status `aborted`, or `error` as `{code,
+ * message}`; a `queued` one died with its process, see load) are rewritten in place; returns whether anything changed.
  */
 function normaliseStored(job: Job): boolean {
   const j = job as Omit<Job, 'status' | 'error'> & { status: string; error?: unknown };
   let changed = false;
-  if (j.status === 'queued') (j.status = 'running'), (changed = true);
   if (j.status === 'aborted') {
     markAborted(job);
     changed = true;

@@ -43,7 +43,8 @@ export function parseBenchQuery(table: OptionTable, query: Record<string, unknow
     if (typeof v !== 'string') throw new ReboundError('RR_ERR_OPTION_INVALID', `query parameter "${k}" was given more than once or as an object`, { details: { option: k } });
     targetUrls[k] = v;
   }
-  const urls = Object.keys(query).filter((k) => !(k in targetUrls) && (URL_NAMES.has(k) || (URL_PARAM.test(k) && !knownNames(table).has(k))));
+  const known = knownNames(table);
+  const urls = Object.keys(query).filter((k) => !(k in targetUrls) && (URL_NAMES.has(k) || (URL_PARAM.test(k) && !known.has(k))));
   if (urls.length) {
     throw new ReboundError(
       'RR_ERR_TARGET_URL_REFUSED',
@@ -51,7 +52,6 @@ export function parseBenchQuery(table: OptionTable, query: Record<string, unknow
       { details: { option: urls[0], params: urls } },
     );
   }
-  const known = knownNames(table);
   const unknown = Object.keys(query).filter((k) => !known.has(k) && !(k in targetUrls));
   if (unknown.length) {
     throw new ReboundError('RR_ERR_OPTION_UNKNOWN', `unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}; known: ${Object.keys(table).join(', ')}, async`, {

@@ -11,12 +11,6 @@ export const BENCH_TABLE: readonly BenchEntry[] = HTTP_MODULES.map((m) => module
 /** One test's entry by name (the route table's). */
 export const benchEntry = (test: string): BenchEntry | undefined => BENCH_TABLE.find((e) => e.test === test);
 
-export interface BenchRoute {
-  path: string;
-  entry: BenchEntry;
-  target: string;
-}
-
-export function benchRoutes(table: readonly BenchEntry[] = BENCH_TABLE): BenchRoute[] {
+export function benchRoutes(table: readonly BenchEntry[] = BENCH_TABLE) {
   return table.flatMap((entry) => entry.targets.map((target) => ({ path: `/bench-${entry.test}-${target}`, entry, target })));
 }

@@ -26,12 +26,9 @@ export const TARGET_URL_PARAMS: Record<string, readonly string[]> = {
 export const ALL_TARGET_URL_PARAMS = new Set(Object.values(TARGET_URL_PARAMS).flat());
 
 const origin = (url: string): string | undefined => {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}`;
-  } catch {
-    return undefined;
-  }
+  if (!URL.canParse(url)) return undefined;
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}`;
 };
 
 /** The operator's own target URLs (TARGET_<NAME>_URL / _BROADCAST_URL), as origins. */
@@ -113,23 +110,20 @@ function broadcastOfCable(cableUrl: string): string {
 export function resolveTarget(route: string, env: Record<string, string | undefined> = process.env, requestUrls: Record<string, string> = {}): ResolvedTarget {
   let definition = getTarget(route);
   const key = envName(route);
-  const configured = env[`TARGET_${key}_URL`] || undefined;
-  const configuredBroadcast = env[`TARGET_${key}_BROADCAST_URL`] || undefined;
-  for (const [name, v] of [[`TARGET_${key}_URL`, configured], [`TARGET_${key}_BROADCAST_URL`, configuredBroadcast]] as const) {
+  const url = env[`TARGET_${key}_URL`] || undefined;
+  const broadcastUrl = env[`TARGET_${key}_BROADCAST_URL`] || undefined;
+  const broadcastKey = env[`TARGET_${key}_BROADCAST_KEY`] || undefined;
+  for (const [name, v] of [[`TARGET_${key}_URL`, url], [`TARGET_${key}_BROADCAST_URL`, broadcastUrl]] as const) {
     if (v !== undefined && !isAllowedTargetUrl(v, env)) {
       throw new ReboundError('RR_ERR_OPTION_INVALID', `${name} must be a loopback URL or within TARGET_URL_ALLOW unless REBOUND_ALLOW_REMOTE_TARGETS=1 (got ${JSON.stringify(v)})`, { details: { option: name } });
     }
   }
   if (Object.keys(requestUrls).length) {
-    const { url, broadcastUrl } = urlsFromRequest(route, requestUrls, env);
+    const asked = urlsFromRequest(route, requestUrls, env);
     // The operator's broadcast key goes only to the operator's own broadcast endpoint.
-    const key2 = env[`TARGET_${key}_BROADCAST_KEY`] || undefined;
-    const sameBroadcast = key2 && (broadcastUrl ?? url) && origin(broadcastUrl ?? url) === origin(configuredBroadcast ?? configured ?? '');
-    return { route, definition, source: 'request', server: definition.name, url, ...(broadcastUrl ? { broadcastUrl } : {}), ...(sameBroadcast ? { broadcastKey: key2 } : {}) };
+    const sameBroadcast = broadcastKey && (asked.broadcastUrl ?? asked.url) && origin(asked.broadcastUrl ?? asked.url) === origin(broadcastUrl ?? url ?? '');
+    return { route, definition, source: 'request', server: definition.name, url: asked.url, ...(asked.broadcastUrl ? { broadcastUrl: asked.broadcastUrl } : {}), ...(sameBroadcast ? { broadcastKey } : {}) };
   }
-  const url = configured;
-  const broadcastUrl = configuredBroadcast;
-  const broadcastKey = env[`TARGET_${key}_BROADCAST_KEY`] || undefined;
   let server = definition.name;
   if (!url && !definition.service && definition.name === 'anycable') {
     // What /health and the docs promise: anycable without a configured URL is the local replay server.
@@ -144,11 +138,10 @@ export function resolveTarget(route: string, env: Record<string, string | undefi
   return { route, definition, source: url ? 'configured' : 'local', server, ...(url ? { url } : {}), ...(broadcastUrl ? { broadcastUrl } : {}), ...(broadcastKey ? { broadcastKey } : {}) };
 }
 
-const v4 = (a: string) => a.split('.').map(Number) as [number, number, number, number];
 /** Private-network addresses a name pattern may resolve to (RFC 1918, CGNAT, IPv6 ULA); never loopback, link-local or unspecified. */
 export function isPrivateAddress(a: string): boolean {
   if (isIP(a) === 4) {
-    const [x, y] = v4(a);
+    const [x, y] = a.split('.').map(Number) as [number, number];
     return x === 10 || (x === 172 && y >= 16 && y <= 31) || (x === 192 && y === 168) || (x === 100 && y >= 64 && y <= 127);
   }
   if (isIP(a) === 6) return /^f[cd][0-9a-f]{2}:/i.test(a);
@@ -165,8 +158,7 @@ export async function checkResolved(t: ResolvedTarget, env: Record<string, strin
   if (t.source !== 'request') return;
   for (const [param, url] of [['url', t.url], ['broadcastUrl', t.broadcastUrl]] as const) {
     if (!url) continue;
-    const u = new URL(url);
-    const host = u.hostname.replace(/^\[|\]$/g, '');
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
     if (isIP(host)) continue;
     let addrs: { address: string }[];
     try {
@@ -184,14 +176,12 @@ export async function checkResolved(t: ResolvedTarget, env: Record<string, strin
 }
 
 /** Run `fn` against the resolved target: its configured URL, or a local instance started for the run; the result says which server answered. */
-export async function withResolvedTarget<T>(t: ResolvedTarget, fn: (url: string, service?: ServiceHandle) => Promise<T>, serviceArgs?: string[]): Promise<T> {
-  await checkResolved(t);
+export async function withResolvedTarget(t: ResolvedTarget, fn: (url: string, service?: ServiceHandle) => Promise<Record<string, unknown>>, serviceArgs?: string[]): Promise<Record<string, unknown>> {
   const def = serviceArgs && t.definition.service ? { ...t.definition, service: { ...t.definition.service, args: [...t.definition.service.args, ...serviceArgs] } } : t.definition;
-  const r = await withTarget(def, t.url, (url, svc) => fn(url, svc));
-  return (r && typeof r === 'object' && !Array.isArray(r) ? { ...r, targetServer: t.server, targetSource: t.source } : r) as T;
+  return annotateRun(t, () => withTarget(def, t.url, fn));
 }
 
-/** For runners that start their own target: the same rebinding check before, and `targetServer` after. */
+/** The rebinding check before the run, and `targetServer` after (runners that start their own target call it directly). */
 export async function annotateRun(t: ResolvedTarget, run: () => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
   await checkResolved(t);
   return { ...(await run()), targetServer: t.server, targetSource: t.source };

@@ -19,7 +19,7 @@ export function benchmarkFields(r: Record<string, unknown>, o: { route: string; 
   const jitterEvents = typeof r.jitterEvents === 'number' ? r.jitterEvents : 0;
   const enc = r.latencyHistogram as EncodedLatency | undefined;
   const csr = CSR.has(o.server) ? resumes : 0;
-  return {
+  const fields = {
     ...r,
     label: o.label ?? BENCH_LABEL[o.route] ?? o.route,
     publishedMessages: typeof r.published === 'number' ? r.published : 0,
@@ -28,8 +28,8 @@ export function benchmarkFields(r: Record<string, unknown>, o: { route: string; 
     csrResumes: csr,
     csrResumeRatePct: CSR.has(o.server) && jitterEvents ? round2((csr * 100) / Math.max(reconnects, 1)) : null,
     sessionRestores: SESSION.has(o.server) ? resumes : 0,
-    ...(o.samplesCap > 0 && enc ? { latencySamplesSorted: sortedSamples(enc, o.samplesCap) } : {}),
   };
+  return withSortedSamples(fields, o.samplesCap);
 }
 
 /** `latencySamplesSorted` alone (whispers, throughput), when samplesCap > 0. */
