@@ -18,11 +18,11 @@ import type { AvalancheResult } from './result.ts';
 import { checkRestartValidity } from './validity.ts';
 import { benchmarkAvalancheFields } from './benchmark-fields.ts';
 
-export interface AvalancheEvents {
-  phase: (name: 'start' | 'connect' | 'warmup' | 'restart' | 'herd' | 'settle' | 'report', detail: string) => void;
-}
+const PHASES = ['start', 'connect', 'warmup', 'restart', 'herd', 'settle', 'report'] as const;
 
-const PHASES: ReadonlySet<string> = new Set(['start', 'connect', 'warmup', 'restart', 'herd', 'settle', 'report']);
+export interface AvalancheEvents {
+  phase: (name: (typeof PHASES)[number], detail: string) => void;
+}
 
 /**
  * One avalanche: start the target (K nodes, or use --url), connect N clients, publish at a fixed
@@ -62,18 +62,13 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
   const publisherUrls = front ? [front.url] : hasSharedBroker(target) ? [urls[0]!] : urls;
   const fleet = new ClientFleet({ target, urls: clientUrls, stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy, reconnectBaseMs: o.reconnectBaseMs, ...(signal ? { signal } : {}) });
   const s = fleet.session;
-  relayPhases(s, events, PHASES);
-  const wait = async (ms: number) => {
-    await s.nap(ms);
-    cancelled(s);
-  };
+  relayPhases(s, events, new Set(PHASES));
   const sampler = new SeriesSampler(() => fleet.connectedCount());
   try {
     const rampStart = Date.now();
-    const connectFailures = await fleet.connectAll(o.ramp, undefined, `${o.clients} clients at ${o.ramp}/s over ${front ? `a front (${front.url}) before ` : ''}${urls.join(', ')}`);
+    const connectFailures = await fleet.connectAll(o.ramp, `${o.clients} clients at ${o.ramp}/s over ${front ? `a front (${front.url}) before ` : ''}${urls.join(', ')}`);
     const rampElapsedMs = Date.now() - rampStart;
-    cancelled(s);
-    await wait(500);
+    await fleet.wait(500);
 
     const accepted = publisherUrls.map(() => new Uint8Array(messages + 1));
     const publisherOf = (i: number) => (publisherUrls.length === 1 ? 0 : fleet.nodeOf(i));
@@ -94,8 +89,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
         }),
       ),
     );
-    const pubStart = Date.now();
-    await wait(pubStart + o.warmupMs - Date.now());
+    await fleet.wait(o.warmupMs);
 
     const restartAt = Date.now();
     const deadline = restartAt + o.recoveryTimeoutMs;
@@ -126,7 +120,6 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     }
 
     const pubs: PublisherResult[] = (await Promise.all(publishers)).map((p) => p.result);
-    const acceptedFor = (i: number) => accepted[publisherOf(i)]!;
     const acceptedCount = accepted.map((a) => a.reduce((s, v) => s + v, 0));
     const wantTotal = fleet.tracks.reduce((s, t, i) => s + (t.connected ? acceptedCount[publisherOf(i)]! : 0), 0);
     await s.run(settlePhase({ maxMs: o.settleMs, stepMs: 200, until: () => s.latency.count >= wantTotal }));
@@ -142,22 +135,23 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     // not lost, so the loss breakdown subtracts them from the refused deliveries.
     let refusedDelivered = 0;
     for (let i = 0; i < o.clients; i++) {
-      const acc = acceptedFor(i);
-      for (let s = 1; s <= messages; s++) {
-        if (!acc[s]) {
-          if (fleet.ledger.latencyOf(i, s) !== undefined) refusedDelivered++;
+      const acc = accepted[publisherOf(i)]!;
+      for (let seq = 1; seq <= messages; seq++) {
+        const delivered = s.ledger.latencyOf(i, seq) !== undefined;
+        if (!acc[seq]) {
+          if (delivered) refusedDelivered++;
           continue;
         }
         acceptedDeliveries++;
-        if (fleet.ledger.latencyOf(i, s) === undefined) lostAccepted++;
+        if (!delivered) lostAccepted++;
       }
     }
     // Unlike the jitter runner, an avalanche expects every planned message (see result.ts
     // `expectedDeliveries`): refusals while the target was down are what the restart cost, and
     // they are split out below (lostUnpublishedDeliveries vs lostAcceptedDeliveries).
     // Refused messages are then booked publisher_side in the loss causes.
-    fleet.ledger.acceptAll();
-    const totals = fleet.ledger.totals();
+    s.ledger.acceptAll();
+    const totals = s.ledger.totals();
     // A rolling restart times each client from its own node's restart; otherwise from the restart's start.
     const restartAtOf = (i: number) => (restart.mode === 'rolling' ? restart.nodes.find((n) => n.node === fleet.nodeOf(i) && n.signalAt !== null)?.signalAt : undefined) ?? restartAt;
     const dropped = droppedTracks(fleet.tracks);
@@ -173,7 +167,8 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     const during = failureTimes.filter((t) => t >= restartAt && t <= restartWindowEnd).length;
     const connectedClients = o.clients - connectFailures;
     let published = 0;
-    for (let s = 1; s <= messages; s++) if (accepted.every((a) => a[s])) published++;
+    for (let seq = 1; seq <= messages; seq++) if (accepted.every((a) => a[seq])) published++;
+    const runner = health.stop();
     const partial = {
       ...head,
       nodeUrls: urls,
@@ -190,10 +185,10 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       downtimeOpenEnded: down.openEnded,
       disconnectSpreadMs: drops.length ? Math.max(...drops) - Math.min(...drops) : 0,
       resumedReconnects: fleet.resumes,
-      historyNotFound: target.capabilities.resume === 'history' ? fleet.historyNotFound : null,
+      historyNotFound: target.capabilities.resume === 'history' ? s.counters.historyRejected : null,
       dropsBeforeRestart: fleet.dropsBeforeRestart,
       disconnectDetails: fleet.disconnectDetails,
-      herd: herdReport({ tracks: fleet.tracks, restartAt, handshakeFailures: fleet.handshakeFailures, connectLatency: fleet.connectLatency.encode(), attemptsObserved: dropped.some((t) => t.attempts > 0), series, endAt: herdEnd }),
+      herd: herdReport(fleet, restartAt, series, herdEnd),
       recoveryTimedOut,
       totalMessages: messages,
       published,
@@ -213,8 +208,8 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       lostUnpublishedDeliveries: totals.expectedDeliveries - acceptedDeliveries,
       unacceptedDeliveries: refusedDelivered,
       perfectClients: totals.perfectClients,
-      runnerPeakRssMb: 0,
-      runner: health.stop(),
+      runnerPeakRssMb: runner.runnerPeakRssMb,
+      runner,
       runnerOpenFileLimit: fdLimit ?? null,
       elapsedMs: endAt - runStart,
       // The benchmark's names for the connect phase and the whole run.
@@ -222,7 +217,6 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       totalElapsedMs: endAt - runStart,
       plannedMs: avalanchePlannedMs(o),
     };
-    partial.runnerPeakRssMb = partial.runner.runnerPeakRssMb;
     events.emit('phase', 'report', `${partial.droppedConnections} dropped, ${never} never back, ${partial.lostDeliveries} deliveries lost`);
     return { ...partial, validity: checkRestartValidity({ ...partial, restart, recoveryTimeoutMs: o.recoveryTimeoutMs, frontFdErrors: partial.front?.fdErrors ?? 0 }) };
   } finally {

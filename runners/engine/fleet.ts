@@ -5,6 +5,7 @@ import { strategyBackoff } from '../targets/reconnect.ts';
 import { handshakeFailureKind } from '../avalanche/handshake.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { connectPhase } from './phases/connect.ts';
+import { cancelled } from './present.ts';
 import { RunSession } from './session.ts';
 
 /** What the fleet knows about one client, on the runner's clock (ms since epoch; 0 = never). */
@@ -22,20 +23,14 @@ export interface ClientTrack {
   attemptStartedAt: number;
 }
 
-export interface Quantiles {
-  count: number;
-  p50: number;
-  p95: number;
-  p99: number;
-  max: number;
-}
-
 /** The benchmark's percentile: element floor((len − 1)·p/100) of the sorted values. */
-export function quantiles(values: readonly number[]): Quantiles {
+export function quantiles(values: readonly number[]) {
   const s = [...values].sort((a, b) => a - b);
   const q = (p: number) => (s.length ? Math.round(s[Math.floor(((s.length - 1) * p) / 100)]!) : 0);
   return { count: s.length, p50: q(50), p95: q(95), p99: q(99), max: s.length ? Math.round(s.at(-1)!) : 0 };
 }
+
+export type Quantiles = ReturnType<typeof quantiles>;
 
 /** Clients the restart dropped: connected when it began and disconnected afterwards. */
 export const droppedTracks = (tracks: readonly ClientTrack[]) => tracks.filter((t) => t.connectedAtRestart && t.drops > 0);
@@ -70,12 +65,10 @@ export class ClientFleet {
   readonly disconnectReasons: Record<string, number> = {};
   /** The library's own words for each disconnect (e.g. socket.io's 'io server disconnect', after which it does not reconnect). */
   readonly disconnectDetails: Record<string, number> = {};
-  readonly connectFailureCauses: Record<string, number> = {};
   resumes = 0;
-  /** Replay protocols: history requests the server could not serve (e.g. a stream epoch from before the restart). */
-  historyNotFound = 0;
   dropsBeforeRestart = 0;
   connectFailures = 0;
+  connectFailureCauses: Record<string, number> = {};
   herdStart = 0;
   private reconnectUntil = Infinity;
 
@@ -95,22 +88,9 @@ export class ClientFleet {
       hooks: {
         connected: (i, { resumed, at }) => this.onConnected(i, resumed, at),
         disconnected: (i, { reason, detail }) => this.onDisconnected(i, reason, detail),
-        history: (_i, { ok }) => void (ok || this.historyNotFound++),
       },
     });
     this.session.openClients();
-  }
-
-  get ledger() {
-    return this.session.ledger;
-  }
-
-  get foreign(): number {
-    return this.session.foreign;
-  }
-
-  get clients(): readonly TargetClient[] {
-    return this.session.clients;
   }
 
   nodeOf(i: number): number {
@@ -118,9 +98,7 @@ export class ClientFleet {
   }
 
   connectedCount(): number {
-    let n = 0;
-    for (const t of this.tracks) n += t.connected ? 1 : 0;
-    return n;
+    return this.tracks.filter((t) => t.connected).length;
   }
 
   /** The restart begins now: from here on drops, attempts and connect latencies belong to the herd. */
@@ -132,17 +110,22 @@ export class ClientFleet {
 
   /** Every client that was connected at the restart is connected again. */
   allBack(): boolean {
-    for (const t of this.tracks) if (t.connectedAtRestart && !t.connected) return false;
-    return true;
+    return this.tracks.every((t) => t.connected || !t.connectedAtRestart);
   }
 
   /** Connect every client at `ramp` per second (the session's connect phase); resolves with the number that failed. */
-  async connectAll(ramp: number, timeoutMs = 20_000, detail?: string): Promise<number> {
-    await this.session.run(connectPhase({ perSec: ramp, timeoutMs, ...(detail ? { detail } : {}) }));
+  async connectAll(ramp: number, detail: string): Promise<number> {
+    await this.session.run(connectPhase({ perSec: ramp, timeoutMs: 20_000, detail }));
     const { connectFailures, connectFailureCauses } = this.session.book.summary();
-    for (const [cause, n] of Object.entries(connectFailureCauses)) this.connectFailureCauses[cause] = (this.connectFailureCauses[cause] ?? 0) + n;
     this.connectFailures = connectFailures;
+    this.connectFailureCauses = connectFailureCauses;
     return connectFailures;
+  }
+
+  /** Nap `ms`, then end the run if it was cancelled meanwhile (its `finally` stops everything). */
+  async wait(ms: number): Promise<void> {
+    await this.session.nap(ms);
+    cancelled(this.session);
   }
 
   /**
