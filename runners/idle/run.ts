@@ -4,14 +4,13 @@ import { ReboundError } from '../../lib/errors.ts';
 import { reapOnExit } from '../../lib/reaper.ts';
 import { sleep } from '../../lib/time.ts';
 import { openFileLimit } from '../core/runner-limits.ts';
-import { assertNever } from '../core/child-link.ts';
+import { assertNever, ChildLink } from '../core/child-link.ts';
 import type { ParentToWorker, WorkerTally, WorkerToParent } from './messages.ts';
 import { workerCount, type IdleOptions } from './options.ts';
 import { startTargetSampler } from '../core/target-usage.ts';
-import { ChildLink } from '../core/child-link.ts';
 import { Emitter } from '../../lib/emitter.ts';
 import type { EngineEvents } from '../engine/events.ts';
-import { logLines } from '../engine/present.ts';
+import { logLines, type RunHooks } from '../engine/present.ts';
 import { addMaps } from '../engine/results.ts';
 import { checkIdleValidity } from './validity.ts';
 import type { IdleResult } from './result.ts';
@@ -19,13 +18,9 @@ import type { IdleResult } from './result.ts';
 const WORKER_ENTRY = fileURLToPath(new URL('./worker.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-export interface IdleHooks {
-  signal?: AbortSignal;
-  progress?: (p: { phase: string; attempted: number; connected: number; subscribed: number; failed: number; open: number }) => void;
-  /** Lines for a log, rendered from the run's events (runners/engine/present.ts). */
-  log?: (line: string) => void;
-  events?: (e: Emitter<EngineEvents>) => void;
-}
+/** The running counts over every worker, each second. */
+export type IdleProgress = { phase: string; attempted: number; connected: number; subscribed: number; failed: number; open: number };
+export type IdleHooks = Omit<RunHooks, 'progress'> & { progress?: (p: IdleProgress) => void };
 
 class Worker extends ChildLink<ParentToWorker> {
   readonly tally: { last?: WorkerTally; ramped?: WorkerTally; done?: WorkerTally } = {};
@@ -62,10 +57,9 @@ class Worker extends ChildLink<ParentToWorker> {
       this.notify();
     });
   }
-
 }
 
-function forkWorker(id: number, fdLimit: number): ChildProcess {
+function forkWorker(fdLimit: number): ChildProcess {
   // A small young generation: idle clients allocate little after connecting, and V8's default
   // semi-spaces (up to 3 x 16 MB) would otherwise show up as per-client runner RSS.
   // REBOUND_IDLE_WORKER_ENTRY: a prebuilt JS bundle of worker.ts (the local fleet's), run by plain
@@ -78,7 +72,6 @@ function forkWorker(id: number, fdLimit: number): ChildProcess {
       ? spawn('/bin/sh', ['-c', `ulimit -n ${fdLimit} && exec "${process.execPath}" ${execArgv.join(' ')} "${entry}"`], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
       : fork(entry, [], { cwd: ROOT, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   reapOnExit(child);
-  void id;
   return child;
 }
 
@@ -105,21 +98,17 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
   hooks.events?.(events);
   logLines(events, hooks.log, 'idle');
   events.emit('phase', 'start', `${opts.clients} clients to ${opts.target} over ${n} worker process(es) at ${opts.ramp}/s, hold ${opts.hold} s`);
-  const workers = Array.from({ length: n }, (_, i) => new Worker(forkWorker(i, opts.workerFdLimit), i));
+  const workers = Array.from({ length: n }, (_, i) => new Worker(forkWorker(opts.workerFdLimit), i));
   const sampler = startTargetSampler({ url, ...(targetPid ? { pid: targetPid } : {}) });
   let aborted = false;
   const failed = () => workers.find((w) => w.error);
   const totals = (key: 'last' | 'ramped' | 'done') => workers.map((w) => w.tally[key] ?? w.tally.last).filter((t): t is WorkerTally => t !== undefined);
-  const report = (phase: string) => {
-    const t = totals('last');
-    hooks.progress?.({ phase, attempted: sum(t, 'attempted'), connected: sum(t, 'connected'), subscribed: sum(t, 'subscribed'), failed: sum(t, 'failed'), open: sum(t, 'open') });
-  };
   // Per-second client counts for the report's clients-over-time chart; t0 moves to the ramp start.
   const clientSeries: number[][] = [];
   let t0 = started;
   const progressTimer = setInterval(() => {
-    report(phase);
     const t = totals('last');
+    hooks.progress?.({ phase, attempted: sum(t, 'attempted'), connected: sum(t, 'connected'), subscribed: sum(t, 'subscribed'), failed: sum(t, 'failed'), open: sum(t, 'open') });
     if (phase !== 'start' && clientSeries.length < 3600) clientSeries.push([Date.now() - t0, sum(t, 'connected'), sum(t, 'subscribed'), sum(t, 'failed'), sum(t, 'open')]);
   }, 1000);
   let phase = 'start';
