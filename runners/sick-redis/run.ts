@@ -1,4 +1,4 @@
-import { pct } from '../engine/results.ts';
+import { pct, publisherFields } from '../engine/results.ts';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { reapOnExit } from '../../lib/reaper.ts';
@@ -203,11 +203,11 @@ class HealthWatcher {
   }
 }
 
-/** Run one scenario; everything it started is stopped before it returns (or throws). */
 /** One scenario's plan: the module's plannedMs (summed over the scenarios) and the OVERRAN_PLAN rule's. The flood, unjudged by it, is bounded by its time limit. */
 export const scenarioPlannedMs = (s: Scenario, o: ScenarioOptions) =>
   s === 'flood' ? Math.min(o.timeLimitSec * 1000, 5000 + o.floodMessages * 500) : (o.clients / 200) * 1000 + 1000 + o.beforeMs + (s === 'stall' ? o.stallMs : o.downMs) + o.afterMs + o.settleMs + 15_000;
 
+/** Run one scenario; everything it started is stopped before it returns (or throws). */
 export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: string) => void = () => {}): Promise<SickRedisResult> {
   if (s === 'flood') return runFlood(o, log);
   const startedAt = Date.now();
@@ -314,33 +314,25 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
     log(`${s}: publisher ${pr.published}/${messages} accepted, ${pr.failed} failed, ${pr.retried ?? 0} retries`);
     // Settle: until every client has every accepted message, or settleMs.
     const settleEnd = Math.min(Date.now() + o.settleMs, limit - 10_000);
-    while (Date.now() < settleEnd) {
-      const t = ledger.totals();
-      if (t.receivedDeliveries - t.unacceptedDeliveries >= t.expectedDeliveries) break;
-      await sleep(250);
-    }
+    while (Date.now() < settleEnd && ledger.totals().lostDeliveries > 0) await sleep(250);
     const health = await watcher.stop(eventAt, returnAt);
     await procs.stop();
     const totals = ledger.totals();
     const brokerEpoch = book.report(ledger);
     const runner = health0.stop();
-    const connected = procs.connected;
+    const connect = { connectedClients: procs.connected, connectFailures: procs.failed, connectFailureCauses: procs.failureCauses };
     const base = {
       clients: o.clients,
-      connectedClients: connected,
-      connectFailures: procs.failed,
-      connectFailureCauses: procs.failureCauses,
+      ...connect,
       totalMessages: messages,
-      published: pr.published,
-      publishFailures: pr.failed,
-      publishFailureCauses: pr.failureCauses,
+      ...publisherFields(pr),
       // The kills make 503s while Redis is dead: expected, and never counted as loss.
       allowPublishFailures: s !== 'stall',
       expectedDeliveries: totals.expectedDeliveries,
       receivedDeliveries: totals.receivedDeliveries,
       unconfirmedDeliveries: totals.unconfirmedDeliveries,
       deliveryRatePct: pct(totals.receivedDeliveries - totals.unconfirmedDeliveries, totals.expectedDeliveries),
-      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries - totals.unconfirmedDeliveries, connected * pr.published),
+      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries - totals.unconfirmedDeliveries, procs.connected * pr.published),
       skewFloor: 0,
       foreignMessages: procs.foreign + totals.foreign,
       elapsedMs: Date.now() - startedAt,
@@ -374,9 +366,7 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
       redis: s === 'aof' ? 'redis-server, appendonly yes, appendfsync always' : 'redis-server, no persistence (save "", appendonly no)',
       ratePerSec: o.rate,
       eventMs: returnAt - eventAt,
-      connectedClients: connected,
-      connectFailures: procs.failed,
-      connectFailureCauses: procs.failureCauses,
+      ...connect,
       publisher: { messages, published: pr.published, failed: pr.failed, retried: pr.retried ?? 0, failureCauses: pr.failureCauses, attempts: pubStats.attempts, answersByStatus: pubStats.byStatus, maxAnswerMs: pubStats.maxAnswerMs, answersOverDeadline: pubStats.over, deadlineMs: o.deadlineMs },
       ...(publishInStall ? { publishInStall } : {}),
       health,
