@@ -1,5 +1,5 @@
-import { summarize, type EncodedLatency } from '../core/latency.ts';
-import { droppedTracks, quantiles, type ClientFleet, type ClientTrack, type Quantiles } from '../engine/fleet.ts';
+import { summarize } from '../core/latency.ts';
+import { droppedTracks, quantiles, type ClientFleet, type ClientTrack } from '../engine/fleet.ts';
 
 /** One point of the herd curve: share of the clients dropped by the restart that are connected again. */
 export interface SeriesPoint {
@@ -7,24 +7,6 @@ export interface SeriesPoint {
   tMs: number;
   connected: number;
   reconnectedPct: number;
-}
-
-export interface HerdReport {
-  /** Connect attempts per dropped client after the restart began (successful attempts included). */
-  attemptsPerClient: { total: number; mean: number; p50: number; p95: number; max: number; observed: boolean };
-  /** Failed connect attempts during the herd by kind: refused, reset, timeout, http_<status>, subscribe_failed, ... */
-  handshakeFailures: Record<string, number>;
-  /** Time from the restart until 50/95/99/100% of the dropped clients were back; null when never reached. */
-  timeToReconnectedMs: { p50: number | null; p95: number | null; p99: number | null; p100: number | null };
-  peakReconnectRatePerSec: number;
-  /**
-   * Dropped clients still out at the end whose last connect attempt never finished (neither
-   * connected nor failed): a handshake hanging on the server side, not a client that gave up.
-   */
-  pendingAttempts: { count: number; oldestMs: number };
-  /** Attempt start to connected and subscribed, for attempts made during the herd. */
-  connectLatencyMs: Quantiles & { histogram: EncodedLatency };
-  series: SeriesPoint[];
 }
 
 /**
@@ -66,7 +48,7 @@ export function peakRatePerSec(times: readonly number[]): number {
 }
 
 /** The herd from the fleet's tracks and counts: `endAt` is when the wait for it ended. */
-export function herdReport(fleet: Pick<ClientFleet, 'tracks' | 'handshakeFailures' | 'connectLatency'>, restartAt: number, series: SeriesPoint[], endAt: number): HerdReport {
+export function herdReport(fleet: Pick<ClientFleet, 'tracks' | 'handshakeFailures' | 'connectLatency'>, restartAt: number, series: SeriesPoint[], endAt: number) {
   const dropped = droppedTracks(fleet.tracks);
   const back = dropped.filter((t) => t.connected && t.backAt).map((t) => t.backAt);
   const attempts = dropped.map((t) => t.attempts);
@@ -76,8 +58,11 @@ export function herdReport(fleet: Pick<ClientFleet, 'tracks' | 'handshakeFailure
   const lat = summarize(connectLatency).latencyRawMs;
   const pending = dropped.filter((t) => !t.connected && t.attemptStartedAt > 0).map((t) => endAt - t.attemptStartedAt);
   return {
+    /** Connect attempts per dropped client after the restart began (successful attempts included). */
     attemptsPerClient: { total, mean: attempts.length ? Math.round((total / attempts.length) * 100) / 100 : 0, p50: aq.p50, p95: aq.p95, max: aq.max, observed: attempts.some((a) => a > 0) },
+    /** Failed connect attempts during the herd by kind: refused, reset, timeout, http_<status>, subscribe_failed, ... */
     handshakeFailures: fleet.handshakeFailures,
+    /** Time from the restart until 50/95/99/100% of the dropped clients were back; null when never reached. */
     timeToReconnectedMs: {
       p50: timeToPct(back, dropped.length, restartAt, 50),
       p95: timeToPct(back, dropped.length, restartAt, 95),
@@ -85,11 +70,18 @@ export function herdReport(fleet: Pick<ClientFleet, 'tracks' | 'handshakeFailure
       p100: timeToPct(back, dropped.length, restartAt, 100),
     },
     peakReconnectRatePerSec: peakRatePerSec(back),
+    /**
+     * Dropped clients still out at the end whose last connect attempt never finished (neither
+     * connected nor failed): a handshake hanging on the server side, not a client that gave up.
+     */
     pendingAttempts: { count: pending.length, oldestMs: pending.length ? Math.max(...pending) : 0 },
+    /** Attempt start to connected and subscribed, for attempts made during the herd. */
     connectLatencyMs: { count: lat.count, p50: Math.round(lat.p50), p95: Math.round(lat.p95), p99: Math.round(lat.p99), max: Math.round(lat.max), histogram: connectLatency },
     series,
   };
 }
+
+export type HerdReport = ReturnType<typeof herdReport>;
 
 /**
  * Samples connected clients while the herd runs so a report can chart it. Bounded: past

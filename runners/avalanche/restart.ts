@@ -4,7 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { sleep } from '../../lib/time.ts';
 import type { LocalNodes, NodeRestart } from '../core/local-nodes.ts';
 import type { PortProbeReport } from './port-probe.ts';
-import type { RestartConfig, RestartMode } from './options.ts';
+import type { AvalancheOptions, RestartConfig, RestartMode } from './options.ts';
 
 /** One replaced worker, as the replay server's reload route reports it. */
 export interface WorkerReload {
@@ -42,21 +42,15 @@ export interface RestartRecord {
   portProbe: PortProbeReport | null;
 }
 
-export interface RestartContext {
+export type RestartContext = Pick<AvalancheOptions, 'workers' | 'restartNodes' | 'rollingGapMs' | 'termGraceMs' | 'broadcastKey'> & {
   mode: RestartMode;
   nodes: LocalNodes | undefined;
   /** Base URLs of the target's nodes (for the worker reload and the command's environment). */
   urls: readonly string[];
-  workers: number;
-  /** kill/term: restart only the last N nodes (0 = all). */
-  restartNodes?: number;
-  rollingGapMs: number;
-  termGraceMs: number;
-  broadcastKey: string;
   config: RestartConfig;
   runId: string;
   target: string;
-}
+};
 
 /** Run the restart; never throws: failures land in `ok`/`error` and make the run invalid. */
 export async function performRestart(ctx: RestartContext): Promise<RestartRecord> {

@@ -1,5 +1,4 @@
 import { Emitter } from '../../lib/emitter.ts';
-import type { PublisherResult } from '../core/publisher.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { openFileLimit } from '../core/runner-limits.ts';
 import { ClientFleet, droppedTracks, quantiles } from '../engine/fleet.ts';
@@ -13,7 +12,7 @@ import { NodeFront } from './front.ts';
 import { LocalNodes } from '../core/local-nodes.ts';
 import { probePorts } from './port-probe.ts';
 import { hasSharedBroker, messagesFor, type AvalancheOptions, type RestartConfig } from './options.ts';
-import { addSupervised, performRestart, type RestartRecord } from './restart.ts';
+import { addSupervised, performRestart } from './restart.ts';
 import type { AvalancheResult } from './result.ts';
 import { checkRestartValidity } from './validity.ts';
 import { benchmarkAvalancheFields } from './benchmark-fields.ts';
@@ -39,8 +38,6 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
   const target = getTarget(o.target);
   const { seed, runId, stream, head } = runIdentity('avalanche', target.name, o);
   const messages = messagesFor(o);
-  const intervalMs = 1000 / o.rate;
-  const fdLimit = openFileLimit();
   const health = watchRunner();
   const runStart = Date.now();
 
@@ -80,7 +77,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
         publishPhase({
           url: o.broadcastUrl ?? url,
           messages,
-          intervalMs,
+          intervalMs: 1000 / o.rate,
           payloadBytes: o.payloadBytes,
           broadcastKey: o.broadcastKey || undefined,
           timeoutMs: 5000,
@@ -99,7 +96,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     sampler.start(restartAt, initiallyConnected);
     const probe = probePorts(urls);
     events.emit('phase', 'restart', `${o.restart} with ${initiallyConnected} clients connected`);
-    const restart: RestartRecord = await performRestart({ mode: o.restart, nodes, urls, workers: o.workers, restartNodes: o.restartNodes, rollingGapMs: o.rollingGapMs, termGraceMs: o.termGraceMs, broadcastKey: o.broadcastKey, config, runId, target: target.name });
+    const restart = await performRestart({ mode: o.restart, nodes, urls, workers: o.workers, restartNodes: o.restartNodes, rollingGapMs: o.rollingGapMs, termGraceMs: o.termGraceMs, broadcastKey: o.broadcastKey, config, runId, target: target.name });
     if (!restart.ok) events.emit('phase', 'restart', `FAILED: ${restart.error}`);
 
     // A restart that the clients have not noticed yet would look "all back": wait a moment after
@@ -119,12 +116,12 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       addSupervised(restart, nodes.supervised);
     }
 
-    const pubs: PublisherResult[] = (await Promise.all(publishers)).map((p) => p.result);
+    const pubs = (await Promise.all(publishers)).map((p) => p.result);
     const acceptedCount = accepted.map((a) => a.reduce((s, v) => s + v, 0));
     const wantTotal = fleet.tracks.reduce((s, t, i) => s + (t.connected ? acceptedCount[publisherOf(i)]! : 0), 0);
     await s.run(settlePhase({ maxMs: o.settleMs, stepMs: 200, until: () => s.latency.count >= wantTotal }));
     cancelled(s);
-    fleet.close();
+    s.close();
     const endAt = Date.now();
     const series = sampler.stop();
 
@@ -210,7 +207,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       perfectClients: totals.perfectClients,
       runnerPeakRssMb: runner.runnerPeakRssMb,
       runner,
-      runnerOpenFileLimit: fdLimit ?? null,
+      runnerOpenFileLimit: openFileLimit() ?? null,
       elapsedMs: endAt - runStart,
       // The benchmark's names for the connect phase and the whole run.
       rampElapsedMs,
@@ -221,7 +218,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     return { ...partial, validity: checkRestartValidity({ ...partial, restart, recoveryTimeoutMs: o.recoveryTimeoutMs, frontFdErrors: partial.front?.fdErrors ?? 0 }) };
   } finally {
     sampler.stop();
-    fleet.close();
+    s.close();
     await front?.close();
     await nodes?.close();
   }

@@ -3,11 +3,7 @@ import { checkValidity, type ValidityFlag, type ValidityInput } from '../core/va
 /** Rules only a forced restart has; the shared rules come from runners/core/validity.ts. */
 type RestartValidityCode = 'RESTART_FAILED' | 'RESTART_NOT_OBSERVED' | 'RECOVERY_TIMEOUT' | 'PUBLISH_FAILED_OUTSIDE_RESTART' | 'RUNNER_FRONT_FD_LIMIT';
 
-interface RestartValidityFlag {
-  code: RestartValidityCode;
-  severity: 'fatal' | 'warning';
-  message: string;
-}
+type RestartValidityFlag = Omit<ValidityFlag, 'code'> & { code: RestartValidityCode };
 
 export interface RestartValidity {
   valid: boolean;

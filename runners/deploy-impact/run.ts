@@ -124,7 +124,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     const connectedNow = fleet.connectedCount();
     await s.run(settlePhase({ maxMs: o.settleMs, stepMs: 200, until: () => s.latency.count >= connectedNow * acceptedCount }));
     cancelled(s);
-    fleet.close();
+    s.close();
 
     let received = 0;
     let unacked = 0;
@@ -172,7 +172,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     events.emit('phase', 'report', `${partial.droppedConnections} dropped, publisher down ${pub.downtimeMs} ms (${pub.gapMessages} messages), ${partial.lostDeliveries} deliveries lost by the server`);
     return { ...partial, validity: deployValidity(partial) };
   } finally {
-    fleet.close();
+    s.close();
     await Promise.all(publishers.map((p) => p.kill('SIGKILL')));
     await nodes?.close();
   }

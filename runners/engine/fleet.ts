@@ -158,10 +158,6 @@ export class ClientFleet {
     };
   }
 
-  close(): void {
-    this.session.close();
-  }
-
   private create(opts: ClientOptions): TargetClient {
     const i = opts.index;
     const t = this.o.target;
