@@ -36,13 +36,6 @@ import type { Scenario, ScenarioOptions } from './options.ts';
 
 const CLIENT_PROC = fileURLToPath(new URL('./client-proc.ts', import.meta.url));
 
-interface HealthWatch {
-  /** Per node: ms from the event to its first non-200 /health (null: never degraded). */
-  degradedAfterMs: (number | null)[];
-  /** Per node: ms from Redis being back (SIGCONT / restart answering PING) to its first 200 again. */
-  healthyAfterReturnMs: (number | null)[];
-}
-
 interface GoalCheck {
   goal: string;
   measured: number | string | null;
@@ -65,7 +58,7 @@ export interface SickRedisResult {
   publisher: { messages: number; published: number; failed: number; retried: number; failureCauses: Record<string, number>; attempts: number; answersByStatus: Record<string, number>; maxAnswerMs: number; answersOverDeadline: number; deadlineMs: number };
   /** Stall: one direct publish to node 1 (another stream) while Redis is stopped: status and answer time. */
   publishInStall?: { status: number; answeredInMs: number };
-  health: HealthWatch;
+  health: Awaited<ReturnType<HealthWatcher['stop']>>;
   delivery: LedgerTotals & { deliveryRatePct: number };
   brokerEpoch: EpochReport;
   droppedBeforeKill: number;
@@ -161,17 +154,16 @@ class ClientProcs {
 
 /** Every node's /health every 50 ms: the transitions, relative to the event and to Redis's return. */
 class HealthWatcher {
-  private readonly statuses: number[];
   private readonly changes: { node: number; at: number; status: number }[] = [];
   private running = true;
   private readonly loops: Promise<void>[];
 
   constructor(private readonly nodes: ServiceHandle[]) {
-    this.statuses = nodes.map(() => 200);
     this.loops = nodes.map((n, k) => this.loop(n, k));
   }
 
   private async loop(n: ServiceHandle, k: number): Promise<void> {
+    let last = 200;
     while (this.running) {
       let status = 0;
       try {
@@ -181,15 +173,15 @@ class HealthWatcher {
       } catch {
         status = 0; // no answer within 1 s: not healthy either
       }
-      if (status !== this.statuses[k]) {
-        this.statuses[k] = status;
+      if (status !== last) {
+        last = status;
         this.changes.push({ node: k, at: Date.now(), status });
       }
       await sleep(50);
     }
   }
 
-  async stop(eventAt: number, returnAt: number): Promise<HealthWatch> {
+  async stop(eventAt: number, returnAt: number) {
     this.running = false;
     await Promise.all(this.loops);
     const first = (k: number, after: number, ok: boolean) => {
@@ -197,7 +189,9 @@ class HealthWatcher {
       return c ? c.at - after : null;
     };
     return {
+      /** Per node: ms from the event to its first non-200 /health (null: never degraded). */
       degradedAfterMs: this.nodes.map((_, k) => (eventAt ? first(k, eventAt, false) : null)),
+      /** Per node: ms from Redis being back (SIGCONT / restart answering PING) to its first 200 again. */
       healthyAfterReturnMs: this.nodes.map((_, k) => (returnAt ? first(k, returnAt, true) : null)),
     };
   }
