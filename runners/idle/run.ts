@@ -13,7 +13,6 @@ import type { EngineEvents } from '../engine/events.ts';
 import { logLines, type RunHooks } from '../engine/present.ts';
 import { addMaps } from '../engine/results.ts';
 import { checkIdleValidity } from './validity.ts';
-import type { IdleResult } from './result.ts';
 
 const WORKER_ENTRY = fileURLToPath(new URL('./worker.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -88,7 +87,7 @@ const thin = <T,>(rows: T[], max: number): T[] => {
  * interleaved), every one subscribed, held `hold` s while the target is sampled every second,
  * then closed. `url` is the target's base URL; `targetPid` its local process (for /proc figures).
  */
-export async function runIdle(opts: IdleOptions, url: string, targetPid: number | undefined, hooks: IdleHooks = {}): Promise<IdleResult> {
+export async function runIdle(opts: IdleOptions, url: string, targetPid: number | undefined, hooks: IdleHooks = {}) {
   const started = Date.now();
   const startedAt = new Date(started).toISOString();
   const fdLimit = openFileLimit();
@@ -160,8 +159,8 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
     const failureCauses = addMaps(done.map((t) => t.failureCauses));
     const disconnectedDuringHold = addMaps(done.map((t) => t.disconnects));
     const targetSamples = cpuValues.length + rssValues.length;
-    const result: Omit<IdleResult, 'validity'> = {
-      test: 'idle',
+    const result = {
+      test: 'idle' as const,
       target: opts.target,
       shardLabel: opts.shard ?? null,
       startedAt,
@@ -171,11 +170,14 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
       welcomed: sum(done, 'welcomed'),
       subscribed,
       failed: sum(done, 'failed'),
+      /** fd_limit / port_exhaustion: the runner's own limits; timeout / target: the target's side. */
       failureCauses,
+      /** Distinct failure messages (at most 10) over all workers. */
       failureSamples: [...new Set(done.flatMap((t) => t.failureSamples))].slice(0, 10),
       openAtEndOfHold: sum(done, 'open'),
       disconnectedDuringHold,
       rampElapsedMs: rampEnd - startAt,
+      /** From the first scheduled connect to the last subscription; null unless every client subscribed. */
       timeToAllSubscribedMs: allSubscribed && lastSub ? lastSub - startAt : null,
       holdElapsedMs: holdEnd - holdStart,
       totalElapsedMs: Date.now() - started,
@@ -186,23 +188,28 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
         sourceAddresses: opts.addresses,
         rssBaselineBytes: runnerBaseline,
         rssPeakBytes: runnerPeak,
+        /** (Σ worker peak RSS − Σ worker baseline RSS) / subscribed. */
         rssPerClientBytes: subscribed > 0 ? Math.round((runnerPeak - runnerBaseline) / subscribed) : null,
         loopLagP99Ms: loopLagP99,
         perWorker: done.map((t, i) => ({ worker: i, attempted: t.attempted, subscribed: t.subscribed, failed: t.failed, peakRssBytes: t.peakRssBytes, loopLagP99Ms: t.loopLagP99Ms })),
       },
       targetMetrics: {
+        /** proc-tree: RSS/CPU of the local target's whole process tree; metrics: its /metrics. */
         source: sampler.source,
         metricsAnswered,
         samples: samples.length,
         baselineRssBytes: baselineRss,
         peakRssBytes: peakRss,
+        /** (peak RSS − baseline) / subscribed. */
         bytesPerConnection,
         peakCpuPct: cpuValues.length ? Math.max(...cpuValues) : null,
         avgCpuPct: cpuValues.length ? Math.round((cpuValues.reduce((a, b) => a + b, 0) / cpuValues.length) * 10) / 10 : null,
         peakConnections: Math.max(0, ...samples.map((s) => s.connections ?? 0)),
+        /** [ms since start, rssBytes, cpuPct, connections], at most ~300 points. */
         series: samples.filter((_, i) => i % Math.ceil(samples.length / 300 || 1) === 0).map((s) => [s.at - startAt, s.rssBytes, s.cpuPct, s.connections]),
       },
       clientSeries: thin(clientSeries, 300),
+      /** The benchmark's rebaseline names. */
       peakMemoryMb: peakRss !== null ? Math.round((peakRss / 1048576) * 10) / 10 : null,
       peakCpuPercent: cpuValues.length ? Math.max(...cpuValues) : null,
       ramKbPerConnected: bytesPerConnection !== null ? Math.round((bytesPerConnection / 1024) * 10) / 10 : null,

@@ -1,11 +1,18 @@
 import type { ValidityFlag } from '../core/validity.ts';
 import { LOOP_LAG_WARN_MS } from '../core/validity.ts';
-import type { IdleResult } from './result.ts';
 
 export type IdleValidityCode = 'NOTHING_CONNECTED' | 'RUNNER_FD_LIMIT' | 'RUNNER_PORT_EXHAUSTION' | 'CONNECT_FAILURES' | 'RUNNER_LOOP_LAG' | 'HOLD_DISCONNECTS' | 'TARGET_METRICS_UNAVAILABLE';
 export type IdleValidityFlag = Omit<ValidityFlag, 'code'> & { code: IdleValidityCode };
 
-export type IdleValidityInput = Pick<IdleResult, 'clients' | 'subscribed' | 'failed' | 'failureCauses' | 'disconnectedDuringHold'> & { runnerLoopLagP99Ms: number; targetSamples: number };
+export interface IdleValidityInput {
+  clients: number;
+  subscribed: number;
+  failed: number;
+  failureCauses: Record<string, number>;
+  disconnectedDuringHold: Record<string, number>;
+  runnerLoopLagP99Ms: number;
+  targetSamples: number;
+}
 
 /**
  * Idle validity: the runner's own limits are named as such (fatal: the count says nothing about
