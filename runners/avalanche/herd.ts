@@ -81,8 +81,6 @@ export function herdReport(fleet: Pick<ClientFleet, 'tracks' | 'handshakeFailure
   };
 }
 
-export type HerdReport = ReturnType<typeof herdReport>;
-
 /**
  * Samples connected clients while the herd runs so a report can chart it. Bounded: past
  * `maxPoints` samples the interval doubles and every other point is dropped.

@@ -13,7 +13,8 @@ import { LocalNodes } from '../core/local-nodes.ts';
 import { probePorts } from './port-probe.ts';
 import { hasSharedBroker, messagesFor, type AvalancheOptions, type RestartConfig } from './options.ts';
 import { addSupervised, performRestart } from './restart.ts';
-import type { AvalancheResult } from './result.ts';
+import type { BenchmarkAvalancheFields } from './benchmark-fields.ts';
+import type { RestartRunResult } from './result.ts';
 import { checkRestartValidity } from './validity.ts';
 import { benchmarkAvalancheFields } from './benchmark-fields.ts';
 
@@ -22,6 +23,14 @@ const PHASES = ['start', 'connect', 'warmup', 'restart', 'herd', 'settle', 'repo
 export interface AvalancheEvents {
   phase: (name: (typeof PHASES)[number], detail: string) => void;
 }
+
+/**
+ * The avalanche result. The issue's names first (droppedConnections, recoveryMs, neverReconnected,
+ * downtimeMs, lostDeliveries, duplicates, deliveryRatePct, herd, restart); the benchmark's
+ * avalanche names where they mean the same (clients, initiallyConnected, reconnected,
+ * neverReconnectedPct, disconnectSpreadMs, reconnectRatePct).
+ */
+export type AvalancheResult = Awaited<ReturnType<typeof execute>>;
 
 /**
  * One avalanche: start the target (K nodes, or use --url), connect N clients, publish at a fixed
@@ -34,7 +43,7 @@ export function runAvalanche(opts: AvalancheOptions, config: RestartConfig = {},
   return { events, result };
 }
 
-async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitter<AvalancheEvents>, signal: AbortSignal | undefined): Promise<AvalancheResult> {
+async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitter<AvalancheEvents>, signal: AbortSignal | undefined) {
   const target = getTarget(o.target);
   const { seed, runId, stream, head } = runIdentity('avalanche', target.name, o);
   const messages = messagesFor(o);
@@ -168,54 +177,75 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     const runner = health.stop();
     const partial = {
       ...head,
+      /** Base URL of each node the clients used. */
       nodeUrls: urls,
+      /** The TCP front before the nodes (--front): how it spread the clients; null without one. */
       front: front ? { ...front.report } : null,
       restart,
       ...fleet.restartFields(),
       reconnectRatePct: pct(dropped.length - never, dropped.length),
       neverReconnectedPct: pct(never, dropped.length),
+      /** Up to 10 clients that never came back: what the runner saw of them (ms relative to the restart). */
       neverReconnectedSample: fleet.tracks.flatMap((t, i) => (t.connectedAtRestart && t.drops > 0 && !t.connected ? [{ client: i, node: fleet.nodeOf(i), drops: t.drops, attempts: t.attempts, droppedAtMs: t.firstDropAt - restartAt, attemptPending: t.attemptStartedAt > 0 }] : [])).slice(0, 10),
+      /** Restart (of the client's node) to the client connected and resubscribed, ms. */
       recoveryMs: quantiles(rec),
       ...benchmarkAvalancheFields(dropped, { recoveryTimeoutMs: o.recoveryTimeoutMs, downtimeMs: down.downtimeMs }),
+      /** The same, timed from the client's node listening again (null when the runner did not see it): reconnect cost without the server's boot. */
       recoveryFromListeningMs: fromListening,
+      /** First drop to last reconnect, ms; to the end of the wait when `downtimeOpenEnded`. */
       downtimeMs: down.downtimeMs,
       downtimeOpenEnded: down.openEnded,
+      /** First to last disconnect, ms. */
       disconnectSpreadMs: drops.length ? Math.max(...drops) - Math.min(...drops) : 0,
+      /** Reconnects on which the server restored the session (CSR recovered, AnyCable restored). */
       resumedReconnects: fleet.resumes,
+      /** Replay protocols: resubscribes whose history the server could not serve (a memory broker restarted); null for others. */
       historyNotFound: target.capabilities.resume === 'history' ? s.counters.historyRejected : null,
+      /** Disconnects before the restart (the target or network was unstable during warm-up). */
       dropsBeforeRestart: fleet.dropsBeforeRestart,
+      /** The client library's own words per disconnect, e.g. socket.io's 'io server disconnect' (it then does not reconnect by itself). */
       disconnectDetails: fleet.disconnectDetails,
       herd: herdReport(fleet, restartAt, series, herdEnd),
       recoveryTimedOut,
       totalMessages: messages,
+      /** Messages accepted by the target (one publisher per node without a shared broker: a message counts once when every node took it). */
       published,
       publishFailures: failureTimes.length,
       publishFailuresDuringRestart: during,
       publishFailuresOutsideRestart: failureTimes.length - during,
       publishFailureCauses: addMaps(pubs.map((p) => p.failureCauses)),
       publishFailureSamples: pubs.flatMap((p) => p.failures).slice(0, 20),
+      /** clients × messages: what a target that never went down would have delivered. */
       expectedDeliveries: totals.expectedDeliveries,
       receivedDeliveries: totals.receivedDeliveries,
       lostDeliveries: totals.lostDeliveries,
       deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
       deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connectedClients * messages),
+      /** Deliveries of messages the client's node accepted: what the server itself promised. */
       acceptedDeliveries,
+      /** Of those, not delivered: the server's own loss (history gone with the process, at-most-once). */
       lostAcceptedDeliveries: lostAccepted,
       deliveryRateOfAcceptedPct: pct(acceptedDeliveries - lostAccepted, acceptedDeliveries),
+      /**
+       * Deliveries of messages the publisher saw refused (while the node was down): expected − accepted.
+       * Not all are lost: `unacceptedDeliveries` of them arrived anyway, so lostDeliveries =
+       * lostAcceptedDeliveries + lostUnpublishedDeliveries − unacceptedDeliveries.
+       */
       lostUnpublishedDeliveries: totals.expectedDeliveries - acceptedDeliveries,
+      /** Deliveries of messages the publisher saw refused (an error or timeout after the broadcast went out) that arrived anyway. */
       unacceptedDeliveries: refusedDelivered,
       perfectClients: totals.perfectClients,
       runnerPeakRssMb: runner.runnerPeakRssMb,
       runner,
       runnerOpenFileLimit: openFileLimit() ?? null,
       elapsedMs: endAt - runStart,
-      // The benchmark's names for the connect phase and the whole run.
+      /** The benchmark's names: the connect phase, and the whole run (= elapsedMs). */
       rampElapsedMs,
       totalElapsedMs: endAt - runStart,
       plannedMs: avalanchePlannedMs(o),
     };
     events.emit('phase', 'report', `${partial.droppedConnections} dropped, ${never} never back, ${partial.lostDeliveries} deliveries lost`);
-    return { ...partial, validity: checkRestartValidity({ ...partial, restart, recoveryTimeoutMs: o.recoveryTimeoutMs, frontFdErrors: partial.front?.fdErrors ?? 0 }) };
+    return { ...partial, validity: checkRestartValidity({ ...partial, restart, recoveryTimeoutMs: o.recoveryTimeoutMs, frontFdErrors: partial.front?.fdErrors ?? 0 }) } satisfies RestartRunResult & BenchmarkAvalancheFields;
   } finally {
     sampler.stop();
     s.close();
