@@ -1,5 +1,5 @@
 import { Emitter } from '../../lib/emitter.ts';
-import { checkValidity } from '../core/validity.ts';
+import { checkValidity, type ValidityInput } from '../core/validity.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { getTarget } from '../targets/index.ts';
 import { cancelled, relayPhases } from '../engine/present.ts';
@@ -9,7 +9,8 @@ import { pct, runIdentity } from '../engine/results.ts';
 import { LocalNodes } from '../core/local-nodes.ts';
 import type { RestartValidity } from '../avalanche/validity.ts';
 import { deployMessages, type DeployImpactOptions } from './options.ts';
-import type { DeployImpactResult, PublisherRestart } from './result.ts';
+import type { RestartRunResult } from '../avalanche/result.ts';
+import type { PublisherRestart } from './result.ts';
 import { spawnPublisher, type StandalonePublisher } from './standalone.ts';
 
 const PHASES = ['start', 'connect', 'publish', 'deploy', 'settle', 'report'] as const;
@@ -17,6 +18,14 @@ const PHASES = ['start', 'connect', 'publish', 'deploy', 'settle', 'report'] as 
 export interface DeployImpactEvents {
   phase: (name: (typeof PHASES)[number], detail: string) => void;
 }
+
+/**
+ * Deploy-impact result. Expected deliveries count only what the publisher got accepted, so the
+ * publisher's gap is booked as `publisher.gapMessages`, not as the server's loss; clients that
+ * lost their connection after the kill (droppedConnections) are expected to be 0: the server does
+ * not restart.
+ */
+export type DeployImpactResult = Awaited<ReturnType<typeof execute>>;
 
 /**
  * Clients stay on the realtime server while the app side restarts: the standalone publisher
@@ -29,7 +38,7 @@ export function runDeployImpact(opts: DeployImpactOptions, ctl: { signal?: Abort
   return { events, result };
 }
 
-async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvents>, signal: AbortSignal | undefined): Promise<DeployImpactResult> {
+async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvents>, signal: AbortSignal | undefined) {
   const target = getTarget(o.target);
   const { seed, runId, stream, head } = runIdentity('deploy-impact', target.name, o);
   const messages = deployMessages(o);
@@ -151,18 +160,23 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       ...fleet.restartFields(),
       publisher: pub,
       totalMessages: messages,
+      /** Messages the publisher processes sent or queued (the never-sent part of the gap excluded). */
       sentMessages: sent,
       published: acceptedCount,
       publishFailures: failed,
       // The standalone publisher reports refusals without a cause; the kill's unanswered requests are in `publisher`.
       publishFailureCauses: (failed > 0 ? { not_accepted: failed } : {}) as Record<string, number>,
       publishFailureSamples: failures,
+      /** clients × accepted messages. */
       expectedDeliveries: expected,
       receivedDeliveries: received,
+      /** Accepted messages that did not reach a client: the server's loss. */
       lostDeliveries: expected - received,
       deliveryRatePct: pct(received, expected),
       deliveryRateOfConnectedPct: pct(received, (o.clients - connectFailures) * acceptedCount),
+      /** Arrivals of messages the dead publisher sent but never saw acknowledged. */
       deliveredUnacknowledged: unacked,
+      /** Per client, the longest time between two consecutive arrivals (the publisher's gap as clients saw it). */
       deliveryGapMs: quantiles(gaps),
       runnerPeakRssMb: runner.runnerPeakRssMb,
       runner,
@@ -170,7 +184,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       plannedMs: deployImpactPlannedMs(o),
     };
     events.emit('phase', 'report', `${partial.droppedConnections} dropped, publisher down ${pub.downtimeMs} ms (${pub.gapMessages} messages), ${partial.lostDeliveries} deliveries lost by the server`);
-    return { ...partial, validity: deployValidity(partial) };
+    return { ...partial, validity: deployValidity(partial) } satisfies RestartRunResult;
   } finally {
     s.close();
     await Promise.all(publishers.map((p) => p.kill('SIGKILL')));
@@ -182,7 +196,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
  * Shared rules over what was answered and accepted (the gap is the publisher's and never flags
  * PARTIAL_PUBLISH), plus RESTART_FAILED when the publisher did not come back.
  */
-export function deployValidity(r: Omit<DeployImpactResult, 'validity'>): RestartValidity {
+export function deployValidity(r: ValidityInput & { sentMessages: number; publisher: PublisherRestart }): RestartValidity {
   // Requests that died with the old process got no answer: only answered ones can be refused.
   const core = checkValidity({ ...r, totalMessages: r.sentMessages - r.publisher.unacknowledgedAtKill });
   const flags: RestartValidity['flags'] = [...core.flags];
