@@ -1,12 +1,13 @@
 import WebSocket from 'ws';
 import { childRng } from '../../lib/rng.ts';
-import type { ClientOptions, TargetClient, TargetDefinition } from '../targets/types.ts';
+import type { ClientOptions, TargetClient } from '../targets/types.ts';
 import { strategyBackoff } from '../targets/reconnect.ts';
 import { handshakeFailureKind } from '../avalanche/handshake.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { connectPhase } from './phases/connect.ts';
 import { cancelled } from './present.ts';
 import { RunSession } from './session.ts';
+import type { SessionOptions } from './types.ts';
 
 /** What the fleet knows about one client, on the runner's clock (ms since epoch; 0 = never). */
 export interface ClientTrack {
@@ -35,20 +36,14 @@ export type Quantiles = ReturnType<typeof quantiles>;
 /** Clients the restart dropped: connected when it began and disconnected afterwards. */
 export const droppedTracks = (tracks: readonly ClientTrack[]) => tracks.filter((t) => t.connectedAtRestart && t.drops > 0);
 
-export interface FleetOptions {
-  target: TargetDefinition;
+/** The session's options, with one base URL per node for its urlOf, and the reconnect strategy. */
+export type FleetOptions = Pick<SessionOptions, 'target' | 'stream' | 'runId' | 'clients' | 'messages' | 'seed' | 'signal'> & {
   /** One base URL per node; client i uses urls[i % urls.length]. */
   urls: readonly string[];
-  stream: string;
-  runId: string;
-  clients: number;
-  messages: number;
-  seed: number;
   reconnectStrategy: 'default' | 'tuned';
   /** Base of the tuned backoff, ms; default 500. */
   reconnectBaseMs?: number;
-  signal?: AbortSignal;
-}
+};
 
 /**
  * A run session (runners/engine/session.ts) with what a restart needs on top: per client drop
@@ -74,16 +69,11 @@ export class ClientFleet {
 
   constructor(private readonly o: FleetOptions) {
     this.tracks = Array.from({ length: o.clients }, () => ({ connected: false, connectedAtRestart: false, drops: 0, firstDropAt: 0, backAt: 0, attempts: 0, attemptStartedAt: 0 }));
+    const { urls, reconnectStrategy, reconnectBaseMs, ...shared } = o;
     this.session = new RunSession({
-      target: o.target,
-      urlOf: (i) => o.urls[this.nodeOf(i)]!,
-      clients: o.clients,
-      messages: o.messages,
-      runId: o.runId,
-      stream: o.stream,
-      seed: o.seed,
-      ...(o.signal ? { signal: o.signal } : {}),
-      clientOptions: { reconnectStrategy: o.reconnectStrategy, ...(o.reconnectBaseMs !== undefined ? { reconnectBaseMs: o.reconnectBaseMs } : {}) },
+      ...shared,
+      urlOf: (i) => urls[this.nodeOf(i)]!,
+      clientOptions: { reconnectStrategy, ...(reconnectBaseMs !== undefined ? { reconnectBaseMs } : {}) },
       createClient: (opts) => this.create(opts),
       hooks: {
         connected: (i, { resumed, at }) => this.onConnected(i, resumed, at),
