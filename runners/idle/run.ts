@@ -89,9 +89,7 @@ const thin = <T,>(rows: T[], max: number): T[] => {
  */
 export async function runIdle(opts: IdleOptions, url: string, targetPid: number | undefined, hooks: IdleHooks = {}) {
   const started = Date.now();
-  const startedAt = new Date(started).toISOString();
-  const fdLimit = openFileLimit();
-  const n = workerCount(opts, fdLimit);
+  const n = workerCount(opts, openFileLimit());
   // The clients live in worker processes, not in a run session; the run still speaks in engine events.
   const events = new Emitter<EngineEvents>();
   hooks.events?.(events);
@@ -153,17 +151,15 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
     const bytesPerConnection = peakRss !== null && baselineRss !== null && subscribed > 0 ? Math.round((peakRss - baselineRss) / subscribed) : null;
     const runnerBaseline = sum(done, 'baselineRssBytes');
     const runnerPeak = sum(done, 'peakRssBytes');
-    const allSubscribed = subscribed === opts.clients;
     const lastSub = Math.max(0, ...done.map((t) => t.lastSubscribedAt));
     const loopLagP99 = Math.max(0, ...done.map((t) => t.loopLagP99Ms));
     const failureCauses = addMaps(done.map((t) => t.failureCauses));
     const disconnectedDuringHold = addMaps(done.map((t) => t.disconnects));
-    const targetSamples = cpuValues.length + rssValues.length;
     const result = {
       test: 'idle' as const,
       target: opts.target,
       shardLabel: opts.shard ?? null,
-      startedAt,
+      startedAt: new Date(started).toISOString(),
       params: { ...opts, url: undefined },
       clients: opts.clients,
       connected: sum(done, 'connected'),
@@ -178,7 +174,7 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
       disconnectedDuringHold,
       rampElapsedMs: rampEnd - startAt,
       /** From the first scheduled connect to the last subscription; null unless every client subscribed. */
-      timeToAllSubscribedMs: allSubscribed && lastSub ? lastSub - startAt : null,
+      timeToAllSubscribedMs: subscribed === opts.clients && lastSub ? lastSub - startAt : null,
       holdElapsedMs: holdEnd - holdStart,
       totalElapsedMs: Date.now() - started,
       aborted,
@@ -214,7 +210,7 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
       peakCpuPercent: cpuValues.length ? Math.max(...cpuValues) : null,
       ramKbPerConnected: bytesPerConnection !== null ? Math.round((bytesPerConnection / 1024) * 10) / 10 : null,
     };
-    return { ...result, validity: checkIdleValidity({ clients: opts.clients, subscribed, failed: result.failed, failureCauses, disconnectedDuringHold, runnerLoopLagP99Ms: loopLagP99, targetSamples }) };
+    return { ...result, validity: checkIdleValidity({ clients: opts.clients, subscribed, failed: result.failed, failureCauses, disconnectedDuringHold, runnerLoopLagP99Ms: loopLagP99, targetSamples: cpuValues.length + rssValues.length }) };
   } finally {
     clearInterval(progressTimer);
     sampler.stop();

@@ -1,4 +1,4 @@
-import { pct, publisherFields } from '../engine/results.ts';
+import { pct, publisherFields, type RunFields } from '../engine/results.ts';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { reapOnExit } from '../../lib/reaper.ts';
@@ -42,7 +42,7 @@ interface GoalCheck {
   met: boolean;
 }
 
-export interface SickRedisResult {
+export interface SickRedisResult extends Pick<RunFields, 'connectedClients' | 'connectFailures' | 'connectFailureCauses'> {
   scenario: Scenario;
   clients: number;
   client: string;
@@ -52,9 +52,6 @@ export interface SickRedisResult {
   ratePerSec: number;
   /** ms Redis was stopped (stall) or dead (kills), as executed. */
   eventMs: number;
-  connectedClients: number;
-  connectFailures: number;
-  connectFailureCauses: Record<string, number>;
   publisher: { messages: number; published: number; failed: number; retried: number; failureCauses: Record<string, number>; attempts: number; answersByStatus: Record<string, number>; maxAnswerMs: number; answersOverDeadline: number; deadlineMs: number };
   /** Stall: one direct publish to node 1 (another stream) while Redis is stopped: status and answer time. */
   publishInStall?: { status: number; answeredInMs: number };
@@ -285,8 +282,7 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
       eventAt = Date.now();
       log(`${s}: SIGSTOP`);
       const t0 = Date.now();
-      const target = nodes[nodes.length - 1]!;
-      const r = await fetch(`${target.httpUrl}/_broadcast`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ stream: `${stream}/probe`, data: '1' }), signal: AbortSignal.timeout(o.publishTimeoutMs) }).catch(() => undefined);
+      const r = await fetch(`${nodes.at(-1)!.httpUrl}/_broadcast`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ stream: `${stream}/probe`, data: '1' }), signal: AbortSignal.timeout(o.publishTimeoutMs) }).catch(() => undefined);
       publishInStall = { status: r?.status ?? 0, answeredInMs: Date.now() - t0 };
       await r?.arrayBuffer();
       await sleep(eventAt + o.stallMs - Date.now());
@@ -395,17 +391,16 @@ async function runFlood(o: ScenarioOptions, log: (l: string) => void): Promise<S
     const sampler = setInterval(() => (maxRss = Math.max(maxRss, rssMb())), 50);
     const data = 'x'.repeat(o.floodBytes);
     const statuses: Record<string, number> = {};
-    let accepted = 0;
     const end = startedAt + o.timeLimitSec * 1000;
     for (let k = 0; k < o.floodMessages && Date.now() < end; k++) {
       const r = await fetch(`${node.httpUrl}/_broadcast`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ stream: `flood/${k}`, data }), signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
       const st = String(r?.status ?? 'no answer');
       statuses[st] = (statuses[st] ?? 0) + 1;
-      if (r?.status === 201) accepted++;
       await r?.arrayBuffer();
     }
     await sleep(1000);
     clearInterval(sampler);
+    const accepted = statuses['201'] ?? 0;
     maxRss = Math.max(maxRss, rssMb());
     const endRss = rssMb();
     const metrics = (await (await fetch(`${node.httpUrl}/metrics`)).json()) as { broker?: Record<string, unknown> };
