@@ -57,18 +57,14 @@ export function herdReport(fleet: Pick<ClientFleet, 'tracks' | 'handshakeFailure
   const connectLatency = fleet.connectLatency.encode();
   const lat = summarize(connectLatency).latencyRawMs;
   const pending = dropped.filter((t) => !t.connected && t.attemptStartedAt > 0).map((t) => endAt - t.attemptStartedAt);
+  const timeTo = (pct: number) => timeToPct(back, dropped.length, restartAt, pct);
   return {
     /** Connect attempts per dropped client after the restart began (successful attempts included). */
     attemptsPerClient: { total, mean: attempts.length ? Math.round((total / attempts.length) * 100) / 100 : 0, p50: aq.p50, p95: aq.p95, max: aq.max, observed: attempts.some((a) => a > 0) },
     /** Failed connect attempts during the herd by kind: refused, reset, timeout, http_<status>, subscribe_failed, ... */
     handshakeFailures: fleet.handshakeFailures,
     /** Time from the restart until 50/95/99/100% of the dropped clients were back; null when never reached. */
-    timeToReconnectedMs: {
-      p50: timeToPct(back, dropped.length, restartAt, 50),
-      p95: timeToPct(back, dropped.length, restartAt, 95),
-      p99: timeToPct(back, dropped.length, restartAt, 99),
-      p100: timeToPct(back, dropped.length, restartAt, 100),
-    },
+    timeToReconnectedMs: { p50: timeTo(50), p95: timeTo(95), p99: timeTo(99), p100: timeTo(100) },
     peakReconnectRatePerSec: peakRatePerSec(back),
     /**
      * Dropped clients still out at the end whose last connect attempt never finished (neither

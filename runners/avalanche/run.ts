@@ -162,7 +162,6 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     const restartAtOf = (i: number) => (restart.mode === 'rolling' ? restart.nodes.find((n) => n.node === fleet.nodeOf(i) && n.signalAt !== null)?.signalAt : undefined) ?? restartAt;
     const dropped = droppedTracks(fleet.tracks);
     const never = dropped.filter((t) => !t.connected).length;
-    const rec = recoveryTimes(fleet.tracks, restartAtOf);
     // The same clients timed from their node listening again: client backoff and handshake without the server's boot.
     const listeningAtOf = (i: number) => restart.nodes.find((n) => n.node === fleet.nodeOf(i) && n.listeningAt !== null)?.listeningAt;
     // Behind a front a client may come back on a node that never went down: no node's listening time is its own.
@@ -171,9 +170,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     const drops = dropped.map((t) => t.firstDropAt);
     const restartWindowEnd = Math.max(restart.endedAtMs, ...dropped.map((t) => t.backAt)) + 2000;
     const during = failureTimes.filter((t) => t >= restartAt && t <= restartWindowEnd).length;
-    const connectedClients = o.clients - connectFailures;
-    let published = 0;
-    for (let seq = 1; seq <= messages; seq++) if (accepted.every((a) => a[seq])) published++;
+    const published = accepted[0]!.filter((_, seq) => accepted.every((a) => a[seq])).length;
     const runner = health.stop();
     const partial = {
       ...head,
@@ -188,7 +185,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       /** Up to 10 clients that never came back: what the runner saw of them (ms relative to the restart). */
       neverReconnectedSample: fleet.tracks.flatMap((t, i) => (t.connectedAtRestart && t.drops > 0 && !t.connected ? [{ client: i, node: fleet.nodeOf(i), drops: t.drops, attempts: t.attempts, droppedAtMs: t.firstDropAt - restartAt, attemptPending: t.attemptStartedAt > 0 }] : [])).slice(0, 10),
       /** Restart (of the client's node) to the client connected and resubscribed, ms. */
-      recoveryMs: quantiles(rec),
+      recoveryMs: quantiles(recoveryTimes(fleet.tracks, restartAtOf)),
       ...benchmarkAvalancheFields(dropped, { recoveryTimeoutMs: o.recoveryTimeoutMs, downtimeMs: down.downtimeMs }),
       /** The same, timed from the client's node listening again (null when the runner did not see it): reconnect cost without the server's boot. */
       recoveryFromListeningMs: fromListening,
@@ -220,7 +217,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       receivedDeliveries: totals.receivedDeliveries,
       lostDeliveries: totals.lostDeliveries,
       deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
-      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connectedClients * messages),
+      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, (o.clients - connectFailures) * messages),
       /** Deliveries of messages the client's node accepted: what the server itself promised. */
       acceptedDeliveries,
       /** Of those, not delivered: the server's own loss (history gone with the process, at-most-once). */

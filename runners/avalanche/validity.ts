@@ -5,11 +5,6 @@ type RestartValidityCode = 'RESTART_FAILED' | 'RESTART_NOT_OBSERVED' | 'RECOVERY
 
 type RestartValidityFlag = Omit<ValidityFlag, 'code'> & { code: RestartValidityCode };
 
-export interface RestartValidity {
-  valid: boolean;
-  flags: (ValidityFlag | RestartValidityFlag)[];
-}
-
 export interface RestartValidityInput extends ValidityInput {
   restart: { ok: boolean; error: string | null; mode: string };
   /** Clients connected at the restart that then disconnected. */
@@ -32,9 +27,8 @@ export interface RestartValidityInput extends ValidityInput {
  * Shared rules plus the restart's own. PARTIAL_PUBLISH is replaced: while the server restarts the
  * publisher's requests are refused by design, so only failures outside that window are flagged.
  */
-export function checkRestartValidity(r: RestartValidityInput): RestartValidity {
-  const core = checkValidity(r).flags.filter((f) => !(f.code === 'PARTIAL_PUBLISH' && r.publishFailuresOutsideRestart === 0));
-  const flags: (ValidityFlag | RestartValidityFlag)[] = [...core];
+export function checkRestartValidity(r: RestartValidityInput) {
+  const flags: (ValidityFlag | RestartValidityFlag)[] = checkValidity(r).flags.filter((f) => !(f.code === 'PARTIAL_PUBLISH' && r.publishFailuresOutsideRestart === 0));
   const add = (code: RestartValidityCode, severity: 'fatal' | 'warning', message: string) => flags.push({ code, severity, message });
   if (!r.restart.ok) add('RESTART_FAILED', 'fatal', `the ${r.restart.mode} restart failed: ${r.restart.error ?? 'unknown error'}; the numbers describe a run without the intended restart`);
   else if (r.initiallyConnected > 0 && r.droppedConnections === 0) add('RESTART_NOT_OBSERVED', 'warning', `the ${r.restart.mode} restart reported success but none of the ${r.initiallyConnected} connected clients disconnected: check that it restarted this target`);
@@ -43,3 +37,5 @@ export function checkRestartValidity(r: RestartValidityInput): RestartValidity {
   if ((r.frontFdErrors ?? 0) > 0) add('RUNNER_FRONT_FD_LIMIT', 'fatal', `the runner's TCP front ran out of file descriptors on ${r.frontFdErrors} connections (EMFILE/ENFILE: the runner's limit, not the target's): clients that did not get back may never have reached the target`);
   return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
 }
+
+export type RestartValidity = ReturnType<typeof checkRestartValidity>;

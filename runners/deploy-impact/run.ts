@@ -63,7 +63,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     let failed = 0;
     let resumedAtMs: number | null = null;
     let resumeFrom = Infinity;
-    const onPublished = (m: { type: 'sent'; seq: number; sentAt: number } | { type: 'published'; seq: number; ok: boolean; sentAt: number; at: number }) => {
+    const onPublished: Parameters<typeof spawnPublisher>[0] = (m) => {
       if (m.seq < 1 || m.seq > messages) return;
       sentAt[m.seq] = m.sentAt;
       if (m.type === 'sent') return;
@@ -198,8 +198,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
  */
 export function deployValidity(r: ValidityInput & { sentMessages: number; publisher: PublisherRestart }): RestartValidity {
   // Requests that died with the old process got no answer: only answered ones can be refused.
-  const core = checkValidity({ ...r, totalMessages: r.sentMessages - r.publisher.unacknowledgedAtKill });
-  const flags: RestartValidity['flags'] = [...core.flags];
+  const flags: RestartValidity['flags'] = checkValidity({ ...r, totalMessages: r.sentMessages - r.publisher.unacknowledgedAtKill }).flags;
   if (!r.publisher.ok) flags.push({ code: 'RESTART_FAILED', severity: 'fatal', message: `the publisher's restart failed: ${r.publisher.error}` });
   return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
 }
