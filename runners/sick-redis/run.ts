@@ -255,7 +255,7 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
     let returnAt = 0;
     let dropped = 0;
     let publishInStall: SickRedisResult['publishInStall'];
-    let awayIds: number[] = [];
+    let away = 0;
     // Every k-th client from `phase` on (k >= 2, so two shares never pick the same client).
     const pick = (share: number, phase: number) => {
       const step = Math.max(2, Math.round(1 / share));
@@ -263,18 +263,16 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
       for (let i = phase; i < o.clients; i += step) ids.push(i);
       return ids;
     };
-    const dropEvery = (share: number, phase: number) => {
-      const ids = pick(share, phase);
-      for (let p = 0; p < procs!.procs.length; p++) procs!.send(p, { type: 'drop', clients: ids.filter((i) => Math.floor(i / per) === p) });
+    const sendPicked = (ids: number[], m: { type: 'drop' } | { type: 'away'; ms: number }) => {
+      for (let p = 0; p < procs!.procs.length; p++) procs!.send(p, { ...m, clients: ids.filter((i) => Math.floor(i / per) === p) });
       return ids.length;
     };
     if (s !== 'stall' && (o.dropBeforeKill > 0 || o.awayAcrossRestart > 0)) {
       await sleep(o.beforeMs - 150);
-      if (s === 'empty' && o.dropBeforeKill > 0) dropped = dropEvery(o.dropBeforeKill, 0);
+      if (s === 'empty' && o.dropBeforeKill > 0) dropped = sendPicked(pick(o.dropBeforeKill, 0), { type: 'drop' });
       if (o.awayAcrossRestart > 0) {
         // Offline from before the kill until 1.5 s after the restart (the nodes have reconnected by then).
-        awayIds = pick(o.awayAcrossRestart, 1);
-        for (let p = 0; p < procs.procs.length; p++) procs.send(p, { type: 'away', clients: awayIds.filter((i) => Math.floor(i / per) === p), ms: 150 + o.downMs + 1500 });
+        away = sendPicked(pick(o.awayAcrossRestart, 1), { type: 'away', ms: 150 + o.downMs + 1500 });
       }
       await sleep(150);
     } else await sleep(o.beforeMs);
@@ -364,7 +362,7 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
       delivery: { ...totals, deliveryRatePct: base.deliveryRatePct },
       brokerEpoch,
       droppedBeforeKill: dropped,
-      awayAcrossRestart: awayIds.length,
+      awayAcrossRestart: away,
       historyRejected: procs.rejected,
       disconnects: procs.disconnects,
       runner: { peakRssMb: runner.runnerPeakRssMb, clientProcsPeakRssMb: procs.peakRssMb, loopLagP99Ms: Math.max(runner.runnerLoopLagMs.p99, procs.loopLagP99Ms) },
