@@ -1,5 +1,4 @@
-import type { ClientTrack } from '../engine/fleet.ts';
-import { quantiles, type Quantiles } from '../engine/fleet.ts';
+import { quantiles, type ClientTrack } from '../engine/fleet.ts';
 
 /**
  * The benchmark's avalanche measures (anycable/nodejs-websocket-bench lib/avalanche-runner.ts),
@@ -8,14 +7,7 @@ import { quantiles, type Quantiles } from '../engine/fleet.ts';
  * them are back, or the recovery deadline when fewer come back) and `totalDowntimeMs`. With no
  * disconnect at all every value is 0, as there.
  */
-export interface BenchmarkAvalancheFields {
-  disconnected: number;
-  reconnectMs: Quantiles;
-  recoveryTimeMs: number;
-  totalDowntimeMs: number;
-}
-
-export function benchmarkAvalancheFields(dropped: readonly Pick<ClientTrack, 'connected' | 'firstDropAt' | 'backAt'>[], o: { recoveryTimeoutMs: number; downtimeMs: number }): BenchmarkAvalancheFields {
+export function benchmarkAvalancheFields(dropped: readonly Pick<ClientTrack, 'connected' | 'firstDropAt' | 'backAt'>[], o: { recoveryTimeoutMs: number; downtimeMs: number }) {
   if (!dropped.length) return { disconnected: 0, reconnectMs: quantiles([]), recoveryTimeMs: 0, totalDowntimeMs: 0 };
   const back = dropped.filter((t) => t.connected && t.backAt >= t.firstDropAt);
   const firstDrop = Math.min(...dropped.map((t) => t.firstDropAt));
@@ -28,3 +20,5 @@ export function benchmarkAvalancheFields(dropped: readonly Pick<ClientTrack, 'co
     totalDowntimeMs: o.downtimeMs,
   };
 }
+
+export type BenchmarkAvalancheFields = ReturnType<typeof benchmarkAvalancheFields>;

@@ -1,5 +1,5 @@
-import { summarize, type EncodedLatency } from '../core/latency.ts';
-import { droppedTracks, quantiles, type ClientTrack, type Quantiles } from '../engine/fleet.ts';
+import { summarize } from '../core/latency.ts';
+import { droppedTracks, quantiles, type ClientFleet, type ClientTrack } from '../engine/fleet.ts';
 
 /** One point of the herd curve: share of the clients dropped by the restart that are connected again. */
 export interface SeriesPoint {
@@ -9,34 +9,12 @@ export interface SeriesPoint {
   reconnectedPct: number;
 }
 
-export interface HerdReport {
-  /** Connect attempts per dropped client after the restart began (successful attempts included). */
-  attemptsPerClient: { total: number; mean: number; p50: number; p95: number; max: number; observed: boolean };
-  /** Failed connect attempts during the herd by kind: refused, reset, timeout, http_<status>, subscribe_failed, ... */
-  handshakeFailures: Record<string, number>;
-  /** Time from the restart until 50/95/99/100% of the dropped clients were back; null when never reached. */
-  timeToReconnectedMs: { p50: number | null; p95: number | null; p99: number | null; p100: number | null };
-  peakReconnectRatePerSec: number;
-  /**
-   * Dropped clients still out at the end whose last connect attempt never finished (neither
-   * connected nor failed): a handshake hanging on the server side, not a client that gave up.
-   */
-  pendingAttempts: { count: number; oldestMs: number };
-  /** Attempt start to connected and subscribed, for attempts made during the herd. */
-  connectLatencyMs: Quantiles & { histogram: EncodedLatency };
-  series: SeriesPoint[];
-}
-
 /**
  * Recovery per dropped client: restart of its node to connected and resubscribed (the adapter's
  * `connected` event), for those that are connected at the end.
  */
 export function recoveryTimes(tracks: readonly ClientTrack[], restartAtOf: (i: number) => number): number[] {
-  const out: number[] = [];
-  tracks.forEach((t, i) => {
-    if (t.connectedAtRestart && t.drops > 0 && t.connected && t.backAt) out.push(Math.max(0, t.backAt - restartAtOf(i)));
-  });
-  return out;
+  return tracks.flatMap((t, i) => (t.connectedAtRestart && t.drops > 0 && t.connected && t.backAt ? [Math.max(0, t.backAt - restartAtOf(i))] : []));
 }
 
 /** First drop to last reconnect; open-ended (to `endAt`) when some client never came back. */
@@ -69,35 +47,33 @@ export function peakRatePerSec(times: readonly number[]): number {
   return best;
 }
 
-export function herdReport(args: {
-  tracks: readonly ClientTrack[];
-  restartAt: number;
-  handshakeFailures: Record<string, number>;
-  connectLatency: EncodedLatency;
-  attemptsObserved: boolean;
-  series: SeriesPoint[];
-  endAt: number;
-}): HerdReport {
-  const dropped = droppedTracks(args.tracks);
+/** The herd from the fleet's tracks and counts: `endAt` is when the wait for it ended. */
+export function herdReport(fleet: Pick<ClientFleet, 'tracks' | 'handshakeFailures' | 'connectLatency'>, restartAt: number, series: SeriesPoint[], endAt: number) {
+  const dropped = droppedTracks(fleet.tracks);
   const back = dropped.filter((t) => t.connected && t.backAt).map((t) => t.backAt);
   const attempts = dropped.map((t) => t.attempts);
   const aq = quantiles(attempts);
   const total = attempts.reduce((a, b) => a + b, 0);
-  const lat = summarize(args.connectLatency).latencyRawMs;
-  const pending = dropped.filter((t) => !t.connected && t.attemptStartedAt > 0).map((t) => args.endAt - t.attemptStartedAt);
+  const connectLatency = fleet.connectLatency.encode();
+  const lat = summarize(connectLatency).latencyRawMs;
+  const pending = dropped.filter((t) => !t.connected && t.attemptStartedAt > 0).map((t) => endAt - t.attemptStartedAt);
+  const timeTo = (pct: number) => timeToPct(back, dropped.length, restartAt, pct);
   return {
-    attemptsPerClient: { total, mean: attempts.length ? Math.round((total / attempts.length) * 100) / 100 : 0, p50: aq.p50, p95: aq.p95, max: aq.max, observed: args.attemptsObserved },
-    handshakeFailures: args.handshakeFailures,
-    timeToReconnectedMs: {
-      p50: timeToPct(back, dropped.length, args.restartAt, 50),
-      p95: timeToPct(back, dropped.length, args.restartAt, 95),
-      p99: timeToPct(back, dropped.length, args.restartAt, 99),
-      p100: timeToPct(back, dropped.length, args.restartAt, 100),
-    },
+    /** Connect attempts per dropped client after the restart began (successful attempts included). */
+    attemptsPerClient: { total, mean: attempts.length ? Math.round((total / attempts.length) * 100) / 100 : 0, p50: aq.p50, p95: aq.p95, max: aq.max, observed: attempts.some((a) => a > 0) },
+    /** Failed connect attempts during the herd by kind: refused, reset, timeout, http_<status>, subscribe_failed, ... */
+    handshakeFailures: fleet.handshakeFailures,
+    /** Time from the restart until 50/95/99/100% of the dropped clients were back; null when never reached. */
+    timeToReconnectedMs: { p50: timeTo(50), p95: timeTo(95), p99: timeTo(99), p100: timeTo(100) },
     peakReconnectRatePerSec: peakRatePerSec(back),
+    /**
+     * Dropped clients still out at the end whose last connect attempt never finished (neither
+     * connected nor failed): a handshake hanging on the server side, not a client that gave up.
+     */
     pendingAttempts: { count: pending.length, oldestMs: pending.length ? Math.max(...pending) : 0 },
-    connectLatencyMs: { count: lat.count, p50: Math.round(lat.p50), p95: Math.round(lat.p95), p99: Math.round(lat.p99), max: Math.round(lat.max), histogram: args.connectLatency },
-    series: args.series,
+    /** Attempt start to connected and subscribed, for attempts made during the herd. */
+    connectLatencyMs: { count: lat.count, p50: Math.round(lat.p50), p95: Math.round(lat.p95), p99: Math.round(lat.p99), max: Math.round(lat.max), histogram: connectLatency },
+    series,
   };
 }
 
@@ -108,13 +84,10 @@ export function herdReport(args: {
 export class SeriesSampler {
   readonly points: SeriesPoint[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private intervalMs: number;
   private restartAt = 0;
   private base = 0;
 
-  constructor(private readonly connected: () => number, intervalMs = 250, private readonly maxPoints = 2000) {
-    this.intervalMs = intervalMs;
-  }
+  constructor(private readonly connected: () => number, private intervalMs = 250, private readonly maxPoints = 2000) {}
 
   /** Start sampling; `base` is the number of clients that count as 100% (connected at the restart). */
   start(restartAt: number, base: number): void {

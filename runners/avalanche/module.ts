@@ -6,7 +6,7 @@ import { defineModule, phasedRun, shownOptions } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
 import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv } from './options.ts';
-import { formatAvalanche } from './report.ts';
+import { formatAvalanche, restartFailureLine } from './report.ts';
 import { avalanchePlannedMs, runAvalanche } from './run.ts';
 
 // The runner starts and restarts local targets itself; URLs, the broadcast key and the restart
@@ -46,7 +46,7 @@ export const avalancheModule = defineModule({
     fileName: (o, r) => resultName('avalanche', r.target, o.opts.restart),
     command: (o, r) => ({ values: { ...o.opts }, seed: r.seed }),
     present: (r) => formatAvalanche([r]),
-    after: (r) => (r.restart.ok ? undefined : `error ${r.restart.code ?? 'RR_ERR_RESTART_FAILED'}: ${r.restart.error}\n`),
+    after: (r) => restartFailureLine(r),
   },
   http: {
     options: AVALANCHE_HTTP_OPTIONS,

@@ -78,7 +78,5 @@ export function deployImpactRows(results: readonly DeployImpactResult[]): string
   ];
 }
 
-/** Print a failed restart the way every CLI prints a coded error (the result is still written). */
-export function reportRestartFailure(r: Pick<AvalancheResult, 'restart'>): void {
-  if (!r.restart.ok) process.stderr.write(`error ${r.restart.code ?? 'RR_ERR_RESTART_FAILED'}: ${r.restart.error}\n`);
-}
+/** A failed restart's line, the way every CLI prints a coded error (the result is still written). */
+export const restartFailureLine = (r: Pick<AvalancheResult, 'restart'>) => (r.restart.ok ? undefined : `error ${r.restart.code ?? 'RR_ERR_RESTART_FAILED'}: ${r.restart.error}\n`);

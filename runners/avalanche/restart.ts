@@ -4,7 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { sleep } from '../../lib/time.ts';
 import type { LocalNodes, NodeRestart } from '../core/local-nodes.ts';
 import type { PortProbeReport } from './port-probe.ts';
-import type { RestartConfig, RestartMode } from './options.ts';
+import type { AvalancheOptions, RestartConfig, RestartMode } from './options.ts';
 
 /** One replaced worker, as the replay server's reload route reports it. */
 export interface WorkerReload {
@@ -42,21 +42,15 @@ export interface RestartRecord {
   portProbe: PortProbeReport | null;
 }
 
-export interface RestartContext {
+export type RestartContext = Pick<AvalancheOptions, 'workers' | 'restartNodes' | 'rollingGapMs' | 'termGraceMs' | 'broadcastKey'> & {
   mode: RestartMode;
   nodes: LocalNodes | undefined;
   /** Base URLs of the target's nodes (for the worker reload and the command's environment). */
   urls: readonly string[];
-  workers: number;
-  /** kill/term: restart only the last N nodes (0 = all). */
-  restartNodes?: number;
-  rollingGapMs: number;
-  termGraceMs: number;
-  broadcastKey: string;
   config: RestartConfig;
   runId: string;
   target: string;
-}
+};
 
 /** Run the restart; never throws: failures land in `ok`/`error` and make the run invalid. */
 export async function performRestart(ctx: RestartContext): Promise<RestartRecord> {
@@ -77,11 +71,6 @@ export async function performRestart(ctx: RestartContext): Promise<RestartRecord
     command: null,
     hook: null,
     portProbe: null,
-  };
-  const fail = (msg: string) => {
-    rec.ok = false;
-    rec.error ??= msg;
-    rec.code ??= /does not support worker reload/.test(msg) ? 'RR_ERR_RELOAD_UNSUPPORTED' : 'RR_ERR_RESTART_FAILED';
   };
   try {
     if ((ctx.mode === 'kill' || ctx.mode === 'term') && ctx.nodes) {
@@ -105,19 +94,19 @@ export async function performRestart(ctx: RestartContext): Promise<RestartRecord
       }
     } else if (ctx.mode === 'command') {
       rec.command = await runCommand(ctx);
-      if (rec.command.exitCode !== 0) fail(`restart command failed (exit ${rec.command.exitCode ?? rec.command.signal}): ${rec.command.outputTail.trim().slice(-300) || '(no output)'}`);
+      if (rec.command.exitCode !== 0) failRestart(rec, `restart command failed (exit ${rec.command.exitCode ?? rec.command.signal}): ${rec.command.outputTail.trim().slice(-300) || '(no output)'}`);
     } else if (ctx.mode === 'hook') {
       rec.hook = await callHook(ctx);
-      if (rec.hook.status === null || rec.hook.status < 200 || rec.hook.status >= 300) fail(`restart hook answered ${rec.hook.status ?? 'nothing'}`);
+      if (rec.hook.status === null || rec.hook.status < 200 || rec.hook.status >= 300) failRestart(rec, `restart hook answered ${rec.hook.status ?? 'nothing'}`);
     } else {
-      fail(`--restart ${ctx.mode} needs a target the runner started`);
+      failRestart(rec, `--restart ${ctx.mode} needs a target the runner started`);
     }
   } catch (err) {
-    fail((err as Error).message);
+    failRestart(rec, (err as Error).message);
   }
-  for (const n of rec.nodes) if (n.error) fail(n.error);
+  for (const n of rec.nodes) if (n.error) failRestart(rec, n.error);
   rec.endedAtMs = Date.now();
-  const downs = rec.nodes.map((n) => n.downMs).filter((d): d is number => d !== null);
+  const downs = downTimes(rec.nodes);
   if (downs.length && downs.length === rec.nodes.length) rec.serverDownMs = ctx.mode === 'rolling' ? downs.reduce((a, b) => a + b, 0) : Math.max(...downs);
   return rec;
 }
@@ -126,14 +115,19 @@ export async function performRestart(ctx: RestartContext): Promise<RestartRecord
 export function addSupervised(rec: RestartRecord, supervised: readonly NodeRestart[]): void {
   if (!supervised.length) return;
   rec.nodes.push(...supervised);
-  for (const n of supervised) if (n.error) {
-    rec.ok = false;
-    rec.error ??= n.error;
-    rec.code ??= 'RR_ERR_RESTART_FAILED';
-  }
-  const downs = supervised.map((n) => n.downMs).filter((d): d is number => d !== null);
+  for (const n of supervised) if (n.error) failRestart(rec, n.error);
+  const downs = downTimes(supervised);
   if (downs.length) rec.serverDownMs = Math.max(...downs);
 }
+
+/** The restart failed: the first failure's message and code stay. */
+function failRestart(rec: RestartRecord, msg: string): void {
+  rec.ok = false;
+  rec.error ??= msg;
+  rec.code ??= /does not support worker reload/.test(msg) ? 'RR_ERR_RELOAD_UNSUPPORTED' : 'RR_ERR_RESTART_FAILED';
+}
+
+const downTimes = (nodes: readonly NodeRestart[]) => nodes.map((n) => n.downMs).filter((d): d is number => d !== null);
 
 /**
  * The replay server's rolling worker reload: `POST /_admin/reload` answers 200 with the replaced

@@ -1,5 +1,4 @@
 import { Emitter } from '../../lib/emitter.ts';
-import type { PublisherResult } from '../core/publisher.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { openFileLimit } from '../core/runner-limits.ts';
 import { ClientFleet, droppedTracks, quantiles } from '../engine/fleet.ts';
@@ -13,16 +12,25 @@ import { NodeFront } from './front.ts';
 import { LocalNodes } from '../core/local-nodes.ts';
 import { probePorts } from './port-probe.ts';
 import { hasSharedBroker, messagesFor, type AvalancheOptions, type RestartConfig } from './options.ts';
-import { addSupervised, performRestart, type RestartRecord } from './restart.ts';
-import type { AvalancheResult } from './result.ts';
+import { addSupervised, performRestart } from './restart.ts';
+import type { BenchmarkAvalancheFields } from './benchmark-fields.ts';
+import type { RestartRunResult } from './result.ts';
 import { checkRestartValidity } from './validity.ts';
 import { benchmarkAvalancheFields } from './benchmark-fields.ts';
 
+const PHASES = ['start', 'connect', 'warmup', 'restart', 'herd', 'settle', 'report'] as const;
+
 export interface AvalancheEvents {
-  phase: (name: 'start' | 'connect' | 'warmup' | 'restart' | 'herd' | 'settle' | 'report', detail: string) => void;
+  phase: (name: (typeof PHASES)[number], detail: string) => void;
 }
 
-const PHASES: ReadonlySet<string> = new Set(['start', 'connect', 'warmup', 'restart', 'herd', 'settle', 'report']);
+/**
+ * The avalanche result. The issue's names first (droppedConnections, recoveryMs, neverReconnected,
+ * downtimeMs, lostDeliveries, duplicates, deliveryRatePct, herd, restart); the benchmark's
+ * avalanche names where they mean the same (clients, initiallyConnected, reconnected,
+ * neverReconnectedPct, disconnectSpreadMs, reconnectRatePct).
+ */
+export type AvalancheResult = Awaited<ReturnType<typeof execute>>;
 
 /**
  * One avalanche: start the target (K nodes, or use --url), connect N clients, publish at a fixed
@@ -35,12 +43,10 @@ export function runAvalanche(opts: AvalancheOptions, config: RestartConfig = {},
   return { events, result };
 }
 
-async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitter<AvalancheEvents>, signal: AbortSignal | undefined): Promise<AvalancheResult> {
+async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitter<AvalancheEvents>, signal: AbortSignal | undefined) {
   const target = getTarget(o.target);
   const { seed, runId, stream, head } = runIdentity('avalanche', target.name, o);
   const messages = messagesFor(o);
-  const intervalMs = 1000 / o.rate;
-  const fdLimit = openFileLimit();
   const health = watchRunner();
   const runStart = Date.now();
 
@@ -62,18 +68,13 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
   const publisherUrls = front ? [front.url] : hasSharedBroker(target) ? [urls[0]!] : urls;
   const fleet = new ClientFleet({ target, urls: clientUrls, stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy, reconnectBaseMs: o.reconnectBaseMs, ...(signal ? { signal } : {}) });
   const s = fleet.session;
-  relayPhases(s, events, PHASES);
-  const wait = async (ms: number) => {
-    await s.nap(ms);
-    cancelled(s);
-  };
+  relayPhases(s, events, new Set(PHASES));
   const sampler = new SeriesSampler(() => fleet.connectedCount());
   try {
     const rampStart = Date.now();
-    const connectFailures = await fleet.connectAll(o.ramp, undefined, `${o.clients} clients at ${o.ramp}/s over ${front ? `a front (${front.url}) before ` : ''}${urls.join(', ')}`);
+    const connectFailures = await fleet.connectAll(o.ramp, `${o.clients} clients at ${o.ramp}/s over ${front ? `a front (${front.url}) before ` : ''}${urls.join(', ')}`);
     const rampElapsedMs = Date.now() - rampStart;
-    cancelled(s);
-    await wait(500);
+    await fleet.wait(500);
 
     const accepted = publisherUrls.map(() => new Uint8Array(messages + 1));
     const publisherOf = (i: number) => (publisherUrls.length === 1 ? 0 : fleet.nodeOf(i));
@@ -85,7 +86,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
         publishPhase({
           url: o.broadcastUrl ?? url,
           messages,
-          intervalMs,
+          intervalMs: 1000 / o.rate,
           payloadBytes: o.payloadBytes,
           broadcastKey: o.broadcastKey || undefined,
           timeoutMs: 5000,
@@ -94,8 +95,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
         }),
       ),
     );
-    const pubStart = Date.now();
-    await wait(pubStart + o.warmupMs - Date.now());
+    await fleet.wait(o.warmupMs);
 
     const restartAt = Date.now();
     const deadline = restartAt + o.recoveryTimeoutMs;
@@ -105,7 +105,7 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     sampler.start(restartAt, initiallyConnected);
     const probe = probePorts(urls);
     events.emit('phase', 'restart', `${o.restart} with ${initiallyConnected} clients connected`);
-    const restart: RestartRecord = await performRestart({ mode: o.restart, nodes, urls, workers: o.workers, restartNodes: o.restartNodes, rollingGapMs: o.rollingGapMs, termGraceMs: o.termGraceMs, broadcastKey: o.broadcastKey, config, runId, target: target.name });
+    const restart = await performRestart({ mode: o.restart, nodes, urls, workers: o.workers, restartNodes: o.restartNodes, rollingGapMs: o.rollingGapMs, termGraceMs: o.termGraceMs, broadcastKey: o.broadcastKey, config, runId, target: target.name });
     if (!restart.ok) events.emit('phase', 'restart', `FAILED: ${restart.error}`);
 
     // A restart that the clients have not noticed yet would look "all back": wait a moment after
@@ -125,13 +125,12 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
       addSupervised(restart, nodes.supervised);
     }
 
-    const pubs: PublisherResult[] = (await Promise.all(publishers)).map((p) => p.result);
-    const acceptedFor = (i: number) => accepted[publisherOf(i)]!;
+    const pubs = (await Promise.all(publishers)).map((p) => p.result);
     const acceptedCount = accepted.map((a) => a.reduce((s, v) => s + v, 0));
     const wantTotal = fleet.tracks.reduce((s, t, i) => s + (t.connected ? acceptedCount[publisherOf(i)]! : 0), 0);
     await s.run(settlePhase({ maxMs: o.settleMs, stepMs: 200, until: () => s.latency.count >= wantTotal }));
     cancelled(s);
-    fleet.close();
+    s.close();
     const endAt = Date.now();
     const series = sampler.stop();
 
@@ -142,27 +141,27 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     // not lost, so the loss breakdown subtracts them from the refused deliveries.
     let refusedDelivered = 0;
     for (let i = 0; i < o.clients; i++) {
-      const acc = acceptedFor(i);
-      for (let s = 1; s <= messages; s++) {
-        if (!acc[s]) {
-          if (fleet.ledger.latencyOf(i, s) !== undefined) refusedDelivered++;
+      const acc = accepted[publisherOf(i)]!;
+      for (let seq = 1; seq <= messages; seq++) {
+        const delivered = s.ledger.latencyOf(i, seq) !== undefined;
+        if (!acc[seq]) {
+          if (delivered) refusedDelivered++;
           continue;
         }
         acceptedDeliveries++;
-        if (fleet.ledger.latencyOf(i, s) === undefined) lostAccepted++;
+        if (!delivered) lostAccepted++;
       }
     }
     // Unlike the jitter runner, an avalanche expects every planned message (see result.ts
     // `expectedDeliveries`): refusals while the target was down are what the restart cost, and
     // they are split out below (lostUnpublishedDeliveries vs lostAcceptedDeliveries).
     // Refused messages are then booked publisher_side in the loss causes.
-    fleet.ledger.acceptAll();
-    const totals = fleet.ledger.totals();
+    s.ledger.acceptAll();
+    const totals = s.ledger.totals();
     // A rolling restart times each client from its own node's restart; otherwise from the restart's start.
     const restartAtOf = (i: number) => (restart.mode === 'rolling' ? restart.nodes.find((n) => n.node === fleet.nodeOf(i) && n.signalAt !== null)?.signalAt : undefined) ?? restartAt;
     const dropped = droppedTracks(fleet.tracks);
     const never = dropped.filter((t) => !t.connected).length;
-    const rec = recoveryTimes(fleet.tracks, restartAtOf);
     // The same clients timed from their node listening again: client backoff and handshake without the server's boot.
     const listeningAtOf = (i: number) => restart.nodes.find((n) => n.node === fleet.nodeOf(i) && n.listeningAt !== null)?.listeningAt;
     // Behind a front a client may come back on a node that never went down: no node's listening time is its own.
@@ -171,63 +170,82 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     const drops = dropped.map((t) => t.firstDropAt);
     const restartWindowEnd = Math.max(restart.endedAtMs, ...dropped.map((t) => t.backAt)) + 2000;
     const during = failureTimes.filter((t) => t >= restartAt && t <= restartWindowEnd).length;
-    const connectedClients = o.clients - connectFailures;
-    let published = 0;
-    for (let s = 1; s <= messages; s++) if (accepted.every((a) => a[s])) published++;
+    const published = accepted[0]!.filter((_, seq) => accepted.every((a) => a[seq])).length;
+    const runner = health.stop();
     const partial = {
       ...head,
+      /** Base URL of each node the clients used. */
       nodeUrls: urls,
+      /** The TCP front before the nodes (--front): how it spread the clients; null without one. */
       front: front ? { ...front.report } : null,
       restart,
       ...fleet.restartFields(),
       reconnectRatePct: pct(dropped.length - never, dropped.length),
       neverReconnectedPct: pct(never, dropped.length),
+      /** Up to 10 clients that never came back: what the runner saw of them (ms relative to the restart). */
       neverReconnectedSample: fleet.tracks.flatMap((t, i) => (t.connectedAtRestart && t.drops > 0 && !t.connected ? [{ client: i, node: fleet.nodeOf(i), drops: t.drops, attempts: t.attempts, droppedAtMs: t.firstDropAt - restartAt, attemptPending: t.attemptStartedAt > 0 }] : [])).slice(0, 10),
-      recoveryMs: quantiles(rec),
+      /** Restart (of the client's node) to the client connected and resubscribed, ms. */
+      recoveryMs: quantiles(recoveryTimes(fleet.tracks, restartAtOf)),
       ...benchmarkAvalancheFields(dropped, { recoveryTimeoutMs: o.recoveryTimeoutMs, downtimeMs: down.downtimeMs }),
+      /** The same, timed from the client's node listening again (null when the runner did not see it): reconnect cost without the server's boot. */
       recoveryFromListeningMs: fromListening,
+      /** First drop to last reconnect, ms; to the end of the wait when `downtimeOpenEnded`. */
       downtimeMs: down.downtimeMs,
       downtimeOpenEnded: down.openEnded,
+      /** First to last disconnect, ms. */
       disconnectSpreadMs: drops.length ? Math.max(...drops) - Math.min(...drops) : 0,
+      /** Reconnects on which the server restored the session (CSR recovered, AnyCable restored). */
       resumedReconnects: fleet.resumes,
-      historyNotFound: target.capabilities.resume === 'history' ? fleet.historyNotFound : null,
+      /** Replay protocols: resubscribes whose history the server could not serve (a memory broker restarted); null for others. */
+      historyNotFound: target.capabilities.resume === 'history' ? s.counters.historyRejected : null,
+      /** Disconnects before the restart (the target or network was unstable during warm-up). */
       dropsBeforeRestart: fleet.dropsBeforeRestart,
+      /** The client library's own words per disconnect, e.g. socket.io's 'io server disconnect' (it then does not reconnect by itself). */
       disconnectDetails: fleet.disconnectDetails,
-      herd: herdReport({ tracks: fleet.tracks, restartAt, handshakeFailures: fleet.handshakeFailures, connectLatency: fleet.connectLatency.encode(), attemptsObserved: dropped.some((t) => t.attempts > 0), series, endAt: herdEnd }),
+      herd: herdReport(fleet, restartAt, series, herdEnd),
       recoveryTimedOut,
       totalMessages: messages,
+      /** Messages accepted by the target (one publisher per node without a shared broker: a message counts once when every node took it). */
       published,
       publishFailures: failureTimes.length,
       publishFailuresDuringRestart: during,
       publishFailuresOutsideRestart: failureTimes.length - during,
       publishFailureCauses: addMaps(pubs.map((p) => p.failureCauses)),
       publishFailureSamples: pubs.flatMap((p) => p.failures).slice(0, 20),
+      /** clients × messages: what a target that never went down would have delivered. */
       expectedDeliveries: totals.expectedDeliveries,
       receivedDeliveries: totals.receivedDeliveries,
       lostDeliveries: totals.lostDeliveries,
       deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
-      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, connectedClients * messages),
+      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, (o.clients - connectFailures) * messages),
+      /** Deliveries of messages the client's node accepted: what the server itself promised. */
       acceptedDeliveries,
+      /** Of those, not delivered: the server's own loss (history gone with the process, at-most-once). */
       lostAcceptedDeliveries: lostAccepted,
       deliveryRateOfAcceptedPct: pct(acceptedDeliveries - lostAccepted, acceptedDeliveries),
+      /**
+       * Deliveries of messages the publisher saw refused (while the node was down): expected − accepted.
+       * Not all are lost: `unacceptedDeliveries` of them arrived anyway, so lostDeliveries =
+       * lostAcceptedDeliveries + lostUnpublishedDeliveries − unacceptedDeliveries.
+       */
       lostUnpublishedDeliveries: totals.expectedDeliveries - acceptedDeliveries,
+      /** Deliveries of messages the publisher saw refused (an error or timeout after the broadcast went out) that arrived anyway. */
       unacceptedDeliveries: refusedDelivered,
       perfectClients: totals.perfectClients,
-      runnerPeakRssMb: 0,
-      runner: health.stop(),
-      runnerOpenFileLimit: fdLimit ?? null,
+      runnerPeakRssMb: runner.runnerPeakRssMb,
+      runner,
+      runnerOpenFileLimit: openFileLimit() ?? null,
       elapsedMs: endAt - runStart,
-      // The benchmark's names for the connect phase and the whole run.
+      /** The benchmark's names: the connect phase, and the whole run (= elapsedMs). */
       rampElapsedMs,
       totalElapsedMs: endAt - runStart,
       plannedMs: avalanchePlannedMs(o),
     };
-    partial.runnerPeakRssMb = partial.runner.runnerPeakRssMb;
     events.emit('phase', 'report', `${partial.droppedConnections} dropped, ${never} never back, ${partial.lostDeliveries} deliveries lost`);
-    return { ...partial, validity: checkRestartValidity({ ...partial, restart, recoveryTimeoutMs: o.recoveryTimeoutMs, frontFdErrors: partial.front?.fdErrors ?? 0 }) };
+    return { ...partial, validity: checkRestartValidity({ ...partial, restart, recoveryTimeoutMs: o.recoveryTimeoutMs, frontFdErrors: partial.front?.fdErrors ?? 0 }) } satisfies RestartRunResult & BenchmarkAvalancheFields;
   } finally {
     sampler.stop();
-    fleet.close();
+    s.close();
     await front?.close();
     await nodes?.close();
   }

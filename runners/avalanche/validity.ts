@@ -3,16 +3,7 @@ import { checkValidity, type ValidityFlag, type ValidityInput } from '../core/va
 /** Rules only a forced restart has; the shared rules come from runners/core/validity.ts. */
 type RestartValidityCode = 'RESTART_FAILED' | 'RESTART_NOT_OBSERVED' | 'RECOVERY_TIMEOUT' | 'PUBLISH_FAILED_OUTSIDE_RESTART' | 'RUNNER_FRONT_FD_LIMIT';
 
-interface RestartValidityFlag {
-  code: RestartValidityCode;
-  severity: 'fatal' | 'warning';
-  message: string;
-}
-
-export interface RestartValidity {
-  valid: boolean;
-  flags: (ValidityFlag | RestartValidityFlag)[];
-}
+type RestartValidityFlag = Omit<ValidityFlag, 'code'> & { code: RestartValidityCode };
 
 export interface RestartValidityInput extends ValidityInput {
   restart: { ok: boolean; error: string | null; mode: string };
@@ -36,9 +27,8 @@ export interface RestartValidityInput extends ValidityInput {
  * Shared rules plus the restart's own. PARTIAL_PUBLISH is replaced: while the server restarts the
  * publisher's requests are refused by design, so only failures outside that window are flagged.
  */
-export function checkRestartValidity(r: RestartValidityInput): RestartValidity {
-  const core = checkValidity(r).flags.filter((f) => !(f.code === 'PARTIAL_PUBLISH' && r.publishFailuresOutsideRestart === 0));
-  const flags: (ValidityFlag | RestartValidityFlag)[] = [...core];
+export function checkRestartValidity(r: RestartValidityInput) {
+  const flags: (ValidityFlag | RestartValidityFlag)[] = checkValidity(r).flags.filter((f) => !(f.code === 'PARTIAL_PUBLISH' && r.publishFailuresOutsideRestart === 0));
   const add = (code: RestartValidityCode, severity: 'fatal' | 'warning', message: string) => flags.push({ code, severity, message });
   if (!r.restart.ok) add('RESTART_FAILED', 'fatal', `the ${r.restart.mode} restart failed: ${r.restart.error ?? 'unknown error'}; the numbers describe a run without the intended restart`);
   else if (r.initiallyConnected > 0 && r.droppedConnections === 0) add('RESTART_NOT_OBSERVED', 'warning', `the ${r.restart.mode} restart reported success but none of the ${r.initiallyConnected} connected clients disconnected: check that it restarted this target`);
@@ -47,3 +37,5 @@ export function checkRestartValidity(r: RestartValidityInput): RestartValidity {
   if ((r.frontFdErrors ?? 0) > 0) add('RUNNER_FRONT_FD_LIMIT', 'fatal', `the runner's TCP front ran out of file descriptors on ${r.frontFdErrors} connections (EMFILE/ENFILE: the runner's limit, not the target's): clients that did not get back may never have reached the target`);
   return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
 }
+
+export type RestartValidity = ReturnType<typeof checkRestartValidity>;

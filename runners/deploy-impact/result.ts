@@ -1,7 +1,3 @@
-import type { Quantiles } from '../engine/fleet.ts';
-import type { RestartRunResult } from '../avalanche/result.ts';
-import type { DeployImpactOptions } from './options.ts';
-
 /** The publisher's restart as it happened (ms since epoch on the runner's clock). */
 export interface PublisherRestart {
   signal: 'SIGKILL' | 'SIGTERM';
@@ -32,24 +28,4 @@ export interface PublisherRestart {
   resumedAtSeq: number | null;
 }
 
-/**
- * Deploy-impact result. Expected deliveries count only what the publisher got accepted, so the
- * publisher's gap is booked as `publisher.gapMessages`, not as the server's loss.
- */
-export interface DeployImpactResult extends RestartRunResult {
-  test: 'deploy-impact';
-  params: DeployImpactOptions;
-  /** Clients that lost their connection after the publisher was killed (0 expected: the server does not restart). */
-  droppedConnections: number;
-  publisher: PublisherRestart;
-  /** Messages the publisher processes sent or queued (the never-sent part of the gap excluded). */
-  sentMessages: number;
-  /** clients × accepted messages. */
-  expectedDeliveries: number;
-  /** Accepted messages that did not reach a client: the server's loss. */
-  lostDeliveries: number;
-  /** Arrivals of messages the dead publisher sent but never saw acknowledged. */
-  deliveredUnacknowledged: number;
-  /** Per client, the longest time between two consecutive arrivals (the publisher's gap as clients saw it). */
-  deliveryGapMs: Quantiles;
-}
+export type { DeployImpactResult } from './run.ts';

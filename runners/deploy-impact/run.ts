@@ -1,5 +1,5 @@
 import { Emitter } from '../../lib/emitter.ts';
-import { checkValidity } from '../core/validity.ts';
+import { checkValidity, type ValidityInput } from '../core/validity.ts';
 import { watchRunner } from '../core/runner-health.ts';
 import { getTarget } from '../targets/index.ts';
 import { cancelled, relayPhases } from '../engine/present.ts';
@@ -9,14 +9,23 @@ import { pct, runIdentity } from '../engine/results.ts';
 import { LocalNodes } from '../core/local-nodes.ts';
 import type { RestartValidity } from '../avalanche/validity.ts';
 import { deployMessages, type DeployImpactOptions } from './options.ts';
-import type { DeployImpactResult, PublisherRestart } from './result.ts';
+import type { RestartRunResult } from '../avalanche/result.ts';
+import type { PublisherRestart } from './result.ts';
 import { spawnPublisher, type StandalonePublisher } from './standalone.ts';
 
+const PHASES = ['start', 'connect', 'publish', 'deploy', 'settle', 'report'] as const;
+
 export interface DeployImpactEvents {
-  phase: (name: 'start' | 'connect' | 'publish' | 'deploy' | 'settle' | 'report', detail: string) => void;
+  phase: (name: (typeof PHASES)[number], detail: string) => void;
 }
 
-const PHASES: ReadonlySet<string> = new Set(['start', 'connect', 'publish', 'deploy', 'settle', 'report']);
+/**
+ * Deploy-impact result. Expected deliveries count only what the publisher got accepted, so the
+ * publisher's gap is booked as `publisher.gapMessages`, not as the server's loss; clients that
+ * lost their connection after the kill (droppedConnections) are expected to be 0: the server does
+ * not restart.
+ */
+export type DeployImpactResult = Awaited<ReturnType<typeof execute>>;
 
 /**
  * Clients stay on the realtime server while the app side restarts: the standalone publisher
@@ -29,7 +38,7 @@ export function runDeployImpact(opts: DeployImpactOptions, ctl: { signal?: Abort
   return { events, result };
 }
 
-async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvents>, signal: AbortSignal | undefined): Promise<DeployImpactResult> {
+async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvents>, signal: AbortSignal | undefined) {
   const target = getTarget(o.target);
   const { seed, runId, stream, head } = runIdentity('deploy-impact', target.name, o);
   const messages = deployMessages(o);
@@ -41,16 +50,11 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
   const url = o.url ? o.url.replace(/\/+$/, '') : nodes!.urls[0]!;
   const fleet = new ClientFleet({ target, urls: [url], stream, runId, clients: o.clients, messages, seed, reconnectStrategy: o.reconnectStrategy, ...(signal ? { signal } : {}) });
   const s = fleet.session;
-  relayPhases(s, events, PHASES);
-  const wait = async (ms: number) => {
-    await s.nap(ms);
-    cancelled(s);
-  };
+  relayPhases(s, events, new Set(PHASES));
   const publishers: StandalonePublisher[] = [];
   try {
-    const connectFailures = await fleet.connectAll(o.ramp, undefined, `${o.clients} clients at ${o.ramp}/s`);
-    cancelled(s);
-    await wait(500);
+    const connectFailures = await fleet.connectAll(o.ramp, `${o.clients} clients at ${o.ramp}/s`);
+    await fleet.wait(500);
 
     const sentAt = new Float64Array(messages + 1).fill(NaN);
     const accepted = new Uint8Array(messages + 1);
@@ -59,7 +63,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     let failed = 0;
     let resumedAtMs: number | null = null;
     let resumeFrom = Infinity;
-    const onPublished = (m: { type: 'sent'; seq: number; sentAt: number } | { type: 'published'; seq: number; ok: boolean; sentAt: number; at: number }) => {
+    const onPublished: Parameters<typeof spawnPublisher>[0] = (m) => {
       if (m.seq < 1 || m.seq > messages) return;
       sentAt[m.seq] = m.sentAt;
       if (m.type === 'sent') return;
@@ -80,7 +84,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     const scheduleStart = Date.now();
     first.start({ ...common, firstSeq: 1 });
     events.emit('phase', 'publish', `${messages} messages at ${o.rate}/s from publisher pid ${first.pid}; deploy after ${o.warmupMs} ms`);
-    await wait(scheduleStart + o.warmupMs - Date.now());
+    await fleet.wait(scheduleStart + o.warmupMs - Date.now());
 
     const signal = o.signal === 'kill' ? 'SIGKILL' : 'SIGTERM';
     const killedAtMs = Date.now();
@@ -91,8 +95,8 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     await first.kill(signal);
     pub.exitedAtMs = Date.now();
     // Requests the dead process had sent or queued but never saw answered: its backlog, lost with it.
-    for (let s = 1; s <= messages; s++) if (!Number.isNaN(sentAt[s]!) && !answered[s]) pub.unacknowledgedAtKill++;
-    await wait(pub.exitedAtMs + o.publisherDownMs - Date.now());
+    pub.unacknowledgedAtKill = sentAt.filter((at, seq) => !Number.isNaN(at) && !answered[seq]).length;
+    await fleet.wait(pub.exitedAtMs + o.publisherDownMs - Date.now());
     const respawnAt = Date.now();
     try {
       const second = await spawnPublisher(onPublished);
@@ -107,7 +111,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       pub.resumedAtSeq = resumeFrom;
       second.start({ ...common, firstSeq: resumeFrom });
       const left = (messages - resumeFrom + 1) * intervalMs + 15_000;
-      const outcome = await Promise.race([second.done.then(() => 'done'), wait(left).then(() => 'timeout')]);
+      const outcome = await Promise.race([second.done.then(() => 'done'), fleet.wait(left).then(() => 'timeout')]);
       if (outcome === 'timeout') throw new Error(`the new publisher did not finish within ${left} ms`);
     } catch (err) {
       pub.ok = false;
@@ -119,46 +123,36 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       pub.error = 'the new publisher never got a message accepted';
     }
     pub.downtimeMs = resumedAtMs === null ? null : resumedAtMs - killedAtMs;
-    let lastBefore = 0;
-    for (let s = 1; s < Math.min(resumeFrom, messages + 1); s++) if (accepted[s]) lastBefore = s;
-    let firstAfter = 0;
-    for (let s = lastBefore + 1; s <= messages; s++) if (accepted[s]) {
-      firstAfter = s;
-      break;
-    }
+    // accepted[0] is never set: no message accepted before the kill reads as 0, none after as -1.
+    const lastBefore = Math.max(0, accepted.subarray(0, Math.min(resumeFrom, messages + 1)).lastIndexOf(1));
+    const firstAfter = accepted.indexOf(1, lastBefore + 1);
     if (firstAfter > lastBefore + 1) pub.gapSeqs = { from: lastBefore + 1, to: firstAfter - 1 };
     pub.gapMessages = pub.gapSeqs ? pub.gapSeqs.to - pub.gapSeqs.from + 1 : 0;
 
-    let acceptedCount = 0;
-    for (let s = 1; s <= messages; s++) acceptedCount += accepted[s]!;
+    const acceptedCount = accepted.reduce((n, a) => n + a, 0);
     const connectedNow = fleet.connectedCount();
-    const receivedAccepted = () => {
-      let n = 0;
-      for (let i = 0; i < o.clients; i++) for (let s = 1; s <= messages; s++) if (accepted[s] && fleet.ledger.latencyOf(i, s) !== undefined) n++;
-      return n;
-    };
     await s.run(settlePhase({ maxMs: o.settleMs, stepMs: 200, until: () => s.latency.count >= connectedNow * acceptedCount }));
     cancelled(s);
-    fleet.close();
+    s.close();
 
-    const received = receivedAccepted();
+    let received = 0;
     let unacked = 0;
     const gaps: number[] = [];
     for (let i = 0; i < o.clients; i++) {
       let prev = NaN;
       let longest = 0;
-      for (let s = 1; s <= messages; s++) {
-        const lat = fleet.ledger.latencyOf(i, s);
+      for (let seq = 1; seq <= messages; seq++) {
+        const lat = s.ledger.latencyOf(i, seq);
         if (lat === undefined) continue;
-        if (!accepted[s]) unacked++;
-        const at = sentAt[s]! + lat;
+        if (accepted[seq]) received++;
+        else unacked++;
+        const at = sentAt[seq]! + lat;
         if (!Number.isNaN(prev) && at - prev > longest) longest = at - prev;
         if (!Number.isNaN(at)) prev = at;
       }
       if (!Number.isNaN(prev)) gaps.push(longest);
     }
-    let sent = 0;
-    for (let s = 1; s <= messages; s++) sent += !Number.isNaN(sentAt[s]!) ? 1 : 0;
+    const sent = sentAt.filter((at) => !Number.isNaN(at)).length;
     const expected = o.clients * acceptedCount;
     const runner = health.stop();
     const partial = {
@@ -166,18 +160,23 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       ...fleet.restartFields(),
       publisher: pub,
       totalMessages: messages,
+      /** Messages the publisher processes sent or queued (the never-sent part of the gap excluded). */
       sentMessages: sent,
       published: acceptedCount,
       publishFailures: failed,
       // The standalone publisher reports refusals without a cause; the kill's unanswered requests are in `publisher`.
       publishFailureCauses: (failed > 0 ? { not_accepted: failed } : {}) as Record<string, number>,
       publishFailureSamples: failures,
+      /** clients × accepted messages. */
       expectedDeliveries: expected,
       receivedDeliveries: received,
+      /** Accepted messages that did not reach a client: the server's loss. */
       lostDeliveries: expected - received,
       deliveryRatePct: pct(received, expected),
       deliveryRateOfConnectedPct: pct(received, (o.clients - connectFailures) * acceptedCount),
+      /** Arrivals of messages the dead publisher sent but never saw acknowledged. */
       deliveredUnacknowledged: unacked,
+      /** Per client, the longest time between two consecutive arrivals (the publisher's gap as clients saw it). */
       deliveryGapMs: quantiles(gaps),
       runnerPeakRssMb: runner.runnerPeakRssMb,
       runner,
@@ -185,9 +184,9 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
       plannedMs: deployImpactPlannedMs(o),
     };
     events.emit('phase', 'report', `${partial.droppedConnections} dropped, publisher down ${pub.downtimeMs} ms (${pub.gapMessages} messages), ${partial.lostDeliveries} deliveries lost by the server`);
-    return { ...partial, validity: deployValidity(partial) };
+    return { ...partial, validity: deployValidity(partial) } satisfies RestartRunResult;
   } finally {
-    fleet.close();
+    s.close();
     await Promise.all(publishers.map((p) => p.kill('SIGKILL')));
     await nodes?.close();
   }
@@ -197,10 +196,9 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
  * Shared rules over what was answered and accepted (the gap is the publisher's and never flags
  * PARTIAL_PUBLISH), plus RESTART_FAILED when the publisher did not come back.
  */
-export function deployValidity(r: Omit<DeployImpactResult, 'validity'>): RestartValidity {
+export function deployValidity(r: ValidityInput & { sentMessages: number; publisher: PublisherRestart }): RestartValidity {
   // Requests that died with the old process got no answer: only answered ones can be refused.
-  const core = checkValidity({ ...r, totalMessages: r.sentMessages - r.publisher.unacknowledgedAtKill });
-  const flags: RestartValidity['flags'] = [...core.flags];
+  const flags: RestartValidity['flags'] = checkValidity({ ...r, totalMessages: r.sentMessages - r.publisher.unacknowledgedAtKill }).flags;
   if (!r.publisher.ok) flags.push({ code: 'RESTART_FAILED', severity: 'fatal', message: `the publisher's restart failed: ${r.publisher.error}` });
   return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
 }

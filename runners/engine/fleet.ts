@@ -1,11 +1,13 @@
 import WebSocket from 'ws';
 import { childRng } from '../../lib/rng.ts';
-import type { ClientOptions, TargetClient, TargetDefinition } from '../targets/types.ts';
+import type { ClientOptions, TargetClient } from '../targets/types.ts';
 import { strategyBackoff } from '../targets/reconnect.ts';
 import { handshakeFailureKind } from '../avalanche/handshake.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { connectPhase } from './phases/connect.ts';
+import { cancelled } from './present.ts';
 import { RunSession } from './session.ts';
+import type { SessionOptions } from './types.ts';
 
 /** What the fleet knows about one client, on the runner's clock (ms since epoch; 0 = never). */
 export interface ClientTrack {
@@ -22,38 +24,26 @@ export interface ClientTrack {
   attemptStartedAt: number;
 }
 
-export interface Quantiles {
-  count: number;
-  p50: number;
-  p95: number;
-  p99: number;
-  max: number;
-}
-
 /** The benchmark's percentile: element floor((len − 1)·p/100) of the sorted values. */
-export function quantiles(values: readonly number[]): Quantiles {
+export function quantiles(values: readonly number[]) {
   const s = [...values].sort((a, b) => a - b);
   const q = (p: number) => (s.length ? Math.round(s[Math.floor(((s.length - 1) * p) / 100)]!) : 0);
   return { count: s.length, p50: q(50), p95: q(95), p99: q(99), max: s.length ? Math.round(s.at(-1)!) : 0 };
 }
 
+export type Quantiles = ReturnType<typeof quantiles>;
+
 /** Clients the restart dropped: connected when it began and disconnected afterwards. */
 export const droppedTracks = (tracks: readonly ClientTrack[]) => tracks.filter((t) => t.connectedAtRestart && t.drops > 0);
 
-export interface FleetOptions {
-  target: TargetDefinition;
+/** The session's options, with one base URL per node for its urlOf, and the reconnect strategy. */
+export type FleetOptions = Pick<SessionOptions, 'target' | 'stream' | 'runId' | 'clients' | 'messages' | 'seed' | 'signal'> & {
   /** One base URL per node; client i uses urls[i % urls.length]. */
   urls: readonly string[];
-  stream: string;
-  runId: string;
-  clients: number;
-  messages: number;
-  seed: number;
   reconnectStrategy: 'default' | 'tuned';
   /** Base of the tuned backoff, ms; default 500. */
   reconnectBaseMs?: number;
-  signal?: AbortSignal;
-}
+};
 
 /**
  * A run session (runners/engine/session.ts) with what a restart needs on top: per client drop
@@ -70,47 +60,27 @@ export class ClientFleet {
   readonly disconnectReasons: Record<string, number> = {};
   /** The library's own words for each disconnect (e.g. socket.io's 'io server disconnect', after which it does not reconnect). */
   readonly disconnectDetails: Record<string, number> = {};
-  readonly connectFailureCauses: Record<string, number> = {};
   resumes = 0;
-  /** Replay protocols: history requests the server could not serve (e.g. a stream epoch from before the restart). */
-  historyNotFound = 0;
   dropsBeforeRestart = 0;
   connectFailures = 0;
+  connectFailureCauses: Record<string, number> = {};
   herdStart = 0;
   private reconnectUntil = Infinity;
 
   constructor(private readonly o: FleetOptions) {
     this.tracks = Array.from({ length: o.clients }, () => ({ connected: false, connectedAtRestart: false, drops: 0, firstDropAt: 0, backAt: 0, attempts: 0, attemptStartedAt: 0 }));
+    const { urls, reconnectStrategy, reconnectBaseMs, ...shared } = o;
     this.session = new RunSession({
-      target: o.target,
-      urlOf: (i) => o.urls[this.nodeOf(i)]!,
-      clients: o.clients,
-      messages: o.messages,
-      runId: o.runId,
-      stream: o.stream,
-      seed: o.seed,
-      ...(o.signal ? { signal: o.signal } : {}),
-      clientOptions: { reconnectStrategy: o.reconnectStrategy, ...(o.reconnectBaseMs !== undefined ? { reconnectBaseMs: o.reconnectBaseMs } : {}) },
+      ...shared,
+      urlOf: (i) => urls[this.nodeOf(i)]!,
+      clientOptions: { reconnectStrategy, ...(reconnectBaseMs !== undefined ? { reconnectBaseMs } : {}) },
       createClient: (opts) => this.create(opts),
       hooks: {
         connected: (i, { resumed, at }) => this.onConnected(i, resumed, at),
         disconnected: (i, { reason, detail }) => this.onDisconnected(i, reason, detail),
-        history: (_i, { ok }) => void (ok || this.historyNotFound++),
       },
     });
     this.session.openClients();
-  }
-
-  get ledger() {
-    return this.session.ledger;
-  }
-
-  get foreign(): number {
-    return this.session.foreign;
-  }
-
-  get clients(): readonly TargetClient[] {
-    return this.session.clients;
   }
 
   nodeOf(i: number): number {
@@ -118,9 +88,7 @@ export class ClientFleet {
   }
 
   connectedCount(): number {
-    let n = 0;
-    for (const t of this.tracks) n += t.connected ? 1 : 0;
-    return n;
+    return this.tracks.filter((t) => t.connected).length;
   }
 
   /** The restart begins now: from here on drops, attempts and connect latencies belong to the herd. */
@@ -132,17 +100,22 @@ export class ClientFleet {
 
   /** Every client that was connected at the restart is connected again. */
   allBack(): boolean {
-    for (const t of this.tracks) if (t.connectedAtRestart && !t.connected) return false;
-    return true;
+    return this.tracks.every((t) => t.connected || !t.connectedAtRestart);
   }
 
   /** Connect every client at `ramp` per second (the session's connect phase); resolves with the number that failed. */
-  async connectAll(ramp: number, timeoutMs = 20_000, detail?: string): Promise<number> {
-    await this.session.run(connectPhase({ perSec: ramp, timeoutMs, ...(detail ? { detail } : {}) }));
+  async connectAll(ramp: number, detail: string): Promise<number> {
+    await this.session.run(connectPhase({ perSec: ramp, timeoutMs: 20_000, detail }));
     const { connectFailures, connectFailureCauses } = this.session.book.summary();
-    for (const [cause, n] of Object.entries(connectFailureCauses)) this.connectFailureCauses[cause] = (this.connectFailureCauses[cause] ?? 0) + n;
     this.connectFailures = connectFailures;
+    this.connectFailureCauses = connectFailureCauses;
     return connectFailures;
+  }
+
+  /** Nap `ms`, then end the run if it was cancelled meanwhile (its `finally` stops everything). */
+  async wait(ms: number): Promise<void> {
+    await this.session.nap(ms);
+    cancelled(this.session);
   }
 
   /**
@@ -173,10 +146,6 @@ export class ClientFleet {
       latencyHistogram: enc,
       ...s.lossReport(),
     };
-  }
-
-  close(): void {
-    this.session.close();
   }
 
   private create(opts: ClientOptions): TargetClient {

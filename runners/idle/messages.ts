@@ -14,18 +14,15 @@ export interface WorkerTally {
   failureCauses: Record<string, number>;
   /** Up to 5 distinct failure messages, e.g. `target: ECONNRESET`, so a cause can be diagnosed. */
   failureSamples: string[];
-  /** Epoch ms of the first and last subscription confirmed (0 = none). */
-  firstSubscribedAt: number;
+  /** Epoch ms of the last subscription confirmed (0 = none). */
   lastSubscribedAt: number;
   /** Subscribed connections still open right now. */
   open: number;
   /** Subscribed connections lost after subscribing, by reason. */
   disconnects: Record<string, number>;
-  rssBytes: number;
   baselineRssBytes: number;
   peakRssBytes: number;
   loopLagP99Ms: number;
-  loopLagMaxMs: number;
 }
 
 export interface WorkerStart {

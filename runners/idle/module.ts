@@ -4,12 +4,10 @@ import { defineModule } from '../engine/module.ts';
 import { resultName } from '../module-cli.ts';
 import { LEAN_TARGETS } from '../targets/index.ts';
 import { checkIdleOptions, IDLE_OPTIONS, idleServiceArgs } from './options.ts';
-import { runIdle } from './run.ts';
+import { runIdle, type IdleProgress } from './run.ts';
 
 const { target: _t, url: _u, ...IDLE_QUERY } = IDLE_OPTIONS;
 export const IDLE_HTTP_OPTIONS = { ...IDLE_QUERY, channel: CLIENT_COMPAT_OPTIONS.channel, acProtocol: CLIENT_COMPAT_OPTIONS.acProtocol } as const satisfies OptionTable;
-
-type Progress = { phase: string; attempted: number; subscribed: number; failed: number; open: number };
 
 export const idleModule = defineModule({
   name: 'idle',
@@ -33,7 +31,7 @@ export const idleModule = defineModule({
     jsonView: (r, file) => ({ ...r, targetMetrics: { ...r.targetMetrics, series: `${r.targetMetrics.series.length} points (in ${file})` } }),
     logLine: (l) => l,
     progressLine: (p, o) => {
-      const x = p as Progress;
+      const x = p as IdleProgress;
       return `[${o.target}] ${x.phase}: attempted ${x.attempted}, subscribed ${x.subscribed}, failed ${x.failed}, open ${x.open}`;
     },
   },

@@ -4,28 +4,22 @@ import { ReboundError } from '../../lib/errors.ts';
 import { reapOnExit } from '../../lib/reaper.ts';
 import { sleep } from '../../lib/time.ts';
 import { openFileLimit } from '../core/runner-limits.ts';
-import { assertNever } from '../core/child-link.ts';
+import { assertNever, ChildLink } from '../core/child-link.ts';
 import type { ParentToWorker, WorkerTally, WorkerToParent } from './messages.ts';
 import { workerCount, type IdleOptions } from './options.ts';
 import { startTargetSampler } from '../core/target-usage.ts';
-import { ChildLink } from '../core/child-link.ts';
 import { Emitter } from '../../lib/emitter.ts';
 import type { EngineEvents } from '../engine/events.ts';
-import { logLines } from '../engine/present.ts';
+import { logLines, type RunHooks } from '../engine/present.ts';
 import { addMaps } from '../engine/results.ts';
 import { checkIdleValidity } from './validity.ts';
-import type { IdleResult } from './result.ts';
 
 const WORKER_ENTRY = fileURLToPath(new URL('./worker.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-export interface IdleHooks {
-  signal?: AbortSignal;
-  progress?: (p: { phase: string; attempted: number; connected: number; subscribed: number; failed: number; open: number }) => void;
-  /** Lines for a log, rendered from the run's events (runners/engine/present.ts). */
-  log?: (line: string) => void;
-  events?: (e: Emitter<EngineEvents>) => void;
-}
+/** The running counts over every worker, each second. */
+export type IdleProgress = { phase: string; attempted: number; connected: number; subscribed: number; failed: number; open: number };
+export type IdleHooks = Omit<RunHooks, 'progress'> & { progress?: (p: IdleProgress) => void };
 
 class Worker extends ChildLink<ParentToWorker> {
   readonly tally: { last?: WorkerTally; ramped?: WorkerTally; done?: WorkerTally } = {};
@@ -62,10 +56,9 @@ class Worker extends ChildLink<ParentToWorker> {
       this.notify();
     });
   }
-
 }
 
-function forkWorker(id: number, fdLimit: number): ChildProcess {
+function forkWorker(fdLimit: number): ChildProcess {
   // A small young generation: idle clients allocate little after connecting, and V8's default
   // semi-spaces (up to 3 x 16 MB) would otherwise show up as per-client runner RSS.
   // REBOUND_IDLE_WORKER_ENTRY: a prebuilt JS bundle of worker.ts (the local fleet's), run by plain
@@ -78,7 +71,6 @@ function forkWorker(id: number, fdLimit: number): ChildProcess {
       ? spawn('/bin/sh', ['-c', `ulimit -n ${fdLimit} && exec "${process.execPath}" ${execArgv.join(' ')} "${entry}"`], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
       : fork(entry, [], { cwd: ROOT, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   reapOnExit(child);
-  void id;
   return child;
 }
 
@@ -95,31 +87,25 @@ const thin = <T,>(rows: T[], max: number): T[] => {
  * interleaved), every one subscribed, held `hold` s while the target is sampled every second,
  * then closed. `url` is the target's base URL; `targetPid` its local process (for /proc figures).
  */
-export async function runIdle(opts: IdleOptions, url: string, targetPid: number | undefined, hooks: IdleHooks = {}): Promise<IdleResult> {
+export async function runIdle(opts: IdleOptions, url: string, targetPid: number | undefined, hooks: IdleHooks = {}) {
   const started = Date.now();
-  const startedAt = new Date(started).toISOString();
-  const fdLimit = openFileLimit();
-  const n = workerCount(opts, fdLimit);
+  const n = workerCount(opts, openFileLimit());
   // The clients live in worker processes, not in a run session; the run still speaks in engine events.
   const events = new Emitter<EngineEvents>();
   hooks.events?.(events);
   logLines(events, hooks.log, 'idle');
   events.emit('phase', 'start', `${opts.clients} clients to ${opts.target} over ${n} worker process(es) at ${opts.ramp}/s, hold ${opts.hold} s`);
-  const workers = Array.from({ length: n }, (_, i) => new Worker(forkWorker(i, opts.workerFdLimit), i));
+  const workers = Array.from({ length: n }, (_, i) => new Worker(forkWorker(opts.workerFdLimit), i));
   const sampler = startTargetSampler({ url, ...(targetPid ? { pid: targetPid } : {}) });
   let aborted = false;
   const failed = () => workers.find((w) => w.error);
   const totals = (key: 'last' | 'ramped' | 'done') => workers.map((w) => w.tally[key] ?? w.tally.last).filter((t): t is WorkerTally => t !== undefined);
-  const report = (phase: string) => {
-    const t = totals('last');
-    hooks.progress?.({ phase, attempted: sum(t, 'attempted'), connected: sum(t, 'connected'), subscribed: sum(t, 'subscribed'), failed: sum(t, 'failed'), open: sum(t, 'open') });
-  };
   // Per-second client counts for the report's clients-over-time chart; t0 moves to the ramp start.
   const clientSeries: number[][] = [];
   let t0 = started;
   const progressTimer = setInterval(() => {
-    report(phase);
     const t = totals('last');
+    hooks.progress?.({ phase, attempted: sum(t, 'attempted'), connected: sum(t, 'connected'), subscribed: sum(t, 'subscribed'), failed: sum(t, 'failed'), open: sum(t, 'open') });
     if (phase !== 'start' && clientSeries.length < 3600) clientSeries.push([Date.now() - t0, sum(t, 'connected'), sum(t, 'subscribed'), sum(t, 'failed'), sum(t, 'open')]);
   }, 1000);
   let phase = 'start';
@@ -165,29 +151,30 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
     const bytesPerConnection = peakRss !== null && baselineRss !== null && subscribed > 0 ? Math.round((peakRss - baselineRss) / subscribed) : null;
     const runnerBaseline = sum(done, 'baselineRssBytes');
     const runnerPeak = sum(done, 'peakRssBytes');
-    const allSubscribed = subscribed === opts.clients;
     const lastSub = Math.max(0, ...done.map((t) => t.lastSubscribedAt));
     const loopLagP99 = Math.max(0, ...done.map((t) => t.loopLagP99Ms));
     const failureCauses = addMaps(done.map((t) => t.failureCauses));
     const disconnectedDuringHold = addMaps(done.map((t) => t.disconnects));
-    const targetSamples = cpuValues.length + rssValues.length;
-    const result: Omit<IdleResult, 'validity'> = {
-      test: 'idle',
+    const result = {
+      test: 'idle' as const,
       target: opts.target,
       shardLabel: opts.shard ?? null,
-      startedAt,
+      startedAt: new Date(started).toISOString(),
       params: { ...opts, url: undefined },
       clients: opts.clients,
       connected: sum(done, 'connected'),
       welcomed: sum(done, 'welcomed'),
       subscribed,
       failed: sum(done, 'failed'),
+      /** fd_limit / port_exhaustion: the runner's own limits; timeout / target: the target's side. */
       failureCauses,
+      /** Distinct failure messages (at most 10) over all workers. */
       failureSamples: [...new Set(done.flatMap((t) => t.failureSamples))].slice(0, 10),
       openAtEndOfHold: sum(done, 'open'),
       disconnectedDuringHold,
       rampElapsedMs: rampEnd - startAt,
-      timeToAllSubscribedMs: allSubscribed && lastSub ? lastSub - startAt : null,
+      /** From the first scheduled connect to the last subscription; null unless every client subscribed. */
+      timeToAllSubscribedMs: subscribed === opts.clients && lastSub ? lastSub - startAt : null,
       holdElapsedMs: holdEnd - holdStart,
       totalElapsedMs: Date.now() - started,
       aborted,
@@ -197,28 +184,33 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
         sourceAddresses: opts.addresses,
         rssBaselineBytes: runnerBaseline,
         rssPeakBytes: runnerPeak,
+        /** (Σ worker peak RSS − Σ worker baseline RSS) / subscribed. */
         rssPerClientBytes: subscribed > 0 ? Math.round((runnerPeak - runnerBaseline) / subscribed) : null,
         loopLagP99Ms: loopLagP99,
         perWorker: done.map((t, i) => ({ worker: i, attempted: t.attempted, subscribed: t.subscribed, failed: t.failed, peakRssBytes: t.peakRssBytes, loopLagP99Ms: t.loopLagP99Ms })),
       },
       targetMetrics: {
+        /** proc-tree: RSS/CPU of the local target's whole process tree; metrics: its /metrics. */
         source: sampler.source,
         metricsAnswered,
         samples: samples.length,
         baselineRssBytes: baselineRss,
         peakRssBytes: peakRss,
+        /** (peak RSS − baseline) / subscribed. */
         bytesPerConnection,
         peakCpuPct: cpuValues.length ? Math.max(...cpuValues) : null,
         avgCpuPct: cpuValues.length ? Math.round((cpuValues.reduce((a, b) => a + b, 0) / cpuValues.length) * 10) / 10 : null,
         peakConnections: Math.max(0, ...samples.map((s) => s.connections ?? 0)),
+        /** [ms since start, rssBytes, cpuPct, connections], at most ~300 points. */
         series: samples.filter((_, i) => i % Math.ceil(samples.length / 300 || 1) === 0).map((s) => [s.at - startAt, s.rssBytes, s.cpuPct, s.connections]),
       },
       clientSeries: thin(clientSeries, 300),
+      /** The benchmark's rebaseline names. */
       peakMemoryMb: peakRss !== null ? Math.round((peakRss / 1048576) * 10) / 10 : null,
       peakCpuPercent: cpuValues.length ? Math.max(...cpuValues) : null,
       ramKbPerConnected: bytesPerConnection !== null ? Math.round((bytesPerConnection / 1024) * 10) / 10 : null,
     };
-    return { ...result, validity: checkIdleValidity({ clients: opts.clients, subscribed, failed: result.failed, failureCauses, disconnectedDuringHold, runnerLoopLagP99Ms: loopLagP99, targetSamples }) };
+    return { ...result, validity: checkIdleValidity({ clients: opts.clients, subscribed, failed: result.failed, failureCauses, disconnectedDuringHold, runnerLoopLagP99Ms: loopLagP99, targetSamples: cpuValues.length + rssValues.length }) };
   } finally {
     clearInterval(progressTimer);
     sampler.stop();

@@ -38,24 +38,19 @@ const t: WorkerTally = {
   failed: 0,
   failureCauses: {},
   failureSamples: [],
-  firstSubscribedAt: 0,
   lastSubscribedAt: 0,
   open: 0,
   disconnects: {},
-  rssBytes: baselineRssBytes,
   baselineRssBytes,
   peakRssBytes: baselineRssBytes,
   loopLagP99Ms: 0,
-  loopLagMaxMs: 0,
 };
 
 function snapshot(final = false): WorkerTally {
-  t.rssBytes = rss();
-  t.peakRssBytes = Math.max(t.peakRssBytes, t.rssBytes);
+  t.peakRssBytes = Math.max(t.peakRssBytes, rss());
   if (final) {
     const h = health.stop();
     t.loopLagP99Ms = h.runnerLoopLagMs.p99;
-    t.loopLagMaxMs = h.runnerLoopLagMs.max;
     t.peakRssBytes = Math.max(t.peakRssBytes, Math.round(h.runnerPeakRssMb * 1048576));
   }
   return { ...t, failureCauses: { ...t.failureCauses }, failureSamples: [...t.failureSamples], disconnects: { ...t.disconnects } };
@@ -81,13 +76,11 @@ function openOne(s: WorkerStart, make: NonNullable<ReturnType<typeof leanClientF
     c.connect().then(
       () => {
         clearTimeout(timer);
-        const now = Date.now();
         t.connected++;
         t.welcomed++;
         t.subscribed++;
         t.open++;
-        t.firstSubscribedAt ||= now;
-        t.lastSubscribedAt = now;
+        t.lastSubscribedAt = Date.now();
         clients.push(c);
         c.on('disconnected', ({ reason }) => {
           t.open--;

@@ -38,7 +38,6 @@ const flusher = setInterval(flush, 100);
 
 async function start(s: ClientsStart): Promise<void> {
   let connected = 0;
-  let failed = 0;
   const failureCauses: Record<string, number> = {};
   const pending: Promise<void>[] = [];
   for (let k = 0; k < s.count; k++) {
@@ -66,7 +65,6 @@ async function start(s: ClientsStart): Promise<void> {
       c.connect().then(
         () => void connected++,
         (err: Error & { code?: string }) => {
-          failed++;
           const cause = classifyConnectError(err) ?? 'target';
           failureCauses[cause] = (failureCauses[cause] ?? 0) + 1;
         },
@@ -76,7 +74,7 @@ async function start(s: ClientsStart): Promise<void> {
   }
   // Bounded: a subscribe that never confirms counts as failed after 20 s.
   await Promise.race([Promise.all(pending), new Promise((r) => setTimeout(r, 20_000))]);
-  send({ type: 'ready', connected, failed: s.count - connected, failureCauses: failed ? failureCauses : { ...(s.count - connected > 0 ? { timeout: s.count - connected } : {}) } });
+  send({ type: 'ready', connected, failed: s.count - connected, failureCauses: Object.keys(failureCauses).length ? failureCauses : { ...(s.count - connected > 0 ? { timeout: s.count - connected } : {}) } });
 }
 
 process.on('message', (m: ParentToClients) => {

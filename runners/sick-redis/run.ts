@@ -1,4 +1,4 @@
-import { pct } from '../engine/results.ts';
+import { addMaps, pct, publisherFields, type RunFields } from '../engine/results.ts';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { reapOnExit } from '../../lib/reaper.ts';
@@ -36,20 +36,13 @@ import type { Scenario, ScenarioOptions } from './options.ts';
 
 const CLIENT_PROC = fileURLToPath(new URL('./client-proc.ts', import.meta.url));
 
-interface HealthWatch {
-  /** Per node: ms from the event to its first non-200 /health (null: never degraded). */
-  degradedAfterMs: (number | null)[];
-  /** Per node: ms from Redis being back (SIGCONT / restart answering PING) to its first 200 again. */
-  healthyAfterReturnMs: (number | null)[];
-}
-
 interface GoalCheck {
   goal: string;
   measured: number | string | null;
   met: boolean;
 }
 
-export interface SickRedisResult {
+export interface SickRedisResult extends Pick<RunFields, 'connectedClients' | 'connectFailures' | 'connectFailureCauses'> {
   scenario: Scenario;
   clients: number;
   client: string;
@@ -59,13 +52,10 @@ export interface SickRedisResult {
   ratePerSec: number;
   /** ms Redis was stopped (stall) or dead (kills), as executed. */
   eventMs: number;
-  connectedClients: number;
-  connectFailures: number;
-  connectFailureCauses: Record<string, number>;
   publisher: { messages: number; published: number; failed: number; retried: number; failureCauses: Record<string, number>; attempts: number; answersByStatus: Record<string, number>; maxAnswerMs: number; answersOverDeadline: number; deadlineMs: number };
   /** Stall: one direct publish to node 1 (another stream) while Redis is stopped: status and answer time. */
   publishInStall?: { status: number; answeredInMs: number };
-  health: HealthWatch;
+  health: Awaited<ReturnType<HealthWatcher['stop']>>;
   delivery: LedgerTotals & { deliveryRatePct: number };
   brokerEpoch: EpochReport;
   droppedBeforeKill: number;
@@ -86,12 +76,12 @@ class ClientProcs {
   readonly procs: ChildProcess[] = [];
   private readonly epochTables: string[][] = [];
   readonly rejected: Record<string, number> = {};
-  readonly disconnects: Record<string, number> = {};
+  disconnects: Record<string, number> = {};
   private ready = 0;
   private stopped = 0;
   connected = 0;
   failed = 0;
-  readonly failureCauses: Record<string, number> = {};
+  failureCauses: Record<string, number> = {};
   peakRssMb = 0;
   loopLagP99Ms = 0;
   foreign = 0;
@@ -115,7 +105,7 @@ class ClientProcs {
       this.ready++;
       this.connected += m.connected;
       this.failed += m.failed;
-      for (const [k, v] of Object.entries(m.failureCauses)) this.failureCauses[k] = (this.failureCauses[k] ?? 0) + v;
+      this.failureCauses = addMaps([this.failureCauses, m.failureCauses]);
     } else if (m.type === 'stopped') {
       this.stopped++;
       this.peakRssMb = Math.max(this.peakRssMb, m.peakRssMb);
@@ -135,7 +125,7 @@ class ClientProcs {
         this.rejected[reason || 'none'] = (this.rejected[reason || 'none'] ?? 0) + n;
         for (let k = 0; k < n; k++) this.book.historyRejected(reason || undefined);
       }
-      for (const [r, n] of Object.entries(m.disconnects)) this.disconnects[r] = (this.disconnects[r] ?? 0) + n;
+      this.disconnects = addMaps([this.disconnects, m.disconnects]);
     }
   }
 
@@ -161,17 +151,16 @@ class ClientProcs {
 
 /** Every node's /health every 50 ms: the transitions, relative to the event and to Redis's return. */
 class HealthWatcher {
-  private readonly statuses: number[];
   private readonly changes: { node: number; at: number; status: number }[] = [];
   private running = true;
   private readonly loops: Promise<void>[];
 
   constructor(private readonly nodes: ServiceHandle[]) {
-    this.statuses = nodes.map(() => 200);
     this.loops = nodes.map((n, k) => this.loop(n, k));
   }
 
   private async loop(n: ServiceHandle, k: number): Promise<void> {
+    let last = 200;
     while (this.running) {
       let status = 0;
       try {
@@ -181,15 +170,15 @@ class HealthWatcher {
       } catch {
         status = 0; // no answer within 1 s: not healthy either
       }
-      if (status !== this.statuses[k]) {
-        this.statuses[k] = status;
+      if (status !== last) {
+        last = status;
         this.changes.push({ node: k, at: Date.now(), status });
       }
       await sleep(50);
     }
   }
 
-  async stop(eventAt: number, returnAt: number): Promise<HealthWatch> {
+  async stop(eventAt: number, returnAt: number) {
     this.running = false;
     await Promise.all(this.loops);
     const first = (k: number, after: number, ok: boolean) => {
@@ -197,17 +186,19 @@ class HealthWatcher {
       return c ? c.at - after : null;
     };
     return {
+      /** Per node: ms from the event to its first non-200 /health (null: never degraded). */
       degradedAfterMs: this.nodes.map((_, k) => (eventAt ? first(k, eventAt, false) : null)),
+      /** Per node: ms from Redis being back (SIGCONT / restart answering PING) to its first 200 again. */
       healthyAfterReturnMs: this.nodes.map((_, k) => (returnAt ? first(k, returnAt, true) : null)),
     };
   }
 }
 
-/** Run one scenario; everything it started is stopped before it returns (or throws). */
 /** One scenario's plan: the module's plannedMs (summed over the scenarios) and the OVERRAN_PLAN rule's. The flood, unjudged by it, is bounded by its time limit. */
 export const scenarioPlannedMs = (s: Scenario, o: ScenarioOptions) =>
   s === 'flood' ? Math.min(o.timeLimitSec * 1000, 5000 + o.floodMessages * 500) : (o.clients / 200) * 1000 + 1000 + o.beforeMs + (s === 'stall' ? o.stallMs : o.downMs) + o.afterMs + o.settleMs + 15_000;
 
+/** Run one scenario; everything it started is stopped before it returns (or throws). */
 export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: string) => void = () => {}): Promise<SickRedisResult> {
   if (s === 'flood') return runFlood(o, log);
   const startedAt = Date.now();
@@ -239,7 +230,8 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
     await sleep(1000);
 
     const watcher = new HealthWatcher(nodes);
-    const pubStats = { attempts: 0, byStatus: {} as Record<string, number>, maxAnswerMs: 0, over: 0 };
+    // Every attempt's answer (retries included), in the result's publisher names.
+    const answers = { attempts: 0, answersByStatus: {} as Record<string, number>, maxAnswerMs: 0, answersOverDeadline: 0 };
     const pub = startPublisher({
       url: nodes[0]!.httpUrl,
       stream,
@@ -248,10 +240,10 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
       intervalMs: 1000 / o.rate,
       timeoutMs: o.publishTimeoutMs,
       onAttempt: (_seq, a) => {
-        pubStats.attempts++;
-        pubStats.byStatus[String(a.status)] = (pubStats.byStatus[String(a.status)] ?? 0) + 1;
-        pubStats.maxAnswerMs = Math.max(pubStats.maxAnswerMs, a.answerMs);
-        if (a.answerMs > o.deadlineMs + o.answerSlackMs) pubStats.over++;
+        answers.attempts++;
+        answers.answersByStatus[String(a.status)] = (answers.answersByStatus[String(a.status)] ?? 0) + 1;
+        answers.maxAnswerMs = Math.max(answers.maxAnswerMs, a.answerMs);
+        if (a.answerMs > o.deadlineMs + o.answerSlackMs) answers.answersOverDeadline++;
       },
       onPublished: (seq, ok, _cause, at, unknown) => {
         if (!ok) return void (unknown && ledger.unconfirmed(seq));
@@ -263,7 +255,7 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
     let returnAt = 0;
     let dropped = 0;
     let publishInStall: SickRedisResult['publishInStall'];
-    let awayIds: number[] = [];
+    let away = 0;
     // Every k-th client from `phase` on (k >= 2, so two shares never pick the same client).
     const pick = (share: number, phase: number) => {
       const step = Math.max(2, Math.round(1 / share));
@@ -271,18 +263,16 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
       for (let i = phase; i < o.clients; i += step) ids.push(i);
       return ids;
     };
-    const dropEvery = (share: number, phase: number) => {
-      const ids = pick(share, phase);
-      for (let p = 0; p < procs!.procs.length; p++) procs!.send(p, { type: 'drop', clients: ids.filter((i) => Math.floor(i / per) === p) });
+    const sendPicked = (ids: number[], m: { type: 'drop' } | { type: 'away'; ms: number }) => {
+      for (let p = 0; p < procs!.procs.length; p++) procs!.send(p, { ...m, clients: ids.filter((i) => Math.floor(i / per) === p) });
       return ids.length;
     };
     if (s !== 'stall' && (o.dropBeforeKill > 0 || o.awayAcrossRestart > 0)) {
       await sleep(o.beforeMs - 150);
-      if (s === 'empty' && o.dropBeforeKill > 0) dropped = dropEvery(o.dropBeforeKill, 0);
+      if (s === 'empty' && o.dropBeforeKill > 0) dropped = sendPicked(pick(o.dropBeforeKill, 0), { type: 'drop' });
       if (o.awayAcrossRestart > 0) {
         // Offline from before the kill until 1.5 s after the restart (the nodes have reconnected by then).
-        awayIds = pick(o.awayAcrossRestart, 1);
-        for (let p = 0; p < procs.procs.length; p++) procs.send(p, { type: 'away', clients: awayIds.filter((i) => Math.floor(i / per) === p), ms: 150 + o.downMs + 1500 });
+        away = sendPicked(pick(o.awayAcrossRestart, 1), { type: 'away', ms: 150 + o.downMs + 1500 });
       }
       await sleep(150);
     } else await sleep(o.beforeMs);
@@ -291,8 +281,7 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
       eventAt = Date.now();
       log(`${s}: SIGSTOP`);
       const t0 = Date.now();
-      const target = nodes[nodes.length - 1]!;
-      const r = await fetch(`${target.httpUrl}/_broadcast`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ stream: `${stream}/probe`, data: '1' }), signal: AbortSignal.timeout(o.publishTimeoutMs) }).catch(() => undefined);
+      const r = await fetch(`${nodes.at(-1)!.httpUrl}/_broadcast`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ stream: `${stream}/probe`, data: '1' }), signal: AbortSignal.timeout(o.publishTimeoutMs) }).catch(() => undefined);
       publishInStall = { status: r?.status ?? 0, answeredInMs: Date.now() - t0 };
       await r?.arrayBuffer();
       await sleep(eventAt + o.stallMs - Date.now());
@@ -314,33 +303,25 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
     log(`${s}: publisher ${pr.published}/${messages} accepted, ${pr.failed} failed, ${pr.retried ?? 0} retries`);
     // Settle: until every client has every accepted message, or settleMs.
     const settleEnd = Math.min(Date.now() + o.settleMs, limit - 10_000);
-    while (Date.now() < settleEnd) {
-      const t = ledger.totals();
-      if (t.receivedDeliveries - t.unacceptedDeliveries >= t.expectedDeliveries) break;
-      await sleep(250);
-    }
+    while (Date.now() < settleEnd && ledger.totals().lostDeliveries > 0) await sleep(250);
     const health = await watcher.stop(eventAt, returnAt);
     await procs.stop();
     const totals = ledger.totals();
     const brokerEpoch = book.report(ledger);
     const runner = health0.stop();
-    const connected = procs.connected;
+    const connect = { connectedClients: procs.connected, connectFailures: procs.failed, connectFailureCauses: procs.failureCauses };
     const base = {
       clients: o.clients,
-      connectedClients: connected,
-      connectFailures: procs.failed,
-      connectFailureCauses: procs.failureCauses,
+      ...connect,
       totalMessages: messages,
-      published: pr.published,
-      publishFailures: pr.failed,
-      publishFailureCauses: pr.failureCauses,
+      ...publisherFields(pr),
       // The kills make 503s while Redis is dead: expected, and never counted as loss.
       allowPublishFailures: s !== 'stall',
       expectedDeliveries: totals.expectedDeliveries,
       receivedDeliveries: totals.receivedDeliveries,
       unconfirmedDeliveries: totals.unconfirmedDeliveries,
       deliveryRatePct: pct(totals.receivedDeliveries - totals.unconfirmedDeliveries, totals.expectedDeliveries),
-      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries - totals.unconfirmedDeliveries, connected * pr.published),
+      deliveryRateOfConnectedPct: pct(totals.receivedDeliveries - totals.unconfirmedDeliveries, procs.connected * pr.published),
       skewFloor: 0,
       foreignMessages: procs.foreign + totals.foreign,
       elapsedMs: Date.now() - startedAt,
@@ -357,7 +338,7 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
     if (s === 'stall') {
       goal(`/health degraded on every node within ${o.healthGoalMs} ms`, maxDegraded, maxDegraded !== null && maxDegraded <= o.healthGoalMs);
       goal('0 accepted messages lost', totals.lostDeliveries, totals.lostDeliveries === 0);
-      goal(`every publish answered within the ${o.deadlineMs} ms deadline (+${o.answerSlackMs} ms allowance); max answer ms`, pubStats.maxAnswerMs, pubStats.over === 0 && !pr.failureCauses.TIMEOUT);
+      goal(`every publish answered within the ${o.deadlineMs} ms deadline (+${o.answerSlackMs} ms allowance); max answer ms`, answers.maxAnswerMs, answers.answersOverDeadline === 0 && !pr.failureCauses.TIMEOUT);
     } else if (s === 'aof') {
       goal('0 accepted messages lost', totals.lostDeliveries, totals.lostDeliveries === 0);
       goal('no epoch change (the AOF brought the data back)', brokerEpoch.changes.length, brokerEpoch.changes.length === 0 && brokerEpoch.historyRejectedEpochChanged === 0);
@@ -374,16 +355,14 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
       redis: s === 'aof' ? 'redis-server, appendonly yes, appendfsync always' : 'redis-server, no persistence (save "", appendonly no)',
       ratePerSec: o.rate,
       eventMs: returnAt - eventAt,
-      connectedClients: connected,
-      connectFailures: procs.failed,
-      connectFailureCauses: procs.failureCauses,
-      publisher: { messages, published: pr.published, failed: pr.failed, retried: pr.retried ?? 0, failureCauses: pr.failureCauses, attempts: pubStats.attempts, answersByStatus: pubStats.byStatus, maxAnswerMs: pubStats.maxAnswerMs, answersOverDeadline: pubStats.over, deadlineMs: o.deadlineMs },
+      ...connect,
+      publisher: { messages, published: pr.published, failed: pr.failed, retried: pr.retried ?? 0, failureCauses: pr.failureCauses, ...answers, deadlineMs: o.deadlineMs },
       ...(publishInStall ? { publishInStall } : {}),
       health,
       delivery: { ...totals, deliveryRatePct: base.deliveryRatePct },
       brokerEpoch,
       droppedBeforeKill: dropped,
-      awayAcrossRestart: awayIds.length,
+      awayAcrossRestart: away,
       historyRejected: procs.rejected,
       disconnects: procs.disconnects,
       runner: { peakRssMb: runner.runnerPeakRssMb, clientProcsPeakRssMb: procs.peakRssMb, loopLagP99Ms: Math.max(runner.runnerLoopLagMs.p99, procs.loopLagP99Ms) },
@@ -411,17 +390,16 @@ async function runFlood(o: ScenarioOptions, log: (l: string) => void): Promise<S
     const sampler = setInterval(() => (maxRss = Math.max(maxRss, rssMb())), 50);
     const data = 'x'.repeat(o.floodBytes);
     const statuses: Record<string, number> = {};
-    let accepted = 0;
     const end = startedAt + o.timeLimitSec * 1000;
     for (let k = 0; k < o.floodMessages && Date.now() < end; k++) {
       const r = await fetch(`${node.httpUrl}/_broadcast`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ stream: `flood/${k}`, data }), signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
       const st = String(r?.status ?? 'no answer');
       statuses[st] = (statuses[st] ?? 0) + 1;
-      if (r?.status === 201) accepted++;
       await r?.arrayBuffer();
     }
     await sleep(1000);
     clearInterval(sampler);
+    const accepted = statuses['201'] ?? 0;
     maxRss = Math.max(maxRss, rssMb());
     const endRss = rssMb();
     const metrics = (await (await fetch(`${node.httpUrl}/metrics`)).json()) as { broker?: Record<string, unknown> };
