@@ -2,6 +2,7 @@ import type { Emitter } from '../../lib/emitter.ts';
 import { defaultsOf, parseOptions, type OptionTable, type OptionValues, type ParseSources } from '../../lib/options.ts';
 import type { ServiceHandle } from '../../services/common/spawn.ts';
 import { stamp } from '../core/results.ts';
+import type { ResolvedTarget } from '../../shards/runner/types.ts';
 import type { TargetDefinition } from '../targets/types.ts';
 
 /**
@@ -92,17 +93,6 @@ interface CliSpec<Opts, Result> {
   readonly abortNote?: string;
 }
 
-/** The route's resolved target as a module sees it (shards/runner/types.ts's ResolvedTarget). */
-interface RouteTarget {
-  route: string;
-  server: string;
-  source: 'configured' | 'local' | 'request';
-  definition: TargetDefinition;
-  url?: string;
-  broadcastUrl?: string;
-  broadcastKey?: string;
-}
-
 interface HttpSpec<Opts, Result, Q extends OptionTable = OptionTable> {
   /** Route target names: `POST /bench-<name>-<target>` for each. */
   readonly targets: readonly string[];
@@ -113,11 +103,11 @@ interface HttpSpec<Opts, Result, Q extends OptionTable = OptionTable> {
    * option values (validated next by `validate`), what `effectiveParams` echoes besides the
    * options, and what `finish` needs. `given`: the raw names the caller sent.
    */
-  fromQuery(q: OptionValues<Q>, t: RouteTarget, given: Record<string, unknown>): { values: Record<string, unknown>; echo?: Record<string, unknown>; post?: Record<string, unknown> };
+  fromQuery(q: OptionValues<Q>, t: ResolvedTarget, given: Record<string, unknown>): { values: Record<string, unknown>; echo?: Record<string, unknown>; post?: Record<string, unknown> };
   /** The options as effectiveParams show them (default: without the operator's URLs and key). */
   shown?(opts: Opts): Record<string, unknown>;
   /** The result as the shard returns it (the benchmark's fields, sorted samples, redactions). */
-  finish?(result: Result, post: Record<string, unknown>, t: RouteTarget): Record<string, unknown>;
+  finish?(result: Result, post: Record<string, unknown>, t: ResolvedTarget): Record<string, unknown>;
 }
 
 /** `validate(parseOptions(options, src))`: the CLI's and env's one parse. */
