@@ -103,6 +103,9 @@ export const publisherFields = (p: PublisherResult) => ({ published: p.published
  */
 export type LossSummary = Partial<LossReport>;
 
+/** f summed over xs (a count over several results, workers or rooms). */
+export const sum = <T>(xs: readonly T[], f: (x: T) => number): number => xs.reduce((a, x) => a + f(x), 0);
+
 /** Counts by key (causes, outcomes, reasons) summed over several results. */
 export function addMaps(ms: Record<string, number>[]): Record<string, number> {
   const out: Record<string, number> = {};
@@ -116,7 +119,7 @@ export function mergeLoss(parts: LossReport[]): LossReport {
   return {
     lossByCause: addMaps(parts.map((p) => p.lossByCause as Record<string, number>)) as LossReport['lossByCause'],
     resumeOutcomes: addMaps(parts.map((p) => p.resumeOutcomes)),
-    replayedDeliveries: parts.reduce((a, p) => a + p.replayedDeliveries, 0),
-    lateDeliveries: { liveP99Ms: p99s.length ? Math.max(...p99s) : null, late: parts.reduce((a, p) => a + p.lateDeliveries.late, 0), byPath: addMaps(parts.map((p) => p.lateDeliveries.byPath)) },
+    replayedDeliveries: sum(parts, (p) => p.replayedDeliveries),
+    lateDeliveries: { liveP99Ms: p99s.length ? Math.max(...p99s) : null, late: sum(parts, (p) => p.lateDeliveries.late), byPath: addMaps(parts.map((p) => p.lateDeliveries.byPath)) },
   };
 }

@@ -13,7 +13,7 @@ import { checkValidity } from '../core/validity.ts';
 import { connectPhase } from '../engine/phases/connect.ts';
 import { listenPhase } from '../engine/phases/listen.ts';
 import { publishPhase } from '../engine/phases/publish.ts';
-import { settlePhase } from '../engine/phases/settle.ts';
+import { allDelivered, settlePhase } from '../engine/phases/settle.ts';
 import { deliveryFields, pct, publisherFields, runIdentity } from '../engine/results.ts';
 import { RunSession } from '../engine/session.ts';
 import type { EngineEvents } from '../engine/events.ts';
@@ -131,7 +131,7 @@ async function execute(o: JitterOptions, url: string, events: Emitter<JitterEven
     let pub: PublisherResult;
     if (o.subscribeOnly) {
       const w = listenWindow(o);
-      const l = await s.run(listenPhase({ ...common, firstMessageMs: w.firstMessageMs, lastMessageMs: w.lastMessageMs, firstAt: () => heard.firstAt, lastSeen: () => heard.lastSeen, planned: o.msgs, detail: `subscribe-only: ${s.book.connectedCount} clients waiting for ${o.msgs} messages tagged ${runId} on ${stream}` }));
+      const l = await s.run(listenPhase({ ...common, firstMessageMs: w.firstMessageMs, lastMessageMs: w.lastMessageMs, firstAt: () => heard.firstAt, lastSeen: () => heard.lastSeen, planned: o.msgs }));
       t0 = l.t0;
       series.publishingStarted(t0);
       for (const [seq, at] of rawSentAt.entries()) if (at !== undefined) sentAtMs[seq] = at - t0;
@@ -161,7 +161,7 @@ async function execute(o: JitterOptions, url: string, events: Emitter<JitterEven
     }
     // End early once every client ever seen connected is connected again and has every accepted
     // message (so recovery times are never cut short).
-    await s.run(settlePhase({ maxMs: o.settle, until: () => s.ledger.acceptedMessages > 0 && s.latency.count >= s.book.connectedCount * s.ledger.acceptedMessages && chaos!.connectedNow() >= s.book.connectedCount }));
+    await s.run(settlePhase({ maxMs: o.settle, until: () => allDelivered(s) && chaos!.connectedNow() >= s.book.connectedCount }));
     // Close before reporting: a runner that ran out of descriptors needs them back to read its
     // own limits and write the results.
     s.close();
