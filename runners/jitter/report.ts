@@ -1,8 +1,6 @@
 import { LOSS_CAUSE_LABELS, LOSS_CAUSES } from '../core/loss-causes.ts';
+import { fmtInt, fmtMs } from '../report/charts/common.ts';
 import type { JitterResult } from './result.ts';
-
-const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
-const fmtInt = (n: number) => n.toLocaleString('en-US');
 
 /** A result's column: the target, plus `(tuned)` when its client ran the shared tuned backoff. */
 export function columnLabel(r: Pick<JitterResult, 'target'> & { params: Pick<JitterResult['params'], 'reconnectStrategy'> }): string {

@@ -1,6 +1,7 @@
 import { LOSS_CAUSE_LABELS, LOSS_CAUSES, outcomeLabel, type LossByCause, type LossCause } from '../core/loss-causes.ts';
 import type { LateReport } from '../core/client-timelines.ts';
 import { barChart } from './charts/bars.ts';
+import { fmtInt, fmtMs } from './charts/common.ts';
 import type { ChartSpec, Section, StackSpec, TableSpec } from './types.ts';
 
 /**
@@ -56,9 +57,7 @@ const CAUSE_COLORS: Readonly<Record<LossCause, string>> = {
   publisher_side: '#17BECF',
 };
 
-const n = (v: number) => v.toLocaleString('en-US');
 const share = (part: number, whole: number) => (whole > 0 ? `${Math.round((part / whole) * 1000) / 10}%` : '0%');
-const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
 
 /** Causes that occurred in any input, in the union's order. */
 const causesIn = (inputs: readonly LossInput[]) => LOSS_CAUSES.filter((c) => inputs.some((i) => (i.lossByCause?.[c] ?? 0) > 0));
@@ -88,7 +87,7 @@ function lossTable(inputs: readonly LossInput[]): TableSpec {
   const cell = (i: LossInput, c: LossCause) => {
     if (!i.lossByCause) return 'n/a';
     const v = i.lossByCause[c] ?? 0;
-    return v ? `${n(v)} (${share(v, i.lostDeliveries)})` : '0';
+    return v ? `${fmtInt(v)} (${share(v, i.lostDeliveries)})` : '0';
   };
   return {
     id: 'lost-by-cause',
@@ -96,7 +95,7 @@ function lossTable(inputs: readonly LossInput[]): TableSpec {
     rows: [
       ['cause', ...inputs.map((i) => i.label)],
       ...causes.map((c) => [LOSS_CAUSE_LABELS[c], ...inputs.map((i) => cell(i, c))]),
-      ['total lost', ...inputs.map((i) => (i.lossByCause ? n(i.lostDeliveries) : `${n(i.lostDeliveries)} (no causes in this result)`))],
+      ['total lost', ...inputs.map((i) => (i.lossByCause ? fmtInt(i.lostDeliveries) : `${fmtInt(i.lostDeliveries)} (no causes in this result)`))],
     ],
   };
 }
@@ -106,10 +105,10 @@ function resumeTable(inputs: readonly LossInput[]): TableSpec {
   const keys = [...new Set(inputs.flatMap((i) => Object.keys(i.resumeOutcomes ?? {})))].sort();
   const rows = [
     ['outcome', ...inputs.map((i) => i.label)],
-    ...keys.map((k) => [outcomeLabel(k), ...inputs.map((i) => (i.resumeOutcomes ? n(i.resumeOutcomes[k] ?? 0) : 'n/a'))]),
-    ['reconnects', ...inputs.map((i) => (i.resumeOutcomes ? n(Object.values(i.resumeOutcomes).reduce((a, b) => a + b, 0)) : 'n/a'))],
+    ...keys.map((k) => [outcomeLabel(k), ...inputs.map((i) => (i.resumeOutcomes ? fmtInt(i.resumeOutcomes[k] ?? 0) : 'n/a'))]),
+    ['reconnects', ...inputs.map((i) => (i.resumeOutcomes ? fmtInt(Object.values(i.resumeOutcomes).reduce((a, b) => a + b, 0)) : 'n/a'))],
   ];
-  if (inputs.some((i) => i.replayedDeliveries !== undefined)) rows.push(['deliveries replayed (not live)', ...inputs.map((i) => (i.replayedDeliveries === undefined ? 'n/a' : n(i.replayedDeliveries)))]);
+  if (inputs.some((i) => i.replayedDeliveries !== undefined)) rows.push(['deliveries replayed (not live)', ...inputs.map((i) => (i.replayedDeliveries === undefined ? 'n/a' : fmtInt(i.replayedDeliveries)))]);
   return { id: 'resume-outcomes', caption: 'Reconnects by resume outcome', rows };
 }
 
@@ -123,8 +122,8 @@ function lateTable(inputs: readonly LossInput[]): TableSpec | null {
     rows: [
       ['path', ...inputs.map((i) => i.label)],
       ['live p99', ...inputs.map((i) => (i.lateDeliveries ? (i.lateDeliveries.liveP99Ms === null ? 'none live' : fmtMs(i.lateDeliveries.liveP99Ms)) : 'n/a'))],
-      ...paths.map((p) => [outcomeLabel(p), ...inputs.map((i) => (i.lateDeliveries ? n(i.lateDeliveries.byPath[p] ?? 0) : 'n/a'))]),
-      ['late in all', ...inputs.map((i) => (i.lateDeliveries ? n(i.lateDeliveries.late) : 'n/a'))],
+      ...paths.map((p) => [outcomeLabel(p), ...inputs.map((i) => (i.lateDeliveries ? fmtInt(i.lateDeliveries.byPath[p] ?? 0) : 'n/a'))]),
+      ['late in all', ...inputs.map((i) => (i.lateDeliveries ? fmtInt(i.lateDeliveries.late) : 'n/a'))],
     ],
   };
 }
@@ -134,7 +133,7 @@ function lossBarChart(i: LossInput): ChartSpec | null {
   const by = i.lossByCause;
   if (!by || i.lostDeliveries === 0) return null;
   const items = LOSS_CAUSES.filter((c) => (by[c] ?? 0) > 0).map((c) => ({ label: LOSS_CAUSE_LABELS[c], value: by[c]!, color: CAUSE_COLORS[c] }));
-  return barChart({ id: `lost-by-cause-${i.label}`, title: `Lost by cause: ${i.label}`, note: `Each of the ${n(i.lostDeliveries)} lost deliveries booked to one cause, from the client's own timeline (docs/reports.md, "Lost by cause").`, yLabel: 'lost deliveries', items });
+  return barChart({ id: `lost-by-cause-${i.label}`, title: `Lost by cause: ${i.label}`, note: `Each of the ${fmtInt(i.lostDeliveries)} lost deliveries booked to one cause, from the client's own timeline (docs/reports.md, "Lost by cause").`, yLabel: 'lost deliveries', items });
 }
 
 /**
