@@ -117,9 +117,7 @@ export function parseModule<O extends object, R extends object, T extends Option
 
 /** Typed values (some of the table's) completed with the table's defaults: what `validate` takes from the HTTP side. */
 export function withDefaults<T extends OptionTable>(table: T, values: Record<string, unknown>): OptionValues<T> {
-  const out: Record<string, unknown> = { ...defaultsOf(table) };
-  for (const [k, v] of Object.entries(values)) if (v !== undefined) out[k] = v;
-  return out as OptionValues<T>;
+  return { ...defaultsOf(table), ...Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) } as OptionValues<T>;
 }
 
 /** Options as effectiveParams echo them: the target's URLs and broadcast key are the operator's, not the caller's. */
@@ -148,12 +146,12 @@ type Optional<X, K extends keyof X> = Omit<X, K> & Partial<Pick<X, K>>;
 type TargetOf<O> = { targetOf(opts: O): { name: string; url?: string | undefined } };
 
 /**
- * A module as its file declares it. Left out, `targetOf` is the options' `target` and `url` (a
- * module whose options have no `target` must give it), `summary` requires no field, `cli.script`
- * is the name, `cli.fileName` is `<name>-<target>-<stamp>`, `cli.command` shows the options as
- * they are, and `http.targets` is every route target.
+ * A module as its file declares it. Left out, `target` is `service`, `targetOf` is the options'
+ * `target` and `url` (a module whose options have no `target` must give it), `summary` requires
+ * no field, `cli.script` is the name, `cli.fileName` is `<name>-<target>-<stamp>`, `cli.command`
+ * shows the options as they are, and `http.targets` is every route target.
  */
-type ModuleSpec<O extends object, R extends object, T extends OptionTable, Q extends OptionTable> = Optional<Omit<RunnerModule<O, R, T, Q>, 'cli' | 'http' | 'targetOf'>, 'summary'> &
+type ModuleSpec<O extends object, R extends object, T extends OptionTable, Q extends OptionTable> = Optional<Omit<RunnerModule<O, R, T, Q>, 'cli' | 'http' | 'targetOf'>, 'target' | 'summary'> &
   (O extends { target: string; url?: string | undefined } ? Partial<TargetOf<O>> : TargetOf<O>) & {
     readonly cli: Optional<CliSpec<O, R>, 'script' | 'fileName' | 'command'>;
     readonly http?: Optional<HttpSpec<O, R, Q>, 'targets'>;
@@ -165,6 +163,7 @@ export function defineModule<O extends object, R extends object, T extends Optio
   const { http, ...rest } = m;
   return {
     ...rest,
+    target: m.target ?? 'service',
     targetOf,
     summary: m.summary ?? [],
     cli: { script: m.name, fileName: (o) => resultName(m.name, targetOf(o).name), command: (o) => ({ values: o as Record<string, unknown> }), ...m.cli },

@@ -54,7 +54,6 @@ export const jitterModule = defineModule({
     return { jitter, workers };
   },
   plannedMs: ({ jitter }) => jitterPlannedMs(jitter),
-  target: 'service',
   targetOf: ({ jitter }) => ({ name: jitter.target, url: jitter.url }),
   async run({ jitter, workers }, ctx) {
     const targetPid = ctx.service?.pid;

@@ -18,7 +18,6 @@ export const latencyModule = defineModule({
   validate: (v: LatencyOptions) => (toJitterOptions(v), v),
   // The jitter run it is, so the jitter run's one plan.
   plannedMs: (o) => jitterPlannedMs(toJitterOptions(o)),
-  target: 'service',
   run: (o, ctx) => runLatency(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: true },

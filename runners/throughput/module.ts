@@ -14,7 +14,6 @@ export const throughputModule = defineModule({
   options: THROUGHPUT_OPTIONS,
   validate: checkThroughputOptions,
   plannedMs: throughputPlannedMs,
-  target: 'service',
   run: (o, ctx) => runThroughput(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: false },

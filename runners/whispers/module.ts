@@ -16,7 +16,6 @@ export const whispersModule = defineModule({
   options: WHISPERS_OPTIONS,
   validate: (v) => checkWhispersOptions(v),
   plannedMs: whispersPlannedMs,
-  target: 'service',
   run: (o, ctx) => runWhispers(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'whispersSent', 'whispersReceived', 'expectedReceived'],
   multi: { sharedStream: false },
