@@ -59,8 +59,17 @@ const CAUSE_COLORS: Readonly<Record<LossCause, string>> = {
 
 const share = (part: number, whole: number) => (whole > 0 ? `${Math.round((part / whole) * 1000) / 10}%` : '0%');
 
+type CauseCounts = Pick<LossInput, 'lossByCause' | 'lostDeliveries'>;
+
 /** Causes that occurred in any input, in the union's order. */
-const causesIn = (inputs: readonly LossInput[]) => LOSS_CAUSES.filter((c) => inputs.some((i) => (i.lossByCause?.[c] ?? 0) > 0));
+export const causesIn = (inputs: readonly CauseCounts[]) => LOSS_CAUSES.filter((c) => inputs.some((i) => (i.lossByCause?.[c] ?? 0) > 0));
+
+/** One cause's cell of a target's column: count (share of that target's loss); n/a for a result without causes. */
+export function causeCell(i: CauseCounts, c: LossCause): string {
+  if (!i.lossByCause) return 'n/a';
+  const v = i.lossByCause[c] ?? 0;
+  return v ? `${fmtInt(v)} (${share(v, i.lostDeliveries)})` : '0';
+}
 
 /** The stacked bar of the comparison pages: one bar per target, its lost deliveries stacked by cause. */
 export function lossStack(inputs: readonly LossInput[], id = 'lost-by-cause-stack'): StackSpec | null {
@@ -84,17 +93,12 @@ export function lossStack(inputs: readonly LossInput[], id = 'lost-by-cause-stac
 /** Lost deliveries by cause, one column per target: count (share of that target's loss). */
 function lossTable(inputs: readonly LossInput[]): TableSpec {
   const causes = causesIn(inputs);
-  const cell = (i: LossInput, c: LossCause) => {
-    if (!i.lossByCause) return 'n/a';
-    const v = i.lossByCause[c] ?? 0;
-    return v ? `${fmtInt(v)} (${share(v, i.lostDeliveries)})` : '0';
-  };
   return {
     id: 'lost-by-cause',
     caption: 'Lost deliveries by cause (share of the target\'s loss)',
     rows: [
       ['cause', ...inputs.map((i) => i.label)],
-      ...causes.map((c) => [LOSS_CAUSE_LABELS[c], ...inputs.map((i) => cell(i, c))]),
+      ...causes.map((c) => [LOSS_CAUSE_LABELS[c], ...inputs.map((i) => causeCell(i, c))]),
       ['total lost', ...inputs.map((i) => (i.lossByCause ? fmtInt(i.lostDeliveries) : `${fmtInt(i.lostDeliveries)} (no causes in this result)`))],
     ],
   };
@@ -132,7 +136,7 @@ function lateTable(inputs: readonly LossInput[]): TableSpec | null {
 function lossBarChart(i: LossInput): ChartSpec | null {
   const by = i.lossByCause;
   if (!by || i.lostDeliveries === 0) return null;
-  const items = LOSS_CAUSES.filter((c) => (by[c] ?? 0) > 0).map((c) => ({ label: LOSS_CAUSE_LABELS[c], value: by[c]!, color: CAUSE_COLORS[c] }));
+  const items = causesIn([i]).map((c) => ({ label: LOSS_CAUSE_LABELS[c], value: by[c]!, color: CAUSE_COLORS[c] }));
   return barChart({ id: `lost-by-cause-${i.label}`, title: `Lost by cause: ${i.label}`, note: `Each of the ${fmtInt(i.lostDeliveries)} lost deliveries booked to one cause, from the client's own timeline (docs/reports.md, "Lost by cause").`, yLabel: 'lost deliveries', items });
 }
 

@@ -28,10 +28,9 @@ const refuse = (option: string, why: string) => new ReboundError('RR_ERR_OPTION_
 
 /** Refuse what cannot apply; returns nothing because every accepted value is what Rebound does anyway. */
 export function checkClientCompat(v: { channel?: string | undefined; acProtocol?: string | undefined; clientLib?: string | undefined; reconnectBaseMs?: number; reconnectStrategy?: string; backoffApplies?: boolean }, route: string, given: Record<string, unknown>): void {
-  const anycableOnly = (k: string) => {
+  for (const k of ['channel', 'acProtocol', 'clientLib']) {
     if (k in given && !ANYCABLE_ROUTES.has(route)) throw refuse(k, `applies to AnyCable routes (anycable, replay) only, not "${route}"`);
-  };
-  for (const k of ['channel', 'acProtocol', 'clientLib']) anycableOnly(k);
+  }
   if (v.channel !== undefined && v.channel !== '$pubsub') throw refuse('channel', `"${v.channel}" needs a Rails RPC backend (a channel class behind anycable-go's RPC) that Rebound does not have; only $pubsub (streamFrom) runs here`);
   if (v.acProtocol !== undefined && v.acProtocol !== 'actioncable-v1-ext-json') throw refuse('acProtocol', `"${v.acProtocol}" is not supported: Rebound's AnyCable client speaks actioncable-v1-ext-json only (stream history and session restores need the extended protocol)`);
   if (v.clientLib === 'actioncable') throw refuse('clientLib', '"actioncable" needs @rails/actioncable, which is not installed; Rebound drives AnyCable with @anycable/core (clientLib=anycable)');
