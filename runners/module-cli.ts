@@ -31,7 +31,7 @@ export async function moduleMain<O extends object, R extends object, T extends O
   const ctx: ModuleRunContext = {
     signal,
     phase: (name, detail) => err(`[${target}] ${name}: ${detail}`),
-    progress: (p) => err(m.cli.progressLine ? m.cli.progressLine(p, opts) : undefined),
+    progress: (p) => err(m.cli.progressLine?.(p, opts)),
     log: (line) => err(m.cli.logLine ? m.cli.logLine(line, opts) : `[${target}] ${line}`),
   };
   // The same plannedMs the runner service answers Retry-After and the job's ETA with.

@@ -2,7 +2,7 @@ import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
 import { benchmarkFields } from '../../shards/runner/entries/bench-fields.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
-import { redactBroadcastKey, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
+import { withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { defineModule, shownOptions } from '../engine/module.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
 import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from './options.ts';
@@ -85,6 +85,6 @@ export const jitterModule = defineModule({
       };
     },
     shown: (o) => shownOptions(o.jitter),
-    finish: (r, post, t) => benchmarkFields(redactBroadcastKey(r), { route: t.route, server: t.server, label: post.label as string | undefined, samplesCap: post.samplesCap as number }),
+    finish: benchmarkFields,
   },
 });
