@@ -97,9 +97,11 @@ export function deliveryFields(s: RunSession, published: number) {
 export const publisherFields = (p: PublisherResult) => ({ published: p.published, publishFailures: p.failed, publishFailureCauses: p.failureCauses, publishFailureSamples: p.failures });
 
 /**
- * Why every lost delivery was lost, how every reconnect resumed, live vs replayed, and the late
- * split (RunSession.lossReport), as a result type carries them: the jitter result's field names
- * (runners/jitter/result.ts), optional since older results lack them.
+ * Why every lost delivery was lost (runners/core/loss-causes.ts: from the client's own timeline
+ * and the message's publisher window), how every reconnect resumed (session_restored,
+ * history_filled, rejected:<cause>, nothing_to_resume, not_attempted), live vs replayed (answered
+ * while that client was down), and the late split (RunSession.lossReport), as a result type
+ * carries them: the jitter result's field names, optional since older results lack them.
  */
 export type LossSummary = Partial<LossReport>;
 

@@ -1,5 +1,5 @@
-import { LOSS_CAUSE_LABELS, LOSS_CAUSES, outcomeLabel, type LossByCause, type LossCause } from '../core/loss-causes.ts';
-import type { LateReport } from '../core/client-timelines.ts';
+import { LOSS_CAUSE_LABELS, LOSS_CAUSES, outcomeLabel, type LossCause } from '../core/loss-causes.ts';
+import type { LossSummary } from '../engine/results.ts';
 import { barChart } from './charts/bars.ts';
 import { fmtInt, fmtMs } from './charts/common.ts';
 import type { ChartSpec, Section, StackSpec, TableSpec } from './types.ts';
@@ -12,14 +12,10 @@ import type { ChartSpec, Section, StackSpec, TableSpec } from './types.ts';
  * the runner; a result written before those fields existed gets "n/a" cells, and a page none of
  * whose results has them gets no such section at all.
  */
-export interface LossInput {
+export interface LossInput extends LossSummary {
   /** The target's column label. */
   label: string;
   lostDeliveries: number;
-  lossByCause?: LossByCause;
-  resumeOutcomes?: Record<string, number>;
-  replayedDeliveries?: number;
-  lateDeliveries?: LateReport;
 }
 
 /** A result's loss fields, read structurally (every runner's result names them alike). */
