@@ -11,6 +11,7 @@ import { columnLabel, formatComparison } from './jitter/report.ts';
 import type { JitterResult } from './jitter/result.ts';
 import { runJitter } from './jitter/run.ts';
 import { benchAvalancheTable, BENCH_AVALANCHE_HELP } from './avalanche/compare.ts';
+import { abortOnSignals } from './module-cli.ts';
 import { commandLine, reportLine } from './report/index.ts';
 import { getTarget, localTargets, unavailableTargets } from './targets/index.ts';
 
@@ -53,21 +54,15 @@ async function main(argv: string[]): Promise<number> {
     ...(tuned && t.reconnect === 'library' && rest.reconnectStrategy !== 'tuned' ? [{ t, strategy: 'tuned' as const }] : []),
   ]);
   // SIGTERM/SIGINT stop the run in progress (its partial result is kept, flagged ABORTED) and skip the rest.
-  const stop = new AbortController();
-  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(sig, () => {
-      process.stderr.write(`\n${sig}: stopping; the partial result is written, flagged ABORTED, and the remaining targets are skipped\n`);
-      stop.abort();
-    });
-  }
+  const stop = abortOnSignals((sig) => `\n${sig}: stopping; the partial result is written, flagged ABORTED, and the remaining targets are skipped\n`);
   const results: JitterResult[] = [];
   for (const { t, strategy } of runs) {
-    if (stop.signal.aborted) break;
+    if (stop.aborted) break;
     const jopts: JitterOptions = { ...rest, seed, target: t.name, url: undefined, broadcastUrl: undefined, reconnectStrategy: strategy, subscribeOnly: false, runId: '' };
     const label = columnLabel({ target: t.name, params: jopts });
     process.stderr.write(`\n== ${label}: ${t.description}\n`);
     const r = await withTarget(t, undefined, async (url, svc) => {
-      const run = runJitter(jopts, url, { targetPid: svc?.pid, signal: stop.signal });
+      const run = runJitter(jopts, url, { targetPid: svc?.pid, signal: stop });
       run.events.on('phase', (name, detail) => process.stderr.write(`[${label}] ${name}: ${detail}\n`));
       run.events.on('progress', (p) => process.stderr.write(formatProgress(label, p)));
       return run.result;
@@ -80,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
   process.stderr.write(`\nresults: ${file}\nsummary: ${summary}\n`);
   process.stderr.write(`${await reportLine(file, results, { command: commandLine('bench', BENCH_OPTIONS, { ...opts, seed }) })}\n`);
   process.stdout.write(json ? JSON.stringify(results, null, 2) + '\n' : `Resilience comparison, plan ${opts.plan}: ${opts.clients} clients, ${opts.msgs} msgs every ${opts.interval} ms, disruption every ${opts.jitter} s (+U(0,5)), seed ${seed}\n\n` + formatComparison(results));
-  const av = avalanche && !stop.signal.aborted ? await avalanche.run(seed, json) : { ok: !avalanche, text: '' };
+  const av = avalanche && !stop.aborted ? await avalanche.run(seed, json) : { ok: !avalanche, text: '' };
   process.stdout.write(av.text);
   return results.every((r) => r.validity.valid) && av.ok ? 0 : 2;
 }

@@ -26,18 +26,12 @@ export async function moduleMain<O extends object, R extends object, T extends O
   const json = argv.includes('--json');
   const opts = parseModule(m, { values: argvToValues(argv.filter((a) => a !== '--json'), m.options), env, origin: 'CLI' });
   const { name: target, url } = m.targetOf(opts);
-  const stop = new AbortController();
-  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(sig, () => {
-      if (m.cli.abortNote) process.stderr.write(`[${target}] ${sig}: ${m.cli.abortNote}\n`);
-      stop.abort();
-    });
-  }
+  const signal = abortOnSignals((sig) => m.cli.abortNote && `[${target}] ${sig}: ${m.cli.abortNote}\n`);
   const err = (line: string | undefined) => line !== undefined && process.stderr.write(line.endsWith('\n') ? line : `${line}\n`);
   const ctx: ModuleRunContext = {
-    signal: stop.signal,
+    signal,
     phase: (name, detail) => err(`[${target}] ${name}: ${detail}`),
-    progress: (p) => err(m.cli.progressLine ? m.cli.progressLine(p, opts) : undefined),
+    progress: (p) => err(m.cli.progressLine?.(p, opts)),
     log: (line) => err(m.cli.logLine ? m.cli.logLine(line, opts) : `[${target}] ${line}`),
   };
   // The same plannedMs the runner service answers Retry-After and the job's ETA with.
@@ -61,6 +55,19 @@ export async function moduleMain<O extends object, R extends object, T extends O
   if (json || m.cli.json === 'always') process.stdout.write(JSON.stringify(m.cli.jsonView ? m.cli.jsonView(result, file, command) : result, null, 2) + '\n');
   else if (m.cli.present) process.stdout.write(m.cli.present(result, opts));
   return m.cli.exitCode ? m.cli.exitCode(result) : (result as { validity?: { valid?: boolean } }).validity?.valid ? 0 : 2;
+}
+
+/** Aborted on the first SIGTERM or SIGINT, after `note`'s stderr line (if any): the run stops and still writes its partial result. */
+export function abortOnSignals(note: (sig: NodeJS.Signals) => string | undefined): AbortSignal {
+  const stop = new AbortController();
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(sig, () => {
+      const line = note(sig);
+      if (line) process.stderr.write(line);
+      stop.abort();
+    });
+  }
+  return stop.signal;
 }
 
 /** A runner's cli.ts: `runModuleCli(module)`. */

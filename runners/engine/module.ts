@@ -2,6 +2,7 @@ import type { Emitter } from '../../lib/emitter.ts';
 import { defaultsOf, parseOptions, type OptionTable, type OptionValues, type ParseSources } from '../../lib/options.ts';
 import type { ServiceHandle } from '../../services/common/spawn.ts';
 import { stamp } from '../core/results.ts';
+import type { ResolvedTarget } from '../../shards/runner/types.ts';
 import type { TargetDefinition } from '../targets/types.ts';
 
 /**
@@ -92,17 +93,6 @@ interface CliSpec<Opts, Result> {
   readonly abortNote?: string;
 }
 
-/** The route's resolved target as a module sees it (shards/runner/types.ts's ResolvedTarget). */
-interface RouteTarget {
-  route: string;
-  server: string;
-  source: 'configured' | 'local' | 'request';
-  definition: TargetDefinition;
-  url?: string;
-  broadcastUrl?: string;
-  broadcastKey?: string;
-}
-
 interface HttpSpec<Opts, Result, Q extends OptionTable = OptionTable> {
   /** Route target names: `POST /bench-<name>-<target>` for each. */
   readonly targets: readonly string[];
@@ -113,11 +103,11 @@ interface HttpSpec<Opts, Result, Q extends OptionTable = OptionTable> {
    * option values (validated next by `validate`), what `effectiveParams` echoes besides the
    * options, and what `finish` needs. `given`: the raw names the caller sent.
    */
-  fromQuery(q: OptionValues<Q>, t: RouteTarget, given: Record<string, unknown>): { values: Record<string, unknown>; echo?: Record<string, unknown>; post?: Record<string, unknown> };
+  fromQuery(q: OptionValues<Q>, t: ResolvedTarget, given: Record<string, unknown>): { values: Record<string, unknown>; echo?: Record<string, unknown>; post?: Record<string, unknown> };
   /** The options as effectiveParams show them (default: without the operator's URLs and key). */
   shown?(opts: Opts): Record<string, unknown>;
   /** The result as the shard returns it (the benchmark's fields, sorted samples, redactions). */
-  finish?(result: Result, post: Record<string, unknown>, t: RouteTarget): Record<string, unknown>;
+  finish?(result: Result, post: Record<string, unknown>, t: ResolvedTarget): Record<string, unknown>;
 }
 
 /** `validate(parseOptions(options, src))`: the CLI's and env's one parse. */
@@ -127,9 +117,7 @@ export function parseModule<O extends object, R extends object, T extends Option
 
 /** Typed values (some of the table's) completed with the table's defaults: what `validate` takes from the HTTP side. */
 export function withDefaults<T extends OptionTable>(table: T, values: Record<string, unknown>): OptionValues<T> {
-  const out: Record<string, unknown> = { ...defaultsOf(table) };
-  for (const [k, v] of Object.entries(values)) if (v !== undefined) out[k] = v;
-  return out as OptionValues<T>;
+  return { ...defaultsOf(table), ...Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) } as OptionValues<T>;
 }
 
 /** Options as effectiveParams echo them: the target's URLs and broadcast key are the operator's, not the caller's. */
@@ -158,12 +146,12 @@ type Optional<X, K extends keyof X> = Omit<X, K> & Partial<Pick<X, K>>;
 type TargetOf<O> = { targetOf(opts: O): { name: string; url?: string | undefined } };
 
 /**
- * A module as its file declares it. Left out, `targetOf` is the options' `target` and `url` (a
- * module whose options have no `target` must give it), `summary` requires no field, `cli.script`
- * is the name, `cli.fileName` is `<name>-<target>-<stamp>`, `cli.command` shows the options as
- * they are, and `http.targets` is every route target.
+ * A module as its file declares it. Left out, `target` is `service`, `targetOf` is the options'
+ * `target` and `url` (a module whose options have no `target` must give it), `summary` requires
+ * no field, `cli.script` is the name, `cli.fileName` is `<name>-<target>-<stamp>`, `cli.command`
+ * shows the options as they are, and `http.targets` is every route target.
  */
-type ModuleSpec<O extends object, R extends object, T extends OptionTable, Q extends OptionTable> = Optional<Omit<RunnerModule<O, R, T, Q>, 'cli' | 'http' | 'targetOf'>, 'summary'> &
+type ModuleSpec<O extends object, R extends object, T extends OptionTable, Q extends OptionTable> = Optional<Omit<RunnerModule<O, R, T, Q>, 'cli' | 'http' | 'targetOf'>, 'target' | 'summary'> &
   (O extends { target: string; url?: string | undefined } ? Partial<TargetOf<O>> : TargetOf<O>) & {
     readonly cli: Optional<CliSpec<O, R>, 'script' | 'fileName' | 'command'>;
     readonly http?: Optional<HttpSpec<O, R, Q>, 'targets'>;
@@ -175,6 +163,7 @@ export function defineModule<O extends object, R extends object, T extends Optio
   const { http, ...rest } = m;
   return {
     ...rest,
+    target: m.target ?? 'service',
     targetOf,
     summary: m.summary ?? [],
     cli: { script: m.name, fileName: (o) => resultName(m.name, targetOf(o).name), command: (o) => ({ values: o as Record<string, unknown> }), ...m.cli },

@@ -20,13 +20,7 @@ export function logLines(events: Emitter<EngineEvents>, write: ((line: string) =
 }
 
 /** What the runners' `hooks.progress` callbacks get: the phase and the running counts. */
-export interface ProgressSnapshot {
-  phase: string;
-  connected: number;
-  published: number;
-  received: number;
-  deliveredPct: number;
-}
+export type ProgressSnapshot = Pick<Progress, 'connected' | 'published' | 'received' | 'deliveredPct'> & { phase: string };
 
 /** What a session runner takes from its caller: the abort, progress snapshots (relayProgress), log lines (logLines), its typed events. */
 export interface RunHooks {

@@ -97,11 +97,16 @@ export function deliveryFields(s: RunSession, published: number) {
 export const publisherFields = (p: PublisherResult) => ({ published: p.published, publishFailures: p.failed, publishFailureCauses: p.failureCauses, publishFailureSamples: p.failures });
 
 /**
- * Why every lost delivery was lost, how every reconnect resumed, live vs replayed, and the late
- * split (RunSession.lossReport), as a result type carries them: the jitter result's field names
- * (runners/jitter/result.ts), optional since older results lack them.
+ * Why every lost delivery was lost (runners/core/loss-causes.ts: from the client's own timeline
+ * and the message's publisher window), how every reconnect resumed (session_restored,
+ * history_filled, rejected:<cause>, nothing_to_resume, not_attempted), live vs replayed (answered
+ * while that client was down), and the late split (RunSession.lossReport), as a result type
+ * carries them: the jitter result's field names, optional since older results lack them.
  */
 export type LossSummary = Partial<LossReport>;
+
+/** f summed over xs (a count over several results, workers or rooms). */
+export const sum = <T>(xs: readonly T[], f: (x: T) => number): number => xs.reduce((a, x) => a + f(x), 0);
 
 /** Counts by key (causes, outcomes, reasons) summed over several results. */
 export function addMaps(ms: Record<string, number>[]): Record<string, number> {
@@ -116,7 +121,7 @@ export function mergeLoss(parts: LossReport[]): LossReport {
   return {
     lossByCause: addMaps(parts.map((p) => p.lossByCause as Record<string, number>)) as LossReport['lossByCause'],
     resumeOutcomes: addMaps(parts.map((p) => p.resumeOutcomes)),
-    replayedDeliveries: parts.reduce((a, p) => a + p.replayedDeliveries, 0),
-    lateDeliveries: { liveP99Ms: p99s.length ? Math.max(...p99s) : null, late: parts.reduce((a, p) => a + p.lateDeliveries.late, 0), byPath: addMaps(parts.map((p) => p.lateDeliveries.byPath)) },
+    replayedDeliveries: sum(parts, (p) => p.replayedDeliveries),
+    lateDeliveries: { liveP99Ms: p99s.length ? Math.max(...p99s) : null, late: sum(parts, (p) => p.lateDeliveries.late), byPath: addMaps(parts.map((p) => p.lateDeliveries.byPath)) },
   };
 }

@@ -89,7 +89,6 @@ export class RunSession implements Session {
     return this.isStopping;
   }
 
-  /** Run one phase over this session: its `validate()` first, then `run()`. */
   async run<T>(phase: Phase<T>): Promise<T> {
     phase.validate?.(this);
     return phase.run(this);

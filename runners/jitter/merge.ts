@@ -1,4 +1,4 @@
-import { addMaps, pct } from '../engine/results.ts';
+import { addMaps, pct, sum } from '../engine/results.ts';
 import { mergeLatency, summarize } from '../core/latency.ts';
 import { checkValidity } from '../core/validity.ts';
 import { mergeEpochReports } from '../core/epoch-book.ts';
@@ -12,7 +12,6 @@ import type { JitterResult } from './result.ts';
  * latency HdrHistograms merged exactly (mergeLatency); disruption spreads are not mergeable
  * exactly and are combined conservatively, with each worker's own figures kept in perWorker.
  */
-const sum = <T>(xs: T[], f: (x: T) => number) => xs.reduce((a, x) => a + f(x), 0);
 
 export interface WorkerSlice {
   worker: number;

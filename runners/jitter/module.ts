@@ -2,7 +2,7 @@ import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
 import { benchmarkFields } from '../../shards/runner/entries/bench-fields.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
-import { redactBroadcastKey, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
+import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { defineModule, shownOptions } from '../engine/module.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
 import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from './options.ts';
@@ -18,7 +18,7 @@ const JITTER_CLI_OPTIONS = {
 } as const satisfies OptionTable;
 
 // The URL options and the target are the route's business, never the query's.
-const { target: _t, url: _u, broadcastUrl: _b, toxiproxyUrl: _x, broadcastKey: _k, reconnectStrategy, ...JITTER_QUERY } = JITTER_OPTIONS;
+const { toxiproxyUrl: _x, reconnectStrategy, ...JITTER_QUERY } = queryOptions(JITTER_OPTIONS);
 const PER_PROCESS = JITTER_OPTIONS.clients.max;
 
 /** The jitter CLI's table as the HTTP surface sees it, plus the benchmark's names. */
@@ -54,7 +54,6 @@ export const jitterModule = defineModule({
     return { jitter, workers };
   },
   plannedMs: ({ jitter }) => jitterPlannedMs(jitter),
-  target: 'service',
   targetOf: ({ jitter }) => ({ name: jitter.target, url: jitter.url }),
   async run({ jitter, workers }, ctx) {
     const targetPid = ctx.service?.pid;
@@ -86,6 +85,6 @@ export const jitterModule = defineModule({
       };
     },
     shown: (o) => shownOptions(o.jitter),
-    finish: (r, post, t) => benchmarkFields(redactBroadcastKey(r), { route: t.route, server: t.server, label: post.label as string | undefined, samplesCap: post.samplesCap as number }),
+    finish: benchmarkFields,
   },
 });

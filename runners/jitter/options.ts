@@ -1,4 +1,4 @@
-import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
+import { kebab, parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
 import { ReboundError } from '../../lib/errors.ts';
 import { getTarget } from '../targets/index.ts';
 import { isAllowedTargetUrl } from '../core/addresses.ts';
@@ -56,11 +56,9 @@ export function checkJitterOptions(opts: JitterOptions): JitterOptions {
   if (opts.clients * opts.msgs > LEDGER_MAX_CELLS) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `clients x msgs = ${opts.clients * opts.msgs} exceeds ${LEDGER_MAX_CELLS} ledger cells; split the clients over shards`, { details: { option: 'clients' } });
   }
-  if (opts.broadcastUrl !== undefined && !isAllowedTargetUrl(opts.broadcastUrl)) {
-    throw new ReboundError('RR_ERR_OPTION_INVALID', `broadcast-url must be a loopback http URL; got ${JSON.stringify(opts.broadcastUrl)}`, { details: { option: 'broadcastUrl' } });
-  }
-  if (opts.toxiproxyUrl !== undefined && !isAllowedTargetUrl(opts.toxiproxyUrl)) {
-    throw new ReboundError('RR_ERR_OPTION_INVALID', `toxiproxy-url must be a loopback http URL; got ${JSON.stringify(opts.toxiproxyUrl)}`, { details: { option: 'toxiproxyUrl' } });
+  for (const k of ['broadcastUrl', 'toxiproxyUrl'] as const) {
+    const v = opts[k];
+    if (v !== undefined && !isAllowedTargetUrl(v)) throw new ReboundError('RR_ERR_OPTION_INVALID', `${kebab(k)} must be a loopback http URL; got ${JSON.stringify(v)}`, { details: { option: k } });
   }
   if (opts.url !== undefined && !isAllowedTargetUrl(opts.url)) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `url must be a loopback http(s) URL (127.0.0.0/8, localhost, [::1]) unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.url)}`, { details: { option: 'url' } });

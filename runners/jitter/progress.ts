@@ -1,10 +1,7 @@
 import type { Progress } from '../engine/events.ts';
 
-/** A snapshot emitted every PROGRESS_EVERY_MS while publishing (the engine's Progress, loop lag always watched). */
+/** A snapshot emitted every 2 s (the publish phase's default) while publishing (the engine's Progress, loop lag always watched). */
 export type JitterProgress = Progress & { loopLagMs: { p99: number; max: number } };
-
-/** How often `progress` fires during publishing. */
-export const PROGRESS_EVERY_MS = 2000;
 
 /**
  * One progress line for stderr while publishing, e.g.

@@ -1,8 +1,7 @@
-import { LOSS_CAUSE_LABELS, LOSS_CAUSES } from '../core/loss-causes.ts';
+import { LOSS_CAUSE_LABELS } from '../core/loss-causes.ts';
+import { causeCell, causesIn } from '../report/loss.ts';
+import { fmtInt, fmtMs } from '../report/charts/common.ts';
 import type { JitterResult } from './result.ts';
-
-const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
-const fmtInt = (n: number) => n.toLocaleString('en-US');
 
 /** A result's column: the target, plus `(tuned)` when its client ran the shared tuned backoff. */
 export function columnLabel(r: Pick<JitterResult, 'target'> & { params: Pick<JitterResult['params'], 'reconnectStrategy'> }): string {
@@ -41,15 +40,7 @@ export function comparisonRows(results: readonly JitterResult[]): string[][] {
  * column's loss), then the reconnects' resume outcomes. Results written before causes existed say n/a.
  */
 function lossRows(results: readonly JitterResult[]): string[][] {
-  const causes = LOSS_CAUSES.filter((c) => results.some((r) => (r.lossByCause?.[c] ?? 0) > 0));
-  const rows = causes.map((c) => [
-    `Lost: ${LOSS_CAUSE_LABELS[c]}`,
-    ...results.map((r) => {
-      if (!r.lossByCause) return 'n/a';
-      const n = r.lossByCause[c] ?? 0;
-      return n ? `${fmtInt(n)} (${Math.round((n / r.lostDeliveries) * 1000) / 10}%)` : '0';
-    }),
-  ]);
+  const rows = causesIn(results).map((c) => [`Lost: ${LOSS_CAUSE_LABELS[c]}`, ...results.map((r) => causeCell(r, c))]);
   if (results.some((r) => r.resumeOutcomes && Object.keys(r.resumeOutcomes).length > 0))
     rows.push(['Resume outcomes', ...results.map((r) => (r.resumeOutcomes ? counts(r.resumeOutcomes) || 'no reconnects' : 'n/a'))]);
   if (results.some((r) => r.lateDeliveries && r.lateDeliveries.late > 0))

@@ -1,21 +1,19 @@
 import type { ClientTally } from '../core/ledger.ts';
 import type { EpochReport } from '../core/epoch-book.ts';
-import type { RunFields } from '../engine/results.ts';
+import type { LossSummary, RunFields } from '../engine/results.ts';
 import type { Validity } from '../core/validity.ts';
 import type { JitterOptions } from './options.ts';
 import type { ChaosEvent } from '../../chaos/plans/schedule.ts';
 import type { DisruptionReport } from '../core/disruptions.ts';
 import type { RunSeries } from '../core/timeseries.ts';
 import type { TargetUsage } from '../core/target-usage.ts';
-import type { LossByCause } from '../core/loss-causes.ts';
-import type { LateReport } from '../core/client-timelines.ts';
 
 /**
  * The jitter result. Field names follow the benchmark's JSON where it has them
  * (deliveryRatePct, lostDeliveries, ..., runnerPeakRssMb); the rest is Rebound's addition.
  * `latencyHistogram` is the exact, mergeable latency record; percentiles are derived from it.
  */
-export interface JitterResult extends RunFields {
+export interface JitterResult extends RunFields, LossSummary {
   test: 'jitter';
   seed: number;
   params: JitterOptions;
@@ -82,16 +80,5 @@ export interface JitterResult extends RunFields {
    * of lostDeliveries but not loss while connected (absent in older results).
    */
   offlineAtEnd?: { clients: number; lostDeliveries: number };
-  /**
-   * Every lost delivery by cause (runners/core/loss-causes.ts), decided from the client's own
-   * timeline and the message's publisher window; sums to lostDeliveries exactly (absent in older results).
-   */
-  lossByCause?: LossByCause;
-  /** Reconnects by resume outcome: session_restored, history_filled, rejected:<cause>, nothing_to_resume, not_attempted. */
-  resumeOutcomes?: Record<string, number>;
-  /** First deliveries of messages the target answered (201) while that client was down: they came by history replay or session restore; the rest arrived live. */
-  replayedDeliveries?: number;
-  /** First deliveries above the p99 of live deliveries, split by path: live (slow while connected) or the resume outcome that brought them (absent in older results). */
-  lateDeliveries?: LateReport;
   validity: Validity;
 }

@@ -13,14 +13,14 @@ import { checkValidity } from '../core/validity.ts';
 import { connectPhase } from '../engine/phases/connect.ts';
 import { listenPhase } from '../engine/phases/listen.ts';
 import { publishPhase } from '../engine/phases/publish.ts';
-import { settlePhase } from '../engine/phases/settle.ts';
+import { allDelivered, settlePhase } from '../engine/phases/settle.ts';
 import { deliveryFields, pct, publisherFields, runIdentity } from '../engine/results.ts';
 import { RunSession } from '../engine/session.ts';
 import type { EngineEvents } from '../engine/events.ts';
 import { getTarget } from '../targets/index.ts';
 import { offlineAfterDropMs } from '../targets/reconnect.ts';
 import { FIRST_MESSAGE_GRACE_MS, listenWindow, SUBSCRIBER_ONLY_CODES } from './listen.ts';
-import { PROGRESS_EVERY_MS, type JitterProgress } from './progress.ts';
+import type { JitterProgress } from './progress.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
 
@@ -48,14 +48,15 @@ const dropsWithin = (o: { jitter: number; duration: number; msgs: number; interv
  * subscribes to `events`. `url` is the running target's base URL.
  */
 export function runJitter(opts: JitterOptions, url: string, local?: { targetPid?: number; signal?: AbortSignal }): JitterRun {
-  const events = new Emitter<JitterEvents>();
   const engine = new Emitter<EngineEvents>();
   // Start on the next turn so callers can attach listeners first.
-  const result = new Promise<JitterResult>((resolve, reject) => setImmediate(() => execute(opts, url, events, engine, local ?? {}).then(resolve, reject)));
-  return { events, engine, result };
+  const result = new Promise<JitterResult>((resolve, reject) => setImmediate(() => execute(opts, url, engine, local ?? {}).then(resolve, reject)));
+  // `events` is the session's own emitter seen through the jitter names: its phases are the
+  // jitter ones, and its progress always carries loop lag (the phases are given `loopLag`).
+  return { events: engine as unknown as Emitter<JitterEvents>, engine, result };
 }
 
-async function execute(o: JitterOptions, url: string, events: Emitter<JitterEvents>, engine: Emitter<EngineEvents>, local: { targetPid?: number; signal?: AbortSignal }): Promise<JitterResult> {
+async function execute(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, local: { targetPid?: number; signal?: AbortSignal }): Promise<JitterResult> {
   const target = getTarget(o.target);
   const { seed, runId, stream, head } = runIdentity('jitter', target.name, o);
   const kinds = parsePlan(o.plan);
@@ -114,8 +115,6 @@ async function execute(o: JitterOptions, url: string, events: Emitter<JitterEven
   }
 
   chaos = new ChaosExecutor(s, { steps, kinds, clients: o.clients, groups: o.groups, offlineMs });
-  s.events.on('phase', (name, detail) => events.emit('phase', name as Parameters<JitterEvents['phase']>[0], detail));
-  s.events.on('progress', (p) => events.emit('progress', p as JitterProgress));
   const health = watchRunner();
   // A target this runner started: sample its memory and CPU for the report.
   const usage = local.targetPid ? watchTarget(local.targetPid) : undefined;
@@ -126,12 +125,12 @@ async function execute(o: JitterOptions, url: string, events: Emitter<JitterEven
     series.start(rampStart);
     await s.run(connectPhase({ perSec: o.ramp, detail: `${o.clients} clients at ${o.ramp}/s to ${target.name}${chaos.fleet ? ` through ${o.groups} proxies` : ''}` }));
     await s.nap(1000);
-    const common = { progressEveryMs: PROGRESS_EVERY_MS, drops: () => chaos!.timeline.length, loopLag: () => health.recentLag(), alongside: (t0: number) => [s.run(chaosPhase(chaos!, t0))] };
+    const common = { drops: () => chaos!.timeline.length, loopLag: () => health.recentLag(), alongside: (t0: number) => [s.run(chaosPhase(chaos!, t0))] };
     let t0 = 0;
     let pub: PublisherResult;
     if (o.subscribeOnly) {
       const w = listenWindow(o);
-      const l = await s.run(listenPhase({ ...common, firstMessageMs: w.firstMessageMs, lastMessageMs: w.lastMessageMs, firstAt: () => heard.firstAt, lastSeen: () => heard.lastSeen, planned: o.msgs, detail: `subscribe-only: ${s.book.connectedCount} clients waiting for ${o.msgs} messages tagged ${runId} on ${stream}` }));
+      const l = await s.run(listenPhase({ ...common, firstMessageMs: w.firstMessageMs, lastMessageMs: w.lastMessageMs, firstAt: () => heard.firstAt, lastSeen: () => heard.lastSeen, planned: o.msgs }));
       t0 = l.t0;
       series.publishingStarted(t0);
       for (const [seq, at] of rawSentAt.entries()) if (at !== undefined) sentAtMs[seq] = at - t0;
@@ -161,7 +160,7 @@ async function execute(o: JitterOptions, url: string, events: Emitter<JitterEven
     }
     // End early once every client ever seen connected is connected again and has every accepted
     // message (so recovery times are never cut short).
-    await s.run(settlePhase({ maxMs: o.settle, until: () => s.ledger.acceptedMessages > 0 && s.latency.count >= s.book.connectedCount * s.ledger.acceptedMessages && chaos!.connectedNow() >= s.book.connectedCount }));
+    await s.run(settlePhase({ maxMs: o.settle, until: () => allDelivered(s) && chaos!.connectedNow() >= s.book.connectedCount }));
     // Close before reporting: a runner that ran out of descriptors needs them back to read its
     // own limits and write the results.
     s.close();

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { ReboundError } from '../../lib/errors.ts';
 import { reapOnExit } from '../../lib/reaper.ts';
 import { randomSeed } from '../../lib/rng.ts';
+import { sum } from '../engine/results.ts';
 import { mergeJitterResults, slices, type WorkerSlice } from './merge.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterProgress } from './progress.ts';
@@ -11,7 +12,6 @@ import { assertNever } from '../core/child-link.ts';
 import type { FromJitterWorker, ToJitterWorker } from './worker-messages.ts';
 
 const ENTRY = fileURLToPath(new URL('./worker.ts', import.meta.url));
-const sum = <T>(xs: T[], f: (x: T) => number) => xs.reduce((a, x) => a + f(x), 0);
 
 export interface JitterWorkerHooks {
   signal?: AbortSignal;
@@ -89,18 +89,18 @@ export async function runJitterWorkers(o: JitterOptions, url: string, workers: n
  * drops add up; delivered % is weighted by clients; loop lag is the worst worker's.
  */
 function combineProgress(all: readonly JitterProgress[]): JitterProgress {
-  const clients = sum([...all], (p) => p.clients);
+  const clients = sum(all, (p) => p.clients);
   return {
     phase: 'publish',
     sent: Math.min(...all.map((p) => p.sent)),
     planned: Math.max(...all.map((p) => p.planned)),
     published: Math.min(...all.map((p) => p.published)),
-    publishFailures: sum([...all], (p) => p.publishFailures),
-    connected: sum([...all], (p) => p.connected),
+    publishFailures: sum(all, (p) => p.publishFailures),
+    connected: sum(all, (p) => p.connected),
     clients,
-    received: sum([...all], (p) => p.received ?? 0),
-    deliveredPct: clients > 0 ? Math.round((sum([...all], (p) => p.deliveredPct * p.clients) / clients) * 100) / 100 : 0,
-    drops: sum([...all], (p) => p.drops),
+    received: sum(all, (p) => p.received ?? 0),
+    deliveredPct: clients > 0 ? Math.round((sum(all, (p) => p.deliveredPct * p.clients) / clients) * 100) / 100 : 0,
+    drops: sum(all, (p) => p.drops),
     loopLagMs: { p99: Math.max(...all.map((p) => p.loopLagMs.p99)), max: Math.max(...all.map((p) => p.loopLagMs.max)) },
   };
 }

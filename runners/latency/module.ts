@@ -1,7 +1,7 @@
 import type { OptionTable } from '../../lib/options.ts';
 import { benchmarkFields } from '../../shards/runner/entries/bench-fields.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
-import { queryOptions, redactBroadcastKey, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
+import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { defineModule } from '../engine/module.ts';
 import { LATENCY_OPTIONS, toJitterOptions, type LatencyOptions } from './options.ts';
 import { jitterPlannedMs } from '../jitter/run.ts';
@@ -18,7 +18,6 @@ export const latencyModule = defineModule({
   validate: (v: LatencyOptions) => (toJitterOptions(v), v),
   // The jitter run it is, so the jitter run's one plan.
   plannedMs: (o) => jitterPlannedMs(toJitterOptions(o)),
-  target: 'service',
   run: (o, ctx) => runLatency(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: true },
@@ -30,6 +29,6 @@ export const latencyModule = defineModule({
       checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs, reconnectStrategy: rest.reconnectStrategy, backoffApplies: t.definition.reconnect === 'library' }, t.route, given);
       return { values: withRouteTarget({ ...rest, reconnectBaseMs }, t), echo: { samplesCap, label, shard }, post: { samplesCap, label } };
     },
-    finish: (r, post, t) => benchmarkFields(redactBroadcastKey(r), { route: t.route, server: t.server, label: post.label as string | undefined, samplesCap: post.samplesCap as number }),
+    finish: benchmarkFields,
   },
 });

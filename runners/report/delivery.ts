@@ -1,10 +1,11 @@
-import type { EncodedLatency } from '../core/latency.ts';
 import type { RunSeries } from '../core/timeseries.ts';
 import type { ValidityFlag } from '../core/validity.ts';
+import type { RunFields } from '../engine/results.ts';
 import type { LatencyResult } from '../latency/run.ts';
 import type { ThroughputResult } from '../throughput/result.ts';
 import type { WhispersResult } from '../whispers/result.ts';
 import { barChart } from './charts/bars.ts';
+import { fmtInt } from './charts/common.ts';
 import { latencyCdfCharts } from './charts/latency.ts';
 import { lossInputOf, lossSections } from './loss.ts';
 import { connectedChart, deliveriesChart } from './charts/timeline.ts';
@@ -13,25 +14,12 @@ import { bannerFlags } from './validity.ts';
 import { verdicts } from './verdict.ts';
 
 /** What the latency, throughput and whispers results share: a ledger's counts and one exact histogram. */
-interface DeliveryRun {
+type DeliveryRun = Pick<RunFields, 'target' | 'startedAt' | 'clients' | 'expectedDeliveries' | 'receivedDeliveries' | 'lostDeliveries' | 'duplicates' | 'outOfOrder' | 'latencyHistogram' | 'latencyRawMs' | 'latencyOverMinMs'> & {
   test: string;
-  target: string;
-  startedAt: string;
-  clients: number;
-  expectedDeliveries: number;
-  receivedDeliveries: number;
-  lostDeliveries: number;
-  duplicates: number;
-  outOfOrder: number;
-  latencyHistogram: EncodedLatency;
-  latencyRawMs: { p50: number; p95: number; p99: number; max: number; min: number; count: number };
-  latencyOverMinMs: { p50: number; p95: number; p99: number };
   validity: { flags: readonly ValidityFlag[] };
   series?: RunSeries;
   aborted?: boolean;
-}
-
-const n = (v: number) => v.toLocaleString('en-US');
+};
 
 function deliveryChart(r: DeliveryRun): ChartSpec | null {
   return barChart({
@@ -70,8 +58,8 @@ function deliveryReport(r: DeliveryRun, meta: ReportMeta, o: { title: string; su
     verdicts: verdicts([{ target: r.target, lostDeliveries: r.lostDeliveries, expectedDeliveries: r.expectedDeliveries, unrecovered: 0, recoveryP95Ms: null }]),
     summary: [
       ['figure', 'value'],
-      ['deliveries received / expected', `${n(r.receivedDeliveries)} / ${n(r.expectedDeliveries)}`],
-      ['lost / duplicates / out of order', `${n(r.lostDeliveries)} / ${n(r.duplicates)} / ${n(r.outOfOrder)}`],
+      ['deliveries received / expected', `${fmtInt(r.receivedDeliveries)} / ${fmtInt(r.expectedDeliveries)}`],
+      ['lost / duplicates / out of order', `${fmtInt(r.lostDeliveries)} / ${fmtInt(r.duplicates)} / ${fmtInt(r.outOfOrder)}`],
       ['latency raw p50 / p95 / p99 / max', `${lat.p50} / ${lat.p95} / ${lat.p99} / ${lat.max} ms`],
       ['latency over min p50 / p95 / p99', `${r.latencyOverMinMs.p50} / ${r.latencyOverMinMs.p95} / ${r.latencyOverMinMs.p99} ms`],
       ...o.extraRows,
@@ -83,9 +71,9 @@ function deliveryReport(r: DeliveryRun, meta: ReportMeta, o: { title: string; su
 
 export function latencyReport(results: readonly LatencyResult[], meta: ReportMeta): ReportModel {
   const r = results[0]!;
-  return deliveryReport(r as unknown as DeliveryRun, meta, {
+  return deliveryReport(r, meta, {
     title: `Latency run: ${r.target}`,
-    subtitle: `${n(r.clients)} clients, ${r.totalMessages} messages`,
+    subtitle: `${fmtInt(r.clients)} clients, ${r.totalMessages} messages`,
     seed: r.seed,
     extraRows: [],
   });
@@ -104,21 +92,21 @@ export function throughputReport(results: readonly ThroughputResult[], meta: Rep
       { label: 'end to end', value: r.deliveriesPerSecEndToEnd, color: '#0072B2' },
     ],
   });
-  return deliveryReport(r as unknown as DeliveryRun, meta, {
+  return deliveryReport(r, meta, {
     title: `Throughput run: ${r.target}`,
-    subtitle: `${n(r.clients)} clients, ${r.totalMessages} messages every ${r.intervalMs} ms`,
+    subtitle: `${fmtInt(r.clients)} clients, ${r.totalMessages} messages every ${r.intervalMs} ms`,
     seed: null,
-    extraRows: [['deliveries/s outbound / useful / end to end', `${n(r.outboundDeliveriesPerSec)} / ${n(r.usefulDeliveriesPerSec)} / ${n(r.deliveriesPerSecEndToEnd)}`], ['publish failures', n(r.publishFailures)]],
+    extraRows: [['deliveries/s outbound / useful / end to end', `${fmtInt(r.outboundDeliveriesPerSec)} / ${fmtInt(r.usefulDeliveriesPerSec)} / ${fmtInt(r.deliveriesPerSecEndToEnd)}`], ['publish failures', fmtInt(r.publishFailures)]],
     extraCharts: rates ? [rates] : [],
   });
 }
 
 export function whispersReport(results: readonly WhispersResult[], meta: ReportMeta): ReportModel {
   const r = results[0]!;
-  return deliveryReport(r as unknown as DeliveryRun, meta, {
+  return deliveryReport(r, meta, {
     title: `Whispers run: ${r.target}`,
-    subtitle: `${n(r.clients)} clients in ${n(r.rooms)} rooms, a whisper every ${r.whisperIntervalMs} ms`,
+    subtitle: `${fmtInt(r.clients)} clients in ${fmtInt(r.rooms)} rooms, a whisper every ${r.whisperIntervalMs} ms`,
     seed: null,
-    extraRows: [['whispers sent / received / expected', `${n(r.whispersSent)} / ${n(r.whispersReceived)} / ${n(r.expectedReceived)}`]],
+    extraRows: [['whispers sent / received / expected', `${fmtInt(r.whispersSent)} / ${fmtInt(r.whispersReceived)} / ${fmtInt(r.expectedReceived)}`]],
   });
 }

@@ -3,18 +3,12 @@ import type { ChartSpec, Reduce } from './types.ts';
 /** Points per series drawn: more than a chart's pixel width gains nothing and costs bytes and render time. */
 const MAX_DRAWN_POINTS = 1200;
 
+const finite = (v: number | null): v is number => v !== null && Number.isFinite(v);
+
 function reduce(vals: (number | null)[], how: Reduce): number | null {
-  let out: number | null = null;
-  let sum = 0;
-  let n = 0;
-  for (const v of vals) {
-    if (v === null || !Number.isFinite(v)) continue;
-    if (how === 'mean') {
-      sum += v;
-      n++;
-    } else if (out === null || (how === 'min' ? v < out : v > out)) out = v;
-  }
-  return how === 'mean' ? (n ? sum / n : null) : out;
+  const xs = vals.filter(finite);
+  if (xs.length === 0) return null;
+  return how === 'mean' ? xs.reduce((a, b) => a + b, 0) / xs.length : how === 'min' ? Math.min(...xs) : Math.max(...xs);
 }
 
 /**
@@ -38,7 +32,5 @@ export function downsampleChart(spec: ChartSpec, max = MAX_DRAWN_POINTS): ChartS
 
 /** Finite, non-null y values across all series: what the page reports as the chart's data points. */
 export function countPoints(spec: ChartSpec): number {
-  let c = 0;
-  for (const s of spec.series) for (const v of s.values) if (v !== null && Number.isFinite(v)) c++;
-  return c;
+  return spec.series.flatMap((s) => s.values).filter(finite).length;
 }

@@ -47,8 +47,7 @@ export function idleReport(results: readonly IdleResult[], meta: ReportMeta): Re
       { label: 'runner', value: r.runner.rssPerClientBytes === null ? null : round(r.runner.rssPerClientBytes / 1024, 2), color: '#999999' },
     ],
   });
-  const causes = { ...r.failureCauses };
-  const failures = barChart({ id: 'idle-failures', title: 'Failures by cause', note: "fd_limit and port_exhaustion are the runner's own limits; timeout and target are the target's side.", yLabel: 'clients', items: Object.entries(causes).map(([label, value]) => ({ label, value })) });
+  const failures = barChart({ id: 'idle-failures', title: 'Failures by cause', note: "fd_limit and port_exhaustion are the runner's own limits; timeout and target are the target's side.", yLabel: 'clients', items: Object.entries(r.failureCauses).map(([label, value]) => ({ label, value })) });
   const drops = barChart({ id: 'idle-hold-disconnects', title: 'Disconnects during the hold, by reason', note: 'Connections the target closed while every client sat idle.', yLabel: 'clients', items: Object.entries(r.disconnectedDuringHold).map(([label, value]) => ({ label, value })) });
   const section: Section = {
     title: 'Connections and their cost',

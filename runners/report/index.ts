@@ -1,5 +1,4 @@
 import { writeFile } from 'node:fs/promises';
-import type { JitterResult } from '../jitter/result.ts';
 import { capacityReport } from '../capacity/report.ts';
 import { jitterReport } from './jitter.ts';
 import { avalancheReport, deployImpactReport } from '../avalanche/report-model.ts';
@@ -28,7 +27,7 @@ export interface RunnerResult {
  * ReportModel (its charts), and gets the page, the banner and the file for free.
  */
 const BUILDERS: Record<string, (results: never[], meta: ReportMeta) => ReportModel> = {
-  jitter: (results: JitterResult[], meta) => jitterReport(results, meta),
+  jitter: jitterReport,
   avalanche: avalancheReport,
   'deploy-impact': deployImpactReport,
   idle: idleReport,

@@ -1,6 +1,5 @@
-import { columnLabel } from '../jitter/report.ts';
+import { columnLabel, comparisonRows } from '../jitter/report.ts';
 import type { JitterResult } from '../jitter/result.ts';
-import { comparisonRows } from '../jitter/report.ts';
 import { latencyCdfCharts } from './charts/latency.ts';
 import { lossInputOf, lossSections } from './loss.ts';
 import { recoveryCdfChart, recoveryCurveCharts } from './charts/recovery.ts';
@@ -9,7 +8,6 @@ import { comparisonCharts, connectedChart, deliveriesChart, type TimelineInput }
 import type { ReportMeta, ReportModel, Section } from './types.ts';
 import { bannerFlags } from './validity.ts';
 import { verdicts } from './verdict.ts';
-
 
 /**
  * The report for jitter and chaos-plan runs: one target or every target of `npm run bench`

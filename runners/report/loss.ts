@@ -1,6 +1,7 @@
-import { LOSS_CAUSE_LABELS, LOSS_CAUSES, outcomeLabel, type LossByCause, type LossCause } from '../core/loss-causes.ts';
-import type { LateReport } from '../core/client-timelines.ts';
+import { LOSS_CAUSE_LABELS, LOSS_CAUSES, outcomeLabel, type LossCause } from '../core/loss-causes.ts';
+import type { LossSummary } from '../engine/results.ts';
 import { barChart } from './charts/bars.ts';
+import { fmtInt, fmtMs } from './charts/common.ts';
 import type { ChartSpec, Section, StackSpec, TableSpec } from './types.ts';
 
 /**
@@ -11,14 +12,10 @@ import type { ChartSpec, Section, StackSpec, TableSpec } from './types.ts';
  * the runner; a result written before those fields existed gets "n/a" cells, and a page none of
  * whose results has them gets no such section at all.
  */
-export interface LossInput {
+export interface LossInput extends LossSummary {
   /** The target's column label. */
   label: string;
   lostDeliveries: number;
-  lossByCause?: LossByCause;
-  resumeOutcomes?: Record<string, number>;
-  replayedDeliveries?: number;
-  lateDeliveries?: LateReport;
 }
 
 /** A result's loss fields, read structurally (every runner's result names them alike). */
@@ -56,12 +53,19 @@ const CAUSE_COLORS: Readonly<Record<LossCause, string>> = {
   publisher_side: '#17BECF',
 };
 
-const n = (v: number) => v.toLocaleString('en-US');
 const share = (part: number, whole: number) => (whole > 0 ? `${Math.round((part / whole) * 1000) / 10}%` : '0%');
-const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
+
+type CauseCounts = Pick<LossInput, 'lossByCause' | 'lostDeliveries'>;
 
 /** Causes that occurred in any input, in the union's order. */
-const causesIn = (inputs: readonly LossInput[]) => LOSS_CAUSES.filter((c) => inputs.some((i) => (i.lossByCause?.[c] ?? 0) > 0));
+export const causesIn = (inputs: readonly CauseCounts[]) => LOSS_CAUSES.filter((c) => inputs.some((i) => (i.lossByCause?.[c] ?? 0) > 0));
+
+/** One cause's cell of a target's column: count (share of that target's loss); n/a for a result without causes. */
+export function causeCell(i: CauseCounts, c: LossCause): string {
+  if (!i.lossByCause) return 'n/a';
+  const v = i.lossByCause[c] ?? 0;
+  return v ? `${fmtInt(v)} (${share(v, i.lostDeliveries)})` : '0';
+}
 
 /** The stacked bar of the comparison pages: one bar per target, its lost deliveries stacked by cause. */
 export function lossStack(inputs: readonly LossInput[], id = 'lost-by-cause-stack'): StackSpec | null {
@@ -85,18 +89,13 @@ export function lossStack(inputs: readonly LossInput[], id = 'lost-by-cause-stac
 /** Lost deliveries by cause, one column per target: count (share of that target's loss). */
 function lossTable(inputs: readonly LossInput[]): TableSpec {
   const causes = causesIn(inputs);
-  const cell = (i: LossInput, c: LossCause) => {
-    if (!i.lossByCause) return 'n/a';
-    const v = i.lossByCause[c] ?? 0;
-    return v ? `${n(v)} (${share(v, i.lostDeliveries)})` : '0';
-  };
   return {
     id: 'lost-by-cause',
     caption: 'Lost deliveries by cause (share of the target\'s loss)',
     rows: [
       ['cause', ...inputs.map((i) => i.label)],
-      ...causes.map((c) => [LOSS_CAUSE_LABELS[c], ...inputs.map((i) => cell(i, c))]),
-      ['total lost', ...inputs.map((i) => (i.lossByCause ? n(i.lostDeliveries) : `${n(i.lostDeliveries)} (no causes in this result)`))],
+      ...causes.map((c) => [LOSS_CAUSE_LABELS[c], ...inputs.map((i) => causeCell(i, c))]),
+      ['total lost', ...inputs.map((i) => (i.lossByCause ? fmtInt(i.lostDeliveries) : `${fmtInt(i.lostDeliveries)} (no causes in this result)`))],
     ],
   };
 }
@@ -106,10 +105,10 @@ function resumeTable(inputs: readonly LossInput[]): TableSpec {
   const keys = [...new Set(inputs.flatMap((i) => Object.keys(i.resumeOutcomes ?? {})))].sort();
   const rows = [
     ['outcome', ...inputs.map((i) => i.label)],
-    ...keys.map((k) => [outcomeLabel(k), ...inputs.map((i) => (i.resumeOutcomes ? n(i.resumeOutcomes[k] ?? 0) : 'n/a'))]),
-    ['reconnects', ...inputs.map((i) => (i.resumeOutcomes ? n(Object.values(i.resumeOutcomes).reduce((a, b) => a + b, 0)) : 'n/a'))],
+    ...keys.map((k) => [outcomeLabel(k), ...inputs.map((i) => (i.resumeOutcomes ? fmtInt(i.resumeOutcomes[k] ?? 0) : 'n/a'))]),
+    ['reconnects', ...inputs.map((i) => (i.resumeOutcomes ? fmtInt(Object.values(i.resumeOutcomes).reduce((a, b) => a + b, 0)) : 'n/a'))],
   ];
-  if (inputs.some((i) => i.replayedDeliveries !== undefined)) rows.push(['deliveries replayed (not live)', ...inputs.map((i) => (i.replayedDeliveries === undefined ? 'n/a' : n(i.replayedDeliveries)))]);
+  if (inputs.some((i) => i.replayedDeliveries !== undefined)) rows.push(['deliveries replayed (not live)', ...inputs.map((i) => (i.replayedDeliveries === undefined ? 'n/a' : fmtInt(i.replayedDeliveries)))]);
   return { id: 'resume-outcomes', caption: 'Reconnects by resume outcome', rows };
 }
 
@@ -123,8 +122,8 @@ function lateTable(inputs: readonly LossInput[]): TableSpec | null {
     rows: [
       ['path', ...inputs.map((i) => i.label)],
       ['live p99', ...inputs.map((i) => (i.lateDeliveries ? (i.lateDeliveries.liveP99Ms === null ? 'none live' : fmtMs(i.lateDeliveries.liveP99Ms)) : 'n/a'))],
-      ...paths.map((p) => [outcomeLabel(p), ...inputs.map((i) => (i.lateDeliveries ? n(i.lateDeliveries.byPath[p] ?? 0) : 'n/a'))]),
-      ['late in all', ...inputs.map((i) => (i.lateDeliveries ? n(i.lateDeliveries.late) : 'n/a'))],
+      ...paths.map((p) => [outcomeLabel(p), ...inputs.map((i) => (i.lateDeliveries ? fmtInt(i.lateDeliveries.byPath[p] ?? 0) : 'n/a'))]),
+      ['late in all', ...inputs.map((i) => (i.lateDeliveries ? fmtInt(i.lateDeliveries.late) : 'n/a'))],
     ],
   };
 }
@@ -133,8 +132,8 @@ function lateTable(inputs: readonly LossInput[]): TableSpec | null {
 function lossBarChart(i: LossInput): ChartSpec | null {
   const by = i.lossByCause;
   if (!by || i.lostDeliveries === 0) return null;
-  const items = LOSS_CAUSES.filter((c) => (by[c] ?? 0) > 0).map((c) => ({ label: LOSS_CAUSE_LABELS[c], value: by[c]!, color: CAUSE_COLORS[c] }));
-  return barChart({ id: `lost-by-cause-${i.label}`, title: `Lost by cause: ${i.label}`, note: `Each of the ${n(i.lostDeliveries)} lost deliveries booked to one cause, from the client's own timeline (docs/reports.md, "Lost by cause").`, yLabel: 'lost deliveries', items });
+  const items = causesIn([i]).map((c) => ({ label: LOSS_CAUSE_LABELS[c], value: by[c]!, color: CAUSE_COLORS[c] }));
+  return barChart({ id: `lost-by-cause-${i.label}`, title: `Lost by cause: ${i.label}`, note: `Each of the ${fmtInt(i.lostDeliveries)} lost deliveries booked to one cause, from the client's own timeline (docs/reports.md, "Lost by cause").`, yLabel: 'lost deliveries', items });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { colorFor, fmtInt } from './charts/common.ts';
 import { downsampleChart } from './downsample.ts';
 import type { BannerFlag, ReportModel, Section, StackSpec, TableSpec } from './types.ts';
 
@@ -60,12 +61,10 @@ function banner(model: ReportModel): string {
   return `<section id="validity">${out.join('')}</section>`;
 }
 
-const verdictColors = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#999999', '#000000'];
-
 function verdictTiles(model: ReportModel): string {
   if (!model.verdicts.length) return '';
   return `<section class="verdicts" id="verdicts">${model.verdicts
-    .map((v, i) => `<div class="verdict ${v.level}" data-target="${esc(v.target)}" data-level="${v.level}" style="border-left-color:${verdictColors[i % verdictColors.length]}"><div class="name">${esc(v.target)}</div><div class="words">${esc(v.words)}</div><div class="detail">${esc(v.detail)}</div></div>`)
+    .map((v, i) => `<div class="verdict ${v.level}" data-target="${esc(v.target)}" data-level="${v.level}" style="border-left-color:${colorFor(i)}"><div class="name">${esc(v.target)}</div><div class="words">${esc(v.words)}</div><div class="detail">${esc(v.detail)}</div></div>`)
     .join('')}</section>`;
 }
 
@@ -100,8 +99,7 @@ function stackSvg(st: StackSpec, si: number): string {
   const mag = 10 ** Math.floor(Math.log10(top));
   const max = [1, 2, 5, 10].map((m) => m * mag).find((v) => v >= top)!;
   const x = (v: number) => (v / max) * BAR_W;
-  const fmt = (v: number) => v.toLocaleString('en-US');
-  const desc = st.bars.map((b) => `${b.label}: ${fmt(b.total)} ${st.unit}${b.segments.length ? `, ${b.segments.map((g) => `${g.label} ${fmt(g.value)}`).join(', ')}` : ''}.`).join(' ');
+  const desc = st.bars.map((b) => `${b.label}: ${fmtInt(b.total)} ${st.unit}${b.segments.length ? `, ${b.segments.map((g) => `${g.label} ${fmtInt(g.value)}`).join(', ')}` : ''}.`).join(' ');
   const bars = st.bars
     .map((b, k) => {
       const y = TOP + k * ROW_H;
@@ -109,16 +107,16 @@ function stackSvg(st: StackSpec, si: number): string {
       const segs = b.segments
         .map((g) => {
           const w = x(g.value);
-          const r = `<rect class="seg" x="${at.toFixed(2)}" y="${y + 3}" width="${Math.max(w, 0.5).toFixed(2)}" height="${ROW_H - 8}" fill="${esc(g.color)}" data-target="${esc(b.label)}" data-cause="${esc(g.key)}" data-value="${g.value}"><title>${esc(`${b.label}: ${g.label}, ${fmt(g.value)} of ${fmt(b.total)}`)}</title></rect>`;
+          const r = `<rect class="seg" x="${at.toFixed(2)}" y="${y + 3}" width="${Math.max(w, 0.5).toFixed(2)}" height="${ROW_H - 8}" fill="${esc(g.color)}" data-target="${esc(b.label)}" data-cause="${esc(g.key)}" data-value="${g.value}"><title>${esc(`${b.label}: ${g.label}, ${fmtInt(g.value)} of ${fmtInt(b.total)}`)}</title></rect>`;
           at += w;
           return r;
         })
         .join('');
-      return `<g class="bar" data-target="${esc(b.label)}" data-total="${b.total}"><text x="${LABEL_W - 6}" y="${y + ROW_H / 2 + 2}" text-anchor="end" dominant-baseline="middle" font-size="12">${esc(b.label)}</text>${segs}<text class="total" x="${(at + 5).toFixed(2)}" y="${y + ROW_H / 2 + 2}" dominant-baseline="middle" font-size="12">${esc(fmt(b.total))}</text></g>`;
+      return `<g class="bar" data-target="${esc(b.label)}" data-total="${b.total}"><text x="${LABEL_W - 6}" y="${y + ROW_H / 2 + 2}" text-anchor="end" dominant-baseline="middle" font-size="12">${esc(b.label)}</text>${segs}<text class="total" x="${(at + 5).toFixed(2)}" y="${y + ROW_H / 2 + 2}" dominant-baseline="middle" font-size="12">${esc(fmtInt(b.total))}</text></g>`;
     })
     .join('');
   const axisY = TOP + st.bars.length * ROW_H;
-  const ticks = [0, 0.5, 1].map((f) => `<line x1="${LABEL_W + f * BAR_W}" x2="${LABEL_W + f * BAR_W}" y1="${TOP}" y2="${axisY + 3}" stroke="#ccc"/><text x="${LABEL_W + f * BAR_W}" y="${axisY + 14}" text-anchor="middle" font-size="11" fill="#555">${esc(fmt(f * max))}</text>`).join('');
+  const ticks = [0, 0.5, 1].map((f) => `<line x1="${LABEL_W + f * BAR_W}" x2="${LABEL_W + f * BAR_W}" y1="${TOP}" y2="${axisY + 3}" stroke="#ccc"/><text x="${LABEL_W + f * BAR_W}" y="${axisY + 14}" text-anchor="middle" font-size="11" fill="#555">${esc(fmtInt(f * max))}</text>`).join('');
   const legend = `<ul class="legend" aria-label="legend">${st.legend.map((l) => `<li data-cause="${esc(l.key)}"><span class="swatch" style="background:${esc(l.color)}"></span>${esc(l.label)}</li>`).join('')}</ul>`;
   return `<figure class="stack" id="${id}" data-stack="${esc(st.id)}"><h3 id="${id}-h">${esc(st.title)}</h3><figcaption>${esc(st.note)}</figcaption><svg role="img" aria-labelledby="${id}-title ${id}-desc" viewBox="0 0 ${width} ${height}" width="100%" style="max-width:${width}px" font-family="system-ui,sans-serif"><title id="${id}-title">${esc(`${st.title} (${st.unit})`)}</title><desc id="${id}-desc">${esc(desc)}</desc>${ticks}${bars}</svg>${legend}</figure>`;
 }

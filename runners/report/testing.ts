@@ -5,6 +5,7 @@ import { LatencyRecorder, summarize } from '../core/latency.ts';
 import { DeliveryLedger } from '../core/ledger.ts';
 import { SeriesRecorder } from '../core/timeseries.ts';
 import { checkValidity } from '../core/validity.ts';
+import { pct } from '../engine/results.ts';
 import { defaultsOf } from '../../lib/options.ts';
 import { JITTER_OPTIONS } from '../jitter/options.ts';
 import type { JitterResult } from '../jitter/result.ts';
@@ -103,8 +104,8 @@ export function syntheticJitterResult(o: SyntheticRun): JitterResult {
     lateConnects: 0,
     publishFailureSamples: [],
     ...totals,
-    deliveryRatePct: Math.round((totals.receivedDeliveries / totals.expectedDeliveries) * 1e6) / 1e4,
-    deliveryRateOfConnectedPct: Math.round((totals.receivedDeliveries / totals.expectedDeliveries) * 1e6) / 1e4,
+    deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
+    deliveryRateOfConnectedPct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
     foreignMessages: 0,
     jitterEvents: timeline.length,
     jitterSkipped: 0,

@@ -1,3 +1,4 @@
+import { fmtInt } from './charts/common.ts';
 import type { Verdict } from './types.ts';
 
 export interface VerdictInput {
@@ -28,8 +29,8 @@ export function verdicts(rows: readonly VerdictInput[]): Verdict[] {
   const best = p95s.length ? Math.min(...p95s) : null;
   return rows.map((r) => {
     const rec = r.recoveryP95Ms === null ? 'no disruptions' : `recovery p95 ${secs(r.recoveryP95Ms)}`;
-    const offline = r.notBackByEnd ? ` (${r.notBackByEnd.toLocaleString('en-US')} of them not back by the end: clients still offline when the run ended)` : '';
-    const detail = `${r.lostDeliveries.toLocaleString('en-US')} of ${r.expectedDeliveries.toLocaleString('en-US')} deliveries lost${offline}; ${rec}${r.unrecovered ? `; ${r.unrecovered} clients never back` : ''}`;
+    const offline = r.notBackByEnd ? ` (${fmtInt(r.notBackByEnd)} of them not back by the end: clients still offline when the run ended)` : '';
+    const detail = `${fmtInt(r.lostDeliveries)} of ${fmtInt(r.expectedDeliveries)} deliveries lost${offline}; ${rec}${r.unrecovered ? `; ${r.unrecovered} clients never back` : ''}`;
     if (r.lostDeliveries > 0 || r.unrecovered > 0) {
       const words = [r.lostDeliveries > 0 ? 'lost messages' : '', r.unrecovered > 0 ? 'clients never came back' : ''].filter(Boolean).join(', ');
       return { target: r.target, level: 'lost', words: words.charAt(0).toUpperCase() + words.slice(1), detail };

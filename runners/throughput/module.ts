@@ -14,7 +14,6 @@ export const throughputModule = defineModule({
   options: THROUGHPUT_OPTIONS,
   validate: checkThroughputOptions,
   plannedMs: throughputPlannedMs,
-  target: 'service',
   run: (o, ctx) => runThroughput(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: false },
@@ -26,7 +25,6 @@ export const throughputModule = defineModule({
       checkClientCompat({ channel, acProtocol }, t.route, given);
       return { values: withRouteTarget(rest, t), echo: { samplesCap, shard }, post: { samplesCap } };
     },
-    // The benchmark's sorted-sample export, from the same histogram the result's percentiles use.
-    finish: (r, post) => withSortedSamples(r as unknown as Record<string, unknown>, post.samplesCap as number),
+    finish: withSortedSamples,
   },
 });

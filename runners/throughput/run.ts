@@ -6,7 +6,7 @@ import { connectPhase } from '../engine/phases/connect.ts';
 import { publishPhase } from '../engine/phases/publish.ts';
 import { allDelivered, settlePhase } from '../engine/phases/settle.ts';
 import { logLines, relayProgress, type RunHooks } from '../engine/present.ts';
-import { deliveryFields } from '../engine/results.ts';
+import { deliveryFields, publisherFields } from '../engine/results.ts';
 import { RunSession } from '../engine/session.ts';
 import { getTarget } from '../targets/index.ts';
 import type { ThroughputOptions } from './options.ts';
@@ -57,10 +57,7 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Ru
       runnerOpenFileLimit: fdLimit ?? null,
       totalMessages: o.total,
       publishedMessages: pr.published,
-      published: pr.published,
-      publishFailures: pr.failed,
-      publishFailureCauses: pr.failureCauses,
-      publishFailureSamples: pr.failures,
+      ...publisherFields(pr),
       intervalMs: o.intervalMs,
       targetRateMsgPerSec: o.intervalMs > 0 ? Math.round((1000 / o.intervalMs) * 100) / 100 : null,
       publishingMs,

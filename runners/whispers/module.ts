@@ -1,12 +1,12 @@
 import type { OptionTable } from '../../lib/options.ts';
 import { withSortedSamples } from '../../shards/runner/entries/bench-fields.ts';
 import { COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
+import { queryOptions } from '../../shards/runner/entries/route-target.ts';
 import { defineModule } from '../engine/module.ts';
 import { checkWhispersOptions, WHISPERS_OPTIONS } from './options.ts';
 import { runWhispers, whispersPlannedMs } from './run.ts';
 
-const { target: _t, url: _u, ...Q } = WHISPERS_OPTIONS;
-const WHISPERS_HTTP_OPTIONS = { ...Q, samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
+const WHISPERS_HTTP_OPTIONS = { ...queryOptions(WHISPERS_OPTIONS), samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
 
 type Progress = { phase: string; connected: number; published: number; received: number };
 
@@ -14,9 +14,8 @@ export const whispersModule = defineModule({
   name: 'whispers',
   doc: 'client-to-client messages through the server (replay, Socket.IO, ws); delivery and latency',
   options: WHISPERS_OPTIONS,
-  validate: (v) => checkWhispersOptions(v),
+  validate: checkWhispersOptions,
   plannedMs: whispersPlannedMs,
-  target: 'service',
   run: (o, ctx) => runWhispers(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'whispersSent', 'whispersReceived', 'expectedReceived'],
   multi: { sharedStream: false },
@@ -36,7 +35,6 @@ export const whispersModule = defineModule({
       const { samplesCap, shard, ...rest } = q;
       return { values: { ...rest, target: t.server, url: t.url }, echo: { samplesCap, shard }, post: { samplesCap } };
     },
-    // The benchmark's sorted-sample export, from the same histogram the result's percentiles use.
-    finish: (r, post) => withSortedSamples(r as unknown as Record<string, unknown>, post.samplesCap as number),
+    finish: withSortedSamples,
   },
 });

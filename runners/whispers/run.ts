@@ -8,7 +8,7 @@ import { checkValidity } from '../core/validity.ts';
 import { connectPhase } from '../engine/phases/connect.ts';
 import { settlePhase } from '../engine/phases/settle.ts';
 import { logLines, relayProgress, type RunHooks } from '../engine/present.ts';
-import { mergeLoss, pct } from '../engine/results.ts';
+import { mergeLoss, pct, sum } from '../engine/results.ts';
 import { RunSession } from '../engine/session.ts';
 import { getTarget } from '../targets/index.ts';
 import { whisperClientFor, type WhisperClient } from '../targets/index.ts';
@@ -56,7 +56,7 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHoo
     clients: o.clients,
     messages: 0,
     runId,
-    stream: `${o.roomPrefix}`,
+    stream: o.roomPrefix,
     seed: 0,
     ...(hooks.signal ? { signal: hooks.signal } : {}),
     createClient: (x) => make({ index: x.index, url: x.url, stream: `${o.roomPrefix}-${roomOf(x.index)}`, ...(x.localAddress ? { localAddress: x.localAddress } : {}) }),
@@ -124,21 +124,11 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHoo
     await s.run(settlePhase({ maxMs: o.settle, stepMs: 100, until: () => latency.count >= expected }));
     s.close();
     const runner = health.stop();
-    let received = 0;
-    let duplicates = 0;
-    let outOfOrder = 0;
-    ledgers.forEach((l, r) => {
-      for (let row = 0; row < members[r]!; row++) {
-        const t = l.tally(row);
-        received += t.received;
-        duplicates += t.duplicates;
-        outOfOrder += t.outOfOrder;
-      }
-    });
+    const totals = ledgers.map((l) => l.totals());
+    const received = sum(totals, (t) => t.receivedDeliveries);
     const enc = latency.encode();
     const summary = summarize(enc);
-    const initiallyConnected = connected.reduce((a, b) => a + b, 0);
-    const whispersSent = sent.reduce((a, b) => a + b, 0);
+    const { connected: initiallyConnected, published: whispersSent } = count();
     const lostDeliveries = Math.max(0, expected - received);
     const partial = {
       test: 'whispers' as const,
@@ -167,8 +157,8 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHoo
       // Whispers are sent by clients over their sockets: there is no publisher to refuse them.
       publishFailures: 0,
       publishFailureCauses: {} as Record<string, number>,
-      duplicates,
-      outOfOrder,
+      duplicates: sum(totals, (t) => t.duplicates),
+      outOfOrder: sum(totals, (t) => t.outOfOrder),
       foreignMessages: foreign,
       latencyMs: { p50: summary.latencyRawMs.p50, p95: summary.latencyRawMs.p95, p99: summary.latencyRawMs.p99, max: summary.latencyRawMs.max },
       ...summary,

@@ -25,16 +25,11 @@ export function connectPhase(c: ConnectConfig): Phase<{ elapsedMs: number }> {
       s.openClients();
       s.events.emit('phase', 'connect', c.detail ?? `${s.clients.length} clients at ${c.perSec}/s to ${s.target.name}`);
       const start = s.clock.now();
-      const signal = abortSignalOf(s);
-      await rampConnect({ count: s.clients.length, perSec: c.perSec, connect: (i) => s.clients[i]!.connect(), book: s.book, ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}), ...(signal ? { signal } : {}) });
+      // The session's abort as the AbortSignal rampConnect takes.
+      const ac = new AbortController();
+      s.onAbort(() => ac.abort());
+      await rampConnect({ count: s.clients.length, perSec: c.perSec, connect: (i) => s.clients[i]!.connect(), book: s.book, ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}), signal: ac.signal });
       return { elapsedMs: s.clock.now() - start };
     },
   };
-}
-
-/** The session's abort as an AbortSignal, for helpers that take one. */
-function abortSignalOf(s: Session): AbortSignal | undefined {
-  const ac = new AbortController();
-  s.onAbort(() => ac.abort());
-  return ac.signal;
 }

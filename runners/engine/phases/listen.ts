@@ -1,8 +1,7 @@
-import type { Progress } from '../events.ts';
-import { pct } from '../results.ts';
+import { progressEvents, type FlowConfig } from './publish.ts';
 import type { Phase, Session } from '../types.ts';
 
-export interface ListenConfig {
+export interface ListenConfig extends FlowConfig {
   /** Give up waiting for the first message after this long, ms. */
   firstMessageMs: number;
   /** After the first message, stop once the last is seen or this long has passed, ms. */
@@ -11,12 +10,6 @@ export interface ListenConfig {
   firstAt: () => number | undefined;
   lastSeen: () => boolean;
   planned: number;
-  progressEveryMs?: number;
-  drops?: () => number;
-  loopLag?: () => { p99: number; max: number };
-  /** Started at the first message (chaos timers run from there); the phase waits for them too. */
-  alongside?: (t0: number) => Promise<unknown>[];
-  detail?: string;
 }
 
 /**
@@ -34,13 +27,7 @@ export function listenPhase(c: ListenConfig): Phase<{ t0: number; heard: boolean
       while (c.firstAt() === undefined && s.clock.now() < firstBy && !s.aborted) await s.nap(50);
       const first = c.firstAt();
       const t0 = first ?? s.clock.now();
-      const progress = (): Progress => {
-        const seen = s.ledger.acceptedMessages;
-        return { phase: 'listen', sent: seen, planned: c.planned, published: seen, publishFailures: 0, connected: s.upCount, clients: s.clients.length, received: s.latency.count, deliveredPct: pct(s.latency.count, s.book.connectedCount * seen), drops: c.drops?.() ?? 0, ...(c.loopLag ? { loopLagMs: c.loopLag() } : {}) };
-      };
-      const every = c.progressEveryMs ?? 2000;
-      const timer = every > 0 ? setInterval(() => s.events.emit('progress', progress()), every) : undefined;
-      timer?.unref();
+      const stopProgress = progressEvents(s, c, 'listen', c.planned, () => ({ sent: s.ledger.acceptedMessages, published: s.ledger.acceptedMessages, publishFailures: 0 }));
       try {
         const tasks = first === undefined ? [] : (c.alongside?.(t0) ?? []);
         const lastBy = t0 + c.lastMessageMs;
@@ -48,7 +35,7 @@ export function listenPhase(c: ListenConfig): Phase<{ t0: number; heard: boolean
         await Promise.all(tasks);
         return { t0, heard: first !== undefined, elapsedMs: s.clock.now() - t0 };
       } finally {
-        if (timer) clearInterval(timer);
+        stopProgress();
       }
     },
   };

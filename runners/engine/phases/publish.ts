@@ -1,10 +1,10 @@
 import { ReboundError } from '../../../lib/errors.ts';
 import { startPublisher, type PublisherOptions, type PublisherResult } from '../../core/publisher.ts';
 import { pct } from '../results.ts';
-import type { Progress } from '../events.ts';
+import type { PhaseName, Progress } from '../events.ts';
 import type { Phase, Session } from '../types.ts';
 
-export interface PublishConfig {
+export interface PublishConfig extends FlowConfig {
   /** Service base URL or the full `/_broadcast` endpoint. */
   url: string;
   /** Last seq. */
@@ -18,20 +18,41 @@ export interface PublishConfig {
   timeoutMs?: number;
   /** Book each 201 into the session (ledger + the message's window for loss causes). @default true */
   accept?: boolean;
-  /** A progress event every this many ms (0: none). @default 2000 */
-  progressEveryMs?: number;
-  /** Extra progress fields: disruptions so far, the runner's loop lag. */
-  drops?: () => number;
-  loopLag?: () => { p99: number; max: number };
-  /** Started once the first message is due (chaos timers run from there); the phase waits for them too. */
-  alongside?: (t0: number) => Promise<unknown>[];
   /** Publishing stops when this resolves (a soak's last health window), before the schedule ends; the phase waits for it too. */
   stopWith?: (t0: number) => Promise<unknown>;
   /** Called with t0 just before the first message goes out. */
   onStart?: (t0: number) => void;
   onSend?: PublisherOptions['onSend'];
   onPublished?: PublisherOptions['onPublished'];
+}
+
+/** What the phases that let messages flow (publish, listen) share: their progress events and what runs alongside them. */
+export interface FlowConfig {
+  /** A progress event every this many ms (0: none). @default 2000 */
+  progressEveryMs?: number;
+  /** Extra progress fields: disruptions so far, the runner's loop lag. */
+  drops?: () => number;
+  loopLag?: () => { p99: number; max: number };
+  /**
+   * Started once messages flow, publish: when the first is due, listen: when the first arrived
+   * (chaos timers run from there); the phase waits for them too.
+   */
+  alongside?: (t0: number) => Promise<unknown>[];
   detail?: string;
+}
+
+/** A progress event every `progressEveryMs` from `counts` and the session's own; returns its stop. */
+export function progressEvents(s: Session, c: FlowConfig, phase: PhaseName, planned: number, counts: () => { sent: number; published: number; publishFailures: number }): () => void {
+  const every = c.progressEveryMs ?? 2000;
+  if (!(every > 0)) return () => {};
+  const timer = setInterval(() => {
+    const { sent, published, publishFailures } = counts();
+    // Over messages sent and not failed: a message reaches clients before its 201 comes back.
+    const p: Progress = { phase, sent, planned, published, publishFailures, connected: s.upCount, clients: s.clients.length, received: s.latency.count, deliveredPct: pct(s.latency.count, s.book.connectedCount * (sent - publishFailures)), drops: c.drops?.() ?? 0, ...(c.loopLag ? { loopLagMs: c.loopLag() } : {}) };
+    s.events.emit('progress', p);
+  }, every);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 export interface Published {
@@ -85,11 +106,7 @@ export function publishPhase(c: PublishConfig): Phase<Published> {
           c.onPublished?.(seq, ok, cause, at, unknown);
         },
       });
-      const every = c.progressEveryMs ?? 2000;
-      // Over messages sent and not failed: a message reaches clients before its 201 comes back.
-      const progress = (): Progress => ({ phase: 'publish', sent, planned: c.messages, published, publishFailures: failed, connected: s.upCount, clients: s.clients.length, received: s.latency.count, deliveredPct: pct(s.latency.count, s.book.connectedCount * (sent - failed)), drops: c.drops?.() ?? 0, ...(c.loopLag ? { loopLagMs: c.loopLag() } : {}) });
-      const timer = every > 0 ? setInterval(() => s.events.emit('progress', progress()), every) : undefined;
-      timer?.unref();
+      const stopProgress = progressEvents(s, c, 'publish', c.messages, () => ({ sent, published, publishFailures: failed }));
       const stopOnAbort = s.onAbort(() => publisher.stop());
       try {
         const tasks = c.alongside?.(t0) ?? [];
@@ -99,7 +116,7 @@ export function publishPhase(c: PublishConfig): Phase<Published> {
         return { result, t0, sent };
       } finally {
         stopOnAbort();
-        if (timer) clearInterval(timer);
+        stopProgress();
       }
     },
   };

@@ -18,25 +18,19 @@ export interface SettleConfig {
  * Every runner's settle is this loop with its own predicate.
  */
 export function settlePhase(c: SettleConfig): Phase<{ outcome: SettleOutcome; waitedMs: number }> {
+  const name = c.label ?? 'settle';
   return {
-    name: c.label ?? 'settle',
+    name,
     async run(s: Session) {
-      s.events.emit('phase', c.label ?? 'settle', c.detail ?? `up to ${c.maxMs} ms`);
+      s.events.emit('phase', name, c.detail ?? `up to ${c.maxMs} ms`);
       const start = s.clock.now();
       const end = start + c.maxMs;
-      let outcome: SettleOutcome = 'timeout';
-      while (s.clock.now() < end) {
-        if (s.aborted) {
-          outcome = 'aborted';
-          break;
-        }
-        if (c.until(s)) {
-          outcome = 'done';
-          break;
-        }
-        await s.nap(Math.min(c.stepMs ?? 250, end - s.clock.now()));
+      let outcome: SettleOutcome | undefined;
+      while (!outcome && s.clock.now() < end) {
+        outcome = s.aborted ? 'aborted' : c.until(s) ? 'done' : undefined;
+        if (!outcome) await s.nap(Math.min(c.stepMs ?? 250, end - s.clock.now()));
       }
-      if (outcome === 'timeout' && c.until(s)) outcome = 'done';
+      outcome ??= c.until(s) ? 'done' : 'timeout';
       const waitedMs = s.clock.now() - start;
       s.events.emit('settled', outcome, waitedMs);
       return { outcome, waitedMs };

@@ -30,6 +30,10 @@ export function alignTables(tables: readonly { x: readonly number[]; y: readonly
   return { x: xs, ys };
 }
 
+/** The figures' formats on every page and table: whole numbers with thousands separators, durations in ms or s. */
+export const fmtInt = (v: number) => v.toLocaleString('en-US');
+export const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
+
 export const round = (v: number, digits = 3) => Math.round(v * 10 ** digits) / 10 ** digits;
 
 /** Chart ids are DOM ids: keep them to [a-z0-9-]. */

@@ -5,6 +5,14 @@ import { alignTables, colorFor, round } from './common.ts';
 /** Dash patterns tell disruption kinds apart when a plan combines several; colour stays the target's. */
 const DASHES: number[][] = [[], [6, 3], [2, 3], [10, 3, 2, 3]];
 
+type KindRow = { label: string; index: number; kind: string };
+
+/** Each row's line: its target's colour; with several disruption kinds on one chart, the kind's dash and name too. */
+function kindLines(rows: readonly KindRow[]) {
+  const kinds = [...new Set(rows.map((r) => r.kind))];
+  return (r: KindRow) => ({ label: kinds.length > 1 ? `${r.label} (${r.kind})` : r.label, color: colorFor(r.index), width: 2, dash: DASHES[kinds.indexOf(r.kind) % DASHES.length]!, spanGaps: true });
+}
+
 export interface RecoveryCdfInput {
   /** Target (or run) label; its index picks the colour. */
   label: string;
@@ -25,7 +33,7 @@ export interface RecoveryCdfInput {
 export function recoveryCdfChart(inputs: readonly RecoveryCdfInput[]): ChartSpec | null {
   const rows = inputs.filter((r) => r.recovered + r.unrecovered > 0);
   if (rows.length === 0) return null;
-  const kinds = [...new Set(rows.map((r) => r.kind))];
+  const line = kindLines(rows);
   const tables = rows.map((r) => {
     const share = r.recovered / (r.recovered + r.unrecovered);
     const byX = new Map<number, number>();
@@ -43,15 +51,7 @@ export function recoveryCdfChart(inputs: readonly RecoveryCdfInput[]): ChartSpec
     yLabel: '% of disconnected clients back',
     yRange: [0, 100],
     x: t.x,
-    series: rows.map((r, i) => ({
-      label: kinds.length > 1 ? `${r.label} (${r.kind})` : r.label,
-      values: t.ys[i]!,
-      color: colorFor(r.index),
-      width: 2,
-      dash: DASHES[kinds.indexOf(r.kind) % DASHES.length]!,
-      spanGaps: true,
-      reduce: 'min' as const,
-    })),
+    series: rows.map((r, i) => ({ ...line(r), values: t.ys[i]!, reduce: 'min' as const })),
   };
 }
 
@@ -70,9 +70,7 @@ export interface RecoveryCurveInput {
 export function recoveryCurveCharts(inputs: readonly RecoveryCurveInput[]): ChartSpec[] {
   const rows = inputs.filter((r) => r.curve.length > 0);
   if (rows.length === 0) return [];
-  const kinds = [...new Set(rows.map((r) => r.kind))];
-  const name = (r: RecoveryCurveInput) => (kinds.length > 1 ? `${r.label} (${r.kind})` : r.label);
-  const style = (r: RecoveryCurveInput) => ({ color: colorFor(r.index), width: 2, dash: DASHES[kinds.indexOf(r.kind) % DASHES.length]!, spanGaps: true });
+  const line = kindLines(rows);
   const delivered = alignTables(rows.map((r) => ({ x: r.curve.map((p) => p.tSec), y: r.curve.map((p) => p.deliveredPct) })));
   const latency = alignTables(rows.map((r) => ({ x: r.curve.map((p) => p.tSec), y: r.curve.map((p) => p.latencyP95Ms) })));
   const disruptionAt = [{ x: 0, label: 'disruption starts', color: '#c62828' }];
@@ -85,7 +83,7 @@ export function recoveryCurveCharts(inputs: readonly RecoveryCurveInput[]): Char
       yLabel: '% delivered to affected clients',
       yRange: [0, 100],
       x: delivered.x,
-      series: rows.map((r, i) => ({ label: name(r), values: delivered.ys[i]!, ...style(r), reduce: 'min' as const })),
+      series: rows.map((r, i) => ({ ...line(r), values: delivered.ys[i]!, reduce: 'min' as const })),
       markers: disruptionAt,
     },
     {
@@ -95,7 +93,7 @@ export function recoveryCurveCharts(inputs: readonly RecoveryCurveInput[]): Char
       xLabel: 'seconds since the disruption began (by publish time)',
       yLabel: 'p95 latency (ms)',
       x: latency.x,
-      series: rows.map((r, i) => ({ label: name(r), values: latency.ys[i]!, ...style(r), reduce: 'max' as const })),
+      series: rows.map((r, i) => ({ ...line(r), values: latency.ys[i]!, reduce: 'max' as const })),
       markers: disruptionAt,
     },
   ];
