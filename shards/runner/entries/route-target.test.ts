@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { Emitter } from '../../../lib/emitter.ts';
 import { getTarget } from '../../../runners/targets/index.ts';
 import { AVALANCHE_OPTIONS } from '../../../runners/avalanche/options.ts';
-import type { JobProgress } from '../types.ts';
 import { AVALANCHE_HTTP_OPTIONS } from '../../../runners/avalanche/module.ts';
 import { DEPLOY_IMPACT_HTTP_OPTIONS } from '../../../runners/deploy-impact/module.ts';
 import { benchEntry } from '../routes.ts';
-import { queryOptions, redactBroadcastKey, relayPhases } from './route-target.ts';
+import { queryOptions, redactBroadcastKey } from './route-target.ts';
 
 const deployImpactEntry = benchEntry('deploy-impact')!;
 
@@ -29,21 +27,8 @@ describe('route-target (what every bench entry shares)', () => {
     expect(JSON.stringify(p.effectiveParams)).not.toMatch(/sekret|127\.0\.0\.1:9/);
   });
 
-  it('relays phases to the job log and progress and redacts a broadcast key in the result', async () => {
-    const events = new Emitter<{ phase: (name: 'connect' | 'report', detail: string) => void }>();
-    const logs: string[] = [];
-    const progress: JobProgress[] = [];
-    const result = new Promise<unknown>((resolve) =>
-      setImmediate(() => {
-        events.emit('phase', 'connect', '3 clients');
-        events.emit('phase', 'report', 'done');
-        resolve({ test: 'x', params: { clients: 3, broadcastKey: 'sekret' } });
-      }),
-    );
-    const r = await relayPhases({ events, result }, { signal: new AbortController().signal, log: (l) => logs.push(l), progress: (p) => progress.push(p) });
-    expect(logs).toEqual(['connect: 3 clients', 'report: done']);
-    expect(progress).toEqual([{ phase: 'connect' }, { phase: 'report' }]);
-    expect(r).toEqual({ test: 'x', params: { clients: 3, broadcastKey: '<redacted>' } });
+  it('redacts a broadcast key in the result a shard returns, and leaves a result without one as it is', () => {
+    expect(redactBroadcastKey({ test: 'x', params: { clients: 3, broadcastKey: 'sekret' } })).toEqual({ test: 'x', params: { clients: 3, broadcastKey: '<redacted>' } });
     expect(redactBroadcastKey({ params: { clients: 1 } })).toEqual({ params: { clients: 1 } });
   });
 });

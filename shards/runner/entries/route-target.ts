@@ -1,6 +1,6 @@
 import type { OptionTable } from '../../../lib/options.ts';
 import { defined } from '../params.ts';
-import type { ResolvedTarget, RunContext } from '../types.ts';
+import type { ResolvedTarget } from '../types.ts';
 
 /** Options the route decides (which target, where to reach it, its broadcast key), never the query. */
 type RouteOwned = 'target' | 'url' | 'broadcastUrl' | 'broadcastKey';
@@ -21,13 +21,4 @@ export function redactBroadcastKey(result: unknown): Record<string, unknown> {
   const r = result as Record<string, unknown>;
   const params = r.params as Record<string, unknown> | undefined;
   return params?.broadcastKey ? { ...r, params: { ...params, broadcastKey: '<redacted>' } } : r;
-}
-
-/** Await a runner that reports phases as events: each phase goes to the job's log and progress. */
-export async function relayPhases(run: { events: { on(event: 'phase', fn: (name: string, detail: string) => void): unknown }; result: Promise<unknown> }, ctx: RunContext): Promise<Record<string, unknown>> {
-  run.events.on('phase', (name, detail) => {
-    ctx.log(`${name}: ${detail}`);
-    ctx.progress({ phase: name });
-  });
-  return redactBroadcastKey(await run.result);
 }
