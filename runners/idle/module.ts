@@ -1,7 +1,6 @@
 import type { OptionTable } from '../../lib/options.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat } from '../../shards/runner/entries/compat.ts';
 import { defineModule } from '../engine/module.ts';
-import { resultName } from '../module-cli.ts';
 import { LEAN_TARGETS } from '../targets/index.ts';
 import { checkIdleOptions, IDLE_OPTIONS, idleServiceArgs } from './options.ts';
 import { runIdle, type IdleProgress } from './run.ts';
@@ -15,18 +14,13 @@ export const idleModule = defineModule({
   options: IDLE_OPTIONS,
   validate: checkIdleOptions,
   plannedMs: (o) => Math.ceil((o.clients * 1000) / o.ramp) + o.hold * 1000 + 15_000,
-  target: 'service',
-  targetOf: (o) => ({ name: o.target, url: o.url }),
   serviceArgs: idleServiceArgs,
   run: (o, ctx) => runIdle(o, ctx.url!, ctx.service?.pid, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'connected', 'subscribed', 'failed'],
   multi: { sharedStream: false },
   cli: {
-    script: 'idle',
     usage: `--target <${LEAN_TARGETS.join('|')}> [options]`,
     json: 'always',
-    fileName: (o) => resultName('idle', o.target),
-    command: (o) => ({ values: o }),
     // The series is in the results file; stdout says where instead of printing thousands of points.
     jsonView: (r, file) => ({ ...r, targetMetrics: { ...r.targetMetrics, series: `${r.targetMetrics.series.length} points (in ${file})` } }),
     logLine: (l) => l,
