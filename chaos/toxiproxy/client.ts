@@ -73,12 +73,11 @@ async function call<T>(what: string, timeoutMs: number, fn: () => Promise<T>): P
   }
 }
 
-function connectHost(listen: string, apiUrl: string): { host: string; port: number } {
+/** Where to connect for a proxy's reported `listen` (`host:port`, `[v6]:port`): a wildcard host becomes `wildcardHost`. */
+export function connectHost(listen: string, wildcardHost: string): { host: string; port: number } {
   const i = listen.lastIndexOf(':');
-  let host = listen.slice(0, i).replace(/^\[|\]$/g, '');
-  const port = Number(listen.slice(i + 1));
-  if (host === '' || host === '::' || host === '0.0.0.0') host = new URL(apiUrl).hostname.replace(/^\[|\]$/g, '');
-  return { host, port };
+  const host = listen.slice(0, i).replace(/^\[|\]$/g, '');
+  return { host: host === '' || host === '::' || host === '0.0.0.0' ? wildcardHost : host, port: Number(listen.slice(i + 1)) };
 }
 
 /**
@@ -100,7 +99,7 @@ export async function createChaosProxy(api: string | Toxiproxy, options: ChaosPr
   let proxy = await call(`create proxy ${options.name}`, timeoutMs, () =>
     client.createProxy({ name: options.name, listen: options.listen ?? '127.0.0.1:0', upstream: options.upstream }),
   );
-  const { host, port } = connectHost(proxy.listen, client.host);
+  const { host, port } = connectHost(proxy.listen, new URL(client.host).hostname.replace(/^\[|\]$/g, ''));
   const toJson = (t: Toxic<unknown>): ToxicJson => t.toJson() as unknown as ToxicJson;
 
   return {

@@ -21,7 +21,7 @@ export interface LinkEnv {
  * destination's own write buffer it is kept under `maxBufferedBytes` by pausing the source, so
  * a slow reader or a stalling toxic pushes back over TCP instead of growing memory.
  */
-export class Link implements StageHost {
+export class Link {
   private stages: Stage[] = [];
   private readonly writer: Sink = { accept: (item) => this.write(item) };
   private head: Sink = this.writer;
@@ -30,6 +30,8 @@ export class Link implements StageHost {
   private sourceDone = false;
   /** EOF reached the writer: the destination was ended. */
   private ended = false;
+  /** What this link's stages see: the server's clock, randomness and timers, and this link's bytes and sockets. */
+  private readonly host: StageHost;
 
   constructor(
     readonly direction: Direction,
@@ -37,28 +39,16 @@ export class Link implements StageHost {
     private readonly dest: Socket,
     toxics: readonly ToxicRecord[],
     private readonly env: LinkEnv,
-    private readonly onReset: () => void,
+    onReset: () => void,
   ) {
-    for (const t of toxics) this.stages.push(createStage(t, this));
+    const release = (bytes: number) => {
+      this.pending -= bytes;
+      this.maybeResume();
+    };
+    this.host = { now: () => env.now(), rng: () => env.rng(), timers: env.timers, release, reset: onReset };
+    for (const t of toxics) this.stages.push(createStage(t, this.host));
     this.rewire();
     dest.on('drain', this.maybeResume);
-  }
-
-  get timers() {
-    return this.env.timers;
-  }
-  now(): number {
-    return this.env.now();
-  }
-  rng(): number {
-    return this.env.rng();
-  }
-  reset(): void {
-    this.onReset();
-  }
-  release(bytes: number): void {
-    this.pending -= bytes;
-    this.maybeResume();
   }
 
   readonly onData = (data: Buffer): void => {
@@ -84,7 +74,7 @@ export class Link implements StageHost {
   };
 
   addToxic(toxic: ToxicRecord): void {
-    this.stages.push(createStage(toxic, this));
+    this.stages.push(createStage(toxic, this.host));
     this.rewire();
   }
 

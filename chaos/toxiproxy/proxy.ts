@@ -176,10 +176,13 @@ function splitHostPort(addr: string): { host: string; port: string } | undefined
 
 const isWildcard = (host: string) => host === '' || host === '0.0.0.0' || host === '::';
 
-function parsePort(listen: string, port: string): number {
-  const n = /^\d{1,5}$/.test(port) ? Number(port) : NaN;
-  if (!(n >= 0 && n <= 65535)) throw apiErrors.listen(`listen tcp: address ${listen}: invalid port`);
-  return n;
+/** A `listen` string's host and port, Go's way: "" is ":0" (every interface, any free port); `prefix` starts the missing-port error. */
+function splitListen(listen: string, prefix: string): { host: string; port: number } {
+  const parts = splitHostPort(listen === '' ? ':0' : listen);
+  if (!parts) throw apiErrors.listen(`${prefix}address ${listen}: missing port in address`);
+  const port = /^\d{1,5}$/.test(parts.port) ? Number(parts.port) : NaN;
+  if (!(port >= 0 && port <= 65535)) throw apiErrors.listen(`listen tcp: address ${listen}: invalid port`);
+  return { host: parts.host, port };
 }
 
 async function resolveHost(host: string): Promise<{ address: string; family: number }> {
@@ -197,23 +200,18 @@ async function resolveHost(host: string): Promise<{ address: string; family: num
 
 /** Where to bind for a Toxiproxy `listen` string, and how Go would print it. */
 async function resolveListen(listen: string): Promise<{ host: string | undefined; port: number; display: string }> {
-  // Go's net.Listen treats "" as ":0": every interface, any free port.
-  const parts = splitHostPort(listen === '' ? ':0' : listen);
-  if (!parts) throw apiErrors.listen(`listen tcp: address ${listen}: missing port in address`);
-  const port = parsePort(listen, parts.port);
+  const { host, port } = splitListen(listen, 'listen tcp: ');
   // Wildcards bind dual-stack like Go (`[::]:N`); Node falls back to IPv4 when IPv6 is off.
-  if (isWildcard(parts.host)) return { host: undefined, port, display: '' };
-  const { address, family } = await resolveHost(parts.host);
+  if (isWildcard(host)) return { host: undefined, port, display: '' };
+  const { address, family } = await resolveHost(host);
   return { host: address, port, display: family === 6 ? `[${address}]` : address };
 }
 
 /** Go `net.ResolveTCPAddr("tcp", listen).String()`. */
 async function resolveForCompare(listen: string): Promise<string> {
-  const parts = splitHostPort(listen === '' ? ':0' : listen);
-  if (!parts) throw apiErrors.listen(`address ${listen}: missing port in address`);
-  const port = parsePort(listen, parts.port);
-  if (parts.host === '') return `:${port}`;
-  const { address, family } = await resolveHost(parts.host);
+  const { host, port } = splitListen(listen, '');
+  if (host === '') return `:${port}`;
+  const { address, family } = await resolveHost(host);
   return family === 6 ? `[${address}]:${port}` : `${address}:${port}`;
 }
 

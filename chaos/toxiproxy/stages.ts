@@ -317,15 +317,12 @@ class ResetPeerStage extends Stage {
     this.drop(item);
     if (this.fired) return;
     this.fired = true;
-    this.armReset();
+    this.setTimer(this.attrs.timeout ?? 0, () => this.host.reset());
   }
   /** An armed reset survives re-runs and removal (Go sleeps outside the select). */
   protected override interrupt(): Item[] {
     if (this.fired) return this.queue.takeAll();
     return super.interrupt();
-  }
-  private armReset(): void {
-    this.setTimer(this.attrs.timeout ?? 0, () => this.host.reset());
   }
 }
 
@@ -343,8 +340,7 @@ class SlicerStage extends Stage {
     const size = this.pieces.shift() ?? head.data.length;
     if (this.pieces.length === 0 || size >= head.data.length) {
       this.pieces = undefined;
-      this.queue.shift();
-      this.emit(head);
+      this.pass(head);
     } else {
       this.emit({ data: head.data.subarray(0, size), at: head.at });
       head.data = head.data.subarray(size);
