@@ -1,4 +1,4 @@
-import { Toxiproxy, ToxiproxyError, type Proxy, type Toxic } from 'toxiproxy-node-client';
+import { Toxiproxy, type Proxy, type Toxic } from 'toxiproxy-node-client';
 import { ChaosError } from './errors.ts';
 import type { Direction, ToxicAttributeMap, ToxicJson, ToxicType } from './types.ts';
 
@@ -50,11 +50,6 @@ export interface ChaosProxyHandle {
   remove(): Promise<void>;
 }
 
-const statusOf = (err: unknown): number | undefined => {
-  const m = err instanceof Error ? /status code (\d{3})/.exec(err.message) : null;
-  return m ? Number(m[1]) : undefined;
-};
-
 /** Run a client call with a timeout; failures become RR_ERR_CHAOS_PROXY_API with the HTTP status in details. */
 async function call<T>(what: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -65,9 +60,10 @@ async function call<T>(what: string, timeoutMs: number, fn: () => Promise<T>): P
   try {
     return await Promise.race([fn(), timeout]);
   } catch (cause) {
-    const status = statusOf(cause);
-    const why = cause instanceof ToxiproxyError || cause instanceof Error ? cause.message : String(cause);
-    throw new ChaosError('RR_ERR_CHAOS_PROXY_API', `toxiproxy ${what} failed: ${why}`, { cause, details: status === undefined ? {} : { status } });
+    // ToxiproxyError is an Error; the HTTP status is only in its message.
+    const why = cause instanceof Error ? cause.message : String(cause);
+    const status = cause instanceof Error ? /status code (\d{3})/.exec(why) : null;
+    throw new ChaosError('RR_ERR_CHAOS_PROXY_API', `toxiproxy ${what} failed: ${why}`, { cause, details: status ? { status: Number(status[1]) } : {} });
   } finally {
     clearTimeout(timer);
   }
