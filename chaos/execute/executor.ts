@@ -28,12 +28,11 @@ export class ChaosExecutor {
   readonly timeline: ChaosEvent[] = [];
   readonly applied = new Set<number>();
   fleet: ProxyFleet | undefined;
-  private readonly lastDrop: (ChaosEvent | undefined)[];
+  private readonly lastDrop: (ChaosEvent | undefined)[] = [];
   private t0 = 0;
 
   constructor(private readonly s: Session, readonly o: ChaosExecutorOptions) {
     this.tracker = new DisruptionTracker(o.steps, o.clients);
-    this.lastDrop = new Array(o.clients);
   }
 
   /** Open one proxy per group in front of `url` (the target's base URL) when the plan has network disruptions. */
