@@ -1,4 +1,5 @@
 import { lookup } from 'node:dns/promises';
+import { once } from 'node:events';
 import { isIP, createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { apiErrors } from './errors.ts';
 import { isLoopbackAddress, loopbackOnlyLookup, NOT_LOOPBACK, PUBLIC_OPT_IN } from './loopback.ts';
@@ -62,10 +63,8 @@ export class ChaosProxy {
       else if (!isLoopbackAddress(host)) throw apiErrors.notLoopback(`listen ${this.listen}`, PUBLIC_OPT_IN);
     }
     const server = createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true }, (client) => this.accept(client));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) => reject(apiErrors.listen(bindError(`${display}:${port}`, err))));
-      server.listen({ host, port, exclusive: true }, () => resolve());
-    });
+    server.listen({ host, port, exclusive: true });
+    await once(server, 'listening').catch((err: NodeJS.ErrnoException) => Promise.reject(apiErrors.listen(bindError(`${display}:${port}`, err))));
     server.on('error', () => {});
     this.server = server;
     this.enabled = true;
