@@ -3,7 +3,7 @@
  * deadlines (never bare sleeps), and the Toxiproxy target (ours in-process, or a real server
  * when TOXIPROXY_URL is set).
  */
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { connectHost } from './toxiproxy/client.ts';
 import { createToxiproxyServer, type ToxiproxyServer } from './toxiproxy/index.ts';
@@ -76,7 +76,8 @@ export class Reader {
   readonly arrivals: Array<{ at: number; size: number }> = [];
   ended = false;
   error: NodeJS.ErrnoException | undefined;
-  private waiters: Array<() => void> = [];
+  /** Emits 'change' on every arrival, error and close: what `until` re-checks its predicate on. */
+  private readonly changes = new EventEmitter();
 
   constructor(readonly socket: Socket) {
     socket.on('data', (d: Buffer) => {
@@ -116,25 +117,17 @@ export class Reader {
     return { code: this.error?.code };
   }
 
-  until(pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
-    if (pred()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== check);
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
-      }, timeoutMs);
-      const check = () => {
-        if (!pred()) return;
-        clearTimeout(timer);
-        this.waiters = this.waiters.filter((w) => w !== check);
-        resolve();
-      };
-      this.waiters.push(check);
-    });
+  async until(pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      while (!pred()) await once(this.changes, 'change', { signal });
+    } catch {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    }
   }
 
   private wake(): void {
-    for (const w of [...this.waiters]) w();
+    this.changes.emit('change');
   }
 }
 

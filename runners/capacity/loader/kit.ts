@@ -102,17 +102,17 @@ export function failureModeOf(steps: readonly StepResult[]): string {
   return `${f.metrics.limitedBy === 'rig' ? 'the rig' : 'budget'} at ${label}: ${f.reason}`;
 }
 
-export function result(ctx: ScenarioContext, id: ScenarioId, title: string, startedAt: string, params: Record<string, unknown>, budget: Budget | undefined, steps: StepResult[], flags: ScenarioValidityFlag[], headline: ScenarioResult['headline'], extraNotShown: string[] = []): ScenarioResult {
+export function result(ctx: ScenarioContext, id: ScenarioId, title: string, startedAt: string, params: Record<string, unknown>, budget: Budget, steps: StepResult[], flags: ScenarioValidityFlag[], headline: ScenarioResult['headline'], extraNotShown: string[] = []): ScenarioResult {
   return {
     scenario: id,
     title,
     target: ctx.target.name,
     startedAt,
     params,
-    ...(budget ? { budget } : {}),
+    budget,
     steps,
     headline,
-    ...(budget ? { failureMode: failureModeOf(steps) } : {}),
+    failureMode: failureModeOf(steps),
     validity: { valid: !flags.some((f) => f.severity === 'fatal'), flags },
     notShown: [...NOT_SHOWN, ...extraNotShown],
   };
