@@ -29,41 +29,35 @@ const flush = () => {
 };
 const flusher = setInterval(flush, 200);
 
-function openOne(s: HolderStart, make: NonNullable<ReturnType<typeof leanClientFor>>, i: number): Promise<void> {
+async function openOne(s: HolderStart, make: NonNullable<ReturnType<typeof leanClientFor>>, i: number): Promise<void> {
   const k = i % s.streams;
   const runId = `${s.runId}/${k}`;
   const c = make({ index: i, url: s.url, stream: `${s.streamPrefix}/${k}`, localAddress: sourceAddress(i, s.addresses) });
   t.attempted++;
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(() => c.close(), s.connectTimeoutMs);
-    c.on('message', (m) => {
-      const p = readPayload(m, runId);
-      if (!p) return void t.foreign++;
-      rows.push(i, p.seq, m.at - p.sentAt, m.at);
-    });
-    c.connect().then(
-      () => {
-        clearTimeout(timer);
-        t.subscribed++;
-        open.add(i);
-        clients.push(c);
-        c.on('disconnected', ({ reason, detail }) => {
-          if (stopping || !open.delete(i)) return;
-          const label = toldLabel(reason, detail);
-          t.told[label] = (t.told[label] ?? 0) + 1;
-        });
-        resolve();
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        t.failed++;
-        const cause = classifyConnectError(err) ?? 'target';
-        t.failureCauses[cause] = (t.failureCauses[cause] ?? 0) + 1;
-        c.close();
-        resolve();
-      },
-    );
+  const timer = setTimeout(() => c.close(), s.connectTimeoutMs);
+  c.on('message', (m) => {
+    const p = readPayload(m, runId);
+    if (!p) return void t.foreign++;
+    rows.push(i, p.seq, m.at - p.sentAt, m.at);
   });
+  try {
+    await c.connect();
+    t.subscribed++;
+    open.add(i);
+    clients.push(c);
+    c.on('disconnected', ({ reason, detail }) => {
+      if (stopping || !open.delete(i)) return;
+      const label = toldLabel(reason, detail);
+      t.told[label] = (t.told[label] ?? 0) + 1;
+    });
+  } catch (err) {
+    t.failed++;
+    const cause = classifyConnectError(err) ?? 'target';
+    t.failureCauses[cause] = (t.failureCauses[cause] ?? 0) + 1;
+    c.close();
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function ramp(s: HolderStart): Promise<void> {
