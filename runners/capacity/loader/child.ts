@@ -2,7 +2,7 @@ import { sourceAddress } from '../../core/addresses.ts';
 import { LatencyRecorder } from '../../core/latency.ts';
 import { DeliveryLedger } from '../../core/ledger.ts';
 import { watchRunner } from '../../core/runner-health.ts';
-import { classifyConnectError, openFileLimit } from '../../core/runner-limits.ts';
+import { classifyConnectError } from '../../core/runner-limits.ts';
 import { getTarget } from '../../targets/index.ts';
 import type { ArrivedMessage, TargetClient } from '../../targets/types.ts';
 import { payloadOf } from '../../targets/payload.ts';
@@ -109,7 +109,7 @@ async function open(a: LoaderAssignment): Promise<void> {
   // Rows are dealt after connecting, so only subscribed connections are expected to receive.
   rowsPerStream = new Array<number>(a.streams.length).fill(0);
   for (const c of conns) c.row = rowsPerStream[c.stream]!++;
-  send({ type: 'ready', loader: me, requested: a.count, subscribed: conns.length, failed, failureCauses: causes, rigLimitFailures: rig, openFileLimit: openFileLimit() ?? null, ms: Date.now() - t0 });
+  send({ type: 'ready', loader: me, requested: a.count, subscribed: conns.length, failed, failureCauses: causes, rigLimitFailures: rig, ms: Date.now() - t0 });
 }
 
 /**
