@@ -131,25 +131,23 @@ export class Link {
 
 /** One accepted client socket and its upstream socket: two independent links. */
 export class Connection {
-  readonly upstream: Link;
-  readonly downstream: Link;
+  /** upstream reads the client and writes the server; downstream the other way. */
+  readonly links: Record<Direction, Link>;
   private open = 2;
 
   constructor(
     private readonly client: Socket,
     private readonly server: Socket,
-    toxics: { upstream: readonly ToxicRecord[]; downstream: readonly ToxicRecord[] },
+    toxics: Record<Direction, readonly ToxicRecord[]>,
     env: LinkEnv,
     private readonly onClosed: (c: Connection) => void,
   ) {
-    this.upstream = new Link('upstream', client, server, toxics.upstream, env, this.reset);
-    this.downstream = new Link('downstream', server, client, toxics.downstream, env, this.reset);
-    this.wire(client, this.upstream);
-    this.wire(server, this.downstream);
-  }
-
-  link(direction: Direction): Link {
-    return direction === 'upstream' ? this.upstream : this.downstream;
+    this.links = {
+      upstream: new Link('upstream', client, server, toxics.upstream, env, this.reset),
+      downstream: new Link('downstream', server, client, toxics.downstream, env, this.reset),
+    };
+    this.wire(client, this.links.upstream);
+    this.wire(server, this.links.downstream);
   }
 
   /** RST both sockets (SO_LINGER 0 + close in Go). */
@@ -159,8 +157,7 @@ export class Connection {
 
   /** Disable/delete/restart: close both sockets now, buffered data is discarded. */
   close(): void {
-    this.upstream.dispose();
-    this.downstream.dispose();
+    for (const l of Object.values(this.links)) l.dispose();
     this.client.destroy();
     this.server.destroy();
   }
@@ -173,8 +170,7 @@ export class Connection {
     socket.on('close', () => {
       readLink.onSourceDone();
       if (--this.open === 0) {
-        this.upstream.dispose();
-        this.downstream.dispose();
+        for (const l of Object.values(this.links)) l.dispose();
         this.onClosed(this);
       }
     });

@@ -89,19 +89,19 @@ export class ChaosProxy {
   /** Append to the direction's chain and to every live link of that direction. */
   addToxic(toxic: ToxicRecord): void {
     this.toxics[toxic.direction].push(toxic);
-    for (const c of this.connections) c.link(toxic.direction).addToxic(toxic);
+    for (const c of this.connections) c.links[toxic.direction].addToxic(toxic);
   }
 
   updateToxic(toxic: ToxicRecord, change: { attributes: Record<string, number>; toxicity: number }): void {
     toxic.attributes = change.attributes;
     toxic.toxicity = change.toxicity;
-    for (const c of this.connections) c.link(toxic.direction).updateToxic(toxic);
+    for (const c of this.connections) c.links[toxic.direction].updateToxic(toxic);
   }
 
   removeToxic(toxic: ToxicRecord): void {
     const list = this.toxics[toxic.direction];
     list.splice(list.indexOf(toxic), 1);
-    for (const c of [...this.connections]) c.link(toxic.direction).removeToxic(toxic.name);
+    for (const c of [...this.connections]) c.links[toxic.direction].removeToxic(toxic.name);
   }
 
   removeAllToxics(): void {
