@@ -300,9 +300,7 @@ class TimeoutStage extends Stage {
     if (this.active && timeout > 0) this.setTimer(timeout, () => this.emit(EOF));
   }
   override remove(): { held: Item[]; close: boolean } {
-    const wasClosed = this.closed;
-    const r = super.remove();
-    return { held: r.held, close: !wasClosed };
+    return { held: super.remove().held, close: !this.closed };
   }
 }
 

@@ -3,7 +3,7 @@ import { sourceAddress } from '../../core/addresses.ts';
 import { rampShare } from '../../core/connections.ts';
 import { readPayload } from '../../targets/payload.ts';
 import { watchRunner } from '../../core/runner-health.ts';
-import { classifyConnectError, openFileLimit } from '../../core/runner-limits.ts';
+import { classifyConnectError } from '../../core/runner-limits.ts';
 import { leanClientFor } from '../../targets/index.ts';
 import type { LeanClient } from '../../targets/lean-client.ts';
 import { toldLabel, type HolderStart, type HolderTally, type HolderToParent, type ParentToHolder } from './messages.ts';
@@ -18,7 +18,7 @@ const send = (m: HolderToParent) => {
   if (process.connected) process.send?.(m);
 };
 const health = watchRunner();
-const t: HolderTally = { attempted: 0, subscribed: 0, failed: 0, failureCauses: {}, told: {}, foreign: 0, loopLagP99Ms: 0 };
+const t: HolderTally = { subscribed: 0, failed: 0, failureCauses: {}, told: {}, loopLagP99Ms: 0 };
 const clients: LeanClient[] = [];
 const open = new Set<number>();
 let rows: number[] = [];
@@ -33,11 +33,11 @@ async function openOne(s: HolderStart, make: NonNullable<ReturnType<typeof leanC
   const k = i % s.streams;
   const runId = `${s.runId}/${k}`;
   const c = make({ index: i, url: s.url, stream: `${s.streamPrefix}/${k}`, localAddress: sourceAddress(i, s.addresses) });
-  t.attempted++;
   const timer = setTimeout(() => c.close(), s.connectTimeoutMs);
   c.on('message', (m) => {
     const p = readPayload(m, runId);
-    if (!p) return void t.foreign++;
+    // Not this run's payload (another run on the stream, garbage): never a delivery.
+    if (!p) return;
     rows.push(i, p.seq, m.at - p.sentAt, m.at);
   });
   try {
@@ -86,4 +86,4 @@ process.on('message', (m: ParentToHolder) => {
   else if (m.type === 'stop') void stop();
 });
 process.on('disconnect', () => process.exit(0));
-send({ type: 'ready', fdLimit: openFileLimit() ?? null });
+send({ type: 'ready' });
