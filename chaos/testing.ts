@@ -3,7 +3,9 @@
  * deadlines (never bare sleeps), and the Toxiproxy target (ours in-process, or a real server
  * when TOXIPROXY_URL is set).
  */
+import { EventEmitter, once } from 'node:events';
 import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { connectHost } from './toxiproxy/client.ts';
 import { createToxiproxyServer, type ToxiproxyServer } from './toxiproxy/index.ts';
 
 export interface TestTcpServer {
@@ -57,24 +59,13 @@ export async function startTcpServer(onSocket: (s: Socket) => void = () => {}): 
 export const startEchoServer = () => startTcpServer((s) => s.pipe(s));
 
 /** Parse `host:port` / `[v6]:port` as reported in a proxy's `listen`; wildcards become loopback. */
-export function listenAddress(listen: string): { host: string; port: number } {
-  const i = listen.lastIndexOf(':');
-  let host = listen.slice(0, i).replace(/^\[|\]$/g, '');
-  if (host === '' || host === '::' || host === '0.0.0.0') host = '127.0.0.1';
-  return { host, port: Number(listen.slice(i + 1)) };
-}
+export const listenAddress = (listen: string) => connectHost(listen, '127.0.0.1');
 
-/** Connect and resolve once connected. */
-export function connect(listen: string): Promise<Socket> {
-  const { host, port } = listenAddress(listen);
-  return new Promise((resolve, reject) => {
-    const s = createConnection({ host, port, noDelay: true });
-    s.once('connect', () => {
-      s.off('error', reject);
-      resolve(s);
-    });
-    s.once('error', reject);
-  });
+/** Connect and resolve once connected (`once` rejects on an error first). */
+export async function connect(listen: string): Promise<Socket> {
+  const s = createConnection({ ...listenAddress(listen), noDelay: true });
+  await once(s, 'connect');
+  return s;
 }
 
 /** Collects everything a socket receives, so reads can wait for a byte count with a deadline. */
@@ -85,7 +76,8 @@ export class Reader {
   readonly arrivals: Array<{ at: number; size: number }> = [];
   ended = false;
   error: NodeJS.ErrnoException | undefined;
-  private waiters: Array<() => void> = [];
+  /** Emits 'change' on every arrival, error and close: what `until` re-checks its predicate on. */
+  private readonly changes = new EventEmitter();
 
   constructor(readonly socket: Socket) {
     socket.on('data', (d: Buffer) => {
@@ -125,25 +117,17 @@ export class Reader {
     return { code: this.error?.code };
   }
 
-  until(pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
-    if (pred()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== check);
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
-      }, timeoutMs);
-      const check = () => {
-        if (!pred()) return;
-        clearTimeout(timer);
-        this.waiters = this.waiters.filter((w) => w !== check);
-        resolve();
-      };
-      this.waiters.push(check);
-    });
+  async until(pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      while (!pred()) await once(this.changes, 'change', { signal });
+    } catch {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    }
   }
 
   private wake(): void {
-    for (const w of [...this.waiters]) w();
+    this.changes.emit('change');
   }
 }
 

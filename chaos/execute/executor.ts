@@ -28,33 +28,24 @@ export class ChaosExecutor {
   readonly timeline: ChaosEvent[] = [];
   readonly applied = new Set<number>();
   fleet: ProxyFleet | undefined;
-  private readonly lastDrop: (ChaosEvent | undefined)[];
+  private readonly lastDrop: (ChaosEvent | undefined)[] = [];
   private t0 = 0;
 
   constructor(private readonly s: Session, readonly o: ChaosExecutorOptions) {
     this.tracker = new DisruptionTracker(o.steps, o.clients);
-    this.lastDrop = new Array(o.clients);
-  }
-
-  get needsProxy(): boolean {
-    return planNeedsProxy(this.o.kinds);
   }
 
   /** Open one proxy per group in front of `url` (the target's base URL) when the plan has network disruptions. */
   async openFleet(url: string, apiUrl: string | undefined, namePrefix: string): Promise<ProxyFleet | undefined> {
-    if (!this.needsProxy) return undefined;
+    if (!planNeedsProxy(this.o.kinds)) return undefined;
     const u = new URL(url.replace(/^ws/, 'http'));
     this.fleet = await openProxyFleet({ apiUrl, groups: this.o.groups, upstream: `${u.hostname}:${u.port !== '' ? u.port : u.protocol === 'https:' ? 443 : 80}`, namePrefix });
     return this.fleet;
   }
 
-  groupOf(i: number): number {
-    return i % this.o.groups;
-  }
-
-  /** Client i's URL: its group's proxy when there is a fleet. */
+  /** Client i's URL: its group's proxy when there is a fleet (client i is in group i % groups). */
   urlFor(i: number, direct: string): string {
-    return this.fleet ? this.fleet.urlFor(this.groupOf(i)) : direct;
+    return this.fleet ? this.fleet.urlFor(i % this.o.groups) : direct;
   }
 
   /** Client i is subscribed (again): close its open disruption; the recovery, when this ended one. */
@@ -81,9 +72,7 @@ export class ChaosExecutor {
 
   /** Clients connected now, as the tracker saw them. */
   connectedNow(): number {
-    let n = 0;
-    for (let i = 0; i < this.o.clients; i++) n += this.tracker.isConnected(i) ? 1 : 0;
-    return n;
+    return Array.from({ length: this.o.clients }, (_, i) => this.tracker.isConnected(i)).filter(Boolean).length;
   }
 
   /** Every step of the schedule, each on its own timer from `t0`; resolves when all are done. */

@@ -6,8 +6,8 @@ import type { ChaosProxyHandle, ToxicSpec } from '../toxiproxy/client.ts';
 export const DISRUPTIONS = ['drop', 'flaky', 'blackhole', 'partition', 'slow-consumer', 'reset', 'cutoff'] as const;
 export type DisruptionKind = (typeof DISRUPTIONS)[number];
 
+/** One disruption kind (CATALOG is keyed by kind). */
 export interface DisruptionDefinition {
-  kind: DisruptionKind;
   description: string;
   /** 'client': one client at a time, from the runner; 'group': every client behind one proxy. */
   scope: 'client' | 'group';
@@ -80,9 +80,8 @@ const liftBlackhole = (p: ChaosProxyHandle) => async () => {
  * whose they are.
  */
 export const CATALOG: Readonly<Record<DisruptionKind, DisruptionDefinition>> = Object.freeze({
-  drop: { kind: 'drop', scope: 'client', defaultDurationMs: 1000, description: 'client-side force close of the TCP socket (no close handshake); manual targets stay offline max(duration, floor)' },
+  drop: { scope: 'client', defaultDurationMs: 1000, description: 'client-side force close of the TCP socket (no close handshake); manual targets stay offline max(duration, floor)' },
   flaky: {
-    kind: 'flaky',
     scope: 'group',
     defaultDurationMs: 10_000,
     description: 'bad network: 150 ms ± 100 ms latency downstream, 50 ms upstream, and frames sliced into ~64-byte packets',
@@ -93,7 +92,6 @@ export const CATALOG: Readonly<Record<DisruptionKind, DisruptionDefinition>> = O
     ),
   },
   blackhole: {
-    kind: 'blackhole',
     scope: 'group',
     defaultDurationMs: 50_000,
     description: 'half-open connections: a timeout toxic (timeout 0) holds every byte both ways; lifting it closes the connections, all in one step. Measures how long each stack takes to notice',
@@ -104,7 +102,6 @@ export const CATALOG: Readonly<Record<DisruptionKind, DisruptionDefinition>> = O
     },
   },
   partition: {
-    kind: 'partition',
     scope: 'group',
     defaultDurationMs: 5000,
     description: 'the proxy is disabled: every connection closes at once and reconnects are refused until it is enabled (mass disconnect, reconnect storm)',
@@ -114,21 +111,18 @@ export const CATALOG: Readonly<Record<DisruptionKind, DisruptionDefinition>> = O
     },
   },
   'slow-consumer': {
-    kind: 'slow-consumer',
     scope: 'group',
     defaultDurationMs: 10_000,
     description: 'downstream bandwidth limited to 1 KB/s: the server must buffer or shed',
     apply: addToxics({ type: 'bandwidth', name: 'rr_slow_consumer', stream: 'downstream', attributes: { rate: 1 } }),
   },
   reset: {
-    kind: 'reset',
     scope: 'group',
     defaultDurationMs: 1000,
     description: 'reset_peer: every connection gets a TCP RST; new ones too while it lasts',
     apply: addToxics({ type: 'reset_peer', name: 'rr_reset', stream: 'downstream', attributes: { timeout: 0 } }),
   },
   cutoff: {
-    kind: 'cutoff',
     scope: 'group',
     defaultDurationMs: 5000,
     description: `a middlebox cutting streams: every connection, and every reconnect while it lasts, is closed after ${CUTOFF.bytes} more bytes downstream (limit_data), and the close reaches the client ${CUTOFF.closeDelayMs} ms late (slow_close)`,

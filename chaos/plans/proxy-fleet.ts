@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ReboundError } from '../../lib/errors.ts';
 import { reapOnExit } from '../../lib/reaper.ts';
+import { childExited } from '../../services/common/spawn.ts';
 import { createChaosProxy, type ChaosProxyHandle } from '../toxiproxy/client.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -62,10 +63,9 @@ export async function openProxyFleet(opts: { apiUrl?: string | undefined; groups
     urlFor: (g) => `http://${proxies[g]!.host}:${proxies[g]!.port}`,
     async close() {
       if (embedded) {
-        const exited = new Promise<void>((r) => embedded.child.once('exit', () => r()));
         embedded.child.kill('SIGTERM');
         const hard = setTimeout(() => embedded.child.kill('SIGKILL'), 5000);
-        await exited;
+        await childExited(embedded.child);
         clearTimeout(hard);
       } else {
         // A shared real Toxiproxy: remove only what this run created.

@@ -8,9 +8,7 @@ import { CATALOG, DISRUPTIONS, type DisruptionKind } from './catalog.ts';
  * are still being published (drops: every J + U(0, 5) s, the benchmark's shape).
  */
 export function planDrops(seed: number, clients: number, jitterSec: number, windowMs: number): number[][] {
-  const plan: number[][] = [];
-  for (let c = 0; c < clients; c++) plan.push(series(childRng(seed, c), jitterSec, 0, windowMs));
-  return plan;
+  return Array.from({ length: clients }, (_, c) => series(childRng(seed, c), jitterSec, 0, windowMs));
 }
 
 function series(rng: () => number, jitterSec: number, durationMs: number, windowMs: number): number[] {

@@ -4,7 +4,7 @@ import { ApiError, apiErrors } from './errors.ts';
 import type { LinkEnv } from './link.ts';
 import { decodeFirstValue } from './gojson.ts';
 import { ChaosProxy } from './proxy.ts';
-import { field, parseToxicCreate, parseToxicUpdate, toxicJson } from './toxics.ts';
+import { field, goType, parseString, parseToxicCreate, parseToxicUpdate, toxicJson } from './toxics.ts';
 import type { ProxyInput } from './types.ts';
 
 /** What `GET /version` reports: the Toxiproxy release whose API this mirrors. */
@@ -119,13 +119,10 @@ export class ToxiproxyApi {
       return plain(res, 404, '404 page not found\n');
     }
     // Read the body before taking the lock, so a slow uploader cannot stall other API calls.
-    const body = req.method === 'POST' || req.method === 'PATCH' ? settle(readJson(req, res)) : undefined;
-    const readBody = async () => {
-      const r = await (body ?? settle(Promise.resolve(undefined)));
-      if ('error' in r) throw r.error;
-      return r.value;
-    };
-    const run = () => handler(params, readBody);
+    const body = req.method === 'POST' || req.method === 'PATCH' ? readJson(req, res) : Promise.resolve(undefined);
+    // A bad body fails only the handler that reads it: never an unhandled rejection.
+    body.catch(() => {});
+    const run = () => handler(params, () => body);
     const done = this.lock.then(run, run);
     this.lock = done.catch(() => undefined);
     done.then(
@@ -173,7 +170,7 @@ export class ToxiproxyApi {
   }
 
   private async createProxy(body: unknown): Promise<Reply> {
-    const input = decodeProxy(body, { listen: '', upstream: '', enabled: true }, 'main.Proxy');
+    const input = decodeProxy(body, { listen: '', upstream: '', enabled: true });
     if (!input.name) throw apiErrors.missingField('name');
     if (!input.upstream) throw apiErrors.missingField('upstream');
     if (this.proxies.has(input.name)) throw apiErrors.proxyExists();
@@ -182,7 +179,7 @@ export class ToxiproxyApi {
 
   private async updateProxy(name: string, body: () => Promise<unknown>): Promise<Reply> {
     const proxy = this.get(name);
-    const input = decodeProxy(await body(), { listen: proxy.listen, upstream: proxy.upstream, enabled: proxy.enabled }, 'main.Proxy');
+    const input = decodeProxy(await body(), { listen: proxy.listen, upstream: proxy.upstream, enabled: proxy.enabled });
     // Toxiproxy Proxy.Update: a changed listen/upstream restarts (dropping connections), then `enabled` is applied.
     if (await proxy.differs(input.listen, input.upstream)) {
       proxy.stop();
@@ -215,7 +212,7 @@ export class ToxiproxyApi {
     try {
       const body = await readBody();
       if (body !== null && !Array.isArray(body)) throw apiErrors.badBody(`json: cannot unmarshal ${typeof body} into Go value of type []struct { main.Proxy; Enabled *bool "json:\\"enabled\\" default:\\"true\\"" }`);
-      const inputs = ((body ?? []) as unknown[]).map((entry) => decodeProxy(entry, { listen: '', upstream: '', enabled: true }, 'main.Proxy'));
+      const inputs = ((body ?? []) as unknown[]).map((entry) => decodeProxy(entry, { listen: '', upstream: '', enabled: true }));
       inputs.forEach((p, i) => {
         if (!p.name) throw apiErrors.missingField(`name at proxy ${i + 1}`);
         if (!p.upstream) throw apiErrors.missingField(`upstream at proxy ${i + 1}`);
@@ -248,33 +245,19 @@ export class ToxiproxyApi {
   }
 }
 
-const goType = (v: unknown) => (Array.isArray(v) ? 'array' : typeof v === 'boolean' ? 'bool' : typeof v);
-
 /** Decode a proxy body onto defaults like Go's json.Decoder into a struct (nulls and unknown keys ignored). */
-function decodeProxy(body: unknown, defaults: { listen: string; upstream: string; enabled: boolean }, goName: string): Required<ProxyInput> {
+function decodeProxy(body: unknown, defaults: { listen: string; upstream: string; enabled: boolean }): Required<ProxyInput> {
   const out = { name: '', ...defaults };
   if (body === null) return out;
-  if (typeof body !== 'object' || Array.isArray(body)) throw apiErrors.badBody(`json: cannot unmarshal ${goType(body)} into Go value of type ${goName}`);
+  if (typeof body !== 'object' || Array.isArray(body)) throw apiErrors.badBody(`json: cannot unmarshal ${goType(body)} into Go value of type main.Proxy`);
   const obj = body as Record<string, unknown>;
-  for (const key of ['name', 'listen', 'upstream'] as const) {
-    const v = field(obj, key);
-    if (v === undefined || v === null) continue;
-    if (typeof v !== 'string') throw apiErrors.badBody(`json: cannot unmarshal ${goType(v)} into Go struct field Proxy.${key} of type string`);
-    out[key] = v;
-  }
+  for (const key of ['name', 'listen', 'upstream'] as const) out[key] = parseString(obj, key, out[key], 'Proxy');
   const enabled = field(obj, 'enabled');
   if (enabled !== undefined && enabled !== null) {
     if (typeof enabled !== 'boolean') throw apiErrors.badBody(`json: cannot unmarshal ${goType(enabled)} into Go struct field Proxy.enabled of type bool`);
     out.enabled = enabled;
   }
   return out;
-}
-
-function settle<T>(p: Promise<T>): Promise<{ value: T } | { error: unknown }> {
-  return p.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
 }
 
 async function readJson(req: IncomingMessage, res: ServerResponse): Promise<unknown> {

@@ -1,4 +1,4 @@
-import { Toxiproxy, ToxiproxyError, type Proxy, type Toxic } from 'toxiproxy-node-client';
+import { Toxiproxy, type Proxy, type Toxic } from 'toxiproxy-node-client';
 import { ChaosError } from './errors.ts';
 import type { Direction, ToxicAttributeMap, ToxicJson, ToxicType } from './types.ts';
 
@@ -50,11 +50,6 @@ export interface ChaosProxyHandle {
   remove(): Promise<void>;
 }
 
-const statusOf = (err: unknown): number | undefined => {
-  const m = err instanceof Error ? /status code (\d{3})/.exec(err.message) : null;
-  return m ? Number(m[1]) : undefined;
-};
-
 /** Run a client call with a timeout; failures become RR_ERR_CHAOS_PROXY_API with the HTTP status in details. */
 async function call<T>(what: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -65,20 +60,20 @@ async function call<T>(what: string, timeoutMs: number, fn: () => Promise<T>): P
   try {
     return await Promise.race([fn(), timeout]);
   } catch (cause) {
-    const status = statusOf(cause);
-    const why = cause instanceof ToxiproxyError || cause instanceof Error ? cause.message : String(cause);
-    throw new ChaosError('RR_ERR_CHAOS_PROXY_API', `toxiproxy ${what} failed: ${why}`, { cause, details: status === undefined ? {} : { status } });
+    // ToxiproxyError is an Error; the HTTP status is only in its message.
+    const why = cause instanceof Error ? cause.message : String(cause);
+    const status = cause instanceof Error ? /status code (\d{3})/.exec(why) : null;
+    throw new ChaosError('RR_ERR_CHAOS_PROXY_API', `toxiproxy ${what} failed: ${why}`, { cause, details: status ? { status: Number(status[1]) } : {} });
   } finally {
     clearTimeout(timer);
   }
 }
 
-function connectHost(listen: string, apiUrl: string): { host: string; port: number } {
+/** Where to connect for a proxy's reported `listen` (`host:port`, `[v6]:port`): a wildcard host becomes `wildcardHost`. */
+export function connectHost(listen: string, wildcardHost: string): { host: string; port: number } {
   const i = listen.lastIndexOf(':');
-  let host = listen.slice(0, i).replace(/^\[|\]$/g, '');
-  const port = Number(listen.slice(i + 1));
-  if (host === '' || host === '::' || host === '0.0.0.0') host = new URL(apiUrl).hostname.replace(/^\[|\]$/g, '');
-  return { host, port };
+  const host = listen.slice(0, i).replace(/^\[|\]$/g, '');
+  return { host: host === '' || host === '::' || host === '0.0.0.0' ? wildcardHost : host, port: Number(listen.slice(i + 1)) };
 }
 
 /**
@@ -100,7 +95,7 @@ export async function createChaosProxy(api: string | Toxiproxy, options: ChaosPr
   let proxy = await call(`create proxy ${options.name}`, timeoutMs, () =>
     client.createProxy({ name: options.name, listen: options.listen ?? '127.0.0.1:0', upstream: options.upstream }),
   );
-  const { host, port } = connectHost(proxy.listen, client.host);
+  const { host, port } = connectHost(proxy.listen, new URL(client.host).hostname.replace(/^\[|\]$/g, ''));
   const toJson = (t: Toxic<unknown>): ToxicJson => t.toJson() as unknown as ToxicJson;
 
   return {

@@ -61,19 +61,11 @@ class Parser {
         if (stack.length + 1 > MAX_DEPTH) this.fail(c, 'exceeded max depth');
         this.i++;
         this.skipSpace();
-        if (c === '{') {
-          if (this.peek() !== '}') {
-            stack.push({ obj: {}, key: this.key() });
-            continue;
-          }
-          v = {};
-        } else {
-          if (this.peek() !== ']') {
-            stack.push({ arr: [] });
-            continue;
-          }
-          v = [];
+        if (this.peek() !== (c === '{' ? '}' : ']')) {
+          stack.push(c === '{' ? { obj: {}, key: this.key() } : { arr: [] });
+          continue;
         }
+        v = c === '{' ? {} : [];
         this.i++;
       } else if (c === '"') v = this.string();
       else if (c === '-' || isDigit(c)) v = this.number();

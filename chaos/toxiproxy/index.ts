@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -38,13 +39,8 @@ export async function createToxiproxyServer(options: ToxiproxyServerOptions = {}
 
   const http = createServer({ keepAlive: true }, api.handle);
   try {
-    await new Promise<void>((resolve, reject) => {
-      http.once('error', reject);
-      http.listen({ port: opts.port, host: opts.host }, () => {
-        http.off('error', reject);
-        resolve();
-      });
-    });
+    http.listen({ port: opts.port, host: opts.host });
+    await once(http, 'listening');
   } catch (cause) {
     api.shutdown();
     throw new ChaosError('RR_ERR_CHAOS_PROXY_LISTEN', `chaos proxy API cannot listen on ${opts.host}:${opts.port}: ${(cause as Error).message}`, {

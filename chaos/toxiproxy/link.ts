@@ -21,7 +21,7 @@ export interface LinkEnv {
  * destination's own write buffer it is kept under `maxBufferedBytes` by pausing the source, so
  * a slow reader or a stalling toxic pushes back over TCP instead of growing memory.
  */
-export class Link implements StageHost {
+export class Link {
   private stages: Stage[] = [];
   private readonly writer: Sink = { accept: (item) => this.write(item) };
   private head: Sink = this.writer;
@@ -30,6 +30,8 @@ export class Link implements StageHost {
   private sourceDone = false;
   /** EOF reached the writer: the destination was ended. */
   private ended = false;
+  /** What this link's stages see: the server's clock, randomness and timers, and this link's bytes and sockets. */
+  private readonly host: StageHost;
 
   constructor(
     readonly direction: Direction,
@@ -37,28 +39,16 @@ export class Link implements StageHost {
     private readonly dest: Socket,
     toxics: readonly ToxicRecord[],
     private readonly env: LinkEnv,
-    private readonly onReset: () => void,
+    onReset: () => void,
   ) {
-    for (const t of toxics) this.stages.push(createStage(t, this));
+    const release = (bytes: number) => {
+      this.pending -= bytes;
+      this.maybeResume();
+    };
+    this.host = { now: () => env.now(), rng: () => env.rng(), timers: env.timers, release, reset: onReset };
+    for (const t of toxics) this.stages.push(createStage(t, this.host));
     this.rewire();
     dest.on('drain', this.maybeResume);
-  }
-
-  get timers() {
-    return this.env.timers;
-  }
-  now(): number {
-    return this.env.now();
-  }
-  rng(): number {
-    return this.env.rng();
-  }
-  reset(): void {
-    this.onReset();
-  }
-  release(bytes: number): void {
-    this.pending -= bytes;
-    this.maybeResume();
   }
 
   readonly onData = (data: Buffer): void => {
@@ -84,7 +74,7 @@ export class Link implements StageHost {
   };
 
   addToxic(toxic: ToxicRecord): void {
-    this.stages.push(createStage(toxic, this));
+    this.stages.push(createStage(toxic, this.host));
     this.rewire();
   }
 
@@ -141,25 +131,23 @@ export class Link implements StageHost {
 
 /** One accepted client socket and its upstream socket: two independent links. */
 export class Connection {
-  readonly upstream: Link;
-  readonly downstream: Link;
+  /** upstream reads the client and writes the server; downstream the other way. */
+  readonly links: Record<Direction, Link>;
   private open = 2;
 
   constructor(
     private readonly client: Socket,
     private readonly server: Socket,
-    toxics: { upstream: readonly ToxicRecord[]; downstream: readonly ToxicRecord[] },
+    toxics: Record<Direction, readonly ToxicRecord[]>,
     env: LinkEnv,
     private readonly onClosed: (c: Connection) => void,
   ) {
-    this.upstream = new Link('upstream', client, server, toxics.upstream, env, this.reset);
-    this.downstream = new Link('downstream', server, client, toxics.downstream, env, this.reset);
-    this.wire(client, this.upstream);
-    this.wire(server, this.downstream);
-  }
-
-  link(direction: Direction): Link {
-    return direction === 'upstream' ? this.upstream : this.downstream;
+    this.links = {
+      upstream: new Link('upstream', client, server, toxics.upstream, env, this.reset),
+      downstream: new Link('downstream', server, client, toxics.downstream, env, this.reset),
+    };
+    this.wire(client, this.links.upstream);
+    this.wire(server, this.links.downstream);
   }
 
   /** RST both sockets (SO_LINGER 0 + close in Go). */
@@ -169,8 +157,7 @@ export class Connection {
 
   /** Disable/delete/restart: close both sockets now, buffered data is discarded. */
   close(): void {
-    this.upstream.dispose();
-    this.downstream.dispose();
+    for (const l of Object.values(this.links)) l.dispose();
     this.client.destroy();
     this.server.destroy();
   }
@@ -183,8 +170,7 @@ export class Connection {
     socket.on('close', () => {
       readLink.onSourceDone();
       if (--this.open === 0) {
-        this.upstream.dispose();
-        this.downstream.dispose();
+        for (const l of Object.values(this.links)) l.dispose();
         this.onClosed(this);
       }
     });

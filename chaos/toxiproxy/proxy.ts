@@ -1,4 +1,5 @@
 import { lookup } from 'node:dns/promises';
+import { once } from 'node:events';
 import { isIP, createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { apiErrors } from './errors.ts';
 import { isLoopbackAddress, loopbackOnlyLookup, NOT_LOOPBACK, PUBLIC_OPT_IN } from './loopback.ts';
@@ -62,10 +63,8 @@ export class ChaosProxy {
       else if (!isLoopbackAddress(host)) throw apiErrors.notLoopback(`listen ${this.listen}`, PUBLIC_OPT_IN);
     }
     const server = createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true }, (client) => this.accept(client));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) => reject(apiErrors.listen(bindError(`${display}:${port}`, err))));
-      server.listen({ host, port, exclusive: true }, () => resolve());
-    });
+    server.listen({ host, port, exclusive: true });
+    await once(server, 'listening').catch((err: NodeJS.ErrnoException) => Promise.reject(apiErrors.listen(bindError(`${display}:${port}`, err))));
     server.on('error', () => {});
     this.server = server;
     this.enabled = true;
@@ -90,19 +89,19 @@ export class ChaosProxy {
   /** Append to the direction's chain and to every live link of that direction. */
   addToxic(toxic: ToxicRecord): void {
     this.toxics[toxic.direction].push(toxic);
-    for (const c of this.connections) c.link(toxic.direction).addToxic(toxic);
+    for (const c of this.connections) c.links[toxic.direction].addToxic(toxic);
   }
 
   updateToxic(toxic: ToxicRecord, change: { attributes: Record<string, number>; toxicity: number }): void {
     toxic.attributes = change.attributes;
     toxic.toxicity = change.toxicity;
-    for (const c of this.connections) c.link(toxic.direction).updateToxic(toxic);
+    for (const c of this.connections) c.links[toxic.direction].updateToxic(toxic);
   }
 
   removeToxic(toxic: ToxicRecord): void {
     const list = this.toxics[toxic.direction];
     list.splice(list.indexOf(toxic), 1);
-    for (const c of [...this.connections]) c.link(toxic.direction).removeToxic(toxic.name);
+    for (const c of [...this.connections]) c.links[toxic.direction].removeToxic(toxic.name);
   }
 
   removeAllToxics(): void {
@@ -176,10 +175,13 @@ function splitHostPort(addr: string): { host: string; port: string } | undefined
 
 const isWildcard = (host: string) => host === '' || host === '0.0.0.0' || host === '::';
 
-function parsePort(listen: string, port: string): number {
-  const n = /^\d{1,5}$/.test(port) ? Number(port) : NaN;
-  if (!(n >= 0 && n <= 65535)) throw apiErrors.listen(`listen tcp: address ${listen}: invalid port`);
-  return n;
+/** A `listen` string's host and port, Go's way: "" is ":0" (every interface, any free port); `prefix` starts the missing-port error. */
+function splitListen(listen: string, prefix: string): { host: string; port: number } {
+  const parts = splitHostPort(listen === '' ? ':0' : listen);
+  if (!parts) throw apiErrors.listen(`${prefix}address ${listen}: missing port in address`);
+  const port = /^\d{1,5}$/.test(parts.port) ? Number(parts.port) : NaN;
+  if (!(port >= 0 && port <= 65535)) throw apiErrors.listen(`listen tcp: address ${listen}: invalid port`);
+  return { host: parts.host, port };
 }
 
 async function resolveHost(host: string): Promise<{ address: string; family: number }> {
@@ -197,23 +199,18 @@ async function resolveHost(host: string): Promise<{ address: string; family: num
 
 /** Where to bind for a Toxiproxy `listen` string, and how Go would print it. */
 async function resolveListen(listen: string): Promise<{ host: string | undefined; port: number; display: string }> {
-  // Go's net.Listen treats "" as ":0": every interface, any free port.
-  const parts = splitHostPort(listen === '' ? ':0' : listen);
-  if (!parts) throw apiErrors.listen(`listen tcp: address ${listen}: missing port in address`);
-  const port = parsePort(listen, parts.port);
+  const { host, port } = splitListen(listen, 'listen tcp: ');
   // Wildcards bind dual-stack like Go (`[::]:N`); Node falls back to IPv4 when IPv6 is off.
-  if (isWildcard(parts.host)) return { host: undefined, port, display: '' };
-  const { address, family } = await resolveHost(parts.host);
+  if (isWildcard(host)) return { host: undefined, port, display: '' };
+  const { address, family } = await resolveHost(host);
   return { host: address, port, display: family === 6 ? `[${address}]` : address };
 }
 
 /** Go `net.ResolveTCPAddr("tcp", listen).String()`. */
 async function resolveForCompare(listen: string): Promise<string> {
-  const parts = splitHostPort(listen === '' ? ':0' : listen);
-  if (!parts) throw apiErrors.listen(`address ${listen}: missing port in address`);
-  const port = parsePort(listen, parts.port);
-  if (parts.host === '') return `:${port}`;
-  const { address, family } = await resolveHost(parts.host);
+  const { host, port } = splitListen(listen, '');
+  if (host === '') return `:${port}`;
+  const { address, family } = await resolveHost(host);
   return family === 6 ? `[${address}]:${port}` : `${address}:${port}`;
 }
 

@@ -300,9 +300,7 @@ class TimeoutStage extends Stage {
     if (this.active && timeout > 0) this.setTimer(timeout, () => this.emit(EOF));
   }
   override remove(): { held: Item[]; close: boolean } {
-    const wasClosed = this.closed;
-    const r = super.remove();
-    return { held: r.held, close: !wasClosed };
+    return { held: super.remove().held, close: !this.closed };
   }
 }
 
@@ -317,15 +315,12 @@ class ResetPeerStage extends Stage {
     this.drop(item);
     if (this.fired) return;
     this.fired = true;
-    this.armReset();
+    this.setTimer(this.attrs.timeout ?? 0, () => this.host.reset());
   }
   /** An armed reset survives re-runs and removal (Go sleeps outside the select). */
   protected override interrupt(): Item[] {
     if (this.fired) return this.queue.takeAll();
     return super.interrupt();
-  }
-  private armReset(): void {
-    this.setTimer(this.attrs.timeout ?? 0, () => this.host.reset());
   }
 }
 
@@ -343,8 +338,7 @@ class SlicerStage extends Stage {
     const size = this.pieces.shift() ?? head.data.length;
     if (this.pieces.length === 0 || size >= head.data.length) {
       this.pieces = undefined;
-      this.queue.shift();
-      this.emit(head);
+      this.pass(head);
     } else {
       this.emit({ data: head.data.subarray(0, size), at: head.at });
       head.data = head.data.subarray(size);

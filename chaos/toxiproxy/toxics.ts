@@ -51,11 +51,7 @@ export function toxicJson(t: ToxicRecord): ToxicJson {
   return { attributes: { ...t.attributes }, name: t.name, type: t.type, stream: t.stream, toxicity: t.toxicity };
 }
 
-function defaultAttributes(type: ToxicType): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const k of Object.keys(TOXIC_ATTRIBUTES[type])) out[k] = 0;
-  return out;
-}
+const defaultAttributes = (type: ToxicType): Record<string, number> => Object.fromEntries(Object.keys(TOXIC_ATTRIBUTES[type]).map((k) => [k, 0]));
 
 /** Go's encoding/json matches keys case-insensitively; an exact match wins. */
 export function field(obj: Record<string, unknown>, key: string): unknown {
@@ -65,7 +61,7 @@ export function field(obj: Record<string, unknown>, key: string): unknown {
   return undefined;
 }
 
-const goType = (v: unknown) => (Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v === 'boolean' ? 'bool' : typeof v);
+export const goType = (v: unknown) => (Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v === 'boolean' ? 'bool' : typeof v);
 
 /**
  * Merge `raw` (the body's `attributes`) into `base`, like Go decoding into the existing struct:
@@ -111,7 +107,7 @@ function parseToxicity(v: unknown, current: number): number {
   return v;
 }
 
-function parseString(obj: Record<string, unknown>, key: string, fallback: string, goStruct: string): string {
+export function parseString(obj: Record<string, unknown>, key: string, fallback: string, goStruct: string): string {
   const v = field(obj, key);
   if (v === undefined || v === null) return fallback;
   if (typeof v !== 'string') throw apiErrors.badBody(`json: cannot unmarshal ${goType(v)} into Go struct field ${goStruct}.${key} of type string`);

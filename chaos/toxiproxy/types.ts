@@ -10,24 +10,15 @@ export type ToxicType = (typeof TOXIC_TYPES)[number];
 /** upstream = client → server bytes, downstream = server → client bytes. */
 export type Direction = 'upstream' | 'downstream';
 
-interface LatencyAttributes { latency: number; jitter: number }
-interface BandwidthAttributes { rate: number }
-interface SlowCloseAttributes { delay: number }
-interface TimeoutAttributes { timeout: number }
-interface ResetPeerAttributes { timeout: number }
-interface SlicerAttributes { average_size: number; size_variation: number; delay: number }
-interface LimitDataAttributes { bytes: number }
-type NoopAttributes = Record<string, never>;
-
 export interface ToxicAttributeMap {
-  latency: LatencyAttributes;
-  bandwidth: BandwidthAttributes;
-  slow_close: SlowCloseAttributes;
-  timeout: TimeoutAttributes;
-  reset_peer: ResetPeerAttributes;
-  slicer: SlicerAttributes;
-  limit_data: LimitDataAttributes;
-  noop: NoopAttributes;
+  latency: { latency: number; jitter: number };
+  bandwidth: { rate: number };
+  slow_close: { delay: number };
+  timeout: { timeout: number };
+  reset_peer: { timeout: number };
+  slicer: { average_size: number; size_variation: number; delay: number };
+  limit_data: { bytes: number };
+  noop: Record<string, never>;
 }
 
 /** Toxic JSON exactly as Toxiproxy serialises it (field order included). */

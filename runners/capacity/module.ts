@@ -4,9 +4,8 @@ import { CAPACITY_OPTIONS, checkCapacityOptions, type CapacityOptions } from './
 import { runCapacity } from './run.ts';
 import { renderText } from './table.ts';
 
-const { targets: _t, url: _u, ...CAPACITY_QUERY } = CAPACITY_OPTIONS;
 /** The suite's table without the targets and the URL: the route names the one target. */
-export const CAPACITY_HTTP_OPTIONS = CAPACITY_QUERY;
+const { targets: _t, url: _u, ...CAPACITY_HTTP_OPTIONS } = CAPACITY_OPTIONS;
 
 /** A rough wall time for Retry-After and the job's ETA: each scenario's own plan. */
 export function capacityPlannedMs(o: CapacityOptions): number {

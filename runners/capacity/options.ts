@@ -85,8 +85,8 @@ export function parseTargetList(raw: string): string[] {
 }
 
 /** Validate everything at the edge: lists, targets, the URL, then each selected scenario's own rules. */
-export function parseCapacityOptions(src: ParseSources, table: OptionTable = CAPACITY_OPTIONS): CapacityOptions {
-  return checkCapacityOptions(parseOptions(table, src) as Record<string, unknown>);
+export function parseCapacityOptions(src: ParseSources): CapacityOptions {
+  return checkCapacityOptions(parseOptions(CAPACITY_OPTIONS, src) as Record<string, unknown>);
 }
 
 /** Lists, targets, the URL, then each selected scenario's own rules, over values already parsed. */

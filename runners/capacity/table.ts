@@ -27,11 +27,7 @@ export function summaryRows(run: CapacityRun): string[][] {
     const cands = valid.map((v, i) => ({ v, t: run.targets[i]! })).filter((x): x is { v: number; t: string } => x.v !== null);
     const top = cands.length ? cands.reduce((a, b) => ((h.higherIsBetter ? b.v > a.v : b.v < a.v) ? b : a)) : undefined;
     const best = !top ? 'n/a' : cands.filter((c) => c.v === top.v).length > 1 ? `tie (${cands.filter((c) => c.v === top.v).map((c) => c.t).join(', ')})` : top.t;
-    const ratios = others.map((_, i) => {
-      const a = valid[0];
-      const b = valid[i + 1];
-      return a !== null && a !== undefined && b !== null && b !== undefined && b !== 0 ? (a / b).toFixed(2) : 'n/a';
-    });
+    const ratios = valid.slice(1).map((b) => (valid[0] != null && b ? (valid[0] / b).toFixed(2) : 'n/a'));
     rows.push([`${id}: ${h.name} (${h.unit}, ${h.higherIsBetter ? 'higher' : 'lower'} better)`, ...shown, best, ...ratios]);
     if (byTarget.some((r) => r?.failureMode && r.failureMode !== 'none')) rows.push([`${id}: what stopped it`, ...byTarget.map((r) => shortMode(r)), '', ...others.map(() => '')]);
   }

@@ -19,11 +19,6 @@ export interface TargetInstance {
   exitStatus(): Promise<{ code: number | null; signal: string | null } | null>;
 }
 
-export interface InstanceOptions {
-  fdLimit?: number;
-  args?: string[];
-}
-
 /** The `--workers N` the suite starts local targets with (`serverWorkers`); 0 = one process. */
 export function serverWorkersOf(ctx: ScenarioContext): number {
   const i = ctx.serviceArgs?.indexOf('--workers') ?? -1;
@@ -36,7 +31,8 @@ export function instanceParams<P extends object>(ctx: ScenarioContext, params: P
   return workers > 1 ? { ...params, serverWorkers: workers } : params;
 }
 
-export async function withInstance<T>(ctx: ScenarioContext, o: InstanceOptions, fn: (t: TargetInstance) => Promise<T>): Promise<T> {
+/** Run `fn` on one target instance; `fdLimit` lowers a local service's open-file limit. */
+export async function withInstance<T>(ctx: ScenarioContext, o: { fdLimit?: number }, fn: (t: TargetInstance) => Promise<T>): Promise<T> {
   if (ctx.url) {
     const url = ctx.url.replace(/\/+$/, '');
     return fn({ url, pid: undefined, handle: undefined, exitStatus: async () => ((await healthy(url)) ? null : { code: null, signal: 'unreachable' }) });
@@ -44,7 +40,7 @@ export async function withInstance<T>(ctx: ScenarioContext, o: InstanceOptions, 
   assertAvailable(ctx.target);
   const svc = ctx.target.service;
   if (!svc) throw new Error(`target "${ctx.target.name}" has no local service`);
-  const h = await startService(svc.name, { args: [...svc.args, ...(ctx.serviceArgs ?? []), ...(o.args ?? [])], ...(o.fdLimit ? { fdLimit: o.fdLimit } : {}) });
+  const h = await startService(svc.name, { args: [...svc.args, ...(ctx.serviceArgs ?? [])], ...(o.fdLimit ? { fdLimit: o.fdLimit } : {}) });
   try {
     return await fn({
       url: h.httpUrl,

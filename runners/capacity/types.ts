@@ -91,9 +91,7 @@ export interface Scenario {
   sections(results: readonly ScenarioResult[]): Section[];
 }
 
-export interface BoundScenario {
-  id: ScenarioId;
-  title: string;
+export interface BoundScenario extends Pick<Scenario, 'id' | 'title'> {
   /** The typed options, echoed as a failed run's params. */
   opts: object;
   /** Rough wall time, for Retry-After and the job's ETA. */

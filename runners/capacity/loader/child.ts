@@ -1,13 +1,14 @@
 import { sourceAddress } from '../../core/addresses.ts';
 import { LatencyRecorder } from '../../core/latency.ts';
-import { DeliveryLedger, type LedgerTotals } from '../../core/ledger.ts';
+import { DeliveryLedger } from '../../core/ledger.ts';
 import { watchRunner } from '../../core/runner-health.ts';
-import { classifyConnectError, openFileLimit } from '../../core/runner-limits.ts';
+import { classifyConnectError } from '../../core/runner-limits.ts';
 import { getTarget } from '../../targets/index.ts';
 import type { ArrivedMessage, TargetClient } from '../../targets/types.ts';
 import { payloadOf } from '../../targets/payload.ts';
 import { clientFactory } from './clients.ts';
 import { assertNever } from '../../core/child-link.ts';
+import { addTotals } from './merge.ts';
 import type { FromLoader, LoaderAssignment, StepKey, ToLoader } from './messages.ts';
 import { nodeOf } from './plan.ts';
 
@@ -108,7 +109,7 @@ async function open(a: LoaderAssignment): Promise<void> {
   // Rows are dealt after connecting, so only subscribed connections are expected to receive.
   rowsPerStream = new Array<number>(a.streams.length).fill(0);
   for (const c of conns) c.row = rowsPerStream[c.stream]!++;
-  send({ type: 'ready', loader: me, requested: a.count, subscribed: conns.length, failed, failureCauses: causes, rigLimitFailures: rig, openFileLimit: openFileLimit() ?? null, ms: Date.now() - t0 });
+  send({ type: 'ready', loader: me, requested: a.count, subscribed: conns.length, failed, failureCauses: causes, rigLimitFailures: rig, ms: Date.now() - t0 });
 }
 
 /**
@@ -148,19 +149,17 @@ function start(keys: StepKey[], messagesPerKey: number, pollMs: number): void {
   send({ type: 'started', loader: me });
 }
 
-const zero = (): LedgerTotals => ({ expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, unconfirmedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 });
-
 function settle(accepted: Record<string, [number, number][]>): void {
   const s = step;
   if (!s) return send({ type: 'error', loader: me, message: 'settle without a started step' });
   step = undefined;
   stopPolling();
-  const totals = zero();
-  for (const [key, slot] of s.slots) {
-    for (const [a, b] of accepted[key] ?? []) for (let q = a; q <= b; q++) slot.ledger.accept(q);
-    const t = slot.ledger.totals();
-    for (const k of Object.keys(totals) as (keyof LedgerTotals)[]) totals[k] += t[k];
-  }
+  const totals = addTotals(
+    [...s.slots].map(([key, slot]) => {
+      for (const [a, b] of accepted[key] ?? []) for (let q = a; q <= b; q++) slot.ledger.accept(q);
+      return slot.ledger.totals();
+    }),
+  );
   totals.foreign += s.misrouted;
   const cpu = process.cpuUsage(s.cpu0);
   const wallMs = Math.max(1, Date.now() - s.t0);

@@ -5,7 +5,7 @@ import { reapOnExit } from '../../../lib/reaper.ts';
 import { childExited } from '../../../services/common/spawn.ts';
 import { ChildLink } from '../../core/child-link.ts';
 import { mergeReady, mergeSteps, type MergedReady, type MergedStep } from './merge.ts';
-import { type AcceptedRanges, type FromLoader, type LoaderStep, type StepKey, type ToLoader } from './messages.ts';
+import { type AcceptedRanges, type FromLoader, type StepKey, type ToLoader } from './messages.ts';
 import { assignments } from './plan.ts';
 
 const ENTRY = fileURLToPath(new URL('./child.ts', import.meta.url));
@@ -16,11 +16,8 @@ export interface FleetOptions {
   streams: string[];
   connections: number;
   loaders: number;
-  /** Connections in flight per loader while opening. @default 200 */
-  concurrency?: number;
-  connectTimeoutMs?: number;
-  /** Bound on opening all connections. @default 300000 */
-  openTimeoutMs?: number;
+  /** Connections in flight per loader while opening. */
+  concurrency: number;
 }
 
 /** One child process and a mailbox of what it sent, waited on by type with a bound. */
@@ -63,7 +60,7 @@ export class LoaderFleet {
   private constructor(private readonly loaders: Loader[], readonly ready: MergedReady) {}
 
   static async open(o: FleetOptions): Promise<LoaderFleet> {
-    const plan = assignments({ target: o.target, urls: o.urls, streams: o.streams, connections: o.connections, loaders: o.loaders, concurrency: o.concurrency ?? 200, connectTimeoutMs: o.connectTimeoutMs ?? 15_000 });
+    const plan = assignments({ ...o, connectTimeoutMs: 15_000 });
     const loaders = plan.map((a) => {
       const child = fork(ENTRY, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       reapOnExit(child);
@@ -72,7 +69,8 @@ export class LoaderFleet {
       return l;
     });
     try {
-      const ready = await Promise.all(loaders.map((l) => l.next('ready', o.openTimeoutMs ?? 300_000)));
+      // Opening every connection is bounded at 5 minutes, each connect at 15 s.
+      const ready = await Promise.all(loaders.map((l) => l.next('ready', 300_000)));
       return new LoaderFleet(loaders, mergeReady(ready));
     } catch (err) {
       for (const l of loaders) l.child.kill('SIGKILL');
@@ -89,11 +87,9 @@ export class LoaderFleet {
     await Promise.all(this.loaders.map((l) => l.next('started', 30_000)));
   }
 
-  /** Per-loader results too, for tests that check the merge against the union. */
-  async settle(accepted: AcceptedRanges): Promise<MergedStep & { parts: LoaderStep[] }> {
+  async settle(accepted: AcceptedRanges): Promise<MergedStep> {
     for (const l of this.loaders) l.send({ type: 'settle', accepted });
-    const parts = await Promise.all(this.loaders.map((l) => l.next('step', 60_000)));
-    return { ...mergeSteps(parts), parts };
+    return mergeSteps(await Promise.all(this.loaders.map((l) => l.next('step', 60_000))));
   }
 
   async close(): Promise<void> {

@@ -36,7 +36,6 @@ type LoadValues = { readonly [K in keyof typeof LOAD_OPTIONS]: number };
 export const publishingOf = (o: LoadValues) => ({ durationMs: o.stepSec * 1000, drainMs: o.drainMs, tickMs: o.tickMs, payloadBytes: o.payloadBytes, maxInFlight: o.publishInFlight, loaderPollMs: o.loaderPollMs });
 
 export const budgetOf = (o: LoadValues): Budget => ({ minDeliveredPct: o.minDeliveredPct, maxP99Ms: o.maxP99Ms });
-export const rigLimitsOf = (o: LoadValues): RigLimits => ({ maxLoaderLagMs: o.maxLoaderLagMs, maxLoaderCpuPct: o.maxLoaderCpuPct, minSentPct: 98, maxPublisherLateMs: o.maxPublisherLateMs, minMachineIdlePct: o.minMachineIdlePct });
 
 export const NOT_SHOWN = [
   "Loaders, publisher and target share this machine's two cores: a figure is what the target did while the rig took its share (loader CPU per step is in the metrics; rig flags say when the rig was the limit).",
@@ -44,18 +43,16 @@ export const NOT_SHOWN = [
   "p50/p99/p99.9 are over every delivery of a step, merged exactly across loaders (one HdrHistogram), not the worst loader's.",
 ];
 
-/** How a walk judges and paces its steps. */
-export interface WalkOptions {
-  budget: Budget;
-  limits: RigLimits;
-  /** Stop after this many failing steps. @default 1 */
-  stopAfterFailures?: number;
-  /** Seconds of unjudged publishing at the first plan's load before it. @default 0 */
-  warmupSec?: number;
-}
-
-/** A walk's options from the scenario's own (every loader scenario has LOAD_OPTIONS). */
-export const walkOptionsOf = (o: LoadValues & { stopAfterFailures?: number }): WalkOptions => ({ budget: budgetOf(o), limits: rigLimitsOf(o), warmupSec: o.warmupSec, ...(o.stopAfterFailures !== undefined ? { stopAfterFailures: o.stopAfterFailures } : {}) });
+/** How a walk judges and paces its steps, from the scenario's options (every loader scenario has LOAD_OPTIONS). */
+export const walkOptionsOf = (o: LoadValues & { stopAfterFailures?: number }) => ({
+  budget: budgetOf(o),
+  limits: { maxLoaderLagMs: o.maxLoaderLagMs, maxLoaderCpuPct: o.maxLoaderCpuPct, minSentPct: 98, maxPublisherLateMs: o.maxPublisherLateMs, minMachineIdlePct: o.minMachineIdlePct } satisfies RigLimits,
+  /** Seconds of unjudged publishing at the first plan's load before it. */
+  warmupSec: o.warmupSec,
+  /** Stop after this many failing steps (a one-step scenario has no option for it). */
+  stopAfterFailures: o.stopAfterFailures ?? 1,
+});
+type WalkOptions = ReturnType<typeof walkOptionsOf>;
 
 /**
  * A cold target (unoptimised code, empty pools and buffers) can miss the budget on its first step
@@ -63,7 +60,7 @@ export const walkOptionsOf = (o: LoadValues & { stopAfterFailures?: number }): W
  * their own sequence spaces; the result is logged, never judged and never a step.
  */
 export async function warmUp(ctx: ScenarioContext, fleet: LoaderFleet, nodes: TargetNodes, plan: StepPlan, w: WalkOptions): Promise<void> {
-  const sec = w.warmupSec ?? 0;
+  const sec = w.warmupSec;
   if (sec <= 0 || ctx.signal.aborted) return;
   const { result: r } = await runStep(fleet, nodes, { ...plan, label: { warmup: 1 }, durationMs: sec * 1000, keys: plan.keys.map((k) => ({ ...k, key: `${k.key}-warmup` })) }, w.budget, w.limits);
   ctx.log(`${ctx.target.name} warm-up (${sec} s at the first step's load, not judged): ${r.metrics.published} published, ${r.metrics.deliveredPct}% delivered, p99 ${r.metrics.p99Ms} ms`);
@@ -87,7 +84,7 @@ export async function walk(ctx: ScenarioContext, fleet: LoaderFleet, nodes: Targ
     const m = result.metrics;
     ctx.log(`${ctx.target.name} ${label}: ${m.deliveriesPerSec} deliveries/s, ${m.deliveredPct}% delivered, p99 ${m.p99Ms} ms, server CPU ${m.serverCpuPct}%, loader CPU ${m.loaderCpuPct}%${result.pass ? '' : ` FAIL (${result.reason})`}`);
     ctx.progress({ target: ctx.target.name, step: p.label, pass: result.pass, deliveriesPerSec: m.deliveriesPerSec });
-    if (!result.pass && ++failures >= (w.stopAfterFailures ?? 1)) break;
+    if (!result.pass && ++failures >= w.stopAfterFailures) break;
   }
   return { steps, flags };
 }
@@ -105,17 +102,17 @@ export function failureModeOf(steps: readonly StepResult[]): string {
   return `${f.metrics.limitedBy === 'rig' ? 'the rig' : 'budget'} at ${label}: ${f.reason}`;
 }
 
-export function result(ctx: ScenarioContext, id: ScenarioId, title: string, startedAt: string, params: Record<string, unknown>, budget: Budget | undefined, steps: StepResult[], flags: ScenarioValidityFlag[], headline: ScenarioResult['headline'], extraNotShown: string[] = []): ScenarioResult {
+export function result(ctx: ScenarioContext, id: ScenarioId, title: string, startedAt: string, params: Record<string, unknown>, budget: Budget, steps: StepResult[], flags: ScenarioValidityFlag[], headline: ScenarioResult['headline'], extraNotShown: string[] = []): ScenarioResult {
   return {
     scenario: id,
     title,
     target: ctx.target.name,
     startedAt,
     params,
-    ...(budget ? { budget } : {}),
+    budget,
     steps,
     headline,
-    ...(budget ? { failureMode: failureModeOf(steps) } : {}),
+    failureMode: failureModeOf(steps),
     validity: { valid: !flags.some((f) => f.severity === 'fatal'), flags },
     notShown: [...NOT_SHOWN, ...extraNotShown],
   };

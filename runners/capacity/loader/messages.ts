@@ -44,7 +44,6 @@ export interface LoaderReady {
   /** Connect failures by cause; `fd_limit` / `port_exhaustion` are the runner's own limits. */
   failureCauses: Record<string, number>;
   rigLimitFailures: number;
-  openFileLimit: number | null;
   ms: number;
 }
 

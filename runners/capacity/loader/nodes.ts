@@ -19,12 +19,12 @@ export interface TargetNodes {
   close(): Promise<void>;
 }
 
-export async function startNodes(target: TargetDefinition, o: { url?: string; nodes: number; workers?: number; env?: Record<string, string | undefined> }): Promise<TargetNodes> {
+export async function startNodes(target: TargetDefinition, o: { url?: string; nodes: number; workers?: number }): Promise<TargetNodes> {
   if (o.url) return { urls: [o.url.replace(/\/+$/, '')], pids: [], workersPerNode: 1, close: async () => undefined };
   if (!target.service) throw new ReboundError('RR_ERR_OPTION_INVALID', `target "${target.name}" has no local service: pass a url`, { details: { option: 'url' } });
   if (o.nodes > 1 && !target.needsRedis) throw new ReboundError('RR_ERR_OPTION_INVALID', `nodes=${o.nodes} needs a Redis-backed target (e.g. replay-redis); "${target.name}" nodes would share nothing`, { details: { option: 'nodes' } });
   let redis: TestRedis | undefined;
-  let redisUrl = (o.env ?? process.env).REDIS_URL;
+  let redisUrl = process.env.REDIS_URL;
   if (target.needsRedis && !redisUrl) {
     redis = await startTestRedis();
     redisUrl = redis.url;

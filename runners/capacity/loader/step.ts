@@ -3,7 +3,7 @@ import { summarize } from '../../core/latency.ts';
 import type { Budget, ScenarioValidityFlag, StepResult } from '../types.ts';
 import { publishBatches, messagesPerKey } from './batch-publisher.ts';
 import type { LoaderFleet } from './fleet.ts';
-import { percentilesMs, type MergedStep } from './merge.ts';
+import { percentilesMs } from './merge.ts';
 import type { StepKey } from './messages.ts';
 import { toRanges } from './plan.ts';
 import { judgeStep, rigFlags, type RigLimits } from './rig.ts';
@@ -36,7 +36,7 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
  * let deliveries drain, then settle what the publisher saw accepted and merge the loaders.
  * Judged against the budget; a failing step with a rig flag says the rig was the limit.
  */
-export async function runStep(fleet: LoaderFleet, nodes: TargetNodes, p: StepPlan, budget: Budget, limits: RigLimits): Promise<{ result: StepResult; flags: ScenarioValidityFlag[]; merged: MergedStep }> {
+export async function runStep(fleet: LoaderFleet, nodes: TargetNodes, p: StepPlan, budget: Budget, limits: RigLimits): Promise<{ result: StepResult; flags: ScenarioValidityFlag[] }> {
   await fleet.start(p.keys, messagesPerKey(p.ratePerSec, p.durationMs, p.keys.length), p.loaderPollMs);
   const usage = watchNodes(nodes.pids);
   const machineWatch = watchMachineCpu();
@@ -89,5 +89,5 @@ export async function runStep(fleet: LoaderFleet, nodes: TargetNodes, p: StepPla
     latency: summarize(merged.latency),
     latencyEncoded: merged.latency,
   };
-  return { result, flags: judged.flags, merged };
+  return { result, flags: judged.flags };
 }

@@ -10,8 +10,6 @@ const table = (rows: string[][]) => {
   return rows.map((r) => r.map((v, c) => v.padStart(w[c]!)).join('  ')).join('\n');
 };
 
-type Progress = { tSec: number; deliveriesPerSec: number; p99Ms: number; connected: number; rigLagP99Ms: number };
-
 /**
  * `npm run bench:soak -- --target replay --duration-sec 600`: one soak, its health table and rule
  * verdicts on stderr, the result (histogram bytes left out) as JSON on stdout with --json, the full
@@ -39,7 +37,7 @@ export const soakModule = defineModule({
     exitCode: (r) => (r.steps[0]?.pass ? 0 : 1),
     logLine: (l, o) => `[soak ${o.target}] ${l}`,
     progressLine: (p, o) => {
-      const x = p as unknown as Progress;
+      const x = p as Record<string, unknown>;
       return `[soak ${o.target}] t=${String(x.tSec)}s ${String(x.deliveriesPerSec)}/s p99 ${String(x.p99Ms)} ms subscribed ${String(x.connected)} rig lag ${String(x.rigLagP99Ms)} ms`;
     },
   },

@@ -1,6 +1,5 @@
 import { randomSeed } from '../../../lib/rng.ts';
 import { LatencyRecorder, summarize } from '../../core/latency.ts';
-import type { LossReport } from '../../core/client-timelines.ts';
 import { withTarget } from '../../core/local-target.ts';
 import { watchRunner, type RunnerHealth } from '../../core/runner-health.ts';
 import { watchTarget, type TargetUsage } from '../../core/target-usage.ts';
@@ -9,7 +8,7 @@ import { connectPhase } from '../../engine/phases/connect.ts';
 import { publishPhase } from '../../engine/phases/publish.ts';
 import { settlePhase } from '../../engine/phases/settle.ts';
 import { logLines } from '../../engine/present.ts';
-import { pct } from '../../engine/results.ts';
+import { pct, type LossSummary } from '../../engine/results.ts';
 import { RunSession } from '../../engine/session.ts';
 import { pickClient } from '../../targets/index.ts';
 import { afterOffline } from '../../targets/reconnect.ts';
@@ -17,8 +16,11 @@ import type { ScenarioContext, ScenarioResult } from '../types.ts';
 import type { SoakOptions } from './options.ts';
 import { judgeSoak, r2, type HealthSample, type SoakJudgement } from './rules.ts';
 
-/** What the soak keeps in ScenarioResult.detail: the health series the report draws and the rules judged. */
-export interface SoakDetail {
+/**
+ * What the soak keeps in ScenarioResult.detail: the health series the report draws and the rules
+ * judged, and why every lost delivery was lost and how every reconnect resumed (the jitter result's fields).
+ */
+export interface SoakDetail extends LossSummary {
   kind: 'soak';
   durationSec: number;
   sampleSec: number;
@@ -31,11 +33,6 @@ export interface SoakDetail {
   series: HealthSample[];
   judgement: SoakJudgement;
   runner: RunnerHealth;
-  /** Why every lost delivery was lost and how every reconnect resumed (the jitter result's fields). */
-  lossByCause?: LossReport['lossByCause'];
-  resumeOutcomes?: LossReport['resumeOutcomes'];
-  replayedDeliveries?: number;
-  lateDeliveries?: LossReport['lateDeliveries'];
 }
 
 /** Reconnect attempts the runner makes per client over a soak: a bound, whatever the target does. */

@@ -3,7 +3,7 @@ import { sourceAddress } from '../../core/addresses.ts';
 import { rampShare } from '../../core/connections.ts';
 import { readPayload } from '../../targets/payload.ts';
 import { watchRunner } from '../../core/runner-health.ts';
-import { classifyConnectError, openFileLimit } from '../../core/runner-limits.ts';
+import { classifyConnectError } from '../../core/runner-limits.ts';
 import { leanClientFor } from '../../targets/index.ts';
 import type { LeanClient } from '../../targets/lean-client.ts';
 import { toldLabel, type HolderStart, type HolderTally, type HolderToParent, type ParentToHolder } from './messages.ts';
@@ -18,7 +18,7 @@ const send = (m: HolderToParent) => {
   if (process.connected) process.send?.(m);
 };
 const health = watchRunner();
-const t: HolderTally = { attempted: 0, subscribed: 0, failed: 0, failureCauses: {}, told: {}, foreign: 0, loopLagP99Ms: 0 };
+const t: HolderTally = { subscribed: 0, failed: 0, failureCauses: {}, told: {}, loopLagP99Ms: 0 };
 const clients: LeanClient[] = [];
 const open = new Set<number>();
 let rows: number[] = [];
@@ -29,41 +29,35 @@ const flush = () => {
 };
 const flusher = setInterval(flush, 200);
 
-function openOne(s: HolderStart, make: NonNullable<ReturnType<typeof leanClientFor>>, i: number): Promise<void> {
+async function openOne(s: HolderStart, make: NonNullable<ReturnType<typeof leanClientFor>>, i: number): Promise<void> {
   const k = i % s.streams;
   const runId = `${s.runId}/${k}`;
   const c = make({ index: i, url: s.url, stream: `${s.streamPrefix}/${k}`, localAddress: sourceAddress(i, s.addresses) });
-  t.attempted++;
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(() => c.close(), s.connectTimeoutMs);
-    c.on('message', (m) => {
-      const p = readPayload(m, runId);
-      if (!p) return void t.foreign++;
-      rows.push(i, p.seq, m.at - p.sentAt, m.at);
-    });
-    c.connect().then(
-      () => {
-        clearTimeout(timer);
-        t.subscribed++;
-        open.add(i);
-        clients.push(c);
-        c.on('disconnected', ({ reason, detail }) => {
-          if (stopping || !open.delete(i)) return;
-          const label = toldLabel(reason, detail);
-          t.told[label] = (t.told[label] ?? 0) + 1;
-        });
-        resolve();
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        t.failed++;
-        const cause = classifyConnectError(err) ?? 'target';
-        t.failureCauses[cause] = (t.failureCauses[cause] ?? 0) + 1;
-        c.close();
-        resolve();
-      },
-    );
+  const timer = setTimeout(() => c.close(), s.connectTimeoutMs);
+  c.on('message', (m) => {
+    const p = readPayload(m, runId);
+    // Not this run's payload (another run on the stream, garbage): never a delivery.
+    if (!p) return;
+    rows.push(i, p.seq, m.at - p.sentAt, m.at);
   });
+  try {
+    await c.connect();
+    t.subscribed++;
+    open.add(i);
+    clients.push(c);
+    c.on('disconnected', ({ reason, detail }) => {
+      if (stopping || !open.delete(i)) return;
+      const label = toldLabel(reason, detail);
+      t.told[label] = (t.told[label] ?? 0) + 1;
+    });
+  } catch (err) {
+    t.failed++;
+    const cause = classifyConnectError(err) ?? 'target';
+    t.failureCauses[cause] = (t.failureCauses[cause] ?? 0) + 1;
+    c.close();
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function ramp(s: HolderStart): Promise<void> {
@@ -92,4 +86,4 @@ process.on('message', (m: ParentToHolder) => {
   else if (m.type === 'stop') void stop();
 });
 process.on('disconnect', () => process.exit(0));
-send({ type: 'ready', fdLimit: openFileLimit() ?? null });
+send({ type: 'ready' });

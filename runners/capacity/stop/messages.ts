@@ -10,15 +10,13 @@ export interface HolderStart extends Omit<WorkerStart, 'stream' | 'pingInterval'
 
 export type ParentToHolder = HolderStart | { type: 'stop' };
 
-export interface HolderTally extends Pick<WorkerTally, 'attempted' | 'subscribed' | 'failed' | 'failureCauses' | 'loopLagP99Ms'> {
+export interface HolderTally extends Pick<WorkerTally, 'subscribed' | 'failed' | 'failureCauses' | 'loopLagP99Ms'> {
   /** Subscribed clients by what the server told them as it went away (see toldLabel). */
   told: Record<string, number>;
-  /** Arrivals that were not this run's payloads. */
-  foreign: number;
 }
 
 export type HolderToParent =
-  | { type: 'ready'; fdLimit: number | null }
+  | { type: 'ready' }
   | { type: 'ramped'; tally: HolderTally }
   /** Flattened [client, seq, latencyMs, arrivedAt] quadruples since the last batch. */
   | { type: 'arrivals'; rows: number[] }
