@@ -21,7 +21,6 @@ export const capacityModule = defineModule({
   target: 'self',
   targetOf: (o) => ({ name: o.targets.join(','), url: o.url }),
   run: (o, ctx) => runCapacity(o, { signal: ctx.signal, log: ctx.log, progress: (p) => ctx.progress({ phase: String(p.phase ?? p.scenario ?? 'run'), ...p }) }),
-  summary: [],
   multi: { sharedStream: false },
   cli: {
     script: 'capacity',

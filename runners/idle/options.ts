@@ -1,8 +1,7 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
 import { isAllowedTargetUrl } from '../core/addresses.ts';
-import { getTarget } from '../targets/index.ts';
-import { leanClientFor } from '../targets/lean.ts';
+import { getTarget, leanClientFor } from '../targets/index.ts';
 
 /**
  * Idle-capacity options. Defaults are the benchmark's idle test (n 10000, hold 60 s, ramp 200,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { withTarget } from '../core/local-target.ts';
 import { uwsAvailability } from '../../services/uws/load.ts';
-import { getTarget } from './index.ts';
-import { leanClientFor, LeanStage } from './lean.ts';
+import { getTarget, leanClientFor } from './index.ts';
+import { LeanStage } from './lean-client.ts';
 
 /** The lean clients speak each local target's real wire: subscribe, receive a broadcast, close. */
 describe('lean clients', () => {
