@@ -10,7 +10,6 @@ import { deliveryFields, publisherFields } from '../engine/results.ts';
 import { RunSession } from '../engine/session.ts';
 import { getTarget } from '../targets/index.ts';
 import type { ThroughputOptions } from './options.ts';
-import type { ThroughputResult } from './result.ts';
 
 /** The run's one plan: the module's plannedMs and the OVERRAN_PLAN rule's. */
 export const throughputPlannedMs = (o: ThroughputOptions) => Math.ceil((o.clients * 1000) / o.ramp) + 1000 + o.total * o.intervalMs + o.drain * 1000 + 5000;
@@ -22,7 +21,7 @@ const perSec = (n: number, ms: number) => (ms > 0 ? Math.round((n * 1000) / ms) 
  * through the publisher pool, then drain. Deliveries per second over the publishing window (the
  * benchmark's outbound/useful figures) and over first-send → last-arrival.
  */
-export async function runThroughput(o: ThroughputOptions, url: string, hooks: RunHooks = {}): Promise<ThroughputResult> {
+export async function runThroughput(o: ThroughputOptions, url: string, hooks: RunHooks = {}) {
   const target = getTarget(o.target);
   const started = Date.now();
   const runId = `tp-${target.name}-${started.toString(36)}-${randomSeed()}`;
@@ -53,6 +52,7 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Ru
       stream,
       startedAt: new Date(started).toISOString(),
       params: { ...o, url: undefined, broadcastUrl: undefined, broadcastKey: o.broadcastKey ? '<redacted>' : '' },
+      // The pool publisher does not promise order: the reorders it causes show up in outOfOrder.
       ...d,
       runnerOpenFileLimit: fdLimit ?? null,
       totalMessages: o.total,
@@ -61,8 +61,11 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Ru
       intervalMs: o.intervalMs,
       targetRateMsgPerSec: o.intervalMs > 0 ? Math.round((1000 / o.intervalMs) * 100) / 100 : null,
       publishingMs,
+      /** expectedDeliveries / publishing seconds (the benchmark's outbound rate). */
       outboundDeliveriesPerSec: perSec(d.expectedDeliveries, publishingMs),
+      /** receivedDeliveries / publishing seconds. */
       usefulDeliveriesPerSec: perSec(d.receivedDeliveries, publishingMs),
+      /** receivedDeliveries / (last arrival − first send). */
       deliveriesPerSecEndToEnd: perSec(d.receivedDeliveries, Math.max(1, lastArrival - t0)),
       runnerPeakRssMb: runner.runnerPeakRssMb,
       runner,

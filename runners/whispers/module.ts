@@ -3,12 +3,11 @@ import { withSortedSamples } from '../../shards/runner/entries/bench-fields.ts';
 import { COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
 import { queryOptions } from '../../shards/runner/entries/route-target.ts';
 import { defineModule } from '../engine/module.ts';
+import type { ProgressSnapshot } from '../engine/present.ts';
 import { checkWhispersOptions, WHISPERS_OPTIONS } from './options.ts';
 import { runWhispers, whispersPlannedMs } from './run.ts';
 
 const WHISPERS_HTTP_OPTIONS = { ...queryOptions(WHISPERS_OPTIONS), samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
-
-type Progress = { phase: string; connected: number; published: number; received: number };
 
 export const whispersModule = defineModule({
   name: 'whispers',
@@ -24,7 +23,7 @@ export const whispersModule = defineModule({
     json: 'always',
     logLine: (l) => l,
     progressLine: (p, o) => {
-      const x = p as Progress;
+      const x = p as ProgressSnapshot;
       return `[${o.target}] ${x.phase}: connected ${x.connected}, sent ${x.published}, received ${x.received}`;
     },
   },

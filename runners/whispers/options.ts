@@ -29,7 +29,7 @@ const WHISPERS_MAX_CELLS = 2 * LEDGER_MAX_CELLS;
 export const whispersPerClient = (o: WhispersOptions) => Math.max(1, Math.floor((o.duration * 1000) / o.interval));
 
 /** `registry` is injectable so the refusal is testable while every local target has whispers. */
-export function parseWhispersOptions(src: Parameters<typeof parseOptions>[1], registry: { supported: (target: string) => boolean } = { supported: (t) => whisperClientFor(t) !== undefined }): WhispersOptions {
+export function parseWhispersOptions(src: Parameters<typeof parseOptions>[1], registry?: { supported: (target: string) => boolean }): WhispersOptions {
   return checkWhispersOptions(parseOptions(WHISPERS_OPTIONS, src), registry);
 }
 

@@ -10,10 +10,9 @@ import { settlePhase } from '../engine/phases/settle.ts';
 import { logLines, relayProgress, type RunHooks } from '../engine/present.ts';
 import { mergeLoss, pct, sum } from '../engine/results.ts';
 import { RunSession } from '../engine/session.ts';
-import { getTarget } from '../targets/index.ts';
-import { whisperClientFor, type WhisperClient } from '../targets/index.ts';
+import { getTarget, whisperClientFor, type WhisperClient } from '../targets/index.ts';
+import { parseJson } from '../targets/payload.ts';
 import { whispersPerClient, type WhispersOptions } from './options.ts';
-import type { WhispersResult } from './result.ts';
 
 interface Whisper {
   runId: string;
@@ -30,7 +29,7 @@ interface Whisper {
  * here, one DeliveryLedger and one set of client timelines per room (rows: members; messages:
  * (k, sender) pairs), one latency recorder.
  */
-export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHooks = {}): Promise<WhispersResult> {
+export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHooks = {}) {
   const make = whisperClientFor(o.target)!;
   const started = Date.now();
   const runId = `${o.target}-${started.toString(36)}-${randomSeed()}`;
@@ -62,13 +61,8 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHoo
     createClient: (x) => make({ index: x.index, url: x.url, stream: `${o.roomPrefix}-${roomOf(x.index)}`, ...(x.localAddress ? { localAddress: x.localAddress } : {}) }),
     onMessage: (i, m) => {
       const room = roomOf(i);
-      let w: Partial<Whisper>;
-      try {
-        w = JSON.parse(m.data) as Partial<Whisper>;
-      } catch {
-        w = {};
-      }
-      if (w.runId !== runId || typeof w.from !== 'number' || typeof w.k !== 'number' || typeof w.sentAt !== 'number' || roomOf(w.from) !== room) return void foreign++;
+      const w = parseJson(m.data) as Partial<Whisper> | null | undefined;
+      if (w?.runId !== runId || typeof w.from !== 'number' || typeof w.k !== 'number' || typeof w.sentAt !== 'number' || roomOf(w.from) !== room) return void foreign++;
       const seq = seqOf(room, w.from, w.k);
       const lat = m.at - w.sentAt;
       if (ledgers[room]!.record(slotOf(i), seq, lat) === 'new') {
@@ -146,7 +140,9 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHoo
       connectFailureCauses,
       whisperIntervalMs: o.interval,
       whispersSent,
+      /** Unique (receiver, whisper) arrivals. */
       whispersReceived: received,
+      /** Σ over whispers of (connected members of the room − 1). */
       expectedReceived: expected,
       receivedDeliveries: received,
       expectedDeliveries: expected,
