@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /** What the front did, for the result: how clients were spread and how often a node refused. */
@@ -43,11 +44,8 @@ export class NodeFront {
 
   static async start(urls: readonly string[]): Promise<NodeFront> {
     const f = new NodeFront(urls);
-    await new Promise<void>((resolve, reject) => {
-      f.server.once('error', reject);
-      f.server.listen(0, '127.0.0.1', () => resolve());
-    });
-    f.server.removeAllListeners('error');
+    // once() rejects on 'error' and leaves no listener behind.
+    await once(f.server.listen(0, '127.0.0.1'), 'listening');
     f.server.on('error', () => f.report.fdErrors++);
     f.report.url = `http://127.0.0.1:${(f.server.address() as { port: number }).port}`;
     return f;

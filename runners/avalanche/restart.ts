@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { sleep } from '../../lib/time.ts';
 import type { LocalNodes, NodeRestart } from '../core/local-nodes.ts';
+import { parseJson } from '../targets/payload.ts';
 import type { PortProbeReport } from './port-probe.ts';
 import type { AvalancheOptions, RestartConfig, RestartMode } from './options.ts';
 
@@ -136,12 +137,8 @@ const downTimes = (nodes: readonly NodeRestart[]) => nodes.map((n) => n.downMs).
  */
 export async function reloadWorkers(base: string, key: string, timeoutMs: number): Promise<WorkerReload[]> {
   const res = await post(new URL('/_admin/reload', base).toString(), '{}', key, timeoutMs);
-  let body: { workers?: WorkerReload[]; code?: string; message?: string } = {};
-  try {
-    body = JSON.parse(res.body) as typeof body;
-  } catch {
-    // a target without the route may answer anything
-  }
+  // A target without the route may answer anything.
+  const body = (parseJson(res.body) ?? {}) as { workers?: WorkerReload[]; code?: string; message?: string };
   const why = body.code ? `${body.code}: ${body.message ?? ''}` : res.body.slice(0, 200);
   if (res.status === 404 || res.status === 405 || body.code === 'RR_ERR_RELOAD_UNAVAILABLE') throw new Error(`the target does not support worker reload (POST /_admin/reload answered ${res.status}${body.code ? ` ${body.code}` : ''})`);
   if (res.status === 409) throw new Error(`the target is already reloading its workers (409 ${why})`);
