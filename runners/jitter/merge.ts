@@ -4,6 +4,7 @@ import { checkValidity } from '../core/validity.ts';
 import { mergeEpochReports } from '../core/epoch-book.ts';
 import type { DisruptionReport } from '../core/disruptions.ts';
 import type { ClientTally } from '../core/ledger.ts';
+import { slices as contiguousSlices } from '../capacity/loader/plan.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
 
@@ -13,25 +14,12 @@ import type { JitterResult } from './result.ts';
  * exactly and are combined conservatively, with each worker's own figures kept in perWorker.
  */
 
-export interface WorkerSlice {
-  worker: number;
-  first: number;
-  clients: number;
-  seed: number;
-  stream: string;
+/** Contiguous client slices (the capacity loaders' split); worker w's seed and stream derive from the run's, so one seed fixes every timeline. */
+export function slices(o: JitterOptions, workers: number, seed: number, stream: string) {
+  return contiguousSlices(o.clients, workers).map(({ first, count }, w) => ({ worker: w, first, clients: count, seed: ((seed + w * 7919) % 0x7fffffff) || 1, stream: `${stream}-w${w}` }));
 }
 
-/** Contiguous client slices; worker w's seed and stream derive from the run's, so one seed fixes every timeline. */
-export function slices(o: JitterOptions, workers: number, seed: number, stream: string): WorkerSlice[] {
-  const out: WorkerSlice[] = [];
-  let first = 0;
-  for (let w = 0; w < workers; w++) {
-    const clients = Math.floor(o.clients / workers) + (w < o.clients % workers ? 1 : 0);
-    out.push({ worker: w, first, clients, seed: ((seed + w * 7919) % 0x7fffffff) || 1, stream: `${stream}-w${w}` });
-    first += clients;
-  }
-  return out;
-}
+export type WorkerSlice = ReturnType<typeof slices>[number];
 
 const worse = (a: ClientTally, b: ClientTally) => b.lost > a.lost || (b.lost === a.lost && (b.duplicates > a.duplicates || (b.duplicates === a.duplicates && b.maxLatencyMs > a.maxLatencyMs)));
 

@@ -34,11 +34,6 @@ const JITTER_HTTP_OPTIONS = {
   workers: { type: 'int', default: 1, min: 1, max: 64, doc: 'runner worker processes: clients are split over them, each on its own stream <stream>-w<i> with its own publisher (the benchmark\'s multi-shard layout), results merged exactly' },
 } as const satisfies OptionTable;
 
-export interface JitterModuleOptions {
-  jitter: JitterOptions;
-  workers: number;
-}
-
 export const jitterModule = defineModule({
   name: 'jitter',
   doc: 'client drops (or a chaos plan via plan=) while publishing; delivery ledger, latency, recovery',
@@ -57,7 +52,7 @@ export const jitterModule = defineModule({
   targetOf: ({ jitter }) => ({ name: jitter.target, url: jitter.url }),
   async run({ jitter, workers }, ctx) {
     const targetPid = ctx.service?.pid;
-    if (workers > 1) return runJitterWorkers(jitter, ctx.url!, workers, { signal: ctx.signal, phase: ctx.phase, progress: ctx.progress, ...(targetPid !== undefined ? { targetPid } : {}) });
+    if (workers > 1) return runJitterWorkers(jitter, ctx.url!, workers, { signal: ctx.signal, phase: ctx.phase, progress: ctx.progress, targetPid });
     const run = runJitter(jitter, ctx.url!, { targetPid, signal: ctx.signal });
     run.events.on('phase', ctx.phase);
     run.events.on('progress', ctx.progress);
@@ -88,3 +83,6 @@ export const jitterModule = defineModule({
     finish: benchmarkFields,
   },
 });
+
+/** The module's options: the engine's (validated as one worker's share) and the worker count. */
+export type JitterModuleOptions = ReturnType<typeof jitterModule.validate>;

@@ -29,13 +29,6 @@ export interface JitterEvents {
   progress: (p: JitterProgress) => void;
 }
 
-export interface JitterRun {
-  events: Emitter<JitterEvents>;
-  /** The run session's own typed events (runners/engine/events.ts), for subscribers that render any runner. */
-  engine: Emitter<EngineEvents>;
-  result: Promise<JitterResult>;
-}
-
 /** The drop window: the benchmark's `duration` when given, else the publishing window. */
 const dropWindowMs = (o: { duration: number; msgs: number; interval: number }) => (o.duration > 0 ? o.duration * 1000 : o.msgs * o.interval);
 /** A drop interval at or above the window (the benchmark's jitter=999999 "latency mode") means no drops at all. */
@@ -47,12 +40,13 @@ const dropsWithin = (o: { jitter: number; duration: number; msgs: number; interv
  * (chaos/execute), settle, then report from the session's books. It never prints; presentation
  * subscribes to `events`. `url` is the running target's base URL.
  */
-export function runJitter(opts: JitterOptions, url: string, local?: { targetPid?: number; signal?: AbortSignal }): JitterRun {
+export function runJitter(opts: JitterOptions, url: string, local?: { targetPid?: number; signal?: AbortSignal }) {
   const engine = new Emitter<EngineEvents>();
   // Start on the next turn so callers can attach listeners first.
   const result = new Promise<JitterResult>((resolve, reject) => setImmediate(() => execute(opts, url, engine, local ?? {}).then(resolve, reject)));
   // `events` is the session's own emitter seen through the jitter names: its phases are the
   // jitter ones, and its progress always carries loop lag (the phases are given `loopLag`).
+  // `engine` is that emitter with the engine's typed events, for subscribers that render any runner.
   return { events: engine as unknown as Emitter<JitterEvents>, engine, result };
 }
 

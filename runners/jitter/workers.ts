@@ -48,11 +48,10 @@ export async function runJitterWorkers(o: JitterOptions, url: string, workers: n
                 case 'phase':
                   if (s.worker === 0) hooks.phase?.(m.name, `${m.detail} [x${workers} workers]`);
                   return;
-                case 'progress': {
+                case 'progress':
                   progress.set(s.worker, m.progress);
                   hooks.progress?.(combineProgress([...progress.values()]));
                   return;
-                }
                 case 'result':
                   done = true;
                   resolve({ slice: s, result: m.result });
