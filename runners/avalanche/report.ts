@@ -1,20 +1,15 @@
 import type { DeployImpactResult } from '../deploy-impact/result.ts';
+import { markdownTable } from '../jitter/report.ts';
+import { fmtInt, fmtMs as msCell } from '../report/charts/common.ts';
 import type { AvalancheResult } from './result.ts';
 
-const fmtMs = (ms: number | null) => (ms === null ? 'never' : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
-const fmtInt = (n: number) => n.toLocaleString('en-US');
+const fmtMs = (ms: number | null) => (ms === null ? 'never' : msCell(ms));
 const share = (n: number, of: number) => `${fmtInt(n)} (${of ? ((n / of) * 100).toFixed(1) : '0.0'}%)`;
 const valid = (v: { valid: boolean; flags: { code: string }[] }) => (v.valid ? (v.flags.length ? `yes (${v.flags.map((f) => f.code).join(', ')})` : 'yes') : `NO (${v.flags.map((f) => f.code).join(', ')})`);
 
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  const line = (r: string[]) => `| ${r.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ')} |`;
-  return [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n') + '\n';
-}
-
 /** Avalanche comparison, shaped like the benchmark's second table plus the herd and the messages. */
 export function formatAvalanche(results: readonly AvalancheResult[]): string {
-  return table(avalancheRows(results));
+  return markdownTable(avalancheRows(results)) + '\n';
 }
 
 /** The comparison's rows (first row: the header), for the text table and the HTML report's summary. */
@@ -59,7 +54,7 @@ export function avalancheRows(results: readonly AvalancheResult[]): string[][] {
 }
 
 export function formatDeployImpact(results: readonly DeployImpactResult[]): string {
-  return table(deployImpactRows(results));
+  return markdownTable(deployImpactRows(results)) + '\n';
 }
 
 export function deployImpactRows(results: readonly DeployImpactResult[]): string[][] {

@@ -74,8 +74,8 @@ function chaosRows(results: readonly JitterResult[]): string[][] {
   });
 }
 
-/** Markdown table (renders as a readable table in a terminal too). */
-function markdownTable(rows: string[][]): string {
+/** Markdown table (renders as a readable table in a terminal too), columns padded to their widest cell. */
+export function markdownTable(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(3, ...rows.map((r) => (r[c] ?? '').length)));
   const line = (r: string[]) => '| ' + r.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ') + ' |';
   return [line(rows[0]!), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...rows.slice(1).map(line)].join('\n');
