@@ -3,7 +3,6 @@ import { COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
 import { formatDeployImpact } from '../avalanche/report.ts';
 import { defineModule, phasedRun } from '../engine/module.ts';
-import { resultName } from '../module-cli.ts';
 import { TARGET_NAMES } from '../targets/index.ts';
 import { checkDeployImpactOptions, DEPLOY_IMPACT_OPTIONS } from './options.ts';
 import { deployImpactPlannedMs, runDeployImpact } from './run.ts';
@@ -22,7 +21,6 @@ export const deployImpactModule = defineModule({
   cli: {
     usage: `--target <${TARGET_NAMES.join('|')}> [options] [--json]`,
     json: 'flag',
-    fileName: (_o, r) => resultName('deploy-impact', r.target),
     command: (o, r) => ({ values: { ...o }, seed: r.seed }),
     present: (r) => formatDeployImpact([r]),
     after: (r) => (r.publisher.ok ? undefined : `error RR_ERR_RESTART_FAILED: the publisher's restart failed: ${r.publisher.error}\n`),
