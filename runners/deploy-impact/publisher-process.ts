@@ -1,21 +1,12 @@
-import { startPublisher } from '../core/publisher.ts';
+import { startPublisher, type PublisherOptions } from '../core/publisher.ts';
 
 /**
  * The standalone publisher as its own process (the benchmark's standalone-publisher service):
  * the app side that a deploy restarts. The parent sends one `start` over IPC; every outcome goes
  * back as `published`, then `done`. A parent that goes away takes it down.
  */
-export interface PublisherStart {
-  type: 'start';
-  url: string;
-  stream: string;
-  runId: string;
-  firstSeq: number;
-  lastSeq: number;
-  intervalMs: number;
-  payloadBytes: number;
-  broadcastKey?: string;
-}
+export type PublisherStart = { type: 'start'; lastSeq: number } & Pick<PublisherOptions, 'broadcastKey'> &
+  Required<Pick<PublisherOptions, 'url' | 'stream' | 'runId' | 'firstSeq' | 'intervalMs' | 'payloadBytes'>>;
 export type PublisherReport =
   | { type: 'ready'; pid: number }
   | { type: 'sent'; seq: number; sentAt: number }
@@ -27,17 +18,12 @@ const send = (m: PublisherReport) => process.send?.(m);
 process.on('disconnect', () => process.exit(0));
 process.on('message', (m: PublisherStart) => {
   if (m?.type !== 'start') return;
+  const { type: _t, lastSeq, ...cfg } = m;
   const sentAt = new Map<number, number>();
   const pub = startPublisher({
-    url: m.url,
-    stream: m.stream,
-    runId: m.runId,
-    firstSeq: m.firstSeq,
-    messages: m.lastSeq,
-    intervalMs: m.intervalMs,
-    payloadBytes: m.payloadBytes,
+    ...cfg,
+    messages: lastSeq,
     timeoutMs: 5000,
-    ...(m.broadcastKey ? { broadcastKey: m.broadcastKey } : {}),
     onSend: (seq, at) => {
       sentAt.set(seq, at);
       send({ type: 'sent', seq, sentAt: at });
