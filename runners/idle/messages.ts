@@ -48,7 +48,5 @@ export type ParentToWorker = WorkerStart | { type: 'stop' };
 
 export type WorkerToParent =
   | { type: 'ready'; pid: number; fdLimit: number | null; baselineRssBytes: number }
-  | { type: 'progress'; tally: WorkerTally }
-  | { type: 'ramped'; tally: WorkerTally }
-  | { type: 'done'; tally: WorkerTally }
+  | { type: 'progress' | 'ramped' | 'done'; tally: WorkerTally }
   | { type: 'error'; message: string };

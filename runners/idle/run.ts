@@ -26,7 +26,7 @@ class Worker extends ChildLink<ParentToWorker> {
   ready: Extract<WorkerToParent, { type: 'ready' }> | undefined;
   exited = false;
 
-  constructor(child: ChildProcess, readonly id: number) {
+  constructor(child: ChildProcess, id: number) {
     super(child);
     child.on('message', (m: WorkerToParent) => {
       switch (m.type) {
@@ -34,13 +34,10 @@ class Worker extends ChildLink<ParentToWorker> {
           this.ready = m;
           break;
         case 'progress':
-          this.tally.last = m.tally;
-          break;
         case 'ramped':
-          this.tally.last = this.tally.ramped = m.tally;
-          break;
         case 'done':
-          this.tally.last = this.tally.done = m.tally;
+          this.tally.last = m.tally;
+          if (m.type !== 'progress') this.tally[m.type] = m.tally;
           break;
         case 'error':
           this.error = m.message;
@@ -152,9 +149,6 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
     const runnerBaseline = sum(done, 'baselineRssBytes');
     const runnerPeak = sum(done, 'peakRssBytes');
     const lastSub = Math.max(0, ...done.map((t) => t.lastSubscribedAt));
-    const loopLagP99 = Math.max(0, ...done.map((t) => t.loopLagP99Ms));
-    const failureCauses = addMaps(done.map((t) => t.failureCauses));
-    const disconnectedDuringHold = addMaps(done.map((t) => t.disconnects));
     const result = {
       test: 'idle' as const,
       target: opts.target,
@@ -167,11 +161,11 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
       subscribed,
       failed: sum(done, 'failed'),
       /** fd_limit / port_exhaustion: the runner's own limits; timeout / target: the target's side. */
-      failureCauses,
+      failureCauses: addMaps(done.map((t) => t.failureCauses)),
       /** Distinct failure messages (at most 10) over all workers. */
       failureSamples: [...new Set(done.flatMap((t) => t.failureSamples))].slice(0, 10),
       openAtEndOfHold: sum(done, 'open'),
-      disconnectedDuringHold,
+      disconnectedDuringHold: addMaps(done.map((t) => t.disconnects)),
       rampElapsedMs: rampEnd - startAt,
       /** From the first scheduled connect to the last subscription; null unless every client subscribed. */
       timeToAllSubscribedMs: subscribed === opts.clients && lastSub ? lastSub - startAt : null,
@@ -186,7 +180,7 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
         rssPeakBytes: runnerPeak,
         /** (Σ worker peak RSS − Σ worker baseline RSS) / subscribed. */
         rssPerClientBytes: subscribed > 0 ? Math.round((runnerPeak - runnerBaseline) / subscribed) : null,
-        loopLagP99Ms: loopLagP99,
+        loopLagP99Ms: Math.max(0, ...done.map((t) => t.loopLagP99Ms)),
         perWorker: done.map((t, i) => ({ worker: i, attempted: t.attempted, subscribed: t.subscribed, failed: t.failed, peakRssBytes: t.peakRssBytes, loopLagP99Ms: t.loopLagP99Ms })),
       },
       targetMetrics: {
@@ -210,7 +204,7 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
       peakCpuPercent: cpuValues.length ? Math.max(...cpuValues) : null,
       ramKbPerConnected: bytesPerConnection !== null ? Math.round((bytesPerConnection / 1024) * 10) / 10 : null,
     };
-    return { ...result, validity: checkIdleValidity({ clients: opts.clients, subscribed, failed: result.failed, failureCauses, disconnectedDuringHold, runnerLoopLagP99Ms: loopLagP99, targetSamples: cpuValues.length + rssValues.length }) };
+    return { ...result, validity: checkIdleValidity({ ...result, runnerLoopLagP99Ms: result.runner.loopLagP99Ms, targetSamples: cpuValues.length + rssValues.length }) };
   } finally {
     clearInterval(progressTimer);
     sampler.stop();

@@ -67,42 +67,36 @@ function withPingInterval(base: string, sec: number | undefined): string {
 function openOne(s: WorkerStart, make: NonNullable<ReturnType<typeof leanClientFor>>, i: number): Promise<void> {
   const c = make({ index: i, url: withPingInterval(s.url, s.pingInterval), stream: s.stream, localAddress: sourceAddress(i, s.addresses) });
   t.attempted++;
-  return new Promise<void>((resolve) => {
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    c.close();
+  }, s.connectTimeoutMs);
+  return c.connect().then(
+    () => {
+      t.connected++;
+      t.welcomed++;
+      t.subscribed++;
+      t.open++;
+      t.lastSubscribedAt = Date.now();
+      clients.push(c);
+      c.on('disconnected', ({ reason }) => {
+        t.open--;
+        if (!stopping) t.disconnects[reason] = (t.disconnects[reason] ?? 0) + 1;
+      });
+    },
+    (err: unknown) => {
+      if (c.stage >= LeanStage.Connected) t.connected++;
+      if (c.stage >= LeanStage.Welcomed) t.welcomed++;
+      t.failed++;
+      const cause = classifyConnectError(err) ?? (timedOut ? 'timeout' : 'target');
+      t.failureCauses[cause] = (t.failureCauses[cause] ?? 0) + 1;
+      const e = err as { code?: string; message?: string };
+      const sample = `${cause}: ${e?.code ?? e?.message ?? String(err)}`;
+      if (t.failureSamples.length < 5 && !t.failureSamples.includes(sample)) t.failureSamples.push(sample);
       c.close();
-    }, s.connectTimeoutMs);
-    c.connect().then(
-      () => {
-        clearTimeout(timer);
-        t.connected++;
-        t.welcomed++;
-        t.subscribed++;
-        t.open++;
-        t.lastSubscribedAt = Date.now();
-        clients.push(c);
-        c.on('disconnected', ({ reason }) => {
-          t.open--;
-          if (!stopping) t.disconnects[reason] = (t.disconnects[reason] ?? 0) + 1;
-        });
-        resolve();
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        if (c.stage >= LeanStage.Connected) t.connected++;
-        if (c.stage >= LeanStage.Welcomed) t.welcomed++;
-        t.failed++;
-        const cause = classifyConnectError(err) ?? (timedOut ? 'timeout' : 'target');
-        t.failureCauses[cause] = (t.failureCauses[cause] ?? 0) + 1;
-        const e = err as { code?: string; message?: string };
-        const sample = `${cause}: ${e?.code ?? e?.message ?? String(err)}`;
-        if (t.failureSamples.length < 5 && !t.failureSamples.includes(sample)) t.failureSamples.push(sample);
-        c.close();
-        resolve();
-      },
-    );
-  });
+    },
+  ).finally(() => clearTimeout(timer));
 }
 
 async function ramp(s: WorkerStart): Promise<void> {
