@@ -162,14 +162,13 @@ class HealthWatcher {
   private async loop(n: ServiceHandle, k: number): Promise<void> {
     let last = 200;
     while (this.running) {
-      let status = 0;
-      try {
-        const r = await fetch(`${n.httpUrl}/health`, { signal: AbortSignal.timeout(1000) });
-        status = r.status;
-        await r.arrayBuffer();
-      } catch {
-        status = 0; // no answer within 1 s: not healthy either
-      }
+      // No answer within 1 s: not healthy either.
+      const status = await fetch(`${n.httpUrl}/health`, { signal: AbortSignal.timeout(1000) })
+        .then(async (r) => {
+          await r.arrayBuffer();
+          return r.status;
+        })
+        .catch(() => 0);
       if (status !== last) {
         last = status;
         this.changes.push({ node: k, at: Date.now(), status });
