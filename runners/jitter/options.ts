@@ -9,8 +9,8 @@ import { RECONNECT_STRATEGIES } from '../targets/reconnect.ts';
 /**
  * Jitter run options. Defaults are the benchmark's 10K test (003 seed, first table:
  * 10,000 clients, 120 messages every 500 ms, a drop every ~15 s lasting ~1 s, ramp 200/s).
- * The benchmark's env var names work too. CLI flags, HTTP query params and env all go through
- * `parseJitterOptions`.
+ * The benchmark's env var names work too. CLI flags, HTTP query params and env are parsed once by
+ * the module's table and checked by `checkJitterOptions`.
  */
 export const JITTER_OPTIONS = {
   target: { type: 'string', default: 'socketio', env: ['TARGET'], doc: 'target name (see --help for the list)' },

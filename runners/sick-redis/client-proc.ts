@@ -74,7 +74,10 @@ async function start(s: ClientsStart): Promise<void> {
   }
   // Bounded: a subscribe that never confirms counts as failed after 20 s.
   await Promise.race([Promise.all(pending), new Promise((r) => setTimeout(r, 20_000))]);
-  send({ type: 'ready', connected, failed: s.count - connected, failureCauses: Object.keys(failureCauses).length ? failureCauses : { ...(s.count - connected > 0 ? { timeout: s.count - connected } : {}) } });
+  // Those still pending at the bound are timeouts, whatever the others failed of.
+  const unbooked = s.count - connected - Object.values(failureCauses).reduce((a, b) => a + b, 0);
+  if (unbooked > 0) failureCauses.timeout = (failureCauses.timeout ?? 0) + unbooked;
+  send({ type: 'ready', connected, failed: s.count - connected, failureCauses });
 }
 
 process.on('message', (m: ParentToClients) => {
