@@ -38,7 +38,7 @@ function deliveryChart(r: DeliveryRun): ChartSpec | null {
 }
 
 /** One page for the delivery runners: latency CDFs (raw and min-normalised), the ledger, a timeline when the result has one. */
-function deliveryReport(r: DeliveryRun, meta: ReportMeta, o: { title: string; subtitle: string; seed: number | null; extraRows: string[][]; extraCharts?: ChartSpec[] }): ReportModel {
+function deliveryReport(r: DeliveryRun, meta: ReportMeta, o: { title: string; subtitle: string; seed: number | null; extraRows?: string[][]; extraCharts?: ChartSpec[] }): ReportModel {
   const latency = latencyCdfCharts([{ label: r.target, latency: r.latencyHistogram }]);
   const delivery = deliveryChart(r);
   const timeline = r.series ? [connectedChart({ label: r.target, clients: r.clients, series: r.series, events: [] }), deliveriesChart({ label: r.target, clients: r.clients, series: r.series, events: [] })] : [];
@@ -62,7 +62,7 @@ function deliveryReport(r: DeliveryRun, meta: ReportMeta, o: { title: string; su
       ['lost / duplicates / out of order', `${fmtInt(r.lostDeliveries)} / ${fmtInt(r.duplicates)} / ${fmtInt(r.outOfOrder)}`],
       ['latency raw p50 / p95 / p99 / max', `${lat.p50} / ${lat.p95} / ${lat.p99} / ${lat.max} ms`],
       ['latency over min p50 / p95 / p99', `${r.latencyOverMinMs.p50} / ${r.latencyOverMinMs.p95} / ${r.latencyOverMinMs.p99} ms`],
-      ...o.extraRows,
+      ...(o.extraRows ?? []),
     ],
     // Lost by cause and resume outcomes when the result carries them (the shared engine's runners do).
     sections: [section, ...lossSections([lossInputOf(r.target, r)])],
@@ -75,7 +75,6 @@ export function latencyReport(results: readonly LatencyResult[], meta: ReportMet
     title: `Latency run: ${r.target}`,
     subtitle: `${fmtInt(r.clients)} clients, ${r.totalMessages} messages`,
     seed: r.seed,
-    extraRows: [],
   });
 }
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { colorFor, fmtInt } from './charts/common.ts';
 import { downsampleChart } from './downsample.ts';
-import type { BannerFlag, ReportModel, Section, StackSpec, TableSpec } from './types.ts';
+import type { BannerFlag, ReportModel, Section, StackSpec } from './types.ts';
 
 const require = createRequire(import.meta.url);
 let assets: { js: string; css: string; browser: string } | undefined;
@@ -68,15 +68,10 @@ function verdictTiles(model: ReportModel): string {
     .join('')}</section>`;
 }
 
-function summaryTable(rows: string[][]): string {
-  if (!rows.length) return '';
-  const [head, ...body] = rows;
-  return `<h2>Numbers</h2><table id="summary"><thead><tr>${head!.map((c) => `<th>${esc(c)}</th>`).join('')}</tr></thead><tbody>${body.map((r) => `<tr>${r.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
-}
-
-function figuresTable(t: TableSpec, si: number): string {
-  const [head, ...body] = t.rows;
-  return `<table class="figures" id="table-${esc(t.id)}-${si}" data-table="${esc(t.id)}"><caption>${esc(t.caption)}</caption><thead><tr>${head!.map((c) => `<th scope="col">${esc(c)}</th>`).join('')}</tr></thead><tbody>${body.map((r) => `<tr>${r.map((c, i) => (i === 0 ? `<th scope="row">${esc(c)}</th>` : `<td>${esc(c)}</td>`)).join('')}</tr>`).join('')}</tbody></table>`;
+/** A table's head and body, the first row the header; `scoped` makes each row's first cell its header (the figures tables). */
+function tableRows([head, ...body]: string[][], scoped: boolean): string {
+  const th = scoped ? ' scope="col"' : '';
+  return `<thead><tr>${head!.map((c) => `<th${th}>${esc(c)}</th>`).join('')}</tr></thead><tbody>${body.map((r) => `<tr>${r.map((c, i) => (scoped && i === 0 ? `<th scope="row">${esc(c)}</th>` : `<td>${esc(c)}</td>`)).join('')}</tr>`).join('')}</tbody>`;
 }
 
 /**
@@ -123,7 +118,7 @@ function stackSvg(st: StackSpec, si: number): string {
 
 function section(s: Section, si: number): string {
   const stacks = s.stacks?.length ? s.stacks.map((st) => stackSvg(st, si)) : [];
-  const tables = (s.tables ?? []).map((t) => figuresTable(t, si));
+  const tables = (s.tables ?? []).map((t) => `<table class="figures" id="table-${esc(t.id)}-${si}" data-table="${esc(t.id)}"><caption>${esc(t.caption)}</caption>${tableRows(t.rows, true)}</table>`);
   // The comparison's stacked bar with its numbers beside it; tables alone otherwise.
   const stackRow = stacks.length ? `<div class="stackrow">${stacks.join('')}<div>${tables.join('')}</div></div>` : tables.length ? `<div class="stackrow"><div>${tables.join('')}</div></div>` : '';
   const figs = s.charts
@@ -151,7 +146,7 @@ ${banner(model)}
 ${verdictTiles(model)}
 <div class="repro" id="repro">Reproduce: <code>${esc(model.command)}</code>${model.seed !== null ? ` &nbsp; seed <b id="seed">${model.seed}</b>` : ''}</div>
 ${drawn.sections.map(section).join('\n')}
-${summaryTable(model.summary)}
+${model.summary.length ? `<h2>Numbers</h2><table id="summary">${tableRows(model.summary, false)}</table>` : ''}
 <footer>Generated ${esc(model.generatedAt)} by Rebound. Self-contained: charts drawn with uPlot, inlined; no network access.</footer>
 </main>
 <script type="application/json" id="report-data">${data}</script>

@@ -1,14 +1,9 @@
-/** A JSON HTTP call to a shard, bounded in time; network failures come back as `error`, never thrown. */
-export interface ShardReply {
-  status: number;
-  json: unknown;
-  /** The body's first 200 characters, for messages when it is not the JSON we expected. */
-  snippet: string;
-  isJson: boolean;
-  error?: string;
-}
-
-export async function callShard(url: string, opts: { method?: string; token?: string; timeoutMs: number }): Promise<ShardReply> {
+/**
+ * A JSON HTTP call to a shard, bounded in time; network failures come back as `error`, never
+ * thrown. `snippet` is the body's first 200 characters, for messages when it is not the JSON we
+ * expected.
+ */
+export async function callShard(url: string, opts: { method?: string; token?: string; timeoutMs: number }) {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   try {

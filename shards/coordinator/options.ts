@@ -19,8 +19,6 @@ export interface MultiTest {
 
 export const MULTI_TABLE: readonly MultiTest[] = MULTI_MODULES.map((m) => ({ test: m.name, options: m.http!.options, sharedStream: m.multi!.sharedStream, required: m.summary }));
 
-export const MULTI_TESTS: readonly string[] = MULTI_TABLE.map((r) => r.test);
-
 export const multiTest = (test: string): MultiTest | undefined => MULTI_TABLE.find((r) => r.test === test);
 
 /** Each test's option table by name (a test this tree has no module for is validated by the shards). */
@@ -36,7 +34,7 @@ export const NOT_FORWARDED = ['target'];
 export const COORD_OPTIONS = {
   shards: { type: 'string', default: '', env: ['SHARDS'], doc: 'comma-separated runner base URLs' },
   token: { type: 'string', default: '', env: ['BENCH_RUNNER_TOKEN'], doc: 'bearer token of the runners' },
-  test: { type: 'enum', values: MULTI_TESTS, default: 'jitter', doc: 'test to run on every shard' },
+  test: { type: 'enum', values: MULTI_TABLE.map((r) => r.test), default: 'jitter', doc: 'test to run on every shard' },
   target: { type: 'string', default: 'socketio', maxLength: 64, pattern: /^[a-z0-9-]+$/, env: ['TARGET'], doc: 'target name (configured on the shards)' },
   perShardN: { type: 'int', default: 0, min: 0, max: 10_000_000, env: ['PER_SHARD_N'], doc: 'clients per shard, sent as n (0: the test\'s default or --n)' },
   total: { type: 'int', default: 0, min: 0, max: 100_000_000, env: ['TOTAL'], doc: 'clients in all, split as ceil(total / shards) (instead of --per-shard-n)' },

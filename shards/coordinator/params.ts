@@ -6,10 +6,8 @@ export interface ParamDiff {
   effective: string;
 }
 
-const canonicalKey = (table: OptionTable, name: string): string | undefined => {
-  for (const [k, spec] of Object.entries(table)) if (k === name || kebab(k) === name || spec.aliases?.includes(name)) return k;
-  return undefined;
-};
+const canonicalKey = (table: OptionTable, name: string): string | undefined =>
+  Object.keys(table).find((k) => k === name || kebab(k) === name || table[k]!.aliases?.includes(name));
 
 const norm = (v: unknown) => (v === true ? 'true' : v === false ? 'false' : String(v));
 

@@ -9,25 +9,6 @@ import { safeText } from './text.ts';
 import { multiTest, NOT_FORWARDED, SHARED_STREAM_TESTS, TEST_TABLES, type CoordOptions } from './options.ts';
 import { runShardJob } from './shard-job.ts';
 
-export interface MultiShardReport {
-  testType: string;
-  target: string;
-  endpoint: string;
-  mode: 'own-stream' | 'shared-stream';
-  shards: number;
-  perShardN: number | null;
-  startedAt: string;
-  elapsedMs: number;
-  params: Record<string, string>;
-  meta: { shardUrls: string[]; publisher: string | null };
-  clock: { publisher: string; offsets: { name: string; offsetMs: number; uncertaintyMs: number; rttMs: number }[]; maxUncertaintyMs: number } | null;
-  validity: ReturnType<typeof mergeShards>['validity'];
-  perShard: ReturnType<typeof mergeShards>['perShard'];
-  merged: Record<string, unknown>;
-  exitCode: 0 | 1 | 2;
-  exitReason: string;
-}
-
 export function parseShardList(csv: string): { name: string; url: string }[] {
   const urls = csv.split(',').map((s) => s.trim()).filter(Boolean);
   if (!urls.length) throw new ReboundError('RR_ERR_SHARDS_MISSING', 'no shards: set SHARDS=url1,url2,... (runner base URLs) or pass --shards');
@@ -57,7 +38,7 @@ export interface MultiShardControl {
  * Fan one test out over every shard at once and merge exactly. Progress goes to `log` (one line
  * per shard event, prefixed with the shard's name); the report is the merged JSON.
  */
-export async function runMultiShard(o: CoordOptions, params: Record<string, string>, print: (line: string) => void, ctl: MultiShardControl = {}): Promise<MultiShardReport> {
+export async function runMultiShard(o: CoordOptions, params: Record<string, string>, print: (line: string) => void, ctl: MultiShardControl = {}) {
   // Every line may carry a shard's text (its log, errors, snippets): escaped before it is shown.
   const log = (line: string) => print(safeText(line));
   const started = new Date();
@@ -159,8 +140,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
     outcomes = await Promise.all(shards.map((s, i) => launch(s, i)));
   }
 
-  let clock: MultiShardReport['clock'] = null;
-  if (mode === 'shared') {
+  const sharedClock = async () => {
     const after = new Map<string, ClockSample>();
     await exchange(after);
     for (const out of outcomes) {
@@ -169,8 +149,9 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
       if (b && a) out.clock = combineClock(b, a);
     }
     const offsets = outcomes.flatMap(({ name, clock: c }) => (c ? [{ name, offsetMs: c.offsetMs, uncertaintyMs: c.uncertaintyMs, rttMs: c.rttMs }] : []));
-    clock = { publisher: publisher ?? '', offsets, maxUncertaintyMs: Math.max(0, ...offsets.map((x) => x.uncertaintyMs)) };
-  }
+    return { publisher: publisher ?? '', offsets, maxUncertaintyMs: Math.max(0, ...offsets.map((x) => x.uncertaintyMs)) };
+  };
+  const clock = mode === 'shared' ? await sharedClock() : null;
 
   const run = mergeShards(outcomes, {
     perShardN: perShardN || undefined,
@@ -185,7 +166,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
     testType: o.test,
     target: o.target,
     endpoint,
-    mode: mode === 'shared' ? 'shared-stream' : 'own-stream',
+    mode: `${mode}-stream` as const,
     shards: k,
     perShardN: perShardN || null,
     startedAt: started.toISOString(),
@@ -200,6 +181,9 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
     exitReason,
   };
 }
+
+/** The merged JSON of a fleet run (what `npm run bench:multi` writes and the multi-shard report reads). */
+export type MultiShardReport = Awaited<ReturnType<typeof runMultiShard>>;
 
 function checkSharedStream(test: string, params: Record<string, string>): void {
   if (!SHARED_STREAM_TESTS.includes(test)) {

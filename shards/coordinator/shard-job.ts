@@ -1,7 +1,7 @@
 import { sleep } from '../../lib/time.ts';
 import { callShard, joinUrl } from './http.ts';
 import { paramMismatches } from './params.ts';
-import type { ShardOutcome, ShardResult } from '../merge/types.ts';
+import { isObj, type ShardOutcome, type ShardResult } from '../merge/types.ts';
 import type { OptionTable } from '../../lib/options.ts';
 
 export interface ShardJobSpec {
@@ -43,8 +43,6 @@ interface JobObject {
   errorCode?: unknown;
   aborted?: unknown;
 }
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A job's error as one line, with its code when the shard gave one. */
 export function errText(e: unknown, code?: unknown): string {

@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { ShardResult } from '../merge/types.ts';
 
 /**
  * A tiny real HTTP runner for the coordinator's failure tests: it speaks the runner service's
@@ -11,7 +10,7 @@ import type { ShardResult } from '../merge/types.ts';
 export interface StandInOptions {
   token: string;
   /** The job's result; unless it has `params` (or `keepParams`), the query asked is echoed as its params, as a runner does. */
-  result: ShardResult | unknown;
+  result: unknown;
   keepParams?: boolean;
   /** The whole final job record, as crafted (overrides status/result). */
   jobBody?: unknown;

@@ -36,19 +36,6 @@ export interface UpPlan {
   runnerToken?: string;
 }
 
-export interface UpResult {
-  shards: string;
-  token: string;
-  created: string[];
-  updated: string[];
-  unchanged: string[];
-  domains: string[];
-  /** Runners beyond --shards: left as they are (down removes them). */
-  extra: string[];
-  /** `service: VAR, VAR`: fleet-managed variables the plan no longer wants, deleted. */
-  removed: string[];
-}
-
 /**
  * The variables `up` owns on the services it made, so a re-run with fewer targets takes the
  * dropped target's URL and key off every runner (a runner would otherwise keep offering a target
@@ -72,7 +59,7 @@ async function variablesOf(gql: GqlClient, projectId: string, environmentId: str
  * kept, a service whose variables already match gets no mutation, a runner that already has a
  * public domain gets no second one. A same-named service without the fleet label is refused.
  */
-export async function fleetUp(gql: GqlClient, plan: UpPlan, gen: () => string = secret): Promise<UpResult> {
+export async function fleetUp(gql: GqlClient, plan: UpPlan, gen: () => string = secret) {
   const { projectId, environmentId, prefix } = plan;
   for (const t of plan.targets) if (!FLEET_TARGETS[t]) throw new ReboundError('RR_ERR_OPTION_INVALID', `unknown fleet target "${t}"; use ${Object.keys(FLEET_TARGETS).join(', ')}`);
   const all = await listServices(gql, projectId, environmentId);
@@ -99,7 +86,7 @@ export async function fleetUp(gql: GqlClient, plan: UpPlan, gen: () => string = 
   }
   for (const r of runners) wanted.set(r, runnerVars);
 
-  const res: UpResult = { shards: '', token, created: [], updated: [], unchanged: [], domains: [], extra: [], removed: [] };
+  const res = { token, created: [] as string[], updated: [] as string[], unchanged: [] as string[], domains: [] as string[], removed: [] as string[] };
   const ids = new Map<string, string>();
   for (const [name, variables] of wanted) {
     const s = byName.get(name);
@@ -113,6 +100,7 @@ export async function fleetUp(gql: GqlClient, plan: UpPlan, gen: () => string = 
     const have = existingVars.get(name)!;
     const stale = Object.keys(have).filter((k) => isManagedVariable(k) && !(k in variables)).sort();
     for (const k of stale) await gql('VariableDelete', OP.VariableDelete, { projectId, environmentId, name: k, serviceId: s.serviceId });
+    // `service: VAR, VAR`: the fleet-managed variables the plan no longer wants, deleted.
     if (stale.length) res.removed.push(`${name}: ${stale.join(', ')}`);
     if (Object.entries(variables).every(([k, v]) => have[k] === v)) (stale.length ? res.updated : res.unchanged).push(name);
     else {
@@ -130,9 +118,12 @@ export async function fleetUp(gql: GqlClient, plan: UpPlan, gen: () => string = 
     }
     urls.push(`https://${domain}`);
   }
-  res.shards = urls.join(',');
-  res.extra = all.filter((s) => isRunnerName(prefix, s.serviceName) && !runners.includes(s.serviceName)).map((s) => s.serviceName);
-  return res;
+  return {
+    shards: urls.join(','),
+    ...res,
+    // Runners beyond --shards: left as they are (down removes them).
+    extra: all.filter((s) => isRunnerName(prefix, s.serviceName) && !runners.includes(s.serviceName)).map((s) => s.serviceName),
+  };
 }
 
 /** Delete every service `up` made under this prefix (runner or target name and the fleet label); report the rest. */

@@ -2,9 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { renderPage, trendReport, type ReportMeta, type TrendInput } from '../../runners/report/index.ts';
 import { historyIds } from './history.ts';
-import type { RunRecord } from './store.ts';
-
-type History = readonly { runId: string; records: Map<string, RunRecord> }[];
+import type { History } from './store.ts';
 
 /**
  * One trend per (test, metric) over the last `last` stored runs: the measured value, the

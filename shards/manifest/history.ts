@@ -1,5 +1,5 @@
 import { cell } from './report.ts';
-import type { RunRecord } from './store.ts';
+import type { History } from './store.ts';
 
 /** Change beyond this share between consecutive runs is a trend worth an arrow (the benchmark's 5%). */
 const SIGNIFICANT_PCT = 5;
@@ -9,7 +9,7 @@ const SIGNIFICANT_PCT = 5;
  * then the trend (first to last shown): ↑/↓ when it moved more than 5%, → otherwise, with the
  * direction that is better so a reader sees at once whether it got worse.
  */
-export function formatHistory(history: readonly { runId: string; records: Map<string, RunRecord> }[], o: { last: number; filter: string }): string {
+export function formatHistory(history: History, o: { last: number; filter: string }): string {
   const ids = historyIds(history, o.filter);
   const out: string[] = [];
   for (const id of ids) {
@@ -38,7 +38,7 @@ export function formatHistory(history: readonly { runId: string; records: Map<st
 }
 
 /** The test ids FILTER selects (id substrings or runner names), sorted; shared by the table and the --html trends. */
-export function historyIds(history: readonly { records: Map<string, RunRecord> }[], filter: string): string[] {
+export function historyIds(history: History, filter: string): string[] {
   const parts = filter.split(',').map((s) => s.trim()).filter(Boolean);
   return [...new Set(history.flatMap((h) => [...h.records.keys()]))].filter((id) => !parts.length || parts.some((p) => id.includes(p) || history.some((h) => h.records.get(id)?.runner === p))).sort();
 }

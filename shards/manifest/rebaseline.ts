@@ -123,9 +123,8 @@ export function updateBaselines(m: Manifest, recs: readonly RunRecord[]): Manife
       const baseline = Object.fromEntries(
         Object.entries(t.baseline).map(([path, b]) => {
           const vals = r.executions.map((e) => getPath(e.result, path));
-          if (vals.length && vals.every((v) => typeof v === 'number')) {
-            const nums = vals as number[];
-            return [path, { ...b, value: Math.round(median(nums) * 1000) / 1000, samples: nums, runIds: [r.runId], updatedAt: r.runAt }];
+          if (vals.length && vals.every((v): v is number => typeof v === 'number')) {
+            return [path, { ...b, value: Math.round(median(vals) * 1000) / 1000, samples: vals, runIds: [r.runId], updatedAt: r.runAt }];
           }
           if (vals.length && typeof vals[0] === 'string') return [path, { ...b, value: vals[0], runIds: [r.runId], updatedAt: r.runAt }];
           return [path, b];

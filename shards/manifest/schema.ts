@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable } from '../../lib/options.ts';
 import { TEST_TABLES } from '../coordinator/options.ts';
+import { isObj } from '../merge/types.ts';
 
 const CATEGORIES = ['latency', 'jitter', 'whispers', 'throughput', 'idle', 'avalanche'] as const;
 type Category = (typeof CATEGORIES)[number];
@@ -47,7 +48,6 @@ export interface Manifest {
 export const DEFAULT_DRIFT_PCT = 5;
 
 const bad = (where: string, why: string) => new ReboundError('RR_ERR_MANIFEST_INVALID', `${where}: ${why}`, { details: { where } });
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Check a parsed manifest against the schema; every message names the test id and the field. */
 export function validateManifest(raw: unknown, file = 'manifest'): Manifest {

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { MetricVerdict, Verdict } from './verdict.ts';
+import type { Execution } from './execute.ts';
+import type { MetricVerdict, TestVerdict } from './verdict.ts';
 
 /** What one test's rebaseline run leaves on disk (results/<id>.json and results/runs/<run>/<id>.json). */
 export interface RunRecord {
@@ -15,11 +16,11 @@ export interface RunRecord {
   params: Record<string, string | number | boolean>;
   repeat: number;
   valid: boolean;
-  verdict: Verdict | 'invalid' | 'failed';
+  verdict: TestVerdict;
   errors: string[];
   metrics: MetricVerdict[];
   /** Each execution's own result (full JSON: histograms included, so verdicts can be recomputed). */
-  executions: { ref: string; valid: boolean; error?: string; result: Record<string, unknown> | null }[];
+  executions: Execution[];
 }
 
 export function writeRun(outDir: string, rec: RunRecord): string {
@@ -32,8 +33,11 @@ export function writeRun(outDir: string, rec: RunRecord): string {
   return archived;
 }
 
+/** Every stored run: its directory name and its records by test id. */
+export type History = readonly { runId: string; records: Map<string, RunRecord> }[];
+
 /** Stored runs, oldest first; each run directory maps test id → record. Unreadable files are skipped. */
-export function readHistory(outDir: string): { runId: string; records: Map<string, RunRecord> }[] {
+export function readHistory(outDir: string): History {
   const root = join(outDir, 'runs');
   if (!existsSync(root)) return [];
   return readdirSync(root)

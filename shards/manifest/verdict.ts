@@ -2,12 +2,14 @@ import { mulberry32 } from '../../lib/rng.ts';
 import { DEFAULT_DRIFT_PCT, type BaselineSpec } from './schema.ts';
 
 export type Verdict = 'ok' | 'improved' | 'drift' | 'regress' | 'missing' | 'new';
+/** A test's verdict: its worst metric's, or what kept it from being judged. */
+export type TestVerdict = Verdict | 'invalid' | 'failed';
 /** Worst first: the test's verdict is its worst metric's. */
-const SEVERITY: Record<Verdict | 'invalid' | 'failed', number> = { failed: 7, invalid: 6, regress: 5, drift: 4, missing: 3, new: 2, improved: 1, ok: 0 };
+const SEVERITY: Record<TestVerdict, number> = { failed: 7, invalid: 6, regress: 5, drift: 4, missing: 3, new: 2, improved: 1, ok: 0 };
 
 export interface MetricVerdict {
   path: string;
-  direction: 'higher' | 'lower';
+  direction: BaselineSpec['direction'];
   baseline: number | string | null;
   /** The measured value (the median of the runs with --repeat). */
   measured: number | string | null;
@@ -36,7 +38,7 @@ export const median = (xs: readonly number[]) => {
 };
 
 /** How much worse `v` is than `base` (positive = worse), in the metric's own units. */
-const worse = (dir: 'higher' | 'lower', v: number, base: number) => (dir === 'lower' ? v - base : base - v);
+const worse = (dir: BaselineSpec['direction'], v: number, base: number) => (dir === 'lower' ? v - base : base - v);
 export const pastHard = (b: BaselineSpec, v: number) => b.hardThreshold !== undefined && (b.direction === 'lower' ? v > b.hardThreshold : v < b.hardThreshold);
 /** Worse by more than the drift threshold: a percentage of the baseline, or any worsening of a zero baseline. */
 const pastDrift = (b: BaselineSpec, base: number, worseBy: number, testDrift: number) => {
@@ -110,6 +112,6 @@ export function judgeRepeat(path: string, b: BaselineSpec, runs: readonly unknow
   return { ...out, verdict: 'ok', reason: 'the 95% interval reaches the baseline side of the thresholds' };
 }
 
-export function worstOf(vs: readonly (Verdict | 'invalid' | 'failed')[]): Verdict | 'invalid' | 'failed' {
-  return vs.reduce<Verdict | 'invalid' | 'failed'>((w, v) => (SEVERITY[v] > SEVERITY[w] ? v : w), 'ok');
+export function worstOf(vs: readonly TestVerdict[]): TestVerdict {
+  return vs.reduce<TestVerdict>((w, v) => (SEVERITY[v] > SEVERITY[w] ? v : w), 'ok');
 }

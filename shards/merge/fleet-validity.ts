@@ -17,20 +17,18 @@ const CLOCK_STEP_BUDGET_MS = 50;
  * step carries it. Fatal when the shard measured latencies; a warning for counts-only tests.
  */
 function clockStepFlags(ok: readonly ShardOutcome[], budgetMs: number): FleetFlag[] {
-  const flags: FleetFlag[] = [];
-  for (const o of ok) {
+  return ok.flatMap((o): FleetFlag[] => {
     const d = o.result!.clockDrift as { maxStepMs?: unknown; endStepMs?: unknown } | undefined;
     const step = num(d?.maxStepMs);
-    if (step === undefined || step <= budgetMs) continue;
+    if (step === undefined || step <= budgetMs) return [];
     const latency = (o.result!.latencyHistogram?.count ?? 0) > 0;
-    flags.push({
+    return [{
       code: 'CLOCK_STEPPED',
       severity: latency ? 'fatal' : 'warning',
       shards: [o.name],
       message: `${o.name}'s wall clock stepped ${step} ms against its monotonic clock during the run (${typeof d?.endStepMs === 'number' ? `${d.endStepMs} ms at the end` : 'end unknown'}; budget ${budgetMs} ms)${latency ? ': its latencies carry the step' : ''}`,
-    });
-  }
-  return flags;
+    }];
+  });
 }
 
 /**

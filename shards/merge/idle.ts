@@ -1,28 +1,23 @@
-import { num, type ShardOutcome, type ShardResult } from './types.ts';
+import { isObj, num, type ShardOutcome, type ShardResult } from './types.ts';
 
-const obj = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+const obj = (v: unknown) => (isObj(v) ? v : undefined);
 
 /** A shard's idle figures a capacity user came for, as kept in `perShard[]`. */
-export interface IdleShardFigures {
-  /** The shard's own target figure: the target's growth over *this shard's* subscribed (the whole target when the shards share it). */
-  targetBytesPerConnection: number | null;
-  runnerRssPerClientBytes: number | null;
-  runnerPeakRssBytes: number | null;
-  failureCauses: Record<string, number> | null;
-}
-
-export function idleShardFigures(r: ShardResult | undefined): IdleShardFigures | undefined {
+export function idleShardFigures(r: ShardResult | undefined) {
   if (!r || (r.runner === undefined && r.targetMetrics === undefined && r.failureCauses === undefined)) return undefined;
   const runner = obj(r.runner);
   const tm = obj(r.targetMetrics);
   const causes = obj(r.failureCauses) ?? obj(r.connectFailureCauses);
   return {
+    // The shard's own target figure: the target's growth over *this shard's* subscribed (the whole target when the shards share it).
     targetBytesPerConnection: num(tm?.bytesPerConnection) ?? null,
     runnerRssPerClientBytes: num(runner?.rssPerClientBytes) ?? null,
     runnerPeakRssBytes: num(runner?.rssPeakBytes) ?? null,
     failureCauses: causes ? (Object.fromEntries(Object.entries(causes).filter(([, n]) => typeof n === 'number')) as Record<string, number>) : null,
   };
 }
+
+export type IdleShardFigures = NonNullable<ReturnType<typeof idleShardFigures>>;
 
 /**
  * Fleet idle figures. Every shard samples the one target they all load, so each sees the whole

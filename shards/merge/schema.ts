@@ -1,7 +1,7 @@
 import * as hdr from 'hdr-histogram-js';
 import type { OptionTable } from '../../lib/options.ts';
 import { paramMismatches } from '../coordinator/params.ts';
-import type { ShardOutcome } from './types.ts';
+import { isObj, type ShardOutcome } from './types.ts';
 
 /**
  * Counters a shard may report: when present each must be an integer >= 0. A string, a negative or
@@ -21,7 +21,6 @@ const NON_NEGATIVE = ['deliveryRatePct', 'elapsedMs', 'plannedMs', 'runnerPeakRs
 /** Maps of counters by cause (the merge sums them key by key). */
 export const COUNT_MAPS = ['connectFailureCauses', 'disconnectReasons', 'failureCauses', 'disconnectedDuringHold'] as const;
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const show = (v: unknown) => {
   const s = JSON.stringify(v);
   return s === undefined ? String(v) : s.length > 40 ? `${s.slice(0, 40)}...` : s;
@@ -86,12 +85,7 @@ function check(r: unknown, c: SchemaContext): string | undefined {
   const bound = (k: string, max: number | undefined, what: string) => (n[k] !== undefined && max !== undefined && n[k]! > max ? `${k} ${n[k]} exceeds ${what} ${max}` : undefined);
   const perClient = clients !== undefined && n.totalMessages !== undefined ? clients * n.totalMessages : undefined;
   const overs = [
-    bound('connectedClients', clients, 'clients'),
-    bound('connectFailures', clients, 'clients'),
-    bound('connected', clients, 'clients'),
-    bound('subscribed', clients, 'clients'),
-    bound('failed', clients, 'clients'),
-    bound('initiallyConnected', clients, 'clients'),
+    ...['connectedClients', 'connectFailures', 'connected', 'subscribed', 'failed', 'initiallyConnected'].map((k) => bound(k, clients, 'clients')),
     bound('published', n.totalMessages, 'totalMessages'),
     bound('publishedMessages', n.totalMessages, 'totalMessages'),
     bound('expectedDeliveries', perClient, 'clients x messages'),

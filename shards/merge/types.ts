@@ -3,6 +3,8 @@ import type { IdleShardFigures } from './idle.ts';
 
 /** A figure of a result: a finite number, else undefined (absent, null, a string, NaN). */
 export const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+/** A JSON object (not null, not an array): what a shard's result and its blocks must be. */
+export const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** How one shard's job ended, as the coordinator saw it. */
 type ShardStatus = 'done' | 'failed' | 'aborted' | 'timeout' | 'unreachable' | 'rejected' | 'param-mismatch'
@@ -10,24 +12,10 @@ type ShardStatus = 'done' | 'failed' | 'aborted' | 'timeout' | 'unreachable' | '
   | 'invalid';
 
 /**
- * A shard's result as the runner service returns it. Only the fields the merge reads are typed;
- * every runner's result (jitter, latency, throughput, whispers, idle) is some subset of these.
+ * A shard's result as the runner service returns it. Only the fields the merge reads with their
+ * shape are typed; every other figure (counts, rates, maps) is read through `num` or the schema.
  */
 export interface ShardResult {
-  test?: string;
-  target?: string;
-  runId?: string;
-  clients?: number;
-  connectedClients?: number;
-  /** Idle runner's counts. */
-  connected?: number;
-  subscribed?: number;
-  failed?: number;
-  totalMessages?: number;
-  published?: number;
-  expectedDeliveries?: number;
-  receivedDeliveries?: number;
-  lostDeliveries?: number;
   latencyHistogram?: EncodedLatency;
   validity?: { valid: boolean; flags: { code: string; severity: 'fatal' | 'warning'; message: string }[] };
   [field: string]: unknown;

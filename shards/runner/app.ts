@@ -6,7 +6,8 @@ import { openFileLimit } from '../../runners/core/runner-limits.ts';
 import { sendError } from '../../services/common/http-app.ts';
 import { requireToken } from './auth.ts';
 import { follow } from './follow.ts';
-import { JOB_ID, JobStore, jobView, type Job, type JobStoreLimits } from './jobs.ts';
+import { JOB_ID, JobStore, jobView, type Job } from './jobs.ts';
+import type { JobStoreLimits } from './options.ts';
 import { echoCallerNames, parseBenchQuery } from './params.ts';
 import { benchRoutes, BENCH_TABLE } from './routes.ts';
 import { curlLine } from './report.ts';
@@ -112,26 +113,19 @@ export function createRunnerApp(opts: RunnerAppOptions) {
     });
   }
 
+  // A refusal thrown by these handlers reaches the error handler below (sendError), as Express 5 forwards it.
   app.get('/jobs', (req, res) => {
-    try {
-      const limit = intParam(req.query.limit, 50, 1, 500, 'limit');
-      res.json({ jobs: store.list(limit).map(({ result: _r, ...j }) => ({ ...j, hasResult: Boolean(j.hasResult) })) });
-    } catch (err) {
-      sendError(res, err);
-    }
+    const limit = intParam(req.query.limit, 50, 1, 500, 'limit');
+    res.json({ jobs: store.list(limit).map(({ result: _r, ...j }) => ({ ...j, hasResult: Boolean(j.hasResult) })) });
   });
 
   app.get('/jobs/:id', (req, res) => {
-    try {
-      const job = store.get(req.params.id);
-      if (!job) throw new ReboundError('RR_ERR_JOB_NOT_FOUND', `job ${JSON.stringify(req.params.id)} not found`, { details: { jobId: req.params.id } });
-      const logLines = intParam(req.query.logLines, 50, 1, 500, 'logLines');
-      const f = req.query.follow;
-      if (f !== undefined && f !== '0') return follow(req, res, store, job, logLines);
-      res.json(jobView(store, job, logLines));
-    } catch (err) {
-      sendError(res, err);
-    }
+    const job = store.get(req.params.id);
+    if (!job) throw new ReboundError('RR_ERR_JOB_NOT_FOUND', `job ${JSON.stringify(req.params.id)} not found`, { details: { jobId: req.params.id } });
+    const logLines = intParam(req.query.logLines, 50, 1, 500, 'logLines');
+    const f = req.query.follow;
+    if (f !== undefined && f !== '0') return follow(req, res, store, job, logLines);
+    res.json(jobView(store, job, logLines));
   });
 
   const stored = (kind: 'results' | 'reports', ext: string, type: string) => (req: Request, res: Response) => {

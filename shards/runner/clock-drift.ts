@@ -7,28 +7,17 @@ export interface RunClocks {
 }
 export const SYSTEM_CLOCKS: RunClocks = { wall: () => Date.now(), monotonic: () => performance.now() };
 
-/**
- * How far the wall clock moved against the monotonic clock during a run (ms). A latency is a
- * difference of two wall-clock stamps: an NTP step between them lands whole in the figure, while
- * the monotonic clock never steps. `maxStepMs` is the largest deviation seen at any sample (a step
- * that was stepped back is caught too); `endStepMs` what remained at the end, signed.
- */
-export interface ClockDrift {
-  wallMs: number;
-  monotonicMs: number;
-  endStepMs: number;
-  maxStepMs: number;
-  samples: number;
-  sampleEveryMs: number;
-}
-
 const r3 = (v: number) => Math.round(v * 1000) / 1000;
 
 /**
- * Run `run` and add `clockDrift` to its result. Sampling is cheap (two clock reads every
- * `everyMs`) and unref'd, so it never holds the process open.
+ * Run `run` and add `clockDrift` to its result: how far the wall clock moved against the monotonic
+ * clock during the run (ms). A latency is a difference of two wall-clock stamps: an NTP step
+ * between them lands whole in the figure, while the monotonic clock never steps. `maxStepMs` is the
+ * largest deviation seen at any sample (a step that was stepped back is caught too); `endStepMs`
+ * what remained at the end, signed. Sampling is cheap (two clock reads every `everyMs`) and
+ * unref'd, so it never holds the process open.
  */
-export async function withClockDrift<T extends Record<string, unknown>>(run: () => Promise<T>, clocks: RunClocks = SYSTEM_CLOCKS, everyMs = 250): Promise<T & { clockDrift: ClockDrift }> {
+export async function withClockDrift<T extends Record<string, unknown>>(run: () => Promise<T>, clocks: RunClocks = SYSTEM_CLOCKS, everyMs = 250) {
   const w0 = clocks.wall();
   const m0 = clocks.monotonic();
   let max = 0;
@@ -44,7 +33,7 @@ export async function withClockDrift<T extends Record<string, unknown>>(run: () 
   try {
     const result = await run();
     const end = sample();
-    const clockDrift: ClockDrift = { wallMs: r3(clocks.wall() - w0), monotonicMs: r3(clocks.monotonic() - m0), endStepMs: r3(end), maxStepMs: r3(Math.abs(max)), samples, sampleEveryMs: everyMs };
+    const clockDrift = { wallMs: r3(clocks.wall() - w0), monotonicMs: r3(clocks.monotonic() - m0), endStepMs: r3(end), maxStepMs: r3(Math.abs(max)), samples, sampleEveryMs: everyMs };
     return { ...result, clockDrift };
   } finally {
     clearInterval(timer);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Emitter } from '../../lib/emitter.ts';
 import { ReboundError } from '../../lib/errors.ts';
 import { escapeControl } from '../../lib/escape.ts';
+import { jobStoreLimits, type JobStoreLimits } from './options.ts';
 import { writeJobReport } from './report.ts';
 import type { JobProgress, RunContext } from './types.ts';
 
@@ -49,22 +50,6 @@ const LOG_KEEP = 500;
 const ABORT_GRACE_MS = 10_000;
 export const JOB_ID = /^[0-9a-f]{12}$/;
 
-/** Retention and persistence knobs (RUNNER_KEEP_* / RUNNER_MIN_FREE_BYTES / RUNNER_PERSIST_MS). */
-export interface JobStoreLimits {
-  /** Finished jobs kept (oldest removed first). */
-  maxJobs: number;
-  /** Bytes of job records, results and reports kept. */
-  maxBytes: number;
-  /** Age in ms after which a finished job and its files are removed. */
-  maxAgeMs: number;
-  /** New jobs are refused (507) while the results disk has less free than this. */
-  minFreeBytes: number;
-  /** How often a running job's record (progress, log tail) is written. */
-  persistMs: number;
-}
-
-export const DEFAULT_LIMITS: JobStoreLimits = { maxJobs: 1000, maxBytes: 2 * 1024 ** 3, maxAgeMs: 30 * 86_400_000, minFreeBytes: 256 * 1024 ** 2, persistMs: 2000 };
-
 const INDEX = 'index.json';
 
 /**
@@ -85,7 +70,7 @@ export class JobStore {
     readonly resultsDir: string,
     limits: Partial<JobStoreLimits> = {},
   ) {
-    this.limits = { ...DEFAULT_LIMITS, ...limits };
+    this.limits = { ...jobStoreLimits(), ...limits };
     this.jobsDir = join(resultsDir, 'jobs');
     mkdirSync(this.jobsDir, { recursive: true });
     this.load();
@@ -99,13 +84,9 @@ export class JobStore {
    * `persistMs` while it ran) says how far it got.
    */
   private load(): void {
-    let metas: Job[] | undefined;
-    try {
-      const idx = JSON.parse(readFileSync(join(this.jobsDir, INDEX), 'utf8')) as { jobs?: Job[] };
-      if (Array.isArray(idx.jobs)) metas = idx.jobs;
-    } catch {
-      // Missing or torn: rebuilt from the job files below.
-    }
+    // Missing or torn: rebuilt from the job files below.
+    const idx = readJson<{ jobs?: Job[] } | null>(join(this.jobsDir, INDEX));
+    let metas = Array.isArray(idx?.jobs) ? idx.jobs : undefined;
     let dirty = metas === undefined;
     metas ??= readdirSync(this.jobsDir)
       .filter((f) => /^[0-9a-f]{12}\.json$/.test(f))
@@ -130,14 +111,12 @@ export class JobStore {
   }
 
   private readJobFile(id: string): Job | undefined {
-    try {
-      const { logTail, ...job } = JSON.parse(readFileSync(join(this.jobsDir, `${id}.json`), 'utf8')) as Job & { logTail?: string[] };
-      if (!this.logs.has(id) && Array.isArray(logTail)) this.logs.set(id, logTail);
-      return job;
-    } catch {
-      // A torn file from a crash mid-write is skipped, never fatal for the service.
-      return undefined;
-    }
+    // A torn file from a crash mid-write is skipped, never fatal for the service.
+    const rec = readJson<(Job & { logTail?: string[] }) | null>(join(this.jobsDir, `${id}.json`));
+    if (rec === undefined || rec === null) return undefined;
+    const { logTail, ...job } = rec;
+    if (!this.logs.has(id) && Array.isArray(logTail)) this.logs.set(id, logTail);
+    return job;
   }
 
   private writeIndex(): void {
@@ -228,11 +207,7 @@ export class JobStore {
   resultOf(job: Job): Record<string, unknown> | undefined {
     if (job.result) return job.result;
     if (!job.hasResult) return undefined;
-    try {
-      return JSON.parse(readFileSync(join(this.resultsDir, `${job.id}.json`), 'utf8')) as Record<string, unknown>;
-    } catch {
-      return undefined;
-    }
+    return readJson<Record<string, unknown>>(join(this.resultsDir, `${job.id}.json`));
   }
 
   get busy(): Job | undefined {
@@ -370,6 +345,15 @@ export class JobStore {
     const all = [...this.running.values()];
     for (const r of all) r.abort.abort();
     await Promise.all(all.map((r) => r.done));
+  }
+}
+
+/** A JSON file's value, or undefined when it is missing or not JSON (torn by a crash mid-write). */
+function readJson<T>(file: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as T;
+  } catch {
+    return undefined;
   }
 }
 

@@ -2,11 +2,11 @@ import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import { ReboundError } from '../../lib/errors.ts';
 import { escapeControl } from '../../lib/escape.ts';
-import { argvToValues, helpText, parseOptions, type OptionValues } from '../../lib/options.ts';
+import { argvToValues, helpText, parseOptions } from '../../lib/options.ts';
 import { isLoopbackHost, listen, onRailway, type ListeningMessage } from '../../services/common/service-main.ts';
 import { createRunnerApp } from './app.ts';
 import { acquireResultsLock } from './lock.ts';
-import { RUNNER_SERVICE_OPTIONS } from './options.ts';
+import { jobStoreLimits, RUNNER_SERVICE_OPTIONS } from './options.ts';
 
 /**
  * `npm run serve:runner`: the bench-runner shard. Prints one JSON line with the bound port; on
@@ -22,30 +22,27 @@ const fail = (err: unknown): never => {
   process.stderr.write(`runner: ${e.code ?? 'error'}: ${escapeControl(String(e.message))}\n`);
   process.exit(2);
 };
-let opts: OptionValues<typeof RUNNER_SERVICE_OPTIONS>;
-try {
-  opts = parseOptions(RUNNER_SERVICE_OPTIONS, { values: argvToValues(argv, RUNNER_SERVICE_OPTIONS), env: process.env, origin: 'CLI' });
-} catch (err) {
-  fail(err);
-}
+/** A startup step that may refuse: its error ends the process (exit 2) before anything listens. */
+const orFail = <T>(step: () => T): T => {
+  try {
+    return step();
+  } catch (err) {
+    return fail(err);
+  }
+};
+let opts = orFail(() => parseOptions(RUNNER_SERVICE_OPTIONS, { values: argvToValues(argv, RUNNER_SERVICE_OPTIONS), env: process.env, origin: 'CLI' }));
 // HOST unset on Railway binds `::` as the servers under test do: its private network may resolve
 // `<service>.railway.internal` to IPv6, which an IPv4-only bind never answers.
 if (process.env.HOST === undefined && !argv.some((a) => a === '--host' || a.startsWith('--host=')) && onRailway(process.env)) {
-  opts = Object.freeze({ ...opts!, host: '::' });
+  opts = Object.freeze({ ...opts, host: '::' });
 }
-if (!opts!.token && !isLoopbackHost(opts!.host)) {
-  fail(new ReboundError('RR_ERR_RUNNER_UNSAFE_BIND', `refusing to listen on ${opts!.host} without BENCH_RUNNER_TOKEN: anyone reaching this address could start load runs. Set BENCH_RUNNER_TOKEN (32+ random characters) or bind HOST=127.0.0.1`));
+if (!opts.token && !isLoopbackHost(opts.host)) {
+  fail(new ReboundError('RR_ERR_RUNNER_UNSAFE_BIND', `refusing to listen on ${opts.host} without BENCH_RUNNER_TOKEN: anyone reaching this address could start load runs. Set BENCH_RUNNER_TOKEN (32+ random characters) or bind HOST=127.0.0.1`));
 }
 // Before the store loads: a second runner must not mark the first one's running job as failed.
-let releaseLock: () => void = () => {};
-try {
-  releaseLock = acquireResultsLock(resolve(opts!.resultsDir));
-} catch (err) {
-  fail(err);
-}
-process.on('exit', () => releaseLock());
-const limits = { maxJobs: opts!.keepJobs, maxBytes: opts!.keepBytes, maxAgeMs: opts!.keepDays * 86_400_000, minFreeBytes: opts!.minFreeBytes, persistMs: opts!.persistMs };
-const { app, store } = createRunnerApp({ token: opts!.token, resultsDir: resolve(opts!.resultsDir), limits });
+const releaseLock = orFail(() => acquireResultsLock(resolve(opts.resultsDir)));
+process.on('exit', releaseLock);
+const { app, store } = createRunnerApp({ token: opts.token, resultsDir: resolve(opts.resultsDir), limits: jobStoreLimits(opts) });
 const server = createServer(app);
 // Sync runs hold their request for the whole run: no request or idle timeout may cut them.
 server.requestTimeout = 0;
@@ -69,8 +66,8 @@ const shutdown = async (signal: string) => {
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
-const port = await listen(server, opts!.port, opts!.host).catch(fail);
-const msg: ListeningMessage = { type: 'listening', service: 'runner', port, host: opts!.host, pid: process.pid };
+const port = await listen(server, opts.port, opts.host).catch(fail);
+const msg: ListeningMessage = { type: 'listening', service: 'runner', port, host: opts.host, pid: process.pid };
 process.stdout.write(JSON.stringify(msg) + '\n');
 process.send?.(msg);
 process.on('disconnect', () => void shutdown('parent gone'));

@@ -1,4 +1,4 @@
-import type { OptionTable } from '../../lib/options.ts';
+import { defaultsOf, type OptionTable, type OptionValues } from '../../lib/options.ts';
 import { ALLOW_PATTERN } from '../../runners/core/addresses.ts';
 
 /** The whole TARGET_URL_ALLOW list: malformed entries stop the runner at startup (exit 2) instead of being skipped. */
@@ -18,3 +18,10 @@ export const RUNNER_SERVICE_OPTIONS = {
   minFreeBytes: { type: 'int', default: 256 * 1024 ** 2, min: 0, max: Number.MAX_SAFE_INTEGER, env: ['RUNNER_MIN_FREE_BYTES'], doc: 'new jobs are refused with 507 while the results disk has less free than this (default 256 MiB)' },
   persistMs: { type: 'int', default: 2000, min: 100, max: 60_000, env: ['RUNNER_PERSIST_MS'], doc: "how often a running job's record (progress, log tail) is written, so a job recovered after SIGKILL shows how far it got" },
 } as const satisfies OptionTable;
+
+/** The job store's retention and persistence knobs from the service's options (the defaults when none are given). */
+export function jobStoreLimits(o: OptionValues<typeof RUNNER_SERVICE_OPTIONS> = defaultsOf(RUNNER_SERVICE_OPTIONS)) {
+  return { maxJobs: o.keepJobs, maxBytes: o.keepBytes, maxAgeMs: o.keepDays * 86_400_000, minFreeBytes: o.minFreeBytes, persistMs: o.persistMs };
+}
+
+export type JobStoreLimits = ReturnType<typeof jobStoreLimits>;

@@ -14,13 +14,7 @@ const URL_PARAM = /(url|urls|uri|host|nodes)$/i;
 const URL_NAMES = new Set(['cableUrl', 'serverUrl', 'wsUrl', 'httpUrl', 'broadcastUrl', 'natsUrl', 'natsSubject', 'cableUrlA', 'cableUrlB', 'subscriberUrlA', 'subscriberUrlB', 'nodes', 'url', 'toxiproxyUrl', 'target']);
 
 export function knownNames(table: OptionTable): Set<string> {
-  const out = new Set<string>(SERVICE_PARAMS);
-  for (const [k, spec] of Object.entries(table)) {
-    out.add(k);
-    out.add(kebab(k));
-    for (const a of spec.aliases ?? []) out.add(a);
-  }
-  return out;
+  return new Set<string>([...SERVICE_PARAMS, ...Object.entries(table).flatMap(([k, spec]) => [k, kebab(k), ...(spec.aliases ?? [])])]);
 }
 
 export interface ParsedQuery {
@@ -85,12 +79,8 @@ export function echoCallerNames(table: OptionTable, query: Record<string, unknow
   const out = { ...effective };
   for (const key of Object.keys(query)) {
     if (key in out) continue;
-    for (const [canonical, spec] of Object.entries(table)) {
-      if ((spec.aliases ?? []).includes(key) || kebab(canonical) === key) {
-        if (canonical in out) out[key] = out[canonical];
-        break;
-      }
-    }
+    const canonical = Object.keys(table).find((c) => (table[c]!.aliases ?? []).includes(key) || kebab(c) === key);
+    if (canonical !== undefined && canonical in out) out[key] = out[canonical];
   }
   return out;
 }

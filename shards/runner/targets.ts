@@ -58,10 +58,9 @@ const refused = (param: string, why: string, env: Record<string, string | undefi
 /** The route's URL parameters as the runner's url/broadcastUrl, each checked against the allowlist. */
 function urlsFromRequest(route: string, urls: Record<string, string>, env: Record<string, string | undefined>): { url: string; broadcastUrl?: string } {
   const accepted = TARGET_URL_PARAMS[route] ?? [];
-  for (const k of Object.keys(urls)) {
-    if (!accepted.includes(k)) {
-      throw new ReboundError('RR_ERR_TARGET_URL_REFUSED', `${k} does not apply to target "${route}"${accepted.length ? `: it takes ${accepted.join(' + ')}` : ': this route takes no target URL (its target is configured by the operator)'}`, { details: { option: k, params: [k] } });
-    }
+  const stray = Object.keys(urls).find((k) => !accepted.includes(k));
+  if (stray !== undefined) {
+    throw new ReboundError('RR_ERR_TARGET_URL_REFUSED', `${stray} does not apply to target "${route}"${accepted.length ? `: it takes ${accepted.join(' + ')}` : ': this route takes no target URL (its target is configured by the operator)'}`, { details: { option: stray, params: [stray] } });
   }
   for (const [k, v] of Object.entries(urls)) {
     if (!origin(v)) throw refused(k, `is not a URL (got ${JSON.stringify(v)})`, env);

@@ -5,6 +5,7 @@ import { alignTables, colorFor, round } from './common.ts';
 /** Dash patterns tell disruption kinds apart when a plan combines several; colour stays the target's. */
 const DASHES: number[][] = [[], [6, 3], [2, 3], [10, 3, 2, 3]];
 
+/** One target's (or run's) line for one disruption kind: its label, and its index, which picks the colour. */
 type KindRow = { label: string; index: number; kind: string };
 
 /** Each row's line: its target's colour; with several disruption kinds on one chart, the kind's dash and name too. */
@@ -13,11 +14,7 @@ function kindLines(rows: readonly KindRow[]) {
   return (r: KindRow) => ({ label: kinds.length > 1 ? `${r.label} (${r.kind})` : r.label, color: colorFor(r.index), width: 2, dash: DASHES[kinds.indexOf(r.kind) % DASHES.length]!, spanGaps: true });
 }
 
-export interface RecoveryCdfInput {
-  /** Target (or run) label; its index picks the colour. */
-  label: string;
-  index: number;
-  kind: string;
+export interface RecoveryCdfInput extends KindRow {
   /** Clients subscribed again after a disruption, and clients that lost the connection and never were. */
   recovered: number;
   unrecovered: number;
@@ -55,10 +52,7 @@ export function recoveryCdfChart(inputs: readonly RecoveryCdfInput[]): ChartSpec
   };
 }
 
-export interface RecoveryCurveInput {
-  label: string;
-  index: number;
-  kind: string;
+export interface RecoveryCurveInput extends KindRow {
   curve: readonly CurvePoint[];
 }
 
