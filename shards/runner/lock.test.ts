@@ -37,6 +37,16 @@ describe('one runner per RESULTS_DIR', () => {
     expect(JSON.parse(readFileSync(join(dir, 'runner.lock'), 'utf8')).pid).toBe(r.child.pid);
     expect(await r.stop()).toBe(0);
   });
+
+  it('a lock file that is JSON but not an owner (null, a number, an array) is stale, not a crash', async () => {
+    for (const junk of ['null', '5', '[]']) {
+      const dir = tempResultsDir();
+      writeFileSync(join(dir, 'runner.lock'), junk);
+      const r = await startRunner({ RESULTS_DIR: dir });
+      expect(JSON.parse(readFileSync(join(dir, 'runner.lock'), 'utf8')).pid).toBe(r.child.pid);
+      expect(await r.stop()).toBe(0);
+    }
+  });
 });
 
 describe('npm run serve:runner', () => {

@@ -44,7 +44,8 @@ export function acquireResultsLock(dir: string): () => void {
     }
     let owner: Partial<LockFile> = {};
     try {
-      owner = JSON.parse(readFileSync(file, 'utf8')) as LockFile;
+      // A lock file is outside input too: `null` or any non-object reads as no owner.
+      owner = (JSON.parse(readFileSync(file, 'utf8')) as Partial<LockFile> | null) ?? {};
     } catch {
       // Torn or empty (the owner died mid-write): stale.
     }
