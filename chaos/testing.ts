@@ -4,21 +4,9 @@
  * when TOXIPROXY_URL is set).
  */
 import { EventEmitter, once } from 'node:events';
-import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { connectHost } from './toxiproxy/client.ts';
 import { createToxiproxyServer, type ToxiproxyServer } from './toxiproxy/index.ts';
-
-export interface TestTcpServer {
-  readonly server: Server;
-  /** Host as a Toxiproxy upstream should name it. */
-  readonly upstream: string;
-  readonly port: number;
-  /** Server-side sockets, in accept order. */
-  readonly sockets: Socket[];
-  /** Bytes each server-side socket received, by accept order. */
-  readonly received: Buffer[][];
-  close(): Promise<void>;
-}
 
 /**
  * Where a real Toxiproxy reaches the servers our tests start. Default loopback works for a local
@@ -27,7 +15,7 @@ export interface TestTcpServer {
 const UPSTREAM_HOST = process.env.TOXIPROXY_UPSTREAM_HOST ?? '127.0.0.1';
 
 /** A TCP server on port 0. `onSocket` decides what to do with each connection (echo, blast, hold...). */
-export async function startTcpServer(onSocket: (s: Socket) => void = () => {}): Promise<TestTcpServer> {
+export async function startTcpServer(onSocket: (s: Socket) => void = () => {}) {
   const sockets: Socket[] = [];
   const received: Buffer[][] = [];
   const server = createServer((s) => {
@@ -43,9 +31,12 @@ export async function startTcpServer(onSocket: (s: Socket) => void = () => {}): 
   const port = (server.address() as AddressInfo).port;
   return {
     server,
+    /** Host as a Toxiproxy upstream should name it. */
     upstream: `${UPSTREAM_HOST}:${port}`,
     port,
+    /** Server-side sockets, in accept order. */
     sockets,
+    /** Bytes each server-side socket received, by accept order. */
     received,
     close: () =>
       new Promise<void>((resolve) => {
@@ -54,6 +45,8 @@ export async function startTcpServer(onSocket: (s: Socket) => void = () => {}): 
       }),
   };
 }
+
+export type TestTcpServer = Awaited<ReturnType<typeof startTcpServer>>;
 
 /** Echo server: every byte comes back on the same connection. */
 export const startEchoServer = () => startTcpServer((s) => s.pipe(s));

@@ -136,9 +136,8 @@ export const CATALOG: Readonly<Record<DisruptionKind, DisruptionDefinition>> = O
 
 /** A plan is one disruption or several joined by `+`, e.g. `drop+flaky`. */
 export function parsePlan(name: string): DisruptionKind[] {
-  const parts = name.split('+').map((s) => s.trim());
   const kinds: DisruptionKind[] = [];
-  for (const p of parts) {
+  for (const p of name.split('+').map((s) => s.trim())) {
     if (!(DISRUPTIONS as readonly string[]).includes(p)) {
       throw new ReboundError('RR_ERR_OPTION_INVALID', `unknown chaos plan "${p}"; plans: ${DISRUPTIONS.join(', ')} (combine with +)`, { details: { option: 'plan' } });
     }

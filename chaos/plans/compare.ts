@@ -51,41 +51,26 @@ export function rowOf(plan: string, proxy: CompareRow['proxy'], round: number, r
   };
 }
 
-export interface PairComparison {
-  plan: string;
-  target: string;
-  round: number;
-  deliveryDiffPts: number;
-  /** |Rebound − Toxiproxy| / Toxiproxy, %. */
-  recoverDiffPct: number;
-  goalMet: boolean;
-}
-
 const round1 = (x: number) => Math.round(x * 10) / 10;
 const round2 = (x: number) => Math.round(x * 100) / 100;
 const relPct = (a: number, ref: number) => (ref === 0 ? (a === 0 ? 0 : Infinity) : round1((Math.abs(a - ref) / ref) * 100));
+/** `a` against `ref`: the delivery difference in points, the recover p50's as |a − ref| / ref, %. */
+const diff = (a: CompareRow, ref: CompareRow) => ({ deliveryDiffPts: round2(Math.abs(a.deliveryRatePct - ref.deliveryRatePct)), recoverDiffPct: relPct(a.recoverP50Ms, ref.recoverP50Ms) });
 
 /** Rebound vs Toxiproxy in the same round, per plan and target. */
-export function comparePairs(rows: readonly CompareRow[]): PairComparison[] {
-  const out: PairComparison[] = [];
-  for (const a of rows.filter((r) => r.proxy === 'rebound')) {
+export function comparePairs(rows: readonly CompareRow[]) {
+  return rows.filter((r) => r.proxy === 'rebound').flatMap((a) => {
     const b = rows.find((r) => r.proxy === 'toxiproxy' && r.plan === a.plan && r.target === a.target && r.round === a.round);
-    if (!b) continue;
-    const deliveryDiffPts = round2(Math.abs(a.deliveryRatePct - b.deliveryRatePct));
-    const recoverDiffPct = relPct(a.recoverP50Ms, b.recoverP50Ms);
-    out.push({ plan: a.plan, target: a.target, round: a.round, deliveryDiffPts, recoverDiffPct, goalMet: deliveryDiffPts <= GOAL.deliveryDiffPtsMax && recoverDiffPct <= GOAL.recoverDiffPctMax });
-  }
-  return out;
+    if (!b) return [];
+    const d = diff(a, b);
+    return [{ plan: a.plan, target: a.target, round: a.round, ...d, goalMet: d.deliveryDiffPts <= GOAL.deliveryDiffPtsMax && d.recoverDiffPct <= GOAL.recoverDiffPctMax }];
+  });
 }
 
 /** One proxy against itself: round r vs round 1, the run-to-run spread the pair difference should be read against. */
-export function compareRounds(rows: readonly CompareRow[]): { plan: string; target: string; proxy: string; round: number; deliveryDiffPts: number; recoverDiffPct: number }[] {
-  const out = [];
-  for (const r of rows.filter((x) => x.round > 1)) {
+export function compareRounds(rows: readonly CompareRow[]) {
+  return rows.filter((x) => x.round > 1).flatMap((r) => {
     const first = rows.find((x) => x.round === 1 && x.proxy === r.proxy && x.plan === r.plan && x.target === r.target);
-    if (!first) continue;
-    out.push({ plan: r.plan, target: r.target, proxy: r.proxy, round: r.round, deliveryDiffPts: round2(Math.abs(r.deliveryRatePct - first.deliveryRatePct)), recoverDiffPct: relPct(r.recoverP50Ms, first.recoverP50Ms) });
-  }
-  return out;
+    return first ? [{ plan: r.plan, target: r.target, proxy: r.proxy, round: r.round, ...diff(r, first) }] : [];
+  });
 }
-

@@ -7,15 +7,6 @@ import { createChaosProxy, type ChaosProxyHandle } from '../toxiproxy/client.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-export interface ProxyFleet {
-  /** Toxiproxy API base URL (embedded child or the user's real Toxiproxy). */
-  apiUrl: string;
-  proxies: ChaosProxyHandle[];
-  /** Base URL clients of group g connect to. */
-  urlFor(group: number): string;
-  close(): Promise<void>;
-}
-
 /**
  * Start the embedded proxy as its own process (so its two sockets per client count against its
  * own open-file limit, not the runner's), reading the API URL from its `listening on` line.
@@ -47,7 +38,7 @@ export function startEmbeddedProxy(timeoutMs = 20_000): Promise<{ url: string; c
  * One proxy per client group in front of `upstream` (`host:port`), on the given Toxiproxy API or
  * a fresh embedded one. Groups let one seeded plan hit different clients at different times.
  */
-export async function openProxyFleet(opts: { apiUrl?: string | undefined; groups: number; upstream: string; namePrefix: string }): Promise<ProxyFleet> {
+export async function openProxyFleet(opts: { apiUrl?: string | undefined; groups: number; upstream: string; namePrefix: string }) {
   const embedded = opts.apiUrl ? undefined : await startEmbeddedProxy();
   const apiUrl = opts.apiUrl ?? embedded!.url;
   const proxies: ChaosProxyHandle[] = [];
@@ -58,9 +49,11 @@ export async function openProxyFleet(opts: { apiUrl?: string | undefined; groups
     throw err;
   }
   return {
+    /** Toxiproxy API base URL (embedded child or the user's real Toxiproxy). */
     apiUrl,
     proxies,
-    urlFor: (g) => `http://${proxies[g]!.host}:${proxies[g]!.port}`,
+    /** Base URL clients of group g connect to. */
+    urlFor: (g: number) => `http://${proxies[g]!.host}:${proxies[g]!.port}`,
     async close() {
       if (embedded) {
         embedded.child.kill('SIGTERM');
@@ -74,3 +67,5 @@ export async function openProxyFleet(opts: { apiUrl?: string | undefined; groups
     },
   };
 }
+
+export type ProxyFleet = Awaited<ReturnType<typeof openProxyFleet>>;

@@ -1,5 +1,5 @@
 import { childRng, uniform } from '../../lib/rng.ts';
-import { CATALOG, DISRUPTIONS, type DisruptionKind } from './catalog.ts';
+import { CATALOG, DISRUPTIONS, type DisruptionDefinition, type DisruptionKind } from './catalog.ts';
 
 /**
  * Seeded chaos schedules, computed before the run so one seed always yields one timeline, for
@@ -25,7 +25,7 @@ function series(rng: () => number, jitterSec: number, durationMs: number, window
 
 export interface PlanStep {
   kind: DisruptionKind;
-  scope: 'client' | 'group';
+  scope: DisruptionDefinition['scope'];
   /** Client index (scope client) or proxy group index (scope group). */
   target: number;
   /** ms after publishing starts. */
@@ -67,15 +67,11 @@ export function buildSchedule(input: ScheduleInput): PlanStep[] {
 }
 
 /** One executed disruption, saved with the results. Times are ms since publishing started. */
-export interface ChaosEvent {
-  kind: DisruptionKind;
-  scope: 'client' | 'group';
-  target: number;
+export interface ChaosEvent extends Omit<PlanStep, 'atMs'> {
   /** When the seeded plan put it (identical for every target run with the same seed). */
   plannedAtMs: number;
   /** When it actually happened. */
   atMs: number;
-  durationMs: number;
   /** False when nothing could be disrupted (drop: the client had no live socket; group: the proxy call failed). */
   applied: boolean;
   /** When the disruption was lifted (group disruptions). */

@@ -62,10 +62,7 @@ export class ToxiproxyApi {
       {
         pattern: new RegExp(`^/proxies/${seg}/toxics$`),
         methods: {
-          GET: async ([name]) => {
-            const p = this.get(name!);
-            return json(200, [...p.toxics.upstream, ...p.toxics.downstream].map(toxicJson));
-          },
+          GET: async ([name]) => json(200, this.get(name!).toJSON().toxics),
           POST: async ([name], body) => {
             const p = this.get(name!);
             const toxic = parseToxicCreate(await body(), (n) => p.findToxic(n) !== undefined);

@@ -32,24 +32,6 @@ export interface ChaosProxyOptions {
   timeoutMs?: number;
 }
 
-export interface ChaosProxyHandle {
-  readonly name: string;
-  /** The bound listen address the server reported, e.g. `127.0.0.1:41234`. */
-  readonly listen: string;
-  /** Where clients should connect. */
-  readonly host: string;
-  readonly port: number;
-  readonly proxy: Proxy;
-  addToxic(spec: ToxicSpec): Promise<ToxicJson>;
-  /** Merge attributes / replace toxicity of a live toxic; applies to open connections. */
-  updateToxic(name: string, change: { attributes?: Record<string, number>; toxicity?: number }): Promise<ToxicJson>;
-  removeToxic(name: string): Promise<void>;
-  /** `false` closes the listener and every connection; `true` listens again on the same address. */
-  setEnabled(enabled: boolean): Promise<void>;
-  /** Delete the proxy (closes its connections). */
-  remove(): Promise<void>;
-}
-
 /** Run a client call with a timeout; failures become RR_ERR_CHAOS_PROXY_API with the HTTP status in details. */
 async function call<T>(what: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -84,7 +66,7 @@ export function connectHost(listen: string, wildcardHost: string): { host: strin
  * await p.addToxic({ type: 'latency', attributes: { latency: 300, jitter: 100 } });
  * await p.setEnabled(false); // drop everyone
  */
-export async function createChaosProxy(api: string | Toxiproxy, options: ChaosProxyOptions): Promise<ChaosProxyHandle> {
+export async function createChaosProxy(api: string | Toxiproxy, options: ChaosProxyOptions) {
   const client = typeof api === 'string' ? new Toxiproxy(api) : api;
   const timeoutMs = options.timeoutMs ?? 10_000;
   if (options.replace ?? true) {
@@ -100,32 +82,40 @@ export async function createChaosProxy(api: string | Toxiproxy, options: ChaosPr
 
   return {
     name: proxy.name,
+    /** The bound listen address the server reported, e.g. `127.0.0.1:41234`. */
     listen: proxy.listen,
+    /** Where clients should connect. */
     host,
     port,
     get proxy() {
       return proxy;
     },
-    async addToxic(spec) {
+    async addToxic(spec: ToxicSpec) {
       // Keys left undefined are dropped by JSON.stringify, so the server applies its defaults.
       const body = { name: spec.name, type: spec.type, stream: spec.stream, toxicity: spec.toxicity, attributes: spec.attributes } as unknown as Parameters<Proxy['addToxic']>[0];
       return toJson(await call(`add toxic ${spec.name ?? spec.type} to ${proxy.name}`, timeoutMs, () => proxy.addToxic(body)));
     },
-    async updateToxic(name, change) {
+    /** Merge attributes / replace toxicity of a live toxic; applies to open connections. */
+    async updateToxic(name: string, change: { attributes?: Record<string, number>; toxicity?: number }) {
       const toxic = await call(`get toxic ${name}`, timeoutMs, () => proxy.getToxic(name));
       const body = { ...toxic.toJson(), ...change, attributes: { ...(toxic.attributes as object), ...change.attributes } } as Parameters<Toxic<unknown>['update']>[0];
       return toJson(await call(`update toxic ${name}`, timeoutMs, () => toxic.update(body)));
     },
-    async removeToxic(name) {
+    async removeToxic(name: string) {
       const toxic = await call(`get toxic ${name}`, timeoutMs, () => proxy.getToxic(name));
       await call(`remove toxic ${name}`, timeoutMs, () => toxic.remove());
     },
-    async setEnabled(enabled) {
+    /** `false` closes the listener and every connection; `true` listens again on the same address. */
+    async setEnabled(enabled: boolean) {
       // Send back the listen the server reported: `127.0.0.1:0` would count as a change and move the port.
       proxy = await call(`${enabled ? 'enable' : 'disable'} proxy ${proxy.name}`, timeoutMs, () => proxy.update({ enabled, listen: proxy.listen, upstream: proxy.upstream }));
     },
+    /** Delete the proxy (closes its connections). */
     async remove() {
       await call(`delete proxy ${proxy.name}`, timeoutMs, () => proxy.remove());
     },
   };
 }
+
+/** The handle createChaosProxy returns. */
+export type ChaosProxyHandle = Awaited<ReturnType<typeof createChaosProxy>>;

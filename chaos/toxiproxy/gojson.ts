@@ -39,9 +39,9 @@ class Parser {
     while (isSpace(this.s[this.i])) this.i++;
   }
 
-  /** The next character, or an `unexpected EOF` when the body ends mid-value. */
-  private peek(): string {
-    const c = this.s[this.i];
+  /** The next character (or the one `ahead` places further), or an `unexpected EOF` when the body ends mid-value. */
+  private peek(ahead = 0): string {
+    const c = this.s[this.i + ahead];
     if (c === undefined) throw new GoJsonSyntaxError('unexpected EOF');
     return c;
   }
@@ -124,8 +124,7 @@ class Parser {
         const e = this.peek();
         if (e === 'u') {
           for (let k = 1; k <= 4; k++) {
-            const h = this.s[this.i + k];
-            if (h === undefined) throw new GoJsonSyntaxError('unexpected EOF');
+            const h = this.peek(k);
             if (!/[0-9a-fA-F]/.test(h)) {
               this.i += k;
               this.fail(h, 'in \\u hexadecimal character escape');
@@ -172,8 +171,7 @@ class Parser {
 
   private literal<T>(word: string, v: T): T {
     for (let k = 1; k < word.length; k++) {
-      const c = this.s[this.i + k];
-      if (c === undefined) throw new GoJsonSyntaxError('unexpected EOF');
+      const c = this.peek(k);
       if (c !== word[k]) {
         this.i += k;
         this.fail(c, `in literal ${word} (expecting ${quoteChar(word[k]!)})`);

@@ -92,9 +92,8 @@ export class ChaosProxy {
     for (const c of this.connections) c.links[toxic.direction].addToxic(toxic);
   }
 
-  updateToxic(toxic: ToxicRecord, change: { attributes: Record<string, number>; toxicity: number }): void {
-    toxic.attributes = change.attributes;
-    toxic.toxicity = change.toxicity;
+  updateToxic(toxic: ToxicRecord, change: Pick<ToxicRecord, 'attributes' | 'toxicity'>): void {
+    Object.assign(toxic, change);
     for (const c of this.connections) c.links[toxic.direction].updateToxic(toxic);
   }
 

@@ -22,7 +22,7 @@ interface AttributeSpec {
 const MAX_TIMER_MS = 2_147_483_647;
 const DURATION_MS: AttributeSpec = { min: 0, max: MAX_TIMER_MS, unit: 'ms' };
 
-const TOXIC_ATTRIBUTES: Readonly<Record<ToxicType, Readonly<Record<string, AttributeSpec>>>> = {
+export const TOXIC_ATTRIBUTES = {
   latency: { latency: DURATION_MS, jitter: DURATION_MS },
   bandwidth: { rate: { min: 0, unit: 'KB/s' } },
   slow_close: { delay: DURATION_MS },
@@ -32,7 +32,7 @@ const TOXIC_ATTRIBUTES: Readonly<Record<ToxicType, Readonly<Record<string, Attri
   slicer: { average_size: { min: 1, unit: 'bytes' }, size_variation: { min: 0, unit: 'bytes' }, delay: { min: 0, max: MAX_TIMER_MS * 1000, unit: 'µs' } },
   limit_data: { bytes: { min: 0, unit: 'bytes' } },
   noop: {},
-};
+} as const satisfies Record<ToxicType, Record<string, AttributeSpec>>;
 
 const isToxicType = (t: unknown): t is ToxicType => typeof t === 'string' && (TOXIC_TYPES as readonly string[]).includes(t);
 
@@ -87,7 +87,7 @@ function mergeAttributes(type: ToxicType, base: Record<string, number>, raw: unk
 }
 
 function validate(type: ToxicType, attrs: Record<string, number>): Record<string, number> {
-  for (const [key, spec] of Object.entries(TOXIC_ATTRIBUTES[type])) {
+  for (const [key, spec] of Object.entries<AttributeSpec>(TOXIC_ATTRIBUTES[type])) {
     const v = attrs[key] ?? 0;
     if (v < spec.min) throw apiErrors.badBody(`attribute ${key} of ${type} must be >= ${spec.min} ${spec.unit} (got ${v})`);
     if (spec.max !== undefined && v > spec.max) throw apiErrors.badBody(`attribute ${key} of ${type} must be <= ${spec.max} ${spec.unit} (got ${v})`);
@@ -138,7 +138,7 @@ export function parseToxicCreate(body: unknown, exists: (name: string) => boolea
 }
 
 /** `POST|PATCH /proxies/{p}/toxics/{t}`: merge attributes, replace toxicity if present; name/type/stream ignored. */
-export function parseToxicUpdate(body: unknown, current: ToxicRecord): { attributes: Record<string, number>; toxicity: number } {
+export function parseToxicUpdate(body: unknown, current: ToxicRecord): Pick<ToxicRecord, 'attributes' | 'toxicity'> {
   if (body === null) return { attributes: { ...current.attributes }, toxicity: current.toxicity };
   if (typeof body !== 'object' || Array.isArray(body)) {
     throw apiErrors.badBody(`json: cannot unmarshal ${goType(body)} into Go value of type struct { Attributes interface {} "json:\\"attributes\\""; Toxicity float32 "json:\\"toxicity\\"" }`);

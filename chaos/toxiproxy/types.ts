@@ -1,3 +1,5 @@
+import type { TOXIC_ATTRIBUTES } from './toxics.ts';
+
 /**
  * Public types of the embedded Toxiproxy-compatible chaos proxy. The wire shapes mirror
  * Toxiproxy 2.12.0 (`api.go`, `toxics/*.go`); see docs/chaos-proxy.md for the deliberate deviations.
@@ -10,16 +12,8 @@ export type ToxicType = (typeof TOXIC_TYPES)[number];
 /** upstream = client → server bytes, downstream = server → client bytes. */
 export type Direction = 'upstream' | 'downstream';
 
-export interface ToxicAttributeMap {
-  latency: { latency: number; jitter: number };
-  bandwidth: { rate: number };
-  slow_close: { delay: number };
-  timeout: { timeout: number };
-  reset_peer: { timeout: number };
-  slicer: { average_size: number; size_variation: number; delay: number };
-  limit_data: { bytes: number };
-  noop: Record<string, never>;
-}
+/** Each toxic type's integer attributes, as named by the registry in toxics.ts (which holds their ranges). */
+export type ToxicAttributeMap = { [K in ToxicType]: Record<keyof (typeof TOXIC_ATTRIBUTES)[K], number> };
 
 /** Toxic JSON exactly as Toxiproxy serialises it (field order included). */
 export interface ToxicJson {

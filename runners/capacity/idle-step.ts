@@ -1,23 +1,17 @@
 import { ReboundError } from '../../lib/errors.ts';
-import { parseIdleOptions } from '../idle/options.ts';
+import { parseIdleOptions, type IdleOptions } from '../idle/options.ts';
 import type { IdleResult } from '../idle/result.ts';
 import { runIdle } from '../idle/run.ts';
 import type { StepObservation } from './failure-mode.ts';
 import { watchStep, type TargetInstance } from './target.ts';
 import type { ScenarioContext } from './types.ts';
 
-export interface IdleStepParams {
-  clients: number;
-  ramp: number;
-  hold: number;
-  stream: string;
+/** The idle run's knobs the step sets (the rest keep the idle runner's defaults), and the step's own bounds. */
+export interface IdleStepParams extends Pick<IdleOptions, 'clients' | 'ramp' | 'hold' | 'stream'>, Partial<Pick<IdleOptions, 'workers' | 'workerFdLimit' | 'connectTimeoutMs'>> {
   /** Abort the step when available memory falls under this (MB). */
   minFreeMb: number;
   /** Hard bound on the step's wall time. */
   timeoutSec: number;
-  workers?: string;
-  workerFdLimit?: number;
-  connectTimeoutMs?: number;
 }
 
 /**
@@ -30,21 +24,16 @@ export async function idleStep(ctx: ScenarioContext, inst: TargetInstance, p: Id
     values: { target: ctx.target.name, clients: p.clients, ramp: p.ramp, hold: p.hold, stream: p.stream, workers: p.workers ?? 'auto', workerFdLimit: p.workerFdLimit ?? 0, connectTimeoutMs: p.connectTimeoutMs ?? 20_000 },
     origin: 'capacity',
   });
-  const abort = new AbortController();
-  const onOuter = () => abort.abort();
-  ctx.signal.addEventListener('abort', onOuter, { once: true });
-  const timer = setTimeout(() => abort.abort(), p.timeoutSec * 1000);
-  const watch = watchStep(inst.pid, p.minFreeMb, () => abort.abort());
+  const lowMemory = new AbortController();
+  const watch = watchStep(inst.pid, p.minFreeMb, () => lowMemory.abort());
   let result: IdleResult | null = null;
   let rigError: string | undefined;
   try {
-    result = await runIdle(opts, inst.url, inst.pid, { signal: abort.signal, log: ctx.log, progress: (x) => ctx.progress({ ...x, clients: p.clients }) });
+    const signal = AbortSignal.any([ctx.signal, lowMemory.signal, AbortSignal.timeout(p.timeoutSec * 1000)]);
+    result = await runIdle(opts, inst.url, inst.pid, { signal, log: ctx.log, progress: (x) => ctx.progress({ ...x, clients: p.clients }) });
   } catch (err) {
     if (!(err instanceof ReboundError) || err.code !== 'RR_ERR_RUNNER_WORKER') throw err;
     rigError = err.message;
-  } finally {
-    clearTimeout(timer);
-    ctx.signal.removeEventListener('abort', onOuter);
   }
   const w = watch.stop();
   const exited = await inst.exitStatus();

@@ -23,7 +23,6 @@ export const capacityModule = defineModule({
   run: (o, ctx) => runCapacity(o, { signal: ctx.signal, log: ctx.log, progress: (p) => ctx.progress({ phase: String(p.phase ?? p.scenario ?? 'run'), ...p }) }),
   multi: { sharedStream: false },
   cli: {
-    script: 'capacity',
     usage: '--targets replay,ws,socketio [--scenarios S1,S3] [--json] [options]',
     json: 'flag',
     fileName: (o) => resultName('capacity', o.targets.join('-')),

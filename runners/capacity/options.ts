@@ -2,6 +2,7 @@ import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type ParseSources } from '../../lib/options.ts';
 import { isAllowedTargetUrl } from '../core/addresses.ts';
 import { assertAvailable, getTarget } from '../targets/index.ts';
+import { invalidOption } from './lists.ts';
 import { scenarioById, SCENARIOS, SCENARIO_IDS } from './scenarios/index.ts';
 import type { BoundScenario, ScenarioId } from './types.ts';
 
@@ -45,15 +46,13 @@ export interface CapacityOptions {
   values: Record<string, unknown>;
 }
 
-const bad = (option: string, message: string) => new ReboundError('RR_ERR_OPTION_INVALID', message, { details: { option } });
-
 /** `S1,s3` → ['S1', 'S3']: ids are matched case-insensitively, unknown and repeated ones are errors. */
 export function parseScenarioList(raw: string): ScenarioId[] {
   const out: ScenarioId[] = [];
   for (const part of raw.split(',')) {
     const id = SCENARIO_IDS.find((s) => s.toLowerCase() === part.trim().toLowerCase());
-    if (!id) throw bad('scenarios', `unknown scenario "${part}"; known: ${SCENARIO_IDS.join(', ')}`);
-    if (out.includes(id)) throw bad('scenarios', `scenario ${id} is listed twice`);
+    if (!id) throw invalidOption('scenarios', `unknown scenario "${part}"; known: ${SCENARIO_IDS.join(', ')}`);
+    if (out.includes(id)) throw invalidOption('scenarios', `scenario ${id} is listed twice`);
     out.push(id);
   }
   return out;
@@ -65,9 +64,9 @@ const MULTI_NODE_SCENARIOS: readonly ScenarioId[] = ['S3', 'S4', 'S5', 'sweep'];
 /** `replay-redis:2` → { name: 'replay-redis', nodes: 2 }; a bare name is one node. */
 export function splitTargetLabel(label: string): { name: string; nodes: number } {
   const m = /^([\w-]+)(?::(\d+))?$/.exec(label);
-  if (!m) throw bad('targets', `target "${label}" is not a name or name:K`);
+  if (!m) throw invalidOption('targets', `target "${label}" is not a name or name:K`);
   const nodes = m[2] === undefined ? 1 : Number(m[2]);
-  if (nodes < 1 || nodes > 8) throw bad('targets', `target "${label}": K must be 1..8 nodes`);
+  if (nodes < 1 || nodes > 8) throw invalidOption('targets', `target "${label}": K must be 1..8 nodes`);
   return { name: m[1]!, nodes };
 }
 
@@ -76,11 +75,11 @@ export function parseTargetList(raw: string): string[] {
   for (const label of raw.split(',')) {
     const { name, nodes } = splitTargetLabel(label);
     const t = getTarget(name);
-    if (nodes > 1 && !t.needsRedis) throw bad('targets', `target "${label}": several nodes need a shared broker (e.g. replay-redis:2); "${name}" nodes would share nothing`);
-    if (out.includes(label)) throw bad('targets', `target "${label}" is listed twice`);
+    if (nodes > 1 && !t.needsRedis) throw invalidOption('targets', `target "${label}": several nodes need a shared broker (e.g. replay-redis:2); "${name}" nodes would share nothing`);
+    if (out.includes(label)) throw invalidOption('targets', `target "${label}" is listed twice`);
     out.push(label);
   }
-  if (out.length > 8) throw bad('targets', `at most 8 targets side by side (got ${out.length})`);
+  if (out.length > 8) throw invalidOption('targets', `at most 8 targets side by side (got ${out.length})`);
   return out;
 }
 
@@ -95,9 +94,9 @@ export function checkCapacityOptions(v: Record<string, unknown>): CapacityOption
   const scenarios = parseScenarioList(String(v.scenarios));
   const url = v.url as string | undefined;
   if (url !== undefined) {
-    if (!isAllowedTargetUrl(url)) throw bad('url', `url must be a loopback URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(url)}`);
-    if (targets.length !== 1) throw bad('url', `url names one running target, so targets must list exactly one (got ${targets.join(',')})`);
-    if (splitTargetLabel(targets[0]!).nodes > 1) throw bad('targets', 'url names one running target: a name:K label starts K local nodes, so it cannot go with url');
+    if (!isAllowedTargetUrl(url)) throw invalidOption('url', `url must be a loopback URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(url)}`);
+    if (targets.length !== 1) throw invalidOption('url', `url names one running target, so targets must list exactly one (got ${targets.join(',')})`);
+    if (splitTargetLabel(targets[0]!).nodes > 1) throw invalidOption('targets', 'url names one running target: a name:K label starts K local nodes, so it cannot go with url');
   } else {
     for (const t of targets.map((l) => splitTargetLabel(l).name)) {
       if (!getTarget(t).service) throw new ReboundError('RR_ERR_TARGET_NOT_CONFIGURED', `target "${t}" has no local service: pass --url with it alone`, { details: { target: t } });
@@ -108,14 +107,14 @@ export function checkCapacityOptions(v: Record<string, unknown>): CapacityOption
   }
   const multi = targets.find((l) => splitTargetLabel(l).nodes > 1);
   const single = scenarios.filter((s) => !MULTI_NODE_SCENARIOS.includes(s));
-  if (multi && single.length) throw bad('targets', `target "${multi}" runs several nodes, which only ${MULTI_NODE_SCENARIOS.join(', ')} support; drop ${single.join(', ')} or run them in another invocation`);
+  if (multi && single.length) throw invalidOption('targets', `target "${multi}" runs several nodes, which only ${MULTI_NODE_SCENARIOS.join(', ')} support; drop ${single.join(', ')} or run them in another invocation`);
   const perScenario = Object.fromEntries(scenarios.map((id) => [id, scenarioById(id).bind(v)]));
   const serverWorkers = Number(v.serverWorkers);
-  if (serverWorkers > 0 && url !== undefined) throw bad('serverWorkers', 'serverWorkers starts each target locally as --workers N; it cannot go with url');
+  if (serverWorkers > 0 && url !== undefined) throw invalidOption('serverWorkers', 'serverWorkers starts each target locally as --workers N; it cannot go with url');
   if (serverWorkers > 0) {
     // Side by side means alike: one target left as one process would not be comparable.
     const t = targets.map((l) => getTarget(splitTargetLabel(l).name)).find((x) => x.noWorkers);
-    if (t) throw bad('serverWorkers', `serverWorkers starts every target with --workers ${serverWorkers}, which "${t.name}" cannot run: ${t.noWorkers}; measure it in another run`);
+    if (t) throw invalidOption('serverWorkers', `serverWorkers starts every target with --workers ${serverWorkers}, which "${t.name}" cannot run: ${t.noWorkers}; measure it in another run`);
   }
   return { targets, scenarios, seed: Number(v.seed), serverWorkers, url, perScenario, values: { ...v, url: undefined } };
 }

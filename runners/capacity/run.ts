@@ -6,13 +6,9 @@ import { toErrorBody } from '../../lib/errors.ts';
 import { getTarget } from '../targets/index.ts';
 import { splitTargetLabel, type CapacityOptions } from './options.ts';
 import { SHARED_MACHINE_NOTE } from './result.ts';
-import type { ScenarioResult } from './types.ts';
+import type { ScenarioContext, ScenarioResult } from './types.ts';
 
-export interface CapacityHooks {
-  signal?: AbortSignal;
-  log?: (line: string) => void;
-  progress?: (p: Record<string, unknown>) => void;
-}
+export type CapacityHooks = Partial<Pick<ScenarioContext, 'signal' | 'log' | 'progress'>>;
 
 /** The suite's result: every scenario × target, in scenario order, targets side by side. */
 export interface CapacityRun {
@@ -52,9 +48,8 @@ export async function runCapacity(o: CapacityOptions, hooks: CapacityHooks = {})
     for (const name of o.targets) {
       if (signal.aborted) break;
       const { name: targetName, nodes } = splitTargetLabel(name);
-      const target = getTarget(targetName);
       events.emit('note', `${id} on ${name}`);
-      const ctx = { target, ...(o.url ? { url: o.url } : {}), ...(nodes > 1 ? { nodes } : {}), ...(o.serverWorkers > 0 ? { serviceArgs: ['--workers', String(o.serverWorkers)] } : {}), seed: o.seed, signal, log, progress: (p: Record<string, unknown>) => hooks.progress?.({ scenario: id, target: name, ...p }) };
+      const ctx = { target: getTarget(targetName), ...(o.url ? { url: o.url } : {}), ...(nodes > 1 ? { nodes } : {}), ...(o.serverWorkers > 0 ? { serviceArgs: ['--workers', String(o.serverWorkers)] } : {}), seed: o.seed, signal, log, progress: (p: Record<string, unknown>) => hooks.progress?.({ scenario: id, target: name, ...p }) };
       try {
         // The label, not the bare name, tells replay-redis:2 from replay-redis in the tables.
         const r = await bound.run(ctx);

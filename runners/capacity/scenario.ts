@@ -1,31 +1,21 @@
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
-import type { Section } from '../report/types.ts';
-import type { ScenarioContext, ScenarioId, ScenarioModule, ScenarioResult } from './types.ts';
+import type { ScenarioModule } from './types.ts';
 
 const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1);
 
-export interface ScenarioSpec<T extends OptionTable, O extends object> {
-  id: ScenarioId;
-  title: string;
+export interface ScenarioSpec<T extends OptionTable, O extends object> extends Pick<ScenarioModule<O>, 'id' | 'title' | 'run' | 'sections'> {
   /** The suite names each knob `prefix` + its bare name (`s1` + `counts` = `s1Counts`, CLI `--s1-counts`). */
   prefix: string;
   table: T;
   /** What the table cannot say alone (lists, cross-field rules), over values it already validated. */
   typed(v: OptionValues<T>): O;
   plannedSec(o: O): number;
-  run(ctx: ScenarioContext, o: O): Promise<ScenarioResult>;
-  sections(results: readonly ScenarioResult[]): Section[];
 }
 
 /** `s3Rates`, `s3-rates` or `rates` → `rates`: standalone callers may use either the suite's names or the bare ones. */
 function bareNames(prefix: string, src: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(src)) {
-    if (v === undefined) continue;
-    const bare = k.startsWith(`${prefix}-`) ? k.slice(prefix.length + 1) : k.startsWith(prefix) && /^[A-Z]/.test(k.slice(prefix.length)) ? k[prefix.length]!.toLowerCase() + k.slice(prefix.length + 1) : k;
-    out[bare] = v;
-  }
-  return out;
+  const bare = (k: string) => (k.startsWith(`${prefix}-`) ? k.slice(prefix.length + 1) : k.startsWith(prefix) && /^[A-Z]/.test(k.slice(prefix.length)) ? k[prefix.length]!.toLowerCase() + k.slice(prefix.length + 1) : k);
+  return Object.fromEntries(Object.entries(src).filter(([, v]) => v !== undefined).map(([k, v]) => [bare(k), v]));
 }
 
 /**

@@ -3,6 +3,7 @@ import type { LatencyReport, EncodedLatency } from '../core/latency.ts';
 import type { LedgerTotals } from '../core/ledger.ts';
 import type { Section } from '../report/types.ts';
 import type { TargetDefinition } from '../targets/types.ts';
+import type { ValidityFlag } from '../core/validity.ts';
 
 /**
  * The capacity suite's contract (method: seeds/000, "budgets and steps"). Every scenario is a
@@ -47,11 +48,8 @@ export interface StepResult {
   latencyEncoded?: EncodedLatency;
 }
 
-export interface ScenarioValidityFlag {
-  code: string;
-  severity: 'fatal' | 'warning';
-  message: string;
-}
+/** A validity flag whose code may be a scenario's own (RIG_LIMIT, SOAK_TOO_SHORT, ...). */
+export type ScenarioValidityFlag = Omit<ValidityFlag, 'code'> & { code: string };
 
 export interface ScenarioResult {
   scenario: ScenarioId;

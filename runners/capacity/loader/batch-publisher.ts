@@ -29,27 +29,25 @@ export interface BatchPublisherOptions {
   onAccepted(k: number, seq: number): void;
 }
 
-export interface BatchPublisherResult {
-  /** Messages due over the duration at the rate. */
-  offered: number;
-  /** Messages put on the wire. */
-  sent: number;
-  published: number;
-  failed: number;
-  /** How late ticks fired behind schedule (the runner's own loop), ms. */
-  tickLateMaxMs: number;
-  elapsedMs: number;
-}
-
 /** The seq bound per key for a step: what the ledgers must be sized for. */
 export const messagesPerKey = (ratePerSec: number, durationMs: number, keys: number) => Math.max(1, Math.ceil(Math.round((ratePerSec * durationMs) / 1000) / keys));
 
-export async function publishBatches(o: BatchPublisherOptions): Promise<BatchPublisherResult> {
+export async function publishBatches(o: BatchPublisherOptions) {
   const maxInFlight = Math.max(1, o.maxInFlight ?? 4);
   const agents = o.urls.map(() => new Agent({ keepAlive: true, maxSockets: maxInFlight }));
   const targets = o.urls.map((u) => new URL('/_broadcast', u));
   const offered = Math.round((o.ratePerSec * o.durationMs) / 1000);
-  const r: BatchPublisherResult = { offered, sent: 0, published: 0, failed: 0, tickLateMaxMs: 0, elapsedMs: 0 };
+  const r = {
+    /** Messages due over the duration at the rate. */
+    offered,
+    /** Messages put on the wire. */
+    sent: 0,
+    published: 0,
+    failed: 0,
+    /** How late ticks fired behind schedule (the runner's own loop), ms. */
+    tickLateMaxMs: 0,
+    elapsedMs: 0,
+  };
   const seqs = new Int32Array(o.keys.length);
   const pad = 'x'.repeat(o.payloadBytes ?? 0);
   const inflight = new Set<Promise<void>>();

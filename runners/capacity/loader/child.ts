@@ -3,10 +3,9 @@ import { LatencyRecorder } from '../../core/latency.ts';
 import { DeliveryLedger } from '../../core/ledger.ts';
 import { watchRunner } from '../../core/runner-health.ts';
 import { classifyConnectError } from '../../core/runner-limits.ts';
-import { getTarget } from '../../targets/index.ts';
+import { getTarget, pickClient } from '../../targets/index.ts';
 import type { ArrivedMessage, TargetClient } from '../../targets/types.ts';
 import { payloadOf } from '../../targets/payload.ts';
-import { clientFactory } from './clients.ts';
 import { assertNever } from '../../core/child-link.ts';
 import { addTotals } from './merge.ts';
 import type { FromLoader, LoaderAssignment, StepKey, ToLoader } from './messages.ts';
@@ -71,8 +70,9 @@ function onMessage(c: Conn, m: ArrivedMessage): void {
 async function open(a: LoaderAssignment): Promise<void> {
   me = a.loader;
   const t0 = Date.now();
-  const target = getTarget(a.target);
-  const make = clientFactory(target);
+  // The target's lean client where it declares one (the official libraries cost the rig several
+  // times the CPU per delivery, and on two shared cores the rig would become the limit), else its full client.
+  const make = pickClient(getTarget(a.target), { prefer: 'lean' })!.create;
   const causes: Record<string, number> = {};
   let failed = 0;
   let rig = 0;

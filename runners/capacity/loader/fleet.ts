@@ -5,20 +5,13 @@ import { reapOnExit } from '../../../lib/reaper.ts';
 import { childExited } from '../../../services/common/spawn.ts';
 import { ChildLink } from '../../core/child-link.ts';
 import { mergeReady, mergeSteps, type MergedReady, type MergedStep } from './merge.ts';
-import { type AcceptedRanges, type FromLoader, type StepKey, type ToLoader } from './messages.ts';
+import type { AcceptedRanges, FromLoader, LoaderAssignment, StepKey, ToLoader } from './messages.ts';
 import { assignments } from './plan.ts';
 
 const ENTRY = fileURLToPath(new URL('./child.ts', import.meta.url));
 
-export interface FleetOptions {
-  target: string;
-  urls: string[];
-  streams: string[];
-  connections: number;
-  loaders: number;
-  /** Connections in flight per loader while opening. */
-  concurrency: number;
-}
+/** `connections` over `loaders` processes; the rest is each loader's assignment. */
+export type FleetOptions = Pick<LoaderAssignment, 'target' | 'urls' | 'streams' | 'concurrency'> & { connections: number; loaders: number };
 
 /** One child process and a mailbox of what it sent, waited on by type with a bound. */
 class Loader extends ChildLink<ToLoader> {

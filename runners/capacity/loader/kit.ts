@@ -35,8 +35,6 @@ type LoadValues = { readonly [K in keyof typeof LOAD_OPTIONS]: number };
 /** How each step publishes: the plan fields every loader scenario takes from its options. */
 export const publishingOf = (o: LoadValues) => ({ durationMs: o.stepSec * 1000, drainMs: o.drainMs, tickMs: o.tickMs, payloadBytes: o.payloadBytes, maxInFlight: o.publishInFlight, loaderPollMs: o.loaderPollMs });
 
-export const budgetOf = (o: LoadValues): Budget => ({ minDeliveredPct: o.minDeliveredPct, maxP99Ms: o.maxP99Ms });
-
 export const NOT_SHOWN = [
   "Loaders, publisher and target share this machine's two cores: a figure is what the target did while the rig took its share (loader CPU per step is in the metrics; rig flags say when the rig was the limit).",
   'Latency is publisher stamp to loader receipt on one clock; it includes the HTTP publish hop and up to one publisher tick of batching.',
@@ -45,7 +43,7 @@ export const NOT_SHOWN = [
 
 /** How a walk judges and paces its steps, from the scenario's options (every loader scenario has LOAD_OPTIONS). */
 export const walkOptionsOf = (o: LoadValues & { stopAfterFailures?: number }) => ({
-  budget: budgetOf(o),
+  budget: { minDeliveredPct: o.minDeliveredPct, maxP99Ms: o.maxP99Ms } satisfies Budget,
   limits: { maxLoaderLagMs: o.maxLoaderLagMs, maxLoaderCpuPct: o.maxLoaderCpuPct, minSentPct: 98, maxPublisherLateMs: o.maxPublisherLateMs, minMachineIdlePct: o.minMachineIdlePct } satisfies RigLimits,
   /** Seconds of unjudged publishing at the first plan's load before it. */
   warmupSec: o.warmupSec,
@@ -168,12 +166,13 @@ export function steppedScenario<T extends OptionTable & typeof LOAD_OPTIONS>(
       const runId = `${s.prefix}-${Date.now().toString(36)}-${ctx.seed}`;
       // T has LOAD_OPTIONS' specs, but OptionValues cannot resolve a generic table's value types.
       const load = o as OptionValues<T> & LoadValues & { stopAfterFailures?: number };
+      const walkOptions = walkOptionsOf(load);
       const { steps, flags } = await withLoad(ctx, { ...s.shape(o), loaders: load.loaders, nodes: load.nodes, connectConcurrency: load.connectConcurrency }, runId, async (fleet, nodes, streams, openFlags) => {
-        const w = await walk(ctx, fleet, nodes, s.plans(o, runId, streams).map((p) => ({ ...p, ...publishingOf(load) })), walkOptionsOf(load));
+        const w = await walk(ctx, fleet, nodes, s.plans(o, runId, streams).map((p) => ({ ...p, ...publishingOf(load) })), walkOptions);
         return { steps: w.steps, flags: [...openFlags, ...w.flags] };
       });
       const headline = s.headline?.(steps) ?? { name: 'best deliveries/s within budget', value: bestWithinBudget(steps), unit: 'deliveries/s', higherIsBetter: true };
-      return result(ctx, s.id, s.title, startedAt, instanceParams(ctx, { ...o }), budgetOf(load), steps, flags, headline, s.notShown);
+      return result(ctx, s.id, s.title, startedAt, instanceParams(ctx, { ...o }), walkOptions.budget, steps, flags, headline, s.notShown);
     },
   });
 }

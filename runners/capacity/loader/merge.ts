@@ -1,7 +1,7 @@
 import * as hdr from 'hdr-histogram-js';
 import { mergeLatency, type EncodedLatency } from '../../core/latency.ts';
 import type { LedgerTotals } from '../../core/ledger.ts';
-import { addMaps } from '../../engine/results.ts';
+import { addMaps, sum } from '../../engine/results.ts';
 import type { LoaderReady, LoaderStep } from './messages.ts';
 
 /**
@@ -15,38 +15,23 @@ export function addTotals(parts: readonly LedgerTotals[]): LedgerTotals {
   return out;
 }
 
-export interface MergedStep {
-  totals: LedgerTotals;
-  latency: EncodedLatency;
-  open: number;
-  disconnects: Record<string, number>;
-  /** Per loader: what the rig rules look at. */
-  loaders: { loader: number; loopLagP99Ms: number; loopLagMaxMs: number; cpuPct: number; peakRssMb: number }[];
-}
-
-export function mergeSteps(parts: readonly LoaderStep[]): MergedStep {
+export function mergeSteps(parts: readonly LoaderStep[]) {
   return {
     totals: addTotals(parts.map((p) => p.totals)),
     latency: mergeLatency(parts.map((p) => p.latency)),
-    open: parts.reduce((a, p) => a + p.open, 0),
+    open: sum(parts, (p) => p.open),
     disconnects: addMaps(parts.map((p) => p.disconnects)),
+    /** Per loader: what the rig rules look at. */
     loaders: [...parts].sort((a, b) => a.loader - b.loader).map((p) => ({ loader: p.loader, loopLagP99Ms: p.health.runnerLoopLagMs.p99, loopLagMaxMs: p.health.runnerLoopLagMs.max, cpuPct: p.cpuPct, peakRssMb: p.health.runnerPeakRssMb })),
   };
 }
 
-export interface MergedReady {
-  requested: number;
-  subscribed: number;
-  failed: number;
-  failureCauses: Record<string, number>;
-  rigLimitFailures: number;
-  connectMs: number;
-}
+export type MergedStep = ReturnType<typeof mergeSteps>;
 
-export function mergeReady(parts: readonly LoaderReady[]): MergedReady {
-  const sum = (f: (p: LoaderReady) => number) => parts.reduce((a, p) => a + f(p), 0);
-  return { requested: sum((p) => p.requested), subscribed: sum((p) => p.subscribed), failed: sum((p) => p.failed), failureCauses: addMaps(parts.map((p) => p.failureCauses)), rigLimitFailures: sum((p) => p.rigLimitFailures), connectMs: Math.max(0, ...parts.map((p) => p.ms)) };
+export function mergeReady(parts: readonly LoaderReady[]) {
+  return { requested: sum(parts, (p) => p.requested), subscribed: sum(parts, (p) => p.subscribed), failed: sum(parts, (p) => p.failed), failureCauses: addMaps(parts.map((p) => p.failureCauses)), rigLimitFailures: sum(parts, (p) => p.rigLimitFailures), connectMs: Math.max(0, ...parts.map((p) => p.ms)) };
 }
+export type MergedReady = ReturnType<typeof mergeReady>;
 
 /** Percentiles in ms from an encoded histogram (p99.9 too, which LatencyReport does not carry), clamped into the exact [min, max]. */
 export function percentilesMs(enc: EncodedLatency, ps: readonly number[]): number[] {

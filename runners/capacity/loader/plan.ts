@@ -1,3 +1,4 @@
+import type { FleetOptions } from './fleet.ts';
 import type { LoaderAssignment } from './messages.ts';
 
 /**
@@ -20,8 +21,8 @@ export function slices(connections: number, loaders: number): { first: number; c
   return out;
 }
 
-export function assignments(o: { target: string; urls: string[]; streams: string[]; connections: number; loaders: number; concurrency: number; connectTimeoutMs: number }): LoaderAssignment[] {
-  return slices(o.connections, o.loaders).map((s, loader) => ({ loader, target: o.target, urls: o.urls, streams: o.streams, first: s.first, count: s.count, concurrency: o.concurrency, connectTimeoutMs: o.connectTimeoutMs }));
+export function assignments({ connections, loaders, ...shared }: FleetOptions & Pick<LoaderAssignment, 'connectTimeoutMs'>): LoaderAssignment[] {
+  return slices(connections, loaders).map((s, loader) => ({ loader, ...shared, first: s.first, count: s.count }));
 }
 
 /** Ranges of consecutive accepted seqs: [[1, 40]] for a publisher that never failed. */

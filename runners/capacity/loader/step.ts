@@ -46,9 +46,7 @@ export async function runStep(fleet: LoaderFleet, nodes: TargetNodes, p: StepPla
   const target = usage.stop();
   const machine = machineWatch.stop();
   await sleep(p.drainMs);
-  const ranges: Record<string, [number, number][]> = {};
-  p.keys.forEach((k, i) => (ranges[k.key] = toRanges(accepted[i]!)));
-  const merged = await fleet.settle(ranges);
+  const merged = await fleet.settle(Object.fromEntries(p.keys.map((k, i) => [k.key, toRanges(accepted[i]!)])));
   const t = merged.totals;
   const delivered = t.receivedDeliveries - t.unacceptedDeliveries;
   const deliveredPct = t.expectedDeliveries ? r3((100 * delivered) / t.expectedDeliveries) : 0;

@@ -1,9 +1,8 @@
 import type { OptionTable, OptionValues } from '../../../lib/options.ts';
-import { ReboundError } from '../../../lib/errors.ts';
 import { capacityChart } from '../../report/charts/capacity.ts';
 import { classifyStep } from '../failure-mode.ts';
 import { idleStep } from '../idle-step.ts';
-import { intList } from '../lists.ts';
+import { intList, invalidOption } from '../lists.ts';
 import { emptyResult, finishValidity, idleFlags } from '../result.ts';
 import { availableMemMb, instanceParams, withInstance } from '../target.ts';
 import { defineScenario } from '../scenario.ts';
@@ -30,8 +29,8 @@ const TABLE = {
 
 function typed(v: OptionValues<typeof TABLE>) {
   const steps = intList('s2Steps', v.steps, 1, 2_000_000, 16);
-  if (steps.some((n, i) => i > 0 && n <= steps[i - 1]!)) throw new ReboundError('RR_ERR_OPTION_INVALID', `option "s2Steps" must be ascending (got ${v.steps})`, { details: { option: 's2Steps' } });
-  if (v.workers !== 'auto' && Number(v.workers) > steps[0]!) throw new ReboundError('RR_ERR_OPTION_INVALID', `s2Workers (${v.workers}) exceeds the first step (${steps[0]})`, { details: { option: 's2Workers' } });
+  if (steps.some((n, i) => i > 0 && n <= steps[i - 1]!)) throw invalidOption('s2Steps', `option "s2Steps" must be ascending (got ${v.steps})`);
+  if (v.workers !== 'auto' && Number(v.workers) > steps[0]!) throw invalidOption('s2Workers', `s2Workers (${v.workers}) exceeds the first step (${steps[0]})`);
   return { ...v, steps };
 }
 export type S2Options = ReturnType<typeof typed>;

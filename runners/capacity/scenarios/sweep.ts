@@ -1,6 +1,6 @@
-import { ReboundError } from '../../../lib/errors.ts';
 import type { OptionValues } from '../../../lib/options.ts';
 import { LOADER_PLANNED_SEC, LOAD_OPTIONS, publishingOf, result, stepChart, walkOptionsOf, warmUp } from '../loader/kit.ts';
+import { invalidOption } from '../lists.ts';
 import { defineScenario } from '../scenario.ts';
 import { instanceParams, serverWorkersOf } from '../target.ts';
 import { LoaderFleet } from '../loader/fleet.ts';
@@ -39,7 +39,7 @@ export const scenario: ScenarioModule<SweepOptions> = defineScenario({
   table: TABLE,
   typed(o) {
     const bad = o.loaderCounts.split(',').find((k) => Number(k) < 1 || Number(k) > 16);
-    if (bad !== undefined) throw new ReboundError('RR_ERR_OPTION_INVALID', `sweep option "loaderCounts" must list counts in 1..16 (got ${bad})`, { details: { option: 'loaderCounts' } });
+    if (bad !== undefined) throw invalidOption('loaderCounts', `sweep option "loaderCounts" must list counts in 1..16 (got ${bad})`);
     return o;
   },
   plannedSec: () => LOADER_PLANNED_SEC,

@@ -1,10 +1,10 @@
-import { ReboundError } from '../../../lib/errors.ts';
 import { parseOptions, type OptionTable, type OptionValues, type ParseSources } from '../../../lib/options.ts';
 import { isAllowedTargetUrl } from '../../core/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../../core/ledger.ts';
 import { LOOP_LAG_WARN_MS } from '../../core/validity.ts';
 import { getTarget } from '../../targets/index.ts';
 import { LEAN_TARGETS, leanClientFor } from '../../targets/index.ts';
+import { invalidOption } from '../lists.ts';
 
 /**
  * The soak's one option table (method: seeds/002): steady traffic for `durationSec`, a health
@@ -43,8 +43,6 @@ export type SoakOptions = OptionValues<typeof SOAK_OPTIONS>;
 /** The rule thresholds alone (rules.ts takes only these, so synthetic series are judged like real ones). */
 export type SoakThresholds = Pick<SoakOptions, 'warmupSec' | 'maxThroughputDecayPct' | 'maxRssSlopeMbPerMin' | 'rssNoiseMb' | 'minSlopeSpanSec' | 'maxP99GrowthPct' | 'p99SlackMs' | 'maxUnexpectedDisconnects' | 'minDeliveredPct' | 'maxRigLagMs'>;
 
-const invalid = (option: string, message: string) => new ReboundError('RR_ERR_OPTION_INVALID', message, { details: { option } });
-
 /** Validate at the edge: the table's ranges, then what only the combination can break. */
 export function parseSoakOptions(src: ParseSources): SoakOptions {
   return checkSoakOptions(parseOptions(SOAK_OPTIONS, src));
@@ -53,12 +51,12 @@ export function parseSoakOptions(src: ParseSources): SoakOptions {
 /** The rules only the combination can break, over values already parsed. */
 export function checkSoakOptions(o: SoakOptions): SoakOptions {
   getTarget(o.target);
-  if (o.clientKind === 'lean' && !leanClientFor(o.target)) throw invalid('clientKind', `target "${o.target}" has no lean client (${LEAN_TARGETS.join(', ')} do); pass --client-kind full`);
-  if (o.url !== undefined && !isAllowedTargetUrl(o.url)) throw invalid('url', `url must be a loopback URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(o.url)}`);
-  if (o.sampleSec > o.durationSec / 3) throw invalid('sampleSec', `sampleSec ${o.sampleSec} leaves fewer than 3 health samples in ${o.durationSec} s`);
+  if (o.clientKind === 'lean' && !leanClientFor(o.target)) throw invalidOption('clientKind', `target "${o.target}" has no lean client (${LEAN_TARGETS.join(', ')} do); pass --client-kind full`);
+  if (o.url !== undefined && !isAllowedTargetUrl(o.url)) throw invalidOption('url', `url must be a loopback URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(o.url)}`);
+  if (o.sampleSec > o.durationSec / 3) throw invalidOption('sampleSec', `sampleSec ${o.sampleSec} leaves fewer than 3 health samples in ${o.durationSec} s`);
   // Rules compare an early and a late third of the judged windows: at least 3 must remain after warm-up.
-  if (o.durationSec - o.warmupSec < 3 * o.sampleSec) throw invalid('warmupSec', `warmupSec ${o.warmupSec} leaves fewer than 3 judged samples of ${o.sampleSec} s in ${o.durationSec} s`);
+  if (o.durationSec - o.warmupSec < 3 * o.sampleSec) throw invalidOption('warmupSec', `warmupSec ${o.warmupSec} leaves fewer than 3 judged samples of ${o.sampleSec} s in ${o.durationSec} s`);
   const messages = Math.ceil(o.durationSec * o.rate);
-  if (o.clients * messages > LEDGER_MAX_CELLS) throw invalid('clients', `clients x messages = ${o.clients * messages} exceeds ${LEDGER_MAX_CELLS} ledger cells; lower clients, rate or durationSec`);
+  if (o.clients * messages > LEDGER_MAX_CELLS) throw invalidOption('clients', `clients x messages = ${o.clients * messages} exceeds ${LEDGER_MAX_CELLS} ledger cells; lower clients, rate or durationSec`);
   return o;
 }

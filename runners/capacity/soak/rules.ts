@@ -1,3 +1,4 @@
+import type { LedgerTotals } from '../../core/ledger.ts';
 import type { ScenarioValidityFlag } from '../types.ts';
 import type { SoakThresholds } from './options.ts';
 
@@ -47,11 +48,7 @@ interface RuleVerdict {
 }
 
 /** Whole-run delivery figures from the one DeliveryLedger. */
-export interface DeliveryTotals {
-  deliveredPct: number;
-  lostDeliveries: number;
-  duplicates: number;
-}
+export type DeliveryTotals = Pick<LedgerTotals, 'lostDeliveries' | 'duplicates'> & { deliveredPct: number };
 
 /** `insufficient_duration`: nothing failed, but a rule needs a longer series to be judged (docs/soak.md). */
 type SoakVerdict = 'pass' | 'fail' | 'inconclusive' | 'insufficient_duration';
