@@ -12,8 +12,8 @@ import { scenario as s5 } from '../scenarios/s5-latency.ts';
 import { scenario as sweep } from '../scenarios/sweep.ts';
 
 /**
- * Interim driver for the loader scenarios until cap-core's `bench:capacity` lands: one scenario,
- * several targets side by side in one run, JSON lines (one per target) with `--json`.
+ * The loader scenarios' own driver, beside the suite's `bench:capacity`: one scenario, several
+ * targets side by side in one run, JSON lines (one per target) with `--json`.
  *   npx tsx runners/capacity/loader/cli.ts --scenario S3 --targets replay,ws,socketio [scenario options] [--url http://127.0.0.1:port] [--json]
  * `--url` measures an already running target (e.g. the replay server under `node --cpu-prof`).
  */
