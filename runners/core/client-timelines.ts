@@ -178,16 +178,10 @@ export class ClientTimelines {
       live++;
     });
     if (live === 0) return { liveP99Ms: null, late: 0, byPath: {} };
-    let seen = 0;
-    let p99 = 0;
+    // The first bucket whose running count reaches the p99 rank (it does by the last: live >= rank).
     const rank = Math.ceil(live * 0.99);
-    for (let b = 0; b <= BUCKETS; b++) {
-      seen += hist[b]!;
-      if (seen >= rank) {
-        p99 = b;
-        break;
-      }
-    }
+    let p99 = 0;
+    for (let seen = hist[0]!; seen < rank; ) seen += hist[++p99]!;
     const byPath: Record<string, number> = {};
     let late = 0;
     each((path, lat) => {

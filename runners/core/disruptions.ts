@@ -3,13 +3,6 @@ import type { PlanStep } from '../../chaos/plans/schedule.ts';
 import type { DeliveryLedger } from './ledger.ts';
 import { quantiles } from './timeseries.ts';
 
-interface Spread {
-  count: number;
-  p50: number;
-  p95: number;
-  max: number;
-}
-
 /** One point of a recovery curve: messages published `tSec`..`tSec+1` s after a disruption began. */
 export interface CurvePoint {
   tSec: number;
@@ -26,11 +19,11 @@ export interface DisruptionReport {
   /** Clients that were connected when a disruption hit them. */
   affectedClients: number;
   /** Time from the disruption's start until the client library noticed (disconnect event), ms. */
-  detectMs: Spread;
+  detectMs: ReturnType<typeof spread>;
   /** Affected clients that never noticed before the disruption was lifted or the run ended. */
   undetected: number;
   /** Time from the disruption's start until the client was subscribed again, ms. */
-  recoverMs: Spread;
+  recoverMs: ReturnType<typeof spread>;
   /** Clients that lost their connection and were not subscribed again by the end of the run. */
   unrecovered: number;
   /** Share of reconnects after this disruption where the server restored the session; null without replay or reconnects. */
@@ -38,13 +31,7 @@ export interface DisruptionReport {
   curve: CurvePoint[];
 }
 
-interface Pending {
-  step: number;
-  startedAt: number;
-  detected: boolean;
-}
-
-const spread = (values: number[]): Spread => {
+const spread = (values: number[]) => {
   const q = quantiles(values);
   return { count: values.length, p50: q[50] ?? 0, p95: q[95] ?? 0, max: q[100] ?? 0 };
 };
@@ -55,7 +42,7 @@ const spread = (values: number[]): Spread => {
  * supersedes it.
  */
 export class DisruptionTracker {
-  private readonly pending: (Pending | undefined)[];
+  private readonly pending: ({ step: number; startedAt: number; detected: boolean } | undefined)[];
   private readonly connected: Uint8Array;
   private readonly detect = new Map<number, number[]>();
   private readonly recover = new Map<number, number[]>();
@@ -105,9 +92,7 @@ export class DisruptionTracker {
 
   /** Clients a disruption took offline that have not connected again since (read before the run's own close). */
   offlineNow(): number[] {
-    const out: number[] = [];
-    for (let i = 0; i < this.connected.length; i++) if (!this.connected[i] && this.pending[i]) out.push(i);
-    return out;
+    return [...this.connected.keys()].filter((i) => !this.connected[i] && this.pending[i]);
   }
 
   private push(map: Map<number, number[]>, step: number, v: number) {

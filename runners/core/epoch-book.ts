@@ -1,3 +1,4 @@
+import { sum } from '../engine/results.ts';
 import type { DeliveryLedger } from './ledger.ts';
 
 /**
@@ -211,17 +212,16 @@ export function mergeEpochReports(rs: (EpochReport | null | undefined)[]): Epoch
   const epochs = [...new Set(live.flatMap((r) => r.epochs))];
   const seen = new Set<string>();
   const changes = live.flatMap((r) => r.changes).filter((c) => !seen.has(`${c.from}>${c.to}`) && seen.add(`${c.from}>${c.to}`));
-  const sum = (f: (r: EpochReport) => number) => live.reduce((a, r) => a + f(r), 0);
   return {
     epochs,
     changes,
-    historyRejectedEpochChanged: sum((r) => r.historyRejectedEpochChanged),
-    oldEpochMessages: sum((r) => r.oldEpochMessages),
-    lostDeliveries: sum((r) => r.lostDeliveries),
-    lostMessages: sum((r) => r.lostMessages),
-    affectedClients: sum((r) => r.affectedClients),
-    plainLostDeliveries: sum((r) => r.plainLostDeliveries),
-    lostAfterBoundaryDeliveries: sum((r) => r.lostAfterBoundaryDeliveries),
+    historyRejectedEpochChanged: sum(live, (r) => r.historyRejectedEpochChanged),
+    oldEpochMessages: sum(live, (r) => r.oldEpochMessages),
+    lostDeliveries: sum(live, (r) => r.lostDeliveries),
+    lostMessages: sum(live, (r) => r.lostMessages),
+    affectedClients: sum(live, (r) => r.affectedClients),
+    plainLostDeliveries: sum(live, (r) => r.plainLostDeliveries),
+    lostAfterBoundaryDeliveries: sum(live, (r) => r.lostAfterBoundaryDeliveries),
     boundary: live.find((r) => r.boundary)?.boundary ?? null,
   };
 }

@@ -1,5 +1,4 @@
-import { Agent } from 'node:http';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import type { PublishPayload } from '../targets/payload.ts';
 
 export interface PublisherOptions {
@@ -62,11 +61,6 @@ export interface PublisherResult {
   /** Requests sent again after a timeout or a "may have been stored" 503 (same idempotency key). */
   retried?: number;
   elapsedMs: number;
-}
-
-/** A failure's cause key: the error's code when it has one (stable across Node versions), else its message. */
-export function failureCause(err: Error & { code?: string }): string {
-  return err.code ?? err.message;
 }
 
 /**
@@ -159,7 +153,8 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
     });
     req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${opts.timeoutMs ?? 10_000} ms`), { code: 'TIMEOUT' })));
     req.on('error', (err) => {
-      const cause = failureCause(err);
+      // The error's code when it has one (stable across Node versions), else its message.
+      const cause = (err as NodeJS.ErrnoException).code ?? err.message;
       answered(cause);
       if (cause === 'TIMEOUT') return retryOr(cause, err.message);
       // Written in full and then cut off: the target may have stored it before the cut.

@@ -20,13 +20,7 @@ export interface RunSeries {
   /** Of the messages published in each bucket, % of (clients x messages) delivered by the end; null where nothing was published. */
   deliveredPctByPublish: (number | null)[];
   /** Per disruption kind: how long each affected client took to be subscribed again (quantiles p0..p100, 101 values, ms). */
-  recovery: RecoveryQuantiles[];
-}
-
-interface RecoveryQuantiles {
-  kind: string;
-  recovered: number;
-  quantilesMs: number[];
+  recovery: { kind: string; recovered: number; quantilesMs: number[] }[];
 }
 
 /** A day of one-second buckets: the bound on any run's series length. */

@@ -40,9 +40,7 @@ export interface Validity {
  * publish-and-listen result declares alike come from RunFields (runners/engine/results.ts), with their meaning.
  */
 export interface ValidityInput
-  extends Pick<RunFields, 'clients' | 'connectFailures' | 'totalMessages' | 'published' | 'publishFailures' | 'expectedDeliveries' | 'receivedDeliveries' | 'deliveryRatePct' | 'skewFloor' | 'foreignMessages' | 'elapsedMs' | 'plannedMs' | 'runner'> {
-  /** Clients that were connected and subscribed at some point of the run (a late connect counts). */
-  connectedClients: number;
+  extends Pick<RunFields, 'clients' | 'connectedClients' | 'connectFailures' | 'totalMessages' | 'published' | 'publishFailures' | 'expectedDeliveries' | 'receivedDeliveries' | 'deliveryRatePct' | 'skewFloor' | 'foreignMessages' | 'elapsedMs' | 'plannedMs' | 'runner'> {
   connectFailureCauses?: Record<string, number>;
   /** `publishFailures` by cause (publisher.ts `failureCauses`). */
   publishFailureCauses: Record<string, number>;

@@ -1,9 +1,11 @@
 import WebSocket from 'ws';
 import { childRng } from '../../lib/rng.ts';
+import type { AnyCableClientOptions } from '../targets/anycable.ts';
 import type { ClientOptions, TargetClient } from '../targets/types.ts';
 import { strategyBackoff } from '../targets/reconnect.ts';
 import { handshakeFailureKind } from '../avalanche/handshake.ts';
 import { LatencyRecorder, summarize } from '../core/latency.ts';
+import { quantiles as nearestRanks } from '../core/timeseries.ts';
 import { connectPhase } from './phases/connect.ts';
 import { cancelled } from './present.ts';
 import { RunSession } from './session.ts';
@@ -24,11 +26,10 @@ export interface ClientTrack {
   attemptStartedAt: number;
 }
 
-/** The benchmark's percentile: element floor((len − 1)·p/100) of the sorted values. */
+/** The benchmark's percentile: element floor((len − 1)·p/100) of the sorted values (timeseries' nearest rank), 0 with none. */
 export function quantiles(values: readonly number[]) {
-  const s = [...values].sort((a, b) => a - b);
-  const q = (p: number) => (s.length ? Math.round(s[Math.floor(((s.length - 1) * p) / 100)]!) : 0);
-  return { count: s.length, p50: q(50), p95: q(95), p99: q(99), max: s.length ? Math.round(s.at(-1)!) : 0 };
+  const q = nearestRanks(values);
+  return { count: values.length, p50: q[50] ?? 0, p95: q[95] ?? 0, p99: q[99] ?? 0, max: q[100] ?? 0 };
 }
 
 export type Quantiles = ReturnType<typeof quantiles>;
@@ -62,8 +63,8 @@ export class ClientFleet {
   readonly disconnectDetails: Record<string, number> = {};
   resumes = 0;
   dropsBeforeRestart = 0;
-  connectFailures = 0;
-  connectFailureCauses: Record<string, number> = {};
+  /** The connect phase's outcome: restartFields reports it, not connects that landed later. */
+  private connects = { connectFailures: 0, connectFailureCauses: {} as Record<string, number> };
   herdStart = 0;
   private reconnectUntil = Infinity;
 
@@ -106,10 +107,8 @@ export class ClientFleet {
   /** Connect every client at `ramp` per second (the session's connect phase); resolves with the number that failed. */
   async connectAll(ramp: number, detail: string): Promise<number> {
     await this.session.run(connectPhase({ perSec: ramp, timeoutMs: 20_000, detail }));
-    const { connectFailures, connectFailureCauses } = this.session.book.summary();
-    this.connectFailures = connectFailures;
-    this.connectFailureCauses = connectFailureCauses;
-    return connectFailures;
+    this.connects = this.session.book.summary();
+    return this.connects.connectFailures;
   }
 
   /** Nap `ms`, then end the run if it was cancelled meanwhile (its `finally` stops everything). */
@@ -131,9 +130,9 @@ export class ClientFleet {
     const enc = s.latency.encode();
     return {
       clients: this.o.clients,
-      connectedClients: this.o.clients - this.connectFailures,
-      connectFailures: this.connectFailures,
-      connectFailureCauses: this.connectFailureCauses,
+      connectedClients: this.o.clients - this.connects.connectFailures,
+      connectFailures: this.connects.connectFailures,
+      connectFailureCauses: this.connects.connectFailureCauses,
       initiallyConnected: this.tracks.filter((t) => t.connectedAtRestart).length,
       droppedConnections: dropped.length,
       reconnected: dropped.length - never,
@@ -153,7 +152,7 @@ export class ClientFleet {
     const t = this.o.target;
     // AnyCable clients open one WebSocket per attempt: a counting subclass sees each attempt and
     // its failure without changing the library's behaviour.
-    const withCounting: ClientOptions & { cableOptions?: Record<string, unknown> } = t.capabilities.library === '@anycable/core' ? { ...opts, cableOptions: { websocketImplementation: countingWebSocket(() => this.attemptStarted(i), (e) => this.attemptFailed(i, e), () => this.attemptClosed(i)) } } : opts;
+    const withCounting: AnyCableClientOptions = t.capabilities.library === '@anycable/core' ? { ...opts, cableOptions: { websocketImplementation: countingWebSocket(() => this.attemptStarted(i), (e) => this.attemptFailed(i, e), () => this.attemptClosed(i)) } } : opts;
     const c = t.createClient(withCounting);
     if (t.capabilities.library === 'socket.io-client' && t.reconnect === 'library') observeSocketIoManager(c, () => this.attemptStarted(i), (e) => this.attemptFailed(i, e));
     return c;
@@ -225,10 +224,6 @@ function countingWebSocket(onStart: () => void, onError: (e: Error) => void, onC
   } as typeof WebSocket;
 }
 
-interface ManagerLike {
-  on(ev: string, fn: (arg: unknown) => void): void;
-}
-
 /**
  * socket.io-client reconnects inside its Manager, which the adapter does not expose: read it off
  * the adapter's socket once connected. If the adapter's shape changes, attempts are simply not
@@ -237,7 +232,7 @@ interface ManagerLike {
 function observeSocketIoManager(c: TargetClient, onStart: () => void, onError: (e: unknown) => void): void {
   let hooked: unknown;
   c.on('connected', () => {
-    const io = (c as unknown as { socket?: { io?: ManagerLike } }).socket?.io;
+    const io = (c as unknown as { socket?: { io?: { on(ev: string, fn: (arg: unknown) => void): void } } }).socket?.io;
     if (!io || hooked === io || typeof io.on !== 'function') return;
     hooked = io;
     io.on('reconnect_attempt', () => onStart());

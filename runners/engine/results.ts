@@ -1,5 +1,6 @@
 import { randomSeed } from '../../lib/rng.ts';
 import { summarize, type EncodedLatency, type LatencyReport } from '../core/latency.ts';
+import type { ConnectionSummary } from '../core/connections.ts';
 import type { RunnerHealth } from '../core/runner-health.ts';
 import type { LossReport } from '../core/client-timelines.ts';
 import type { PublisherResult } from '../core/publisher.ts';
@@ -24,17 +25,12 @@ export function runIdentity<Test extends string, O extends { seed: number; strea
  * The fields every publish-and-listen result declares alike (jitter, throughput, avalanche,
  * deploy-impact), in the benchmark's names; each result adds its own.
  */
-export interface RunFields extends LatencyReport {
+export interface RunFields extends LatencyReport, Omit<ConnectionSummary, 'lateConnects'> {
   target: string;
   runId: string;
   stream: string;
   startedAt: string;
   clients: number;
-  connectedClients: number;
-  /** Clients that never connected. */
-  connectFailures: number;
-  /** connectFailures by cause: 'fd_limit' and 'port_exhaustion' are the runner's own limits, 'target' everything else. */
-  connectFailureCauses: Record<string, number>;
   /** Messages the run planned to publish. */
   totalMessages: number;
   /** Messages the target accepted (HTTP 201): only these are expected at the clients. */
@@ -67,27 +63,21 @@ export interface RunFields extends LatencyReport {
  * the session's ledger, latency recorder and connection book.
  */
 export function deliveryFields(s: RunSession, published: number) {
-  const totals = s.ledger.totals();
-  const { connectedClients, connectFailures, connectFailureCauses, lateConnects } = s.book.summary();
+  // `counts`: expected, received, lost, unaccepted and unconfirmed deliveries, in the ledger's (and the result's) order.
+  const { duplicates, outOfOrder, foreign, perfectClients, ...counts } = s.ledger.totals();
+  const connects = s.book.summary();
   const enc = s.latency.encode();
   return {
     clients: s.clients.length,
-    connectedClients,
-    connectFailures,
-    connectFailureCauses,
-    lateConnects,
-    expectedDeliveries: totals.expectedDeliveries,
-    receivedDeliveries: totals.receivedDeliveries,
-    lostDeliveries: totals.lostDeliveries,
-    unacceptedDeliveries: totals.unacceptedDeliveries,
-    unconfirmedDeliveries: totals.unconfirmedDeliveries,
+    ...connects,
+    ...counts,
     // A message of unknown publish outcome is not expected, so its arrivals stay out of the rates.
-    deliveryRatePct: pct(totals.receivedDeliveries - totals.unconfirmedDeliveries, totals.expectedDeliveries),
-    deliveryRateOfConnectedPct: pct(totals.receivedDeliveries - totals.unconfirmedDeliveries, connectedClients * published),
-    duplicates: totals.duplicates,
-    outOfOrder: totals.outOfOrder,
-    foreignMessages: s.foreign + totals.foreign,
-    perfectClients: totals.perfectClients,
+    deliveryRatePct: pct(counts.receivedDeliveries - counts.unconfirmedDeliveries, counts.expectedDeliveries),
+    deliveryRateOfConnectedPct: pct(counts.receivedDeliveries - counts.unconfirmedDeliveries, connects.connectedClients * published),
+    duplicates,
+    outOfOrder,
+    foreignMessages: s.foreign + foreign,
+    perfectClients,
     ...summarize(enc),
     latencyHistogram: enc,
   };

@@ -11,7 +11,7 @@ import { reconnectRng } from '../targets/seeded-jitter.ts';
 import type { TargetClient } from '../targets/types.ts';
 import { realClock } from './clock.ts';
 import type { EngineEvents } from './events.ts';
-import type { Clock, Phase, Session, SessionHooks, SessionOptions } from './types.ts';
+import type { Clock, Phase, SessionOptions } from './types.ts';
 
 /**
  * What every runner shares while it runs: N clients of one target, each wired once into the
@@ -19,12 +19,13 @@ import type { Clock, Phase, Session, SessionHooks, SessionOptions } from './type
  * delivery was lost, runners/core/loss-causes.ts). Runners add what is theirs through `hooks`;
  * phases (phases/*.ts, chaos/execute) read and drive it. Nothing here prints.
  */
-export class RunSession implements Session {
+export class RunSession {
   readonly target: SessionOptions['target'];
   readonly runId: string;
   readonly stream: string;
   readonly seed: number;
   readonly clock: Clock;
+  /** Empty until openClients(). */
   readonly clients: TargetClient[] = [];
   readonly book: ConnectionBook;
   readonly ledger: DeliveryLedger;
@@ -35,6 +36,7 @@ export class RunSession implements Session {
   readonly disconnectReasons: Record<string, number> = {};
   /** Reconnects (a `connected` after the first) and those where the server restored the session. */
   readonly counters = { reconnects: 0, resumes: 0, historyRejected: 0, reconnectFailures: 0 };
+  /** Arrivals that were not this run's payloads. */
   foreign = 0;
   private readonly up: Uint8Array;
   private upN = 0;
@@ -44,7 +46,6 @@ export class RunSession implements Session {
   private readonly abortListeners = new Set<() => void>();
   /** Fired by abort(): every pending nap's timer is cleared at once. */
   private readonly napAbort = new AbortController();
-  private readonly hooks: SessionHooks;
   private readonly unlisten: (() => void) | undefined;
 
   constructor(private readonly o: SessionOptions) {
@@ -53,7 +54,6 @@ export class RunSession implements Session {
     this.stream = o.stream;
     this.seed = o.seed;
     this.clock = o.clock ?? realClock;
-    this.hooks = o.hooks ?? {};
     this.events = o.events ?? new Emitter<EngineEvents>();
     this.book = new ConnectionBook(o.clients);
     this.ledger = new DeliveryLedger(o.clients, o.messages);
@@ -77,6 +77,7 @@ export class RunSession implements Session {
     for (let i = 0; i < this.o.clients; i++) this.clients.push(this.wire(i));
   }
 
+  /** Clients connected right now. */
   get upCount(): number {
     return this.upN;
   }
@@ -85,20 +86,24 @@ export class RunSession implements Session {
     return this.isAborted;
   }
 
+  /** The session is closing its clients: disconnects from here on are ours. */
   get stopping(): boolean {
     return this.isStopping;
   }
 
+  /** Run one phase over this session: its `validate()` first, then `run()`. */
   async run<T>(phase: Phase<T>): Promise<T> {
     phase.validate?.(this);
     return phase.run(this);
   }
 
+  /** A sleep on the session's clock that an abort cuts short. */
   nap(ms: number): Promise<void> {
     if (this.isAborted) return Promise.resolve();
     return this.clock.sleep(ms, this.napAbort.signal);
   }
 
+  /** Runs `fn` once when the session is aborted (at once if it already is); returns its disposer. */
   onAbort(fn: () => void): () => void {
     if (this.isAborted) {
       fn();
@@ -117,11 +122,17 @@ export class RunSession implements Session {
     this.abortListeners.clear();
   }
 
+  /** The target accepted `seq` (its 201): expected at every client from now; `at` is the publisher's window for loss causes. */
   accept(seq: number, at?: { sentAt: number; answeredAt: number }): void {
     this.ledger.accept(seq);
     if (at) this.timelines.accepted(seq, at.sentAt, at.answeredAt);
   }
 
+  /**
+   * Bring manual client `i` back under `policy` (runners/targets/reconnect.ts: afterOffline,
+   * strategyBackoff), one loop per client at a time, on the session's clock; it ends when the
+   * session stops or aborts, or when `hooks.done()` says so. True once an attempt subscribed.
+   */
   reconnect(i: number, policy: ManualReconnectPolicy, hooks: Partial<ReconnectLoopHooks> = {}): Promise<boolean> {
     return this.manual.run(i, this.clients[i]!, policy, {
       done: () => this.isStopping || this.isAborted || (hooks.done?.() ?? false),
@@ -134,6 +145,7 @@ export class RunSession implements Session {
     });
   }
 
+  /** Every lost delivery of the ledger by cause, resume outcomes, live/replayed and the late split. */
   lossReport(lostToEpoch?: (client: number, seq: number) => boolean): LossReport {
     return this.timelines.report(this.ledger, this.ledger.totals().lostDeliveries, lostToEpoch);
   }
@@ -151,7 +163,7 @@ export class RunSession implements Session {
     const o = this.o;
     const opts = { ...o.clientOptions, index: i, url: o.urlOf(i), stream: o.stream, localAddress: sourceAddress(i), reconnectRng: reconnectRng(o.seed, i) };
     const c = (o.createClient ?? ((x) => o.target.createClient(x)))(opts);
-    const h = this.hooks;
+    const h = o.hooks ?? {};
     if (o.onMessage) c.on('message', (m) => o.onMessage!(i, m));
     else c.on('message', (m) => {
       const p = readPayload(m, this.runId);

@@ -6,13 +6,9 @@
  * prints: it emits events (events.ts) and presentation subscribes (present.ts).
  */
 import type { Emitter } from '../../lib/emitter.ts';
-import type { ConnectionBook } from '../core/connections.ts';
-import type { ClientTimelines, LossReport } from '../core/client-timelines.ts';
-import type { LatencyRecorder } from '../core/latency.ts';
-import type { DeliveryLedger } from '../core/ledger.ts';
 import type { ArrivedMessage, ClientOptions, DisconnectReason, TargetClient, TargetDefinition } from '../targets/types.ts';
-import type { ManualReconnectPolicy, ReconnectLoopHooks } from '../targets/reconnect.ts';
 import type { EngineEvents } from './events.ts';
+import type { RunSession } from './session.ts';
 
 /** Time as the engine sees it. Injected so a test can drive phases without real waits (clock.ts). */
 export interface Clock {
@@ -70,47 +66,11 @@ export interface SessionOptions {
   onMessage?: (client: number, m: ArrivedMessage) => void;
 }
 
-/** What phases see of a session. */
-export interface Session {
-  readonly target: TargetDefinition;
-  readonly runId: string;
-  readonly stream: string;
-  readonly seed: number;
-  readonly clock: Clock;
-  /** Empty until openClients(). */
-  readonly clients: readonly TargetClient[];
-  readonly book: ConnectionBook;
-  readonly ledger: DeliveryLedger;
-  readonly latency: LatencyRecorder;
-  readonly timelines: ClientTimelines;
-  readonly events: Emitter<EngineEvents>;
-  /** Arrivals that were not this run's payloads. */
-  readonly foreign: number;
-  /** Clients connected right now. */
-  readonly upCount: number;
-  readonly aborted: boolean;
-  /** The session is closing its clients: disconnects from here on are ours. */
-  readonly stopping: boolean;
-  /** Create and wire every client (idempotent; the connect phase calls it). */
-  openClients(): void;
-  /** Run one phase over this session: its `validate()` first, then `run()`. */
-  run<T>(phase: Phase<T>): Promise<T>;
-  /** A sleep on the session's clock that an abort cuts short. */
-  nap(ms: number): Promise<void>;
-  /** Runs `fn` once when the session is aborted (at once if it already is); returns its disposer. */
-  onAbort(fn: () => void): () => void;
-  /** The target accepted `seq` (its 201): expected at every client from now; `at` is the publisher's window for loss causes. */
-  accept(seq: number, at?: { sentAt: number; answeredAt: number }): void;
-  /**
-   * Bring manual client `i` back under `policy` (runners/targets/reconnect.ts: afterOffline,
-   * strategyBackoff), one loop per client at a time, on the session's clock; it ends when the
-   * session stops or aborts, or when `hooks.done()` says so. True once an attempt subscribed.
-   */
-  reconnect(i: number, policy: ManualReconnectPolicy, hooks?: Partial<ReconnectLoopHooks>): Promise<boolean>;
-  /** Every lost delivery of the ledger by cause, resume outcomes, live/replayed and the late split. */
-  lossReport(lostToEpoch?: (client: number, seq: number) => boolean): LossReport;
-  close(): void;
-}
+/**
+ * What phases see of a session: RunSession's public surface (session.ts documents each member),
+ * read-only and without what only its owner calls (abort, the runner's counters).
+ */
+export type Session = Readonly<Omit<RunSession, 'clients' | 'abort' | 'disconnectReasons' | 'counters'>> & { readonly clients: readonly TargetClient[] };
 
 /**
  * One step of a run over a session (k6's executor): its configuration is the object itself,

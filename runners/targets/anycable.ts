@@ -107,7 +107,7 @@ export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient 
     return c;
   };
 
-  const client: TargetClient = {
+  return {
     index: opts.index,
     async connect() {
       cable ??= build();
@@ -150,7 +150,6 @@ export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient 
     },
     on: (event, fn) => events.on(event, fn),
   };
-  return client;
 }
 
 const PING = Buffer.from('{"type":"ping"');

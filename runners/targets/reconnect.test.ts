@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:net';
 import { Manager, type Socket } from 'socket.io-client';
 import { describe, expect, it } from 'vitest';
 import { childRng, mulberry32 } from '../../lib/rng.ts';
-import { waitUntil } from '../../lib/time.ts';
+import { sleep, waitUntil } from '../../lib/time.ts';
 import { withTarget } from '../core/local-target.ts';
 import { tunedReconnect } from './anycable.ts';
 import { getTarget } from './index.ts';
@@ -13,7 +13,6 @@ import {
   ManualReconnects,
   offlineAfterDropMs,
   reconnectLoop,
-  sleepUntil,
   socketIoBackoff,
   SOCKETIO_DEFAULT_BACKOFF,
   SOCKETIO_LIBRARY_BACKOFF,
@@ -193,7 +192,7 @@ describe('the reconnect loop against real sockets', () => {
     let reconnects = 0;
     const client = { reconnect: async () => void reconnects++ };
     const stop = new AbortController();
-    const first = m.run(0, client, afterOffline(10_000), { done: () => stop.signal.aborted, sleep: sleepUntil(stop.signal) });
+    const first = m.run(0, client, afterOffline(10_000), { done: () => stop.signal.aborted, sleep: (ms) => sleep(ms, stop.signal) });
     expect(m.active(0)).toBe(true);
     expect(await m.run(0, client, afterOffline(0), { done: () => false })).toBe(false);
     expect(await m.run(1, client, afterOffline(0), { done: () => false })).toBe(true);

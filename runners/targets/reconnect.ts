@@ -63,12 +63,12 @@ export const SOCKETIO_DEFAULT_BACKOFF: Readonly<SocketIoBackoffOptions> = Object
  * socket.io-client's backoff is `min × 2^k`, spread ±`randomizationFactor` around it, capped at
  * the max. With min = base/2 and a factor of 1, attempt k lands in [0, base × 2^k) like full
  * jitter (in alternating 5% stripes rather than smoothly, but with the same bounds and mean),
- * and the cap is the same. Its growth factor is fixed at 2, so only factor-2 specs map exactly.
+ * and the cap is the same. Its growth factor is fixed at 2, so only factor-2 specs map exactly:
+ * the tuned spec's is (TUNED_BACKOFF, pinned by its test).
  */
 export function socketIoBackoff(name: string | undefined, baseMs?: number): SocketIoBackoffOptions {
   if (checkStrategyName(name) === 'default') return { ...SOCKETIO_DEFAULT_BACKOFF };
   const spec = tunedSpec(baseMs);
-  if (spec.factor !== 2) throw new Error('socket.io-client backs off by x2 only');
   return { reconnectionDelay: spec.baseMs / 2, reconnectionDelayMax: spec.capMs, randomizationFactor: 1 };
 }
 
@@ -120,9 +120,9 @@ export function afterOffline(offlineMs: number, o: { retryMs?: number; maxAttemp
  * Back off like a library would, seeded: attempt k waits `strategyDelayMs(name, k)` (the avalanche
  * herd: 500 attempts of 10 s at most, bounded in time by the caller's `done`).
  */
-export function strategyBackoff(name: string | undefined, rng: Rng, baseMs?: number, o: { maxAttempts?: number; attemptTimeoutMs?: number } = {}): ManualReconnectPolicy {
+export function strategyBackoff(name: string | undefined, rng: Rng, baseMs?: number): ManualReconnectPolicy {
   checkStrategyName(name);
-  return { delayMs: (k) => strategyDelayMs(name, k, rng, baseMs), maxAttempts: o.maxAttempts ?? 500, attemptTimeoutMs: o.attemptTimeoutMs ?? 10_000 };
+  return { delayMs: (k) => strategyDelayMs(name, k, rng, baseMs), maxAttempts: 500, attemptTimeoutMs: 10_000 };
 }
 
 export interface ReconnectLoopHooks {
@@ -180,6 +180,3 @@ export class ManualReconnects {
     }
   }
 }
-
-/** A sleep that `signal` cuts short (resolving, not rejecting), its timer cleared: loops end at once when a run closes. */
-export const sleepUntil = (signal: AbortSignal) => (ms: number): Promise<void> => sleep(ms, signal);

@@ -5,13 +5,6 @@ import { socketIoBackoff } from './reconnect.ts';
 import { seedSocketIoBackoff } from './seeded-jitter.ts';
 import { defineTarget, type ClientOptions, type TargetClient } from './types.ts';
 
-type Mode = 'default' | 'csr';
-
-/** What engine.io-client keeps of the Node `ws` socket; not in its public types. */
-interface EngineWithTransport {
-  transport?: { name?: string; ws?: { terminate?: () => void } };
-}
-
 /**
  * socket.io-client adapter. `default`: reconnection off, the runner reconnects with a fresh
  * socket after the offline floor (the benchmark's MIN_OFFLINE_MS = 2 s). `csr`: the library
@@ -23,7 +16,7 @@ interface EngineWithTransport {
 class SocketIoClient extends ClientBase implements TargetClient {
   private socket: Socket | undefined;
 
-  constructor(opts: ClientOptions, private readonly mode: Mode) {
+  constructor(opts: ClientOptions, private readonly mode: 'default' | 'csr') {
     super(opts);
   }
 
@@ -87,7 +80,8 @@ class SocketIoClient extends ClientBase implements TargetClient {
 
   drop(): boolean {
     const socket = this.socket;
-    const ws = (socket?.io.engine as unknown as EngineWithTransport | undefined)?.transport?.ws;
+    // What engine.io-client keeps of the Node `ws` socket; not in its public types.
+    const ws = (socket?.io.engine as unknown as { transport?: { ws?: { terminate?: () => void } } } | undefined)?.transport?.ws;
     if (!socket || this.state !== 'open' || typeof ws?.terminate !== 'function') return false;
     this.state = 'offline';
     if (this.mode === 'default') this.socket = undefined;
@@ -147,8 +141,7 @@ const leanSocketIo: LeanProtocol = {
     }
     if (t.startsWith('42')) {
       const ev = JSON.parse(t.slice(2)) as unknown[];
-      if (ev[0] === 'message' && typeof ev[1] === 'string') return { data: ev[1] };
-      if (ev[0] === 'message' && ev[1] !== undefined) return { data: JSON.stringify(ev[1]) };
+      if (ev[0] === 'message' && ev[1] !== undefined) return { data: typeof ev[1] === 'string' ? ev[1] : JSON.stringify(ev[1]) };
     }
     return undefined;
   },

@@ -1,12 +1,8 @@
-import { rampConnect } from '../../core/connections.ts';
+import { rampConnect, type RampOptions } from '../../core/connections.ts';
 import { ReboundError } from '../../../lib/errors.ts';
 import type { Phase, Session } from '../types.ts';
 
-export interface ConnectConfig {
-  /** Connects started per second. */
-  perSec: number;
-  /** A connect not done by then failed (it may still land later: a late connect). @default 20000 */
-  timeoutMs?: number;
+export interface ConnectConfig extends Pick<RampOptions, 'perSec' | 'timeoutMs'> {
   /** One line about where the clients go, for the phase event. */
   detail?: string;
 }
@@ -28,7 +24,7 @@ export function connectPhase(c: ConnectConfig): Phase<{ elapsedMs: number }> {
       // The session's abort as the AbortSignal rampConnect takes.
       const ac = new AbortController();
       s.onAbort(() => ac.abort());
-      await rampConnect({ count: s.clients.length, perSec: c.perSec, connect: (i) => s.clients[i]!.connect(), book: s.book, ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}), signal: ac.signal });
+      await rampConnect({ count: s.clients.length, perSec: c.perSec, connect: (i) => s.clients[i]!.connect(), book: s.book, timeoutMs: c.timeoutMs, signal: ac.signal });
       return { elapsedMs: s.clock.now() - start };
     },
   };

@@ -4,26 +4,14 @@ import { pct } from '../results.ts';
 import type { PhaseName, Progress } from '../events.ts';
 import type { Phase, Session } from '../types.ts';
 
-export interface PublishConfig extends FlowConfig {
-  /** Service base URL or the full `/_broadcast` endpoint. */
-  url: string;
-  /** Last seq. */
-  messages: number;
-  intervalMs: number;
-  firstSeq?: number;
-  payloadBytes?: number;
-  broadcastKey?: string | undefined;
-  /** Keep-alive connections (the `pool` publisher); 1 keeps publish order. */
-  concurrency?: number;
-  timeoutMs?: number;
+/** The publisher's options (runners/core/publisher.ts) the phase passes through, and its own. */
+export interface PublishConfig extends FlowConfig, Pick<PublisherOptions, 'url' | 'messages' | 'intervalMs' | 'firstSeq' | 'payloadBytes' | 'broadcastKey' | 'concurrency' | 'timeoutMs' | 'onSend' | 'onPublished'> {
   /** Book each 201 into the session (ledger + the message's window for loss causes). @default true */
   accept?: boolean;
   /** Publishing stops when this resolves (a soak's last health window), before the schedule ends; the phase waits for it too. */
   stopWith?: (t0: number) => Promise<unknown>;
   /** Called with t0 just before the first message goes out. */
   onStart?: (t0: number) => void;
-  onSend?: PublisherOptions['onSend'];
-  onPublished?: PublisherOptions['onPublished'];
 }
 
 /** What the phases that let messages flow (publish, listen) share: their progress events and what runs alongside them. */
@@ -55,18 +43,12 @@ export function progressEvents(s: Session, c: FlowConfig, phase: PhaseName, plan
   return () => clearInterval(timer);
 }
 
-export interface Published {
-  result: PublisherResult;
-  /** When publishing started (session clock). */
-  t0: number;
-  sent: number;
-}
-
 /**
  * Publish seq firstSeq..messages on the publisher's drift-free schedule, booking every accepted
- * message into the session; an abort stops it. Emits progress while it runs.
+ * message into the session; an abort stops it. Emits progress while it runs. `t0`: when
+ * publishing started (session clock).
  */
-export function publishPhase(c: PublishConfig): Phase<Published> {
+export function publishPhase(c: PublishConfig): Phase<{ result: PublisherResult; t0: number; sent: number }> {
   return {
     name: 'publish',
     validate() {
@@ -80,17 +62,11 @@ export function publishPhase(c: PublishConfig): Phase<Published> {
       let failed = 0;
       const accept = c.accept ?? true;
       c.onStart?.(t0);
+      // The config's own fields (accept, alongside, progress...) ride along; the publisher reads only its options.
       const publisher = startPublisher({
-        url: c.url,
+        ...c,
         stream: s.stream,
         runId: s.runId,
-        messages: c.messages,
-        intervalMs: c.intervalMs,
-        ...(c.firstSeq !== undefined ? { firstSeq: c.firstSeq } : {}),
-        ...(c.payloadBytes !== undefined ? { payloadBytes: c.payloadBytes } : {}),
-        ...(c.broadcastKey ? { broadcastKey: c.broadcastKey } : {}),
-        ...(c.concurrency !== undefined ? { concurrency: c.concurrency } : {}),
-        ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}),
         onSend: (seq, sentAt) => {
           sent++;
           c.onSend?.(seq, sentAt);
