@@ -2,6 +2,7 @@ import { io, type Socket } from 'socket.io-client';
 import { ClientBase } from './client-base.ts';
 import { LeanClient, LeanStage, type LeanProtocol } from './lean-client.ts';
 import { socketIoBackoff } from './reconnect.ts';
+import { parseJson } from './payload.ts';
 import { seedSocketIoBackoff } from './seeded-jitter.ts';
 import { defineTarget, type ClientOptions, type TargetClient } from './types.ts';
 
@@ -136,12 +137,12 @@ const leanSocketIo: LeanProtocol = {
     if (t === '1') return { notice: 'engine.io close (1)' };
     if (t.startsWith('44')) return { error: `socket.io connect refused: ${t.slice(2)}` };
     if (t.startsWith('430')) {
-      const reply = JSON.parse(t.slice(3)) as [{ ok?: boolean }];
-      return reply[0]?.ok ? { stage: LeanStage.Subscribed } : { error: 'subscribe rejected' };
+      const reply = parseJson(t.slice(3));
+      return Array.isArray(reply) && (reply[0] as { ok?: unknown } | null | undefined)?.ok ? { stage: LeanStage.Subscribed } : { error: 'subscribe rejected' };
     }
     if (t.startsWith('42')) {
-      const ev = JSON.parse(t.slice(2)) as unknown[];
-      if (ev[0] === 'message' && ev[1] !== undefined) return { data: typeof ev[1] === 'string' ? ev[1] : JSON.stringify(ev[1]) };
+      const ev = parseJson(t.slice(2));
+      if (Array.isArray(ev) && ev[0] === 'message' && ev[1] !== undefined) return { data: typeof ev[1] === 'string' ? ev[1] : JSON.stringify(ev[1]) };
     }
     return undefined;
   },

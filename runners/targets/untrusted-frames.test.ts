@@ -11,11 +11,11 @@ import { getTarget, leanClientFor } from './index.ts';
  */
 const JUNK = ['null', '5', '"text"', '[]', 'true', 'not json', '{"type":null}'];
 
-async function junkServer(): Promise<{ url: string; close(): Promise<void> }> {
+async function junkServer(frames: readonly string[] = JUNK): Promise<{ url: string; close(): Promise<void> }> {
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', handleProtocols: (p) => [...p][0] ?? false });
   await once(wss, 'listening');
   wss.on('connection', (ws) => {
-    for (const f of JUNK) ws.send(f);
+    for (const f of frames) ws.send(f);
     setTimeout(() => ws.close(1000), 100);
   });
   return {
@@ -30,9 +30,12 @@ describe('clients against a server that sends junk frames', () => {
     'ws lean client': (url: string) => leanClientFor('ws')!({ index: 0, url, stream: 's' }),
     'replay lean client (AnyCable wire)': (url: string) => leanClientFor('replay')!({ index: 0, url, stream: 's' }),
   };
-  for (const [name, make] of Object.entries(makers)) {
+  // Socket.IO frames carry JSON after a packet-type prefix: an event (42) or a subscribe ack (430) whose JSON is junk.
+  const SOCKETIO_JUNK = ['40', '42null', '42garbage', '42{}', '425', '430null', '430garbage', '430[null]'];
+  const cases = [...Object.entries(makers).map(([name, make]) => ({ name, make, frames: JUNK })), { name: 'socketio lean client (Socket.IO wire)', make: (url: string) => leanClientFor('socketio')!({ index: 0, url, stream: 's' }), frames: SOCKETIO_JUNK }];
+  for (const { name, make, frames } of cases) {
     it(`${name}: connect fails, nothing throws`, async () => {
-      const srv = await junkServer();
+      const srv = await junkServer(frames);
       try {
         const c = make(srv.url);
         c.on('error', () => {});
