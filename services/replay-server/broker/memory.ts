@@ -301,12 +301,6 @@ export class MemoryBroker implements Broker {
     const minTs = Math.floor(nowMs / 1000) - this.opts.historyTtlSec;
     const streamTtlMs = 10 * this.opts.historyTtlSec * 1000;
     let visits = 0;
-    for (const [name, s] of this.quiet) {
-      visits++;
-      if (nowMs - s.lastAddMs <= streamTtlMs) break;
-      this.quiet.delete(name);
-      this.streamBytes -= streamCost(name);
-    }
     // A live stream's newest message is as old as its last publish: once that expired, all did.
     for (const [name, s] of this.live) {
       visits++;
@@ -314,6 +308,12 @@ export class MemoryBroker implements Broker {
       this.clearEntries(s, minTs);
       this.live.delete(name);
       this.quiet.set(name, s);
+    }
+    for (const [name, s] of this.quiet) {
+      visits++;
+      if (nowMs - s.lastAddMs <= streamTtlMs) break;
+      this.quiet.delete(name);
+      this.streamBytes -= streamCost(name);
     }
     const nowDs = this.ds(nowMs);
     // Change order is expiry order (one TTL, a change re-inserts).
