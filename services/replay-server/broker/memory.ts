@@ -9,7 +9,8 @@ export const DEFAULT_IDEMPOTENCY_WINDOW_SEC = 300;
 /**
  * What one stream costs besides its messages and its name (map slot, state object, epoch string,
  * entries array), counted with the messages against historyMaxBytes so that many tiny streams hit
- * the budget too. Measured with bench/replay-streams.ts (about 330 bytes of heap per stream).
+ * the budget too. bench/replay-streams.ts measured about 440 bytes of heap per stream holding one
+ * message, of which about 170 are the message's own entry.
  */
 export const STREAM_OVERHEAD_BYTES = 320;
 /** Streams kept by default (memory and Redis brokers); the least recently published goes first. */
