@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryBroker, STREAM_OVERHEAD_BYTES } from './broker/memory.ts';
 import { REDIS_STREAM_OVERHEAD_BYTES, RedisBroker } from './broker/redis.ts';
 import type { Broker } from './broker/types.ts';
 import { brokerOptions } from './index.ts';
 import { resolveReplayOptions, type ReplayServerOptions } from './options.ts';
-import { useTestServers } from './test-fixture.ts';
-import { pubsubId, startTestRedis, type TestServer, type TestRedis } from './testing.ts';
+import { useSuiteRedis, useTestServers } from './test-fixture.ts';
+import { pubsubId, type TestServer } from './testing.ts';
 
 /**
  * The stream count and the streams' own memory are bounded (issue 35 item 4): 5,000 distinct
@@ -14,15 +14,9 @@ import { pubsubId, startTestRedis, type TestServer, type TestRedis } from './tes
  * idle streams or sessions; the hub keeps no entry for a stream nobody listens to.
  */
 
-let redis: TestRedis;
 let seq = 0;
 const t = useTestServers();
-beforeAll(async () => {
-  redis = await startTestRedis();
-});
-afterAll(async () => {
-  await redis.close();
-});
+const redis = useSuiteRedis();
 
 interface Metrics {
   streams: number;
