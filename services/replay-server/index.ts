@@ -55,6 +55,7 @@ export function brokerOptions(opts: ReplayServerOptions): MemoryBrokerOptions {
     idempotencyWindowSec: opts.idempotencyWindowSec,
     historyStreamMaxBytes: opts.historyStreamMaxBytes,
     historyMaxBytes: opts.historyMaxBytes,
+    maxStreams: opts.maxStreams,
     sessionTtlSec: opts.sessionTtlSec,
     maxSessions: opts.maxSessions,
     maxSessionStoreBytes: opts.maxSessionStoreBytes,

@@ -1,5 +1,5 @@
-import { afterEach } from 'vitest';
-import { connectRaw, startTestServer, type RawClient, type TestServer } from './testing.ts';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { connectRaw, startTestRedis, startTestServer, type RawClient, type TestRedis, type TestServer } from './testing.ts';
 
 /**
  * For test files only (it registers an afterEach): replay servers on port 0 and raw clients a
@@ -29,6 +29,23 @@ export function useTestServers() {
       const x = await connectRaw(url);
       clients.push(x.c);
       return x;
+    },
+  };
+}
+
+/** For test files only: one real redis-server for the whole file (beforeAll/afterAll); read `.url` inside tests. */
+export function useSuiteRedis(): { readonly url: string } {
+  let redis: TestRedis | undefined;
+  beforeAll(async () => {
+    redis = await startTestRedis();
+  });
+  afterAll(async () => {
+    await redis?.close();
+  });
+  return {
+    get url() {
+      if (!redis) throw new Error('useSuiteRedis: Redis is started in beforeAll');
+      return redis.url;
     },
   };
 }

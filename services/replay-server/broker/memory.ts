@@ -6,6 +6,15 @@ import type { Broker, BrokerOptions, BrokerStats, HistoryPage, HistoryPosition, 
 export const SESSION_OVERHEAD_BYTES = 64;
 /** Seconds a publish's idempotency key is remembered by default. */
 export const DEFAULT_IDEMPOTENCY_WINDOW_SEC = 300;
+/**
+ * What one stream costs besides its messages and its name (map slot, state object, epoch string,
+ * entries array), counted with the messages against historyMaxBytes so that many tiny streams hit
+ * the budget too. bench/replay-streams.ts measured about 440 bytes of heap per stream holding one
+ * message, of which about 170 are the message's own entry.
+ */
+export const STREAM_OVERHEAD_BYTES = 320;
+/** Streams kept by default (memory and Redis brokers); the least recently published goes first. */
+export const DEFAULT_MAX_STREAMS = 100_000;
 /** Idempotency keys the memory broker remembers at most (about 100 bytes each): oldest forgotten first. */
 export const MAX_IDEMPOTENCY_KEYS = 100_000;
 
@@ -29,6 +38,9 @@ interface StreamState {
   bytes: number;
 }
 
+/** A stream's share of the byte budget: its fixed overhead and its name. */
+export const streamCost = (name: string): number => STREAM_OVERHEAD_BYTES + name.length;
+
 /** One stored entry in global store order, for the whole-broker byte cap (stale once its stream trimmed it). */
 interface Stored {
   s: StreamState;
@@ -50,12 +62,26 @@ export interface MemoryBrokerOptions extends BrokerOptions {
  * - a resume from offset N is served when N+1 is still retained (anycable-go wants N itself), so
  *   a client exactly one past the retention window still gets a gap-free backlog;
  * - a stream dropped after 10 × TTL of silence comes back with a new epoch (anycable-go restarts
- *   offsets under the same epoch), so a stale position can never alias a new message.
+ *   offsets under the same epoch), so a stale position can never alias a new message. A stream
+ *   evicted by maxStreams or the byte budget comes back the same way.
  */
 export class MemoryBroker implements Broker {
   readonly kind = 'memory';
   readonly epoch: string;
-  private readonly streams = new Map<string, StreamState>();
+  /**
+   * Streams in last-publish order (a publish re-inserts), split so that the sweep only touches
+   * what expires: `live` may hold unexpired messages, `quiet` streams' whole history expired and
+   * they keep only their offset counter (a caught-up client still resumes) until 10 x TTL of
+   * silence. Every quiet stream was published before every live one, so the least recently
+   * published stream is the head of `quiet`, else of `live`.
+   */
+  private readonly live = new Map<string, StreamState>();
+  private readonly quiet = new Map<string, StreamState>();
+  /** Fixed overhead + name of every stream held (STREAM_OVERHEAD_BYTES each), counted against historyMaxBytes. */
+  private streamBytes = 0;
+  private streamsEvicted = 0;
+  /** Entries (streams and sessions) the last sweep looked at: what expired plus one per order. For tests. */
+  sweepVisits = 0;
   // Insertion order is change order (an update re-inserts), so the first entry is the one to
   // evict. Identifier strings are the hub's interned copies in a single process: not duplicated.
   private readonly sessions = new Map<string, SessionEntry>();
@@ -113,6 +139,7 @@ export class MemoryBroker implements Broker {
       if (it.exclude !== undefined) msg.exclude = it.exclude;
       if (!it.transient) {
         const s = this.streamFor(it.stream, nowMs);
+        this.trimExpired(s, nowMs);
         msg.epoch = s.epoch;
         msg.offset = ++s.last;
         msg.ts = Math.floor(nowMs / 1000);
@@ -125,7 +152,7 @@ export class MemoryBroker implements Broker {
         const maxStream = this.opts.historyStreamMaxBytes ?? Infinity;
         // Count and bytes per stream; the newest entry always stays (a message fits by the size limit).
         while (s.entries.length > this.opts.historyLimit || (s.bytes > maxStream && s.entries.length > 1)) this.dropHead(s, true);
-        this.capTotal();
+        this.capTotal(s, nowMs);
       }
       out.push(msg);
     }
@@ -144,7 +171,9 @@ export class MemoryBroker implements Broker {
   }
 
   historySync(stream: string, position: HistoryPosition, page?: HistoryPage): HistoryResult {
-    const s = this.streams.get(stream);
+    const s = this.live.get(stream) ?? this.quiet.get(stream);
+    // The sweep only empties streams whose whole history expired: an active stream's expired head goes here.
+    if (s) this.trimExpired(s, this.now());
     if ('since' in position) {
       if (!s) return { ok: true, messages: [] };
       let i = 0;
@@ -251,7 +280,7 @@ export class MemoryBroker implements Broker {
   }
 
   statsSync(): BrokerStats {
-    return { kind: this.kind, historyStreams: this.streams.size, historyMessages: this.storedCount, sessions: this.sessions.size, sessionBytes: this.sessionBytes, sessionsEvicted: this.sessionsEvicted, published: this.published, duplicatesSuppressed: this.duplicatesSuppressed, historyBytes: this.historyBytes, historyEvictedBytes: this.historyEvictedBytes, historyEvictedMessages: this.historyEvictedMessages };
+    return { kind: this.kind, historyStreams: this.live.size + this.quiet.size, streamBytes: this.streamBytes, streamsEvicted: this.streamsEvicted, historyMessages: this.storedCount, sessions: this.sessions.size, sessionBytes: this.sessionBytes, sessionsEvicted: this.sessionsEvicted, published: this.published, duplicatesSuppressed: this.duplicatesSuppressed, historyBytes: this.historyBytes, historyEvictedBytes: this.historyEvictedBytes, historyEvictedMessages: this.historyEvictedMessages };
   }
 
   async stats(): Promise<BrokerStats> {
@@ -263,17 +292,75 @@ export class MemoryBroker implements Broker {
     this.listeners.clear();
   }
 
-  /** Drop expired history entries, long-silent streams and expired sessions. Public for tests. */
+  /**
+   * Drop expired history, long-silent streams and expired sessions. Each kind is kept in expiry
+   * order, so a sweep stops at the first entry still alive: its cost is what expires, not what is
+   * held (bench/replay-streams.ts). Public for tests.
+   */
   sweep(): void {
     const nowMs = this.now();
     const minTs = Math.floor(nowMs / 1000) - this.opts.historyTtlSec;
     const streamTtlMs = 10 * this.opts.historyTtlSec * 1000;
-    for (const [name, s] of this.streams) {
-      while (s.entries.length > 0 && (s.entries[0]!.ts ?? 0) < minTs) this.dropHead(s, false);
-      if (s.entries.length === 0 && nowMs - s.lastAddMs > streamTtlMs) this.streams.delete(name);
+    let visits = 0;
+    // A live stream's newest message is as old as its last publish: once that expired, all did.
+    for (const [name, s] of this.live) {
+      visits++;
+      if (Math.floor(s.lastAddMs / 1000) >= minTs) break;
+      this.clearEntries(s, minTs);
+      this.live.delete(name);
+      this.quiet.set(name, s);
+    }
+    for (const [name, s] of this.quiet) {
+      visits++;
+      if (nowMs - s.lastAddMs <= streamTtlMs) break;
+      this.quiet.delete(name);
+      this.streamBytes -= streamCost(name);
     }
     const nowDs = this.ds(nowMs);
-    for (const [sid, e] of this.sessions) if (e.exp <= nowDs) this.dropSession(sid);
+    // Change order is expiry order (one TTL, a change re-inserts).
+    for (const [sid, e] of this.sessions) {
+      visits++;
+      if (e.exp > nowDs) break;
+      this.dropSession(sid);
+    }
+    this.sweepVisits = visits;
+  }
+
+  /** Drop a stream's expired head (reads and publishes call it; the sweep handles whole streams). */
+  private trimExpired(s: StreamState, nowMs: number): void {
+    const minTs = Math.floor(nowMs / 1000) - this.opts.historyTtlSec;
+    while (s.entries.length > 0 && (s.entries[0]!.ts ?? 0) < minTs) this.dropHead(s, false);
+  }
+
+  /** Drop all of a stream's entries at once: the expired ones by TTL, the rest counted as evicted. */
+  private clearEntries(s: StreamState, minTs: number): void {
+    for (const e of s.entries) {
+      const n = e.message.length;
+      this.historyBytes -= n;
+      this.storedCount--;
+      if ((e.ts ?? 0) >= minTs) {
+        this.historyEvictedBytes += n;
+        this.historyEvictedMessages++;
+      }
+    }
+    s.entries = [];
+    s.bytes = 0;
+  }
+
+  /** The least recently published stream (see `live`/`quiet`). */
+  private leastRecent(): [string, StreamState] | undefined {
+    return (this.quiet.size > 0 ? this.quiet : this.live).entries().next().value;
+  }
+
+  /**
+   * Forget a whole stream before its time (a cap): its history goes, and a later publish starts it
+   * again under a new epoch, so a client resuming from the old one is told its history is gone.
+   */
+  private evictStream(name: string, s: StreamState, nowMs: number): void {
+    this.clearEntries(s, Math.floor(nowMs / 1000) - this.opts.historyTtlSec);
+    if (!this.live.delete(name)) this.quiet.delete(name);
+    this.streamBytes -= streamCost(name);
+    this.streamsEvicted++;
   }
 
   /** Drop a stream's oldest entry; `evicted`: by a cap (counted), not by TTL. */
@@ -289,15 +376,42 @@ export class MemoryBroker implements Broker {
     }
   }
 
-  /** The whole-broker byte cap: oldest stored entry first, whichever stream holds it. */
-  private capTotal(): void {
+  /**
+   * The whole-broker byte budget (messages + streams' fixed overhead): a least recently published
+   * stream with no live message goes whole first (it only holds an offset counter), then the oldest
+   * stored message of any stream, and with none left the least recently published stream. `keep`
+   * (the stream just published) is never dropped whole.
+   */
+  private capTotal(keep: StreamState, nowMs: number): void {
     const max = this.opts.historyMaxBytes;
     if (max === undefined) return;
-    while (this.historyBytes > max && this.orderHead < this.order.length) {
-      const { s, offset } = this.order[this.orderHead++]!;
-      // Live only if still its stream's head (TTL, count and stream caps trim heads too) and the stream is still current.
-      if (s.entries[0]?.offset === offset && s.entries.length > 0) this.dropHead(s, true);
+    const minTs = Math.floor(nowMs / 1000) - this.opts.historyTtlSec;
+    while (this.historyBytes + this.streamBytes > max) {
+      const lru = this.leastRecent();
+      const evictable = lru !== undefined && lru[1] !== keep;
+      if (evictable && (lru[1].entries.length === 0 || Math.floor(lru[1].lastAddMs / 1000) < minTs)) this.evictStream(lru[0], lru[1], nowMs);
+      else if (!this.dropOldest()) {
+        if (!evictable) break;
+        this.evictStream(lru[0], lru[1], nowMs);
+      }
     }
+    this.compactOrder();
+  }
+
+  /** Evict the oldest stored message still held, whichever stream holds it; false when none is. */
+  private dropOldest(): boolean {
+    while (this.orderHead < this.order.length) {
+      const { s, offset } = this.order[this.orderHead++]!;
+      // Live only if still its stream's head (TTL, count and stream caps trim heads too; an evicted stream holds none).
+      if (s.entries[0]?.offset === offset) {
+        this.dropHead(s, true);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private compactOrder(): void {
     // Stale items (trimmed by other caps) pile up behind the head: compact now and then.
     if (this.orderHead > 1024 && this.orderHead * 2 > this.order.length) {
       this.order = this.order.slice(this.orderHead);
@@ -314,12 +428,22 @@ export class MemoryBroker implements Broker {
     return Math.floor((ms - this.t0) / 100);
   }
 
+  /** The stream, moved to the most recently published end; a new one may push the least recent out (maxStreams). */
   private streamFor(stream: string, nowMs: number): StreamState {
-    let s = this.streams.get(stream);
-    if (!s) {
+    let s = this.live.get(stream);
+    if (s) this.live.delete(stream);
+    else if ((s = this.quiet.get(stream))) this.quiet.delete(stream);
+    else {
       s = { epoch: `${this.epoch}-${(this.generation++).toString(36)}`, last: 0, entries: [], lastAddMs: nowMs, bytes: 0 };
-      this.streams.set(stream, s);
+      this.streamBytes += streamCost(stream);
+      const max = this.opts.maxStreams ?? DEFAULT_MAX_STREAMS;
+      // The new stream is not in a map yet, so it cannot be the one pushed out.
+      while (this.live.size + this.quiet.size >= max) {
+        const [name, old] = this.leastRecent()!;
+        this.evictStream(name, old, nowMs);
+      }
     }
+    this.live.set(stream, s);
     return s;
   }
 }

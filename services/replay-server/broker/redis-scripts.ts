@@ -9,7 +9,9 @@
  *   P gen            counter  stream generations: a stream's epoch is `<epoch>-<gen>`
  *   P m:<stream>     hash     {e: stream epoch, l: last offset}
  *   P h:<stream>     stream   history; entry ID `<offset>-1`, fields m (message JSON), t (unix s)
- *   P streams        zset     stream -> last add (ms), for stats and silence expiry
+ *   P streams        zset     stream -> last publish (ms): the streams held (count, maxStreams, silence expiry)
+ *   P stb            counter  bytes the streams cost (overhead + name each), counted against the byte budget
+ *   P sev            counter  whole streams evicted by maxStreams or the byte budget
  *   P feed           stream   fan-out feed every node reads (XREAD); fields n s m e o t x
  *   P feedseq        counter  feed sequence `n`: a reader sees a gap when n jumps
  *   P published      counter  items published
@@ -21,7 +23,7 @@
 /**
  * ARGV: prefix, fresh epoch (used only if none exists), historyLimit, historyTtlSec, feedMaxLen,
  * item count, idempotency window (ms), per-stream max bytes, whole-history max bytes (0 = none),
- * then 5 per item: stream, message, exclude ('' = none),
+ * max streams, per-stream overhead bytes, then 5 per item: stream, message, exclude ('' = none),
  * transient ('1'/'0'), idempotency key ('' = none). An item whose key is already held
  * (`P i:<len>:<stream><key>`, SET NX PX in this same script, so a retry racing its first attempt
  * still stores once) is skipped: not stored, not in the feed, counted in `P dups`.
@@ -40,18 +42,48 @@ local idemMs = ARGV[7]
 local streamMax = tonumber(ARGV[8])
 local totalMax = tonumber(ARGV[9])
 local silenceMs = ttl * 10 * 1000
+local maxStreams = tonumber(ARGV[10])
+local overhead = tonumber(ARGV[11])
 -- Byte accounting: P hbytes (all history), field b of P m:<stream>, and P hq, a zset of every
 -- stored entry in store order (member '<bytes>:<offset>:<stream epoch>:<stream>'), so the
 -- whole-history cap can drop the oldest entry of any stream. Every removal goes through drop().
-local function drop(hk, mk, e, st, id, len, evicted)
-  redis.call('XDEL', hk, id)
-  redis.call('HINCRBY', mk, 'b', -len)
+local function unstore(e, st, id, len, evicted)
   redis.call('DECRBY', p .. 'hbytes', len)
   redis.call('ZREM', p .. 'hq', len .. ':' .. string.match(id, '^(%d+)') .. ':' .. e .. ':' .. st)
   if evicted then
     redis.call('INCRBY', p .. 'hevb', len)
     redis.call('INCR', p .. 'hevm')
   end
+end
+local function drop(hk, mk, e, st, id, len, evicted)
+  redis.call('XDEL', hk, id)
+  redis.call('HINCRBY', mk, 'b', -len)
+  unstore(e, st, id, len, evicted)
+end
+-- A whole stream leaves: its entries (evicted unless expired), its keys, its place in P streams
+-- and its bytes. A later publish starts it under a new epoch, so an old position cannot alias.
+local function forget(st, evicted)
+  local hk, mk = p .. 'h:' .. st, p .. 'm:' .. st
+  local e = redis.call('HGET', mk, 'e')
+  if e then
+    local cursor = '-'
+    while true do
+      local chunk = redis.call('XRANGE', hk, cursor, '+', 'COUNT', 256)
+      if #chunk == 0 then break end
+      for _, en in ipairs(chunk) do unstore(e, st, en[1], #en[2][2], evicted and tonumber(en[2][4]) >= nowS - ttl) end
+      cursor = '(' .. chunk[#chunk][1]
+    end
+  end
+  redis.call('DEL', hk, mk)
+  if redis.call('ZREM', p .. 'streams', st) == 1 then redis.call('DECRBY', p .. 'stb', overhead + #st) end
+  if evicted then redis.call('INCR', p .. 'sev') end
+end
+-- The least recently published stream other than \`keep\` (ties share a millisecond), or nil.
+local function leastRecent(keep)
+  local two = redis.call('ZRANGE', p .. 'streams', 0, 1, 'WITHSCORES')
+  if two[1] and two[1] ~= keep then return two[1], tonumber(two[2]) end
+  if two[3] and two[3] ~= keep then return two[3], tonumber(two[4]) end
+  return nil
 end
 local epoch = redis.call('GET', p .. 'epoch')
 if not epoch then
@@ -60,7 +92,7 @@ if not epoch then
 end
 local out = {}
 for i = 0, n - 1 do
-  local b = 10 + i * 5
+  local b = 12 + i * 5
   local s, m, x, tr, ik = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
   local dup = false
   if ik ~= '' and tr ~= '1' then
@@ -79,6 +111,16 @@ for i = 0, n - 1 do
     local mk = p .. 'm:' .. s
     local hk = p .. 'h:' .. s
     local e = redis.call('HGET', mk, 'e')
+    -- Held streams are counted (and bounded) by P streams; a new one pushes the least recently
+    -- published out past maxStreams.
+    if redis.call('ZADD', p .. 'streams', nowMs, s) == 1 then
+      redis.call('INCRBY', p .. 'stb', overhead + #s)
+      while redis.call('ZCARD', p .. 'streams') > maxStreams do
+        local lru = leastRecent(s)
+        if not lru then break end
+        forget(lru, true)
+      end
+    end
     if not e then
       -- A new stream, or one silent for 10 x TTL (its keys expired): a new epoch, so no stale
       -- position can alias a new message.
@@ -105,31 +147,44 @@ for i = 0, n - 1 do
     end
     redis.call('PEXPIRE', mk, silenceMs)
     redis.call('PEXPIRE', hk, silenceMs)
-    redis.call('ZADD', p .. 'streams', nowMs, s)
     redis.call('XADD', p .. 'feed', 'MAXLEN', '~', feedMax, '*', 'n', seq, 's', s, 'm', m, 'x', x, 'e', e, 'o', o, 't', nowS)
     out[#out + 1] = { e, o, nowS }
   end
 end
--- The whole-history cap: oldest stored first, whichever stream. An entry already gone with its
--- stream's keys (silence expiry, a new stream epoch) still held its bytes: they come off too.
+-- Streams silent for 10 x TTL (their keys expired with PEXPIRE) leave P streams and its bytes,
+-- a bounded number per call: the count stays bounded by maxStreams meanwhile.
+for _, st in ipairs(redis.call('ZRANGEBYSCORE', p .. 'streams', '-inf', nowMs - silenceMs, 'LIMIT', 0, 100)) do forget(st, false) end
+-- The whole-history budget (message bytes + the streams' own): a least recently published stream
+-- with no live message goes whole first, then the oldest stored message of any stream (an entry
+-- already gone with its stream's keys still held its bytes: they come off too), then, with no
+-- message left, the least recently published stream. The last stream published stays.
 if totalMax > 0 then
+  local keep = ARGV[12 + (tonumber(ARGV[6]) - 1) * 5] or ''
   for _ = 1, 100000 do
-    if tonumber(redis.call('GET', p .. 'hbytes') or '0') <= totalMax then break end
-    local first = redis.call('ZPOPMIN', p .. 'hq')
-    if #first == 0 then break end
-    local len, off, ep, st = string.match(first[1], '^(%d+):(%d+):([^:]*):(.*)$')
-    len = tonumber(len)
-    local hk, mk = p .. 'h:' .. st, p .. 'm:' .. st
-    if redis.call('HGET', mk, 'e') == ep and #redis.call('XRANGE', hk, off .. '-1', off .. '-1') == 1 then
-      redis.call('XDEL', hk, off .. '-1')
-      redis.call('HINCRBY', mk, 'b', -len)
-      redis.call('INCRBY', p .. 'hevb', len)
-      redis.call('INCR', p .. 'hevm')
+    if tonumber(redis.call('GET', p .. 'hbytes') or '0') + tonumber(redis.call('GET', p .. 'stb') or '0') <= totalMax then break end
+    local lru, at = leastRecent(keep)
+    if lru and (at < (nowS - ttl) * 1000 or redis.call('XLEN', p .. 'h:' .. lru) == 0) then
+      forget(lru, true)
+    else
+      local first = redis.call('ZPOPMIN', p .. 'hq')
+      if #first == 0 then
+        if not lru then break end
+        forget(lru, true)
+      else
+        local len, off, ep, st = string.match(first[1], '^(%d+):(%d+):([^:]*):(.*)$')
+        len = tonumber(len)
+        local hk, mk = p .. 'h:' .. st, p .. 'm:' .. st
+        if redis.call('HGET', mk, 'e') == ep and #redis.call('XRANGE', hk, off .. '-1', off .. '-1') == 1 then
+          redis.call('XDEL', hk, off .. '-1')
+          redis.call('HINCRBY', mk, 'b', -len)
+          redis.call('INCRBY', p .. 'hevb', len)
+          redis.call('INCR', p .. 'hevm')
+        end
+        redis.call('DECRBY', p .. 'hbytes', len)
+      end
     end
-    redis.call('DECRBY', p .. 'hbytes', len)
   end
 end
-redis.call('ZREMRANGEBYSCORE', p .. 'streams', '-inf', nowMs - silenceMs)
 redis.call('INCRBY', p .. 'published', n)
 return out
 `;

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { ReboundError } from '../../../lib/errors.ts';
-import { DEFAULT_IDEMPOTENCY_WINDOW_SEC, SESSION_OVERHEAD_BYTES } from './memory.ts';
+import { DEFAULT_IDEMPOTENCY_WINDOW_SEC, DEFAULT_MAX_STREAMS, SESSION_OVERHEAD_BYTES } from './memory.ts';
 import { HISTORY_COUNT_LUA, HISTORY_LUA, PUBLISH_LUA, SESSION_LUA } from './redis-scripts.ts';
 import { DeferredSessions, type SessionOp } from './redis-session-queue.ts';
 import { encodeSession, decodeSession } from '../session/index.ts';
@@ -23,6 +23,13 @@ export interface RedisBrokerOptions extends BrokerOptions {
 }
 
 export const DEFAULT_COMMAND_TIMEOUT_MS = 1000;
+/**
+ * What one stream costs Redis besides its messages and its name: its m: hash and h: stream keys
+ * (a Redis Stream's first node allocates about 4 KB), their dict entries and its P streams member.
+ * Counted against historyMaxBytes like the memory broker's STREAM_OVERHEAD_BYTES; bench/replay-streams.ts
+ * --redis measured about 4,975 bytes of used_memory per stream holding one 7-byte message.
+ */
+export const REDIS_STREAM_OVERHEAD_BYTES = 4600;
 export const DEFAULT_PROBE_INTERVAL_MS = 500;
 
 /** Redis answers that mean "up, but refusing writes": the node is degraded even though PING works. */
@@ -243,7 +250,7 @@ export class RedisBroker implements Broker {
 
   async publish(items: readonly PublishItem[]): Promise<void> {
     if (items.length === 0) return;
-    const args: (string | number)[] = [this.prefix, newEpoch(), this.opts.historyLimit, this.opts.historyTtlSec, this.opts.feedMaxLen ?? DEFAULT_FEED_MAX_LEN, items.length, (this.opts.idempotencyWindowSec ?? DEFAULT_IDEMPOTENCY_WINDOW_SEC) * 1000, this.opts.historyStreamMaxBytes ?? Number.MAX_SAFE_INTEGER, this.opts.historyMaxBytes ?? 0];
+    const args: (string | number)[] = [this.prefix, newEpoch(), this.opts.historyLimit, this.opts.historyTtlSec, this.opts.feedMaxLen ?? DEFAULT_FEED_MAX_LEN, items.length, (this.opts.idempotencyWindowSec ?? DEFAULT_IDEMPOTENCY_WINDOW_SEC) * 1000, this.opts.historyStreamMaxBytes ?? Number.MAX_SAFE_INTEGER, this.opts.historyMaxBytes ?? 0, this.opts.maxStreams ?? DEFAULT_MAX_STREAMS, REDIS_STREAM_OVERHEAD_BYTES];
     for (const it of items) args.push(it.stream, it.message, it.exclude ?? '', it.transient ? '1' : '0', it.idempotencyKey ?? '');
     try {
       await this.call(() => this.cmd.rrPublish(...args), 'publish');
@@ -317,9 +324,9 @@ export class RedisBroker implements Broker {
   async stats(maxStreams = HISTORY_COUNT_MAX_STREAMS): Promise<BrokerStats> {
     const p = this.prefix;
     const c = this.cmd;
-    const [streams, sessions, bytes, evicted, published, held, dups, hb] = await this.call(() => Promise.all([c.zcard(`${p}streams`), c.zcard(`${p}sidx`), c.get(`${p}stotal`), c.get(`${p}sevicted`), c.get(`${p}published`), c.rrHistoryCount(p, maxStreams), c.get(`${p}dups`), c.mget(`${p}hbytes`, `${p}hevb`, `${p}hevm`)]), 'stats');
+    const [streams, sessions, bytes, evicted, published, held, dups, hb] = await this.call(() => Promise.all([c.zcard(`${p}streams`), c.zcard(`${p}sidx`), c.get(`${p}stotal`), c.get(`${p}sevicted`), c.get(`${p}published`), c.rrHistoryCount(p, maxStreams), c.get(`${p}dups`), c.mget(`${p}hbytes`, `${p}hevb`, `${p}hevm`, `${p}stb`, `${p}sev`)]), 'stats');
     const h = this.health();
-    return { kind: this.kind, historyStreams: streams, historyMessages: Number(held), sessions, sessionBytes: Number(bytes ?? 0), sessionsEvicted: Number(evicted ?? 0), published: Number(published ?? 0), duplicatesSuppressed: Number(dups ?? 0), historyBytes: Number(hb[0] ?? 0), historyEvictedBytes: Number(hb[1] ?? 0), historyEvictedMessages: Number(hb[2] ?? 0), feedGaps: this.feedGaps, feedResets: this.feedResets, epochChanges: this.epochChanges, redis: { ok: h.ok, ...(h.reason ? { reason: h.reason } : {}), probes: this.probes, probeFailures: this.probeFailures, commandFailures: this.commandFailures, timeouts: this.timeouts, deadlineMs: this.deadlineMs } };
+    return { kind: this.kind, historyStreams: streams, historyMessages: Number(held), sessions, sessionBytes: Number(bytes ?? 0), sessionsEvicted: Number(evicted ?? 0), published: Number(published ?? 0), duplicatesSuppressed: Number(dups ?? 0), historyBytes: Number(hb[0] ?? 0), historyEvictedBytes: Number(hb[1] ?? 0), historyEvictedMessages: Number(hb[2] ?? 0), streamBytes: Number(hb[3] ?? 0), streamsEvicted: Number(hb[4] ?? 0), feedGaps: this.feedGaps, feedResets: this.feedResets, epochChanges: this.epochChanges, redis: { ok: h.ok, ...(h.reason ? { reason: h.reason } : {}), probes: this.probes, probeFailures: this.probeFailures, commandFailures: this.commandFailures, timeouts: this.timeouts, deadlineMs: this.deadlineMs } };
   }
 
   async close(): Promise<void> {

@@ -66,6 +66,10 @@ export interface BrokerStats {
   historyBytes?: number;
   historyEvictedBytes?: number;
   historyEvictedMessages?: number;
+  /** What the streams themselves cost (STREAM_OVERHEAD_BYTES + name each), counted with historyBytes against historyMaxBytes. */
+  streamBytes?: number;
+  /** Whole streams dropped by maxStreams or the byte budget before 10 x TTL of silence (their history, then their epoch, forgotten). */
+  streamsEvicted?: number;
   /** Items dropped as retries of an idempotency key already stored. */
   duplicatesSuppressed?: number;
   /** Redis broker: feed entries this node never saw (the feed was trimmed while it was cut off). */
@@ -98,8 +102,14 @@ export interface BrokerOptions {
   sessionTtlSec: number;
   /** Message bytes (string length) kept per stream; the oldest go first (the newest always stays). @default unbounded */
   historyStreamMaxBytes?: number;
-  /** Message bytes kept in all streams' history together; the oldest (store order) go first. @default unbounded */
+  /**
+   * Bytes kept in all streams' history together: message bytes plus each stream's fixed overhead
+   * and name. An expired or emptied least recently published stream goes first, then the oldest
+   * stored message, then the least recently published stream. @default unbounded
+   */
   historyMaxBytes?: number;
+  /** Streams kept (with history or only an offset counter); the least recently published is evicted first. @default 100_000 */
+  maxStreams?: number;
   /** Seconds an idempotency key is remembered. @default 300 */
   idempotencyWindowSec?: number;
   /** Sessions kept; the least recently changed is evicted first. @default unbounded (the server passes its option) */
