@@ -47,7 +47,7 @@ describe('latencyHistogram is bounded before hdr-histogram-js decodes it', () =>
     expect(histogramEnvelopeProblem(enc.histogram, 6)).toBe('latencyHistogram holds 5 samples, its count says 6');
     expect(histogramEnvelopeProblem(enc.histogram, 4)).toBe('latencyHistogram holds more than 4 samples, its count says 4');
     expect(countsLength(1, 3_600_000_000, 3)).toBe((newHistogram() as unknown as { countsArrayLength: number }).countsArrayLength);
-    for (const [lowest, highest, digits] of [[1, Number.MAX_SAFE_INTEGER, 3], [1000, 1e7, 2], [1, 2, 0], [5, 100_000, 5]] as const) {
+    for (const [lowest, highest, digits] of [[1, Number.MAX_SAFE_INTEGER, 3], [1000, 1e7, 2], [1, 2, 1], [5, 100_000, 5]] as const) {
       const h = hdr.build({ lowestDiscernibleValue: lowest, highestTrackableValue: highest, numberOfSignificantValueDigits: digits });
       expect(countsLength(lowest, highest, digits)).toBe((h as unknown as { countsArrayLength: number }).countsArrayLength);
     }
