@@ -39,7 +39,11 @@ export const COORD_OPTIONS = {
   perShardN: { type: 'int', default: 0, min: 0, max: 10_000_000, env: ['PER_SHARD_N'], doc: 'clients per shard, sent as n (0: the test\'s default or --n)' },
   total: { type: 'int', default: 0, min: 0, max: 100_000_000, env: ['TOTAL'], doc: 'clients in all, split as ceil(total / shards) (instead of --per-shard-n)' },
   pollMs: { type: 'int', default: 5000, min: 50, max: 60_000, env: ['POLL_MS'], doc: 'ms between job polls' },
-  timeoutSec: { type: 'int', default: 3600, min: 1, max: 86_400, env: ['SHARD_TIMEOUT_SEC'], doc: 'per-shard deadline, s' },
+  timeoutSec: { type: 'int', default: 3600, min: 1, max: 86_400, env: ['SHARD_TIMEOUT_SEC'], doc: 'per-shard deadline, s (the outer bound; a shard that announced its plan is held to it first, see --plan-grace-sec)' },
+  // A shard's job announces `plannedMs`; one still running past plan + max(grace, 25% of plan) is excluded as `timeout`.
+  planGraceSec: { type: 'int', default: 30, min: 0, max: 86_400, env: ['SHARD_PLAN_GRACE_SEC'], doc: 'a shard still running max(this, 25% of its announced plannedMs) after its plan ends is excluded (timeout), s' },
+  // The largest legitimate answer is a done job: 100,000 latencySamplesSorted, 86,400 time-series buckets and target-usage samples, the histogram come to about 12 MB; 64 MiB leaves room without letting one shard take the coordinator's memory.
+  maxResponseBytes: { type: 'int', default: 64 * 1024 ** 2, min: 65_536, max: 1024 ** 3, env: ['SHARD_MAX_RESPONSE_BYTES'], doc: 'bytes a shard answer may have; a bigger one is not read further and excludes the shard' },
   logLines: { type: 'int', default: 30, min: 0, max: 1000, doc: 'log lines asked per poll' },
   sharedStream: { type: 'bool', default: false, env: ['SHARED_STREAM'], doc: 'one publisher (the first shard), every shard on the same stream; clock offsets measured and corrected' },
   clockExchanges: { type: 'int', default: 8, min: 1, max: 100, doc: 'NTP-style exchanges per shard before and after a --shared-stream run' },

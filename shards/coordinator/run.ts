@@ -54,7 +54,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
   const mode = o.sharedStream ? 'shared' : 'own';
   if (mode === 'shared') checkSharedStream(o.test, params);
 
-  const health = await sweep(shards, token);
+  const health = await sweep(shards, token, { maxBytes: o.maxResponseBytes });
   for (const h of health) log(`[${h.name}] ${h.ok ? 'healthy' : `UNHEALTHY: ${h.problem}`} (${h.url})`);
   const sick = health.filter((h) => !h.ok);
   if (sick.length && !o.skipUnhealthy) {
@@ -104,6 +104,8 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
         token,
         pollMs: o.pollMs,
         timeoutMs: o.timeoutSec * 1000,
+        planGraceMs: o.planGraceSec * 1000,
+        maxResponseBytes: o.maxResponseBytes,
         logLines: o.logLines,
         table,
         allowParamMismatch: o.allowParamMismatch,

@@ -1,6 +1,8 @@
 import { sleep } from '../../lib/time.ts';
 import { callShard, joinUrl } from './http.ts';
+import { COORD_OPTIONS } from './options.ts';
 import { paramMismatches } from './params.ts';
+import { isCount } from '../merge/schema.ts';
 import { isObj, type ShardOutcome, type ShardResult } from '../merge/types.ts';
 import type { OptionTable } from '../../lib/options.ts';
 
@@ -16,7 +18,12 @@ export interface ShardJobSpec {
 export interface JobControl {
   token: string | undefined;
   pollMs: number;
+  /** The outer deadline, from the enqueue (SHARD_TIMEOUT_SEC). */
   timeoutMs: number;
+  /** Floor of the margin past the shard's own announced plan (plannedMs) before it is excluded (default: the coordinator's table). */
+  planGraceMs?: number;
+  /** Bytes any one answer of the shard may have (default: the coordinator's table). */
+  maxResponseBytes?: number;
   logLines: number;
   /** Option table of the test, to compare effective params by meaning (aliases, types); undefined: by name. */
   table: OptionTable | undefined;
@@ -39,10 +46,15 @@ interface JobObject {
   progress?: unknown;
   logTail?: unknown;
   result?: ShardResult;
+  /** The runner's expected wall time for the job (docs/runner-api.md, Job object). */
+  plannedMs?: unknown;
   error?: unknown;
   errorCode?: unknown;
   aborted?: unknown;
 }
+
+/** How far past its announced plan a running job may go: max(grace, 25% of the plan). */
+export const planMarginMs = (plannedMs: number, graceMs: number) => Math.max(graceMs, Math.ceil(plannedMs / 4));
 
 /** A job's error as one line, with its code when the shard gave one. */
 export function errText(e: unknown, code?: unknown): string {
@@ -54,9 +66,10 @@ export function errText(e: unknown, code?: unknown): string {
 
 /**
  * One shard's job: enqueue with `?async=1`, refuse a shard that would run a different test than
- * asked (unknown or changed params), then poll `GET /jobs/:id` until it ends or `timeoutMs`
- * passes. Network errors while polling are retried: a shard that stays unreachable ends as
- * `timeout`. Never throws: every way a shard can fail becomes its outcome.
+ * asked (unknown or changed params), then poll `GET /jobs/:id` until it ends, it overruns the plan
+ * it announced (`plannedMs` + max(planGraceMs, 25%)), or `timeoutMs` passes. Network errors while
+ * polling are retried: a shard that stays unreachable ends as `timeout`; a redirect or an answer
+ * over the byte cap is not retried (`rejected`). Never throws: every way a shard can fail becomes its outcome.
  */
 export async function runShardJob(spec: ShardJobSpec, c: JobControl): Promise<ShardOutcome> {
   const t0 = Date.now();
@@ -68,10 +81,12 @@ export async function runShardJob(spec: ShardJobSpec, c: JobControl): Promise<Sh
   }
 }
 
-async function shardJob(spec: ShardJobSpec, c: JobControl, t0: number): Promise<ShardOutcome> {
+async function shardJob(spec: ShardJobSpec, jc: JobControl, t0: number): Promise<ShardOutcome> {
+  const c = { ...jc, planGraceMs: jc.planGraceMs ?? COORD_OPTIONS.planGraceSec.default * 1000, maxResponseBytes: jc.maxResponseBytes ?? COORD_OPTIONS.maxResponseBytes.default };
   const out = (o: Omit<ShardOutcome, 'name' | 'url' | 'durationMs'>): ShardOutcome => ({ name: spec.name, url: spec.url, durationMs: Date.now() - t0, ...o });
   const qs = new URLSearchParams({ ...spec.query, async: '1' }).toString();
-  const r = await callShard(joinUrl(spec.url, `${spec.endpoint}?${qs}`), { method: 'POST', token: c.token, timeoutMs: 30_000 });
+  const r = await callShard(joinUrl(spec.url, `${spec.endpoint}?${qs}`), { method: 'POST', token: c.token, timeoutMs: 30_000, maxBytes: c.maxResponseBytes });
+  if (r.refused) return out({ status: 'rejected', error: `POST ${spec.endpoint} ${r.refused}` });
   if (r.error) return out({ status: 'unreachable', error: `POST ${spec.endpoint} failed: ${r.error}` });
   const body: Record<string, unknown> = r.isJson && isObj(r.json) ? r.json : {};
   if (r.status < 200 || r.status > 299) {
@@ -97,11 +112,17 @@ async function shardJob(spec: ShardJobSpec, c: JobControl, t0: number): Promise<
   let lastLog: string | undefined;
   let lastProgress = '';
   let lastError = '';
+  // The shard's own plan, timed on our clock from its acceptance (its startedAt is its clock); the
+  // first one announced holds, so a shard cannot push its deadline out by announcing more later.
+  const accepted = Date.now();
+  let plan: { plannedMs: number; deadline: number } | undefined;
+  const deadline = () => Math.min(t0 + c.timeoutMs, plan?.deadline ?? Infinity);
   // Bounded by the deadline: one poll every pollMs.
-  while (Date.now() - t0 < c.timeoutMs) {
-    await sleep(Math.min(c.pollMs, Math.max(0, c.timeoutMs - (Date.now() - t0))));
+  while (Date.now() < deadline()) {
+    await sleep(Math.min(c.pollMs, Math.max(0, deadline() - Date.now())));
     if (c.signal?.aborted) return out({ status: 'aborted', jobId, error: `aborted by the coordinator's caller: ${String(c.signal.reason ?? 'abort')}` });
-    const p = await callShard(joinUrl(spec.url, `/jobs/${encodeURIComponent(jobId)}?logLines=${c.logLines}`), { token: c.token, timeoutMs: Math.max(1000, c.pollMs * 2) });
+    const p = await callShard(joinUrl(spec.url, `/jobs/${encodeURIComponent(jobId)}?logLines=${c.logLines}`), { token: c.token, timeoutMs: Math.max(1000, c.pollMs * 2), maxBytes: c.maxResponseBytes });
+    if (p.refused) return out({ status: 'rejected', jobId, error: `GET /jobs/${jobId} ${p.refused}` });
     if (p.error || !p.isJson || p.status !== 200 || !isObj(p.json)) {
       const why = p.error ?? `GET /jobs/${jobId} answered ${p.status}: ${p.snippet}`;
       if (why !== lastError) c.onLine(`poll failed (retrying): ${why}`);
@@ -111,6 +132,7 @@ async function shardJob(spec: ShardJobSpec, c: JobControl, t0: number): Promise<
     lastError = '';
     const job = p.json as JobObject;
     const status = typeof job.status === 'string' ? job.status : '?';
+    if (!plan && isCount(job.plannedMs)) plan = { plannedMs: job.plannedMs, deadline: accepted + job.plannedMs + planMarginMs(job.plannedMs, c.planGraceMs) };
     if (Array.isArray(job.logTail)) {
       const lines = job.logTail.map(String);
       const from = lastLog === undefined ? 0 : lines.lastIndexOf(lastLog) + 1;
@@ -126,5 +148,10 @@ async function shardJob(spec: ShardJobSpec, c: JobControl, t0: number): Promise<
     if (status === 'done') return job.result !== undefined && job.result !== null ? out({ status: 'done', jobId, result: job.result }) : out({ status: 'failed', jobId, error: 'job done without a result' });
     if (status === 'failed') return out({ status: 'failed', jobId, error: errText(job.error ?? 'failed', job.errorCode) });
   }
-  return out({ status: 'timeout', jobId, error: `no final status within ${Math.round(c.timeoutMs / 1000)} s${lastError ? ` (last poll: ${lastError})` : ''}` });
+  const last = lastError ? ` (last poll: ${lastError})` : '';
+  if (plan && plan.deadline < t0 + c.timeoutMs) {
+    const margin = planMarginMs(plan.plannedMs, c.planGraceMs);
+    return out({ status: 'timeout', jobId, error: `overran its own plan: announced plannedMs ${plan.plannedMs}, no final status ${Math.round((Date.now() - accepted) / 1000)} s after it was accepted (plan + max(--plan-grace-sec, 25%) = ${Math.round((plan.plannedMs + margin) / 1000)} s)${last}` });
+  }
+  return out({ status: 'timeout', jobId, error: `no final status within ${Math.round(c.timeoutMs / 1000)} s${last}` });
 }

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 
@@ -25,6 +25,10 @@ export interface StandInOptions {
   logTail?: unknown[];
   /** Polls answered `running` before `done`. */
   runningPolls?: number;
+  /** The job record's `plannedMs` (the runner's announced wall time), on every poll. */
+  plannedMs?: number;
+  /** Answers a request itself (a redirect, an endless body) when it returns true; checked before the token. */
+  answer?: (path: string, res: ServerResponse) => boolean;
 }
 
 export interface StandIn {
@@ -44,6 +48,7 @@ export async function startStandIn(o: StandInOptions): Promise<StandIn> {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
+    if (o.answer?.(u.pathname, res)) return;
     if (u.pathname === '/health') return send(200, { status: 'ok', busy: false });
     if (u.pathname === '/time' && !o.noTime) return send(200, { now: Date.now() + (o.clockAheadMs ?? 0) });
     if (req.headers.authorization !== `Bearer ${o.token}`) return send(401, { statusCode: 401, error: 'Unauthorized', code: 'RR_ERR_AUTH_INVALID', message: 'bad token' });
@@ -53,11 +58,12 @@ export async function startStandIn(o: StandInOptions): Promise<StandIn> {
     }
     if (u.pathname === '/jobs/job-1') {
       polls++;
-      if (polls <= (o.runningPolls ?? 0)) return send(200, { status: 'running', params, progress: { phase: 'publish', published: polls }, logTail: [`poll ${polls}`] });
+      const plan = o.plannedMs === undefined ? {} : { plannedMs: o.plannedMs };
+      if (polls <= (o.runningPolls ?? 0)) return send(200, { status: 'running', params, ...plan, progress: { phase: 'publish', published: polls }, logTail: [`poll ${polls}`] });
       if (o.jobBody !== undefined) return send(200, o.jobBody);
       const r = o.result;
       const result = !o.keepParams && typeof r === 'object' && r !== null && !Array.isArray(r) && !('params' in r) ? { ...r, params } : r;
-      return send(200, { status: 'done', params, progress: { phase: 'done' }, logTail: o.logTail ?? ['finished'], result });
+      return send(200, { status: 'done', params, ...plan, progress: { phase: 'done' }, logTail: o.logTail ?? ['finished'], result });
     }
     return send(404, { statusCode: 404, error: 'Not Found', code: 'RR_ERR_NOT_FOUND', message: `no route ${u.pathname}` });
   });

@@ -1,6 +1,7 @@
 import * as hdr from 'hdr-histogram-js';
 import type { OptionTable } from '../../lib/options.ts';
 import { paramMismatches } from '../coordinator/params.ts';
+import { histogramEnvelopeProblem } from './histogram-envelope.ts';
 import { isObj, type ShardOutcome } from './types.ts';
 
 /**
@@ -139,6 +140,9 @@ function histogramProblem(h: unknown, maxCount: number | undefined): string | un
   for (const k of ['minUs', 'maxUs'] as const) if (typeof h[k] !== 'number' || !Number.isFinite(h[k])) return `latencyHistogram.${k} is ${show(h[k])}, not a number`;
   if (h.count > 0 && (h.minUs as number) > (h.maxUs as number)) return 'latencyHistogram.minUs exceeds maxUs';
   if (maxCount !== undefined && h.count > maxCount) return `latencyHistogram.count ${h.count} exceeds clients x messages ${maxCount}`;
+  // Bounded before it starts: the library decodes only what this check let through (histogram-envelope.ts).
+  const envelope = histogramEnvelopeProblem(h.histogram, h.count);
+  if (envelope) return envelope;
   let total: number;
   try {
     total = hdr.decodeFromCompressedBase64(h.histogram).totalCount;
