@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseCliOptions, runCli } from '../lib/cli.ts';
 import { ReboundError, toErrorBody } from '../lib/errors.ts';
 import type { OptionTable } from '../lib/options.ts';
+import { LOAD_OPTIONS } from '../runners/capacity/loader/kit.ts';
 import { parseCapacityOptions } from '../runners/capacity/options.ts';
 import { median } from '../runners/capacity/target.ts';
 import type { ScenarioContext, ScenarioResult, StepResult } from '../runners/capacity/types.ts';
@@ -59,8 +60,9 @@ export const OPTIONS = {
   streams: { type: 'int', default: 1000, min: 1, max: 100_000, doc: 'cpu: streams; connection i subscribes to stream i % streams' },
   rate: { type: 'int', default: 2500, min: 1, max: 100_000, doc: 'cpu: fixed total publish rate, messages/s (deliveries/s = rate × connections / streams)' },
   stepSec: { type: 'number', default: 8, min: 1, max: 120, doc: 'cpu: seconds of publishing in the warm-up step and again in the measured step' },
-  drainMs: { type: 'int', default: 1000, min: 0, max: 10_000, doc: 'cpu: wait after the last publish before the ledgers settle, ms (inside the measured window)' },
-  loaders: { type: 'int', default: 2, min: 1, max: 16, doc: 'cpu: loader processes holding the connections' },
+  // The suite's own specs (ranges, defaults), so a value S3 would refuse is refused here first.
+  drainMs: { ...LOAD_OPTIONS.drainMs, default: 1000, doc: 'cpu: wait after the last publish before the ledgers settle, ms (inside the measured window)' },
+  loaders: { ...LOAD_OPTIONS.loaders, doc: `cpu: ${LOAD_OPTIONS.loaders.doc}` },
   idleConnections: { type: 'int', default: 10_000, min: 100, max: 100_000, doc: 'memory: idle connections per S1 run' },
   idleRamp: { type: 'int', default: 1000, min: 1, max: 100_000, doc: 'memory: S1 connects/s' },
   out: { type: 'optional-string', default: undefined, doc: 'summary JSON path (default: RESULTS_DIR or ./results, replay-transport-cost-<time>.json)' },
@@ -72,6 +74,8 @@ type Options = ReturnType<typeof parseCliOptions<typeof OPTIONS>>;
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** A server's error line is shown as given, bounded: it is another process's output. */
 const MAX_ERROR_LINE = 400;
+/** Share of the offered deliveries/s a run must reach for its schedule to count as held. */
+const SCHEDULE_HELD = 0.9;
 
 export interface Subject {
   name: SubjectName;
@@ -95,6 +99,8 @@ export interface CpuRun {
   windowSec: number | null;
   usPerDelivery: number | null;
   deliveriesPerSec: number | null;
+  /** The publisher kept the fixed rate: deliveries/s over the step >= SCHEDULE_HELD of the offered (a loaded box stretches the step). */
+  scheduleHeld: boolean | null;
   deliveredPct: number | null;
   p99Ms: number | null;
   pass: boolean | null;
@@ -183,7 +189,7 @@ const flagsOf = (r: ScenarioResult) => r.validity.flags.map((f) => `${f.code}: $
  */
 async function cpuRun(s: Subject, o: Options, round: number, log: (l: string) => void): Promise<CpuRun> {
   const base = { round, subject: s.name, loadavg1: r2(loadavg()[0]!) };
-  const empty = { delivered: null, serverCpuSec: null, windowSec: null, usPerDelivery: null, deliveriesPerSec: null, deliveredPct: null, p99Ms: null, pass: null, limitedBy: null, machineBusyPct: null, loaderCpuPct: null, flags: [] };
+  const empty = { delivered: null, serverCpuSec: null, windowSec: null, usPerDelivery: null, deliveriesPerSec: null, scheduleHeld: null, deliveredPct: null, p99Ms: null, pass: null, limitedBy: null, machineBusyPct: null, loaderCpuPct: null, flags: [] };
   const h = await startService(s.service, { args: s.args });
   try {
     const opts = parseCapacityOptions({
@@ -208,6 +214,7 @@ async function cpuRun(s: Subject, o: Options, round: number, log: (l: string) =>
       windowSec: r2((b.at - a.at) / 1000),
       usPerDelivery: delivered ? r2((cpuSec * 1e6) / delivered) : null,
       deliveriesPerSec: num(m.deliveriesPerSec),
+      scheduleHeld: num(m.deliveriesPerSec) === null || num(m.offeredDeliveriesPerSec) === null ? null : (m.deliveriesPerSec as number) >= SCHEDULE_HELD * (m.offeredDeliveriesPerSec as number),
       deliveredPct: num(m.deliveredPct),
       p99Ms: num(m.p99Ms),
       pass: step.pass,
@@ -248,6 +255,8 @@ export interface SubjectSummary {
   deliveriesPerSecMedian: number | null;
   p99MsMedian: number | null;
   passes: string;
+  /** Runs whose publisher kept the fixed rate, of all runs. */
+  scheduleHeld: string;
   /** memory: median bytes per connection over rounds, and its ratio to the anchor's median. */
   bytesPerConnMedian: number | null;
   bytesPerConnRuns: (number | null)[];
@@ -285,6 +294,7 @@ export function summarize(subjects: readonly Subject[], anchor: SubjectName, cpu
       deliveriesPerSecMedian: dps === null ? null : Math.round(dps),
       p99MsMedian: p99,
       passes: `${mine.filter((x) => x.pass).length}/${mine.length}`,
+      scheduleHeld: `${mine.filter((x) => x.scheduleHeld).length}/${mine.length}`,
       bytesPerConnMedian: bpcMedian,
       bytesPerConnRuns: bpc,
       memRatio: bpcMedian !== null && anchorMem ? r3(bpcMedian / anchorMem) : null,
@@ -307,9 +317,9 @@ const cell = (v: number | string | null | undefined) => (v === null || v === und
 export function tableText(rows: readonly SubjectSummary[], anchor: SubjectName, o: { deliveriesPerSec: number; connections: number; rounds: number }): string {
   const lines = [
     `server CPU per delivery at ${o.deliveriesPerSec.toLocaleString('en-US')} deliveries/s offered over ${o.connections.toLocaleString('en-US')} connections, and idle bytes per connection; ratios = subject / ${anchor} (cpu: in the same round); medians of ${o.rounds} interleaved rounds`,
-    `| subject | µs CPU/delivery | per round | ratio to ${anchor} | per-round ratios | deliveries/s | p99 ms | steps in budget | idle B/conn | per round | B/conn ratio |`,
-    '|---|---|---|---|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.subject} | ${cell(r.usPerDeliveryMedian)} | ${r.usPerDeliveryRuns.map(cell).join(' / ')} | ${cell(r.cpuRatioMedian)} | ${r.cpuRatioRuns.map(cell).join(' / ')} | ${cell(r.deliveriesPerSecMedian)} | ${cell(r.p99MsMedian)} | ${r.passes} | ${cell(r.bytesPerConnMedian)} | ${r.bytesPerConnRuns.map(cell).join(' / ')} | ${cell(r.memRatio)} |`),
+    `| subject | µs CPU/delivery | per round | ratio to ${anchor} | per-round ratios | deliveries/s | p99 ms | steps in budget | schedule held | idle B/conn | per round | B/conn ratio |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.subject} | ${cell(r.usPerDeliveryMedian)} | ${r.usPerDeliveryRuns.map(cell).join(' / ')} | ${cell(r.cpuRatioMedian)} | ${r.cpuRatioRuns.map(cell).join(' / ')} | ${cell(r.deliveriesPerSecMedian)} | ${cell(r.p99MsMedian)} | ${r.passes} | ${r.scheduleHeld} | ${cell(r.bytesPerConnMedian)} | ${r.bytesPerConnRuns.map(cell).join(' / ')} | ${cell(r.memRatio)} |`),
     // The full error line is in the JSON; the table keeps its start.
     ...rows.filter((r) => r.status !== 'ok').map((r) => `${r.subject}: ${r.status.length > 160 ? `${r.status.slice(0, 160)}...` : r.status}`),
   ];
@@ -335,7 +345,7 @@ export async function main(argv: string[], log: (l: string) => void = (l) => pro
       for (const s of live) {
         const r = await cpuRun(s, o, round, () => {});
         cpu.push(r);
-        log(`cpu round ${round} ${s.name}: ${r.error ? `ERROR ${r.error}` : `${r.usPerDelivery} µs/delivery (${r.serverCpuSec} s CPU / ${r.delivered} deliveries over ${r.windowSec} s), ${r.deliveriesPerSec}/s, p99 ${r.p99Ms} ms, ${r.pass ? 'in budget' : `over budget (${r.limitedBy})`}, load ${r.loadavg1}`}`);
+        log(`cpu round ${round} ${s.name}: ${r.error ? `ERROR ${r.error}` : `${r.usPerDelivery} µs/delivery (${r.serverCpuSec} s CPU / ${r.delivered} deliveries over ${r.windowSec} s), ${r.deliveriesPerSec}/s${r.scheduleHeld ? '' : ' (schedule not held)'}, p99 ${r.p99Ms} ms, ${r.pass ? 'in budget' : `over budget (${r.limitedBy})`}, load ${r.loadavg1}`}`);
       }
     }
     if (o.parts !== 'cpu') {
