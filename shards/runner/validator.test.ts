@@ -36,6 +36,14 @@ describe('runner: strict query validation', () => {
     }
   });
 
+  it('Object.prototype names as query parameters are unknown (400), not silently ignored', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const r = await api(runner.url, `/bench-jitter-ws?n=1&${name}=1`, { method: 'POST', token: TOKEN });
+      expect(r.status, name).toBe(400);
+      expect(r.body, name).toMatchObject({ code: 'RR_ERR_OPTION_UNKNOWN', details: { option: name, unknownParams: [name] } });
+    }
+  });
+
   it('/jobs?limit and logLines outside 1..500 are a 400, not a silent clamp', async () => {
     for (const q of ['limit=0', 'limit=501', 'limit=0x10']) {
       const r = await api(runner.url, `/jobs?${q}`, { token: TOKEN });
