@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import { ReboundError } from '../../lib/errors.ts';
-import { escapeControl } from '../../lib/escape.ts';
+import { safeText } from '../../lib/escape.ts';
 import { argvToValues, helpText, parseOptions } from '../../lib/options.ts';
 import { listen, onRailway, type ListeningMessage } from '../../services/common/service-main.ts';
 import { createRunnerApp } from './app.ts';
@@ -19,7 +19,7 @@ if (argv.includes('--help')) {
 }
 const fail = (err: unknown): never => {
   const e = err as ReboundError;
-  process.stderr.write(`runner: ${e.code ?? 'error'}: ${escapeControl(String(e.message))}\n`);
+  process.stderr.write(`runner: ${e.code ?? 'error'}: ${safeText(String(e.message))}\n`);
   process.exit(2);
 };
 /** A startup step that may refuse: its error ends the process (exit 2) before anything listens. */
