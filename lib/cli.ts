@@ -1,5 +1,6 @@
 import { toErrorBody } from './errors.ts';
 import { argvToValues, helpText, parseOptions, type OptionTable, type OptionValues } from './options.ts';
+import { redactUrlCredentials } from './redact.ts';
 
 /**
  * Run a CLI's main and exit with its code. Coded errors print `error <code>: <message>` on stderr
@@ -11,7 +12,7 @@ export function runCli(main: (argv: string[]) => Promise<number>): void {
 
 function exitWithError(err: unknown): never {
   const body = toErrorBody(err);
-  process.stderr.write(`error ${body.code}: ${body.message}\n`);
+  process.stderr.write(`error ${body.code}: ${redactUrlCredentials(body.message)}\n`);
   if (body.statusCode >= 500 && process.env.DEBUG) process.stderr.write(`${(err as Error).stack}\n`);
   process.exit(body.statusCode < 500 ? 2 : 1);
 }

@@ -37,6 +37,7 @@ export const ERROR_CODES = {
   RR_ERR_RUNNER_BUSY: { status: 429, title: 'Too Many Requests', doc: 'The runner shard already runs a heavy job; Retry-After says when to try again.' },
   RR_ERR_JOB_NOT_FOUND: { status: 404, title: 'Not Found', doc: 'No job, stored result or report with this id on this runner.' },
   RR_ERR_RUNNER_UNSAFE_BIND: { status: 400, title: 'Bad Request', doc: 'The runner refuses to listen on a non-loopback HOST without BENCH_RUNNER_TOKEN (startup error, exit 2).' },
+  RR_ERR_RUNNER_WEAK_TOKEN: { status: 400, title: 'Bad Request', doc: 'The runner refuses to listen on a non-loopback HOST with a BENCH_RUNNER_TOKEN shorter than 16 characters (startup error, exit 2); loopback binds take any token.' },
   RR_ERR_RUNNER_WORKER: { status: 500, title: 'Internal Server Error', doc: 'A runner worker process failed or exited early; the message names the worker and the cause.' },
   RR_ERR_RUN_ABORTED: { status: 500, title: 'Internal Server Error', doc: 'The runner was stopped (SIGTERM) while the job ran; the job is failed with aborted: true and its partial result is stored.' },
   RR_ERR_RUNNER_LOCKED: { status: 500, title: 'Internal Server Error', doc: 'Another live runner process owns RESULTS_DIR (its pid is named); a second runner refuses to start (exit 2).' },

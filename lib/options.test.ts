@@ -95,6 +95,17 @@ describe('strict validator (one for CLI and HTTP)', () => {
     }
   });
 
+  it('Object.prototype names are unknown options like any other, as flags and as values', () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+      const flag = codeOf(() => parseOptions(TABLE, { values: argvToValues([`--${name}`, '1'], TABLE), origin: 'CLI' }));
+      expect(flag?.code, `--${name}`).toBe('RR_ERR_OPTION_UNKNOWN');
+      expect(flag?.message).toContain(`"${name}"`);
+      // A query string or JSON body carries them as own keys (JSON.parse keeps "__proto__" as one).
+      const values = JSON.parse(`{"${name}":"1"}`) as Record<string, unknown>;
+      expect(codeOf(() => parseOptions(TABLE, { values, origin: 'query' }))?.code, name).toBe('RR_ERR_OPTION_UNKNOWN');
+    }
+  });
+
   it('refuses control characters in string values (they would forge log lines)', () => {
     const T = { stream: { type: 'string', default: '', doc: 's' }, label: { type: 'optional-string', default: undefined, doc: 'l' } } as const;
     for (const v of ['a\nb', 'a\rb', 'a\u001b[31mb', 'a\u0000', 'a\u0085b']) {

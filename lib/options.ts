@@ -129,7 +129,9 @@ export function parseOptions<T extends OptionTable>(table: T, src: ParseSources)
 
 /** `--name value`, `--name=value`, bare `--flag` (boolean true). Positional args are rejected. */
 export function argvToValues(argv: readonly string[], table: OptionTable): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // Null prototype: `--__proto__ x` would otherwise set the prototype (and vanish) and
+  // `--constructor x` would read as given twice; both are unknown options like any other name.
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   const boolNames = new Set<string>();
   for (const [k, spec] of Object.entries(table)) {
     if (spec.type === 'bool') {
@@ -141,7 +143,7 @@ export function argvToValues(argv: readonly string[], table: OptionTable): Recor
   const known = new Set<string>();
   for (const [k, spec] of Object.entries(table)) for (const n of [k, kebab(k), ...(spec.aliases ?? [])]) known.add(n);
   const set = (name: string, v: unknown) => {
-    if (name in out) throw new ReboundError('RR_ERR_OPTION_INVALID', `option --${name} given twice (${JSON.stringify(String(out[name]))} and ${JSON.stringify(String(v))}): give it once`, { details: { option: name } });
+    if (Object.hasOwn(out, name)) throw new ReboundError('RR_ERR_OPTION_INVALID', `option --${name} given twice (${JSON.stringify(String(out[name]))} and ${JSON.stringify(String(v))}): give it once`, { details: { option: name } });
     out[name] = v;
   };
   for (let i = 0; i < argv.length; i++) {

@@ -2,6 +2,7 @@ import { runCli } from '../lib/cli.ts';
 import { argvToValues, helpText, type OptionTable } from '../lib/options.ts';
 import { withTarget } from './core/local-target.ts';
 import { writeResults } from './core/results.ts';
+import { redactUrlCredentials, redactUrlCredentialsDeep } from '../lib/redact.ts';
 import { parseModule, type AnyRunnerModule, type ModuleRunContext, type RunnerModule } from './engine/module.ts';
 import { commandLine, reportLine } from './report/index.ts';
 import { getTarget } from './targets/index.ts';
@@ -45,9 +46,11 @@ export async function moduleMain<O extends object, R extends object, T extends O
   } else {
     result = await m.run(opts, ctx);
   }
+  // A --url with credentials connected with them; the file, the report and stdout never show them.
+  result = redactUrlCredentialsDeep(result);
   const file = await writeResults(m.cli.fileName(opts, result), result as unknown as Record<string, unknown>);
   const cmd = m.cli.command(opts, result);
-  const command = commandLine(`bench:${m.cli.script}`, m.options, cmd.values, cmd.seed);
+  const command = redactUrlCredentials(commandLine(`bench:${m.cli.script}`, m.options, cmd.values, cmd.seed));
   if (!m.cli.report) process.stderr.write(`results: ${file}\n`);
   process.stderr.write(m.cli.report ? await m.cli.report(file, result, command, opts) : await reportLine(file, result as never, { command }));
   const after = m.cli.after?.(result);

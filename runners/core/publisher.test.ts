@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../services/replay-server/testing.ts';
-import { startPublisher } from './publisher.ts';
+import { idempotencyKey, startPublisher } from './publisher.ts';
 import { readPayload } from '../targets/payload.ts';
 
 /**
@@ -81,6 +81,35 @@ describe('publisher', () => {
     await new Promise((r) => t.server.close(r)); // nothing listens on that port any more
     const r = await startPublisher({ url: t.url, stream: 's', runId: 'r', messages: 3, intervalMs: 1 }).done;
     expect(r).toMatchObject({ published: 0, failed: 3, failureCauses: { ECONNREFUSED: 3 } });
+  });
+
+  it('publishes on a stream named outside Latin-1 (✓, Cyrillic) and on the longest one, to the replay server', async () => {
+    const t: TestServer = await startTestServer({});
+    servers.push(t);
+    const runId = 'r'.repeat(128);
+    for (const stream of ['✓', 'комната 1', 'é%#', 'x'.repeat(256), '✓'.repeat(256)]) {
+      const r = await startPublisher({ url: t.httpUrl, stream, runId, messages: 3, intervalMs: 1 }).done;
+      expect(r, stream.slice(0, 12)).toMatchObject({ published: 3, failed: 0, failureCauses: {} });
+    }
+  });
+
+  it('idempotency keys are header-safe, bounded, and one per run, stream and seq', () => {
+    expect(idempotencyKey('run-1', 'bench-7', 4)).toBe('run-1:bench-7:4');
+    expect(idempotencyKey('r', '✓', 1)).toBe('r:%E2%9C%93:1');
+    // `%` and `#` are encoded too, so no raw name collides with an encoded or a hashed one.
+    expect(idempotencyKey('r', '%E2%9C%93', 1)).toBe('r:%25E2%259C%2593:1');
+    expect(idempotencyKey('r', 'a b#', 1)).toBe('r:a%20b%23:1');
+    const keys = new Set<string>();
+    for (const runId of ['r', 'r'.repeat(128), 'r'.repeat(127) + 's']) {
+      for (const stream of ['✓', '✓'.repeat(256), '✓'.repeat(255) + 'x', 'x'.repeat(256)]) {
+        for (const seq of [1, 1_000_000]) {
+          const k = idempotencyKey(runId, stream, seq);
+          expect(k).toMatch(/^[\x21-\x7e]{1,256}$/);
+          keys.add(k);
+        }
+      }
+    }
+    expect(keys.size).toBe(3 * 4 * 2);
   });
 
   it('against the replay server: a wrong broadcast key is refused with 401, the right one accepted', async () => {

@@ -1,5 +1,22 @@
+import { createHash } from 'node:crypto';
 import { Agent, request } from 'node:http';
+import { BROADCAST_LIMITS } from '../../services/common/broadcast.ts';
 import type { PublishPayload } from '../targets/payload.ts';
+
+/**
+ * The `Idempotency-Key` of message `seq`: `<runId>:<stream>:<seq>`. A header carries Latin-1 at
+ * most (Node refuses anything else: "Invalid character in header content"), and a stream name
+ * may be any text the target takes (`✓`, `комната`), so the stream part is percent-encoded
+ * (UTF-8 bytes) outside printable ASCII, `%` and `#` included so two names never share a key. A key
+ * longer than the targets accept (BROADCAST_LIMITS: 256; runId 128 + stream 256 can pass it)
+ * names the stream by a hash instead: still one key per stream, seq and run.
+ */
+export function idempotencyKey(runId: string, stream: string, seq: number): string {
+  const part = stream.replace(/[^\x21\x22\x24\x26-\x7e]/gu, (c) => [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+  const key = `${runId}:${part}:${seq}`;
+  if (key.length <= BROADCAST_LIMITS.maxIdempotencyKeyLength) return key;
+  return `${runId.slice(0, 96)}:#${createHash('sha256').update(stream).update('\0').update(runId).digest('base64url')}:${seq}`;
+}
 
 export interface PublisherOptions {
   /** Service base URL (messages go to `${url}/_broadcast`) or the full broadcast endpoint when it ends in `/_broadcast`. */
@@ -25,7 +42,7 @@ export interface PublisherOptions {
   concurrency?: number;
   /**
    * Retries of a publish that timed out or got a 503 saying it "may have been stored", with the
-   * same body and `Idempotency-Key` (`<runId>:<stream>:<seq>`), so a target that honours the key
+   * same body and `Idempotency-Key` (`<runId>:<stream>:<seq>`, see idempotencyKey), so a target that honours the key
    * (the replay server) stores it once: a stall is neither a loss nor a duplicate. @default 2
    */
   retries?: number;
@@ -131,7 +148,7 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
       method: 'POST',
       agent,
       timeout: opts.timeoutMs ?? 10_000,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'idempotency-key': `${opts.runId}:${opts.stream}:${n}`, ...(opts.broadcastKey ? { authorization: `Bearer ${opts.broadcastKey}` } : {}) },
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'idempotency-key': idempotencyKey(opts.runId, opts.stream, n), ...(opts.broadcastKey ? { authorization: `Bearer ${opts.broadcastKey}` } : {}) },
     });
     let writtenAt = 0;
     req.on('finish', () => (writtenAt = Date.now()));

@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { redactUrlCredentialsDeep } from '../../lib/redact.ts';
 
 /** Where results go: RESULTS_DIR or ./results. */
 export const resultsDir = () => resolve(process.env.RESULTS_DIR ?? 'results');
@@ -29,6 +30,8 @@ function toCsv(rows: Record<string, unknown>[]): string {
 export async function writeResults(name: string, results: Record<string, unknown>[] | Record<string, unknown>): Promise<string> {
   const dir = resultsDir();
   await mkdir(dir, { recursive: true });
+  // A target URL's credentials are for the connection, never for the files (lib/redact.ts).
+  results = redactUrlCredentialsDeep(results);
   const rows = Array.isArray(results) ? results : [results];
   const base = join(dir, name);
   await writeFile(base + '.json', JSON.stringify(results, null, 2) + '\n');

@@ -1,4 +1,5 @@
 import { writeFile } from 'node:fs/promises';
+import { redactUrlCredentials } from '../../lib/redact.ts';
 import { capacityReport } from '../capacity/report.ts';
 import { jitterReport } from './jitter.ts';
 import { avalancheReport, deployImpactReport } from '../avalanche/report-model.ts';
@@ -72,6 +73,7 @@ export async function reportLine(jsonPath: string, resultOrResults: RunnerResult
 export async function writeReport(jsonPath: string, resultOrResults: RunnerResult | readonly RunnerResult[] | ReportModel, meta?: ReportMeta): Promise<string> {
   const html = 'sections' in resultOrResults && !Array.isArray(resultOrResults) ? renderPage(resultOrResults as ReportModel) : renderReport(resultOrResults as RunnerResult | RunnerResult[], meta ?? { command: '' });
   const out = htmlPathFor(jsonPath);
-  await writeFile(out, html);
+  // Every report (CLI, runner service, coordinator) is written here: no URL credentials in it.
+  await writeFile(out, redactUrlCredentials(html));
   return out;
 }

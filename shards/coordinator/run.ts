@@ -1,5 +1,6 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable } from '../../lib/options.ts';
+import { redactUrlCredentialsDeep } from '../../lib/redact.ts';
 import { stamp } from '../../runners/core/results.ts';
 import { mergeShards } from '../merge/merge.ts';
 import type { ShardOutcome } from '../merge/types.ts';
@@ -164,7 +165,8 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
     schema: (x) => ({ test: o.test, required: multiTest(o.test)?.required ?? [], ...(o.allowParamMismatch ? {} : { asked: asked.get(x.name) ?? {} }), ...(table ? { table } : {}) }),
   });
   const { exitCode, exitReason } = verdict(run);
-  return {
+  // Printed, written and reported from here: shard and target URLs without their credentials.
+  return redactUrlCredentialsDeep({
     testType: o.test,
     target: o.target,
     endpoint,
@@ -181,7 +183,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
     merged: run.merged,
     exitCode,
     exitReason,
-  };
+  });
 }
 
 /** The merged JSON of a fleet run (what `npm run bench:multi` writes and the multi-shard report reads). */

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ReboundError } from '../../lib/errors.ts';
+import { checkBindToken } from '../runner/options.ts';
 import { envName } from '../runner/targets.ts';
 import { listServices, type FleetService } from './fleet.ts';
 import { OPERATIONS as OP, READ_ONLY, type OperationName } from './operations.ts';
@@ -77,6 +78,8 @@ export async function fleetUp(gql: GqlClient, plan: UpPlan, gen: () => string = 
   const token = plan.runnerToken || oldToken || gen();
   const keys: Record<string, string> = Object.fromEntries(plan.targets.map((t) => [t, existingVars.get(t)?.BROADCAST_KEY || gen()]));
   const common = { PORT: FLEET_PORT, HOST: '::', [FLEET_LABEL]: prefix };
+  // Before anything is created: runners given a short token would only crash-loop on '::'.
+  checkBindToken(common.HOST, token);
   const wanted = new Map<string, Record<string, string>>();
   const runnerVars: Record<string, string> = { SERVICE_ENTRY: 'shards/runner/main.ts', ...common, BENCH_RUNNER_TOKEN: token, REBOUND_ALLOW_REMOTE_TARGETS: '1' };
   for (const t of plan.targets) {

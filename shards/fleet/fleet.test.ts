@@ -166,6 +166,14 @@ describe('npm run fleet up|down', () => {
     expect(runner1.vars.PORT).toBe('8080');
   });
 
+  it('up refuses a BENCH_RUNNER_TOKEN the runners would refuse (under 16 characters) before creating anything', async () => {
+    const before = JSON.stringify(st.services);
+    st.seen.length = 0;
+    await expect(up([], { BENCH_RUNNER_TOKEN: 'secret' })).rejects.toMatchObject({ code: 'RR_ERR_RUNNER_WEAK_TOKEN', message: expect.stringContaining('6 characters') });
+    expect(mutations(st)).toEqual([]);
+    expect(JSON.stringify(st.services)).toBe(before);
+  });
+
   it('up refuses to take over a same-named service it did not make; a Railway error is surfaced with its message', async () => {
     await expect(run(['up', '--shards', '9', '--targets', 'replay', '--repo', 'me/rebound'], {}, st.url)).rejects.toMatchObject({ code: 'RR_ERR_FLEET_FOREIGN_SERVICE', message: expect.stringContaining('"bench-runner-9"') });
     st.failNext('ServiceCreate', 'Free plan resource provision limit exceeded');

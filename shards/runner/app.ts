@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ERROR_CODES, ReboundError, toErrorBody, type ErrorCode } from '../../lib/errors.ts';
+import { redactUrlCredentialsDeep } from '../../lib/redact.ts';
 import { openFileLimit } from '../../runners/core/runner-limits.ts';
 import { sendError } from '../../services/common/http-app.ts';
 import { requireToken } from './auth.ts';
@@ -94,7 +95,8 @@ export function createRunnerApp(opts: RunnerAppOptions) {
         const prep = { ...prepared, effectiveParams: echoCallerNames(route.entry.options, q.values, prepared.effectiveParams) };
         const started = store.start({ route: route.path, test: route.entry.test, target: route.target, params: prep.effectiveParams, unknownParams: [], plannedMs: prep.plannedMs, command: curlLine(route.path, route.entry.options, prep.effectiveParams) }, (ctx) => withClockDrift(() => route.entry.run(prep.opts, target, ctx, prep.post)));
         const { job } = started;
-        const echo = { effectiveParams: prep.effectiveParams, unknownParams: [] as string[] };
+        // The job's copy: redacted as it was stored (a target URL's credentials never echo back).
+        const echo = { effectiveParams: job.params, unknownParams: [] as string[] };
         if (q.async) return void res.status(202).location(`/jobs/${job.id}`).json({ jobId: job.id, status: job.status, ...echo });
         // Sync: the answer comes when the run ends, possibly many minutes later.
         req.socket.setKeepAlive(true, 15_000);
@@ -107,7 +109,7 @@ export function createRunnerApp(opts: RunnerAppOptions) {
         const e = err as ReboundError;
         if (e?.code === 'RR_ERR_RUNNER_BUSY') res.set('Retry-After', String(store.retryAfterSec()));
         // Refusals echo too: nothing ran (effectiveParams null) and which names were unknown.
-        const body = toErrorBody(err);
+        const body = redactUrlCredentialsDeep(toErrorBody(err));
         if (!res.headersSent) res.status(body.statusCode).json({ ...body, effectiveParams: null, unknownParams: (e?.details?.unknownParams as string[] | undefined) ?? [] });
       }
     });

@@ -52,19 +52,21 @@ describe('job records for the benchmark poller', () => {
 });
 
 describe('job logs carry no control characters', () => {
-  it('ESC[2J in a runner log line and in an error message is escaped in the log tail, the event and the error', async () => {
+  it('ESC[2J and a bidi override in a runner log line and in an error message are escaped in the log tail, the event and the error', async () => {
     const store = new JobStore(tempResultsDir());
     const seen: string[] = [];
     const { job, finished } = store.start(meta, async (ctx) => {
       ctx.log('stream \x1b[2Jevil\r\nforged line');
-      throw new Error('target said \x1b]0;pwned\x07');
+      ctx.log('report\u202etxt.exe \u2066isolated\u2069');
+      throw new Error('target said \x1b]0;pwned\x07 \u202e');
     });
     store.events(job.id).on('log', (l) => seen.push(l));
     const done = await finished;
     const tail = store.logTail(job.id).join('\n');
     expect(tail).toContain('stream \\x1b[2Jevil\\r\\nforged line');
-    expect(done.error).toBe('target said \\x1b]0;pwned\\x07');
-    for (const l of [...store.logTail(job.id), ...seen, done.error!]) expect(l).not.toMatch(/[\x00-\x1f\x7f-\x9f]/);
+    expect(tail).toContain('report\\u{202e}txt.exe \\u{2066}isolated\\u{2069}');
+    expect(done.error).toBe('target said \\x1b]0;pwned\\x07 \\u{202e}');
+    for (const l of [...store.logTail(job.id), ...seen, done.error!]) expect(l).not.toMatch(/[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/);
   });
 });
 

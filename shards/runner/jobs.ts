@@ -3,7 +3,8 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync, s
 import { join } from 'node:path';
 import { Emitter } from '../../lib/emitter.ts';
 import { ReboundError } from '../../lib/errors.ts';
-import { escapeControl } from '../../lib/escape.ts';
+import { safeText } from '../../lib/escape.ts';
+import { redactUrlCredentialsDeep } from '../../lib/redact.ts';
 import { jobStoreLimits, type JobStoreLimits } from './options.ts';
 import { writeJobReport } from './report.ts';
 import type { JobProgress, RunContext } from './types.ts';
@@ -253,14 +254,16 @@ export class JobStore {
     this.checkDisk();
     const id = randomBytes(6).toString('hex');
     const now = Date.now();
-    const job: Job = { id, ...meta, status: 'running', createdAt: now, startedAt: now, progress: { phase: 'starting' } };
+    // Stored, listed, answered and rendered from here on: a target URL's credentials stay out of it.
+    const job: Job = { id, ...redactUrlCredentialsDeep(meta), status: 'running', createdAt: now, startedAt: now, progress: { phase: 'starting' } };
     this.jobs.set(id, job);
     this.logs.set(id, []);
     const abort = new AbortController();
     const ev = this.events(id);
     const log = (raw: string) => {
-      // Runner output can carry caller text (labels, stream names, a target's error): never raw controls.
-      const line = escapeControl(raw);
+      // Runner output can carry caller text (labels, stream names, a target's error): never raw
+      // controls, and never a target URL's credentials.
+      const line = safeText(raw);
       const buf = this.logs.get(id)!;
       buf.push(`${new Date().toISOString()} ${line}`);
       if (buf.length > LOG_KEEP) buf.splice(0, buf.length - LOG_KEEP);
@@ -298,7 +301,8 @@ export class JobStore {
             markAborted(job);
             flagAborted(r);
           } else job.status = 'done';
-          job.result = r;
+          // The runner's own options carry the URL it connected with (`params.url`), credentials included.
+          job.result = redactUrlCredentialsDeep(r);
         }
       },
       (err: unknown) => {
@@ -308,7 +312,7 @@ export class JobStore {
           markAborted(job);
           job.result = { aborted: true, partial: true, progress: job.progress };
         }
-        job.error = escapeControl(e?.message ?? String(err));
+        job.error = safeText(e?.message ?? String(err));
         job.errorCode = typeof e?.code === 'string' && e.code.startsWith('RR_ERR_') ? e.code : 'RR_ERR_RUN_FAILED';
       },
     ).then(async () => {

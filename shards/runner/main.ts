@@ -1,12 +1,12 @@
 import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import { ReboundError } from '../../lib/errors.ts';
-import { escapeControl } from '../../lib/escape.ts';
+import { safeText } from '../../lib/escape.ts';
 import { argvToValues, helpText, parseOptions } from '../../lib/options.ts';
-import { isLoopbackHost, listen, onRailway, type ListeningMessage } from '../../services/common/service-main.ts';
+import { listen, onRailway, type ListeningMessage } from '../../services/common/service-main.ts';
 import { createRunnerApp } from './app.ts';
 import { acquireResultsLock } from './lock.ts';
-import { jobStoreLimits, RUNNER_SERVICE_OPTIONS } from './options.ts';
+import { checkBindToken, jobStoreLimits, RUNNER_SERVICE_OPTIONS } from './options.ts';
 
 /**
  * `npm run serve:runner`: the bench-runner shard. Prints one JSON line with the bound port; on
@@ -19,7 +19,7 @@ if (argv.includes('--help')) {
 }
 const fail = (err: unknown): never => {
   const e = err as ReboundError;
-  process.stderr.write(`runner: ${e.code ?? 'error'}: ${escapeControl(String(e.message))}\n`);
+  process.stderr.write(`runner: ${e.code ?? 'error'}: ${safeText(String(e.message))}\n`);
   process.exit(2);
 };
 /** A startup step that may refuse: its error ends the process (exit 2) before anything listens. */
@@ -36,9 +36,7 @@ let opts = orFail(() => parseOptions(RUNNER_SERVICE_OPTIONS, { values: argvToVal
 if (process.env.HOST === undefined && !argv.some((a) => a === '--host' || a.startsWith('--host=')) && onRailway(process.env)) {
   opts = Object.freeze({ ...opts, host: '::' });
 }
-if (!opts.token && !isLoopbackHost(opts.host)) {
-  fail(new ReboundError('RR_ERR_RUNNER_UNSAFE_BIND', `refusing to listen on ${opts.host} without BENCH_RUNNER_TOKEN: anyone reaching this address could start load runs. Set BENCH_RUNNER_TOKEN (32+ random characters) or bind HOST=127.0.0.1`));
-}
+orFail(() => checkBindToken(opts.host, opts.token));
 // Before the store loads: a second runner must not mark the first one's running job as failed.
 const releaseLock = orFail(() => acquireResultsLock(resolve(opts.resultsDir)));
 process.on('exit', releaseLock);

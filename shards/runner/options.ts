@@ -1,5 +1,27 @@
+import { ReboundError } from '../../lib/errors.ts';
 import { defaultsOf, type OptionTable, type OptionValues } from '../../lib/options.ts';
 import { ALLOW_PATTERN } from '../../runners/core/addresses.ts';
+import { isLoopbackHost } from '../../services/common/service-main.ts';
+
+/**
+ * Shortest BENCH_RUNNER_TOKEN a runner accepts on a non-loopback address. 16 characters of a
+ * random hex or base64url secret are 64-96 bits, far beyond what guessing over HTTP can reach;
+ * what a shorter one usually is, is a placeholder (`secret`, `s`, `changeme`) that a stranger
+ * guesses first. Loopback binds keep any token (tests and the README's local examples use `s`):
+ * only this machine reaches them.
+ */
+export const MIN_REMOTE_TOKEN_LENGTH = 16;
+
+/** The runner's bind rule: a non-loopback HOST needs a token, and one of MIN_REMOTE_TOKEN_LENGTH characters or more. */
+export function checkBindToken(host: string, token: string): void {
+  if (isLoopbackHost(host)) return;
+  if (!token) {
+    throw new ReboundError('RR_ERR_RUNNER_UNSAFE_BIND', `refusing to listen on ${host} without BENCH_RUNNER_TOKEN: anyone reaching this address could start load runs. Set BENCH_RUNNER_TOKEN (e.g. $(openssl rand -hex 24)) or bind HOST=127.0.0.1`);
+  }
+  if (token.length < MIN_REMOTE_TOKEN_LENGTH) {
+    throw new ReboundError('RR_ERR_RUNNER_WEAK_TOKEN', `refusing to listen on ${host} with a BENCH_RUNNER_TOKEN of ${token.length} characters: a non-loopback runner needs ${MIN_REMOTE_TOKEN_LENGTH} or more (a short one is guessable). Use a random one, e.g. BENCH_RUNNER_TOKEN=$(openssl rand -hex 24), or bind HOST=127.0.0.1`);
+  }
+}
 
 /** The whole TARGET_URL_ALLOW list: malformed entries stop the runner at startup (exit 2) instead of being skipped. */
 const ALLOW_LIST = new RegExp(`^(?:(?:${ALLOW_PATTERN.source.replace(/\^|\$/g, '')})(?:\\s*,\\s*|$))*$`, 'i');

@@ -30,7 +30,10 @@ export interface ParsedQuery {
  * different test), objects and arrays; then the entry's `parse` checks each value (400 naming the field).
  */
 export function parseBenchQuery(table: OptionTable, query: Record<string, unknown>): ParsedQuery {
-  const targetUrls: Record<string, string> = {};
+  // Null prototype and own-key checks only: with `in` on a plain object, `constructor`,
+  // `__proto__` or `toString` read as already known and were dropped without a word.
+  const targetUrls: Record<string, string> = Object.create(null) as Record<string, string>;
+  const isTargetUrl = (k: string) => Object.hasOwn(targetUrls, k);
   for (const k of Object.keys(query)) {
     if (!ALL_TARGET_URL_PARAMS.has(k)) continue;
     const v = query[k];
@@ -38,7 +41,7 @@ export function parseBenchQuery(table: OptionTable, query: Record<string, unknow
     targetUrls[k] = v;
   }
   const known = knownNames(table);
-  const urls = Object.keys(query).filter((k) => !(k in targetUrls) && (URL_NAMES.has(k) || (URL_PARAM.test(k) && !known.has(k))));
+  const urls = Object.keys(query).filter((k) => !isTargetUrl(k) && (URL_NAMES.has(k) || (URL_PARAM.test(k) && !known.has(k))));
   if (urls.length) {
     throw new ReboundError(
       'RR_ERR_TARGET_URL_REFUSED',
@@ -46,16 +49,16 @@ export function parseBenchQuery(table: OptionTable, query: Record<string, unknow
       { details: { option: urls[0], params: urls } },
     );
   }
-  const unknown = Object.keys(query).filter((k) => !known.has(k) && !(k in targetUrls));
+  const unknown = Object.keys(query).filter((k) => !known.has(k) && !isTargetUrl(k));
   if (unknown.length) {
     throw new ReboundError('RR_ERR_OPTION_UNKNOWN', `unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}; known: ${Object.keys(table).join(', ')}, async`, {
       details: { option: unknown[0], unknownParams: unknown },
     });
   }
-  const values: Record<string, unknown> = {};
+  const values: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const [k, v] of Object.entries(query)) {
     if (Array.isArray(v) || (v !== null && typeof v === 'object')) throw new ReboundError('RR_ERR_OPTION_INVALID', `query parameter "${k}" was given more than once or as an object`, { details: { option: k } });
-    if (k !== 'async' && !(k in targetUrls)) values[k] = v;
+    if (k !== 'async' && !isTargetUrl(k)) values[k] = v;
   }
   const asyncRaw = query.async;
   if (asyncRaw !== undefined && asyncRaw !== '1' && asyncRaw !== '0' && asyncRaw !== 'true' && asyncRaw !== 'false') {
@@ -78,9 +81,9 @@ export function defined(o: Record<string, unknown>): Record<string, unknown> {
 export function echoCallerNames(table: OptionTable, query: Record<string, unknown>, effective: Record<string, unknown>): Record<string, unknown> {
   const out = { ...effective };
   for (const key of Object.keys(query)) {
-    if (key in out) continue;
+    if (Object.hasOwn(out, key)) continue;
     const canonical = Object.keys(table).find((c) => (table[c]!.aliases ?? []).includes(key) || kebab(c) === key);
-    if (canonical !== undefined && canonical in out) out[key] = out[canonical];
+    if (canonical !== undefined && Object.hasOwn(out, canonical)) out[key] = out[canonical];
   }
   return out;
 }

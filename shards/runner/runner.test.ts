@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkBindToken, MIN_REMOTE_TOKEN_LENGTH } from './options.ts';
 import { api, runnerExit, startRunner, tempResultsDir, waitJob, type RunnerProcess } from './testing.ts';
 
 /** Real HTTP against a real runner process on port 0, running real (small) jobs against local targets. */
@@ -163,6 +164,29 @@ describe('runner startup', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('RR_ERR_RUNNER_UNSAFE_BIND');
     expect(r.stderr).toContain('BENCH_RUNNER_TOKEN');
+  });
+
+  it('refuses a public HOST with a token under 16 characters (exit 2, RR_ERR_RUNNER_WEAK_TOKEN); 16 are enough', async () => {
+    const r = await runnerExit({ HOST: '0.0.0.0', BENCH_RUNNER_TOKEN: 'secret', RESULTS_DIR: tempResultsDir() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('RR_ERR_RUNNER_WEAK_TOKEN');
+    expect(r.stderr).toContain('6 characters');
+    expect(r.stderr).not.toContain('secret');
+    const ok = await startRunner({ HOST: '0.0.0.0', BENCH_RUNNER_TOKEN: 'k'.repeat(16), RESULTS_DIR: tempResultsDir() });
+    try {
+      expect((await api(ok.url, '/jobs')).status).toBe(401);
+    } finally {
+      await ok.stop();
+    }
+  });
+
+  it('the bind rule: loopback takes any token, every other address an empty one never and a short one never', () => {
+    for (const host of ['127.0.0.1', '127.0.0.2', '::1', '[::1]', 'localhost']) expect(() => checkBindToken(host, 's'), host).not.toThrow();
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', 'runner.railway.internal']) {
+      expect(() => checkBindToken(host, ''), host).toThrow(expect.objectContaining({ code: 'RR_ERR_RUNNER_UNSAFE_BIND' }));
+      expect(() => checkBindToken(host, 'x'.repeat(MIN_REMOTE_TOKEN_LENGTH - 1)), host).toThrow(expect.objectContaining({ code: 'RR_ERR_RUNNER_WEAK_TOKEN' }));
+      expect(() => checkBindToken(host, 'x'.repeat(MIN_REMOTE_TOKEN_LENGTH)), host).not.toThrow();
+    }
   });
 
   it('listens on loopback without a token (open, authRequired false)', async () => {

@@ -36,6 +36,22 @@ describe('runner: strict query validation', () => {
     }
   });
 
+  it('Object.prototype names as query parameters are unknown (400), not silently ignored', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const r = await api(runner.url, `/bench-jitter-ws?n=1&${name}=1`, { method: 'POST', token: TOKEN });
+      expect(r.status, name).toBe(400);
+      expect(r.body, name).toMatchObject({ code: 'RR_ERR_OPTION_UNKNOWN', details: { option: name, unknownParams: [name] } });
+    }
+  });
+
+  it('a stream named outside Latin-1 (stream=%E2%9C%93) runs end to end on ws, Socket.IO and the replay server', async () => {
+    for (const target of ['ws', 'socketio', 'replay']) {
+      const r = await api(runner.url, `/bench-jitter-${target}?n=2&msgs=3&interval=20&jitter=0&settle=500&stream=%E2%9C%93`, { method: 'POST', token: TOKEN });
+      expect(r.status, `${target}: ${JSON.stringify(r.body).slice(0, 500)}`).toBe(200);
+      expect(r.body, target).toMatchObject({ published: 3, publishFailures: 0, expectedDeliveries: 6, receivedDeliveries: 6, effectiveParams: { stream: '✓' } });
+    }
+  }, 60_000);
+
   it('/jobs?limit and logLines outside 1..500 are a 400, not a silent clamp', async () => {
     for (const q of ['limit=0', 'limit=501', 'limit=0x10']) {
       const r = await api(runner.url, `/jobs?${q}`, { token: TOKEN });
