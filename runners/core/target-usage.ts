@@ -113,14 +113,14 @@ function readBounded(file: string, max: number): string {
   }
 }
 
-/** Socket inodes listening on `port` (any address) per /proc/net/tcp and tcp6. */
-function listenInodes(port: number): Set<string> {
+/** Inodes of the sockets whose local port is `port` (its listener and the connections it accepted), per /proc/net/tcp and tcp6. */
+function portInodes(port: number): Set<string> {
   const out = new Set<string>();
   for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
     for (const line of readBounded(f, MAX_PROC_NET_BYTES).split('\n')) {
-      // sl local_address rem_address st ... inode: state 0A is LISTEN.
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
       const c = line.trim().split(/\s+/);
-      if (c[3] === '0A' && c[9] && parseInt(c[1]?.split(':')[1] ?? '', 16) === port) out.add(c[9]);
+      if (c[9] && c[9] !== '0' && parseInt(c[1]?.split(':')[1] ?? '', 16) === port) out.add(c[9]);
     }
   }
   return out;
@@ -155,20 +155,21 @@ const parentOf = (pid: number): number | undefined => {
 };
 
 /**
- * The local process that serves a loopback `url`, when this machine can see it: `hint` (the pid a
- * target's `/metrics` names, i.e. the worker that answered) is believed only if that process, or
- * one of its ancestors, holds the socket listening on the URL's port; the highest such ancestor
- * is the target's root (a cluster primary: its workers share its listener). Undefined for a
+ * The local process tree that serves a loopback `url`, when this machine can see it. `hint` (the
+ * pid a target's `/metrics` names: the process that answered) is believed only if that process
+ * holds a socket on the URL's port (its listener, or the connection it just answered on); its
+ * ancestors that hold one too are the same server (a cluster primary: its listener, shared with
+ * its workers or handing them connections), and the highest is the tree's root. Undefined for a
  * remote URL, a target in another pid namespace or behind a proxy, or a hint that proves nothing.
  */
 export function localListener(url: string, hint: unknown): number | undefined {
   if (process.platform !== 'linux' || !isLoopbackUrl(url) || typeof hint !== 'number' || !Number.isInteger(hint) || hint <= 1) return undefined;
   const u = new URL(url);
   const port = Number(u.port || (u.protocol === 'https:' || u.protocol === 'wss:' ? 443 : 80));
-  const inodes = listenInodes(port);
-  if (!inodes.size) return undefined;
-  let root: number | undefined;
-  for (let p: number | undefined = hint, i = 0; p !== undefined && i < 32; p = parentOf(p), i++) if (holdsSocket(p, inodes)) root = p;
+  const inodes = portInodes(port);
+  if (!inodes.size || !holdsSocket(hint, inodes)) return undefined;
+  let root = hint;
+  for (let p = parentOf(hint), i = 0; p !== undefined && i < 32 && holdsSocket(p, inodes); p = parentOf(p), i++) root = p;
   return root;
 }
 
