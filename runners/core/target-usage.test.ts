@@ -2,7 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { processTree, runtimeProcesses, startTargetSampler, watchTarget } from './target-usage.ts';
+import { localListener, processTree, processTreeUsage, runtimeProcesses, startTargetSampler, watchTarget } from './target-usage.ts';
+import { startService } from '../../services/common/spawn.ts';
 
 /** A real `/metrics` endpoint answering after `delayMs`. */
 async function metricsServer(delayMs: number, body: object) {
@@ -101,4 +102,34 @@ describe('startTargetSampler', () => {
       await m.close();
     }
   });
+});
+
+describe.skipIf(process.platform !== 'linux')('a loopback target found from its listener', () => {
+  it('a replay cluster named by a worker\'s /metrics pid is read from /proc of its whole tree; a pid claimed by another port\'s server is not believed', async () => {
+    const svc = await startService('replay', { args: ['--workers', '2'] });
+    const liar = await metricsServer(0, { pid: svc.pid, rssBytes: 1, connections: 0 });
+    try {
+      const m = (await (await fetch(`${svc.httpUrl}/metrics`)).json()) as { pid: number; cluster: { perWorker: { pid: number }[] } };
+      // A worker answers; its listener is the primary's: the tree's root is the primary.
+      expect(m.cluster.perWorker.map((w) => w.pid)).toContain(m.pid);
+      expect(localListener(svc.httpUrl, m.pid)).toBe(svc.pid);
+      const sampler = startTargetSampler({ url: svc.httpUrl });
+      const base = await sampler.baseline();
+      sampler.stop();
+      expect(sampler.source).toBe('proc-tree');
+      expect(sampler.pidFrom).toBe('listener');
+      const tree = processTreeUsage(svc.pid)!.rssBytes;
+      expect(Math.abs(base! - tree) / tree).toBeLessThan(0.05);
+      // Deny by default: a /metrics naming the replay primary does not make its port that server's.
+      expect(localListener(liar.url, svc.pid)).toBeUndefined();
+      const lied = startTargetSampler({ url: liar.url });
+      await lied.baseline(1);
+      lied.stop();
+      expect(lied.source).toBe('metrics');
+      expect(localListener('http://10.0.0.1:80', svc.pid)).toBeUndefined();
+    } finally {
+      await liar.close();
+      await svc.stop();
+    }
+  }, 60_000);
 });

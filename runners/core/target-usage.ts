@@ -1,4 +1,5 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, readdirSync, readlinkSync } from 'node:fs';
+import { isLoopbackUrl } from './addresses.ts';
 
 /**
  * The one target sampler: every runner that watches a target's memory, CPU or connections goes
@@ -14,6 +15,12 @@ export interface TargetSample {
   cpuPct: number | null;
   /** Open connections per `/metrics` (a cluster's sum over its workers); null without a url or an answer. */
   connections: number | null;
+  /**
+   * Whether `rssBytes` covers every process of the target: /proc read the whole tree, or
+   * `/metrics` answered with its cluster's sum over every worker (or for a target that never
+   * showed a cluster). False for an unanswered request and for one worker's own figure.
+   */
+  whole: boolean;
 }
 
 /** A local target's memory and CPU over time (the service process and its descendants, e.g. workers). */
@@ -85,6 +92,87 @@ export function processTreeUsage(pid: number): { ticks: number; rssBytes: number
   return seen ? { ticks, rssBytes: rssKb * 1024 } : null;
 }
 
+/** Bytes of /proc/net/tcp read when looking for a listener (~150 per socket): a bound, read once before the load. */
+const MAX_PROC_NET_BYTES = 32 * 1048576;
+/** A process with more descriptors than this is not searched for the listener (a worker full of connections). */
+const MAX_FDS_SEARCHED = 4096;
+
+function readBounded(file: string, max: number): string {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    const buf = Buffer.alloc(Math.min(max, 1048576));
+    const parts: Buffer[] = [];
+    let total = 0;
+    for (let n; total < max && (n = readSync(fd, buf, 0, Math.min(buf.length, max - total), null)) > 0; total += n) parts.push(Buffer.from(buf.subarray(0, n)));
+    return Buffer.concat(parts).toString('latin1');
+  } catch {
+    return '';
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Inodes of the sockets whose local port is `port` (its listener and the connections it accepted), per /proc/net/tcp and tcp6. */
+function portInodes(port: number): Set<string> {
+  const out = new Set<string>();
+  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readBounded(f, MAX_PROC_NET_BYTES).split('\n')) {
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+      const c = line.trim().split(/\s+/);
+      if (c[9] && c[9] !== '0' && parseInt(c[1]?.split(':')[1] ?? '', 16) === port) out.add(c[9]);
+    }
+  }
+  return out;
+}
+
+function holdsSocket(pid: number, inodes: Set<string>): boolean {
+  try {
+    const fds = readdirSync(`/proc/${pid}/fd`);
+    if (fds.length > MAX_FDS_SEARCHED) return false;
+    for (const fd of fds) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (m && inodes.has(m[1]!)) return true;
+      } catch {
+        // closed in between
+      }
+    }
+  } catch {
+    // not ours to read, or gone
+  }
+  return false;
+}
+
+const parentOf = (pid: number): number | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return Number.isInteger(ppid) && ppid > 1 ? ppid : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * The local process tree that serves a loopback `url`, when this machine can see it. `hint` (the
+ * pid a target's `/metrics` names: the process that answered) is believed only if that process
+ * holds a socket on the URL's port (its listener, or the connection it just answered on); its
+ * ancestors that hold one too are the same server (a cluster primary: its listener, shared with
+ * its workers or handing them connections), and the highest is the tree's root. Undefined for a
+ * remote URL, a target in another pid namespace or behind a proxy, or a hint that proves nothing.
+ */
+export function localListener(url: string, hint: unknown): number | undefined {
+  if (process.platform !== 'linux' || !isLoopbackUrl(url) || typeof hint !== 'number' || !Number.isInteger(hint) || hint <= 1) return undefined;
+  const u = new URL(url);
+  const port = Number(u.port || (u.protocol === 'https:' || u.protocol === 'wss:' ? 443 : 80));
+  const inodes = portInodes(port);
+  if (!inodes.size || !holdsSocket(hint, inodes)) return undefined;
+  let root = hint;
+  for (let p = parentOf(hint), i = 0; p !== undefined && i < 32 && holdsSocket(p, inodes); p = parentOf(p), i++) root = p;
+  return root;
+}
+
 export interface TargetSamplerOptions {
   /** Service base URL: its `/metrics` (connections, and RSS/CPU of the answering process) is read each sample. */
   url?: string;
@@ -103,24 +191,34 @@ export interface TargetSamplerOptions {
  */
 export function startTargetSampler(opts: TargetSamplerOptions) {
   const samples: TargetSample[] = [];
+  // The target's process tree: given, or found from its /metrics before the baseline (locate()).
+  let pid = opts.pid;
+  let pidFrom: 'given' | 'listener' | null = pid ? 'given' : null;
+  let clusterSeen = false;
   const maxSamples = Math.min(opts.maxSamples ?? 7200, MAX_SAMPLES);
   let last: { at: number; ticks: number } | undefined;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let metricsOk = 0;
+  let lastAnswer: { pid?: unknown } | undefined;
   const take = async (): Promise<TargetSample> => {
     // /proc first and stamped as read: CPU time per wall time must pair the tick count with its
     // own instant, not one taken before a /metrics answer that may take up to 2 s.
-    const u = opts.pid ? processTreeUsage(opts.pid) : null;
+    const u = pid ? processTreeUsage(pid) : null;
     const at = Date.now();
     type Figures = { rssBytes?: number; cpuPct?: number; connections?: number };
-    let metrics: Figures & { cluster?: Figures | null } = {};
+    let metrics: Figures & { pid?: unknown; cluster?: (Figures & { workers?: number; perWorker?: unknown[] }) | null } = {};
+    let answered = false;
     if (opts.url) {
       try {
         const r = await fetch(`${opts.url.replace(/\/+$/, '')}/metrics`, { signal: AbortSignal.timeout(2000) });
         if (r.ok) {
-          metrics = (await r.json()) as typeof metrics;
-          metricsOk++;
+          const body: unknown = await r.json();
+          if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+            metrics = body as typeof metrics;
+            answered = true;
+            metricsOk++;
+          }
         }
       } catch {
         // A target too busy to answer is itself a finding: the sample says null.
@@ -128,8 +226,15 @@ export function startTargetSampler(opts: TargetSamplerOptions) {
     }
     // In cluster mode (`--workers`) the answering worker's own figures are its share; `cluster` sums every process.
     const num = (k: keyof Figures) => (typeof metrics.cluster?.[k] === 'number' ? metrics.cluster[k] : typeof metrics[k] === 'number' ? metrics[k] : null);
-    const s: TargetSample = { at, rssBytes: num('rssBytes'), cpuPct: typeof metrics.cpuPct === 'number' && !metrics.cluster ? metrics.cpuPct : null, connections: num('connections') };
+    const c = metrics.cluster && typeof metrics.cluster === 'object' ? metrics.cluster : undefined;
+    if (c) clusterSeen = true;
+    // A cluster's sum is whole only with a report from every worker; without `cluster`, the
+    // answering process is the whole target only if it never showed one (a single process).
+    const whole = answered && (c ? typeof c.workers === 'number' && Array.isArray(c.perWorker) && c.perWorker.length >= c.workers : !clusterSeen);
+    const s: TargetSample = { at, rssBytes: num('rssBytes'), cpuPct: typeof metrics.cpuPct === 'number' && !c ? metrics.cpuPct : null, connections: num('connections'), whole: whole && num('rssBytes') !== null };
+    lastAnswer = answered ? metrics : lastAnswer;
     if (u) {
+      s.whole = u.rssBytes > 0;
       if (u.rssBytes > 0) s.rssBytes = u.rssBytes;
       if (last && at > last.at) s.cpuPct = Math.round((((u.ticks - last.ticks) / TICKS_PER_SEC) * 1000 * 1000) / (at - last.at)) / 10;
       last = { at, ticks: u.ticks };
@@ -137,13 +242,32 @@ export function startTargetSampler(opts: TargetSamplerOptions) {
     return s;
   };
   return {
-    source: opts.pid ? ('proc-tree' as const) : ('metrics' as const),
-    /** Median RSS of a few samples before the load: the baseline of bytes per connection. */
+    /** proc-tree: RSS/CPU of the target's whole process tree from /proc (the way the local fleet's cost table reads it); metrics: its /metrics. */
+    get source(): 'proc-tree' | 'metrics' {
+      return pid ? 'proc-tree' : 'metrics';
+    },
+    /** Where the pid came from: the caller (a target it started), the listener found from /metrics, or none. */
+    get pidFrom() {
+      return pidFrom;
+    },
+    /**
+     * Median RSS of a few whole samples before the load: the baseline of bytes per connection.
+     * Without a pid, the first answer's `pid` is checked for the URL's listener first: a target
+     * on this machine is then read from /proc for the whole run, as a started one is.
+     */
     async baseline(n = 3): Promise<number | null> {
       const v: number[] = [];
+      if (!pid && opts.url) {
+        await take();
+        const found = localListener(opts.url, lastAnswer?.pid);
+        if (found) {
+          pid = found;
+          pidFrom = 'listener';
+        }
+      }
       for (let i = 0; i < n; i++) {
         const s = await take();
-        if (s.rssBytes !== null) v.push(s.rssBytes);
+        if (s.rssBytes !== null && s.whole) v.push(s.rssBytes);
         await new Promise((r) => setTimeout(r, 300));
       }
       return v.length ? v.sort((a, b) => a - b)[Math.floor(v.length / 2)]! : null;

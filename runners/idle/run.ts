@@ -7,7 +7,7 @@ import { openFileLimit } from '../core/runner-limits.ts';
 import { assertNever, ChildLink } from '../core/child-link.ts';
 import type { ParentToWorker, WorkerTally, WorkerToParent } from './messages.ts';
 import { workerCount, type IdleOptions } from './options.ts';
-import { startTargetSampler } from '../core/target-usage.ts';
+import { startTargetSampler, type TargetSample } from '../core/target-usage.ts';
 import { Emitter } from '../../lib/emitter.ts';
 import type { EngineEvents } from '../engine/events.ts';
 import { logLines, type RunHooks } from '../engine/present.ts';
@@ -79,6 +79,32 @@ const thin = <T,>(rows: T[], max: number): T[] => {
   return rows.filter((_, i) => i % step === 0 || i === rows.length - 1);
 };
 
+/** Samples this close to the hold's end count as taken with every connection open (one sampling period and a half). */
+const HELD_WINDOW_MS = 1500;
+
+/**
+ * The target's peak from whole samples only (one worker's own figure, or no answer, is not the
+ * target's memory), up to the end of the hold; incomplete (with the reason) when the baseline or
+ * every sample of the held connections missed part of the target, e.g. a cluster's /metrics that
+ * stopped answering under load while /proc would have seen the whole tree.
+ */
+export function targetMemoryOf(samples: readonly TargetSample[], baselineRss: number | null, rampEnd: number, holdEnd: number, source: string) {
+  const upToHoldEnd = samples.filter((s) => s.at <= holdEnd);
+  const whole = upToHoldEnd.filter((s): s is TargetSample & { rssBytes: number } => s.whole && s.rssBytes !== null);
+  const peakRss = whole.length ? Math.max(...whole.map((s) => s.rssBytes)) : null;
+  const heldFrom = Math.min(rampEnd, holdEnd - HELD_WINDOW_MS);
+  const lastWhole = whole.at(-1);
+  let incomplete: string | null = null;
+  if (samples.length === 0) incomplete = "the target's memory was not sampled";
+  else if (baselineRss === null) incomplete = `no ${source} sample before the load saw every process of the target: no baseline`;
+  else if (!lastWhole || lastWhole.at < heldFrom) {
+    const unanswered = upToHoldEnd.filter((s) => s.rssBytes === null).length;
+    const partial = upToHoldEnd.length - whole.length - unanswered;
+    incomplete = `no ${source} sample saw every process of the target while the connections were held: ${whole.length} of ${upToHoldEnd.length} samples did (${unanswered} unanswered, ${partial} covering only some processes), the last ${lastWhole ? `${Math.round((heldFrom - lastWhole.at) / 100) / 10} s before the hold` : 'never'}; the peak misses what came after`;
+  }
+  return { peakRss, wholeSamples: whole.length, incomplete };
+}
+
 /**
  * The idle-capacity run: `clients` connections over worker processes at `ramp`/s (globally
  * interleaved), every one subscribed, held `hold` s while the target is sampled every second,
@@ -144,7 +170,8 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
     const subscribed = sum(done, 'subscribed');
     const rssValues = samples.map((s) => s.rssBytes).filter((v): v is number => v !== null);
     const cpuValues = samples.map((s) => s.cpuPct).filter((v): v is number => v !== null);
-    const peakRss = rssValues.length ? Math.max(...rssValues) : null;
+    const memory = targetMemoryOf(samples, baselineRss, rampEnd, holdEnd, sampler.source);
+    const peakRss = memory.peakRss;
     const bytesPerConnection = peakRss !== null && baselineRss !== null && subscribed > 0 ? Math.round((peakRss - baselineRss) / subscribed) : null;
     const runnerBaseline = sum(done, 'baselineRssBytes');
     const runnerPeak = sum(done, 'peakRssBytes');
@@ -184,14 +211,21 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
         perWorker: done.map((t, i) => ({ worker: i, attempted: t.attempted, subscribed: t.subscribed, failed: t.failed, peakRssBytes: t.peakRssBytes, loopLagP99Ms: t.loopLagP99Ms })),
       },
       targetMetrics: {
-        /** proc-tree: RSS/CPU of the local target's whole process tree; metrics: its /metrics. */
+        /** proc-tree: RSS/CPU of the local target's whole process tree (the pid given, or found from the URL's listener); metrics: its /metrics. */
         source: sampler.source,
+        pidFrom: sampler.pidFrom,
         metricsAnswered,
         samples: samples.length,
+        /** Samples whose RSS covered every process of the target. */
+        wholeSamples: memory.wholeSamples,
         baselineRssBytes: baselineRss,
+        /** The highest whole-target RSS up to the end of the hold (closing allocates; that is not a connection's cost). */
         peakRssBytes: peakRss,
         /** (peak RSS − baseline) / subscribed. */
         bytesPerConnection,
+        /** False when no sample saw every process of the target while the connections were held: the peak understates it. */
+        complete: memory.incomplete === null,
+        incompleteReason: memory.incomplete,
         peakCpuPct: cpuValues.length ? Math.max(...cpuValues) : null,
         avgCpuPct: cpuValues.length ? Math.round((cpuValues.reduce((a, b) => a + b, 0) / cpuValues.length) * 10) / 10 : null,
         peakConnections: Math.max(0, ...samples.map((s) => s.connections ?? 0)),
@@ -204,7 +238,7 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
       peakCpuPercent: cpuValues.length ? Math.max(...cpuValues) : null,
       ramKbPerConnected: bytesPerConnection !== null ? Math.round((bytesPerConnection / 1024) * 10) / 10 : null,
     };
-    return { ...result, validity: checkIdleValidity({ ...result, runnerLoopLagP99Ms: result.runner.loopLagP99Ms, targetSamples: cpuValues.length + rssValues.length }) };
+    return { ...result, validity: checkIdleValidity({ ...result, runnerLoopLagP99Ms: result.runner.loopLagP99Ms, targetSamples: cpuValues.length + rssValues.length, targetMemoryIncomplete: memory.incomplete }) };
   } finally {
     clearInterval(progressTimer);
     sampler.stop();

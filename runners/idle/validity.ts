@@ -1,7 +1,7 @@
 import type { ValidityFlag } from '../core/validity.ts';
 import { LOOP_LAG_WARN_MS } from '../core/validity.ts';
 
-export type IdleValidityCode = 'NOTHING_CONNECTED' | 'RUNNER_FD_LIMIT' | 'RUNNER_PORT_EXHAUSTION' | 'CONNECT_FAILURES' | 'RUNNER_LOOP_LAG' | 'HOLD_DISCONNECTS' | 'TARGET_METRICS_UNAVAILABLE';
+export type IdleValidityCode = 'NOTHING_CONNECTED' | 'RUNNER_FD_LIMIT' | 'RUNNER_PORT_EXHAUSTION' | 'CONNECT_FAILURES' | 'RUNNER_LOOP_LAG' | 'HOLD_DISCONNECTS' | 'TARGET_METRICS_UNAVAILABLE' | 'TARGET_MEMORY_INCOMPLETE';
 export type IdleValidityFlag = Omit<ValidityFlag, 'code'> & { code: IdleValidityCode };
 
 export interface IdleValidityInput {
@@ -12,6 +12,8 @@ export interface IdleValidityInput {
   disconnectedDuringHold: Record<string, number>;
   runnerLoopLagP99Ms: number;
   targetSamples: number;
+  /** Why the target's memory figure misses part of the target (null: it saw the whole target). */
+  targetMemoryIncomplete?: string | null;
 }
 
 /**
@@ -33,5 +35,6 @@ export function checkIdleValidity(r: IdleValidityInput): { valid: boolean; flags
   if (lost > 0) warn('HOLD_DISCONNECTS', `${lost} subscribed connections were lost during the hold (${JSON.stringify(r.disconnectedDuringHold)})`);
   if (r.runnerLoopLagP99Ms > LOOP_LAG_WARN_MS) warn('RUNNER_LOOP_LAG', `a runner worker's event loop lagged (p99 ${r.runnerLoopLagP99Ms} ms): connect times include the runner's delay; use more workers`);
   if (r.targetSamples === 0) warn('TARGET_METRICS_UNAVAILABLE', "the target's /metrics never answered and it is not a local process: no memory or CPU figures");
+  else if (r.targetMemoryIncomplete) warn('TARGET_MEMORY_INCOMPLETE', `target bytes per connection understated: ${r.targetMemoryIncomplete}`);
   return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
 }

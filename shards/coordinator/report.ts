@@ -19,7 +19,11 @@ const causes = (c: Record<string, number> | null | undefined) => (c && Object.ke
 function formatIdle(r: MultiShardReport): string {
   const m = r.merged as Record<string, unknown> & { failureCauses?: Record<string, number> };
   const rows = r.perShard.map((s) => [s.name, s.status, cell(s.clients), cell(s.connected), cell(s.targetBytesPerConnection), cell(s.runnerRssPerClientBytes), causes(s.failureCauses), cell(s.error ?? s.flags.join(' '))]);
-  rows.push(['merged', r.validity.valid ? 'valid' : 'INVALID', cell(m.clients), cell(m.subscribed), cell(m.targetBytesPerConnection), cell(m.runnerRssPerClientBytes), causes(m.failureCauses), m.uniformShardCeiling ? 'UNIFORM_SHARD_CEILING' : '']);
+  // An understated target figure is marked in its own cell, not only in the flags below.
+  const tm = m.targetMemory as { complete?: unknown } | undefined;
+  const target = tm?.complete === false && m.targetBytesPerConnection !== null && m.targetBytesPerConnection !== undefined ? `${cell(m.targetBytesPerConnection)} (incomplete)` : cell(m.targetBytesPerConnection);
+  const notes = [m.uniformShardCeiling ? 'UNIFORM_SHARD_CEILING' : '', tm?.complete === false ? 'FLEET_TARGET_MEMORY_INCOMPLETE' : ''].filter(Boolean).join(' ');
+  rows.push(['merged', r.validity.valid ? 'valid' : 'INVALID', cell(m.clients), cell(m.subscribed), target, cell(m.runnerRssPerClientBytes), causes(m.failureCauses), notes]);
   const head = ['shard', 'status', 'clients', 'subscribed', 'target B/conn', 'runner B/client', 'failure causes', 'notes'];
   return table(r, `idle on ${r.target} over ${r.shards} shards${r.perShardN ? ` (${r.perShardN} clients each)` : ''}`, head, rows);
 }

@@ -55,6 +55,13 @@ export interface LocalFleetResult {
   /** /proc/slabinfo caches that grew most from the baseline to the start of the hold (every connection open). */
   slabGrowth: { conns: number; top: { cache: string; bytes: number; perConn: number | null }[] } | null;
   prediction: ReturnType<typeof checkPrediction> | null;
+  /**
+   * The target's bytes per connection two ways, side by side: the coordinator's merged figure
+   * (the shards' samples) and the cost table's largest-N row (this fleet's /proc). Both read the
+   * target's process tree from /proc when the shards find it (source proc-tree); differencePct is
+   * (merged − cost table) / cost table.
+   */
+  targetMemory: { merged: number | null; mergedSource: string | null; mergedComplete: boolean | null; costTable: number | null; costTableConns: number | null; differencePct: number | null };
   /** After the stop: every process we started gone, and the kernel's TCP count back to its baseline. */
   closed: { allExited: boolean; leftPids: number[]; tcpInuseBefore: number; tcpInuseAfter: number | null };
   /** Per second: [t s, conns, subscribed (Σ shard progress), target RSS, runner services RSS, runner workers RSS, Slab, TCP mem pages, MemAvailable, target CPU %, runner CPU %]. */
@@ -321,10 +328,25 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
     costTable: table,
     slabGrowth: slabAtHold ? { conns: slabAtHold.conns, top: slabGrowth(slabBefore, slabAtHold.caches).map((x) => ({ ...x, perConn: slabAtHold!.conns ? Math.round(x.bytes / slabAtHold!.conns) : null })) } : null,
     prediction,
+    targetMemory: targetMemoryCheck(m, last),
     closed: { allExited: leftPids.length === 0, leftPids, tcpInuseBefore: inuseBefore, tcpInuseAfter: inuseAfter },
     series: { columns: SERIES_COLUMNS, rows: series },
     files: { out },
     exitCode,
+  };
+}
+
+function targetMemoryCheck(merged: Record<string, unknown>, last: { targetBytesPerConn: number; conns: number } | undefined): LocalFleetResult['targetMemory'] {
+  const tm = (merged.targetMemory ?? {}) as { source?: unknown; complete?: unknown };
+  const m = typeof merged.targetBytesPerConnection === 'number' ? merged.targetBytesPerConnection : null;
+  const c = last?.targetBytesPerConn ?? null;
+  return {
+    merged: m,
+    mergedSource: typeof tm.source === 'string' ? tm.source : null,
+    mergedComplete: typeof tm.complete === 'boolean' ? tm.complete : null,
+    costTable: c,
+    costTableConns: last?.conns ?? null,
+    differencePct: m !== null && c ? Math.round(((m - c) / c) * 1000) / 10 : null,
   };
 }
 

@@ -23,7 +23,9 @@ export type IdleShardFigures = NonNullable<ReturnType<typeof idleShardFigures>>;
  * Fleet idle figures. Every shard samples the one target they all load, so each sees the whole
  * target's memory: the target's bytes per connection is (highest peak any shard saw − lowest
  * baseline) / subscribed over all shards, never a sum or a mean of the shards' own quotients.
- * Runner memory is per shard machine: Σ(peak − baseline) / Σ subscribed.
+ * Runner memory is per shard machine: Σ(peak − baseline) / Σ subscribed. A shard whose samples
+ * missed part of the target (`targetMetrics.complete: false`), or that does not say, makes the
+ * merged figure `complete: false`, flagged FLEET_TARGET_MEMORY_INCOMPLETE: never silently low.
  */
 export function mergeIdle(ok: readonly (ShardOutcome & { result: ShardResult })[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -35,7 +37,24 @@ export function mergeIdle(ok: readonly (ShardOutcome & { result: ShardResult })[
     const peak = Math.max(...peaks);
     const base = Math.min(...bases);
     out.targetBytesPerConnection = Math.round((peak - base) / subscribed);
-    out.targetMemory = { source: [...new Set(tms.map((t) => t.source))].join(','), baselineRssBytes: base, peakRssBytes: peak, subscribed, shardsSampling: tms.length };
+    // Our own words, not the shards': which shards missed part of the target, or did not say.
+    const partial = ok.filter((_, i) => tms[i]!.complete === false).map((o) => o.name);
+    const unsaid = ok.filter((_, i) => typeof tms[i]!.complete !== 'boolean').map((o) => o.name);
+    const why = [
+      partial.length ? `${partial.join(', ')} saw only part of the target's processes while the connections were held (their TARGET_MEMORY_INCOMPLETE flags say how)` : '',
+      unsaid.length ? `${unsaid.join(', ')} did not say whether their samples covered every process of the target (a runner from before that check)` : '',
+    ].filter(Boolean);
+    out.targetMemory = {
+      source: [...new Set(tms.map((t) => (typeof t.source === 'string' && /^[\w-]{1,32}$/.test(t.source) ? t.source : 'unknown')))].join(','),
+      baselineRssBytes: base,
+      peakRssBytes: peak,
+      subscribed,
+      shardsSampling: tms.length,
+      /** False: the figure may understate the target (FLEET_TARGET_MEMORY_INCOMPLETE says why). */
+      complete: why.length === 0,
+      incompleteReason: why.length ? `${why.join('; ')}: the merged target bytes per connection may be understated` : null,
+      incompleteShards: [...partial, ...unsaid],
+    };
   } else if (tms.length) {
     out.targetBytesPerConnection = null;
     out.targetMemory = { note: `${ok.length - peaks.length} of ${ok.length} shards did not sample the target's memory: no fleet figure` };
