@@ -38,14 +38,28 @@ describe('capacity failure modes and validity', () => {
     expect(r.headline.value as number).toBeLessThan(400);
   });
 
-  it('serverWorkers: replay as 3 processes holds a step one process cannot, under the same per-process fd limit', { timeout: 120_000 }, async () => {
-    const values = { targets: 'replay', scenarios: 'S2', s2Steps: '400', s2Ramp: '1000', s2Hold: '0', s2TargetFdLimit: '200', s2ConnectTimeoutMs: '3000' };
+  // Above the two starts' own deadlines (startDeadlineMs: 30 s, 120 s) plus two short steps, so a slow start ends as the run's failureMode, not as vitest's timeout.
+  it('serverWorkers: replay as 3 processes holds a step one process cannot, under the same per-process fd limit', { timeout: 240_000 }, async () => {
+    // The limit binds the cluster's primary too, and it holds each accepted socket until a worker takes it: at 1000/s on a
+    // loaded machine it piled up to 193 of 200 and reset the rest. At 200/s it stays under 150, and one process still cannot hold 400.
+    const values = { targets: 'replay', scenarios: 'S2', s2Steps: '400', s2Ramp: '200', s2Hold: '0', s2TargetFdLimit: '200', s2ConnectTimeoutMs: '10000' };
     const one = (await run(values)).results[0]!;
-    expect(one.steps[0]!.pass).toBe(false);
+    // failureMode first: a run with no step says why there (a target that did not start, a scenario error), where steps[0] would be a TypeError.
     expect(one.failureMode).toMatch(/^fd limit/);
+    expect(one.steps[0]!.pass).toBe(false);
     const three = (await run({ ...values, serverWorkers: '3' })).results[0]!;
+    expect(three.failureMode, JSON.stringify(three.validity.flags)).toMatch(/^none: every step held/);
     expect(three.steps[0]!.pass).toBe(true);
     expect(three.headline.value).toBe(400);
+  });
+
+  it('target start: a local target that cannot start ends the walk with a named failure mode (TARGET_START), not an empty step list', { timeout: 60_000 }, async () => {
+    // 24 open files is too few for Node and tsx to load the server: each process exits before it listens.
+    const r = (await run({ targets: 'replay', scenarios: 'S2', serverWorkers: '3', s2Steps: '100', s2TargetFdLimit: '24' })).results[0]!;
+    expect(r.failureMode).toMatch(/^target start: replay with --workers 3 \(open-file limit 24\): replay exited before listening/);
+    expect(r.steps).toEqual([]);
+    expect(r.headline.value).toBeNull();
+    expect(r.validity).toMatchObject({ valid: false, flags: [{ code: 'TARGET_START', severity: 'fatal', message: expect.stringMatching(/^S2 100: RR_ERR_SERVICE_START: target start: replay/) }] });
   });
 
   it('serverWorkers is refused with a target that cannot run as workers (socketio-csr) and with url', () => {

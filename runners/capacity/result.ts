@@ -1,6 +1,8 @@
 import { loadavg } from 'node:os';
+import { toErrorBody } from '../../lib/errors.ts';
 import { LOOP_LAG_WARN_MS } from '../core/validity.ts';
 import type { IdleResult } from '../idle/result.ts';
+import { isTargetStartError } from './target.ts';
 import type { ScenarioContext, ScenarioId, ScenarioResult, ScenarioValidityFlag } from './types.ts';
 
 /** What every capacity figure on this machine leaves out. */
@@ -24,4 +26,16 @@ export function idleFlags(res: IdleResult | null, where: string): ScenarioValidi
   const out: ScenarioValidityFlag[] = res.validity.flags.filter((f) => f.code !== 'CONNECT_FAILURES' && f.code !== 'NOTHING_CONNECTED').map((f) => ({ code: f.code, severity: f.severity, message: `${where}: ${f.message}` }));
   if (res.runner.loopLagP99Ms > LOOP_LAG_WARN_MS && !out.some((f) => f.code === 'RUNNER_LOOP_LAG')) out.push({ code: 'RUNNER_LOOP_LAG', severity: 'warning', message: `${where}: runner loop lag p99 ${res.runner.loopLagP99Ms} ms` });
   return out;
+}
+
+/**
+ * What ended a scenario early by an error, as its failure mode and fatal flag: a local target that
+ * did not start says so (`target start: ...`, TARGET_START), anything else is the scenario's own
+ * error (SCENARIO_ERROR). `where` prefixes the flag (`S2 400`).
+ */
+export function errorOutcome(err: unknown, where?: string): { failureMode: string; flag: ScenarioValidityFlag } {
+  const e = toErrorBody(err);
+  const at = where ? `${where}: ` : '';
+  if (isTargetStartError(err)) return { failureMode: e.message, flag: { code: 'TARGET_START', severity: 'fatal', message: `${at}${e.code}: ${e.message}` } };
+  return { failureMode: `error: ${e.code}: ${e.message}`, flag: { code: 'SCENARIO_ERROR', severity: 'fatal', message: `${at}${e.code}: ${e.message}` } };
 }

@@ -2,10 +2,9 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { Emitter } from '../../lib/emitter.ts';
 import type { EngineEvents } from '../engine/events.ts';
 import { logLines } from '../engine/present.ts';
-import { toErrorBody } from '../../lib/errors.ts';
 import { getTarget } from '../targets/index.ts';
 import { splitTargetLabel, type CapacityOptions } from './options.ts';
-import { SHARED_MACHINE_NOTE } from './result.ts';
+import { errorOutcome, SHARED_MACHINE_NOTE } from './result.ts';
 import type { ScenarioContext, ScenarioResult } from './types.ts';
 
 export type CapacityHooks = Partial<Pick<ScenarioContext, 'signal' | 'log' | 'progress'>>;
@@ -55,8 +54,8 @@ export async function runCapacity(o: CapacityOptions, hooks: CapacityHooks = {})
         const r = await bound.run(ctx);
         results.push({ ...r, target: name, ...(nodes > 1 ? { params: { ...r.params, nodes } } : {}) });
       } catch (err) {
-        const e = toErrorBody(err);
-        events.emit('note', `${id} on ${name} failed: ${e.code}: ${e.message}`);
+        const { failureMode, flag } = errorOutcome(err);
+        events.emit('note', `${id} on ${name} failed: ${flag.message}`);
         results.push({
           scenario: id,
           title,
@@ -65,8 +64,8 @@ export async function runCapacity(o: CapacityOptions, hooks: CapacityHooks = {})
           params: { ...bound.opts },
           steps: [],
           headline: { name: title, value: null, unit: '', higherIsBetter: true },
-          failureMode: `error: ${e.code}: ${e.message}`,
-          validity: { valid: false, flags: [{ code: 'SCENARIO_ERROR', severity: 'fatal', message: `${e.code}: ${e.message}` }] },
+          failureMode,
+          validity: { valid: false, flags: [flag] },
           notShown: [],
         });
       }

@@ -74,8 +74,8 @@ describe('capacity S1, S2, S6 at small scale', () => {
 
 describe('capacity S1, S2 with serverWorkers (targets as --workers 3)', () => {
   for (const target of ['ws', 'socketio']) {
-    it(`${target}: S1 measures the whole process tree; S2 holds a step past one process's fd limit`, { timeout: 180_000 }, async () => {
-      const values = { targets: target, scenarios: 'S1,S2', serverWorkers: '3', s1Counts: '60', s1Ramps: '600', s1Runs: '1', s1Hold: '0.5', s1Warmup: '20', s2Steps: '400', s2Ramp: '1000', s2Hold: '0', s2TargetFdLimit: '240', s2ConnectTimeoutMs: '10000' };
+    it(`${target}: S1 measures the whole process tree; S2 holds a step past one process's fd limit`, { timeout: 300_000 }, async () => {
+      const values = { targets: target, scenarios: 'S1,S2', serverWorkers: '3', s1Counts: '60', s1Ramps: '600', s1Runs: '1', s1Hold: '0.5', s1Warmup: '20', s2Steps: '400', s2Ramp: '200', s2Hold: '0', s2TargetFdLimit: '240', s2ConnectTimeoutMs: '10000' };
       const run = await runCapacity(parseCapacityOptions({ values, origin: 'test' }));
       const [s1, s2] = run.results as [ScenarioResult, ScenarioResult];
       expect(s1.failureMode, JSON.stringify(s1.steps)).toBeUndefined();
@@ -85,6 +85,8 @@ describe('capacity S1, S2 with serverWorkers (targets as --workers 3)', () => {
       expect(s1.notShown.join(' ')).toMatch(/3 worker processes behind one port/);
       // 400 connections under a 240-file limit per process: only spread over the workers can it hold
       // (about 134 sockets each plus the runtime's own files; 200 left too little room on a loaded box, where a worker's share of retried connections reached 193).
+      // The limit binds the primary too, which holds each accepted socket until a worker takes it: at 1000/s on a loaded box
+      // those piled up to the limit (a busiest process at 235 of 240), so S2 ramps at 200/s.
       expect(s2.steps[0], s2.failureMode).toMatchObject({ pass: true, metrics: { subscribed: 400, targetProcesses: 4, targetFdLimit: 240 } });
       expect(s2.steps[0]!.metrics.targetFdPeak as number).toBeLessThan(240);
     });

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { ReboundError } from '../../lib/errors.ts';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { processTree } from '../core/target-usage.ts';
 import { assertAvailable } from '../targets/index.ts';
@@ -31,6 +32,19 @@ export function instanceParams<P extends object>(ctx: ScenarioContext, params: P
   return workers > 1 ? { ...params, serverWorkers: workers } : params;
 }
 
+/**
+ * How long a local target may take to report that it listens. A cluster primary reports only once
+ * every worker listens, and each of its N + 1 processes loads Node and compiles the service
+ * through tsx at the same time: on a loaded 2-core machine `--workers 3` took 12-19 s and one
+ * process over 20 s, so spawn's fixed 20 s default failed healthy starts. The deadline only ends
+ * a start that hangs (a worker the pool keeps respawning); a good start returns when it listens.
+ */
+export const START_MS_PER_PROCESS = 30_000;
+export const startDeadlineMs = (workers: number): number => START_MS_PER_PROCESS * (workers > 1 ? workers + 1 : 1);
+
+/** Whether `err` is a local target that did not start (withInstance's), not a failure of the run on it. */
+export const isTargetStartError = (err: unknown): err is ReboundError => err instanceof ReboundError && err.details?.phase === 'target start';
+
 /** Run `fn` on one target instance; `fdLimit` lowers a local service's open-file limit. */
 export async function withInstance<T>(ctx: ScenarioContext, o: { fdLimit?: number }, fn: (t: TargetInstance) => Promise<T>): Promise<T> {
   if (ctx.url) {
@@ -40,7 +54,14 @@ export async function withInstance<T>(ctx: ScenarioContext, o: { fdLimit?: numbe
   assertAvailable(ctx.target);
   const svc = ctx.target.service;
   if (!svc) throw new Error(`target "${ctx.target.name}" has no local service`);
-  const h = await startService(svc.name, { args: [...svc.args, ...(ctx.serviceArgs ?? [])], ...(o.fdLimit ? { fdLimit: o.fdLimit } : {}) });
+  const workers = serverWorkersOf(ctx);
+  let h: ServiceHandle;
+  try {
+    h = await startService(svc.name, { args: [...svc.args, ...(ctx.serviceArgs ?? [])], startTimeoutMs: startDeadlineMs(workers), ...(o.fdLimit ? { fdLimit: o.fdLimit } : {}) });
+  } catch (err) {
+    const how = `${workers > 1 ? `with --workers ${workers}` : 'as one process'}${o.fdLimit ? ` (open-file limit ${o.fdLimit})` : ''}`;
+    throw new ReboundError('RR_ERR_SERVICE_START', `target start: ${ctx.target.name} ${how}: ${err instanceof Error ? err.message : String(err)}`, { cause: err, details: { phase: 'target start', target: ctx.target.name, workers } });
+  }
   try {
     return await fn({
       url: h.httpUrl,

@@ -3,8 +3,8 @@ import { capacityChart } from '../../report/charts/capacity.ts';
 import { classifyStep } from '../failure-mode.ts';
 import { idleStep } from '../idle-step.ts';
 import { intList, invalidOption } from '../lists.ts';
-import { emptyResult, finishValidity, idleFlags } from '../result.ts';
-import { availableMemMb, instanceParams, withInstance } from '../target.ts';
+import { emptyResult, errorOutcome, finishValidity, idleFlags } from '../result.ts';
+import { availableMemMb, instanceParams, isTargetStartError, withInstance } from '../target.ts';
 import { defineScenario } from '../scenario.ts';
 import type { ScenarioModule } from '../types.ts';
 
@@ -53,9 +53,21 @@ export const scenario: ScenarioModule<S2Options> = defineScenario({
         r.steps.push({ step: { connections: n }, pass: false, reason: r.failureMode, metrics: { failureMode: 'memory', availableMb: avail } });
         break;
       }
-      const { result, obs } = await withInstance(ctx, { fdLimit: o.targetFdLimit }, (inst) =>
-        idleStep(ctx, inst, { clients: n, ramp: o.ramp, hold: o.hold, stream: 'capacity-s2', minFreeMb: o.minFreeMb, timeoutSec: o.stepTimeoutSec, workers: o.workers, workerFdLimit: o.workerFdLimit, connectTimeoutMs: o.connectTimeoutMs }),
-      );
+      let stepRun: Awaited<ReturnType<typeof idleStep>>;
+      try {
+        stepRun = await withInstance(ctx, { fdLimit: o.targetFdLimit }, (inst) =>
+          idleStep(ctx, inst, { clients: n, ramp: o.ramp, hold: o.hold, stream: 'capacity-s2', minFreeMb: o.minFreeMb, timeoutSec: o.stepTimeoutSec, workers: o.workers, workerFdLimit: o.workerFdLimit, connectTimeoutMs: o.connectTimeoutMs }),
+        );
+      } catch (err) {
+        // A step whose target did not start measured nothing: the walk ends there, keeping the steps that held.
+        if (!isTargetStartError(err)) throw err;
+        const { failureMode, flag } = errorOutcome(err, `S2 ${n}`);
+        r.failureMode = failureMode;
+        r.validity.flags.push(flag);
+        ctx.log(`S2 ${n}: ${failureMode}`);
+        break;
+      }
+      const { result, obs } = stepRun;
       r.validity.flags.push(...idleFlags(result, `S2 ${n}`));
       const c = classifyStep(obs, o.minSubscribedPct);
       const pass = c.mode === 'none';
