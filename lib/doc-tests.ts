@@ -88,17 +88,20 @@ export async function freePorts(text: string): Promise<string> {
  * 5 s (POLL_MS, its documented env), so a tiny run is not mostly waiting. Everything runs in its own process group, killed (TERM, then KILL) at the end.
  */
 export async function runShellBlock(text: string, cwd: string, timeoutMs: number): Promise<{ code: number | null; output: string; script: string }> {
-  const lines: string[] = ['set -eo pipefail', 'wait_port() { for _ in $(seq 600); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; echo "nothing listens on $1" >&2; return 1; }'];
+  const lines: string[] = ['set -eo pipefail', 'wait_port() { for _ in $(seq 600); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; kill -0 $2 2>/dev/null || { echo "the service for port $1 exited before listening" >&2; return 1; }; sleep 0.1; done; echo "nothing listens on $1" >&2; return 1; }'];
   let starting: string[] = [];
   for (const l of logicalLines(text)) {
     const bg = /&\s*(#.*)?$/.test(l) && !/&&\s*(#.*)?$/.test(l);
     if (!bg && starting.length) {
-      lines.push(...starting.map((p) => `wait_port ${p}`));
+      lines.push(...starting.map((p) => `wait_port ${p} $pid_${p}`));
       starting = [];
     }
     lines.push(l);
     const port = /(?:--port |PORT=)(\d+)/.exec(l)?.[1];
-    if (bg && port) starting.push(port);
+    if (bg && port) {
+      lines.push(`pid_${port}=$!`);
+      starting.push(port);
+    }
   }
   const script = lines.join('\n');
   const child = spawn('bash', ['-c', script], { cwd: ROOT, detached: true, env: { ...process.env, RESULTS_DIR: join(cwd, 'results'), POLL_MS: '250', npm_config_update_notifier: 'false' }, stdio: ['ignore', 'pipe', 'pipe'] });
