@@ -5,10 +5,11 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseModule } from '../runners/engine/module.ts';
 import { RUNNER_MODULES } from '../runners/modules.ts';
+import { COORD_OPTIONS, TEST_TABLES } from '../shards/coordinator/options.ts';
 import { reapOnExit } from './reaper.ts';
 import { docFiles, logicalLines, npmRunCalls, readDocBlocks, type DocBlock } from './doc-blocks.ts';
 import { DOC_TESTS } from './doc-tests.ts';
-import { argvToValues, kebab } from './options.ts';
+import { argvToValues, kebab, type OptionTable } from './options.ts';
 
 /**
  * Docs that run (issue 35): every command block of README.md and docs/**.md is marked (lib/doc-blocks.ts
@@ -48,7 +49,7 @@ describe('docs: command blocks', () => {
       for (const line of logicalLines(b.text))
         for (const call of npmRunCalls(line)) {
           const m = RUNNER_MODULES.find((x) => `bench:${x.cli.script}` === call.script);
-          if (PKG.scripts[call.script] && !m && call.args.length && !call.args.includes('--help')) helpNames(helpCache, call.script, call.args).catch(() => {});
+          if (PKG.scripts[call.script] && !m && !coordinatorNames(call.script, call.args) && call.args.length && !call.args.includes('--help')) helpNames(helpCache, call.script, call.args).catch(() => {});
         }
     for (const b of COMMAND_BLOCKS) {
       for (const line of logicalLines(b.text)) {
@@ -70,10 +71,10 @@ describe('docs: command blocks', () => {
             }
             continue;
           }
-          const known = m ? moduleNames(m.options) : await helpNames(helpCache, call.script, args);
+          const known = m ? moduleNames(m.options) : (coordinatorNames(call.script, args) ?? (await helpNames(helpCache, call.script, args)));
           for (const a of args) {
             const name = /^--([a-z0-9][a-z0-9-]*)/i.exec(a)?.[1];
-            if (name && !known.has(name)) problems.push(`${at}: --${name} is not an option of ${call.script} (its --help)`);
+            if (name && !known.has(name)) problems.push(`${at}: --${name} is not an option of ${call.script} (its option table, or its --help)`);
           }
         }
       }
@@ -82,8 +83,16 @@ describe('docs: command blocks', () => {
   }, 180_000);
 });
 
-function moduleNames(table: Record<string, { aliases?: readonly string[] }>): Set<string> {
+function moduleNames(table: OptionTable): Set<string> {
   return new Set(['json', 'help', ...Object.entries(table).flatMap(([k, s]) => [k, kebab(k), ...(s.aliases ?? [])])]);
+}
+
+/** The coordinator's names (its own table and the test's, aliases included), or undefined for another script. */
+function coordinatorNames(script: string, args: string[]): Set<string> | undefined {
+  const cmd = PKG.scripts[script] ?? '';
+  if (!cmd.includes('shards/coordinator/main.ts')) return undefined;
+  const test = /--test (\S+)/.exec(`${cmd} ${args.join(' ')}`)?.[1] ?? String(COORD_OPTIONS.test.default);
+  return moduleNames({ ...(TEST_TABLES[test] ?? {}), ...COORD_OPTIONS });
 }
 
 /** At most 4 `--help` processes at once: each is an npm + tsx start. */
