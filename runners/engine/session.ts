@@ -44,8 +44,14 @@ export class RunSession {
   private isStopping = false;
   private isAborted = false;
   private readonly abortListeners = new Set<() => void>();
-  /** Fired by abort(): every pending nap's timer is cleared at once. */
-  private readonly napAbort = new AbortController();
+  /**
+   * Each pending nap's own controller, fired by abort()/close() so every timer is cleared at once.
+   * One controller per nap, not one signal shared by all: every client's chaos step and reconnect
+   * loop naps concurrently, and N listeners on one signal is N-fold dispatch work and Node's
+   * MaxListenersExceededWarning from the 11th client on.
+   */
+  private readonly naps = new Set<AbortController>();
+  private napsCut = false;
   private readonly unlisten: (() => void) | undefined;
 
   constructor(private readonly o: SessionOptions) {
@@ -99,8 +105,16 @@ export class RunSession {
 
   /** A sleep on the session's clock that an abort cuts short. */
   nap(ms: number): Promise<void> {
-    if (this.isAborted) return Promise.resolve();
-    return this.clock.sleep(ms, this.napAbort.signal);
+    if (this.isAborted || this.napsCut) return Promise.resolve();
+    const c = new AbortController();
+    this.naps.add(c);
+    return this.clock.sleep(ms, c.signal).finally(() => this.naps.delete(c));
+  }
+
+  private cutNaps(): void {
+    this.napsCut = true;
+    for (const c of this.naps) c.abort();
+    this.naps.clear();
   }
 
   /** Runs `fn` once when the session is aborted (at once if it already is); returns its disposer. */
@@ -117,7 +131,7 @@ export class RunSession {
   abort(): void {
     if (this.isAborted) return;
     this.isAborted = true;
-    this.napAbort.abort();
+    this.cutNaps();
     for (const fn of this.abortListeners) fn();
     this.abortListeners.clear();
   }
@@ -153,7 +167,7 @@ export class RunSession {
   close(): void {
     this.isStopping = true;
     // Pending naps (a reconnect loop's pause) end now; their loops see `stopping` and return.
-    this.napAbort.abort();
+    this.cutNaps();
     for (const c of this.clients) c.close();
     this.unlisten?.();
   }
