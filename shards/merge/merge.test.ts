@@ -238,7 +238,7 @@ describe('shard result schema: the idle funnel', () => {
     expect(perShard.map((p) => p.status)).toEqual(['done', 'done']);
     expect(merged).toMatchObject({ clients: 20 });
   });
-  it('subscribed + failed above clients, or a later stage above an earlier one, is refused with the numbers', async () => {
+  it('subscribed + failed above clients, or a later stage above an earlier one, is refused with the numbers', () => {
     expect(resultProblem(idle({ connected: 10, welcomed: 10, subscribed: 8, failed: 3 }))).toBe('subscribed 8 + failed 3 exceeds clients 10');
     expect(resultProblem(idle({ connected: 9, welcomed: 10, subscribed: 9, failed: 0 }))).toBe('welcomed 10 exceeds connected 9');
     expect(resultProblem(idle({ connected: 9, failed: 2 }))).toBe('connected 9 + failed 2 exceeds clients 10');
