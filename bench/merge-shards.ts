@@ -33,7 +33,7 @@ const times: number[] = [];
 let merged: Record<string, unknown> = {};
 for (let r = 0; r < o.reps; r++) {
   const t0 = performance.now();
-  merged = mergeShards(wire, { perShardN: 20_000 }).merged;
+  merged = (await mergeShards(wire, { perShardN: 20_000 })).merged;
   times.push(performance.now() - t0);
 }
 times.sort((a, b) => a - b);

@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { shardResult } from '../merge/fixtures.ts';
+import { shardResult, widestHistogram } from '../merge/fixtures.ts';
 import { runMultiShard } from './run.ts';
 import { standInShards } from './testing.ts';
 
@@ -73,6 +73,29 @@ describe('a hostile shard cannot hang, bloat or redirect the coordinator', () =>
     expect(written.perShard[0]).toMatchObject({ name: 's1', status: 'done' });
     expect(written.perShard[1]).toMatchObject({ name: 's2', status: 'invalid' });
     expect(written.perShard[1].error).toMatch(/^SHARD_RESULT_INVALID: latencyHistogram does not decode: payload runs to bucket 1000000000000, its declared range has 23552/);
+  }, 90_000);
+
+  it('a valid histogram that decodes past SHARD_HISTOGRAM_DEADLINE_MS: the decoder is stopped, the CLI writes the healthy shard\'s merge', async () => {
+    // The healthy shard carries no histogram, so nothing of it meets the 1 ms deadline.
+    const { latencyHistogram: _h, ...healthy } = shardResult({ clients: 20, msgs: 10 });
+    const a = await standIn({ result: healthy });
+    const b = await standIn({ result: { ...shardResult({ clients: 1000, msgs: 1000 }), latencyHistogram: widestHistogram() } });
+    const dir = mkdtempSync(join(tmpdir(), 'rr-slow-hist-'));
+    const child = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', 'shards/coordinator/main.ts', '--test', 'jitter', '--target', 'replay', '--poll-ms', '50', '--msgs', '10', '--seed', '7'], {
+        env: { ...process.env, SHARDS: `${a.url},${b.url}`, BENCH_RUNNER_TOKEN: TOKEN, RESULTS_DIR: dir, SHARD_TIMEOUT_SEC: '20', SHARD_HISTOGRAM_DEADLINE_MS: '1' },
+        timeout: 60_000,
+        killSignal: 'SIGKILL',
+      }, (err, _out, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr }));
+    });
+    expect(child.code, child.stderr.slice(-2000)).toBe(1);
+    const file = readdirSync(dir).find((f) => f.endsWith('.json'));
+    expect(file, child.stderr.slice(-2000)).toBeDefined();
+    const written = JSON.parse(readFileSync(join(dir, file!), 'utf8'));
+    expect(written.merged).toMatchObject({ clients: 20, receivedDeliveries: 200, lostDeliveries: 0 });
+    expect(written.merged.latencyHistogram).toBeUndefined();
+    expect(written.perShard[0]).toMatchObject({ name: 's1', status: 'done' });
+    expect(written.perShard[1]).toMatchObject({ name: 's2', status: 'invalid', error: 'SHARD_RESULT_INVALID: latencyHistogram did not decode within its 1 ms deadline (decoder stopped)' });
   }, 90_000);
 
   it('an answer over the byte cap is excluded, read no further: a padded result and a body that never ends', async () => {

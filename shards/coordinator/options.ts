@@ -1,5 +1,6 @@
 import type { OptionTable, OptionValues } from '../../lib/options.ts';
 import { MULTI_MODULES } from '../../runners/modules.ts';
+import { DEFAULT_DECODE_DEADLINE_MS } from '../merge/histogram-decode.ts';
 
 /**
  * The coordinator's table of tests, generated from the runner modules (runners/modules.ts): which
@@ -44,6 +45,8 @@ export const COORD_OPTIONS = {
   planGraceSec: { type: 'int', default: 30, min: 0, max: 86_400, env: ['SHARD_PLAN_GRACE_SEC'], doc: 'a shard still running max(this, 25% of its announced plannedMs) after its plan ends is excluded (timeout), s' },
   // The largest legitimate answer is a done job: 100,000 latencySamplesSorted, 86,400 time-series buckets and target-usage samples, the histogram come to about 12 MB; 64 MiB leaves room without letting one shard take the coordinator's memory.
   maxResponseBytes: { type: 'int', default: 64 * 1024 ** 2, min: 65_536, max: 1024 ** 3, env: ['SHARD_MAX_RESPONSE_BYTES'], doc: 'bytes a shard answer may have; a bigger one is not read further and excludes the shard' },
+  // The decoder runs on a worker thread: past this it is terminated and the shard excluded (SHARD_RESULT_INVALID); the largest layout the pre-scan admits decodes in about 100 ms.
+  histogramDeadlineMs: { type: 'int', default: DEFAULT_DECODE_DEADLINE_MS, min: 1, max: 600_000, env: ['SHARD_HISTOGRAM_DEADLINE_MS'], doc: 'ms one shard\'s latency histogram may take to decode; a decode past it is stopped and excludes the shard' },
   logLines: { type: 'int', default: 30, min: 0, max: 1000, doc: 'log lines asked per poll' },
   sharedStream: { type: 'bool', default: false, env: ['SHARED_STREAM'], doc: 'one publisher (the first shard), every shard on the same stream; clock offsets measured and corrected' },
   clockExchanges: { type: 'int', default: 8, min: 1, max: 100, doc: 'NTP-style exchanges per shard before and after a --shared-stream run' },

@@ -156,10 +156,11 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
   };
   const clock = mode === 'shared' ? await sharedClock() : null;
 
-  const run = mergeShards(outcomes, {
+  const run = await mergeShards(outcomes, {
     perShardN: perShardN || undefined,
     mode,
     clockStepBudgetMs: o.clockStepMs,
+    decodeDeadlineMs: o.histogramDeadlineMs,
     ...(publisher ? { publisher } : {}),
     // Each result's own params are held to what that shard was asked, by meaning (an echo at enqueue proves nothing about what ran).
     schema: (x) => ({ test: o.test, required: multiTest(o.test)?.required ?? [], ...(o.allowParamMismatch ? {} : { asked: asked.get(x.name) ?? {} }), ...(table ? { table } : {}) }),
@@ -202,7 +203,7 @@ function checkSharedStream(test: string, params: Record<string, string>): void {
 }
 
 /** The benchmark's exit codes: 2 on a fatal flag, 1 on a failed shard or any loss, else 0. */
-export function verdict(run: ReturnType<typeof mergeShards>): { exitCode: 0 | 1 | 2; exitReason: string } {
+export function verdict(run: Awaited<ReturnType<typeof mergeShards>>): { exitCode: 0 | 1 | 2; exitReason: string } {
   const fatal = run.validity.flags.filter((f) => f.severity === 'fatal');
   if (fatal.length) return { exitCode: 2, exitReason: `invalid: ${fatal.map((f) => f.code).join(', ')}` };
   const failed = run.perShard.filter((x) => x.status !== 'done');

@@ -1,4 +1,5 @@
-import { LatencyRecorder } from '../../runners/core/latency.ts';
+import * as hdr from 'hdr-histogram-js';
+import { LatencyRecorder, type EncodedLatency } from '../../runners/core/latency.ts';
 import { mulberry32 } from '../../lib/rng.ts';
 import type { ShardOutcome, ShardResult } from './types.ts';
 
@@ -35,4 +36,16 @@ export const done = (name: string, result: ShardResult): ShardOutcome => ({ name
 export function tailLatencies(seed: number, count: number, baseMs: number): number[] {
   const rng = mulberry32(seed);
   return Array.from({ length: count }, () => baseMs + -Math.log(1 - rng()) * baseMs * (rng() < 0.02 ? 20 : 1));
+}
+
+/**
+ * A valid histogram that is as slow to decode as the pre-scan allows: the largest layout it admits
+ * (1..2 at 5 digits: 2^18 buckets, MAX_COUNTS_LENGTH) with a sample in every bucket, so the
+ * decoder steps through each one (about 40-100 ms here; a 1 ms deadline stops it every time).
+ */
+export function widestHistogram(): EncodedLatency {
+  const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 2, numberOfSignificantValueDigits: 5 });
+  const buckets = 2 ** 18;
+  for (let v = 0; v < buckets; v++) h.recordValue(v);
+  return { histogram: hdr.encodeIntoCompressedBase64(h), minUs: 0, maxUs: buckets - 1, count: h.totalCount, negatives: 0 };
 }

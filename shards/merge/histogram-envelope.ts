@@ -7,7 +7,8 @@ import { inflateSync } from 'node:zlib';
  * payload claims a zero run of 10^12 buckets keeps its decoder in a synchronous loop for that
  * many steps (and a payload length beyond the data reads past the end the same way), which would
  * stop the coordinator with every healthy shard's result. After this check the library's work is
- * bounded by MAX_COUNTS_LENGTH, so no deadline is needed: the loop cannot be long.
+ * bounded by MAX_COUNTS_LENGTH; the decode itself still runs on a worker under a deadline
+ * (histogram-decode.ts), for a defect this check does not foresee.
  */
 
 /** V2 cookies as hdr-histogram-js and HdrHistogram (Java) write them (word size nibble 0x10: LEB128 ZigZag). */

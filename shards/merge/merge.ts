@@ -31,6 +31,8 @@ export interface MergeOptions {
   schema?: (o: ShardOutcome) => SchemaContext;
   /** A shard whose wall clock stepped more than this against its monotonic clock during the run is CLOCK_STEPPED (ms; default 50). */
   clockStepBudgetMs?: number;
+  /** Time each shard's histogram may take to decode before its shard is refused (ms; default DEFAULT_DECODE_DEADLINE_MS). */
+  decodeDeadlineMs?: number;
 }
 
 /**
@@ -39,10 +41,10 @@ export interface MergeOptions {
  * min-normalised figures come from the merged histogram. Shards that did not finish are left out
  * of every figure (their clients are not the target's loss) and named in the validity flags.
  */
-export function mergeShards(input: readonly ShardOutcome[], opts: MergeOptions = {}) {
+export async function mergeShards(input: readonly ShardOutcome[], opts: MergeOptions = {}) {
   const mode = opts.mode ?? 'own';
   // Nothing a shard returned is believed before it passes the schema: a malformed result is that shard's failure.
-  const given = screenOutcomes(input, opts.schema);
+  const given = await screenOutcomes(input, opts.schema, opts.decodeDeadlineMs);
   // Shared stream: subscribers are judged against the publisher's accepted set before anything adds up.
   const shared: { outcomes: readonly ShardOutcome[]; flags: FleetFlag[] } = mode === 'shared' && opts.publisher ? judgeOnPublisher(given, opts.publisher) : { outcomes: given, flags: [] };
   const outcomes: readonly ShardOutcome[] = shared.outcomes;
@@ -51,7 +53,7 @@ export function mergeShards(input: readonly ShardOutcome[], opts: MergeOptions =
   // A shard's latency in shared mode is its receive clock minus the publisher's send clock: remove the difference.
   const corrected = new Map<string, EncodedLatency>();
   for (const o of ok) {
-    // The schema let only decodable histograms through.
+    // The screen let only histograms that decoded in time through, re-encoded by the library itself.
     const h = o.result.latencyHistogram;
     if (!h) continue;
     corrected.set(o.name, mode === 'shared' && o.clock ? shiftLatency(h, -(o.clock.offsetMs - reference) * 1000) : h);

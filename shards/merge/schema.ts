@@ -1,6 +1,6 @@
-import * as hdr from 'hdr-histogram-js';
 import type { OptionTable } from '../../lib/options.ts';
 import { paramMismatches } from '../coordinator/params.ts';
+import { HistogramDecoder } from './histogram-decode.ts';
 import { histogramEnvelopeProblem } from './histogram-envelope.ts';
 import { isObj, type ShardOutcome } from './types.ts';
 
@@ -45,7 +45,9 @@ export interface SchemaContext {
 /**
  * The first reason a shard's result cannot be merged, or undefined when it can. Checked before
  * anything adds up, so a malformed body is one shard's problem, never a crash of the run or a
- * figure that the target is blamed for. Never throws.
+ * figure that the target is blamed for. Never throws. Everything but the histogram's decoding,
+ * which only screenOutcomes does (on a worker, under a deadline): a result passed here may still
+ * be refused there.
  */
 export function resultProblem(result: unknown, c: SchemaContext = {}): string | undefined {
   try {
@@ -141,29 +143,47 @@ function histogramProblem(h: unknown, maxCount: number | undefined): string | un
   if (h.count > 0 && (h.minUs as number) > (h.maxUs as number)) return 'latencyHistogram.minUs exceeds maxUs';
   if (maxCount !== undefined && h.count > maxCount) return `latencyHistogram.count ${h.count} exceeds clients x messages ${maxCount}`;
   // Bounded before it starts: the library decodes only what this check let through (histogram-envelope.ts).
-  const envelope = histogramEnvelopeProblem(h.histogram, h.count);
-  if (envelope) return envelope;
-  let total: number;
-  try {
-    total = hdr.decodeFromCompressedBase64(h.histogram).totalCount;
-  } catch (err) {
-    return `latencyHistogram does not decode: ${(err as Error).message}`;
-  }
-  if (total !== h.count) return `latencyHistogram holds ${total} samples, its count says ${h.count}`;
-  return undefined;
+  return histogramEnvelopeProblem(h.histogram, h.count);
 }
 
 /**
  * Screen every finished shard before the merge: a result that fails the schema turns its shard
  * into `invalid` (result dropped, reason kept), so it is left out of every figure like a shard
- * that never answered and is named in SHARD_RESULT_INVALID.
+ * that never answered and is named in SHARD_RESULT_INVALID. A histogram that passed the checks is
+ * decoded here, once, on a worker under `decodeDeadlineMs` each (histogram-decode.ts); the shard's
+ * result goes on carrying the library's re-encoding of it, so nothing after the screen decodes a
+ * shard's own bytes.
  */
-export function screenOutcomes(outcomes: readonly ShardOutcome[], ctx: (o: ShardOutcome) => SchemaContext = () => ({})): ShardOutcome[] {
-  return outcomes.map((o) => {
-    if (o.status !== 'done') return o;
-    const why = o.result === undefined ? 'job done without a result' : resultProblem(o.result, ctx(o));
-    if (!why) return o;
+export async function screenOutcomes(outcomes: readonly ShardOutcome[], ctx: (o: ShardOutcome) => SchemaContext = () => ({}), decodeDeadlineMs?: number): Promise<ShardOutcome[]> {
+  const decoder = new HistogramDecoder(decodeDeadlineMs);
+  const invalid = (o: ShardOutcome, why: string): ShardOutcome => {
     const { result: _r, ...rest } = o;
     return { ...rest, status: 'invalid', error: `SHARD_RESULT_INVALID: ${why}` };
-  });
+  };
+  try {
+    const out: ShardOutcome[] = [];
+    for (const o of outcomes) {
+      if (o.status !== 'done') {
+        out.push(o);
+        continue;
+      }
+      const why = o.result === undefined ? 'job done without a result' : resultProblem(o.result, ctx(o));
+      if (why) {
+        out.push(invalid(o, why));
+        continue;
+      }
+      const h = o.result!.latencyHistogram;
+      if (!h) {
+        out.push(o);
+        continue;
+      }
+      const d = await decoder.decode(h.histogram);
+      if ('problem' in d) out.push(invalid(o, d.problem));
+      else if (d.total !== h.count) out.push(invalid(o, `latencyHistogram holds ${d.total} samples, its count says ${h.count}`));
+      else out.push({ ...o, result: { ...o.result!, latencyHistogram: { ...h, histogram: d.histogram } } });
+    }
+    return out;
+  } finally {
+    await decoder.close();
+  }
 }
