@@ -25,19 +25,19 @@ describe('idle target memory: a figure that missed part of the target is flagged
     expect(ok).toMatchObject({ peakRss: 190, incomplete: null });
   });
 
-  it('the merge: one incomplete shard (or one that does not say) makes merged.targetMemory incomplete, FLEET_TARGET_MEMORY_INCOMPLETE, and the summary marks the cell', () => {
+  it('the merge: one incomplete shard (or one that does not say) makes merged.targetMemory incomplete, FLEET_TARGET_MEMORY_INCOMPLETE, and the summary marks the cell', async () => {
     const whole = { source: 'proc-tree', baselineRssBytes: 1e9, peakRssBytes: 1.006e9, complete: true };
     const partial = { source: 'metrics', baselineRssBytes: 1e9, peakRssBytes: 1.001e9, complete: false, incompleteReason: 'x' };
-    const a = mergeShards([done('s1', idle(whole)), done('s2', idle(partial, [{ code: 'TARGET_MEMORY_INCOMPLETE', severity: 'warning', message: 'x' }]))]);
+    const a = await mergeShards([done('s1', idle(whole)), done('s2', idle(partial, [{ code: 'TARGET_MEMORY_INCOMPLETE', severity: 'warning', message: 'x' }]))]);
     expect(a.merged.targetBytesPerConnection).toBe(3000);
     expect(a.merged.targetMemory).toMatchObject({ complete: false, incompleteShards: ['s2'] });
     const flag = a.validity.flags.find((f) => f.code === 'FLEET_TARGET_MEMORY_INCOMPLETE')!;
     expect(flag).toMatchObject({ severity: 'warning', shards: ['s2'] });
     expect(flag.message).toMatch(/s2 saw only part of the target's processes.*may be understated/);
     // A runner from before the check: unknown is not complete.
-    const b = mergeShards([done('s1', idle(whole)), done('s2', idle({ source: 'metrics', baselineRssBytes: 1e9, peakRssBytes: 1.001e9 }))]);
+    const b = await mergeShards([done('s1', idle(whole)), done('s2', idle({ source: 'metrics', baselineRssBytes: 1e9, peakRssBytes: 1.001e9 }))]);
     expect(b.merged.targetMemory).toMatchObject({ complete: false, incompleteShards: ['s2'] });
-    const c = mergeShards([done('s1', idle(whole)), done('s2', idle(whole))]);
+    const c = await mergeShards([done('s1', idle(whole)), done('s2', idle(whole))]);
     expect(c.merged.targetMemory).toMatchObject({ complete: true, incompleteReason: null });
     expect(c.validity.flags.map((f) => f.code)).not.toContain('FLEET_TARGET_MEMORY_INCOMPLETE');
     const report = (m: typeof a) => formatReport({ testType: 'idle', target: 'replay', shards: 2, perShardN: 1000, mode: 'own-stream', perShard: m.perShard, merged: m.merged, validity: m.validity, exitCode: 0, exitReason: 'ok' } as unknown as MultiShardReport);
