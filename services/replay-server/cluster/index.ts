@@ -11,6 +11,7 @@ import type { WorkerStats } from '../broker/types.ts';
 import type { ReloadedWorker } from '../http/index.ts';
 import { brokerOptions, createReplayServer } from '../index.ts';
 import type { ReplayServerOptions } from '../options.ts';
+import { freePort } from '../../uws/server.ts';
 
 /**
  * `--workers N`: N worker processes share one port (the common pool: node:cluster, respawn with
@@ -34,6 +35,8 @@ export async function runPrimary(opts: ReplayServerOptions): Promise<RunningServ
   // serves only the admin channel); check Redis once here so an outage is one clear error.
   if (opts.broker === 'redis') await (await openBroker(opts))?.close();
   const broker = new MemoryBroker(brokerOptions(opts));
+  // uws: every worker binds the port itself (SO_REUSEPORT), so port 0 becomes one concrete port first.
+  if (opts.transport === 'uws' && opts.port === 0) opts = { ...opts, port: await freePort(opts.host) };
   let reloads = 0;
   const channels = new Map<IpcChannel<PrimaryToWorker, WorkerToPrimary>, Worker>();
   let reloading = false;
@@ -145,7 +148,7 @@ export async function runWorker(compactHeap: () => void): Promise<void> {
     );
   // With --broker redis the worker stores and fans out through Redis itself; IPC stays for admin.
   const broker = (await openBroker(opts)) ?? ipc;
-  const srv = createReplayServer({ ...opts, workers: 1 }, { broker, reload });
+  const srv = createReplayServer({ ...opts, workers: 1 }, { broker, reload, sharePort: true });
   await srv.listen(opts.port, opts.host);
   // Each worker reports its own counters to the primary every second, so /metrics on whichever
   // worker answers can show the whole cluster (`cluster` in /metrics, at most 1 s old).
