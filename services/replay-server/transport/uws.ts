@@ -91,9 +91,6 @@ export const uwsOps: SocketOps<Ws> = {
   },
 };
 
-/** Close codes uWS uses when it refuses a client's frames (ws reports those as socket errors). */
-const PROTOCOL_ERROR_CODES = new Set([1002, 1007, 1009]);
-
 /**
  * The uWS transport: uWS's own HTTP (the shared routes' uWS mount) and WebSocket upgrade. With
  * `sharePort` (--workers) each worker binds the same port with SO_REUSEPORT (as services/uws).
@@ -156,14 +153,16 @@ export function createUwsListener(h: ListenerHooks, sharePort = false): Transpor
       drainWaiters.delete(ws);
       cb();
     },
-    close(sock, code) {
+    close(sock, code, message) {
       const ws = sock as Ws;
       const c = ws.c;
       ws.c = undefined;
+      // uWS cuts a client that breaks the protocol (too big, not UTF-8, bad frame) without a close
+      // frame: 1006 with its reason ("Received too big message"); a plain TCP drop has none.
       corked.delete(ws);
       drainWaiters.delete(ws);
       if (c instanceof Connection) {
-        if (PROTOCOL_ERROR_CODES.has(code)) c.socketError();
+        if (code === 1006 && message.byteLength > 0) c.socketError();
         c.cleanup(); // aborts an outbox: its waiters see the connection closing
       }
     },
