@@ -24,8 +24,11 @@ export function compactHeap(): void {
 if (isReplayWorker()) {
   await runWorker(compactHeap);
 } else {
-  await serviceMain('replay', REPLAY_SERVER_OPTIONS, async (parsed) => {
-    // The transport is chosen once, here: workers are given the concrete one (one notice, one error).
+  await serviceMain(
+    'replay',
+    REPLAY_SERVER_OPTIONS,
+    async (parsed) => {
+    // The transport is chosen once, in the primary: workers are given the concrete one.
     const opts = checkReplayOptions({ ...parsed, transport: resolveTransport(parsed.transport) }, 'CLI');
     if (opts.workers > 1) return runPrimary(opts);
     // A rolling reload needs workers; a stray SIGUSR2 must not kill a single process.
@@ -36,5 +39,8 @@ if (isReplayWorker()) {
     const srv = createReplayServer(opts, broker ? { broker } : {});
     const port = await srv.listen();
     return { port, stop: () => srv.stop({ processExit: true }) };
-  });
+    },
+    // `--transport uws` where uWS does not load is an option error (exit 2); auto's notice comes here once.
+    { check: (parsed) => void resolveTransport(parsed.transport) },
+  );
 }
