@@ -15,10 +15,10 @@ import { freePort } from '../../uws/server.ts';
 
 /**
  * `--workers N`: N worker processes share one port (the common pool: node:cluster, respawn with
- * back-off, graceful stop); the primary holds the only MemoryBroker and serves them over IPC
- * (broker/ipc.ts), so each stream has one offset sequence and one history whichever worker a
- * client lands on. A rolling reload (SIGUSR2 or POST /_admin/reload) replaces the workers one
- * at a time.
+ * back-off, graceful stop; under the uws transport each worker binds the port with
+ * SO_REUSEPORT); the primary holds the only MemoryBroker and serves them over IPC (broker/ipc.ts),
+ * so each stream has one offset sequence and one history whichever worker a client lands on. A
+ * rolling reload (SIGUSR2 or POST /_admin/reload) replaces the workers one at a time.
  */
 
 const ENV_KEY = 'REPLAY_WORKER_OPTIONS';
@@ -80,7 +80,8 @@ export async function runPrimary(opts: ReplayServerOptions): Promise<RunningServ
   /**
    * Replace every worker, one at a time: start the replacement and wait until it listens, then
    * stop the old one (clients get `disconnect server_restart`, reconnect: true) and wait for its
-   * exit. The port never stops accepting: the primary holds the listening handle. The worker
+   * exit. The port never stops accepting: the primary holds the listening handle (ws), or the
+   * replacement binds beside the old worker with SO_REUSEPORT before it goes (uws). The worker
    * that asked (HTTP) goes last and is returned as `last`: it answers before it stops.
    */
   const rollingReload = async (requester?: Worker): Promise<{ workers: ReloadedWorker[]; last?: Worker }> => {

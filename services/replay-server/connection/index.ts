@@ -23,7 +23,7 @@ const EARLY_FRAMES_BEFORE_PAUSE = 64;
 const EARLY_BYTES_BEFORE_PAUSE = 262_144;
 /**
  * Frames ws had already read when the socket paused still arrive (at most one socket read plus
- * a frame); past these hard bounds the client is refused.
+ * a frame), and uWS cannot pause at all; past these hard bounds the client is refused.
  */
 const MAX_EARLY_FRAMES = 10_000;
 const earlyBytesLimit = (maxPayloadBytes: number) => EARLY_BYTES_BEFORE_PAUSE + 2 * maxPayloadBytes + 65_536;
