@@ -87,7 +87,8 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
   const metrics = async () => {
     const b: Partial<BrokerStats> = await broker.stats().catch(() => ({}));
     const { cluster, ...brokerOnly } = b;
-    return { ...stats(), broker: brokerOnly, ...(cluster ? { cluster } : {}) };
+    // `transport`: which library this process serves with (a benchmark row must say what it measured).
+    return { ...stats(), transport, broker: brokerOnly, ...(cluster ? { cluster } : {}) };
   };
   const hooks: ListenerHooks = {
     opts,

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ReboundError } from '../../../lib/errors.ts';
 import { loadUws } from '../../uws/load.ts';
+import { startTestServer } from '../testing.ts';
 import { resolveTransport } from './index.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -56,5 +57,16 @@ describe('transport choice', () => {
     const notices = auto.err.split('\n').filter((l) => l.startsWith('replay: transport ws (uws unavailable: uWebSockets.js not installed here'));
     expect(notices).toHaveLength(1);
     expect(auto.out + auto.err).toMatch(/listening/);
+  });
+
+  it.each<'ws' | 'uws'>(['ws', ...(loadUws().ok ? (['uws'] as const) : [])])('/metrics says which transport serves (%s)', async (transport) => {
+    const t = await startTestServer({ transport });
+    try {
+      const m = (await (await fetch(`${t.httpUrl}/metrics`)).json()) as { transport?: string };
+      expect(m.transport).toBe(transport);
+      expect(t.srv.transport).toBe(transport);
+    } finally {
+      await t.close();
+    }
   });
 });
