@@ -37,10 +37,11 @@ describe('strategies and URLs', () => {
 
 describe('replay target client', () => {
   it('connect → messages with offsets; drop → dropped, library reconnect, resumed, history ok; every message once', async () => {
-    const t = await startTestServer();
+    // ws transport: the test reads the peer address off node:http's upgrade event.
+    const t = await startTestServer({ transport: 'ws' });
     servers.push(t);
     const remote: string[] = [];
-    t.srv.httpServer.on('upgrade', (req) => remote.push(req.socket.remoteAddress ?? ''));
+    t.srv.httpServer!.on('upgrade', (req) => remote.push(req.socket.remoteAddress ?? ''));
     const client = replayTarget.createClient({ index: 0, url: t.httpUrl, stream: 'adapter/1', localAddress: '127.0.0.3', reconnectStrategy: 'tuned' });
     clients.push(client);
     const msgs: ArrivedMessage[] = [];

@@ -36,7 +36,8 @@ export interface RouteAnswer {
   body: unknown;
 }
 
-const errorAnswer = (err: unknown): RouteAnswer => {
+/** An error as a route's answer (a ReboundError's status and body, else 500). */
+export const errorAnswer = (err: unknown): RouteAnswer => {
   const body = toErrorBody(err);
   return { status: body.statusCode, body };
 };

@@ -30,11 +30,20 @@ let sio: ServiceHandle;
 // uWS's own HTTP parser and frame handling get the same hostile input where its binary loads.
 const UWS = uwsAvailability().available;
 let uwsSvc: ServiceHandle | undefined;
+/** The replay server once more on its uws transport (the first one runs on ws). */
+let replayUws: ServiceHandle | undefined;
 let chaos: ChaosProcess;
 let pipePort = 0;
 
 beforeAll(async () => {
-  [replay, wsSvc, sio, chaos, uwsSvc] = await Promise.all([startService('replay'), startService('ws'), startService('socketio'), startChaosProcess(SEED), UWS ? startService('uws') : undefined]);
+  [replay, wsSvc, sio, chaos, uwsSvc, replayUws] = await Promise.all([
+    startService('replay', { args: ['--transport', 'ws'] }),
+    startService('ws'),
+    startService('socketio'),
+    startChaosProcess(SEED),
+    UWS ? startService('uws') : undefined,
+    UWS ? startService('replay', { args: ['--transport', 'uws'] }) : undefined,
+  ]);
   // A proxy the API fuzz never names: frames go through it under toxics while the API is pounded.
   const res = await fetch(`http://127.0.0.1:${chaos.port}/proxies`, { method: 'POST', body: JSON.stringify({ name: 'fuzzpipe', listen: '127.0.0.1:0', upstream: `127.0.0.1:${wsSvc.port}` }) });
   pipePort = Number(((await res.json()) as { listen: string }).listen.split(':').pop());
@@ -43,7 +52,7 @@ beforeAll(async () => {
   }
 }, 60_000);
 afterAll(async () => {
-  await Promise.all([replay?.stop(), wsSvc?.stop(), sio?.stop(), chaos?.stop(), uwsSvc?.stop()]);
+  await Promise.all([replay?.stop(), wsSvc?.stop(), sio?.stop(), chaos?.stop(), uwsSvc?.stop(), replayUws?.stop()]);
 });
 
 interface Tally {
@@ -151,14 +160,23 @@ async function fuzzAll(seed: number, scale: number, runMs: number) {
     ...(uwsSvc
       ? [http(uwsSvc.port, n('httpPerService'), r(10), deadline, serviceRequest, serviceAnswerProblem, 'uws'), rawFrames(`ws://127.0.0.1:${uwsSvc.port}/ws`, undefined, n('wsFrames'), r(11), wsFrame, deadline)]
       : []),
+    ...(replayUws
+      ? [
+          http(replayUws.port, n('httpPerService'), r(12), deadline, serviceRequest, serviceAnswerProblem, 'replay-uws'),
+          rawFrames(`ws://127.0.0.1:${replayUws.port}/cable`, 'actioncable-v1-ext-json', n('replayFrames'), r(13), replayFrame, deadline),
+        ]
+      : []),
   ]);
-  return { sent: tallies.reduce((s, t) => s + t.sent, 0), planned: Object.keys(PLAN).reduce((s, k) => s + n(k as keyof typeof PLAN) * (k === 'httpPerService' ? (uwsSvc ? 4 : 3) : k === 'wsFrames' && uwsSvc ? 2 : 1), 0), problems: tallies.flatMap((t) => t.problems) };
+  const extra = uwsSvc ? 1 : 0; // uws (and replay on uws) where uWS loads
+  const times = (k: string) => (k === 'httpPerService' ? 3 + 2 * extra : k === 'wsFrames' || k === 'replayFrames' ? 1 + extra : 1);
+  return { sent: tallies.reduce((s, t) => s + t.sent, 0), planned: Object.keys(PLAN).reduce((s, k) => s + n(k as keyof typeof PLAN) * times(k), 0), problems: tallies.flatMap((t) => t.problems) };
 }
 
 const processes = () => [
   { name: 'replay', pid: replay.pid, alive: () => replay.child.exitCode === null && replay.child.signalCode === null, health: `${replay.httpUrl}/health` },
   { name: 'ws', pid: wsSvc.pid, alive: () => wsSvc.child.exitCode === null && wsSvc.child.signalCode === null, health: `${wsSvc.httpUrl}/health` },
   ...(uwsSvc ? [{ name: 'uws', pid: uwsSvc.pid, alive: () => uwsSvc!.child.exitCode === null && uwsSvc!.child.signalCode === null, health: `${uwsSvc.httpUrl}/health` }] : []),
+  ...(replayUws ? [{ name: 'replay-uws', pid: replayUws.pid, alive: () => replayUws!.child.exitCode === null && replayUws!.child.signalCode === null, health: `${replayUws.httpUrl}/health` }] : []),
   { name: 'socketio', pid: sio.pid, alive: () => sio.child.exitCode === null && sio.child.signalCode === null, health: `${sio.httpUrl}/health` },
   { name: 'chaos', pid: chaos.pid, alive: () => chaos.child.exitCode === null && chaos.child.signalCode === null, health: `http://127.0.0.1:${chaos.port}/health` },
 ];

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../lib/rng.ts';
-import { connectRaw, pubsubId, RawClient, sleepMs, startTestServer, type TestServer } from './testing.ts';
+import { connectRaw, pubsubId, RawClient, sleepMs, startTestServer, testTransport, type TestServer } from './testing.ts';
 
 /** Malformed input gets a protocol answer or a disconnect with a reason; the server never falls over. */
 
@@ -46,7 +46,8 @@ describe('bad input', () => {
   it('oversized frames close with 1009 (maxPayload)', async () => {
     const { c } = await connectRaw(t.wsUrl);
     c.send({ command: 'message', identifier: 'x', data: 'y'.repeat(10_000) });
-    expect((await c.waitClosed()).code).toBe(1009);
+    // uWS cuts the client without a close frame (1006 at the client); ws says 1009.
+    expect((await c.waitClosed()).code).toBe(testTransport() === 'uws' ? 1006 : 1009);
   });
 
   it('subscribe flood: beyond maxSubscriptions every subscribe is rejected, the connection survives', async () => {

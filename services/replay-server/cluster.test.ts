@@ -197,6 +197,8 @@ describe('--workers: rolling reload', () => {
       expect(r.offsets).toEqual(range(last));
     }
     for (const o of official) expect(o.seqs).toEqual(range(last));
+    // The requesting worker retires after it answered: its clients may catch up elsewhere first.
+    await waitUntil(() => childPids(h.pid).every((p) => !before.includes(p)), 5000, 'old workers gone');
     const after = childPids(h.pid);
     expect(after.sort()).toEqual(ws.map((w) => w.newPid).sort());
     for (const r of rawClients) r.stop();

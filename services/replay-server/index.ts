@@ -1,26 +1,29 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { Server as NetServer } from 'node:net';
-import type { Duplex } from 'node:stream';
-import { WebSocketServer, WebSocket } from 'ws';
-import { LeanServerSocket } from './protocol/lean-ws.ts';
-import { listen } from '../common/service-main.ts';
+import type { Server } from 'node:http';
+import type { WebSocket } from 'ws';
 import { MemoryBroker, type MemoryBrokerOptions } from './broker/memory.ts';
 import type { Broker, BrokerStats } from './broker/types.ts';
-import { Connection } from './connection/index.ts';
+import { Connection, disconnectFrames } from './connection/index.ts';
 import { PingScheduler } from './connection/ping.ts';
+import type { TransportName } from './connection/transport.ts';
 import { createCounters, type ConnectionContext, type ServerCounters } from './connection/types.ts';
-import { createReplayHttp, type ReloadRequester } from './http/index.ts';
+import type { ReloadRequester } from './http/index.ts';
 import { Hub } from './hub/index.ts';
 import { resolveReplayOptions, type ReplayServerOptions } from './options.ts';
 import { createStreamResolver } from './protocol/streams.ts';
-import { SUBPROTOCOL_BASE, SUBPROTOCOL_EXT } from './protocol/types.ts';
 import { restoreSidFrom } from './session/index.ts';
+import { resolveTransport } from './transport/index.ts';
+import type { ListenerHooks, UpgradeInfo } from './transport/types.ts';
+import { createUwsListener } from './transport/uws.ts';
+import { createWsListener } from './transport/ws.ts';
 
 export { REPLAY_SERVER_OPTIONS, DEFAULT_REPLAY_SERVER_OPTIONS, type ReplayServerOptions } from './options.ts';
 
 export interface ReplayServer {
   readonly options: ReplayServerOptions;
-  readonly httpServer: Server;
+  /** The transport this server runs on (`options.transport` resolved: auto becomes uws or ws). */
+  readonly transport: TransportName;
+  /** The node:http server under the ws transport; undefined under uws (uWS serves HTTP itself). */
+  readonly httpServer: Server | undefined;
   readonly broker: Broker;
   readonly hub: Hub;
   readonly counters: ServerCounters;
@@ -45,6 +48,8 @@ export interface ReplayServerDeps {
   reload?: ReloadRequester;
   /** The WebSocket class ws's server hands each socket to: LeanServerSocket, or ws's own to measure what it costs (bench/replay-conn-heap.ts). */
   webSocketClass?: typeof WebSocket;
+  /** uws transport, cluster worker: bind the port with SO_REUSEPORT beside the other workers. */
+  sharePort?: boolean;
 }
 
 /** The memory broker's share of the server options (one place, used by the single process and the cluster primary). */
@@ -65,19 +70,49 @@ export function brokerOptions(opts: ReplayServerOptions): MemoryBrokerOptions {
 const noop = () => {};
 /** Graceful stop must end well inside serviceMain's 5 s hard deadline. */
 const STOP_BUDGET_MS = 3500;
-const pickProtocol = (offered: Set<string>): string | false => (offered.has(SUBPROTOCOL_EXT) ? SUBPROTOCOL_EXT : offered.has(SUBPROTOCOL_BASE) ? SUBPROTOCOL_BASE : false);
 
-/** Composition root: options → broker → hub → connections → HTTP + WebSocket endpoint. */
+/** Composition root: options → transport → broker → hub → connections → HTTP + WebSocket endpoint. */
 export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, deps: ReplayServerDeps = {}): ReplayServer {
   const opts = resolveReplayOptions(partial);
+  const transport = resolveTransport(opts.transport);
   const ownsBroker = !deps.broker;
   const broker = deps.broker ?? new MemoryBroker(brokerOptions(opts));
-  const hub = new Hub();
   const counters = createCounters();
-  const pings = new PingScheduler<Connection>();
-  const offMessages = broker.onMessages((msgs) => hub.deliver(msgs));
+  let stopping = false;
   let publishErrors = 0;
   let resyncs = 0;
+
+  /** This process's own counters (a worker's share in cluster mode). */
+  const stats = () => ({ pid: process.pid, connections: pings.size, subscriptions: hub.subscriptionCount, streams: hub.streamCount, deliveries: hub.deliveries, publishErrors, resyncs, ...counters });
+  /** /metrics: own counters plus the broker's, and in cluster mode every worker's sums. */
+  const metrics = async () => {
+    const b: Partial<BrokerStats> = await broker.stats().catch(() => ({}));
+    const { cluster, ...brokerOnly } = b;
+    // `transport`: which library this process serves with (a benchmark row must say what it measured).
+    return { ...stats(), transport, broker: brokerOnly, ...(cluster ? { cluster } : {}) };
+  };
+  const hooks: ListenerHooks = {
+    opts,
+    http: { broadcastKey: opts.broadcastKey, maxBodyBytes: opts.maxBodyBytes, maxMessageBytes: opts.maxMessageBytes, broker, stats: metrics, onPublishError: () => publishErrors++, reload: deps.reload, stopping: () => stopping },
+    stopping: () => stopping,
+    open(sock: unknown, info: UpgradeInfo): Connection {
+      counters.connectionsTotal++;
+      // ?pi= may slow pings down only to maxPingIntervalSec: pings are what finds a dead peer.
+      const piRaw = Number(info.query.get('pi'));
+      const pingSec = Number.isInteger(piRaw) && piRaw >= 1 ? Math.min(piRaw, opts.maxPingIntervalSec) : opts.pingIntervalSec;
+      const conn = new Connection(sock, info.ext, pingSec, ctx);
+      pings.add(conn, pingSec);
+      return conn;
+    },
+    start(conn: Connection, info: UpgradeInfo): void {
+      conn.start({ restoreSid: restoreSidFrom(info.restoreSidHeader, info.query), token: info.query.get('jid') ?? info.jidHeader });
+    },
+  };
+  const listener = transport === 'uws' ? createUwsListener(hooks, deps.sharePort) : createWsListener(hooks, deps.webSocketClass);
+  const { io } = listener;
+  const hub = new Hub(io.encode);
+  const pings = new PingScheduler<Connection>(Date.now, io.encode);
+  const offMessages = broker.onMessages((msgs) => hub.deliver(msgs));
   // The broker lost live frames it cannot deliver in order (Redis feed gap): clients reconnect
   // (reconnect: true) and resume from their own positions through restore + history.
   const offResync =
@@ -86,13 +121,14 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
       process.stderr.write(`replay: ${why}; clients resume by history\n`);
       for (const c of [...pings.all()]) c.disconnect('server_restart');
     }) ?? noop;
-  let stopping = false;
 
   const ctx: ConnectionContext = {
     opts,
     hub,
     broker,
     counters,
+    io,
+    disconnectFrames: disconnectFrames(io),
     resolve: createStreamResolver({ publicStreams: opts.publicStreams, streamsSecret: opts.streamsSecret, streamsWhisper: opts.streamsWhisper, publicWhispers: opts.publicWhispers, maxStreamLength: 1024 }),
     get stopping() {
       return stopping;
@@ -100,63 +136,11 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     closed: (conn) => pings.remove(conn, conn.pingSec),
   };
 
-  /** This process's own counters (a worker's share in cluster mode). */
-  const stats = () => ({ pid: process.pid, connections: pings.size, subscriptions: hub.subscriptionCount, streams: hub.streamCount, deliveries: hub.deliveries, publishErrors, resyncs, ...counters });
-  /** /metrics: own counters plus the broker's, and in cluster mode every worker's sums. */
-  const metrics = async () => {
-    const b: Partial<BrokerStats> = await broker.stats().catch(() => ({}));
-    const { cluster, ...brokerOnly } = b;
-    return { ...stats(), broker: brokerOnly, ...(cluster ? { cluster } : {}) };
-  };
-  const { app, close: closeApp } = createReplayHttp({ broadcastKey: opts.broadcastKey, maxBodyBytes: opts.maxBodyBytes, maxMessageBytes: opts.maxMessageBytes, broker, stats: metrics, onPublishError: () => publishErrors++, reload: deps.reload, stopping: () => stopping });
-  const httpServer = createServer(app);
-  const wss = new WebSocketServer({
-    noServer: true,
-    clientTracking: false,
-    perMessageDeflate: false,
-    maxPayload: opts.maxPayloadBytes,
-    handleProtocols: pickProtocol,
-    WebSocket: deps.webSocketClass ?? LeanServerSocket,
-  });
-
-  // Which process accepted the socket: lets cluster tests and benches see the worker spread.
-  const pidHeader = `X-Rebound-Pid: ${process.pid}`;
-  wss.on('headers', (headers) => headers.push(pidHeader));
-
-  const onConnection = (ws: WebSocket, req: IncomingMessage, query: URLSearchParams) => {
-    counters.connectionsTotal++;
-    // ?pi= may slow pings down only to maxPingIntervalSec: pings are what finds a dead peer.
-    const piRaw = Number(query.get('pi'));
-    const pingSec = Number.isInteger(piRaw) && piRaw >= 1 ? Math.min(piRaw, opts.maxPingIntervalSec) : opts.pingIntervalSec;
-    const conn = new Connection(ws, ws.protocol === SUBPROTOCOL_EXT, pingSec, ctx);
-    pings.add(conn, pingSec);
-    const jid = req.headers['x-jid'];
-    conn.start({
-      restoreSid: restoreSidFrom(req.headers['x-anycable-restore-sid'], query),
-      token: query.get('jid') ?? (Array.isArray(jid) ? jid[0] : jid),
-    });
-  };
-
-  httpServer.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    // A module-level listener: a closure here would keep this scope (req, query) alive per socket.
-    socket.on('error', noop);
-    // Path and query by hand: a full WHATWG URL per upgrade is garbage we do not need.
-    const raw = req.url ?? '/';
-    const q = raw.indexOf('?');
-    const pathname = q < 0 ? raw : raw.slice(0, q);
-    if (pathname !== opts.path) return void socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
-    const query = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
-    if (stopping) return void socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n');
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      socket.off('error', noop); // ws has its own listener now
-      onConnection(ws, req, query);
-    });
-  });
-
   let port = 0;
   const server: ReplayServer = {
     options: opts,
-    httpServer,
+    transport,
+    httpServer: listener.httpServer,
     broker,
     hub,
     counters,
@@ -164,19 +148,15 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
       return port;
     },
     async listen(p = opts.port, host = opts.host) {
-      await listen(httpServer, p, host);
-      const addr = httpServer.address();
-      port = typeof addr === 'object' && addr ? addr.port : 0;
+      port = await listener.listen(p, host);
       return port;
     },
     async stop(stopOpts = {}) {
       if (stopping) return;
       stopping = true;
-      // Stop accepting first: with --workers the primary then hands new connections to the other
-      // workers (a rolling reload never drops a connect). net.Server's close, not http.Server's:
-      // the latter also drops idle keep-alive sockets at once, racing a client that is just
-      // sending on one; instead every answer from now on says `Connection: close`.
-      const closed = new Promise<void>((r) => NetServer.prototype.close.call(httpServer, () => r()));
+      // Stop accepting first: with --workers new connections go to the other workers (a rolling
+      // reload never drops a connect); every HTTP answer from now on says `Connection: close`.
+      const closed = listener.stopAccepting();
       // Bounded whatever the load: frames first (stop sending at half the budget), then the
       // grace period for clean closes, then terminate whatever is left.
       const t0 = Date.now();
@@ -192,10 +172,10 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
       pings.stop();
       offMessages();
       offResync();
-      closeApp();
+      listener.close();
       if (stopOpts.processExit) return; // the exit closes what is left
-      for (const c of [...pings.all()]) c.ws.terminate();
-      httpServer.closeAllConnections();
+      for (const c of [...pings.all()]) io.terminate(c.sock);
+      listener.dropAll();
       await closed;
       if (ownsBroker) await broker.close();
     },

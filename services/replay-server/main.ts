@@ -4,6 +4,7 @@ import { openBroker } from './broker/open.ts';
 import { isReplayWorker, runPrimary, runWorker } from './cluster/index.ts';
 import { createReplayServer } from './index.ts';
 import { checkReplayOptions, REPLAY_SERVER_OPTIONS } from './options.ts';
+import { resolveTransport } from './transport/index.ts';
 
 /**
  * `npm run serve:replay -- [--workers N] [--history-limit 100] ...` (see --help).
@@ -23,17 +24,23 @@ export function compactHeap(): void {
 if (isReplayWorker()) {
   await runWorker(compactHeap);
 } else {
-  await serviceMain('replay', REPLAY_SERVER_OPTIONS, async (parsed) => {
-    const opts = checkReplayOptions(parsed, 'CLI');
-    if (opts.workers > 1) return runPrimary(opts);
-    // A rolling reload needs workers; a stray SIGUSR2 must not kill a single process.
-    process.on('SIGUSR2', () => process.stderr.write('replay: SIGUSR2 ignored: a rolling reload needs --workers 2 or more\n'));
-    if (opts.compactHeap) compactHeap();
-    // --broker redis: connect first, so an unreachable Redis is a clear error and exit code 2.
-    const broker = await openBroker(opts);
-    const srv = createReplayServer(opts, broker ? { broker } : {});
-    await srv.listen();
-    const addr = srv.httpServer.address();
-    return { port: typeof addr === 'object' && addr ? addr.port : opts.port, stop: () => srv.stop({ processExit: true }) };
-  });
+  await serviceMain(
+    'replay',
+    REPLAY_SERVER_OPTIONS,
+    async (parsed) => {
+      // The transport is chosen once, in the primary: workers are given the concrete one.
+      const opts = checkReplayOptions({ ...parsed, transport: resolveTransport(parsed.transport) }, 'CLI');
+      if (opts.workers > 1) return runPrimary(opts);
+      // A rolling reload needs workers; a stray SIGUSR2 must not kill a single process.
+      process.on('SIGUSR2', () => process.stderr.write('replay: SIGUSR2 ignored: a rolling reload needs --workers 2 or more\n'));
+      if (opts.compactHeap) compactHeap();
+      // --broker redis: connect first, so an unreachable Redis is a clear error and exit code 2.
+      const broker = await openBroker(opts);
+      const srv = createReplayServer(opts, broker ? { broker } : {});
+      const port = await srv.listen();
+      return { port, stop: () => srv.stop({ processExit: true }) };
+    },
+    // `--transport uws` where uWS does not load is an option error (exit 2); auto's notice comes here once.
+    { check: (parsed) => void resolveTransport(parsed.transport) },
+  );
 }

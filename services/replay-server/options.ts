@@ -6,6 +6,7 @@ import { COMMON_SERVICE_OPTIONS } from '../common/service-main.ts';
 export const REPLAY_SERVER_OPTIONS = {
   ...COMMON_SERVICE_OPTIONS,
   workers: { type: 'int', default: 1, min: 1, max: 64, env: ['REPLAY_WORKERS'], doc: 'processes behind one port (node:cluster); the primary owns history and sessions' },
+  transport: { type: 'enum', values: ['auto', 'uws', 'ws'], default: 'auto', env: ['REPLAY_TRANSPORT'], doc: 'WebSocket/HTTP library: uws (uWebSockets.js: less CPU and memory per connection; an error where its binary does not load), ws (node:net + ws), auto = uws where it loads, else ws with a notice' },
   broker: { type: 'enum', values: ['memory', 'redis'], default: 'memory', env: ['REPLAY_BROKER'], doc: 'where history, offsets and sessions live: this process (memory) or Redis (several nodes as one service)' },
   redisUrl: { type: 'string', default: 'redis://127.0.0.1:6379', pattern: /^(rediss?:\/\/\S+|\/\S+)$/, env: ['REDIS_URL'], doc: 'redis://[user:pass@]host:port[/db], rediss://..., or a unix socket path; Redis for --broker redis' },
   redisPrefix: { type: 'string', default: 'rr:', pattern: /^\S{1,64}$/, doc: 'prefix of every Redis key (several services may share one Redis)' },

@@ -18,11 +18,30 @@ async function open(port: number, query = ''): Promise<{ c: RawClient; pid: stri
   return { c, pid: await pid, welcome: welcome! };
 }
 
+/**
+ * `n` clients with both workers among them. node:cluster deals connections round-robin; with
+ * --transport uws the kernel spreads them by a hash (SO_REUSEPORT), so a few more may be opened
+ * (and the extras closed) until both workers hold one.
+ */
+async function openOnBoth(port: number, n: number, query = ''): Promise<Array<Awaited<ReturnType<typeof open>>>> {
+  const got = await Promise.all(Array.from({ length: n }, () => open(port, query)));
+  for (let i = 0; i < 40 && new Set(got.map((x) => x.pid)).size < 2; i++) {
+    const x = await open(port, query);
+    if (x.pid === got[0]!.pid) {
+      x.c.close();
+      continue;
+    }
+    got.shift()!.c.close();
+    got.push(x);
+  }
+  return got;
+}
+
 describe('--workers 2 (node:cluster)', () => {
   it('clients on different workers see one offset sequence, one epoch, and sessions restore across workers', async () => {
     const h = await startService('replay', { args: ['--workers', '2'] });
     handles.push(h);
-    const clients = await Promise.all(Array.from({ length: 6 }, () => open(h.port)));
+    const clients = await openOnBoth(h.port, 6);
     const pids = new Set(clients.map((x) => x.pid));
     expect(pids.size).toBe(2);
     const id = pubsubId('cluster/1');
@@ -50,7 +69,7 @@ describe('--workers 2 (node:cluster)', () => {
     const a = clients[0]!;
     a.c.close();
     await sleepMs(100);
-    const restored = await Promise.all([open(h.port, `?sid=${a.welcome.sid}`), open(h.port, `?sid=${a.welcome.sid}`)]);
+    const restored = await openOnBoth(h.port, 2, `?sid=${a.welcome.sid}`);
     expect(new Set(restored.map((x) => x.pid)).size).toBe(2);
     for (const r of restored) expect(r.welcome).toMatchObject({ restored: true, restored_ids: [id] });
     for (const x of [...clients, late, ...restored]) x.c.close();
@@ -61,7 +80,7 @@ describe('--workers 2 /metrics', () => {
   it('reports the whole cluster (every worker), whichever worker answers', async () => {
     const h = await startService('replay', { args: ['--workers', '2'] });
     handles.push(h);
-    const clients = await Promise.all(Array.from({ length: 6 }, () => open(h.port)));
+    const clients = await openOnBoth(h.port, 6);
     expect(new Set(clients.map((x) => x.pid)).size).toBe(2);
     for (const x of clients) {
       x.c.send({ command: 'subscribe', identifier: pubsubId('m/1') });

@@ -17,8 +17,17 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/**
+ * The transport the suites run on: REPLAY_TRANSPORT (vitest.config.ts runs the replay-server
+ * suites once per transport), else the option's default. Spawned servers read the same variable.
+ */
+export const testTransport = (): ReplayServerOptions['transport'] | undefined => {
+  const t = process.env.REPLAY_TRANSPORT;
+  return t === 'ws' || t === 'uws' || t === 'auto' ? t : undefined;
+};
+
 export async function startTestServer(opts: Partial<ReplayServerOptions> = {}, deps: ReplayServerDeps = {}): Promise<TestServer> {
-  const srv = createReplayServer({ port: 0, ...opts }, deps);
+  const srv = createReplayServer({ port: 0, transport: testTransport(), ...opts }, deps);
   const port = await srv.listen(0, '127.0.0.1');
   const httpUrl = `http://127.0.0.1:${port}`;
   return {

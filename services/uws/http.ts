@@ -6,12 +6,30 @@ import type { UwsApp, UwsRequest, UwsResponse } from './load.ts';
 
 type Routes = ReturnType<typeof createServiceRoutes>;
 
+/** A request as a service's own extra routes see it (read inside uWS's handler call). */
+export interface ExtraRouteRequest {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+  /** The peer's address (read on demand: uWS formats it as text). */
+  remoteAddress(): string;
+}
+
 /**
  * The shared HTTP routes (services/common/http-app.ts) on uWS's own HTTP: the same paths,
  * statuses and error bodies as express gives the other servers, including what express's body
  * reader does (10 MiB limit → 413, Content-Encoding gzip/deflate/br/identity, anything else 415).
  */
-export function mountServiceRoutes(app: UwsApp, routes: Routes, opts: { bodyLimitBytes?: number; stopping(): boolean }): void {
+export function mountServiceRoutes(
+  app: UwsApp,
+  routes: Routes,
+  opts: {
+    bodyLimitBytes?: number;
+    stopping(): boolean;
+    /** A service's own routes (the replay server's /_admin/reload, degraded /health), tried first: undefined passes on. */
+    extra?(req: ExtraRouteRequest): RouteAnswer | Promise<RouteAnswer> | undefined;
+  },
+): void {
   const limit = opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const pid = String(process.pid);
 
@@ -41,6 +59,8 @@ export function mountServiceRoutes(app: UwsApp, routes: Routes, opts: { bodyLimi
         (err: unknown) => send(res, state, routes.error(err)),
       );
 
+    const own = opts.extra?.({ method, path, authorization, remoteAddress: () => Buffer.from(res.getRemoteAddressAsText()).toString() });
+    if (own) return answer(own);
     if (method === 'GET' && path === '/health') return answer(routes.health());
     if (method === 'GET' && path === '/metrics') return answer(routes.metrics());
     if (method !== 'POST' || (path !== '/_broadcast' && path !== '/publish-local')) return answer(routes.notFound());

@@ -20,6 +20,8 @@ export interface UwsSocket<U> {
   end(code?: number, shortMessage?: string): void;
   close(): void;
   getUserData(): U;
+  /** Run `cb` with this socket corked: its sends leave in one write. */
+  cork(cb: () => void): UwsSocket<U>;
 }
 export interface UwsRequest {
   getHeader(lowerCaseKey: string): string;
@@ -33,6 +35,7 @@ export interface UwsResponse {
   end(body?: string | Uint8Array, closeConnection?: boolean): UwsResponse;
   cork(cb: () => void): UwsResponse;
   onAborted(cb: () => void): UwsResponse;
+  getRemoteAddressAsText(): ArrayBuffer;
   onData(cb: (chunk: ArrayBuffer, isLast: boolean) => void): void;
   upgrade<U>(userData: U, key: string, protocol: string, extensions: string, context: unknown): void;
 }

@@ -136,7 +136,7 @@ export async function createUwsServer(opts: UwsServerOptions, link?: PrimaryLink
  * connections a killed uWS server leaves behind (closing, bound with SO_REUSEPORT and without
  * SO_REUSEADDR) make any other bind fail while uWS's own shared bind still succeeds.
  */
-function assertPortFree(host: string, port: number): Promise<void> {
+export function assertPortFree(host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const sock = connect({ host: host === '::' || host === '0.0.0.0' ? '127.0.0.1' : host, port });
     sock.setTimeout(1000, () => {

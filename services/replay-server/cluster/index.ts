@@ -11,13 +11,14 @@ import type { WorkerStats } from '../broker/types.ts';
 import type { ReloadedWorker } from '../http/index.ts';
 import { brokerOptions, createReplayServer } from '../index.ts';
 import type { ReplayServerOptions } from '../options.ts';
+import { freePort } from '../../uws/server.ts';
 
 /**
  * `--workers N`: N worker processes share one port (the common pool: node:cluster, respawn with
- * back-off, graceful stop); the primary holds the only MemoryBroker and serves them over IPC
- * (broker/ipc.ts), so each stream has one offset sequence and one history whichever worker a
- * client lands on. A rolling reload (SIGUSR2 or POST /_admin/reload) replaces the workers one
- * at a time.
+ * back-off, graceful stop; under the uws transport each worker binds the port with
+ * SO_REUSEPORT); the primary holds the only MemoryBroker and serves them over IPC (broker/ipc.ts),
+ * so each stream has one offset sequence and one history whichever worker a client lands on. A
+ * rolling reload (SIGUSR2 or POST /_admin/reload) replaces the workers one at a time.
  */
 
 const ENV_KEY = 'REPLAY_WORKER_OPTIONS';
@@ -34,6 +35,8 @@ export async function runPrimary(opts: ReplayServerOptions): Promise<RunningServ
   // serves only the admin channel); check Redis once here so an outage is one clear error.
   if (opts.broker === 'redis') await (await openBroker(opts))?.close();
   const broker = new MemoryBroker(brokerOptions(opts));
+  // uws: every worker binds the port itself (SO_REUSEPORT), so port 0 becomes one concrete port first.
+  if (opts.transport === 'uws' && opts.port === 0) opts = { ...opts, port: await freePort(opts.host) };
   let reloads = 0;
   const channels = new Map<IpcChannel<PrimaryToWorker, WorkerToPrimary>, Worker>();
   let reloading = false;
@@ -77,7 +80,8 @@ export async function runPrimary(opts: ReplayServerOptions): Promise<RunningServ
   /**
    * Replace every worker, one at a time: start the replacement and wait until it listens, then
    * stop the old one (clients get `disconnect server_restart`, reconnect: true) and wait for its
-   * exit. The port never stops accepting: the primary holds the listening handle. The worker
+   * exit. The port never stops accepting: the primary holds the listening handle (ws), or the
+   * replacement binds beside the old worker with SO_REUSEPORT before it goes (uws). The worker
    * that asked (HTTP) goes last and is returned as `last`: it answers before it stops.
    */
   const rollingReload = async (requester?: Worker): Promise<{ workers: ReloadedWorker[]; last?: Worker }> => {
@@ -145,7 +149,7 @@ export async function runWorker(compactHeap: () => void): Promise<void> {
     );
   // With --broker redis the worker stores and fans out through Redis itself; IPC stays for admin.
   const broker = (await openBroker(opts)) ?? ipc;
-  const srv = createReplayServer({ ...opts, workers: 1 }, { broker, reload });
+  const srv = createReplayServer({ ...opts, workers: 1 }, { broker, reload, sharePort: true });
   await srv.listen(opts.port, opts.host);
   // Each worker reports its own counters to the primary every second, so /metrics on whichever
   // worker answers can show the whole cluster (`cluster` in /metrics, at most 1 s old).

@@ -1,36 +1,19 @@
-import type { WebSocket } from 'ws';
 import type { SessionChange } from '../broker/types.ts';
 import { Subscription, type SubscriberConnection } from '../hub/index.ts';
 import { frames, parseFrame } from '../protocol/codec.ts';
-import { socketOf, textFrame } from '../protocol/wsframe.ts';
 import type { ClientCommand, DisconnectReason } from '../protocol/types.ts';
 import { decodeSession, newSid } from '../session/index.ts';
 import { flushHeld, historyPosition, HistoryQueue } from './history.ts';
 import { Outbox } from './outbox.ts';
+import type { SocketOps } from './transport.ts';
 import type { ConnectionContext, ConnectParams } from './types.ts';
 import { WhisperBudget } from './whisper-budget.ts';
 
-const CONN = Symbol('rebound.connection');
-type Tagged = WebSocket & { [CONN]?: Connection };
-
-// Shared listeners (called with `this` = the socket) instead of three closures per connection.
-function onMessage(this: Tagged, data: unknown, isBinary: boolean): void {
-  this[CONN]?.receive(data, isBinary);
+const REASONS: readonly DisconnectReason[] = ['server_restart', 'too_slow', 'unauthorized', 'invalid_request'];
+/** The disconnect frames of one transport, prebuilt once per reason. */
+export function disconnectFrames(io: SocketOps): Record<DisconnectReason, Buffer> {
+  return Object.fromEntries(REASONS.map((r) => [r, io.encode(frames.disconnect(r))])) as Record<DisconnectReason, Buffer>;
 }
-function onError(this: Tagged): void {
-  this[CONN]?.socketError();
-}
-function onClose(this: Tagged): void {
-  const conn = this[CONN];
-  this[CONN] = undefined;
-  conn?.cleanup();
-}
-const DISCONNECT_FRAMES: Record<DisconnectReason, Buffer> = {
-  server_restart: textFrame(frames.disconnect('server_restart')),
-  too_slow: textFrame(frames.disconnect('too_slow')),
-  unauthorized: textFrame(frames.disconnect('unauthorized')),
-  invalid_request: textFrame(frames.disconnect('invalid_request')),
-};
 const CLOSE_CODES: Record<DisconnectReason, number> = { server_restart: 1012, too_slow: 1013, unauthorized: 1008, invalid_request: 1008 };
 /**
  * Frames that arrive while a session restore is still being looked up are queued; past this
@@ -40,7 +23,7 @@ const EARLY_FRAMES_BEFORE_PAUSE = 64;
 const EARLY_BYTES_BEFORE_PAUSE = 262_144;
 /**
  * Frames ws had already read when the socket paused still arrive (at most one socket read plus
- * a frame); past these hard bounds the client is refused.
+ * a frame), and uWS cannot pause at all; past these hard bounds the client is refused.
  */
 const MAX_EARLY_FRAMES = 10_000;
 const earlyBytesLimit = (maxPayloadBytes: number) => EARLY_BYTES_BEFORE_PAUSE + 2 * maxPayloadBytes + 65_536;
@@ -68,17 +51,13 @@ export class Connection implements SubscriberConnection {
   /** Output waiting for the socket (only while it is over maxBufferedBytes); read on every send. */
   private outbox: Outbox | undefined = undefined;
 
+  /** `sock`: the transport's native socket (ctx.io operates on it); the transport delivers its events here. */
   constructor(
-    readonly ws: WebSocket,
+    readonly sock: unknown,
     readonly ext: boolean,
     readonly pingSec: number,
     private readonly ctx: ConnectionContext,
-  ) {
-    (ws as Tagged)[CONN] = this;
-    ws.on('message', onMessage);
-    ws.on('error', onError);
-    ws.on('close', onClose);
-  }
+  ) {}
 
   getSub(identifier: string): Subscription | undefined {
     const s = this.subs;
@@ -188,7 +167,7 @@ export class Connection implements SubscriberConnection {
     const q = earlyFrames.get(this);
     earlyFrames.delete(this);
     if (q) for (const t of q.frames) if (!this.closing) this.handleText(t);
-    if (q?.paused && !this.closing) this.ws.resume();
+    if (q?.paused && !this.closing) this.ctx.io.resume(this.sock);
   }
 
   receive(data: unknown, _isBinary: boolean): void {
@@ -204,7 +183,7 @@ export class Connection implements SubscriberConnection {
       if (!early.paused && (early.frames.length >= EARLY_FRAMES_BEFORE_PAUSE || early.bytes >= EARLY_BYTES_BEFORE_PAUSE)) {
         early.paused = true;
         this.ctx.counters.earlyFramePauses++;
-        this.ws.pause();
+        this.ctx.io.pause(this.sock);
       }
       return;
     }
@@ -320,25 +299,25 @@ export class Connection implements SubscriberConnection {
   /** Send one JSON frame unless the connection is closing (queued behind the socket when it is full). */
   send(frame: string): void {
     if (this.closing) return;
-    this.sendFrame(textFrame(frame));
+    this.sendFrame(this.ctx.io.encode(frame));
   }
 
   /**
-   * A prebuilt WebSocket frame (shared by many connections: data, ping): one socket write, or
-   * queued in order while the socket is over maxBufferedBytes.
+   * A prebuilt frame (SocketOps.encode; shared by many connections: data, ping): one socket
+   * write, or queued in order while the socket is over maxBufferedBytes.
    */
   sendFrame(frame: Buffer): void {
     if (this.closing) return;
-    const ws = this.ws;
-    const sock = socketOf(ws);
-    if (ws.readyState !== 1 || !sock) return;
+    const { io } = this.ctx;
+    const sock = this.sock;
+    if (!io.writable(sock)) return;
     let box = this.outbox;
     if (box === undefined) {
-      if (sock.writableLength <= this.ctx.opts.maxBufferedBytes) {
-        sock.write(frame);
+      if (io.buffered(sock) <= this.ctx.opts.maxBufferedBytes) {
+        io.write(sock, frame);
         return;
       }
-      box = this.openOutbox(sock);
+      box = this.openOutbox();
     }
     if (!box.push(frame)) {
       this.ctx.counters.queueOverflows++;
@@ -346,9 +325,10 @@ export class Connection implements SubscriberConnection {
     }
   }
 
-  private openOutbox(sock: NonNullable<ReturnType<typeof socketOf>>): Outbox {
+  private openOutbox(): Outbox {
     const box = new Outbox(
-      sock,
+      this.sock,
+      this.ctx.io,
       this.ctx.opts,
       () => {
         this.ctx.counters.slowConsumerStalls++;
@@ -365,23 +345,23 @@ export class Connection implements SubscriberConnection {
   /** Undefined when the socket can take more now; else resolves when it can (or the connection closes). */
   writable(): Promise<void> | undefined {
     if (this.closing) return undefined;
-    const sock = socketOf(this.ws);
-    if (!sock) return undefined;
+    const { io } = this.ctx;
+    if (!io.writable(this.sock)) return undefined;
     let box = this.outbox;
     if (!box) {
-      if (sock.writableLength <= this.ctx.opts.maxBufferedBytes) return undefined;
-      box = this.openOutbox(sock);
+      if (io.buffered(this.sock) <= this.ctx.opts.maxBufferedBytes) return undefined;
+      box = this.openOutbox();
     }
     const b = box;
     return new Promise((r) => b.wait(r));
   }
 
   cork(): void {
-    socketOf(this.ws)?.cork();
+    this.ctx.io.cork(this.sock);
   }
 
   uncork(): void {
-    socketOf(this.ws)?.uncork();
+    this.ctx.io.uncork(this.sock);
   }
 
   overflow(): void {
@@ -397,16 +377,13 @@ export class Connection implements SubscriberConnection {
     this.closing = true;
     this.outbox?.abort();
     this.ctx.counters.disconnects[reason]++;
-    const ws = this.ws;
-    const sock = socketOf(ws);
-    if (ws.readyState !== 1 || !sock) return ws.terminate();
+    const { io } = this.ctx;
+    const sock = this.sock;
+    if (!io.writable(sock)) return io.terminate(sock);
     // One write for both frames (syscalls are what a 10,000-client stop costs); the disconnect
     // frame is prebuilt once per reason.
-    sock.cork();
-    sock.write(DISCONNECT_FRAMES[reason]);
-    ws.close(CLOSE_CODES[reason]);
-    sock.uncork();
-    if (graceMs >= 0) setTimeout(() => ws.terminate(), graceMs).unref();
+    io.close(sock, CLOSE_CODES[reason], this.ctx.disconnectFrames[reason]);
+    if (graceMs >= 0) setTimeout(() => io.terminate(sock), graceMs).unref();
   }
 
   /**
@@ -417,7 +394,7 @@ export class Connection implements SubscriberConnection {
    */
   shutdown(stopReading = false): void {
     this.disconnect('server_restart', -1);
-    if (stopReading) socketOf(this.ws)?.pause();
+    if (stopReading) this.ctx.io.pause(this.sock);
   }
 
   cleanup(): void {

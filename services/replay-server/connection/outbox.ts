@@ -1,4 +1,4 @@
-import type { Socket } from 'node:net';
+import type { SocketOps } from './transport.ts';
 
 export interface OutboxLimits {
   /** Socket write buffer a connection may fill; beyond it frames wait here. */
@@ -28,7 +28,8 @@ export class Outbox {
   private readonly onDrain = () => this.flush();
 
   constructor(
-    private readonly sock: Socket,
+    private readonly sock: unknown,
+    private readonly io: SocketOps,
     private readonly limits: OutboxLimits,
     onStall: () => void,
     private readonly onEmpty: () => void,
@@ -56,22 +57,21 @@ export class Outbox {
   }
 
   private awaitDrain(): void {
-    // 'drain' only follows a write that returned false; below the stream's own mark, poll once.
-    if (this.sock.writableNeedDrain) this.sock.once('drain', this.onDrain);
-    else setImmediate(this.onDrain);
+    this.io.awaitDrain(this.sock, this.onDrain);
   }
 
   private flush(): void {
     if (this.closed) return;
-    if (this.sock.destroyed) return this.abort();
+    const { io, sock } = this;
+    if (!io.writable(sock)) return this.abort();
     const max = this.limits.maxBufferedBytes;
-    while (this.head < this.frames.length && this.sock.writableLength <= max) {
+    while (this.head < this.frames.length && io.buffered(sock) <= max) {
       const f = this.frames[this.head]!;
       this.frames[this.head++] = undefined;
       this.bytes -= f.length;
-      this.sock.write(f);
+      io.write(sock, f);
     }
-    if (this.head >= this.frames.length && this.sock.writableLength <= max) {
+    if (this.head >= this.frames.length && io.buffered(sock) <= max) {
       this.close();
       this.onEmpty();
       this.wake();
@@ -88,7 +88,7 @@ export class Outbox {
   private close(): void {
     this.closed = true;
     clearTimeout(this.timer);
-    this.sock.off('drain', this.onDrain);
+    this.io.cancelDrain(this.sock, this.onDrain);
   }
 
   private wake(): void {

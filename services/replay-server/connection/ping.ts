@@ -29,7 +29,11 @@ interface Group<C> {
 export class PingScheduler<C extends Pingable> {
   private readonly groups = new Map<number, Group<C>>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    /** The transport's frame encoding (SocketOps.encode). */
+    private readonly encode: (payload: string) => Buffer = textFrame,
+  ) {}
 
   add(conn: C, intervalSec: number): void {
     let g = this.groups.get(intervalSec);
@@ -56,7 +60,7 @@ export class PingScheduler<C extends Pingable> {
         g.cursor = undefined; // pass complete; the next starts once a whole interval has passed since this one did
         continue;
       }
-      frame ??= textFrame(frames.ping(Math.floor(this.now() / 1000)));
+      frame ??= this.encode(frames.ping(Math.floor(this.now() / 1000)));
       next.value.sendFrame(frame);
       budget--;
     }

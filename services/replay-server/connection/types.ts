@@ -2,6 +2,7 @@ import type { Broker } from '../broker/types.ts';
 import type { Hub } from '../hub/index.ts';
 import type { ReplayServerOptions } from '../options.ts';
 import type { DisconnectReason, FrameError } from '../protocol/types.ts';
+import type { SocketOps } from './transport.ts';
 import type { StreamResolver } from '../protocol/streams.ts';
 import type { Connection } from './index.ts';
 
@@ -70,6 +71,10 @@ export interface ConnectionContext {
   readonly broker: Broker;
   readonly resolve: StreamResolver;
   readonly counters: ServerCounters;
+  /** The transport under every connection of this server. */
+  readonly io: SocketOps;
+  /** `io`'s disconnect frames, one per reason (connection/index.ts disconnectFrames). */
+  readonly disconnectFrames: Record<DisconnectReason, Buffer>;
   /** True during graceful stop: clients drop their sid on `disconnect`, so sessions are not re-committed. */
   readonly stopping: boolean;
   /** Called once when the socket is gone. */

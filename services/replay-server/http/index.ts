@@ -2,7 +2,9 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { ReboundError } from '../../../lib/errors.ts';
 import type { Broadcast } from '../../common/broadcast.ts';
 import { checkBearer } from '../../../lib/bearer.ts';
-import { createServiceApp, sendError } from '../../common/http-app.ts';
+import { createServiceApp, createServiceRoutes, errorAnswer, type RouteAnswer, type ServiceHttpOptions } from '../../common/http-app.ts';
+import { mountServiceRoutes } from '../../uws/http.ts';
+import type { UwsApp } from '../../uws/load.ts';
 import type { Broker, PublishItem } from '../broker/types.ts';
 import { toMessageJson } from '../protocol/codec.ts';
 
@@ -30,15 +32,8 @@ export type ReloadRequester = () => Promise<{ status: number; body: unknown }>;
 
 const isLoopback = (addr: string | undefined) => !!addr && (addr === '::1' || addr.startsWith('127.') || addr.startsWith('::ffff:127.'));
 
-/**
- * The shared service HTTP surface (/_broadcast, /publish-local, /health, /metrics) wired to the
- * broker, plus /_admin/reload.
- *
- * `201` on `/_broadcast` means "stored and handed to the fan-out": the shared app awaits
- * `deliver`, which resolves once the broker stored the batch (with --workers, once the primary
- * acknowledged it) and fails with a 503 RR_ERR_REPLAY_STORE_FAILED otherwise.
- */
-export function createReplayHttp(opts: {
+/** What the replay server's HTTP surface needs, whichever library carries it (express or uWS). */
+export interface ReplayHttpOptions {
   broadcastKey: string;
   maxBodyBytes: number;
   /** Largest accepted message (its `data`): 413 beyond, nothing of the batch stored. */
@@ -49,8 +44,16 @@ export function createReplayHttp(opts: {
   reload?: ReloadRequester | undefined;
   /** True while the server stops: answers carry `Connection: close` so clients move on. */
   stopping?: () => boolean;
-}) {
-  const shared = createServiceApp({
+}
+
+/**
+ * The shared service routes' options for the replay server. `201` on `/_broadcast` means "stored
+ * and handed to the fan-out": the shared routes await `deliver`, which resolves once the broker
+ * stored the batch (with --workers, once the primary acknowledged it) and fails with a 503
+ * RR_ERR_REPLAY_STORE_FAILED otherwise.
+ */
+export function replayServiceOptions(opts: ReplayHttpOptions): ServiceHttpOptions {
+  return {
     name: 'replay',
     broadcastKey: opts.broadcastKey || undefined,
     bodyLimitBytes: opts.maxBodyBytes,
@@ -69,35 +72,67 @@ export function createReplayHttp(opts: {
       });
     },
     stats: opts.stats,
-  });
+  };
+}
+
+/** `POST /_admin/reload`: bearer with a broadcast key, else loopback peers only; needs cluster mode. */
+export function adminReload(opts: ReplayHttpOptions, authorization: string | undefined, remoteAddress: string | undefined): RouteAnswer | Promise<RouteAnswer> {
+  if (opts.broadcastKey) {
+    const err = checkBearer(authorization, opts.broadcastKey, 'BROADCAST_KEY');
+    if (err) return errorAnswer(err);
+  } else if (!isLoopback(remoteAddress)) {
+    return errorAnswer(new ReboundError('RR_ERR_ADMIN_FORBIDDEN', 'without a broadcast key, admin routes answer loopback peers only'));
+  }
+  if (!opts.reload) return errorAnswer(new ReboundError('RR_ERR_RELOAD_UNAVAILABLE', 'rolling reload needs cluster mode (--workers 2 or more)'));
+  return opts.reload().then(
+    (r) => ({ status: r.status, body: r.body }),
+    (e: unknown) => errorAnswer(new ReboundError('RR_ERR_RELOAD_FAILED', e instanceof Error ? e.message : String(e))),
+  );
+}
+
+/** A broker that can lose its store (Redis) makes the node degraded, not down: connections stay. */
+export function degradedHealth(broker: Broker): RouteAnswer | undefined {
+  const h = broker.health?.();
+  if (!h || h.ok) return undefined;
+  return { status: 503, body: { status: 'degraded', service: 'replay', reason: h.reason ?? 'broker unavailable' } };
+}
+
+/** The shared service HTTP surface (/_broadcast, /publish-local, /health, /metrics) wired to the broker, plus /_admin/reload, on express (ws transport). */
+export function createReplayHttp(opts: ReplayHttpOptions) {
+  const shared = createServiceApp(replayServiceOptions(opts));
   const app = express();
   app.disable('x-powered-by');
   app.use((_req: Request, res: Response, next: NextFunction) => {
     if (opts.stopping?.()) res.setHeader('Connection', 'close');
     next();
   });
-
+  const answer = (res: Response, a: RouteAnswer) => {
+    if (!res.headersSent) res.status(a.status).json(a.body);
+  };
   app.post('/_admin/reload', (req: Request, res: Response) => {
-    if (opts.broadcastKey) {
-      const err = checkBearer(req.headers.authorization, opts.broadcastKey, 'BROADCAST_KEY');
-      if (err) return sendError(res, err);
-    } else if (!isLoopback(req.socket.remoteAddress)) {
-      return sendError(res, new ReboundError('RR_ERR_ADMIN_FORBIDDEN', 'without a broadcast key, admin routes answer loopback peers only'));
-    }
-    if (!opts.reload) return sendError(res, new ReboundError('RR_ERR_RELOAD_UNAVAILABLE', 'rolling reload needs cluster mode (--workers 2 or more)'));
-    opts.reload().then(
-      (r) => res.status(r.status).json(r.body),
-      (e: unknown) => sendError(res, new ReboundError('RR_ERR_RELOAD_FAILED', e instanceof Error ? e.message : String(e))),
-    );
+    void Promise.resolve(adminReload(opts, req.headers.authorization, req.socket.remoteAddress)).then((a) => answer(res, a));
   });
-
-  // A broker that can lose its store (Redis) makes the node degraded, not down: connections stay.
   app.get('/health', (_req: Request, res: Response, next: NextFunction) => {
-    const h = opts.broker.health?.();
-    if (!h || h.ok) return next();
-    res.status(503).json({ status: 'degraded', service: 'replay', reason: h.reason ?? 'broker unavailable' });
+    const degraded = degradedHealth(opts.broker);
+    if (!degraded) return next();
+    answer(res, degraded);
   });
 
   app.use(shared.app);
   return { app, close: shared.close };
+}
+
+/** The same surface on uWS's own HTTP (uws transport): the shared routes' uWS mount plus the replay extras. */
+export function mountReplayHttp(app: UwsApp, opts: ReplayHttpOptions): { close(): void } {
+  const routes = createServiceRoutes(replayServiceOptions(opts));
+  mountServiceRoutes(app, routes, {
+    bodyLimitBytes: opts.maxBodyBytes,
+    stopping: () => opts.stopping?.() === true,
+    extra: (req) => {
+      if (req.method === 'POST' && req.path === '/_admin/reload') return adminReload(opts, req.authorization, req.remoteAddress());
+      if (req.method === 'GET' && req.path === '/health') return degradedHealth(opts.broker);
+      return undefined;
+    },
+  });
+  return { close: routes.close };
 }

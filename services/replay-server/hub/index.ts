@@ -22,6 +22,9 @@ function repeatedStreams(msgs: readonly StreamMessage[]): Set<string> | undefine
 }
 
 export class Hub {
+  /** `encode`: the transport's frame encoding (connection/transport.ts SocketOps.encode). */
+  constructor(private readonly encode: (payload: string) => Buffer = textFrame) {}
+
   private readonly streams = new Map<string, Map<string, Group>>();
   private subCount = 0;
   /** Live fan-out targets so far (subscribers reached per message; excluded/held ones included). */
@@ -72,7 +75,7 @@ export class Hub {
       const suffix = frames.dataSuffix(m);
       const cork = corked !== undefined && repeated!.has(m.stream);
       for (const g of groups.values()) {
-        const frame = textFrame(g.prefix + suffix);
+        const frame = this.encode(g.prefix + suffix);
         for (const sub of g.subs) {
           if (cork && !corked.has(sub.conn)) {
             corked.add(sub.conn);

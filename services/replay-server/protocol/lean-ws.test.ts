@@ -1,13 +1,17 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../testing.ts';
+import { startTestServer, testTransport, type TestServer } from '../testing.ts';
 
 /**
  * The replay server's own frame reader (lean-ws.ts) at the byte level, over a raw TCP socket:
  * what RFC 6455 asks of a server reading client frames, and the close codes ws gave for each
- * violation (the server's clients and tests were written against those).
+ * violation (the server's clients and tests were written against those). Under the uws
+ * transport the same bytes go to uWebSockets.js's reader, which cuts a violating client without
+ * a close frame (and answers a close frame with a bad code by an empty one): the server stays up
+ * and counts the socket error either way.
  */
+const UWS = testTransport() === 'uws';
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
 class RawWs {
@@ -107,7 +111,7 @@ function frame(opcode: number, payload: Buffer | string, o: { fin?: boolean; mas
   return Buffer.concat([h, body]);
 }
 
-describe('replay server frame reader (lean-ws)', () => {
+describe(`replay server frame reader (${UWS ? 'uws' : 'lean-ws'})`, () => {
   let t: TestServer;
   beforeAll(async () => {
     t = await startTestServer({ maxPayloadBytes: 4096 });
@@ -162,7 +166,9 @@ describe('replay server frame reader (lean-ws)', () => {
     c.sock.destroy();
   });
 
-  it('bytes sent with the upgrade request are read as the first frames', async () => {
+  // uWS v20.30 drops bytes that arrive in the same read as the upgrade request; a client must
+  // wait for the 101 before it sends frames anyway (RFC 6455 4.1), and every real one does.
+  it.skipIf(UWS)('bytes sent with the upgrade request are read as the first frames', async () => {
     const c = await open(frame(1, subscribe('lean-head')));
     await c.json('confirm_subscription');
     c.sock.destroy();
@@ -189,16 +195,31 @@ describe('replay server frame reader (lean-ws)', () => {
     ['text that is not UTF-8', 1007, () => frame(1, Buffer.from([0x7b, 0xff, 0xfe, 0x7d]))],
     ['a message over maxPayload, even in fragments', 1009, () => Buffer.concat([frame(1, Buffer.alloc(3000, 0x20), { fin: false }), frame(0, Buffer.alloc(3000, 0x20))])],
   ];
-  it.each(violations)('%s: closed with %i, the server stays up', async (_name, code, bytes) => {
+  /** What uWS answers instead of ws's close code: nothing (cut), or an empty close frame. */
+  const uwsCode = (name: string): number | null => (name === 'a close frame with an invalid code' ? 1005 : null);
+  /** uWS says why it cut a client only for these two; its other protocol errors look like a TCP drop, uncounted. */
+  const uwsCounts = (code: number) => code === 1007 || code === 1009;
+  // uWS does not refuse an unmasked client frame (no 1002): it reads the bytes as a masked frame.
+  it.each(UWS ? violations.slice(1) : violations)('%s: closed with %i (ws), the server stays up', async (name, code, bytes) => {
     const before = t.srv.counters.badFrames.socket_error;
     const c = await open();
     c.sock.write(bytes());
-    expect(await c.closeCode()).toBe(code);
+    expect(await c.closeCode()).toBe(UWS ? uwsCode(name) : code);
     expect(await c.closed()).toBe(true);
-    expect(t.srv.counters.badFrames.socket_error).toBe(before + 1);
+    expect(t.srv.counters.badFrames.socket_error).toBe(before + (UWS && !uwsCounts(code) ? 0 : 1));
     const again = await open();
     again.sock.write(frame(1, subscribe('still-up')));
     await again.json('confirm_subscription');
     again.sock.destroy();
+  });
+
+  it.runIf(UWS)('uws: an unmasked frame does not bring the server down', async () => {
+    const c = await open();
+    c.sock.write(frame(1, '{"command":"ping"}', { mask: false }));
+    const again = await open();
+    again.sock.write(frame(1, subscribe('still-up')));
+    await again.json('confirm_subscription');
+    again.sock.destroy();
+    c.sock.destroy();
   });
 });

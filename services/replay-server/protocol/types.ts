@@ -47,3 +47,6 @@ export type ClientCommand =
 export type FrameError = 'not_json' | 'not_object' | 'no_command' | 'unknown_command' | 'bad_identifier' | 'bad_data';
 
 export type ParsedFrame = { ok: true; cmd: ClientCommand } | { ok: false; error: FrameError; command?: string };
+
+/** The subprotocol to answer from those a client offered: extended first; false accepts with none (as anycable-go). */
+export const pickProtocol = (offered: ReadonlySet<string>): string | false => (offered.has(SUBPROTOCOL_EXT) ? SUBPROTOCOL_EXT : offered.has(SUBPROTOCOL_BASE) ? SUBPROTOCOL_BASE : false);

@@ -1,0 +1,36 @@
+/**
+ * What one Connection needs from the socket under it, whichever library owns that socket (ws over
+ * node:net, or uWebSockets.js). One stateless object per transport, called with the socket as
+ * first argument: a connection holds only its native socket, never a wrapper or closures, so the
+ * transport seam costs no memory per connection.
+ *
+ * Frames are encoded by the transport (`encode`) once per message and shared by every receiver:
+ * on ws a complete WebSocket frame written straight to the TCP socket (protocol/wsframe.ts), on
+ * uWS the payload bytes uWS frames itself.
+ */
+export interface SocketOps<S = unknown> {
+  readonly name: TransportName;
+  /** A JSON text message as the bytes `write` takes (built once, shared by every receiver). */
+  encode(payload: string): Buffer;
+  /** The socket still takes frames (open, not closing). */
+  writable(s: S): boolean;
+  /** One frame from `encode`; never refused: the caller bounds the buffer (`buffered`, Outbox). */
+  write(s: S, frame: Buffer): void;
+  /** Bytes written but not yet handed to the kernel. */
+  buffered(s: S): number;
+  /** Call `cb` once, when the socket has written some of its buffer out (or at once if it is below its own mark). */
+  awaitDrain(s: S, cb: () => void): void;
+  cancelDrain(s: S, cb: () => void): void;
+  /** Hold writes until `uncork` (nestable): the frames between leave in one write. */
+  cork(s: S): void;
+  uncork(s: S): void;
+  /** Stop / restart reading the client (TCP pushes back). A no-op where the library cannot (uWS v20.30). */
+  pause(s: S): void;
+  resume(s: S): void;
+  /** Send `frame` and a close frame with `code` in one write, then close cleanly. */
+  close(s: S, code: number, frame: Buffer): void;
+  /** Cut the TCP connection now (no close frame); a no-op on a socket already gone. */
+  terminate(s: S): void;
+}
+
+export type TransportName = 'ws' | 'uws';

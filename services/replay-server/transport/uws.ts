@@ -1,0 +1,194 @@
+import { ReboundError } from '../../../lib/errors.ts';
+import { loadUws, type UwsSocket } from '../../uws/load.ts';
+import { assertPortFree, freePort } from '../../uws/server.ts';
+import { Connection } from '../connection/index.ts';
+import type { SocketOps } from '../connection/transport.ts';
+import { mountReplayHttp } from '../http/index.ts';
+import { pickProtocol, SUBPROTOCOL_EXT } from '../protocol/types.ts';
+import type { ListenerHooks, TransportListener, UpgradeInfo } from './types.ts';
+
+/**
+ * The one field uWS keeps for us on each socket (user data is copied onto the socket object, so
+ * `getUserData()` is the socket itself): the upgrade's parts until `open`, then the Connection,
+ * undefined once uWS closed it (any call on a closed uWS socket throws).
+ */
+interface User {
+  c: UpgradeInfo | Connection | undefined;
+}
+type Ws = UwsSocket<User> & User;
+
+/** A batch in progress (`cork` … `uncork`): frames collected, sent inside one uWS cork. */
+interface Corked {
+  depth: number;
+  bytes: number;
+  frames: Buffer[];
+}
+const corked = new Map<Ws, Corked>();
+/** Outbox waiting for a socket to drain (rare: only sockets over maxBufferedBytes). */
+const drainWaiters = new WeakMap<Ws, () => void>();
+
+const sendAll = (ws: Ws, frames: readonly Buffer[]) => {
+  for (const f of frames) ws.send(f, false);
+};
+
+/**
+ * uWebSockets.js sockets. uWS frames each message itself, so a shared frame is the payload bytes
+ * (copied once into uWS's buffer per send). Inside uWS's own callbacks (a client's message) the
+ * socket is already corked, so the replies to one read leave in one write; a batch from the
+ * fan-out or a history page is collected here and sent inside one `cork`.
+ */
+export const uwsOps: SocketOps<Ws> = {
+  name: 'uws',
+  encode: (payload) => Buffer.from(payload, 'utf8'),
+  writable: (ws) => ws.c !== undefined,
+  write(ws, frame) {
+    if (corked.size !== 0) {
+      const batch = corked.get(ws);
+      if (batch !== undefined) {
+        batch.frames.push(frame);
+        batch.bytes += frame.length;
+        return;
+      }
+    }
+    ws.send(frame, false);
+  },
+  buffered: (ws) => (ws.c === undefined ? 0 : ws.getBufferedAmount() + (corked.size !== 0 ? (corked.get(ws)?.bytes ?? 0) : 0)),
+  awaitDrain(ws, cb) {
+    if (ws.c !== undefined && ws.getBufferedAmount() > 0) drainWaiters.set(ws, cb);
+    else setImmediate(cb);
+  },
+  cancelDrain(ws, cb) {
+    if (drainWaiters.get(ws) === cb) drainWaiters.delete(ws);
+  },
+  cork(ws) {
+    const batch = corked.get(ws);
+    if (batch) batch.depth++;
+    else corked.set(ws, { depth: 1, bytes: 0, frames: [] });
+  },
+  uncork(ws) {
+    const batch = corked.get(ws);
+    if (!batch || --batch.depth > 0) return;
+    corked.delete(ws);
+    if (batch.frames.length === 0 || ws.c === undefined) return;
+    if (batch.frames.length === 1) ws.send(batch.frames[0]!, false);
+    else ws.cork(() => sendAll(ws, batch.frames));
+  },
+  // uWS v20.30 cannot stop reading a socket: the early-frame bounds (connection/index.ts) apply alone.
+  pause: () => {},
+  resume: () => {},
+  close(ws, code, frame) {
+    if (ws.c === undefined) return;
+    const batch = corked.get(ws);
+    corked.delete(ws);
+    ws.cork(() => {
+      if (batch) sendAll(ws, batch.frames); // what was sent before the goodbye goes first
+      ws.send(frame, false);
+      ws.end(code);
+    });
+  },
+  terminate(ws) {
+    if (ws.c !== undefined) ws.close();
+  },
+};
+
+/**
+ * The uWS transport: uWS's own HTTP (the shared routes' uWS mount) and WebSocket upgrade. With
+ * `sharePort` (--workers) each worker binds the same port with SO_REUSEPORT (as services/uws).
+ */
+export function createUwsListener(h: ListenerHooks, sharePort = false): TransportListener {
+  const loaded = loadUws();
+  if (!loaded.ok) throw new ReboundError('RR_ERR_TARGET_UNAVAILABLE', loaded.reason);
+  const { uws } = loaded;
+  const { opts } = h;
+  const app = uws.App();
+  const pid = String(process.pid);
+  app.ws<User>(opts.path, {
+    maxPayloadLength: opts.maxPayloadBytes,
+    // The connection's own rule (Outbox: maxBufferedBytes, maxQueuedBytes, slowConsumerMs)
+    // decides who is too slow; uWS must never drop a frame by its own (64 KiB by default).
+    maxBackpressure: Math.min(2 ** 31 - 1, opts.maxBufferedBytes + opts.maxQueuedBytes + 64 * 1024 * 1024),
+    closeOnBackpressureLimit: false,
+    // Pings are the server's own AnyCable frames (connection/ping.ts); ws has no idle timeout either.
+    idleTimeout: 0,
+    sendPingsAutomatically: false,
+    compression: 0,
+    upgrade(res, req, context) {
+      if (h.stopping()) {
+        res.writeStatus('503 Service Unavailable').end('', true);
+        return;
+      }
+      // uWS's request is valid only inside this call: read what the connection needs now.
+      const offered = new Set(
+        req
+          .getHeader('sec-websocket-protocol')
+          .split(',')
+          .map((p) => p.trim()),
+      );
+      const protocol = pickProtocol(offered) || '';
+      const info: UpgradeInfo = {
+        ext: protocol === SUBPROTOCOL_EXT,
+        query: new URLSearchParams(req.getQuery() ?? ''),
+        restoreSidHeader: req.getHeader('x-anycable-restore-sid') || undefined,
+        jidHeader: req.getHeader('x-jid') || undefined,
+      };
+      // Which process accepted the socket (as the ws transport's header).
+      res.writeStatus('101 Switching Protocols').writeHeader('X-Rebound-Pid', pid);
+      res.upgrade<User>({ c: info }, req.getHeader('sec-websocket-key'), protocol, req.getHeader('sec-websocket-extensions'), context);
+    },
+    open(sock) {
+      const ws = sock as Ws;
+      const info = ws.c as UpgradeInfo;
+      const conn = h.open(ws, info);
+      ws.c = conn;
+      h.start(conn, info);
+    },
+    message(sock, message, isBinary) {
+      const c = (sock as Ws).c;
+      if (c instanceof Connection) c.receive(message, isBinary);
+    },
+    drain(sock) {
+      const ws = sock as Ws;
+      const cb = drainWaiters.get(ws);
+      if (cb === undefined) return;
+      drainWaiters.delete(ws);
+      cb();
+    },
+    close(sock, code, message) {
+      const ws = sock as Ws;
+      const c = ws.c;
+      ws.c = undefined;
+      // uWS cuts a client that breaks the protocol (too big, not UTF-8, bad frame) without a close
+      // frame: 1006 with its reason ("Received too big message"); a plain TCP drop has none.
+      corked.delete(ws);
+      drainWaiters.delete(ws);
+      if (c instanceof Connection) {
+        if (code === 1006 && message.byteLength > 0) c.socketError();
+        c.cleanup(); // aborts an outbox: its waiters see the connection closing
+      }
+    },
+  });
+  const http = mountReplayHttp(app, h.http);
+
+  let listenSocket: unknown;
+  return {
+    io: uwsOps as SocketOps,
+    httpServer: undefined,
+    async listen(port, host) {
+      // uSockets sets SO_REUSEADDR/SO_REUSEPORT only on a concrete port: port 0 becomes one
+      // first, and a single process checks nobody serves there (see services/uws/server.ts).
+      const bindPort = port === 0 ? await freePort(host) : port;
+      if (!sharePort && port !== 0) await assertPortFree(host, bindPort);
+      listenSocket = await new Promise<unknown>((resolve, reject) => {
+        app.listen(host, bindPort, 0, (ls: unknown) => (ls ? resolve(ls) : reject(new ReboundError('RR_ERR_SERVICE_START', `uWS could not listen on ${host}:${bindPort}`))));
+      });
+      return uws.us_socket_local_port(listenSocket);
+    },
+    async stopAccepting() {
+      if (listenSocket !== undefined) uws.us_listen_socket_close(listenSocket);
+      listenSocket = undefined;
+    },
+    close: http.close,
+    // uWS keeps no idle HTTP connection past the process; its WebSockets are cut by the caller.
+    dropAll: () => {},
+  };
+}
