@@ -5,13 +5,15 @@ import { LeanClient } from '../runners/targets/lean-client.ts';
 import { leanAnyCable } from '../runners/targets/anycable.ts';
 import { createReplayServer } from '../services/replay-server/index.ts';
 import { currentCommit } from '../runners/core/summary.ts';
+import { loadUws } from '../services/uws/load.ts';
 
 /**
- * What one idle connection costs the replay server's heap, its own frame reader (LeanServerSocket,
- * the default) against ws's Receiver and Sender, side by side: each arm is a fresh server process
+ * What one idle connection costs the replay server's heap, side by side: on the ws transport its
+ * own frame reader (LeanServerSocket, arm `lean`) against ws's Receiver and Sender (arm `ws`), and
+ * the uWebSockets.js transport (arm `uws`, skipped where its binary does not load): each arm is a fresh server process
  * (--expose-gc, --max-semi-space-size=1 as the local fleet starts it) that takes N lean AnyCable
  * clients (?pi=60, subscribed) from a child process, then after a full GC reports
- * (heapUsed, RSS) growth / N. Arms alternate (lean, ws, lean, ws ...).
+ * (heapUsed, RSS) growth / N. Arms alternate (lean, ws, uws, lean, ws, uws ...).
  *   npx tsx bench/replay-conn-heap.ts [--n 5000] [--rounds 2] [--out file.json]
  * Prints per arm the medians; --out writes {commit, command, measuredAt, n, results: one row per run {arm, round, conns, heapPerConn, rssPerConn}, median}.
  */
@@ -20,8 +22,12 @@ const arg = (name: string, d: string) => {
   return i > 0 ? process.argv[i + 1]! : d;
 };
 
-async function serverArm(arm: 'lean' | 'ws', n: number): Promise<void> {
-  const srv = createReplayServer({ port: 0, host: '127.0.0.1', maxPingIntervalSec: 60 }, arm === 'ws' ? { webSocketClass: WebSocket } : {});
+type Arm = 'lean' | 'ws' | 'uws';
+const ARMS: readonly Arm[] = loadUws().ok ? ['lean', 'ws', 'uws'] : ['lean', 'ws'];
+
+async function serverArm(arm: Arm, n: number): Promise<void> {
+  // The ws class only applies to the ws transport, so the lean and ws arms pin it.
+  const srv = createReplayServer({ port: 0, host: '127.0.0.1', maxPingIntervalSec: 60, transport: arm === 'uws' ? 'uws' : 'ws' }, arm === 'ws' ? { webSocketClass: WebSocket } : {});
   const port = await srv.listen(0, '127.0.0.1');
   const gc = (globalThis as { gc?: () => void }).gc!;
   const mem = () => {
@@ -54,13 +60,13 @@ async function clientsArm(port: string, n: number): Promise<void> {
 const mode = process.argv.indexOf('--arm');
 const cl = process.argv.indexOf('--clients');
 if (cl > 0) await clientsArm(process.argv[cl + 1]!, Number(process.argv[cl + 2]));
-else if (mode > 0) await serverArm(process.argv[mode + 1] as 'lean' | 'ws', Number(arg('n', '5000')));
+else if (mode > 0) await serverArm(process.argv[mode + 1] as Arm, Number(arg('n', '5000')));
 else {
   const n = Number(arg('n', '5000'));
   const rounds = Number(arg('rounds', '2'));
   const runs: { arm: string; round: number; conns: number; heapPerConn: number; rssPerConn: number }[] = [];
   for (let round = 1; round <= rounds; round++) {
-    for (const arm of ['lean', 'ws'] as const) {
+    for (const arm of ARMS) {
       const p = fork(new URL(import.meta.url), ['--arm', arm, '--n', String(n)], { execArgv: ['--import', 'tsx', '--expose-gc', '--max-semi-space-size=1'] });
       const r = await new Promise<{ conns: number; heapPerConn: number; rssPerConn: number }>((res, rej) => {
         p.on('message', (m) => res(m as never));
@@ -78,7 +84,7 @@ else {
     measuredAt: new Date().toISOString(),
     n,
     results: runs,
-    median: { lean: { heapPerConn: of('lean', 'heapPerConn'), rssPerConn: of('lean', 'rssPerConn') }, ws: { heapPerConn: of('ws', 'heapPerConn'), rssPerConn: of('ws', 'rssPerConn') } },
+    median: Object.fromEntries(ARMS.map((a) => [a, { heapPerConn: of(a, 'heapPerConn'), rssPerConn: of(a, 'rssPerConn') }])),
   };
   const file = arg('out', '');
   if (file) writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
