@@ -154,13 +154,19 @@ const parentOf = (pid: number): number | undefined => {
   }
 };
 
+/** A process's command line as /proc holds it (NUL-separated), or undefined once it is gone. */
+const commandOf = (pid: number): string | undefined => readBounded(`/proc/${pid}/cmdline`, 64 * 1024) || undefined;
+
 /**
  * The local process tree that serves a loopback `url`, when this machine can see it. `hint` (the
  * pid a target's `/metrics` names: the process that answered) is believed only if that process
  * holds a socket on the URL's port (its listener, or the connection it just answered on); its
- * ancestors that hold one too are the same server (a cluster primary: its listener, shared with
- * its workers or handing them connections), and the highest is the tree's root. Undefined for a
- * remote URL, a target in another pid namespace or behind a proxy, or a hint that proves nothing.
+ * ancestors that hold one too, or that run the very same command line, are the same server, and
+ * the highest is the tree's root. A node:cluster primary either holds the listener (shared with
+ * its workers or handing them connections) or, when each worker binds the port itself with
+ * SO_REUSEPORT (the replay server's uWS transport, services/uws), holds nothing on the port: its
+ * workers are forks with its own command line. Undefined for a remote URL, a target in another
+ * pid namespace or behind a proxy, or a hint that proves nothing.
  */
 export function localListener(url: string, hint: unknown): number | undefined {
   if (process.platform !== 'linux' || !isLoopbackUrl(url) || typeof hint !== 'number' || !Number.isInteger(hint) || hint <= 1) return undefined;
@@ -168,8 +174,10 @@ export function localListener(url: string, hint: unknown): number | undefined {
   const port = Number(u.port || (u.protocol === 'https:' || u.protocol === 'wss:' ? 443 : 80));
   const inodes = portInodes(port);
   if (!inodes.size || !holdsSocket(hint, inodes)) return undefined;
+  const command = commandOf(hint);
+  const sameServer = (p: number) => holdsSocket(p, inodes) || (command !== undefined && commandOf(p) === command);
   let root = hint;
-  for (let p = parentOf(hint), i = 0; p !== undefined && i < 32 && holdsSocket(p, inodes); p = parentOf(p), i++) root = p;
+  for (let p = parentOf(hint), i = 0; p !== undefined && i < 32 && sameServer(p); p = parentOf(p), i++) root = p;
   return root;
 }
 
