@@ -40,9 +40,11 @@ describe.skipIf(process.platform !== 'linux')('idle target memory over a replay 
     const warm = await runMultiShard(parseOptions(COORD_OPTIONS, { values: { ...values, perShardN: 200 } }), { hold: '1', ramp: '500', workers: '1' }, () => {});
     expect(warm.perShard.map((s) => s.status)).toEqual(['done', 'done']);
     const base = processTreeUsage(target.pid)!.rssBytes;
+    // An 8 s hold: the shards sample the target once a second, and the tree's RSS still settles
+    // for a few seconds after the last connect; both figures must see the plateau.
     let peak = 0;
     const seen = new Map<string, { phase?: string; subscribed?: number }>();
-    const r = await runMultiShard(co, { hold: '3', ramp: '500', workers: '1' }, () => {}, {
+    const r = await runMultiShard(co, { hold: '8', ramp: '500', workers: '1' }, () => {}, {
       onProgress: (shard, _status, p) => {
         seen.set(shard, (p ?? {}) as { phase?: string; subscribed?: number });
         // /proc of the tree while every shard holds all its connections: the reference.
