@@ -334,6 +334,7 @@ export async function main(argv: string[], log: (l: string) => void = (l) => pro
   });
   if (new Set(names).size !== names.length) throw new ReboundError('RR_ERR_OPTION_INVALID', `a subject is listed twice in "${o.subjects}"`, { details: { option: 'subjects' } });
   const startedAt = new Date().toISOString();
+  const commit = currentCommit();
   const loadStart = loadavg().map(r2);
   const subjects = await resolveSubjects(names, log);
   const live = subjects.filter((s) => !s.unavailable);
@@ -359,10 +360,11 @@ export async function main(argv: string[], log: (l: string) => void = (l) => pro
   const rows = summarize(subjects, anchor, cpu, mem);
   const offeredDps = Math.round((o.rate * o.connections) / o.streams);
   const command = commandLine('bench:replay-transport', OPTIONS, o as unknown as Record<string, unknown>);
+  // Read at the start: the code measured is the code loaded then, whatever is edited during the run.
   const summary = {
     bench: 'replay-transport-cost',
     command,
-    commit: currentCommit(),
+    commit,
     startedAt,
     measuredAt: new Date().toISOString(),
     machine: { loadavgAtStart: loadStart, loadavgAtEnd: loadavg().map(r2) },
@@ -370,6 +372,8 @@ export async function main(argv: string[], log: (l: string) => void = (l) => pro
     anchor,
     subjects,
     summary: rows,
+    // The rows again under the figure files' common name (docs/performance.md cites `results`).
+    results: rows,
     goals: goals(rows),
     cpuRuns: cpu,
     memoryRuns: mem,
