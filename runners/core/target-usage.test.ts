@@ -132,4 +132,22 @@ describe.skipIf(process.platform !== 'linux')('a loopback target found from its 
       await svc.stop();
     }
   }, 60_000);
+
+  it('a target whose first /metrics answer misses its deadline is still found from its listener (asked again)', async () => {
+    // This test's own process holds the listener: it is the "target" whose tree is read.
+    let asked = 0;
+    const server = createServer((_req, res) => void setTimeout(() => res.end(JSON.stringify({ pid: process.pid, rssBytes: 1, connections: 0 })), asked++ === 0 ? 2500 : 0));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const sampler = startTargetSampler({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+      await sampler.baseline(1);
+      sampler.stop();
+      expect(asked).toBeGreaterThan(1);
+      expect(sampler.pidFrom).toBe('listener');
+      expect(sampler.source).toBe('proc-tree');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  }, 30_000);
 });

@@ -96,6 +96,8 @@ export function processTreeUsage(pid: number): { ticks: number; rssBytes: number
 const MAX_PROC_NET_BYTES = 32 * 1048576;
 /** A process with more descriptors than this is not searched for the listener (a worker full of connections). */
 const MAX_FDS_SEARCHED = 4096;
+/** /metrics tries before the baseline to learn a local target's pid, when none answers (2 s each). */
+const LOCATE_TRIES = 5;
 
 function readBounded(file: string, max: number): string {
   let fd: number | undefined;
@@ -266,11 +268,16 @@ export function startTargetSampler(opts: TargetSamplerOptions) {
     async baseline(n = 3): Promise<number | null> {
       const v: number[] = [];
       if (!pid && opts.url) {
-        await take();
-        const found = localListener(opts.url, lastAnswer?.pid);
-        if (found) {
-          pid = found;
-          pidFrom = 'listener';
+        // A loaded target may let the first tries pass their 2 s deadline (the 1M local fleet's
+        // cluster answered 3-6 of ~528, and only at the start): ask again until one answers, a
+        // few times. An answer that proves nothing (remote, proxied) ends the search at once.
+        for (let i = 0; i < LOCATE_TRIES && !pid; i++) {
+          await take();
+          const found = localListener(opts.url, lastAnswer?.pid);
+          if (found) {
+            pid = found;
+            pidFrom = 'listener';
+          } else if (lastAnswer) break;
         }
       }
       for (let i = 0; i < n; i++) {
