@@ -14,7 +14,11 @@ import type { FleetSample } from './sampler.ts';
  *   plus the TCP buffer pages of /proc/net/sockstat. Both ends of a loopback connection live on
  *   this box and hold the same objects (one TCP socket, inode, file and epoll item each), so the
  *   measured sum is attributed half to the target's end and half to the runner's;
- * - baselines: the target's process tree before any job started; the runner services when every
+ * - baselines: the target's process tree in the last sample before the first connection (the
+ *   instant the shards read theirs, so the merged figure and this table share it: a target gives
+ *   start-up memory back between its start and the jobs, 143 MB for the 16-process uWS replay
+ *   tree at 1M, which read from the fleet's first sample made the early rows negative and the
+ *   two figures 17.9% apart); the runner services when every
  *   worker had started but connected (almost) nobody (a service grows by tens of MB when its job
  *   starts: that is its fixed cost, not a client's); the runner workers' own RSS as each measured
  *   it once loaded, before its first connect (the shards' `runner.rssBaselineBytes`), because the
@@ -98,15 +102,26 @@ export interface WorkersOwnBaseline {
   procs: number;
 }
 
-export function baselinesOf(b: FleetSample, w: FleetSample | undefined, own?: WorkersOwnBaseline): Baselines {
+/**
+ * The target's baseline sample: the last one before the kernel counts the first connections
+ * (more than 0.1% of the most, and more than the services' own few HTTP connections), or the
+ * fleet's baseline when the ramp never showed.
+ */
+export function targetBaseline(samples: readonly FleetSample[], fleetBaseline: FleetSample): FleetSample {
+  const most = Math.max(0, ...samples.map((s) => s.conns));
+  const first = samples.findIndex((s) => s.conns > Math.max(200, most * 0.001));
+  return first > 0 ? samples[first - 1]! : fleetBaseline;
+}
+
+export function baselinesOf(b: FleetSample, w: FleetSample | undefined, own?: WorkersOwnBaseline, tb: FleetSample = b): Baselines {
   const proc = w?.runnerWorkers ?? { rss: 0, rssAnon: 0, procs: 0 };
   // Their own reading, when every worker /proc saw reported one (a partial shard result may not carry it).
   const useOwn = own !== undefined && own.procs > 0 && own.procs >= proc.procs;
   const wr = useOwn ? { rss: own.rss, rssAnon: proc.rssAnon, procs: own.procs } : proc;
   return {
-    targetRssBytes: b.target.rss,
-    targetAnonBytes: b.target.rssAnon,
-    targetProcs: b.target.procs,
+    targetRssBytes: tb.target.rss,
+    targetAnonBytes: tb.target.rssAnon,
+    targetProcs: tb.target.procs,
     runnerServicesRssBytes: (w ?? b).runners.rss,
     runnerServicesAnonBytes: (w ?? b).runners.rssAnon,
     runnerServices: b.runners.procs,
@@ -114,20 +129,20 @@ export function baselinesOf(b: FleetSample, w: FleetSample | undefined, own?: Wo
     runnerWorkersAnonBytes: wr.rssAnon,
     runnerWorkers: wr.procs,
     runnerWorkersBaselineFrom: useOwn ? 'workers' : 'proc',
-    perTargetProcBytes: b.target.procs ? Math.round(b.target.rss / b.target.procs) : 0,
+    perTargetProcBytes: tb.target.procs ? Math.round(tb.target.rss / tb.target.procs) : 0,
     perRunnerServiceBytes: b.runners.procs ? Math.round((w ?? b).runners.rss / b.runners.procs) : 0,
     perRunnerWorkerBytes: wr.procs ? Math.round(wr.rss / wr.procs) : 0,
-    totalRssBytes: b.target.rss + (w ?? b).runners.rss + wr.rss,
-    totalAnonBytes: b.target.rssAnon + (w ?? b).runners.rssAnon + wr.rssAnon,
+    totalRssBytes: tb.target.rss + (w ?? b).runners.rss + wr.rss,
+    totalAnonBytes: tb.target.rssAnon + (w ?? b).runners.rssAnon + wr.rssAnon,
     kernel: { slabBytes: b.slab, tcpMemPages: b.tcpMemPages, tcpInuse: b.tcpInuse },
   };
 }
 
 /** One row from one sample: every term is (growth since its baseline) / connections at that sample. */
-export function costRow(milestone: CostRow['milestone'], s: FleetSample, b: FleetSample, w: FleetSample | undefined, pingIntervalSec: number, own?: WorkersOwnBaseline): CostRow {
+export function costRow(milestone: CostRow['milestone'], s: FleetSample, b: FleetSample, w: FleetSample | undefined, pingIntervalSec: number, own?: WorkersOwnBaseline, tb: FleetSample = b): CostRow {
   const n = Math.max(1, s.conns);
-  const base = baselinesOf(b, w, own);
-  const target = Math.round((s.target.rss - b.target.rss) / n);
+  const base = baselinesOf(b, w, own, tb);
+  const target = Math.round((s.target.rss - tb.target.rss) / n);
   // Both runner groups from the moment every worker runs: a service's own job set-up (tens of MB
   // when a job starts) is its baseline, not a per-client cost.
   const wb = w ?? b;
@@ -161,18 +176,19 @@ export function predictTotal(base: Baselines, perConn: { target: number; runner:
  */
 export function costTable(samples: readonly FleetSample[], baseline: FleetSample, milestones: readonly number[], pingIntervalSec: number, holdEndAt?: number, own?: WorkersOwnBaseline): CostTable {
   const w = workerBaseline(samples);
+  const tb = targetBaseline(samples, baseline);
   const rows: CostRow[] = [];
   for (const m of milestones) {
     const s = samples.find((x) => x.conns >= m);
-    if (s) rows.push(costRow(m, s, baseline, w, pingIntervalSec, own));
+    if (s) rows.push(costRow(m, s, baseline, w, pingIntervalSec, own, tb));
   }
   const during = holdEndAt ? samples.filter((s) => s.at <= holdEndAt) : samples;
   const most = Math.max(0, ...during.map((s) => s.conns));
   // The last sample at the plateau (within 0.1% of the most): memory settled, nothing closed yet.
   const plateau = [...during].reverse().find((s) => s.conns >= most * 0.999 && s.conns > 0);
-  if (plateau) rows.push(costRow('max', plateau, baseline, w, pingIntervalSec, own));
+  if (plateau) rows.push(costRow('max', plateau, baseline, w, pingIntervalSec, own, tb));
   return {
-    baselines: baselinesOf(baseline, w, own),
+    baselines: baselinesOf(baseline, w, own, tb),
     rows,
     formula: 'total(N) = baseline(target tree) + baseline(runner services) + baseline(runner workers) + N x (target B/conn + runner B/client + kernel B/conn)',
     kernelSplit: 'kernel B/conn = (growth of /proc/meminfo Slab + growth of /proc/net/sockstat TCP mem pages x 4096) / connections; both ends of a loopback connection are on this box and hold the same objects, so it is attributed half to the target end and half to the runner end',

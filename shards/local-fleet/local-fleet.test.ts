@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../../bench/idle-local-fleet.ts';
 import { CHROMIUM, chartProblems, openBrowser, openReport } from '../../runners/report/browser-harness.ts';
 import { alive } from './launch.ts';
-import { costTable } from './costs.ts';
+import { costTable, targetBaseline } from './costs.ts';
 import { spawn } from 'node:child_process';
 import { meminfo, parseCpuBusyTicks, parseMeminfo, parseSockstat } from './proc.ts';
 import { classifyWall } from './run.ts';
@@ -156,5 +156,20 @@ describe('cost table: the runner workers baseline', () => {
       expect(t.baselines.runnerWorkersBaselineFrom).toBe('proc');
       expect(t.rows.at(-1)!.runnerBytesPerConn).toBe(8800);
     }
+  });
+});
+
+describe("cost table: the target's baseline instant", () => {
+  const sample = (at: number, conns: number, targetRss: number): FleetSample =>
+    ({ at, t: at, conns, target: { rss: targetRss, rssAnon: targetRss / 2, procs: 4, cpuPct: 0 }, runners: { rss: 80e6, rssAnon: 40e6, procs: 1, cpuPct: 0 }, runnerWorkers: { rss: 0, rssAnon: 0, procs: 0, cpuPct: 0 }, slab: 1e6, tcpMemPages: 0, tcpInuse: conns * 2, memAvailable: 1e10 }) as unknown as FleetSample;
+  // The target gives 150 MB of start-up memory back after the fleet's first sample, then 100,000 connections add 100 MB.
+  const samples = [sample(0, 0, 1_000e6), sample(1000, 30, 900e6), sample(2000, 0, 850e6), sample(3000, 40_000, 890e6), sample(4000, 100_000, 950e6)];
+
+  it('is the last sample before the first connections, the instant the shards read theirs', () => {
+    const t = costTable(samples, samples[0]!, [40_000], 60);
+    expect(t.baselines.targetRssBytes).toBe(850e6);
+    expect(t.rows.map((r) => r.targetBytesPerConn)).toEqual([1000, 1000]);
+    // Read from the fleet's first sample the figure would be 500 B and the early row negative.
+    expect(targetBaseline([samples[0]!, samples[4]!], samples[0]!).target.rss).toBe(1_000e6);
   });
 });
