@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCli } from '../lib/cli.ts';
 import { argvToValues, helpText, parseOptions } from '../lib/options.ts';
-import { commandLine, writeReport } from '../runners/report/index.ts';
+import { commandLine, writeReport } from '../engine/pages/index.ts';
 import { formatReport } from '../shards/coordinator/report.ts';
 import { LOCAL_FLEET_OPTIONS } from '../shards/local-fleet/options.ts';
 import { localFleetReport } from '../shards/local-fleet/report.ts';

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { planDrops } from '../chaos/plans/schedule.ts';
-import { ClientTimelines } from '../runners/core/client-timelines.ts';
-import { DeliveryLedger } from '../runners/core/ledger.ts';
+import { ClientTimelines } from '../engine/measure/client-timelines.ts';
+import { DeliveryLedger } from '../engine/measure/ledger.ts';
 import { childRng } from '../lib/rng.ts';
 
 /**

@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { parseCliOptions } from '../lib/cli.ts';
-import { LatencyRecorder, summarize } from '../runners/core/latency.ts';
+import { LatencyRecorder, summarize } from '../engine/measure/latency.ts';
 import { mergeShards } from '../shards/merge/merge.ts';
 import { done, shardResult, tailLatencies } from '../shards/merge/fixtures.ts';
 

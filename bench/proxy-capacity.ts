@@ -16,9 +16,9 @@ import { parseCliOptions } from '../lib/cli.ts';
 import type { OptionTable } from '../lib/options.ts';
 import { reapOnExit } from '../lib/reaper.ts';
 import { sleep } from '../lib/time.ts';
-import { startEmbeddedProxy } from '../chaos/plans/proxy-fleet.ts';
+import { startEmbeddedProxy } from '../chaos/plans/proxies.ts';
 import { createChaosProxy } from '../chaos/toxiproxy/client.ts';
-import { sourceAddress } from '../runners/core/addresses.ts';
+import { sourceAddress } from '../engine/measure/addresses.ts';
 
 const OPTIONS = {
   target: { type: 'int', min: 100, max: 19_000, default: 12_000, doc: 'connections to attempt (this process holds one fd each)' },

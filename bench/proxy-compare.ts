@@ -7,7 +7,7 @@
  * For each plan and round it runs `npm run bench -- --plan <plan> …` (every local target) twice,
  * first on the embedded proxy, then with TOXIPROXY_URL set (A/B, then A/B again), so the
  * proxy-to-proxy difference stands next to one proxy's run-to-run difference. The clients'
- * reconnect jitter is seeded by the plan's seed (runners/targets/seeded-jitter.ts), so each
+ * reconnect jitter is seeded by the plan's seed (engine/targets/seeded-jitter.ts), so each
  * pair sees the same drop schedule and the same reconnect schedule; what is left is the proxy
  * and the machine. Goal per (plan, target, round): delivery within 0.5 points, recover p50
  * within 10 % of the real Toxiproxy's.
@@ -19,10 +19,10 @@ import { parseCliOptions } from '../lib/cli.ts';
 import { ReboundError } from '../lib/errors.ts';
 import type { OptionTable } from '../lib/options.ts';
 import { parsePlan } from '../chaos/plans/catalog.ts';
-import { isAllowedTargetUrl } from '../runners/core/addresses.ts';
-import { currentCommit } from '../runners/core/summary.ts';
+import { isAllowedTargetUrl } from '../engine/measure/addresses.ts';
+import { currentCommit } from '../engine/measure/summary.ts';
 import type { JitterResult } from '../runners/jitter/result.ts';
-import { comparePairs, compareRounds, GOAL, rowOf, type CompareRow } from '../chaos/plans/compare.ts';
+import { comparePairs, compareRounds, GOAL, rowOf, type CompareRow } from '../runners/jitter/plan-compare.ts';
 
 const OPTIONS = {
   toxiproxyUrl: { type: 'string', default: '', doc: 'the real Toxiproxy API (loopback), e.g. http://127.0.0.1:28474' },
@@ -62,7 +62,7 @@ function bench(args: readonly string[], toxiproxyUrl: string | undefined): Promi
   const env = { ...process.env };
   delete env.TOXIPROXY_URL;
   if (toxiproxyUrl) env.TOXIPROXY_URL = toxiproxyUrl;
-  const script = fileURLToPath(new URL('../runners/bench.ts', import.meta.url));
+  const script = fileURLToPath(new URL('../cli/bench.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', script, '--json', ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -19,10 +19,10 @@ import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parseCliOptions } from '../lib/cli.ts';
 import type { OptionTable } from '../lib/options.ts';
-import { isAllowedTargetUrl } from '../runners/core/addresses.ts';
-import { currentCommit } from '../runners/core/summary.ts';
+import { isAllowedTargetUrl } from '../engine/measure/addresses.ts';
+import { currentCommit } from '../engine/measure/summary.ts';
 import { BLACKHOLE, CATALOG } from '../chaos/plans/catalog.ts';
-import { startEmbeddedProxy } from '../chaos/plans/proxy-fleet.ts';
+import { startEmbeddedProxy } from '../chaos/plans/proxies.ts';
 import { listenAddress, startTcpServer, uniqueName } from '../chaos/testing.ts';
 import { createChaosProxy, type ChaosProxyHandle } from '../chaos/toxiproxy/client.ts';
 

@@ -8,7 +8,7 @@
  * as a floor, a bare Node pipe forwarder.
  * - Round trip: one connection, 64-byte ping-pong, one message in flight; direct and proxied
  *   runs are interleaved over `rounds` to cancel drift. Added latency = proxied − direct.
- *   Round trips go into the runners' LatencyRecorder (runners/core/latency.ts), so figures are
+ *   Round trips go into the runners' LatencyRecorder (engine/measure/latency.ts), so figures are
  *   whole µs.
  * - Throughput: one connection, the upstream writes 64 KiB chunks as fast as the socket drains;
  *   the client counts bytes for `seconds` after a 0.5 s warm-up.
@@ -21,10 +21,10 @@ import { createConnection, createServer, type AddressInfo, type Socket } from 'n
 import { fileURLToPath } from 'node:url';
 import type { OptionTable } from '../lib/options.ts';
 import { parseCliOptions } from '../lib/cli.ts';
-import { isAllowedTargetUrl } from '../runners/core/addresses.ts';
+import { isAllowedTargetUrl } from '../engine/measure/addresses.ts';
 import { createChaosProxy, type ChaosProxyHandle } from '../chaos/toxiproxy/client.ts';
 import { ReboundError } from '../lib/errors.ts';
-import { LatencyRecorder, mergeLatency, summarize, type EncodedLatency } from '../runners/core/latency.ts';
+import { LatencyRecorder, mergeLatency, summarize, type EncodedLatency } from '../engine/measure/latency.ts';
 
 const OPTIONS = {
   iterations: { type: 'int', min: 100, default: 20_000, doc: 'round trips per side per round' },

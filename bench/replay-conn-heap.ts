@@ -1,10 +1,10 @@
 import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { WebSocket } from 'ws';
-import { LeanClient } from '../runners/targets/lean-client.ts';
-import { leanAnyCable } from '../runners/targets/anycable.ts';
+import { LeanClient } from '../engine/targets/lean-client.ts';
+import { leanAnyCable } from '../engine/targets/anycable.ts';
 import { createReplayServer } from '../services/replay-server/index.ts';
-import { currentCommit } from '../runners/core/summary.ts';
+import { currentCommit } from '../engine/measure/summary.ts';
 import { loadUws } from '../services/uws/load.ts';
 
 /**

@@ -10,11 +10,11 @@ import { LOAD_OPTIONS } from '../runners/capacity/loader/kit.ts';
 import { parseCapacityOptions } from '../runners/capacity/options.ts';
 import { median } from '../runners/capacity/target.ts';
 import type { ScenarioContext, ScenarioResult, StepResult } from '../runners/capacity/types.ts';
-import { resultsDir } from '../runners/core/results.ts';
-import { currentCommit } from '../runners/core/summary.ts';
-import { processTreeUsage } from '../runners/core/target-usage.ts';
-import { commandLine } from '../runners/report/command.ts';
-import { getTarget } from '../runners/targets/index.ts';
+import { resultsDir } from '../engine/measure/result-files.ts';
+import { currentCommit } from '../engine/measure/summary.ts';
+import { processTreeUsage } from '../engine/measure/target-usage.ts';
+import { commandLine } from '../engine/pages/command.ts';
+import { getTarget } from '../engine/targets/index.ts';
 import { SERVICE_ENTRIES, startService, type ServiceName } from '../services/common/spawn.ts';
 
 /**

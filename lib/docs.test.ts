@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseModule } from '../runners/engine/module.ts';
+import { parseModule } from '../engine/session/module.ts';
 import { RUNNER_MODULES } from '../runners/modules.ts';
 import { COORD_OPTIONS, TEST_TABLES } from '../shards/coordinator/options.ts';
 import { reapOnExit } from './reaper.ts';

@@ -10,9 +10,9 @@ import { moduleEntry } from '../shards/runner/entry.ts';
 import { BENCH_TABLE } from '../shards/runner/routes.ts';
 import { resolveTarget } from '../shards/runner/targets.ts';
 import { api, tempResultsDir } from '../shards/runner/testing.ts';
-import { parseModule, type AnyRunnerModule, type RunnerModule } from './engine/module.ts';
+import { parseModule, type AnyRunnerModule, type RunnerModule } from '../engine/session/module.ts';
 import { jitterModule, type JitterModuleOptions } from './jitter/module.ts';
-import { moduleHelp } from './module-cli.ts';
+import { moduleHelp } from '../cli/module-cli.ts';
 import { HTTP_MODULES, MULTI_MODULES, RUNNER_MODULES } from './modules.ts';
 
 /**
@@ -43,7 +43,7 @@ describe('runner modules: one table for CLI, HTTP and coordinator', () => {
     expect(new Set(RUNNER_MODULES.map((m) => m.name)).size).toBe(RUNNER_MODULES.length);
     for (const m of RUNNER_MODULES) {
       const script = pkg.scripts[`bench:${m.cli.script}`];
-      expect(script, m.name).toMatch(/^tsx \S+\/cli\.ts$/);
+      expect(script, m.name).toMatch(/^tsx cli\/[\w-]+\.ts$/);
       const cli = readFileSync(new URL(`../${script!.slice(4)}`, import.meta.url), 'utf8');
       expect(cli, m.name).toMatch(/runModuleCli\(\w+Module\);/);
       expect(cli.trim().split('\n').length, m.name).toBeLessThanOrEqual(5);
@@ -163,7 +163,7 @@ describe('an option added to a module reaches --help, the route and the CLI with
 
 describe('a generated CLI as a user runs it', () => {
   it('bench:throughput --help lists its table; a bad flag exits 2 with the coded error', () => {
-    const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'runners/throughput/cli.ts', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'cli/throughput.ts', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
     const help = run(['--help']);
     expect(help.status).toBe(0);
     const m = RUNNER_MODULES.find((x) => x.name === 'throughput')!;

@@ -2,7 +2,7 @@ import { avalancheModule } from './avalanche/module.ts';
 import { capacityModule } from './capacity/module.ts';
 import { soakModule } from './capacity/soak/module.ts';
 import { deployImpactModule } from './deploy-impact/module.ts';
-import type { AnyRunnerModule } from './engine/module.ts';
+import type { AnyRunnerModule } from '../engine/session/module.ts';
 import { idleModule } from './idle/module.ts';
 import { sickRedisModule } from './sick-redis/module.ts';
 import { jitterModule } from './jitter/module.ts';

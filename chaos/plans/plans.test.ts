@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { withTarget } from '../../runners/core/local-target.ts';
+import { withTarget } from '../../engine/measure/local-target.ts';
 import { parseJitterOptions } from '../../runners/jitter/options.ts';
 import type { JitterResult } from '../../runners/jitter/result.ts';
 import { runJitter } from '../../runners/jitter/run.ts';
-import { getTarget } from '../../runners/targets/index.ts';
+import { getTarget } from '../../engine/targets/index.ts';
 import { CUTOFF, DISRUPTIONS, parsePlan, planNeedsProxy } from './catalog.ts';
 import { buildSchedule, planDrops } from './schedule.ts';
 import { uwsAvailability } from '../../services/uws/load.ts';

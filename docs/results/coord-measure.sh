@@ -27,7 +27,7 @@ case ${1:-} in
     SHARDS=http://127.0.0.1:17711,http://127.0.0.1:17712 BENCH_RUNNER_TOKEN=s PER_SHARD_N=$N RESULTS_DIR="$TMP/coord" \
       npx tsx shards/coordinator/main.ts --test idle --target replay --hold "$HOLD" --ramp "$RAMP" --poll-ms 2000 --json > "$TMP/merged.json"
     echo "coordinator exit $?" >&2; uptime >&2
-    node --import tsx runners/core/summary-cli.ts "$OUT/coord-idle-multi-$((N * 2 / 1000))k.json" "$CMD" < "$TMP/merged.json"
+    node --import tsx cli/summary.ts "$OUT/coord-idle-multi-$((N * 2 / 1000))k.json" "$CMD" < "$TMP/merged.json"
     ;;
   update)
     # The full local manifest (idle and avalanche excluded) in two parts, so each part's new

@@ -26,7 +26,7 @@ for round in $(seq 1 "$ROUNDS"); do
     mkdir -p "$dir"
     echo "== round $round, loss causes $arm" >&2
     t0=$(date +%s%N)
-    REBOUND_LOSS_CAUSES=$arm RESULTS_DIR="$dir" /usr/bin/time -f "%U %S" -o "$dir/cpu" node --import tsx runners/bench.ts --seed 20261129 ${BENCH_EXTRA:-} > "$dir/table" 2> "$dir/stderr" || true
+    REBOUND_LOSS_CAUSES=$arm RESULTS_DIR="$dir" /usr/bin/time -f "%U %S" -o "$dir/cpu" node --import tsx cli/bench.ts --seed 20261129 ${BENCH_EXTRA:-} > "$dir/table" 2> "$dir/stderr" || true
     wall=$(node -e "process.stdout.write(((Number(process.argv[1]) - Number(process.argv[2])) / 1e9).toFixed(2))" "$(date +%s%N)" "$t0")
     # /usr/bin/time puts "Command exited with non-zero status N" first when the job exits 2 (a validity warning).
     read -r u s < <(tail -1 "$dir/cpu")

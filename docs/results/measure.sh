@@ -21,14 +21,14 @@ bench() { # name args...
 script() { # name npm-script args...
   local name=$1 s=$2; shift 2
   echo "== $name: npm run $s -- $*" >&2
-  npm run -s "$s" -- "$@" | node --import tsx runners/core/summary-cli.ts "$OUT/$name.json" "npm run $s -- $*"
+  npm run -s "$s" -- "$@" | node --import tsx cli/summary.ts "$OUT/$name.json" "npm run $s -- $*"
 }
 
 # A capacity loader scenario through runners/capacity/loader/cli.ts (one scenario, several targets; the driver these figures were measured with).
 loader() { # name args...
   local name=$1; shift
   echo "== $name: npx tsx runners/capacity/loader/cli.ts $*" >&2
-  npx tsx runners/capacity/loader/cli.ts "$@" --json | node --import tsx runners/core/summary-cli.ts "$OUT/$name.json" "npx tsx runners/capacity/loader/cli.ts $*"
+  npx tsx runners/capacity/loader/cli.ts "$@" --json | node --import tsx cli/summary.ts "$OUT/$name.json" "npx tsx runners/capacity/loader/cli.ts $*"
 }
 
 # A figure that needs a Redis: a fresh redis-server of its own (no persistence) for the run.

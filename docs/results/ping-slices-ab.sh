@@ -28,4 +28,4 @@ for rep in 1 2; do
   one "before-10-slices-$rep" before "$BEFORE"
   one "before-pings-every-30s-$rep" before "$BEFORE" --ping-interval-sec 30
   one "this-tree-$rep" "this tree" "$HERE"
-done | node --import tsx runners/core/summary-cli.ts docs/results/ping-slices-ab.json "docs/results/ping-slices-ab.sh <checkout of ba83f7e>"
+done | node --import tsx cli/summary.ts docs/results/ping-slices-ab.json "docs/results/ping-slices-ab.sh <checkout of ba83f7e>"

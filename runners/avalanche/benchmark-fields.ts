@@ -1,4 +1,4 @@
-import { quantiles, type ClientTrack } from '../engine/fleet.ts';
+import { quantiles, type ClientTrack } from '../../engine/session/client-pool.ts';
 
 /**
  * The benchmark's avalanche measures (anycable/nodejs-websocket-bench lib/avalanche-runner.ts),

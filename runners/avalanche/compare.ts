@@ -1,8 +1,8 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { helpText, parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
 import { randomSeed } from '../../lib/rng.ts';
-import { stamp, writeResults } from '../core/results.ts';
-import { getTarget, localTargets } from '../targets/index.ts';
+import { stamp, writeResults } from '../../engine/measure/result-files.ts';
+import { getTarget, localTargets } from '../../engine/targets/index.ts';
 import { AVALANCHE_OPTIONS, parseAvalancheOptions, restartConfigFromEnv } from './options.ts';
 import { formatAvalanche } from './report.ts';
 import type { AvalancheResult } from './result.ts';

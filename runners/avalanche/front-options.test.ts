@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { openFileLimit } from '../core/runner-limits.ts';
+import { openFileLimit } from '../../engine/measure/runner-limits.ts';
 import { parseTargetEntry } from './compare.ts';
 import { frontFdNeed, parseAvalancheOptions } from './options.ts';
 

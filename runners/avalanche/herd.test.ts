@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../lib/rng.ts';
-import { strategyDelayMs as backoffMs } from '../targets/reconnect.ts';
-import type { ClientTrack } from '../engine/fleet.ts';
+import { strategyDelayMs as backoffMs } from '../../engine/targets/reconnect.ts';
+import type { ClientTrack } from '../../engine/session/client-pool.ts';
 import { downtime, peakRatePerSec, recoveryTimes, timeToPct } from './herd.ts';
-import { quantiles } from '../engine/fleet.ts';
+import { quantiles } from '../../engine/session/client-pool.ts';
 
 const track = (t: Partial<ClientTrack>): ClientTrack => ({ connected: true, connectedAtRestart: true, drops: 1, firstDropAt: 1000, backAt: 0, attempts: 1, attemptStartedAt: 0, ...t });
 

@@ -1,5 +1,5 @@
-import { summarize } from '../core/latency.ts';
-import { droppedTracks, quantiles, type ClientFleet, type ClientTrack } from '../engine/fleet.ts';
+import { summarize } from '../../engine/measure/latency.ts';
+import { droppedTracks, quantiles, type ClientFleet, type ClientTrack } from '../../engine/session/client-pool.ts';
 
 /** One point of the herd curve: share of the clients dropped by the restart that are connected again. */
 export interface SeriesPoint {

@@ -1,9 +1,9 @@
 import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
-import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
-import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
-import { defineModule, phasedRun, resultName, shownOptions } from '../engine/module.ts';
-import { TARGET_NAMES } from '../targets/index.ts';
+import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
+import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
+import { defineModule, phasedRun, resultName, shownOptions } from '../../engine/session/module.ts';
+import { TARGET_NAMES } from '../../engine/targets/index.ts';
 import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv } from './options.ts';
 import { formatAvalanche, restartFailureLine } from './report.ts';
 import { avalanchePlannedMs, runAvalanche } from './run.ts';

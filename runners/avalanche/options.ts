@@ -1,9 +1,9 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
-import { isAllowedTargetUrl } from '../core/addresses.ts';
-import { LEDGER_MAX_CELLS } from '../core/ledger.ts';
-import { openFileLimit } from '../core/runner-limits.ts';
-import { getTarget } from '../targets/index.ts';
+import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
+import { LEDGER_MAX_CELLS } from '../../engine/measure/ledger.ts';
+import { openFileLimit } from '../../engine/measure/runner-limits.ts';
+import { getTarget } from '../../engine/targets/index.ts';
 
 const RESTART_MODES = ['kill', 'term', 'rolling', 'command', 'hook'] as const;
 export type RestartMode = (typeof RESTART_MODES)[number];

@@ -1,11 +1,11 @@
 import type { DeployImpactResult } from '../deploy-impact/result.ts';
-import { herdChart, type HerdInput } from '../report/charts/herd.ts';
-import { latencyCdfCharts } from '../report/charts/latency.ts';
-import { lossInputOf, lossSections } from '../report/loss.ts';
-import type { ReportMeta, ReportModel } from '../report/types.ts';
-import { bannerFlags } from '../report/validity.ts';
-import { verdicts } from '../report/verdict.ts';
-import type { ValidityFlag } from '../core/validity.ts';
+import { herdChart, type HerdInput } from '../../engine/pages/charts/herd.ts';
+import { latencyCdfCharts } from '../../engine/pages/charts/latency.ts';
+import { lossInputOf, lossSections } from '../../engine/pages/loss.ts';
+import type { ReportMeta, ReportModel } from '../../engine/pages/types.ts';
+import { bannerFlags } from '../../engine/pages/validity.ts';
+import { verdicts } from '../../engine/pages/verdict.ts';
+import type { ValidityFlag } from '../../engine/measure/validity.ts';
 import { avalancheRows, deployImpactRows } from './report.ts';
 import type { AvalancheResult } from './result.ts';
 

@@ -1,6 +1,6 @@
 import type { DeployImpactResult } from '../deploy-impact/result.ts';
 import { markdownTable } from '../jitter/report.ts';
-import { fmtInt, fmtMs as msCell } from '../report/charts/common.ts';
+import { fmtInt, fmtMs as msCell } from '../../engine/pages/charts/common.ts';
 import type { AvalancheResult } from './result.ts';
 
 const fmtMs = (ms: number | null) => (ms === null ? 'never' : msCell(ms));

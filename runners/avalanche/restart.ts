@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { sleep } from '../../lib/time.ts';
-import type { LocalNodes, NodeRestart } from '../core/local-nodes.ts';
-import { parseJson } from '../targets/payload.ts';
+import type { LocalNodes, NodeRestart } from '../../engine/measure/local-nodes.ts';
+import { parseJson } from '../../engine/targets/payload.ts';
 import type { PortProbeReport } from './port-probe.ts';
 import type { AvalancheOptions, RestartConfig, RestartMode } from './options.ts';
 

@@ -1,4 +1,4 @@
-import type { LossSummary, RunFields } from '../engine/results.ts';
+import type { LossSummary, RunFields } from '../../engine/session/results.ts';
 import type { RestartValidity } from './validity.ts';
 
 /**
@@ -15,7 +15,7 @@ export interface RestartRunResult extends RunFields, LossSummary {
   reconnected: number;
   neverReconnected: number;
   disconnectReasons: Record<string, number>;
-  /** `publishFailures` by cause (runners/core/publisher.ts `failureCauses`). */
+  /** `publishFailures` by cause (engine/measure/publisher.ts `failureCauses`). */
   publishFailureCauses: Record<string, number>;
   /** Received over (clients that connected × expected messages), %: above 100 only when a count is wrong (DELIVERY_OVER_100). */
   deliveryRateOfConnectedPct: number;

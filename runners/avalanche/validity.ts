@@ -1,6 +1,6 @@
-import { checkValidity, type ValidityFlag, type ValidityInput } from '../core/validity.ts';
+import { checkValidity, type ValidityFlag, type ValidityInput } from '../../engine/measure/validity.ts';
 
-/** Rules only a forced restart has; the shared rules come from runners/core/validity.ts. */
+/** Rules only a forced restart has; the shared rules come from engine/measure/validity.ts. */
 type RestartValidityCode = 'RESTART_FAILED' | 'RESTART_NOT_OBSERVED' | 'RECOVERY_TIMEOUT' | 'PUBLISH_FAILED_OUTSIDE_RESTART' | 'RUNNER_FRONT_FD_LIMIT';
 
 type RestartValidityFlag = Omit<ValidityFlag, 'code'> & { code: RestartValidityCode };

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { parseCapacityOptions } from './options.ts';
 import { runCapacity } from './run.ts';
-import { noLeanTarget } from '../targets/testing.ts';
+import { noLeanTarget } from '../../engine/targets/testing.ts';
 
 /**
  * Every failure mode and validity rule the capacity walk names, tripped for real: the rig's own

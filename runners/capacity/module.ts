@@ -1,5 +1,5 @@
-import { defineModule } from '../engine/module.ts';
-import { resultName } from '../module-cli.ts';
+import { defineModule } from '../../engine/session/module.ts';
+import { resultName } from '../../cli/module-cli.ts';
 import { CAPACITY_OPTIONS, checkCapacityOptions, type CapacityOptions } from './options.ts';
 import { runCapacity } from './run.ts';
 import { renderText } from './table.ts';

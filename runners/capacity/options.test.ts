@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseOptions } from '../../lib/options.ts';
-import { getTarget } from '../targets/index.ts';
+import { getTarget } from '../../engine/targets/index.ts';
 import { capacityPlannedMs } from './module.ts';
 import { parseCapacityOptions } from './options.ts';
 import { runCapacity } from './run.ts';

@@ -1,7 +1,7 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type ParseSources } from '../../lib/options.ts';
-import { isAllowedTargetUrl } from '../core/addresses.ts';
-import { assertAvailable, getTarget } from '../targets/index.ts';
+import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
+import { assertAvailable, getTarget } from '../../engine/targets/index.ts';
 import { invalidOption } from './lists.ts';
 import { scenarioById, SCENARIOS, SCENARIO_IDS } from './scenarios/index.ts';
 import type { BoundScenario, ScenarioId } from './types.ts';

@@ -1,5 +1,5 @@
-import type { ReportMeta, ReportModel, Section, Verdict } from '../report/types.ts';
-import { bannerFlags } from '../report/validity.ts';
+import type { ReportMeta, ReportModel, Section, Verdict } from '../../engine/pages/types.ts';
+import { bannerFlags } from '../../engine/pages/validity.ts';
 import type { CapacityRun } from './run.ts';
 import { scenarioById } from './scenarios/index.ts';
 import { notShownLines, summaryRows } from './table.ts';

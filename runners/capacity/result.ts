@@ -1,6 +1,6 @@
 import { loadavg } from 'node:os';
 import { toErrorBody } from '../../lib/errors.ts';
-import { LOOP_LAG_WARN_MS } from '../core/validity.ts';
+import { LOOP_LAG_WARN_MS } from '../../engine/measure/validity.ts';
 import type { IdleResult } from '../idle/result.ts';
 import { isTargetStartError } from './target.ts';
 import type { ScenarioContext, ScenarioId, ScenarioResult, ScenarioValidityFlag } from './types.ts';

@@ -1,8 +1,8 @@
 import { cpus, loadavg, totalmem } from 'node:os';
 import { Emitter } from '../../lib/emitter.ts';
-import type { EngineEvents } from '../engine/events.ts';
-import { logLines } from '../engine/present.ts';
-import { getTarget } from '../targets/index.ts';
+import type { EngineEvents } from '../../engine/session/events.ts';
+import { logLines } from '../../engine/session/present.ts';
+import { getTarget } from '../../engine/targets/index.ts';
 import { splitTargetLabel, type CapacityOptions } from './options.ts';
 import { errorOutcome, SHARED_MACHINE_NOTE } from './result.ts';
 import type { ScenarioContext, ScenarioResult } from './types.ts';

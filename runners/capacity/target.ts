@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { ReboundError } from '../../lib/errors.ts';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
-import { processTree } from '../core/target-usage.ts';
-import { assertAvailable } from '../targets/index.ts';
+import { processTree } from '../../engine/measure/target-usage.ts';
+import { assertAvailable } from '../../engine/targets/index.ts';
 import type { ScenarioContext } from './types.ts';
 
 /**

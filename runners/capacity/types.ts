@@ -1,9 +1,9 @@
 import type { OptionTable } from '../../lib/options.ts';
-import type { LatencyReport, EncodedLatency } from '../core/latency.ts';
-import type { LedgerTotals } from '../core/ledger.ts';
-import type { Section } from '../report/types.ts';
-import type { TargetDefinition } from '../targets/types.ts';
-import type { ValidityFlag } from '../core/validity.ts';
+import type { LatencyReport, EncodedLatency } from '../../engine/measure/latency.ts';
+import type { LedgerTotals } from '../../engine/measure/ledger.ts';
+import type { Section } from '../../engine/pages/types.ts';
+import type { TargetDefinition } from '../../engine/targets/types.ts';
+import type { ValidityFlag } from '../../engine/measure/validity.ts';
 
 /**
  * The capacity suite's contract (method: seeds/000, "budgets and steps"). Every scenario is a

@@ -1,9 +1,9 @@
 import type { OptionTable } from '../../lib/options.ts';
-import { COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
-import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
+import { COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
+import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { formatDeployImpact } from '../avalanche/report.ts';
-import { defineModule, phasedRun } from '../engine/module.ts';
-import { TARGET_NAMES } from '../targets/index.ts';
+import { defineModule, phasedRun } from '../../engine/session/module.ts';
+import { TARGET_NAMES } from '../../engine/targets/index.ts';
 import { checkDeployImpactOptions, DEPLOY_IMPACT_OPTIONS } from './options.ts';
 import { deployImpactPlannedMs, runDeployImpact } from './run.ts';
 

@@ -1,8 +1,8 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
-import { isAllowedTargetUrl } from '../core/addresses.ts';
-import { LEDGER_MAX_CELLS } from '../core/ledger.ts';
-import { getTarget } from '../targets/index.ts';
+import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
+import { LEDGER_MAX_CELLS } from '../../engine/measure/ledger.ts';
+import { getTarget } from '../../engine/targets/index.ts';
 
 /**
  * Deploy-impact options: clients stay on the realtime server while the app side (a standalone

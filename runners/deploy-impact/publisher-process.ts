@@ -1,4 +1,4 @@
-import { startPublisher, type PublisherOptions } from '../core/publisher.ts';
+import { startPublisher, type PublisherOptions } from '../../engine/measure/publisher.ts';
 
 /**
  * The standalone publisher as its own process (the benchmark's standalone-publisher service):

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
-import { withTarget } from '../core/local-target.ts';
-import { getTarget } from '../targets/index.ts';
+import { withTarget } from '../../engine/measure/local-target.ts';
+import { getTarget } from '../../engine/targets/index.ts';
 import { idleServiceArgs, parseIdleOptions } from './options.ts';
 import { runIdle } from './run.ts';
 import { checkIdleValidity } from './validity.ts';

@@ -1,7 +1,7 @@
 import type { OptionTable } from '../../lib/options.ts';
-import { CLIENT_COMPAT_OPTIONS, checkClientCompat } from '../../shards/runner/entries/compat.ts';
-import { defineModule } from '../engine/module.ts';
-import { LEAN_TARGETS } from '../targets/index.ts';
+import { CLIENT_COMPAT_OPTIONS, checkClientCompat } from '../../shards/runner/adapters/compat.ts';
+import { defineModule } from '../../engine/session/module.ts';
+import { LEAN_TARGETS } from '../../engine/targets/index.ts';
 import { checkIdleOptions, IDLE_OPTIONS, idleServiceArgs } from './options.ts';
 import { runIdle, type IdleProgress } from './run.ts';
 

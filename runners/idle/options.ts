@@ -1,7 +1,7 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
-import { isAllowedTargetUrl } from '../core/addresses.ts';
-import { getTarget, leanClientFor } from '../targets/index.ts';
+import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
+import { getTarget, leanClientFor } from '../../engine/targets/index.ts';
 
 /**
  * Idle-capacity options. Defaults are the benchmark's idle test (n 10000, hold 60 s, ramp 200,

@@ -1,5 +1,5 @@
-import type { ValidityFlag } from '../core/validity.ts';
-import { LOOP_LAG_WARN_MS } from '../core/validity.ts';
+import type { ValidityFlag } from '../../engine/measure/validity.ts';
+import { LOOP_LAG_WARN_MS } from '../../engine/measure/validity.ts';
 
 export type IdleValidityCode = 'NOTHING_CONNECTED' | 'RUNNER_FD_LIMIT' | 'RUNNER_PORT_EXHAUSTION' | 'CONNECT_FAILURES' | 'RUNNER_LOOP_LAG' | 'HOLD_DISCONNECTS' | 'TARGET_METRICS_UNAVAILABLE' | 'TARGET_MEMORY_INCOMPLETE';
 export type IdleValidityFlag = Omit<ValidityFlag, 'code'> & { code: IdleValidityCode };

@@ -1,12 +1,12 @@
 import { sleep } from '../../lib/time.ts';
-import { sourceAddress } from '../core/addresses.ts';
-import { rampShare } from '../core/connections.ts';
-import { watchRunner } from '../core/runner-health.ts';
-import { classifyConnectError, openFileLimit } from '../core/runner-limits.ts';
-import { leanClientFor } from '../targets/index.ts';
-import { LeanStage, type LeanClient } from '../targets/lean-client.ts';
-import { cableUrl } from '../targets/anycable.ts';
-import { assertNever } from '../core/child-link.ts';
+import { sourceAddress } from '../../engine/measure/addresses.ts';
+import { rampShare } from '../../engine/measure/connections.ts';
+import { watchRunner } from '../../engine/measure/runner-health.ts';
+import { classifyConnectError, openFileLimit } from '../../engine/measure/runner-limits.ts';
+import { leanClientFor } from '../../engine/targets/index.ts';
+import { LeanStage, type LeanClient } from '../../engine/targets/lean-client.ts';
+import { cableUrl } from '../../engine/targets/anycable.ts';
+import { assertNever } from '../../engine/measure/child-link.ts';
 import type { ParentToWorker, WorkerStart, WorkerTally, WorkerToParent } from './messages.ts';
 
 /**

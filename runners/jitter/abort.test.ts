@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../services/common/spawn.ts';
 import { parseJitterOptions } from './options.ts';
-import { renderReport } from '../report/index.ts';
+import { renderReport } from '../../engine/pages/index.ts';
 import { runJitter } from './run.ts';
 
 /** A runner shard shutting down aborts its run: clients closed, publisher stopped, a partial result. */

@@ -3,12 +3,12 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sigtermWhilePublishing } from '../testing.ts';
+import { sigtermWhilePublishing } from '../../cli/testing.ts';
 
 /** The CLI as a user runs it: exit codes, stderr messages, clean --json on stdout, files in results/. */
 const cli = (args: string[], env: Record<string, string> = {}) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile('node', ['--import', 'tsx', 'runners/jitter/cli.ts', ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile('node', ['--import', 'tsx', 'cli/jitter.ts', ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -51,7 +51,7 @@ describe('bench:jitter CLI', () => {
   });
 
   it('SIGTERM mid-run writes the partial result, flagged ABORTED, and its report does not blame the target', { timeout: 60_000 }, async () => {
-    const run = await sigtermWhilePublishing('runners/jitter/cli.ts', ['--target', 'ws', '--clients', '5', '--msgs', '300', '--interval', '100', '--jitter', '0', '--settle', '1000', '--json']);
+    const run = await sigtermWhilePublishing('cli/jitter.ts', ['--target', 'ws', '--clients', '5', '--msgs', '300', '--interval', '100', '--jitter', '0', '--settle', '1000', '--json']);
     expect(run.code, run.stderr).toBe(2); // an invalid run, as for any fatal flag
     const result = JSON.parse(run.stdout);
     expect(result.aborted).toBe(true);

@@ -1,4 +1,4 @@
-import type { ValidityCode } from '../core/validity.ts';
+import type { ValidityCode } from '../../engine/measure/validity.ts';
 import type { JitterOptions } from './options.ts';
 
 /**

@@ -5,13 +5,13 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { sleep } from '../../lib/time.ts';
 import { createReplayServer } from '../../services/replay-server/index.ts';
 import { startTestServer } from '../../services/replay-server/testing.ts';
-import { withTarget } from '../core/local-target.ts';
-import type { LossCause } from '../core/loss-causes.ts';
-import { getTarget } from '../targets/index.ts';
+import { withTarget } from '../../engine/measure/local-target.ts';
+import type { LossCause } from '../../engine/measure/loss-causes.ts';
+import { getTarget } from '../../engine/targets/index.ts';
 import { parseJitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
-import { renderReport } from '../report/index.ts';
-import { jitterReport } from '../report/jitter.ts';
+import { renderReport } from '../../engine/pages/index.ts';
+import { jitterReport } from '../../engine/pages/jitter.ts';
 import { comparisonRows, formatComparison } from './report.ts';
 import { runJitter } from './run.ts';
 

@@ -1,9 +1,9 @@
-import { addMaps, pct, sum } from '../engine/results.ts';
-import { mergeLatency, summarize } from '../core/latency.ts';
-import { checkValidity } from '../core/validity.ts';
-import { mergeEpochReports } from '../core/epoch-book.ts';
-import type { DisruptionReport } from '../core/disruptions.ts';
-import type { ClientTally } from '../core/ledger.ts';
+import { addMaps, pct, sum } from '../../engine/session/results.ts';
+import { mergeLatency, summarize } from '../../engine/measure/latency.ts';
+import { checkValidity } from '../../engine/measure/validity.ts';
+import { mergeEpochReports } from '../../engine/measure/epoch-book.ts';
+import type { DisruptionReport } from '../../engine/measure/disruptions.ts';
+import type { ClientTally } from '../../engine/measure/ledger.ts';
 import { slices as contiguousSlices } from '../capacity/loader/plan.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';

@@ -1,10 +1,10 @@
 import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
-import { benchmarkFields } from '../../shards/runner/entries/bench-fields.ts';
-import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
-import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
-import { defineModule, shownOptions } from '../engine/module.ts';
-import { TARGET_NAMES } from '../targets/index.ts';
+import { benchmarkFields } from '../../shards/runner/adapters/bench-fields.ts';
+import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
+import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
+import { defineModule, shownOptions } from '../../engine/session/module.ts';
+import { TARGET_NAMES } from '../../engine/targets/index.ts';
 import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from './options.ts';
 import { formatProgress, type JitterProgress } from './progress.ts';
 import { formatComparison } from './report.ts';

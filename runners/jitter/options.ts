@@ -1,10 +1,10 @@
 import { kebab, parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
 import { ReboundError } from '../../lib/errors.ts';
-import { getTarget } from '../targets/index.ts';
-import { isAllowedTargetUrl } from '../core/addresses.ts';
-import { LEDGER_MAX_CELLS } from '../core/ledger.ts';
+import { getTarget } from '../../engine/targets/index.ts';
+import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
+import { LEDGER_MAX_CELLS } from '../../engine/measure/ledger.ts';
 import { parsePlan } from '../../chaos/plans/catalog.ts';
-import { RECONNECT_STRATEGIES } from '../targets/reconnect.ts';
+import { RECONNECT_STRATEGIES } from '../../engine/targets/reconnect.ts';
 
 /**
  * Jitter run options. Defaults are the benchmark's 10K test (003 seed, first table:

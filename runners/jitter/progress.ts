@@ -1,4 +1,4 @@
-import type { Progress } from '../engine/events.ts';
+import type { Progress } from '../../engine/session/events.ts';
 
 /** A snapshot emitted every 2 s (the publish phase's default) while publishing (the engine's Progress, loop lag always watched). */
 export type JitterProgress = Progress & { loopLagMs: { p99: number; max: number } };

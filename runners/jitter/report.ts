@@ -1,6 +1,6 @@
-import { LOSS_CAUSE_LABELS } from '../core/loss-causes.ts';
-import { causeCell, causesIn } from '../report/loss.ts';
-import { fmtInt, fmtMs } from '../report/charts/common.ts';
+import { LOSS_CAUSE_LABELS } from '../../engine/measure/loss-causes.ts';
+import { causeCell, causesIn } from '../../engine/pages/loss.ts';
+import { fmtInt, fmtMs } from '../../engine/pages/charts/common.ts';
 import type { JitterResult } from './result.ts';
 
 /** A result's column: the target, plus `(tuned)` when its client ran the shared tuned backoff. */

@@ -1,12 +1,12 @@
-import type { ClientTally } from '../core/ledger.ts';
-import type { EpochReport } from '../core/epoch-book.ts';
-import type { LossSummary, RunFields } from '../engine/results.ts';
-import type { Validity } from '../core/validity.ts';
+import type { ClientTally } from '../../engine/measure/ledger.ts';
+import type { EpochReport } from '../../engine/measure/epoch-book.ts';
+import type { LossSummary, RunFields } from '../../engine/session/results.ts';
+import type { Validity } from '../../engine/measure/validity.ts';
 import type { JitterOptions } from './options.ts';
 import type { ChaosEvent } from '../../chaos/plans/schedule.ts';
-import type { DisruptionReport } from '../core/disruptions.ts';
-import type { RunSeries } from '../core/timeseries.ts';
-import type { TargetUsage } from '../core/target-usage.ts';
+import type { DisruptionReport } from '../../engine/measure/disruptions.ts';
+import type { RunSeries } from '../../engine/measure/timeseries.ts';
+import type { TargetUsage } from '../../engine/measure/target-usage.ts';
 
 /**
  * The jitter result. Field names follow the benchmark's JSON where it has them
@@ -44,7 +44,7 @@ export interface JitterResult extends RunFields, LossSummary {
   historyRejected: number;
   /**
    * Replay targets: epochs the clients saw and the lost deliveries booked to a broker that came
-   * back empty (BROKER_EPOCH_CHANGED, runners/core/epoch-book.ts); part of lostDeliveries, which
+   * back empty (BROKER_EPOCH_CHANGED, engine/measure/epoch-book.ts); part of lostDeliveries, which
    * stays the ledger's total. null for targets without epochs; absent in older results.
    */
   brokerEpoch?: EpochReport | null;

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { withTarget } from '../core/local-target.ts';
-import { getTarget } from '../targets/index.ts';
+import { withTarget } from '../../engine/measure/local-target.ts';
+import { getTarget } from '../../engine/targets/index.ts';
 import { parseJitterOptions } from './options.ts';
 import { comparisonRows } from './report.ts';
 import { runJitter } from './run.ts';

@@ -1,24 +1,24 @@
 import { CATALOG, parsePlan, type DisruptionKind } from '../../chaos/plans/catalog.ts';
-import { ChaosExecutor, chaosPhase } from '../../chaos/execute/executor.ts';
+import { ChaosExecutor, chaosPhase } from '../../engine/session/chaos-phase.ts';
 import { buildSchedule } from '../../chaos/plans/schedule.ts';
 import { Emitter } from '../../lib/emitter.ts';
-import { EpochBook } from '../core/epoch-book.ts';
-import { encodeRanges } from '../core/seq-ranges.ts';
-import { SeriesRecorder } from '../core/timeseries.ts';
-import { watchTarget } from '../core/target-usage.ts';
-import { watchRunner, type RunnerHealth } from '../core/runner-health.ts';
-import { openFileLimit } from '../core/runner-limits.ts';
-import type { PublisherResult } from '../core/publisher.ts';
-import { checkValidity } from '../core/validity.ts';
-import { connectPhase } from '../engine/phases/connect.ts';
-import { listenPhase } from '../engine/phases/listen.ts';
-import { publishPhase } from '../engine/phases/publish.ts';
-import { allDelivered, settlePhase } from '../engine/phases/settle.ts';
-import { deliveryFields, pct, publisherFields, runIdentity } from '../engine/results.ts';
-import { RunSession } from '../engine/session.ts';
-import type { EngineEvents } from '../engine/events.ts';
-import { getTarget } from '../targets/index.ts';
-import { offlineAfterDropMs } from '../targets/reconnect.ts';
+import { EpochBook } from '../../engine/measure/epoch-book.ts';
+import { encodeRanges } from '../../engine/measure/seq-ranges.ts';
+import { SeriesRecorder } from '../../engine/measure/timeseries.ts';
+import { watchTarget } from '../../engine/measure/target-usage.ts';
+import { watchRunner, type RunnerHealth } from '../../engine/measure/runner-health.ts';
+import { openFileLimit } from '../../engine/measure/runner-limits.ts';
+import type { PublisherResult } from '../../engine/measure/publisher.ts';
+import { checkValidity } from '../../engine/measure/validity.ts';
+import { connectPhase } from '../../engine/session/phases/connect.ts';
+import { listenPhase } from '../../engine/session/phases/listen.ts';
+import { publishPhase } from '../../engine/session/phases/publish.ts';
+import { allDelivered, settlePhase } from '../../engine/session/phases/settle.ts';
+import { deliveryFields, pct, publisherFields, runIdentity } from '../../engine/session/results.ts';
+import { RunSession } from '../../engine/session/session.ts';
+import type { EngineEvents } from '../../engine/session/events.ts';
+import { getTarget } from '../../engine/targets/index.ts';
+import { offlineAfterDropMs } from '../../engine/targets/reconnect.ts';
 import { FIRST_MESSAGE_GRACE_MS, listenWindow, SUBSCRIBER_ONLY_CODES } from './listen.ts';
 import type { JitterProgress } from './progress.ts';
 import type { JitterOptions } from './options.ts';
@@ -36,7 +36,7 @@ const dropsWithin = (o: { jitter: number; duration: number; msgs: number; interv
 
 /**
  * The resilience engine behind `bench:jitter` and every chaos plan, as phases over one run
- * session (runners/engine): connect, publish (or listen) with the chaos executor alongside
+ * session (engine/session): connect, publish (or listen) with the chaos executor alongside
  * (chaos/execute), settle, then report from the session's books. It never prints; presentation
  * subscribes to `events`. `url` is the running target's base URL.
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { withTarget } from '../core/local-target.ts';
-import { renderReport } from '../report/index.ts';
-import { getTarget } from '../targets/index.ts';
+import { withTarget } from '../../engine/measure/local-target.ts';
+import { renderReport } from '../../engine/pages/index.ts';
+import { getTarget } from '../../engine/targets/index.ts';
 import { parseJitterOptions } from './options.ts';
 import { comparisonRows } from './report.ts';
 import { runJitter } from './run.ts';

@@ -1,5 +1,5 @@
 import { runJitter } from './run.ts';
-import { assertNever } from '../core/child-link.ts';
+import { assertNever } from '../../engine/measure/child-link.ts';
 import type { FromJitterWorker, ToJitterWorker } from './worker-messages.ts';
 
 /** One jitter worker process: runs the jitter engine for its slice and sends the result back. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeFromCompressedBase64 } from 'hdr-histogram-js';
-import { withTarget } from '../core/local-target.ts';
-import { getTarget } from '../targets/index.ts';
+import { withTarget } from '../../engine/measure/local-target.ts';
+import { getTarget } from '../../engine/targets/index.ts';
 import { parseJitterOptions } from './options.ts';
 import { runJitterWorkers } from './workers.ts';
 

@@ -3,12 +3,12 @@ import { fileURLToPath } from 'node:url';
 import { ReboundError } from '../../lib/errors.ts';
 import { reapOnExit } from '../../lib/reaper.ts';
 import { randomSeed } from '../../lib/rng.ts';
-import { sum } from '../engine/results.ts';
+import { sum } from '../../engine/session/results.ts';
 import { mergeJitterResults, slices, type WorkerSlice } from './merge.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterProgress } from './progress.ts';
 import type { JitterResult } from './result.ts';
-import { assertNever } from '../core/child-link.ts';
+import { assertNever } from '../../engine/measure/child-link.ts';
 import type { FromJitterWorker, ToJitterWorker } from './worker-messages.ts';
 
 const ENTRY = fileURLToPath(new URL('./worker.ts', import.meta.url));

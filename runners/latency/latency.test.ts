@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { withTarget } from '../core/local-target.ts';
-import { getTarget } from '../targets/index.ts';
+import { withTarget } from '../../engine/measure/local-target.ts';
+import { getTarget } from '../../engine/targets/index.ts';
 import { LATENCY_OPTIONS, parseLatencyOptions } from './options.ts';
 import { runLatency } from './run.ts';
 

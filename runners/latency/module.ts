@@ -1,8 +1,8 @@
 import type { OptionTable } from '../../lib/options.ts';
-import { benchmarkFields } from '../../shards/runner/entries/bench-fields.ts';
-import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
-import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
-import { defineModule } from '../engine/module.ts';
+import { benchmarkFields } from '../../shards/runner/adapters/bench-fields.ts';
+import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
+import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
+import { defineModule } from '../../engine/session/module.ts';
 import { LATENCY_OPTIONS, toJitterOptions, type LatencyOptions } from './options.ts';
 import { jitterPlannedMs } from '../jitter/run.ts';
 import { runLatency } from './run.ts';

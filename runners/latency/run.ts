@@ -1,6 +1,6 @@
 import { runJitter } from '../jitter/run.ts';
 import type { JitterResult } from '../jitter/result.ts';
-import { logLines, relayProgress, type RunHooks } from '../engine/present.ts';
+import { logLines, relayProgress, type RunHooks } from '../../engine/session/present.ts';
 import { toJitterOptions, type LatencyOptions } from './options.ts';
 
 export type LatencyResult = Omit<JitterResult, 'test' | 'chaos' | 'params'> & { test: 'latency'; params: LatencyOptions };

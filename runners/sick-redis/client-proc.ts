@@ -1,9 +1,9 @@
-import { sourceAddress } from '../core/addresses.ts';
-import { readPayload } from '../targets/payload.ts';
-import { classifyConnectError } from '../core/runner-limits.ts';
-import { watchRunner } from '../core/runner-health.ts';
-import { createAnyCableClient } from '../targets/anycable.ts';
-import type { TargetClient } from '../targets/types.ts';
+import { sourceAddress } from '../../engine/measure/addresses.ts';
+import { readPayload } from '../../engine/targets/payload.ts';
+import { classifyConnectError } from '../../engine/measure/runner-limits.ts';
+import { watchRunner } from '../../engine/measure/runner-health.ts';
+import { createAnyCableClient } from '../../engine/targets/anycable.ts';
+import type { TargetClient } from '../../engine/targets/types.ts';
 import type { ClientsStart, ClientsToParent, ParentToClients } from './messages.ts';
 
 /**

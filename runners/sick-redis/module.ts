@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { currentCommit } from '../core/summary.ts';
-import { defineModule, resultName } from '../engine/module.ts';
+import { currentCommit } from '../../engine/measure/summary.ts';
+import { defineModule, resultName } from '../../engine/session/module.ts';
 import { SICK_REDIS_OPTIONS, type Scenario, type SickRedisRunOptions } from './options.ts';
 import { runScenario, scenarioPlannedMs, type SickRedisResult } from './run.ts';
 

@@ -1,16 +1,16 @@
-import { addMaps, pct, publisherFields, type RunFields } from '../engine/results.ts';
+import { addMaps, pct, publisherFields, type RunFields } from '../../engine/session/results.ts';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { reapOnExit } from '../../lib/reaper.ts';
 import { sleep } from '../../lib/time.ts';
 import { startTestRedis } from '../../services/common/redis-testing.ts';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
-import { EpochBook, type EpochReport } from '../core/epoch-book.ts';
-import { DeliveryLedger, type LedgerTotals } from '../core/ledger.ts';
-import { startPublisher } from '../core/publisher.ts';
-import { watchRunner } from '../core/runner-health.ts';
-import { processTreeUsage } from '../core/target-usage.ts';
-import { checkValidity, type Validity } from '../core/validity.ts';
+import { EpochBook, type EpochReport } from '../../engine/measure/epoch-book.ts';
+import { DeliveryLedger, type LedgerTotals } from '../../engine/measure/ledger.ts';
+import { startPublisher } from '../../engine/measure/publisher.ts';
+import { watchRunner } from '../../engine/measure/runner-health.ts';
+import { processTreeUsage } from '../../engine/measure/target-usage.ts';
+import { checkValidity, type Validity } from '../../engine/measure/validity.ts';
 import type { ClientsToParent, ParentToClients } from './messages.ts';
 import type { Scenario, ScenarioOptions } from './options.ts';
 
@@ -31,7 +31,7 @@ import type { Scenario, ScenarioOptions } from './options.ts';
  *   default byte caps. Goal: its RSS stays under `rssCapMb`.
  *
  * One ledger and one epoch book in this process (arrivals come from the client processes in
- * batches), so the BROKER_EPOCH_CHANGED rule (runners/core/epoch-book.ts) sees every client.
+ * batches), so the BROKER_EPOCH_CHANGED rule (engine/measure/epoch-book.ts) sees every client.
  */
 
 const CLIENT_PROC = fileURLToPath(new URL('./client-proc.ts', import.meta.url));

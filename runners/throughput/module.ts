@@ -1,8 +1,8 @@
 import type { OptionTable } from '../../lib/options.ts';
-import { withSortedSamples } from '../../shards/runner/entries/bench-fields.ts';
-import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
-import { queryOptions, withRouteTarget } from '../../shards/runner/entries/route-target.ts';
-import { defineModule } from '../engine/module.ts';
+import { withSortedSamples } from '../../shards/runner/adapters/bench-fields.ts';
+import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
+import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
+import { defineModule } from '../../engine/session/module.ts';
 import { checkThroughputOptions, THROUGHPUT_OPTIONS } from './options.ts';
 import { runThroughput, throughputPlannedMs } from './run.ts';
 

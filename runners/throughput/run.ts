@@ -1,14 +1,14 @@
 import { randomSeed } from '../../lib/rng.ts';
-import { watchRunner } from '../core/runner-health.ts';
-import { openFileLimit } from '../core/runner-limits.ts';
-import { checkValidity } from '../core/validity.ts';
-import { connectPhase } from '../engine/phases/connect.ts';
-import { publishPhase } from '../engine/phases/publish.ts';
-import { allDelivered, settlePhase } from '../engine/phases/settle.ts';
-import { logLines, relayProgress, type RunHooks } from '../engine/present.ts';
-import { deliveryFields, publisherFields } from '../engine/results.ts';
-import { RunSession } from '../engine/session.ts';
-import { getTarget } from '../targets/index.ts';
+import { watchRunner } from '../../engine/measure/runner-health.ts';
+import { openFileLimit } from '../../engine/measure/runner-limits.ts';
+import { checkValidity } from '../../engine/measure/validity.ts';
+import { connectPhase } from '../../engine/session/phases/connect.ts';
+import { publishPhase } from '../../engine/session/phases/publish.ts';
+import { allDelivered, settlePhase } from '../../engine/session/phases/settle.ts';
+import { logLines, relayProgress, type RunHooks } from '../../engine/session/present.ts';
+import { deliveryFields, publisherFields } from '../../engine/session/results.ts';
+import { RunSession } from '../../engine/session/session.ts';
+import { getTarget } from '../../engine/targets/index.ts';
 import type { ThroughputOptions } from './options.ts';
 
 /** The run's one plan: the module's plannedMs and the OVERRAN_PLAN rule's. */
@@ -37,7 +37,7 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Ru
     const rampStart = Date.now();
     await s.run(connectPhase({ perSec: o.ramp, detail: `${o.clients} clients on ${target.name}, ${o.total} messages every ${o.intervalMs} ms via ${o.publisher}${o.publisher === 'pool' ? ` x${o.publisherConcurrency}` : ''}` }));
     await s.nap(1000);
-    // Only accepted messages are expected of the target (runners/core/ledger.ts).
+    // Only accepted messages are expected of the target (engine/measure/ledger.ts).
     const { result: pr, t0 } = await s.run(publishPhase({ url: o.broadcastUrl ?? url, messages: o.total, intervalMs: o.intervalMs, payloadBytes: o.payloadBytes, broadcastKey: o.broadcastKey, progressEveryMs: 1000, ...(o.publisher === 'pool' ? { concurrency: o.publisherConcurrency } : {}) }));
     const publishingMs = Date.now() - t0;
     await s.run(settlePhase({ label: 'drain', maxMs: o.drain * 1000, stepMs: 100, until: allDelivered }));

@@ -1,9 +1,9 @@
 import type { OptionTable } from '../../lib/options.ts';
-import { withSortedSamples } from '../../shards/runner/entries/bench-fields.ts';
-import { COMPAT_OPTIONS } from '../../shards/runner/entries/compat.ts';
-import { queryOptions } from '../../shards/runner/entries/route-target.ts';
-import { defineModule } from '../engine/module.ts';
-import type { ProgressSnapshot } from '../engine/present.ts';
+import { withSortedSamples } from '../../shards/runner/adapters/bench-fields.ts';
+import { COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
+import { queryOptions } from '../../shards/runner/adapters/route-target.ts';
+import { defineModule } from '../../engine/session/module.ts';
+import type { ProgressSnapshot } from '../../engine/session/present.ts';
 import { checkWhispersOptions, WHISPERS_OPTIONS } from './options.ts';
 import { runWhispers, whispersPlannedMs } from './run.ts';
 

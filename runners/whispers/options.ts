@@ -1,8 +1,8 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
-import { isAllowedTargetUrl } from '../core/addresses.ts';
-import { LEDGER_MAX_CELLS } from '../core/ledger.ts';
-import { getTarget, whisperClientFor, WHISPER_TARGETS } from '../targets/index.ts';
+import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
+import { LEDGER_MAX_CELLS } from '../../engine/measure/ledger.ts';
+import { getTarget, whisperClientFor, WHISPER_TARGETS } from '../../engine/targets/index.ts';
 
 /** Whispers options: the benchmark's defaults (n 1000, rooms 10, ramp 100, interval 100 ms, duration 30 s, payload 64 B). */
 export const WHISPERS_OPTIONS = {

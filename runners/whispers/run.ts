@@ -1,17 +1,17 @@
 import { randomSeed } from '../../lib/rng.ts';
-import { ClientTimelines } from '../core/client-timelines.ts';
-import { LatencyRecorder, summarize } from '../core/latency.ts';
-import { DeliveryLedger } from '../core/ledger.ts';
-import { DEFAULT_IN_FLIGHT_MS, resumeProtocolOf, tallyLoss, tallyOutcomes } from '../core/loss-causes.ts';
-import { watchRunner } from '../core/runner-health.ts';
-import { checkValidity } from '../core/validity.ts';
-import { connectPhase } from '../engine/phases/connect.ts';
-import { settlePhase } from '../engine/phases/settle.ts';
-import { logLines, relayProgress, type RunHooks } from '../engine/present.ts';
-import { mergeLoss, pct, sum } from '../engine/results.ts';
-import { RunSession } from '../engine/session.ts';
-import { getTarget, whisperClientFor, type WhisperClient } from '../targets/index.ts';
-import { parseJson } from '../targets/payload.ts';
+import { ClientTimelines } from '../../engine/measure/client-timelines.ts';
+import { LatencyRecorder, summarize } from '../../engine/measure/latency.ts';
+import { DeliveryLedger } from '../../engine/measure/ledger.ts';
+import { DEFAULT_IN_FLIGHT_MS, resumeProtocolOf, tallyLoss, tallyOutcomes } from '../../engine/measure/loss-causes.ts';
+import { watchRunner } from '../../engine/measure/runner-health.ts';
+import { checkValidity } from '../../engine/measure/validity.ts';
+import { connectPhase } from '../../engine/session/phases/connect.ts';
+import { settlePhase } from '../../engine/session/phases/settle.ts';
+import { logLines, relayProgress, type RunHooks } from '../../engine/session/present.ts';
+import { mergeLoss, pct, sum } from '../../engine/session/results.ts';
+import { RunSession } from '../../engine/session/session.ts';
+import { getTarget, whisperClientFor, type WhisperClient } from '../../engine/targets/index.ts';
+import { parseJson } from '../../engine/targets/payload.ts';
 import { whispersPerClient, type WhispersOptions } from './options.ts';
 
 interface Whisper {

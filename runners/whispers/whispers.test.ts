@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { withTarget } from '../core/local-target.ts';
-import { getTarget } from '../targets/index.ts';
+import { withTarget } from '../../engine/measure/local-target.ts';
+import { getTarget } from '../../engine/targets/index.ts';
 import { parseWhispersOptions } from './options.ts';
 import { runWhispers } from './run.ts';
 

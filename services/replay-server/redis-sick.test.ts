@@ -154,7 +154,7 @@ describe("Rebound's publisher on a stalled Redis", () => {
     const c = await t.open(s.wsUrl);
     c.c.send({ command: 'subscribe', identifier: JSON.stringify({ channel: '$pubsub', stream_name: 'pub' }) });
     await c.c.take(1);
-    const { startPublisher } = await import('../../runners/core/publisher.ts');
+    const { startPublisher } = await import('../../engine/measure/publisher.ts');
     const pub = startPublisher({ url: s.httpUrl, stream: 'pub', runId: 'r1', messages: 30, intervalMs: 50 });
     await new Promise((r) => setTimeout(r, 300));
     redis.signal('SIGSTOP');

@@ -2,7 +2,7 @@
  * Two client conventions share one server, chosen per socket by how it joined a stream:
  *
  * - Rebound's: `socket.emit('subscribe', stream, ack)`; `message` carries the broadcast `data`
- *   string untouched (runners/targets/socketio.ts relies on it).
+ *   string untouched (engine/targets/socketio.ts relies on it).
  * - The benchmark's (nodejs-websocket-bench): `socket.emit('join', stream)` with no ack;
  *   `message` carries `data` parsed from JSON into an object, as that benchmark's server sends it.
  *

@@ -1,6 +1,6 @@
 import { argvToValues, helpText, kebab, parseOptions, type OptionTable } from '../../lib/options.ts';
-import { writeResults } from '../../runners/core/results.ts';
-import { commandLine, reportLine } from '../../runners/report/index.ts';
+import { writeResults } from '../../engine/measure/result-files.ts';
+import { commandLine, reportLine } from '../../engine/pages/index.ts';
 import { COORD_OPTIONS, TEST_TABLES } from './options.ts';
 import { formatReport } from './report.ts';
 import { runMultiShard, testQuery } from './run.ts';

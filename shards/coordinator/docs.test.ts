@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { COORD_OPTIONS } from './options.ts';
 import { REBASELINE_OPTIONS } from '../manifest/options.ts';
-import { FLEET_OPTIONS } from '../fleet/cli.ts';
+import { FLEET_OPTIONS } from '../railway-fleet/cli.ts';
 
 describe('docs/env.md and docs/coordinator.md', () => {
   const env = readFileSync(new URL('../../docs/env.md', import.meta.url), 'utf8');

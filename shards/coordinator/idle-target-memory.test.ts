@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseOptions } from '../../lib/options.ts';
-import { processTreeUsage } from '../../runners/core/target-usage.ts';
+import { processTreeUsage } from '../../engine/measure/target-usage.ts';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { startRunner, tempResultsDir, type RunnerProcess } from '../runner/testing.ts';
 import { COORD_OPTIONS } from './options.ts';

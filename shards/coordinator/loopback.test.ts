@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseOptions } from '../../lib/options.ts';
-import { mergeLatency, summarize, type EncodedLatency } from '../../runners/core/latency.ts';
+import { mergeLatency, summarize, type EncodedLatency } from '../../engine/measure/latency.ts';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { api, startRunner, tempResultsDir, type RunnerProcess } from '../runner/testing.ts';
 import { COORD_OPTIONS } from './options.ts';

@@ -1,7 +1,7 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable } from '../../lib/options.ts';
 import { redactUrlCredentialsDeep } from '../../lib/redact.ts';
-import { stamp } from '../../runners/core/results.ts';
+import { stamp } from '../../engine/measure/result-files.ts';
 import { mergeShards } from '../merge/merge.ts';
 import type { ShardOutcome } from '../merge/types.ts';
 import { combineClock, measureOffset, wallClock, type ClockSample } from './clock.ts';

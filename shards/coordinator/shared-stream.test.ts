@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseOptions } from '../../lib/options.ts';
-import { mergeLatency, summarize, type EncodedLatency } from '../../runners/core/latency.ts';
-import { decodeRanges } from '../../runners/core/seq-ranges.ts';
+import { mergeLatency, summarize, type EncodedLatency } from '../../engine/measure/latency.ts';
+import { decodeRanges } from '../../engine/measure/seq-ranges.ts';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { shiftLatency } from '../merge/latency-shift.ts';
 import { api, startRunner, tempResultsDir, type RunnerProcess } from '../runner/testing.ts';

@@ -39,8 +39,8 @@ export function buildBundles(dir = join(ROOT, 'results', '.local-fleet-build')):
     if (r.status !== 0 || !existsSync(file) || statSync(file).size === 0) throw new ReboundError('RR_ERR_SERVICE_START', `bundling ${entry} failed: ${(r.stderr || r.error?.message || '').slice(0, 500)}`);
     out[k] = file;
   }
-  // The report page inlines runners/report/browser.js, read next to the (bundled) module.
-  copyFileSync(join(ROOT, 'runners', 'report', 'browser.js'), join(dir, 'browser.js'));
+  // The report page inlines engine/pages/browser.js, read next to the (bundled) module.
+  copyFileSync(join(ROOT, 'engine', 'pages', 'browser.js'), join(dir, 'browser.js'));
   return out;
 }
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../bench/idle-local-fleet.ts';
-import { CHROMIUM, chartProblems, openBrowser, openReport } from '../../runners/report/browser-harness.ts';
+import { CHROMIUM, chartProblems, openBrowser, openReport } from '../../engine/pages/browser-harness.ts';
 import { alive } from './launch.ts';
 import { costTable, targetBaseline } from './costs.ts';
 import { spawn } from 'node:child_process';

@@ -1,4 +1,4 @@
-import type { ChartSpec, ReportModel } from '../../runners/report/types.ts';
+import type { ChartSpec, ReportModel } from '../../engine/pages/types.ts';
 import type { LocalFleetResult } from './run.ts';
 
 const MB = 1048576;

@@ -4,7 +4,7 @@ import { cpus } from 'node:os';
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions } from '../../lib/options.ts';
 import { sleep } from '../../lib/time.ts';
-import { stamp } from '../../runners/core/results.ts';
+import { stamp } from '../../engine/measure/result-files.ts';
 import { COORD_OPTIONS } from '../coordinator/options.ts';
 import { runMultiShard, testQuery, type MultiShardReport } from '../coordinator/run.ts';
 import { isCount } from '../merge/schema.ts';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { argvToValues, helpText, parseOptions } from '../../lib/options.ts';
-import { commandLine } from '../../runners/report/index.ts';
+import { commandLine } from '../../engine/pages/index.ts';
 import { formatHistory } from './history.ts';
 import { writeHistoryReport } from './history-report.ts';
 import { REBASELINE_OPTIONS } from './options.ts';

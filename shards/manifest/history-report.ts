@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { renderPage, trendReport, type ReportMeta, type TrendInput } from '../../runners/report/index.ts';
+import { renderPage, trendReport, type ReportMeta, type TrendInput } from '../../engine/pages/index.ts';
 import { historyIds } from './history.ts';
 import type { History } from './store.ts';
 

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { stamp } from '../../runners/core/results.ts';
+import { stamp } from '../../engine/measure/result-files.ts';
 import { execute, type Where } from './execute.ts';
 import type { RebaselineOptions } from './options.ts';
 import { loadManifest, selectTests, skippedTests, DEFAULT_DRIFT_PCT, type Manifest, type TestSpec } from './schema.ts';

@@ -5,7 +5,7 @@ import { exitCodeOf } from './rebaseline.ts';
  * A stored walk as one figure row: `npx tsx shards/manifest/walk-summary.ts [outputDir] [runId...]`
  * prints JSON lines (one per walk: its tests' verdicts and judged values, the exit code the walk
  * had, and its duration from the run id's start stamp to the last test's record), for
- * `runners/core/summary-cli.ts` to wrap as a docs/results/ file. Default: every stored walk.
+ * `cli/summary.ts` to wrap as a docs/results/ file. Default: every stored walk.
  */
 const [dir = 'results', ...ids] = process.argv.slice(2);
 const fromStamp = (id: string) => Date.parse(id.replace(/T(\d\d)-(\d\d)-(\d\d)-(\d{3})Z$/, 'T$1:$2:$3.$4Z'));

@@ -1,5 +1,5 @@
 import * as hdr from 'hdr-histogram-js';
-import { LatencyRecorder, type EncodedLatency } from '../../runners/core/latency.ts';
+import { LatencyRecorder, type EncodedLatency } from '../../engine/measure/latency.ts';
 import { mulberry32 } from '../../lib/rng.ts';
 import type { ShardOutcome, ShardResult } from './types.ts';
 

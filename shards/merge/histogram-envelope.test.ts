@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as hdr from 'hdr-histogram-js';
 import { deflateSync } from 'node:zlib';
-import { LatencyRecorder, newHistogram } from '../../runners/core/latency.ts';
+import { LatencyRecorder, newHistogram } from '../../engine/measure/latency.ts';
 import { countsLength, histogramEnvelopeProblem, MAX_COUNTS_LENGTH } from './histogram-envelope.ts';
 import { resultProblem } from './schema.ts';
 import { shardResult } from './fixtures.ts';

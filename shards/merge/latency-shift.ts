@@ -1,5 +1,5 @@
 import * as hdr from 'hdr-histogram-js';
-import { newHistogram, type EncodedLatency } from '../../runners/core/latency.ts';
+import { newHistogram, type EncodedLatency } from '../../engine/measure/latency.ts';
 
 interface Iterable {
   recordedValuesIterator: { reset(): void; hasNext(): boolean; next(): { valueIteratedTo: number; countAtValueIteratedTo: number } };

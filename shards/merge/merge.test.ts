@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LatencyRecorder, summarize } from '../../runners/core/latency.ts';
+import { LatencyRecorder, summarize } from '../../engine/measure/latency.ts';
 import { mergeShards } from './merge.ts';
 import { resultProblem } from './schema.ts';
 import { done, shardResult, tailLatencies } from './fixtures.ts';

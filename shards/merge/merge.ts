@@ -1,5 +1,5 @@
-import { mergeLatency, summarize, type EncodedLatency } from '../../runners/core/latency.ts';
-import { addMaps, pct } from '../../runners/engine/results.ts';
+import { mergeLatency, summarize, type EncodedLatency } from '../../engine/measure/latency.ts';
+import { addMaps, pct } from '../../engine/session/results.ts';
 import { fleetValidity } from './fleet-validity.ts';
 import { shiftLatency } from './latency-shift.ts';
 import { COUNT_MAPS, screenOutcomes, type SchemaContext } from './schema.ts';

@@ -1,5 +1,5 @@
-import { decodeRanges } from '../../runners/core/seq-ranges.ts';
-import { pct } from '../../runners/engine/results.ts';
+import { decodeRanges } from '../../engine/measure/seq-ranges.ts';
+import { pct } from '../../engine/session/results.ts';
 import { num, type FleetFlag, type ShardOutcome, type ShardResult } from './types.ts';
 
 /** Delivery counters a subscriber cannot have without its publisher's accepted set. */

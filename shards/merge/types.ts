@@ -1,4 +1,4 @@
-import type { EncodedLatency, LatencyReport } from '../../runners/core/latency.ts';
+import type { EncodedLatency, LatencyReport } from '../../engine/measure/latency.ts';
 import type { IdleShardFigures } from './idle.ts';
 
 /** A figure of a result: a finite number, else undefined (absent, null, a string, NaN). */

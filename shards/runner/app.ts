@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ERROR_CODES, ReboundError, toErrorBody, type ErrorCode } from '../../lib/errors.ts';
 import { redactUrlCredentialsDeep } from '../../lib/redact.ts';
-import { openFileLimit } from '../../runners/core/runner-limits.ts';
+import { openFileLimit } from '../../engine/measure/runner-limits.ts';
 import { sendError } from '../../services/common/http-app.ts';
 import { requireToken } from './auth.ts';
 import { follow } from './follow.ts';
@@ -15,7 +15,7 @@ import { curlLine } from './report.ts';
 import { registerTimeRoute } from './time-route.ts';
 import { withClockDrift } from './clock-drift.ts';
 import { envName, resolveTarget } from './targets.ts';
-import { getTarget } from '../../runners/targets/index.ts';
+import { getTarget } from '../../engine/targets/index.ts';
 import type { BenchEntry } from './types.ts';
 
 export interface RunnerAppOptions {
@@ -23,7 +23,7 @@ export interface RunnerAppOptions {
   resultsDir: string;
   table?: readonly BenchEntry[];
   env?: Record<string, string | undefined>;
-  /** Source addresses the runners deal clients over (runners/core/addresses.ts). */
+  /** Source addresses the runners deal clients over (engine/measure/addresses.ts). */
   sourceAddresses?: number;
   /** Retention, disk floor and persistence interval of the job store. */
   limits?: Partial<JobStoreLimits>;

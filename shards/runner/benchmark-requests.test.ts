@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
-import { strategyDelayMs as backoffMs } from '../../runners/targets/reconnect.ts';
-import { tunedReconnect } from '../../runners/targets/anycable.ts';
-import { socketIoBackoff } from '../../runners/targets/reconnect.ts';
+import { strategyDelayMs as backoffMs } from '../../engine/targets/reconnect.ts';
+import { tunedReconnect } from '../../engine/targets/anycable.ts';
+import { socketIoBackoff } from '../../engine/targets/reconnect.ts';
 import { uwsAvailability } from '../../services/uws/load.ts';
 import { api, startRunner, tempResultsDir, type RunnerProcess } from './testing.ts';
 

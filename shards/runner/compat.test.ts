@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LatencyRecorder, sortedSamples } from '../../runners/core/latency.ts';
+import { LatencyRecorder, sortedSamples } from '../../engine/measure/latency.ts';
 import { benchEntry } from './routes.ts';
 import { resolveTarget } from './targets.ts';
 import { api, startRunner, tempResultsDir, type RunnerProcess } from './testing.ts';

@@ -1,6 +1,6 @@
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
-import { shownOptions, withDefaults, type ModuleRunContext, type RunnerModule } from '../../runners/engine/module.ts';
-import { redactBroadcastKey } from './entries/route-target.ts';
+import { shownOptions, withDefaults, type ModuleRunContext, type RunnerModule } from '../../engine/session/module.ts';
+import { redactBroadcastKey } from './adapters/route-target.ts';
 import { defined } from './params.ts';
 import { annotateRun, withResolvedTarget } from './targets.ts';
 import type { BenchEntry, JobProgress } from './types.ts';

@@ -1,6 +1,6 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { defaultsOf, type OptionTable, type OptionValues } from '../../lib/options.ts';
-import { ALLOW_PATTERN } from '../../runners/core/addresses.ts';
+import { ALLOW_PATTERN } from '../../engine/measure/addresses.ts';
 import { isLoopbackHost } from '../../services/common/service-main.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { OptionTable } from '../../lib/options.ts';
-import { reportLine } from '../../runners/report/index.ts';
+import { reportLine } from '../../engine/pages/index.ts';
 import type { Job } from './jobs.ts';
 
 const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
-import { urlMatchesPattern } from '../../runners/core/addresses.ts';
+import { urlMatchesPattern } from '../../engine/measure/addresses.ts';
 import { isPrivateAddress, resolveTarget } from './targets.ts';
 import { api, startRunner, tempResultsDir, waitJob, type RunnerProcess } from './testing.ts';
 

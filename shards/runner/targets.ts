@@ -1,9 +1,9 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { ReboundError } from '../../lib/errors.ts';
-import { withTarget } from '../../runners/core/local-target.ts';
-import { allowPatterns, isAllowedTargetUrl, urlMatchesPattern } from '../../runners/core/addresses.ts';
-import { assertAvailable, getTarget } from '../../runners/targets/index.ts';
+import { withTarget } from '../../engine/measure/local-target.ts';
+import { allowPatterns, isAllowedTargetUrl, urlMatchesPattern } from '../../engine/measure/addresses.ts';
+import { assertAvailable, getTarget } from '../../engine/targets/index.ts';
 import type { ServiceHandle } from '../../services/common/spawn.ts';
 import type { ResolvedTarget } from './types.ts';
 

@@ -1,5 +1,5 @@
 import type { OptionTable } from '../../lib/options.ts';
-import type { TargetDefinition } from '../../runners/targets/types.ts';
+import type { TargetDefinition } from '../../engine/targets/types.ts';
 
 /** What a running job reports while it runs (phase, clients, publish/receive counts, ...). */
 export interface JobProgress {

@@ -83,15 +83,15 @@ describe('CLIs: help and unknown flags', () => {
 
   it('bench:latency accepts --json; --dry-runn is unknown, not "needs a value"', () => {
     // --clients 0 stops it before anything runs: the error is about clients, so --json was accepted.
-    const r = cli('runners/latency/cli.ts', ['--json', '--clients', '0']);
+    const r = cli('cli/latency.ts', ['--json', '--clients', '0']);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/"clients" must be >= 1/);
-    const typo = cli('runners/latency/cli.ts', ['--dry-runn']);
+    const typo = cli('cli/latency.ts', ['--dry-runn']);
     expect(typo.stderr).toContain('unknown option --dry-runn');
   });
 
   it('bench --help lists only flags it accepts (avalanche knobs by env name, one --clients)', () => {
-    const r = cli('runners/bench.ts', ['--help']);
+    const r = cli('cli/bench.ts', ['--help']);
     expect(r.status).toBe(0);
     expect(r.stdout.match(/^\s+--clients\b/gm)).toHaveLength(1);
     expect(r.stdout).not.toMatch(/^\s+--restart\b/m);

@@ -1,11 +1,11 @@
 import { Agent, request } from 'node:http';
-import type { PublishPayload } from '../../targets/payload.ts';
+import type { PublishPayload } from '../../../engine/targets/payload.ts';
 import type { StepKey } from './messages.ts';
 
 /**
  * Publishes to many sequence spaces at one total rate: every `tickMs` the messages now due go out
  * as one `/_broadcast` array (all-or-nothing on every target: a 201 accepts the whole batch),
- * round-robin over the keys, batches round-robin over the nodes. runners/core/publisher.ts sends
+ * round-robin over the keys, batches round-robin over the nodes. engine/measure/publisher.ts sends
  * one request per message on one stream; at thousands of messages a second over 1,000 streams
  * that measures the HTTP hop, not the fan-out, and the publisher would be the rig's limit.
  *

@@ -1,10 +1,10 @@
 import { loadavg } from 'node:os';
 import { runCli } from '../../../lib/cli.ts';
 import { ReboundError } from '../../../lib/errors.ts';
-import { isAllowedTargetUrl } from '../../core/addresses.ts';
+import { isAllowedTargetUrl } from '../../../engine/measure/addresses.ts';
 import { argvToValues } from '../../../lib/options.ts';
-import { currentCommit } from '../../core/summary.ts';
-import { getTarget } from '../../targets/index.ts';
+import { currentCommit } from '../../../engine/measure/summary.ts';
+import { getTarget } from '../../../engine/targets/index.ts';
 import type { ScenarioModule, ScenarioResult } from '../types.ts';
 import { scenario as s3 } from '../scenarios/s3-fanout.ts';
 import { scenario as s4 } from '../scenarios/s4-hot-stream.ts';

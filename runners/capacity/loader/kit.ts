@@ -1,10 +1,10 @@
 import type { OptionTable, OptionValues } from '../../../lib/options.ts';
-import { capacityChart } from '../../report/charts/capacity.ts';
-import type { ChartSpec, Section } from '../../report/types.ts';
+import { capacityChart } from '../../../engine/pages/charts/capacity.ts';
+import type { ChartSpec, Section } from '../../../engine/pages/types.ts';
 import { defineScenario, type ScenarioSpec } from '../scenario.ts';
 import { instanceParams } from '../target.ts';
 import type { Budget, ScenarioContext, ScenarioId, ScenarioModule, ScenarioResult, ScenarioValidityFlag, StepResult } from '../types.ts';
-import type { LoaderFleet } from './fleet.ts';
+import type { LoaderFleet } from './loaders.ts';
 import type { TargetNodes } from './nodes.ts';
 import type { RigLimits } from './rig.ts';
 import { withLoad } from './session.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { LatencyRecorder, summarize } from '../../core/latency.ts';
-import { DeliveryLedger } from '../../core/ledger.ts';
-import type { RunnerHealth } from '../../core/runner-health.ts';
+import { LatencyRecorder, summarize } from '../../../engine/measure/latency.ts';
+import { DeliveryLedger } from '../../../engine/measure/ledger.ts';
+import type { RunnerHealth } from '../../../engine/measure/runner-health.ts';
 import { mergeSteps, percentilesMs } from './merge.ts';
 import type { LoaderStep } from './messages.ts';
 import { nodeOf, slices, toRanges } from './plan.ts';

@@ -1,7 +1,7 @@
 import * as hdr from 'hdr-histogram-js';
-import { mergeLatency, type EncodedLatency } from '../../core/latency.ts';
-import type { LedgerTotals } from '../../core/ledger.ts';
-import { addMaps, sum } from '../../engine/results.ts';
+import { mergeLatency, type EncodedLatency } from '../../../engine/measure/latency.ts';
+import type { LedgerTotals } from '../../../engine/measure/ledger.ts';
+import { addMaps, sum } from '../../../engine/session/results.ts';
 import type { LoaderReady, LoaderStep } from './messages.ts';
 
 /**

@@ -1,6 +1,6 @@
-import type { EncodedLatency } from '../../core/latency.ts';
-import type { LedgerTotals } from '../../core/ledger.ts';
-import type { RunnerHealth } from '../../core/runner-health.ts';
+import type { EncodedLatency } from '../../../engine/measure/latency.ts';
+import type { LedgerTotals } from '../../../engine/measure/ledger.ts';
+import type { RunnerHealth } from '../../../engine/measure/runner-health.ts';
 
 /**
  * Parent <-> loader process messages (a discriminated union, switched exhaustively on both

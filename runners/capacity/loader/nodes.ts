@@ -1,8 +1,8 @@
 import { ReboundError } from '../../../lib/errors.ts';
 import { startTestRedis, type TestRedis } from '../../../services/common/redis-testing.ts';
-import { LocalNodes } from '../../core/local-nodes.ts';
-import { watchTarget } from '../../core/target-usage.ts';
-import type { TargetDefinition } from '../../targets/types.ts';
+import { LocalNodes } from '../../../engine/measure/local-nodes.ts';
+import { watchTarget } from '../../../engine/measure/target-usage.ts';
+import type { TargetDefinition } from '../../../engine/targets/types.ts';
 
 /**
  * The target under load: an already running URL, or N local nodes of its service, each as

@@ -1,4 +1,4 @@
-import type { FleetOptions } from './fleet.ts';
+import type { FleetOptions } from './loaders.ts';
 import type { LoaderAssignment } from './messages.ts';
 
 /**

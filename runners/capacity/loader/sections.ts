@@ -1,6 +1,6 @@
-import { barChart } from '../../report/charts/bars.ts';
-import { latencyCdfCharts } from '../../report/charts/latency.ts';
-import type { ChartSpec, Section } from '../../report/types.ts';
+import { barChart } from '../../../engine/pages/charts/bars.ts';
+import { latencyCdfCharts } from '../../../engine/pages/charts/latency.ts';
+import type { ChartSpec, Section } from '../../../engine/pages/types.ts';
 import type { ScenarioResult } from '../types.ts';
 
 /** A fixed-load latency snapshot per target: the CDF from the merged histogram, p99 and server CPU as bars. */

@@ -1,6 +1,6 @@
 import { serverWorkersOf } from '../target.ts';
 import type { ScenarioContext, ScenarioValidityFlag } from '../types.ts';
-import { LoaderFleet } from './fleet.ts';
+import { LoaderFleet } from './loaders.ts';
 import { startNodes, type TargetNodes } from './nodes.ts';
 import { subscribeFlag } from './rig.ts';
 

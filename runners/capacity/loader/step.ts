@@ -1,15 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { summarize } from '../../core/latency.ts';
+import { summarize } from '../../../engine/measure/latency.ts';
 import type { Budget, ScenarioValidityFlag, StepResult } from '../types.ts';
 import { publishBatches, messagesPerKey } from './batch-publisher.ts';
-import type { LoaderFleet } from './fleet.ts';
+import type { LoaderFleet } from './loaders.ts';
 import { percentilesMs } from './merge.ts';
 import type { StepKey } from './messages.ts';
 import { toRanges } from './plan.ts';
 import { judgeStep, rigFlags, type RigLimits } from './rig.ts';
 import { watchNodes, type TargetNodes } from './nodes.ts';
-import { watchMachineCpu } from '../../core/machine-cpu.ts';
-import { runtimeProcesses } from '../../core/target-usage.ts';
+import { watchMachineCpu } from '../../../engine/measure/machine-cpu.ts';
+import { runtimeProcesses } from '../../../engine/measure/target-usage.ts';
 
 export interface StepPlan {
   /** What was stepped, for the StepResult (e.g. `{ publishRate: 4000 }`). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useTestRedisEnv } from '../../../services/common/redis-test-env.ts';
-import { getTarget } from '../../targets/index.ts';
+import { getTarget } from '../../../engine/targets/index.ts';
 import { scenario as s3 } from './s3-fanout.ts';
 
 /**

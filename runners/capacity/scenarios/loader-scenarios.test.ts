@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { getTarget } from '../../targets/index.ts';
+import { getTarget } from '../../../engine/targets/index.ts';
 import type { ScenarioContext, ScenarioResult } from '../types.ts';
 import { scenario as s3 } from './s3-fanout.ts';
 import { scenario as s4 } from './s4-hot-stream.ts';

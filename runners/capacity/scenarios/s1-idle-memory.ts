@@ -1,7 +1,7 @@
 import type { OptionTable, OptionValues } from '../../../lib/options.ts';
 import { sleep } from '../../../lib/time.ts';
-import { capacityChart } from '../../report/charts/capacity.ts';
-import type { Section } from '../../report/types.ts';
+import { capacityChart } from '../../../engine/pages/charts/capacity.ts';
+import type { Section } from '../../../engine/pages/types.ts';
 import { classifyStep } from '../failure-mode.ts';
 import { idleStep } from '../idle-step.ts';
 import { intList } from '../lists.ts';

@@ -1,5 +1,5 @@
 import type { OptionTable, OptionValues } from '../../../lib/options.ts';
-import { capacityChart } from '../../report/charts/capacity.ts';
+import { capacityChart } from '../../../engine/pages/charts/capacity.ts';
 import { classifyStep } from '../failure-mode.ts';
 import { idleStep } from '../idle-step.ts';
 import { intList, invalidOption } from '../lists.ts';

@@ -1,5 +1,5 @@
 import type { OptionSpec, OptionTable } from '../../../lib/options.ts';
-import { withDefaults } from '../../engine/module.ts';
+import { withDefaults } from '../../../engine/session/module.ts';
 import { checkSoakOptions, SOAK_OPTIONS, type SoakOptions } from '../soak/options.ts';
 import { runSoak, soakPlannedMs } from '../soak/run.ts';
 import { soakSections } from '../soak/sections.ts';

@@ -3,11 +3,11 @@ import { LOADER_PLANNED_SEC, LOAD_OPTIONS, publishingOf, result, stepChart, walk
 import { invalidOption } from '../lists.ts';
 import { defineScenario } from '../scenario.ts';
 import { instanceParams, serverWorkersOf } from '../target.ts';
-import { LoaderFleet } from '../loader/fleet.ts';
+import { LoaderFleet } from '../loader/loaders.ts';
 import { startNodes } from '../loader/nodes.ts';
 import { subscribeFlag } from '../loader/rig.ts';
 import { runStep } from '../loader/step.ts';
-import type { ChartSpec } from '../../report/types.ts';
+import type { ChartSpec } from '../../../engine/pages/types.ts';
 import type { ScenarioModule, ScenarioValidityFlag, StepResult } from '../types.ts';
 
 /**

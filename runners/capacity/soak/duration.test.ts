@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createWsServer } from '../../../services/ws/server.ts';
-import { getTarget } from '../../targets/index.ts';
+import { getTarget } from '../../../engine/targets/index.ts';
 import { scenario } from '../scenarios/soak.ts';
 import type { ScenarioContext } from '../types.ts';
 import { parseSoakOptions } from './options.ts';

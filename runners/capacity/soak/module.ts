@@ -1,6 +1,6 @@
-import { writeReport } from '../../report/index.ts';
-import { defineModule } from '../../engine/module.ts';
-import { getTarget } from '../../targets/index.ts';
+import { writeReport } from '../../../engine/pages/index.ts';
+import { defineModule } from '../../../engine/session/module.ts';
+import { getTarget } from '../../../engine/targets/index.ts';
 import { checkSoakOptions, SOAK_OPTIONS } from './options.ts';
 import { runSoak, soakPlannedMs } from './run.ts';
 import { soakHealthRows, soakReportModel, soakRuleRows } from './sections.ts';

@@ -1,9 +1,9 @@
 import { parseOptions, type OptionTable, type OptionValues, type ParseSources } from '../../../lib/options.ts';
-import { isAllowedTargetUrl } from '../../core/addresses.ts';
-import { LEDGER_MAX_CELLS } from '../../core/ledger.ts';
-import { LOOP_LAG_WARN_MS } from '../../core/validity.ts';
-import { getTarget } from '../../targets/index.ts';
-import { LEAN_TARGETS, leanClientFor } from '../../targets/index.ts';
+import { isAllowedTargetUrl } from '../../../engine/measure/addresses.ts';
+import { LEDGER_MAX_CELLS } from '../../../engine/measure/ledger.ts';
+import { LOOP_LAG_WARN_MS } from '../../../engine/measure/validity.ts';
+import { getTarget } from '../../../engine/targets/index.ts';
+import { LEAN_TARGETS, leanClientFor } from '../../../engine/targets/index.ts';
 import { invalidOption } from '../lists.ts';
 
 /**
@@ -21,7 +21,7 @@ export const SOAK_OPTIONS = {
   clients: { type: 'int', default: 200, min: 1, max: 10_000, env: ['NUM_CLIENTS', 'N'], aliases: ['n'], doc: 'subscribers on the soak stream' },
   rate: { type: 'number', default: 20, min: 0.1, max: 1000, env: ['SOAK_RATE'], doc: 'messages published per second (deliveries/s = clients x rate)' },
   payloadBytes: { type: 'int', default: 100, min: 0, max: 65_536, env: ['PAYLOAD_BYTES'], doc: 'padding added to each message' },
-  clientKind: { type: 'enum', values: ['lean', 'full'], default: 'lean', env: ['SOAK_CLIENT'], doc: 'lean: one bare socket per client (runners/targets/lean-client.ts); full: the target\'s official client library' },
+  clientKind: { type: 'enum', values: ['lean', 'full'], default: 'lean', env: ['SOAK_CLIENT'], doc: 'lean: one bare socket per client (engine/targets/lean-client.ts); full: the target\'s official client library' },
   ramp: { type: 'int', default: 200, min: 1, max: 100_000, env: ['RAMP_RATE'], doc: 'connects per second before traffic starts' },
   drainSec: { type: 'number', default: 5, min: 0, max: 300, doc: 'seconds to wait for the last deliveries after publishing stops (ends early once complete)' },
   stream: { type: 'string', default: '', maxLength: 256, env: ['STREAM'], doc: 'stream name; default soak-<runId>' },

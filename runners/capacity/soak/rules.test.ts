@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultsOf } from '../../../lib/options.ts';
 import { SOAK_OPTIONS, parseSoakOptions } from './options.ts';
 import { judgeSoak, leastSquares, type DeliveryTotals, type HealthSample } from './rules.ts';
-import { noLeanTarget } from '../../targets/testing.ts';
+import { noLeanTarget } from '../../../engine/targets/testing.ts';
 
 const T = defaultsOf(SOAK_OPTIONS);
 const ALL_DELIVERED: DeliveryTotals = { deliveredPct: 100, lostDeliveries: 0, duplicates: 0 };

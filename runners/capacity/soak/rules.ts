@@ -1,4 +1,4 @@
-import type { LedgerTotals } from '../../core/ledger.ts';
+import type { LedgerTotals } from '../../../engine/measure/ledger.ts';
 import type { ScenarioValidityFlag } from '../types.ts';
 import type { SoakThresholds } from './options.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultsOf } from '../../../lib/options.ts';
-import { renderPage } from '../../report/page.ts';
-import type { ChartSpec } from '../../report/types.ts';
+import { renderPage } from '../../../engine/pages/page.ts';
+import type { ChartSpec } from '../../../engine/pages/types.ts';
 import type { ScenarioResult } from '../types.ts';
 import { SOAK_OPTIONS } from './options.ts';
 import { judgeSoak, type HealthSample } from './rules.ts';

@@ -1,7 +1,7 @@
-import { colorFor, round, slug } from '../../report/charts/common.ts';
-import type { ChartSpec, MarkerSpec, ReportMeta, ReportModel, Section, Verdict } from '../../report/types.ts';
-import { lossInputOf, lossSections, type LossInput } from '../../report/loss.ts';
-import { bannerFlags } from '../../report/validity.ts';
+import { colorFor, round, slug } from '../../../engine/pages/charts/common.ts';
+import type { ChartSpec, MarkerSpec, ReportMeta, ReportModel, Section, Verdict } from '../../../engine/pages/types.ts';
+import { lossInputOf, lossSections, type LossInput } from '../../../engine/pages/loss.ts';
+import { bannerFlags } from '../../../engine/pages/validity.ts';
 import type { ScenarioResult } from '../types.ts';
 import type { SoakDetail } from './run.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { respawn, startService } from '../../../services/common/spawn.ts';
 import { sleep } from '../../../lib/time.ts';
-import { getTarget } from '../../targets/index.ts';
+import { getTarget } from '../../../engine/targets/index.ts';
 import { scenario } from '../scenarios/soak.ts';
 import type { ScenarioContext, ScenarioResult } from '../types.ts';
 import { parseSoakOptions, type SoakOptions } from './options.ts';

@@ -1,11 +1,11 @@
 import { sleep } from '../../../lib/time.ts';
-import { sourceAddress } from '../../core/addresses.ts';
-import { rampShare } from '../../core/connections.ts';
-import { readPayload } from '../../targets/payload.ts';
-import { watchRunner } from '../../core/runner-health.ts';
-import { classifyConnectError } from '../../core/runner-limits.ts';
-import { leanClientFor } from '../../targets/index.ts';
-import type { LeanClient } from '../../targets/lean-client.ts';
+import { sourceAddress } from '../../../engine/measure/addresses.ts';
+import { rampShare } from '../../../engine/measure/connections.ts';
+import { readPayload } from '../../../engine/targets/payload.ts';
+import { watchRunner } from '../../../engine/measure/runner-health.ts';
+import { classifyConnectError } from '../../../engine/measure/runner-limits.ts';
+import { leanClientFor } from '../../../engine/targets/index.ts';
+import type { LeanClient } from '../../../engine/targets/lean-client.ts';
 import { toldLabel, type HolderStart, type HolderTally, type HolderToParent, type ParentToHolder } from './messages.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { reapOnExit } from '../../../lib/reaper.ts';
-import { ChildLink } from '../../core/child-link.ts';
+import { ChildLink } from '../../../engine/measure/child-link.ts';
 import type { HolderStart, HolderTally, HolderToParent, ParentToHolder } from './messages.ts';
 
 const ENTRY = fileURLToPath(new URL('./holder.ts', import.meta.url));

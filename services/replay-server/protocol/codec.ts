@@ -72,7 +72,7 @@ export const frames = {
   /**
    * reject_history, with the broker's cause when there is one (`offset_evicted`, `unknown_epoch`,
    * `offset_ahead`, `stream_not_found`, `history_gap`): an extra field clients ignore, which lets a
-   * benchmark say why a resume failed (runners/core/loss-causes.ts).
+   * benchmark say why a resume failed (engine/measure/loss-causes.ts).
    */
   rejectHistory: (identifier: string, reason?: string) => (reason === undefined ? `{"type":"reject_history","identifier":${q(identifier)}}` : `{"type":"reject_history","identifier":${q(identifier)},"reason":${q(reason)}}`),
   /** reject_history with its cause (an extra field clients ignore): the asked epoch ended, the new one's history follows. */

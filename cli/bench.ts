@@ -1,0 +1,83 @@
+import { runCli } from '../lib/cli.ts';
+import { ReboundError } from '../lib/errors.ts';
+import { argvToValues, helpText, parseOptions } from '../lib/options.ts';
+import { randomSeed } from '../lib/rng.ts';
+import { withTarget } from '../engine/measure/local-target.ts';
+import { stamp, writeResults } from '../engine/measure/result-files.ts';
+import { writeSummary } from '../engine/measure/summary.ts';
+import { JITTER_OPTIONS, type JitterOptions } from '../runners/jitter/options.ts';
+import { formatProgress } from '../runners/jitter/progress.ts';
+import { columnLabel, formatComparison } from '../runners/jitter/report.ts';
+import type { JitterResult } from '../runners/jitter/result.ts';
+import { runJitter } from '../runners/jitter/run.ts';
+import { benchAvalancheTable, BENCH_AVALANCHE_HELP } from '../runners/avalanche/compare.ts';
+import { abortOnSignals } from './module-cli.ts';
+import { commandLine, reportLine } from '../engine/pages/index.ts';
+import { getTarget, localTargets, unavailableTargets } from '../engine/targets/index.ts';
+
+/**
+ * The main job: start every local target as a child process, one after another, and run the same
+ * seeded jitter test against each, then print one comparison table. The size defaults to
+ * something that finishes in a few minutes on a 2-core machine; every jitter option can be raised.
+ */
+// Shared-stream roles belong to runner shards (the coordinator), never to the main job's local targets.
+const { target: _t, url: _u, broadcastUrl: _b, subscribeOnly: _so, runId: _ri, ...shared } = JITTER_OPTIONS;
+export const BENCH_OPTIONS = {
+  ...shared,
+  targets: { type: 'string', default: '', env: ['TARGETS'], doc: 'comma-separated targets; default every local target' },
+  clients: { ...JITTER_OPTIONS.clients, default: 500 },
+  msgs: { ...JITTER_OPTIONS.msgs, default: 60 },
+  jitter: { ...JITTER_OPTIONS.jitter, default: 10 },
+  ramp: { ...JITTER_OPTIONS.ramp, default: 250 },
+  tuned: { type: 'bool', default: true, env: ['TUNED_COLUMNS'], doc: 'also run each library-driven target (replay, socketio-csr) with --reconnect-strategy tuned, same seed: one column for what a default client sees, one for what the server makes possible on equal client backoff' },
+} as const;
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`usage: npm run bench -- [options] [--json] [--avalanche]\n${helpText(BENCH_OPTIONS)}\n${BENCH_AVALANCHE_HELP}\n`);
+    return 0;
+  }
+  const json = argv.includes('--json');
+  // --avalanche: the avalanche table after the jitter one (its size from AVALANCHE_* env, checked before anything runs).
+  const avalanche = argv.includes('--avalanche') ? benchAvalancheTable() : undefined;
+  const opts = parseOptions(BENCH_OPTIONS, { values: argvToValues(argv.filter((a) => a !== '--json' && a !== '--avalanche'), BENCH_OPTIONS), env: process.env, origin: 'CLI' });
+  const targets = opts.targets ? opts.targets.split(',').map((n) => getTarget(n.trim())) : localTargets();
+  // The default set leaves out what cannot run here (uws without its binary): say so, run the rest.
+  if (!opts.targets) for (const u of unavailableTargets()) process.stderr.write(`${u.name}: not installed here, left out (${u.reason})\n`);
+  for (const t of targets) if (!t.service) throw new ReboundError('RR_ERR_OPTION_INVALID', `target "${t.name}" has no local service; run it with bench:jitter --url`);
+  // One seed for every target: each sees the same drop timeline. 0 means "pick one".
+  const seed = opts.seed !== 0 ? opts.seed : randomSeed();
+  const { targets: _x, tuned, ...rest } = opts;
+  // Library-driven targets also run with the shared tuned backoff (engine/targets/reconnect.ts).
+  const runs = targets.flatMap((t) => [
+    { t, strategy: rest.reconnectStrategy },
+    ...(tuned && t.reconnect === 'library' && rest.reconnectStrategy !== 'tuned' ? [{ t, strategy: 'tuned' as const }] : []),
+  ]);
+  // SIGTERM/SIGINT stop the run in progress (its partial result is kept, flagged ABORTED) and skip the rest.
+  const stop = abortOnSignals((sig) => `\n${sig}: stopping; the partial result is written, flagged ABORTED, and the remaining targets are skipped\n`);
+  const results: JitterResult[] = [];
+  for (const { t, strategy } of runs) {
+    if (stop.aborted) break;
+    const jopts: JitterOptions = { ...rest, seed, target: t.name, url: undefined, broadcastUrl: undefined, reconnectStrategy: strategy, subscribeOnly: false, runId: '' };
+    const label = columnLabel({ target: t.name, params: jopts });
+    process.stderr.write(`\n== ${label}: ${t.description}\n`);
+    const r = await withTarget(t, undefined, async (url, svc) => {
+      const run = runJitter(jopts, url, { targetPid: svc?.pid, signal: stop });
+      run.events.on('phase', (name, detail) => process.stderr.write(`[${label}] ${name}: ${detail}\n`));
+      run.events.on('progress', (p) => process.stderr.write(formatProgress(label, p)));
+      return run.result;
+    });
+    results.push(r);
+  }
+  const name = `bench-${opts.plan.replace(/\+/g, '-')}-${stamp()}`;
+  const file = await writeResults(name, results as unknown as Record<string, unknown>[]);
+  const summary = await writeSummary(name, results as unknown as Record<string, unknown>[], ['npm run bench --', ...argv].join(' '));
+  process.stderr.write(`\nresults: ${file}\nsummary: ${summary}\n`);
+  process.stderr.write(`${await reportLine(file, results, { command: commandLine('bench', BENCH_OPTIONS, { ...opts, seed }) })}\n`);
+  process.stdout.write(json ? JSON.stringify(results, null, 2) + '\n' : `Resilience comparison, plan ${opts.plan}: ${opts.clients} clients, ${opts.msgs} msgs every ${opts.interval} ms, disruption every ${opts.jitter} s (+U(0,5)), seed ${seed}\n\n` + formatComparison(results));
+  const av = avalanche && !stop.aborted ? await avalanche.run(seed, json) : { ok: !avalanche, text: '' };
+  process.stdout.write(av.text);
+  return results.every((r) => r.validity.valid) && av.ok ? 0 : 2;
+}
+
+runCli(main);

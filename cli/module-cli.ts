@@ -1,0 +1,82 @@
+import { runCli } from '../lib/cli.ts';
+import { argvToValues, helpText, type OptionTable } from '../lib/options.ts';
+import { withTarget } from '../engine/measure/local-target.ts';
+import { writeResults } from '../engine/measure/result-files.ts';
+import { redactUrlCredentials, redactUrlCredentialsDeep } from '../lib/redact.ts';
+import { parseModule, type AnyRunnerModule, type ModuleRunContext, type RunnerModule } from '../engine/session/module.ts';
+import { commandLine, reportLine } from '../engine/pages/index.ts';
+import { getTarget } from '../engine/targets/index.ts';
+
+const JSON_HELP = { flag: 'print only the result JSON on stdout', always: `the result JSON on stdout (always: nothing else goes there)` } as const;
+
+/** --help: generated from the module's table, so a new option is listed the moment it exists. */
+export function moduleHelp(m: AnyRunnerModule): string {
+  return `usage: npm run bench:${m.cli.script} -- ${m.cli.usage}\n${m.doc}\n${helpText(m.options)}\n  --json               ${JSON_HELP[m.cli.json]}\n${m.cli.helpExtra ? `${m.cli.helpExtra}\n` : ''}`;
+}
+
+/**
+ * Every runner's CLI: flags from the module's option table (env names too), one parse, the run
+ * with progress on stderr (the presentation subscriber), the result under RESULTS_DIR with its
+ * HTML report, then a table or `--json` on stdout. Exit 0 valid, 2 invalid or bad input.
+ */
+export async function moduleMain<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>, argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(moduleHelp(m));
+    return 0;
+  }
+  const json = argv.includes('--json');
+  const opts = parseModule(m, { values: argvToValues(argv.filter((a) => a !== '--json'), m.options), env, origin: 'CLI' });
+  const { name: target, url } = m.targetOf(opts);
+  const signal = abortOnSignals((sig) => m.cli.abortNote && `[${target}] ${sig}: ${m.cli.abortNote}\n`);
+  const err = (line: string | undefined) => line !== undefined && process.stderr.write(line.endsWith('\n') ? line : `${line}\n`);
+  const ctx: ModuleRunContext = {
+    signal,
+    phase: (name, detail) => err(`[${target}] ${name}: ${detail}`),
+    progress: (p) => err(m.cli.progressLine?.(p, opts)),
+    log: (line) => err(m.cli.logLine ? m.cli.logLine(line, opts) : `[${target}] ${line}`),
+  };
+  // The same plannedMs the runner service answers Retry-After and the job's ETA with.
+  ctx.phase('plan', `about ${Math.ceil(m.plannedMs(opts) / 1000)} s`);
+  let result: R;
+  if (m.target === 'service') {
+    const def = getTarget(target);
+    const extra = m.serviceArgs?.(opts) ?? [];
+    const withArgs = extra.length && def.service ? { ...def, service: { ...def.service, args: [...def.service.args, ...extra] } } : def;
+    result = await withTarget(withArgs, url, (u, svc) => m.run(opts, { ...ctx, url: u, definition: def, ...(svc ? { service: svc } : {}) }));
+  } else {
+    result = await m.run(opts, ctx);
+  }
+  // A --url with credentials connected with them; the file, the report and stdout never show them.
+  result = redactUrlCredentialsDeep(result);
+  const file = await writeResults(m.cli.fileName(opts, result), result as unknown as Record<string, unknown>);
+  const cmd = m.cli.command(opts, result);
+  const command = redactUrlCredentials(commandLine(`bench:${m.cli.script}`, m.options, cmd.values, cmd.seed));
+  if (!m.cli.report) process.stderr.write(`results: ${file}\n`);
+  process.stderr.write(m.cli.report ? await m.cli.report(file, result, command, opts) : await reportLine(file, result as never, { command }));
+  const after = m.cli.after?.(result);
+  if (after) process.stderr.write(after);
+  if (json || m.cli.json === 'always') process.stdout.write(JSON.stringify(m.cli.jsonView ? m.cli.jsonView(result, file, command) : result, null, 2) + '\n');
+  else if (m.cli.present) process.stdout.write(m.cli.present(result, opts));
+  return m.cli.exitCode ? m.cli.exitCode(result) : (result as { validity?: { valid?: boolean } }).validity?.valid ? 0 : 2;
+}
+
+/** Aborted on the first SIGTERM or SIGINT, after `note`'s stderr line (if any): the run stops and still writes its partial result. */
+export function abortOnSignals(note: (sig: NodeJS.Signals) => string | undefined): AbortSignal {
+  const stop = new AbortController();
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(sig, () => {
+      const line = note(sig);
+      if (line) process.stderr.write(line);
+      stop.abort();
+    });
+  }
+  return stop.signal;
+}
+
+/** A runner's cli.ts: `runModuleCli(module)`. */
+export function runModuleCli<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>): void {
+  runCli((argv) => moduleMain(m, argv));
+}
+
+/** Results file names (engine/module.ts's), for the modules that name their own. */
+export { resultName } from '../engine/session/module.ts';

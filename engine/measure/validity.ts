@@ -1,0 +1,139 @@
+import type { EpochReport } from './epoch-book.ts';
+import type { RunFields } from '../session/results.ts';
+
+/** Every rule checkValidity applies (docs/errors.md lists them with their meaning). */
+export const VALIDITY_CODES = [
+  'DELIVERY_OVER_100',
+  'RECEIVED_OVER_EXPECTED',
+  'NOTHING_CONNECTED',
+  'NOTHING_PUBLISHED',
+  'PARTIAL_PUBLISH',
+  'NEGATIVE_SKEW_FLOOR',
+  'OVERRAN_PLAN',
+  'CONNECT_FAILURES',
+  'RUNNER_FD_LIMIT',
+  'RUNNER_PORT_EXHAUSTION',
+  'RUNNER_LOOP_LAG',
+  'FOREIGN_MESSAGES',
+  'BROKER_EPOCH_CHANGED',
+  'ABORTED',
+  'NO_DISRUPTIONS',
+  'CLIENTS_OFFLINE_AT_END',
+  'UNCONFIRMED_DELIVERED',
+] as const;
+export type ValidityCode = (typeof VALIDITY_CODES)[number];
+
+export interface ValidityFlag {
+  code: ValidityCode;
+  severity: 'fatal' | 'warning';
+  message: string;
+}
+
+export interface Validity {
+  /** False when any fatal flag is set: the numbers must not be quoted. */
+  valid: boolean;
+  flags: ValidityFlag[];
+}
+
+/**
+ * What validity needs from a delivery result; every runner's result satisfies it. The fields a
+ * publish-and-listen result declares alike come from RunFields (engine/session/results.ts), with their meaning.
+ */
+export interface ValidityInput
+  extends Pick<RunFields, 'clients' | 'connectedClients' | 'connectFailures' | 'totalMessages' | 'published' | 'publishFailures' | 'expectedDeliveries' | 'receivedDeliveries' | 'deliveryRatePct' | 'skewFloor' | 'foreignMessages' | 'elapsedMs' | 'plannedMs' | 'runner'> {
+  connectFailureCauses?: Record<string, number>;
+  /** `publishFailures` by cause (publisher.ts `failureCauses`). */
+  publishFailureCauses: Record<string, number>;
+  /** The run is about publisher faults: partial publishing is expected, a warning instead of fatal. */
+  allowPublishFailures?: boolean;
+  /** The part of `receivedDeliveries` whose publish outcome was unknown (ledger.ts `unconfirmed`): stored by the target, outside expected. */
+  unconfirmedDeliveries?: number;
+  /** received / (connectedClients × accepted), %. */
+  deliveryRateOfConnectedPct: number;
+  /** Loss to a broker that came back empty (epoch-book.ts); absent or null for targets without epochs. */
+  brokerEpoch?: EpochReport | null;
+  /** The run was stopped before its end (abort signal: a runner shutting down, SIGTERM/SIGINT at the CLI). */
+  aborted?: boolean;
+  /**
+   * Resilience runs (jitter, chaos plans) that asked for disruptions: how many the schedule put
+   * inside the publishing window, and how many of those were applied. Absent when none was asked for.
+   */
+  disruptionWindow?: { planned: number; applied: number; windowMs: number };
+  /** Clients a disruption took offline that were still offline when the settle ended, and the accepted messages they missed. */
+  offlineAtEnd?: { clients: number; lostDeliveries: number };
+}
+
+const causes = (c: Record<string, number>) =>
+  Object.entries(c)
+    .map(([k, n]) => `${k} x${n}`)
+    .join(', ') || 'no cause recorded';
+
+/** Runner event-loop lag above this (p99, ms) distorts measured latency. */
+export const LOOP_LAG_WARN_MS = 50;
+
+/**
+ * Validity flags (the benchmark's set, plus the runner's own health). A runner that hit its own
+ * limit says so here instead of letting the target take the blame.
+ */
+export function checkValidity(r: ValidityInput): Validity {
+  const flags: ValidityFlag[] = [];
+  const fatal = (code: ValidityCode, message: string) => flags.push({ code, severity: 'fatal', message });
+  const warn = (code: ValidityCode, message: string) => flags.push({ code, severity: 'warning', message });
+  // Both rates divide distinct arrivals by an independent count (accepted messages, clients seen
+  // connected): above 100% one of those counts is wrong, so no figure of the run can be trusted.
+  if (r.deliveryRatePct > 100 || r.deliveryRateOfConnectedPct > 100) {
+    fatal('DELIVERY_OVER_100', `delivery rate ${r.deliveryRatePct}% (of connected clients: ${r.deliveryRateOfConnectedPct}%) exceeds 100%: the accepted-message or connected-client count is wrong`);
+  }
+  // A message whose publish outcome was unknown (a broker that died mid-write, a timed-out 201)
+  // may arrive: that is the target's stored copy, not a count gone wrong.
+  const unconfirmed = r.unconfirmedDeliveries ?? 0;
+  if (r.receivedDeliveries - unconfirmed > r.expectedDeliveries) {
+    fatal('RECEIVED_OVER_EXPECTED', `received ${r.receivedDeliveries}${unconfirmed ? ` (${unconfirmed} of them unconfirmed, left out)` : ''} > expected ${r.expectedDeliveries}: the target delivered messages the publisher counted as not accepted, so expected deliveries are understated`);
+  }
+  if (unconfirmed > 0) {
+    warn('UNCONFIRMED_DELIVERED', `${unconfirmed} deliveries are of messages whose publish outcome was unknown (timed out, "may have been stored", or cut off after the request was written) and that the target stored anyway: counted in receivedDeliveries and unconfirmedDeliveries, outside expected and the delivery rates, as a failed publish is`);
+  }
+  if (r.connectedClients === 0) fatal('NOTHING_CONNECTED', 'no client connected');
+  if (r.published === 0) fatal('NOTHING_PUBLISHED', `the target accepted no message${r.publishFailures ? ` (${causes(r.publishFailureCauses)})` : ''}`);
+  // An aborted run stopped publishing itself: only messages the target refused are the target's.
+  else if (r.aborted ? r.publishFailures > 0 : r.published < r.totalMessages) {
+    const msg = `only ${r.published} of ${r.totalMessages} messages were accepted by the target (${causes(r.publishFailureCauses)}); deliveries are counted over the accepted ones`;
+    if (r.allowPublishFailures) warn('PARTIAL_PUBLISH', msg);
+    else fatal('PARTIAL_PUBLISH', `${msg}; pass --allow-publish-failures if the run is about publisher faults`);
+  }
+  if (r.aborted) {
+    const unsent = r.totalMessages - r.published - r.publishFailures;
+    fatal('ABORTED', `the run was stopped before its end (the runner was shut down: SIGTERM, SIGINT or its abort signal); ${r.published} of ${r.totalMessages} messages were published${unsent > 0 ? `, ${unsent} never sent because of the stop` : ''}: figures cover the part that ran and say nothing against the target`);
+  }
+  if (r.disruptionWindow && r.disruptionWindow.applied === 0 && !r.aborted) {
+    const d = r.disruptionWindow;
+    fatal('NO_DISRUPTIONS', d.planned === 0
+      ? `the schedule put no disruption inside the ${d.windowMs} ms publishing window (the first comes 5 s + U(0, jitter) after publishing starts): this is not a resilience result; publish longer (--msgs x --interval) or use a shorter --jitter`
+      : `none of the ${d.planned} disruptions planned inside the publishing window could be applied (no client was connected when each came due): this is not a resilience result`);
+  }
+  if (r.offlineAtEnd && r.offlineAtEnd.clients > 0 && !r.aborted) {
+    const o = r.offlineAtEnd;
+    warn('CLIENTS_OFFLINE_AT_END', `${o.clients} clients the run disrupted were still offline when the settle ended; their ${o.lostDeliveries} missing deliveries are booked as "not back by the end" (lostNotBackByEnd), not as the target's loss while connected: a longer --settle shows whether they come back`);
+  }
+  if (r.skewFloor < 0) fatal('NEGATIVE_SKEW_FLOOR', `minimum latency ${r.skewFloor} ms is negative: runner and publisher clocks disagree`);
+  if (r.elapsedMs > 1.5 * r.plannedMs) fatal('OVERRAN_PLAN', `run took ${r.elapsedMs} ms, more than 1.5x the planned ${r.plannedMs} ms`);
+  // The runner's own limits first: those failures say nothing about the target.
+  const fd = r.connectFailureCauses?.fd_limit ?? 0;
+  const ports = r.connectFailureCauses?.port_exhaustion ?? 0;
+  if (fd > 0) fatal('RUNNER_FD_LIMIT', `${fd} clients could not connect because the runner ran out of file descriptors (EMFILE/ENFILE): the runner's limit, not the target's; spread clients over more runner processes (shards)`);
+  if (ports > 0) fatal('RUNNER_PORT_EXHAUSTION', `${ports} clients could not connect because the runner ran out of local ports or source addresses (EADDRNOTAVAIL/EADDRINUSE): the runner's limit, not the target's`);
+  const targetFailures = r.connectFailures - fd - ports;
+  if (r.clients > 0 && targetFailures / r.clients >= 0.01) warn('CONNECT_FAILURES', `${targetFailures} of ${r.clients} clients (${((targetFailures / r.clients) * 100).toFixed(1)}%) failed to connect`);
+  if (r.runner.runnerLoopLagMs.p99 > LOOP_LAG_WARN_MS || r.runner.runnerStalledWindowsPct > 5) {
+    warn('RUNNER_LOOP_LAG', `the runner's own event loop lagged (p99 ${r.runner.runnerLoopLagMs.p99} ms, max ${r.runner.runnerLoopLagMs.max} ms, ${r.runner.runnerStalledWindowsPct}% of windows stalled): latency is inflated by the runner, not the target`);
+  }
+  if (r.foreignMessages > 0) warn('FOREIGN_MESSAGES', `${r.foreignMessages} arrivals were not this run's payloads`);
+  // A broker restart that lost its data is the broker's, not the target's: said with its counts,
+  // never silently inside lostDeliveries (and never hiding loss after the broker came back).
+  const ep = r.brokerEpoch;
+  if (ep && (ep.changes.length > 0 || ep.historyRejectedEpochChanged > 0)) {
+    const seen = ep.changes.length ? ep.changes.map((c) => `${c.from} -> ${c.to}`).join(', ') : `${ep.epochs.join(', ') || 'no epoch'} ended`;
+    warn('BROKER_EPOCH_CHANGED', `the broker came back empty (epoch ${seen}; ${ep.historyRejectedEpochChanged} history requests rejected epoch_changed): ${ep.lostDeliveries} deliveries of ${ep.lostMessages} messages accepted before it (${ep.affectedClients} clients) are lost with the old epoch and booked here; ${ep.plainLostDeliveries} other deliveries lost are the target's (${ep.lostAfterBoundaryDeliveries} of messages accepted after the broker came back)`);
+  }
+  return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
+}

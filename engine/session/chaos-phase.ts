@@ -1,0 +1,165 @@
+import { CATALOG, planNeedsProxy, type DisruptionKind } from '../../chaos/plans/catalog.ts';
+import { openProxyFleet, type ProxyFleet } from '../../chaos/plans/proxies.ts';
+import type { ChaosEvent, PlanStep } from '../../chaos/plans/schedule.ts';
+import { DisruptionTracker } from '../measure/disruptions.ts';
+import type { DisconnectReason } from '../targets/types.ts';
+import { ReboundError } from '../../lib/errors.ts';
+import type { Phase, Session } from './types.ts';
+import { afterOffline } from '../targets/reconnect.ts';
+
+export interface ChaosExecutorOptions {
+  steps: PlanStep[];
+  kinds: DisruptionKind[];
+  clients: number;
+  groups: number;
+  /** Offline time of a dropped manual-reconnect client before the runner reconnects it, ms. */
+  offlineMs: number;
+}
+
+/**
+ * Runs a seeded chaos schedule (chaos/plans/schedule.ts) against a run session: client drops on
+ * the clients themselves, network disruptions on the group's proxy of the fleet, each on its own
+ * timer from publishing's start. It follows every disruption to its effect (DisruptionTracker) and
+ * writes what it did into `timeline`. Manual-reconnect targets are brought back here, a dropped
+ * client after its offline time, one the network took down after the target's floor.
+ */
+export class ChaosExecutor {
+  readonly tracker: DisruptionTracker;
+  readonly timeline: ChaosEvent[] = [];
+  readonly applied = new Set<number>();
+  fleet: ProxyFleet | undefined;
+  private readonly lastDrop: (ChaosEvent | undefined)[] = [];
+  private t0 = 0;
+
+  constructor(private readonly s: Session, readonly o: ChaosExecutorOptions) {
+    this.tracker = new DisruptionTracker(o.steps, o.clients);
+  }
+
+  /** Open one proxy per group in front of `url` (the target's base URL) when the plan has network disruptions. */
+  async openFleet(url: string, apiUrl: string | undefined, namePrefix: string): Promise<ProxyFleet | undefined> {
+    if (!planNeedsProxy(this.o.kinds)) return undefined;
+    const u = new URL(url.replace(/^ws/, 'http'));
+    this.fleet = await openProxyFleet({ apiUrl, groups: this.o.groups, upstream: `${u.hostname}:${u.port !== '' ? u.port : u.protocol === 'https:' ? 443 : 80}`, namePrefix });
+    return this.fleet;
+  }
+
+  /** Client i's URL: its group's proxy when there is a fleet (client i is in group i % groups). */
+  urlFor(i: number, direct: string): string {
+    return this.fleet ? this.fleet.urlFor(i % this.o.groups) : direct;
+  }
+
+  /** Client i is subscribed (again): close its open disruption; the recovery, when this ended one. */
+  onConnected(i: number, at: number, resumed: boolean, attempt: number): { kind: DisruptionKind; ms: number } | undefined {
+    const rec = this.tracker.onConnected(i, at, resumed);
+    if (attempt > 0) {
+      const ev = this.lastDrop[i];
+      if (ev && ev.reconnectedAtMs === undefined) {
+        ev.reconnectedAtMs = at - this.t0;
+        ev.resumed = resumed;
+      }
+    }
+    return rec && { kind: this.o.steps[rec.step]!.kind, ms: rec.ms };
+  }
+
+  /** Client i noticed it was down (not our own close). */
+  onDisconnected(i: number, at: number, reason: DisconnectReason): void {
+    if (reason === 'closed') return;
+    this.tracker.onDisconnected(i, at);
+    // Manual targets reconnect only when told: losses the network caused get the same treatment as
+    // our drops, after the target's own floor (0 included: ws).
+    if (reason !== 'dropped' && this.s.target.reconnect === 'manual' && !this.s.stopping) void this.s.reconnect(i, afterOffline(this.s.target.offlineFloorMs));
+  }
+
+  /** Clients connected now, as the tracker saw them. */
+  connectedNow(): number {
+    return Array.from({ length: this.o.clients }, (_, i) => this.tracker.isConnected(i)).filter(Boolean).length;
+  }
+
+  /** Every step of the schedule, each on its own timer from `t0`; resolves when all are done. */
+  start(t0: number): Promise<void>[] {
+    this.t0 = t0;
+    const tasks: Promise<void>[] = [];
+    const byClient = new Map<number, number[]>();
+    this.o.steps.forEach((st, idx) => {
+      if (st.scope === 'group') tasks.push(this.runGroupStep(idx));
+      else byClient.set(st.target, [...(byClient.get(st.target) ?? []), idx]);
+    });
+    for (const [i, idxs] of byClient) tasks.push(this.driveDrops(i, idxs));
+    return tasks;
+  }
+
+  private get stopped(): boolean {
+    return this.s.stopping || this.s.aborted;
+  }
+
+  /** Client-side drops for client i, in order; manual targets come back after the offline time. */
+  private async driveDrops(i: number, stepIdxs: number[]): Promise<void> {
+    const c = this.s.clients[i]!;
+    const now = () => this.s.clock.now();
+    for (const idx of stepIdxs) {
+      const step = this.o.steps[idx]!;
+      await this.s.nap(this.t0 + step.atMs - now());
+      if (this.stopped) return;
+      const wasConnected = this.tracker.isConnected(i);
+      if (wasConnected) this.tracker.begin(idx, [i], now(), false);
+      const dropAt = now();
+      const applied = wasConnected && c.drop();
+      if (applied) this.s.timelines.disrupted(i, dropAt);
+      const ev: ChaosEvent = { kind: 'drop', scope: 'client', target: i, plannedAtMs: step.atMs, atMs: now() - this.t0, durationMs: step.durationMs, applied };
+      this.timeline.push(ev);
+      this.s.events.emit('disruption', { kind: 'drop', scope: 'client', target: i, applied, atMs: ev.atMs });
+      if (!applied) continue;
+      this.applied.add(idx);
+      this.lastDrop[i] = ev;
+      if (this.s.target.reconnect === 'manual') await this.s.reconnect(i, afterOffline(this.o.offlineMs));
+    }
+  }
+
+  /** A network disruption on one proxy group: apply, hold for its duration, lift. */
+  private async runGroupStep(idx: number): Promise<void> {
+    const step = this.o.steps[idx]!;
+    const def = CATALOG[step.kind];
+    const now = () => this.s.clock.now();
+    await this.s.nap(this.t0 + step.atMs - now());
+    const ev: ChaosEvent = { kind: step.kind, scope: 'group', target: step.target, plannedAtMs: step.atMs, atMs: now() - this.t0, durationMs: step.durationMs, applied: false };
+    this.timeline.push(ev);
+    if (this.stopped || !this.fleet || !def.apply) return;
+    const members: number[] = [];
+    for (let i = step.target; i < this.o.clients; i += this.o.groups) members.push(i);
+    this.tracker.begin(idx, members, now());
+    for (const i of members) if (this.tracker.isConnected(i)) this.s.timelines.disrupted(i, now());
+    try {
+      const undo = await def.apply(this.fleet.proxies[step.target]!);
+      ev.applied = true;
+      this.applied.add(idx);
+      this.s.events.emit('disruption', { kind: step.kind, scope: 'group', target: step.target, applied: true, atMs: ev.atMs });
+      await this.s.nap(this.t0 + step.atMs + step.durationMs - now());
+      await undo();
+      for (const i of members) this.s.timelines.lifted(i);
+      ev.endedAtMs = now() - this.t0;
+    } catch (err) {
+      ev.error = (err as Error).message;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.fleet?.close();
+  }
+}
+
+/**
+ * The schedule as a phase of the run (engine/session/types.ts): every step on its own timer from
+ * `t0`, done when the last is lifted. It runs alongside publishing or listening, so it emits no
+ * phase event of its own (each step is a `disruption` event).
+ */
+export function chaosPhase(ex: ChaosExecutor, t0: number): Phase<void> {
+  return {
+    name: 'chaos',
+    validate() {
+      if (ex.o.steps.some((st) => st.scope === 'group') && !ex.fleet) throw new ReboundError('RR_ERR_OPTION_INVALID', 'the plan has network disruptions but no proxy fleet was opened (openFleet first)');
+    },
+    async run() {
+      await Promise.all(ex.start(t0));
+    },
+  };
+}

@@ -1,5 +1,0 @@
-import { runModuleCli } from '../../module-cli.ts';
-import { soakModule } from './module.ts';
-
-/** `npm run bench:soak`: flags, --help, progress, tables and output from the module's table. */
-runModuleCli(soakModule);

@@ -1,5 +1,0 @@
-import { runModuleCli } from '../module-cli.ts';
-import { sickRedisModule } from './module.ts';
-
-/** `npm run bench:sick-redis`: flags, --help, goal lines and the figure file from the module. */
-runModuleCli(sickRedisModule);
