@@ -52,7 +52,7 @@ export async function moduleMain<O extends object, R extends object, T extends O
   const cmd = m.cli.command(opts, result);
   const command = redactUrlCredentials(commandLine(`bench:${m.cli.script}`, m.options, cmd.values, cmd.seed));
   if (!m.cli.report) process.stderr.write(`results: ${file}\n`);
-  process.stderr.write(m.cli.report ? await m.cli.report(file, result, command, opts) : await reportLine(file, result as never, { command }));
+  process.stderr.write(m.cli.report ? await m.cli.report(file, result, command, opts) : await reportLine(file, result as never, { command }, [m]));
   const after = m.cli.after?.(result);
   if (after) process.stderr.write(after);
   if (json || m.cli.json === 'always') process.stdout.write(JSON.stringify(m.cli.jsonView ? m.cli.jsonView(result, file, command) : result, null, 2) + '\n');

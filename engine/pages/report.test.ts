@@ -9,6 +9,7 @@ import { capacityChart, commandLine, herdChart, htmlPathFor, renderPage, reportL
 import { countPoints, downsampleChart } from './downsample.ts';
 import type { ChartSpec } from './types.ts';
 import { bannerFlags } from './validity.ts';
+import { RUNNER_MODULES } from '../../runners/modules.ts';
 import { verdicts } from './verdict.ts';
 
 describe('report building blocks', () => {
@@ -95,8 +96,8 @@ describe('report building blocks', () => {
   });
 
   it('a report that cannot be written is reported, not thrown: the run\'s results are already on disk', async () => {
-    expect(await reportLine('/nonexistent-dir/x.json', { test: 'jitter' }, { command: '' })).toMatch(/^report: not written \(/);
-    expect(() => renderReport({ test: 'nope' }, { command: '' })).toThrow(/no report builder for results of test "nope"/);
+    expect(await reportLine('/nonexistent-dir/x.json', { test: 'jitter' }, { command: '' }, RUNNER_MODULES)).toMatch(/^report: not written \(/);
+    expect(() => renderReport({ test: 'nope' }, { command: '' }, RUNNER_MODULES)).toThrow(/no report builder for results of test "nope"/);
   });
 
   it('the page inlines uPlot, allows no network and cannot be broken out of by a label', () => {

@@ -2,6 +2,7 @@ import type { Emitter } from '../../lib/emitter.ts';
 import { defaultsOf, parseOptions, type OptionTable, type OptionValues, type ParseSources } from '../../lib/options.ts';
 import type { ServiceHandle } from '../../services/common/spawn.ts';
 import { stamp } from '../measure/result-files.ts';
+import type { ReportMeta, ReportModel } from '../pages/types.ts';
 import type { ResolvedTarget } from '../../shards/runner/types.ts';
 import type { TargetDefinition } from '../targets/types.ts';
 
@@ -44,6 +45,8 @@ export interface RunnerModule<Opts extends object, Result extends object = Recor
   readonly summary: readonly string[];
   /** The coordinator can fan this test out over shards; `sharedStream`: one publisher, the others subscribe. */
   readonly multi?: { sharedStream: boolean };
+  /** The HTML report's model for results of this test (one, or several side by side); absent: the run writes no page. */
+  page?(results: readonly Result[], meta: ReportMeta): ReportModel;
   readonly cli: CliSpec<Opts, Result>;
   /** The runner service's routes for this test (absent: CLI only). */
   readonly http?: HttpSpec<Opts, Result, Q>;

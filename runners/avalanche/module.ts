@@ -3,6 +3,7 @@ import type { OptionTable } from '../../lib/options.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule, phasedRun, resultName, shownOptions } from '../../engine/session/module.ts';
+import { avalancheReport } from './page.ts';
 import { TARGET_NAMES } from '../../engine/targets/index.ts';
 import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv } from './options.ts';
 import { formatAvalanche, restartFailureLine } from './report.ts';
@@ -38,6 +39,7 @@ export const avalancheModule = defineModule({
   targetOf: ({ opts }) => ({ name: opts.target, url: opts.url }),
   run: ({ opts, config }, ctx) => phasedRun(runAvalanche(opts, config, { signal: ctx.signal }), ctx),
   multi: { sharedStream: false },
+  page: avalancheReport,
   cli: {
     usage: `--target <${TARGET_NAMES.join('|')}> --restart <mode> [options] [--json]`,
     helpExtra: ENV_HELP,

@@ -1,4 +1,5 @@
 import { defineModule } from '../../engine/session/module.ts';
+import { capacityReport } from './page.ts';
 import { resultName } from '../../cli/module-cli.ts';
 import { CAPACITY_OPTIONS, checkCapacityOptions, type CapacityOptions } from './options.ts';
 import { runCapacity } from './run.ts';
@@ -22,6 +23,7 @@ export const capacityModule = defineModule({
   targetOf: (o) => ({ name: o.targets.join(','), url: o.url }),
   run: (o, ctx) => runCapacity(o, { signal: ctx.signal, log: ctx.log, progress: (p) => ctx.progress({ phase: String(p.phase ?? p.scenario ?? 'run'), ...p }) }),
   multi: { sharedStream: false },
+  page: capacityReport,
   cli: {
     usage: '--targets replay,ws,socketio [--scenarios S1,S3] [--json] [options]',
     json: 'flag',

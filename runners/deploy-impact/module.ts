@@ -3,6 +3,7 @@ import { COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { formatDeployImpact } from '../avalanche/report.ts';
 import { defineModule, phasedRun } from '../../engine/session/module.ts';
+import { deployImpactReport } from '../avalanche/page.ts';
 import { TARGET_NAMES } from '../../engine/targets/index.ts';
 import { checkDeployImpactOptions, DEPLOY_IMPACT_OPTIONS } from './options.ts';
 import { deployImpactPlannedMs, runDeployImpact } from './run.ts';
@@ -18,6 +19,7 @@ export const deployImpactModule = defineModule({
   target: 'self',
   run: (o, ctx) => phasedRun(runDeployImpact(o, { signal: ctx.signal }), ctx),
   multi: { sharedStream: false },
+  page: deployImpactReport,
   cli: {
     usage: `--target <${TARGET_NAMES.join('|')}> [options] [--json]`,
     json: 'flag',

@@ -1,6 +1,7 @@
 import type { OptionTable } from '../../lib/options.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat } from '../../shards/runner/adapters/compat.ts';
 import { defineModule } from '../../engine/session/module.ts';
+import { idleReport } from './page.ts';
 import { LEAN_TARGETS } from '../../engine/targets/index.ts';
 import { checkIdleOptions, IDLE_OPTIONS, idleServiceArgs } from './options.ts';
 import { runIdle, type IdleProgress } from './run.ts';
@@ -18,6 +19,7 @@ export const idleModule = defineModule({
   run: (o, ctx) => runIdle(o, ctx.url!, ctx.service?.pid, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'connected', 'subscribed', 'failed'],
   multi: { sharedStream: false },
+  page: idleReport,
   cli: {
     usage: `--target <${LEAN_TARGETS.join('|')}> [options]`,
     json: 'always',

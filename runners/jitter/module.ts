@@ -4,6 +4,7 @@ import { benchmarkFields } from '../../shards/runner/adapters/bench-fields.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule, shownOptions } from '../../engine/session/module.ts';
+import { jitterReport } from './page.ts';
 import { TARGET_NAMES } from '../../engine/targets/index.ts';
 import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from './options.ts';
 import { formatProgress, type JitterProgress } from './progress.ts';
@@ -60,6 +61,7 @@ export const jitterModule = defineModule({
   },
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: true },
+  page: jitterReport,
   cli: {
     usage: `--target <${TARGET_NAMES.join('|')}> [options] [--json]`,
     json: 'flag',

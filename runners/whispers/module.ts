@@ -3,6 +3,7 @@ import { withSortedSamples } from '../../shards/runner/adapters/bench-fields.ts'
 import { COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule } from '../../engine/session/module.ts';
+import { whispersReport } from './page.ts';
 import type { ProgressSnapshot } from '../../engine/session/present.ts';
 import { checkWhispersOptions, WHISPERS_OPTIONS } from './options.ts';
 import { runWhispers, whispersPlannedMs } from './run.ts';
@@ -18,6 +19,7 @@ export const whispersModule = defineModule({
   run: (o, ctx) => runWhispers(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'whispersSent', 'whispersReceived', 'expectedReceived'],
   multi: { sharedStream: false },
+  page: whispersReport,
   cli: {
     usage: '[options]',
     json: 'always',
