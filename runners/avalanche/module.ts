@@ -2,11 +2,9 @@ import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
-import { defineModule, phasedRun, resultName, shownOptions } from '../../engine/session/module.ts';
+import { defineModule, phasedRun, shownOptions } from '../../engine/session/module.ts';
 import { avalancheReport } from './page.ts';
-import { TARGET_NAMES } from '../../engine/targets/index.ts';
 import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv } from './options.ts';
-import { formatAvalanche, restartFailureLine } from './report.ts';
 import { avalanchePlannedMs, runAvalanche } from './run.ts';
 
 // The runner starts and restarts local targets itself; URLs, the broadcast key and the restart
@@ -20,11 +18,6 @@ export const AVALANCHE_HTTP_OPTIONS = {
   prearm: { type: 'int', default: 0, min: 0, max: 600, doc: "the benchmark's wait for the restart, s: Rebound restarts the target itself when it ends (publishing before the restart = warmupMs); 0 = warmupMs as given" },
   recoveryWait: { type: 'int', default: 0, min: 0, max: 900, doc: "the benchmark's recovery timeout, s: after the restart, wait at most this long for the clients (recoveryTimeoutMs); 0 = recoveryTimeoutMs as given" },
 } as const satisfies OptionTable;
-
-const ENV_HELP = `  restart configuration (environment only, never from a request):
-    AVALANCHE_RESTART_COMMAND      shell command for --restart command (gets REBOUND_TARGET_URLS, REBOUND_TARGET_PIDS)
-    AVALANCHE_RESTART_HOOK_URL     URL POSTed for --restart hook; AVALANCHE_RESTART_HOOK_TOKEN: its bearer
-    AVALANCHE_RESTART_TIMEOUT_MS   give up on the command or hook after this long (default 120000)`;
 
 export const avalancheModule = defineModule({
   name: 'avalanche',
@@ -40,15 +33,6 @@ export const avalancheModule = defineModule({
   run: ({ opts, config }, ctx) => phasedRun(runAvalanche(opts, config, { signal: ctx.signal }), ctx),
   multi: { sharedStream: false },
   page: avalancheReport,
-  cli: {
-    usage: `--target <${TARGET_NAMES.join('|')}> --restart <mode> [options] [--json]`,
-    helpExtra: ENV_HELP,
-    json: 'flag',
-    fileName: (o, r) => resultName('avalanche', r.target, o.opts.restart),
-    command: (o, r) => ({ values: { ...o.opts }, seed: r.seed }),
-    present: (r) => formatAvalanche([r]),
-    after: (r) => restartFailureLine(r),
-  },
   http: {
     options: AVALANCHE_HTTP_OPTIONS,
     fromQuery(q, t, given) {

@@ -23,7 +23,6 @@ export const latencyModule = defineModule({
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: true },
   page: latencyReport,
-  cli: { usage: '[options] [--json]', json: 'always' },
   http: {
     options: LATENCY_HTTP_OPTIONS,
     fromQuery(q, t, given) {

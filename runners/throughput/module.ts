@@ -19,7 +19,6 @@ export const throughputModule = defineModule({
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: false },
   page: throughputReport,
-  cli: { usage: '[options]', json: 'always' },
   http: {
     options: THROUGHPUT_HTTP_OPTIONS,
     fromQuery(q, t, given) {

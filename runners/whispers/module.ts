@@ -4,7 +4,6 @@ import { COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule } from '../../engine/session/module.ts';
 import { whispersReport } from './page.ts';
-import type { ProgressSnapshot } from '../../engine/session/present.ts';
 import { checkWhispersOptions, WHISPERS_OPTIONS } from './options.ts';
 import { runWhispers, whispersPlannedMs } from './run.ts';
 
@@ -20,15 +19,6 @@ export const whispersModule = defineModule({
   summary: ['clients', 'whispersSent', 'whispersReceived', 'expectedReceived'],
   multi: { sharedStream: false },
   page: whispersReport,
-  cli: {
-    usage: '[options]',
-    json: 'always',
-    logLine: (l) => l,
-    progressLine: (p, o) => {
-      const x = p as ProgressSnapshot;
-      return `[${o.target}] ${x.phase}: connected ${x.connected}, sent ${x.published}, received ${x.received}`;
-    },
-  },
   http: {
     // Every route target (the default): one whose protocol has no whispers answers 400 "not supported by this target" (RR_ERR_TARGET_UNSUPPORTED).
     options: WHISPERS_HTTP_OPTIONS,
