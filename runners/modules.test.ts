@@ -43,7 +43,7 @@ describe('runner modules: one table for CLI, HTTP and coordinator', () => {
     expect(new Set(RUNNER_MODULES.map((m) => m.name)).size).toBe(RUNNER_MODULES.length);
     for (const m of RUNNER_MODULES) {
       const script = pkg.scripts[`bench:${cliOf(m).script}`];
-      expect(script, m.name).toMatch(/^tsx \S+\/cli\.ts$/);
+      expect(script, m.name).toMatch(/^tsx cli\/[\w-]+\.ts$/);
       const cli = readFileSync(new URL(`../${script!.slice(4)}`, import.meta.url), 'utf8');
       expect(cli, m.name).toMatch(/runModuleCli\(\w+Module\);/);
       expect(cli.trim().split('\n').length, m.name).toBeLessThanOrEqual(5);
