@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { runCli } from '../lib/cli.ts';
 import { argvToValues, helpText, parseOptions } from '../lib/options.ts';
 import { commandLine, writeReport } from '../engine/pages/index.ts';
+import { COORDINATOR_PAGES } from '../shards/coordinator/page.ts';
 import { formatReport } from '../shards/coordinator/report.ts';
 import { LOCAL_FLEET_OPTIONS } from '../shards/local-fleet/options.ts';
 import { localFleetReport } from '../shards/local-fleet/report.ts';
@@ -50,7 +51,7 @@ export async function main(argv: string[], log: (l: string) => void = (l) => pro
   r.files.html = join(out, 'fleet.html');
   r.files.coordinatorJson = join(out, 'coordinator.json');
   await writeFile(r.files.coordinatorJson, JSON.stringify(r.coordinator, null, 2) + '\n');
-  r.files.coordinatorHtml = await writeReport(r.files.coordinatorJson, { ...r.coordinator, test: 'multi-shard' } as never, { command: `${command} (coordinator part)` });
+  r.files.coordinatorHtml = await writeReport(r.files.coordinatorJson, { ...r.coordinator, test: 'multi-shard' } as never, { command: `${command} (coordinator part)` }, COORDINATOR_PAGES);
   await writeFile(r.files.json, JSON.stringify({ command, ...r }, null, 2) + '\n');
   await writeReport(r.files.json, localFleetReport(r, command));
   process.stdout.write(o.json ? JSON.stringify(r, null, 2) + '\n' : summaryText(r));

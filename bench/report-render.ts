@@ -2,7 +2,7 @@
  * Report size and render time at the brief's scale: the main job's comparison report for
  * 4 targets x 10,000 clients x 120 messages (the benchmark's 10K run), and a one-hour soak-sized
  * single-target report (3,600 one-second buckets, to exercise downsampling), against a small
- * 20-client report as the side-by-side reference. Results are synthetic (engine/pages/testing.ts:
+ * 20-client report as the side-by-side reference. Results are synthetic (runners/jitter/synthetic.ts:
  * the engine's own recorders fed with a simulated run on the seeded drop plan): this measures
  * the report, not a target.
  *
@@ -19,7 +19,8 @@ import { parseCliOptions } from '../lib/cli.ts';
 import type { JitterResult } from '../runners/jitter/result.ts';
 import { CHROMIUM, openBrowser } from '../engine/pages/browser-harness.ts';
 import { renderReport } from '../engine/pages/index.ts';
-import { syntheticJitterResult } from '../engine/pages/testing.ts';
+import { jitterModule } from '../runners/jitter/module.ts';
+import { syntheticJitterResult } from '../runners/jitter/synthetic.ts';
 import { pathToFileURL } from 'node:url';
 
 const o = parseCliOptions({
@@ -49,7 +50,7 @@ try {
   for (const c of cases) {
     const file = join(dir, `${c.name}.html`);
     const t = performance.now();
-    const html = renderReport(c.results, { command: 'npx tsx bench/report-render.ts' });
+    const html = renderReport(c.results, { command: 'npx tsx bench/report-render.ts' }, [jitterModule]);
     const generateMs = performance.now() - t;
     writeFileSync(file, html);
     const loads: number[] = [];

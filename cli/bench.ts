@@ -9,6 +9,7 @@ import { JITTER_OPTIONS, type JitterOptions } from '../runners/jitter/options.ts
 import { formatProgress } from '../runners/jitter/progress.ts';
 import { columnLabel, formatComparison } from '../runners/jitter/report.ts';
 import type { JitterResult } from '../runners/jitter/result.ts';
+import { jitterModule } from '../runners/jitter/module.ts';
 import { runJitter } from '../runners/jitter/run.ts';
 import { benchAvalancheTable, BENCH_AVALANCHE_HELP } from '../runners/avalanche/compare.ts';
 import { abortOnSignals } from './module-cli.ts';
@@ -73,7 +74,7 @@ async function main(argv: string[]): Promise<number> {
   const file = await writeResults(name, results as unknown as Record<string, unknown>[]);
   const summary = await writeSummary(name, results as unknown as Record<string, unknown>[], ['npm run bench --', ...argv].join(' '));
   process.stderr.write(`\nresults: ${file}\nsummary: ${summary}\n`);
-  process.stderr.write(`${await reportLine(file, results, { command: commandLine('bench', BENCH_OPTIONS, { ...opts, seed }) })}\n`);
+  process.stderr.write(`${await reportLine(file, results, { command: commandLine('bench', BENCH_OPTIONS, { ...opts, seed }) }, [jitterModule])}\n`);
   process.stdout.write(json ? JSON.stringify(results, null, 2) + '\n' : `Resilience comparison, plan ${opts.plan}: ${opts.clients} clients, ${opts.msgs} msgs every ${opts.interval} ms, disruption every ${opts.jitter} s (+U(0,5)), seed ${seed}\n\n` + formatComparison(results));
   const av = avalanche && !stop.aborted ? await avalanche.run(seed, json) : { ok: !avalanche, text: '' };
   process.stdout.write(av.text);

@@ -6,12 +6,20 @@ import { redactUrlCredentials, redactUrlCredentialsDeep } from '../lib/redact.ts
 import { parseModule, type AnyRunnerModule, type ModuleRunContext, type RunnerModule } from '../engine/session/module.ts';
 import { commandLine, reportLine } from '../engine/pages/index.ts';
 import { getTarget } from '../engine/targets/index.ts';
+import { cliSpecOf, type CliSpec } from './presenter.ts';
+import { presenterOf } from './presenters/index.ts';
 
 const JSON_HELP = { flag: 'print only the result JSON on stdout', always: `the result JSON on stdout (always: nothing else goes there)` } as const;
 
+/** How the CLI shows a module's run: its presenter's hooks over the defaults (cli/presenter.ts). */
+export function cliOf<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>): CliSpec<O, R> {
+  return cliSpecOf(m, presenterOf(m));
+}
+
 /** --help: generated from the module's table, so a new option is listed the moment it exists. */
 export function moduleHelp(m: AnyRunnerModule): string {
-  return `usage: npm run bench:${m.cli.script} -- ${m.cli.usage}\n${m.doc}\n${helpText(m.options)}\n  --json               ${JSON_HELP[m.cli.json]}\n${m.cli.helpExtra ? `${m.cli.helpExtra}\n` : ''}`;
+  const cli = cliOf(m);
+  return `usage: npm run bench:${cli.script} -- ${cli.usage}\n${m.doc}\n${helpText(m.options)}\n  --json               ${JSON_HELP[cli.json]}\n${cli.helpExtra ? `${cli.helpExtra}\n` : ''}`;
 }
 
 /**
@@ -24,16 +32,17 @@ export async function moduleMain<O extends object, R extends object, T extends O
     process.stdout.write(moduleHelp(m));
     return 0;
   }
+  const cli = cliOf(m);
   const json = argv.includes('--json');
   const opts = parseModule(m, { values: argvToValues(argv.filter((a) => a !== '--json'), m.options), env, origin: 'CLI' });
   const { name: target, url } = m.targetOf(opts);
-  const signal = abortOnSignals((sig) => m.cli.abortNote && `[${target}] ${sig}: ${m.cli.abortNote}\n`);
+  const signal = abortOnSignals((sig) => cli.abortNote && `[${target}] ${sig}: ${cli.abortNote}\n`);
   const err = (line: string | undefined) => line !== undefined && process.stderr.write(line.endsWith('\n') ? line : `${line}\n`);
   const ctx: ModuleRunContext = {
     signal,
     phase: (name, detail) => err(`[${target}] ${name}: ${detail}`),
-    progress: (p) => err(m.cli.progressLine?.(p, opts)),
-    log: (line) => err(m.cli.logLine ? m.cli.logLine(line, opts) : `[${target}] ${line}`),
+    progress: (p) => err(cli.progressLine?.(p, opts)),
+    log: (line) => err(cli.logLine ? cli.logLine(line, opts) : `[${target}] ${line}`),
   };
   // The same plannedMs the runner service answers Retry-After and the job's ETA with.
   ctx.phase('plan', `about ${Math.ceil(m.plannedMs(opts) / 1000)} s`);
@@ -48,16 +57,16 @@ export async function moduleMain<O extends object, R extends object, T extends O
   }
   // A --url with credentials connected with them; the file, the report and stdout never show them.
   result = redactUrlCredentialsDeep(result);
-  const file = await writeResults(m.cli.fileName(opts, result), result as unknown as Record<string, unknown>);
-  const cmd = m.cli.command(opts, result);
-  const command = redactUrlCredentials(commandLine(`bench:${m.cli.script}`, m.options, cmd.values, cmd.seed));
-  if (!m.cli.report) process.stderr.write(`results: ${file}\n`);
-  process.stderr.write(m.cli.report ? await m.cli.report(file, result, command, opts) : await reportLine(file, result as never, { command }));
-  const after = m.cli.after?.(result);
+  const file = await writeResults(cli.fileName(opts, result), result as unknown as Record<string, unknown>);
+  const cmd = cli.command(opts, result);
+  const command = redactUrlCredentials(commandLine(`bench:${cli.script}`, m.options, cmd.values, cmd.seed));
+  if (!cli.report) process.stderr.write(`results: ${file}\n`);
+  process.stderr.write(cli.report ? await cli.report(file, result, command, opts) : await reportLine(file, result as never, { command }, [m]));
+  const after = cli.after?.(result);
   if (after) process.stderr.write(after);
-  if (json || m.cli.json === 'always') process.stdout.write(JSON.stringify(m.cli.jsonView ? m.cli.jsonView(result, file, command) : result, null, 2) + '\n');
-  else if (m.cli.present) process.stdout.write(m.cli.present(result, opts));
-  return m.cli.exitCode ? m.cli.exitCode(result) : (result as { validity?: { valid?: boolean } }).validity?.valid ? 0 : 2;
+  if (json || cli.json === 'always') process.stdout.write(JSON.stringify(cli.jsonView ? cli.jsonView(result, file, command) : result, null, 2) + '\n');
+  else if (cli.present) process.stdout.write(cli.present(result, opts));
+  return cli.exitCode ? cli.exitCode(result) : (result as { validity?: { valid?: boolean } }).validity?.valid ? 0 : 2;
 }
 
 /** Aborted on the first SIGTERM or SIGINT, after `note`'s stderr line (if any): the run stops and still writes its partial result. */
@@ -78,5 +87,3 @@ export function runModuleCli<O extends object, R extends object, T extends Optio
   runCli((argv) => moduleMain(m, argv));
 }
 
-/** Results file names (engine/module.ts's), for the modules that name their own. */
-export { resultName } from '../engine/session/module.ts';

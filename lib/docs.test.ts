@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseModule } from '../engine/session/module.ts';
 import { RUNNER_MODULES } from '../runners/modules.ts';
+import { cliOf } from '../cli/module-cli.ts';
 import { COORD_OPTIONS, TEST_TABLES } from '../shards/coordinator/options.ts';
 import { reapOnExit } from './reaper.ts';
 import { docFiles, logicalLines, npmRunCalls, readDocBlocks, type DocBlock } from './doc-blocks.ts';
@@ -48,7 +49,7 @@ describe('docs: command blocks', () => {
     for (const b of COMMAND_BLOCKS)
       for (const line of logicalLines(b.text))
         for (const call of npmRunCalls(line)) {
-          const m = RUNNER_MODULES.find((x) => `bench:${x.cli.script}` === call.script);
+          const m = RUNNER_MODULES.find((x) => `bench:${cliOf(x).script}` === call.script);
           if (PKG.scripts[call.script] && !m && !coordinatorNames(call.script, call.args) && call.args.length && !call.args.includes('--help')) helpNames(helpCache, call.script, call.args).catch(() => {});
         }
     for (const b of COMMAND_BLOCKS) {
@@ -61,7 +62,7 @@ describe('docs: command blocks', () => {
           }
           const args = call.args.filter((a) => a !== '--json');
           if (args.includes('--help') || args.length === 0) continue;
-          const m = RUNNER_MODULES.find((x) => `bench:${x.cli.script}` === call.script);
+          const m = RUNNER_MODULES.find((x) => `bench:${cliOf(x).script}` === call.script);
           if (m && !args.some((a) => PLACEHOLDER.test(a))) {
             // The CLI's own validator, in process: names, aliases, types, ranges and the module's cross-checks.
             try {

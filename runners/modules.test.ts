@@ -12,7 +12,7 @@ import { resolveTarget } from '../shards/runner/targets.ts';
 import { api, tempResultsDir } from '../shards/runner/testing.ts';
 import { parseModule, type AnyRunnerModule, type RunnerModule } from '../engine/session/module.ts';
 import { jitterModule, type JitterModuleOptions } from './jitter/module.ts';
-import { moduleHelp } from '../cli/module-cli.ts';
+import { cliOf, moduleHelp } from '../cli/module-cli.ts';
 import { HTTP_MODULES, MULTI_MODULES, RUNNER_MODULES } from './modules.ts';
 
 /**
@@ -42,7 +42,7 @@ describe('runner modules: one table for CLI, HTTP and coordinator', () => {
     const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
     expect(new Set(RUNNER_MODULES.map((m) => m.name)).size).toBe(RUNNER_MODULES.length);
     for (const m of RUNNER_MODULES) {
-      const script = pkg.scripts[`bench:${m.cli.script}`];
+      const script = pkg.scripts[`bench:${cliOf(m).script}`];
       expect(script, m.name).toMatch(/^tsx cli\/[\w-]+\.ts$/);
       const cli = readFileSync(new URL(`../${script!.slice(4)}`, import.meta.url), 'utf8');
       expect(cli, m.name).toMatch(/runModuleCli\(\w+Module\);/);

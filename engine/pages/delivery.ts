@@ -1,9 +1,6 @@
 import type { RunSeries } from '../measure/timeseries.ts';
 import type { ValidityFlag } from '../measure/validity.ts';
 import type { RunFields } from '../session/results.ts';
-import type { LatencyResult } from '../../runners/latency/run.ts';
-import type { ThroughputResult } from '../../runners/throughput/result.ts';
-import type { WhispersResult } from '../../runners/whispers/result.ts';
 import { barChart } from './charts/bars.ts';
 import { fmtInt } from './charts/common.ts';
 import { latencyCdfCharts } from './charts/latency.ts';
@@ -14,7 +11,7 @@ import { bannerFlags } from './validity.ts';
 import { verdicts } from './verdict.ts';
 
 /** What the latency, throughput and whispers results share: a ledger's counts and one exact histogram. */
-type DeliveryRun = Pick<RunFields, 'target' | 'startedAt' | 'clients' | 'expectedDeliveries' | 'receivedDeliveries' | 'lostDeliveries' | 'duplicates' | 'outOfOrder' | 'latencyHistogram' | 'latencyRawMs' | 'latencyOverMinMs'> & {
+export type DeliveryRun = Pick<RunFields, 'target' | 'startedAt' | 'clients' | 'expectedDeliveries' | 'receivedDeliveries' | 'lostDeliveries' | 'duplicates' | 'outOfOrder' | 'latencyHistogram' | 'latencyRawMs' | 'latencyOverMinMs'> & {
   test: string;
   validity: { flags: readonly ValidityFlag[] };
   series?: RunSeries;
@@ -37,8 +34,11 @@ function deliveryChart(r: DeliveryRun): ChartSpec | null {
   });
 }
 
-/** One page for the delivery runners: latency CDFs (raw and min-normalised), the ledger, a timeline when the result has one. */
-function deliveryReport(r: DeliveryRun, meta: ReportMeta, o: { title: string; subtitle: string; seed: number | null; extraRows?: string[][]; extraCharts?: ChartSpec[] }): ReportModel {
+/**
+ * One page for the delivery runners (latency, throughput, whispers: each runner's page.ts adds its
+ * title and extra rows): latency CDFs (raw and min-normalised), the ledger, a timeline when the result has one.
+ */
+export function deliveryReport(r: DeliveryRun, meta: ReportMeta, o: { title: string; subtitle: string; seed: number | null; extraRows?: string[][]; extraCharts?: ChartSpec[] }): ReportModel {
   const latency = latencyCdfCharts([{ label: r.target, latency: r.latencyHistogram }]);
   const delivery = deliveryChart(r);
   const timeline = r.series ? [connectedChart({ label: r.target, clients: r.clients, series: r.series, events: [] }), deliveriesChart({ label: r.target, clients: r.clients, series: r.series, events: [] })] : [];
@@ -67,45 +67,4 @@ function deliveryReport(r: DeliveryRun, meta: ReportMeta, o: { title: string; su
     // Lost by cause and resume outcomes when the result carries them (the shared engine's runners do).
     sections: [section, ...lossSections([lossInputOf(r.target, r)])],
   };
-}
-
-export function latencyReport(results: readonly LatencyResult[], meta: ReportMeta): ReportModel {
-  const r = results[0]!;
-  return deliveryReport(r, meta, {
-    title: `Latency run: ${r.target}`,
-    subtitle: `${fmtInt(r.clients)} clients, ${r.totalMessages} messages`,
-    seed: r.seed,
-  });
-}
-
-export function throughputReport(results: readonly ThroughputResult[], meta: ReportMeta): ReportModel {
-  const r = results[0]!;
-  const rates = barChart({
-    id: 'throughput-rates',
-    title: 'Delivery rates',
-    note: 'Outbound: what the target had to deliver per second of publishing; useful: what arrived; end to end: arrivals over first send to last arrival. Useful well under outbound is the target falling behind.',
-    yLabel: 'deliveries per second',
-    items: [
-      { label: 'outbound', value: r.outboundDeliveriesPerSec, color: '#999999' },
-      { label: 'useful', value: r.usefulDeliveriesPerSec, color: '#009E73' },
-      { label: 'end to end', value: r.deliveriesPerSecEndToEnd, color: '#0072B2' },
-    ],
-  });
-  return deliveryReport(r, meta, {
-    title: `Throughput run: ${r.target}`,
-    subtitle: `${fmtInt(r.clients)} clients, ${r.totalMessages} messages every ${r.intervalMs} ms`,
-    seed: null,
-    extraRows: [['deliveries/s outbound / useful / end to end', `${fmtInt(r.outboundDeliveriesPerSec)} / ${fmtInt(r.usefulDeliveriesPerSec)} / ${fmtInt(r.deliveriesPerSecEndToEnd)}`], ['publish failures', fmtInt(r.publishFailures)]],
-    extraCharts: rates ? [rates] : [],
-  });
-}
-
-export function whispersReport(results: readonly WhispersResult[], meta: ReportMeta): ReportModel {
-  const r = results[0]!;
-  return deliveryReport(r, meta, {
-    title: `Whispers run: ${r.target}`,
-    subtitle: `${fmtInt(r.clients)} clients in ${fmtInt(r.rooms)} rooms, a whisper every ${r.whisperIntervalMs} ms`,
-    seed: null,
-    extraRows: [['whispers sent / received / expected', `${fmtInt(r.whispersSent)} / ${fmtInt(r.whispersReceived)} / ${fmtInt(r.expectedReceived)}`]],
-  });
 }

@@ -10,6 +10,7 @@ import { columnLabel } from '../../runners/jitter/report.ts';
 import type { JitterResult } from '../../runners/jitter/result.ts';
 import { CHROMIUM, chartProblems, openBrowser, openReport } from './browser-harness.ts';
 import { writeReport } from './index.ts';
+import { jitterModule } from '../../runners/jitter/module.ts';
 
 /**
  * "Lost by cause" and "Resume outcomes" as Chromium shows them, from the results of real short
@@ -153,7 +154,7 @@ describe.skipIf(!hasChromium)('lost by cause and resume outcomes in Chromium', (
     const b = (await run)!;
     const ws = b.results[0]!;
     const dir = mkdtempSync(join(tmpdir(), 'rebound-loss-report-'));
-    const one = await writeReport(join(dir, 'ws.json'), [ws], { command: 'npm run bench -- --targets ws' });
+    const one = await writeReport(join(dir, 'ws.json'), [ws], { command: 'npm run bench -- --targets ws' }, [jitterModule]);
     const opened = await openReport(browser.context, one, 'report-loss-single.png');
     expect(chartProblems(opened, one, 200)).toEqual([]);
     const bar = opened.charts.find((c) => c.id === 'lost-by-cause-ws')!;
@@ -162,8 +163,8 @@ describe.skipIf(!hasChromium)('lost by cause and resume outcomes in Chromium', (
     const { lossByCause: _l, resumeOutcomes: _r, replayedDeliveries: _p, lateDeliveries: _d, ...older } = ws;
     const mixedJson = join(dir, 'mixed.json');
     writeFileSync(mixedJson, JSON.stringify([older, b.results[1]]));
-    const mixed = await writeReport(mixedJson, [older as JitterResult, b.results[1]!], { command: 'test' });
-    const onlyOld = await writeReport(join(dir, 'old.json'), [older as JitterResult], { command: 'test' });
+    const mixed = await writeReport(mixedJson, [older as JitterResult, b.results[1]!], { command: 'test' }, [jitterModule]);
+    const onlyOld = await writeReport(join(dir, 'old.json'), [older as JitterResult], { command: 'test' }, [jitterModule]);
     const page = await browser.context.newPage();
     try {
       const single = await readLoss(page, one);

@@ -7,6 +7,7 @@ import { checkValidity } from '../measure/validity.ts';
 import type { JitterResult } from '../../runners/jitter/result.ts';
 import { CHROMIUM, chartProblems, openBrowser, openReport, type OpenedReport } from './browser-harness.ts';
 import { capacityChart, herdChart, renderPage, resourceCharts, trendReport, writeReport, type HerdInput } from './index.ts';
+import { jitterModule } from '../../runners/jitter/module.ts';
 
 /**
  * Reports from real small runs of the main job (`npm run bench`, drop plan) and of a chaos plan
@@ -104,7 +105,7 @@ describe.skipIf(!hasChromium)('visual report in Chromium', () => {
     expect(overran[0]!.validity.valid).toBe(false);
     const json = drop!.json.replace(/\.json$/, '-overran.json');
     writeFileSync(json, JSON.stringify(overran));
-    const html = await writeReport(json, overran, { command: 'npm run bench -- --seed 42' });
+    const html = await writeReport(json, overran, { command: 'npm run bench -- --seed 42' }, [jitterModule]);
     const r = await openReport(browser.context, html, 'report-fatal-banner.png');
     const fatal = r.banner.find((b) => b.severity === 'fatal');
     expect(fatal?.flags).toContain('OVERRAN_PLAN');

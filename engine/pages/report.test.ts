@@ -5,10 +5,11 @@ import { alignTables } from './charts/common.ts';
 import { latencyCdfCharts } from './charts/latency.ts';
 import { recoveryCdfChart } from './charts/recovery.ts';
 import { eventMarkers } from './charts/timeline.ts';
-import { capacityChart, commandLine, herdChart, htmlPathFor, renderPage, reportLine, renderReport, resourceCharts, trendChart, trendReport } from './index.ts';
+import { capacityChart, commandLine, herdChart, htmlPathFor, renderPage, reportLine, renderReport, reportModel, resourceCharts, trendChart, trendReport } from './index.ts';
 import { countPoints, downsampleChart } from './downsample.ts';
 import type { ChartSpec } from './types.ts';
 import { bannerFlags } from './validity.ts';
+import { RUNNER_MODULES } from '../../runners/modules.ts';
 import { verdicts } from './verdict.ts';
 
 describe('report building blocks', () => {
@@ -95,8 +96,17 @@ describe('report building blocks', () => {
   });
 
   it('a report that cannot be written is reported, not thrown: the run\'s results are already on disk', async () => {
-    expect(await reportLine('/nonexistent-dir/x.json', { test: 'jitter' }, { command: '' })).toMatch(/^report: not written \(/);
-    expect(() => renderReport({ test: 'nope' }, { command: '' })).toThrow(/no report builder for results of test "nope"/);
+    expect(await reportLine('/nonexistent-dir/x.json', { test: 'jitter' }, { command: '' }, RUNNER_MODULES)).toMatch(/^report: not written \(/);
+    expect(() => renderReport({ test: 'nope' }, { command: '' }, RUNNER_MODULES)).toThrow(/no report builder for results of test "nope"/);
+  });
+
+  it('takes the page builder from the caller\'s list by the result\'s test, never from a list of its own', () => {
+    const model = { title: 'x', subtitle: '', command: 'c', seed: null, generatedAt: '', flags: [], verdicts: [], summary: [], sections: [] };
+    expect(reportModel({ test: 'custom' }, { command: 'c' }, [{ name: 'other' }, { name: 'custom', page: () => model }])).toBe(model);
+    expect(() => reportModel({ test: 'jitter' }, { command: '' }, [])).toThrow(/no report builder for results of test "jitter"/);
+    // A module without a page is in the list but builds nothing.
+    expect(() => reportModel({ test: 'sick-redis' }, { command: '' }, RUNNER_MODULES)).toThrow(/no report builder for results of test "sick-redis"/);
+    expect(RUNNER_MODULES.filter((m) => m.page).map((m) => m.name).sort()).toEqual(['avalanche', 'capacity', 'deploy-impact', 'idle', 'jitter', 'latency', 'throughput', 'whispers']);
   });
 
   it('the page inlines uPlot, allows no network and cannot be broken out of by a label', () => {

@@ -9,6 +9,7 @@ import { combineClock, measureOffset } from '../../shards/coordinator/clock.ts';
 import type { MultiShardReport } from '../../shards/coordinator/run.ts';
 import { CHROMIUM, chartProblems, openBrowser, openReport, type OpenedReport } from './browser-harness.ts';
 import { writeReport } from './index.ts';
+import { COORDINATOR_PAGES } from '../../shards/coordinator/page.ts';
 
 const pick = (c: { offsetMs: number; uncertaintyMs: number; rttMs: number }) => ({ offsetMs: c.offsetMs, uncertaintyMs: c.uncertaintyMs, rttMs: c.rttMs });
 
@@ -81,7 +82,7 @@ describe.skipIf(!hasChromium)('idle and multi-shard reports in Chromium', () => 
     // Shared-stream runs carry clock offsets: the same result with offsets measured against these two shards' GET /time.
     const offsets = await Promise.all(runners.map(async (x, i) => ({ name: `s${i + 1}`, ...pick(combineClock(await measureOffset(x.url), await measureOffset(x.url))) })));
     const withClock = { ...merged, mode: 'shared-stream' as const, clock: { publisher: 's1', offsets, maxUncertaintyMs: Math.max(...offsets.map((o) => o.uncertaintyMs)) }, test: 'multi-shard' };
-    const clockHtml = await writeReport(run.json.replace(/\.json$/, '-clock.json'), withClock, { command: 'npm run bench:multi -- --shared-stream' });
+    const clockHtml = await writeReport(run.json.replace(/\.json$/, '-clock.json'), withClock, { command: 'npm run bench:multi -- --shared-stream' }, COORDINATOR_PAGES);
     const c = await openReport(browser.context, clockHtml, 'report-multi-shard-clock.png');
     expectChartsDrawn(c, clockHtml);
     expect(c.charts.find((x) => x.id === 'clock-offsets')!.points).toBe(2);

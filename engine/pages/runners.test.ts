@@ -15,12 +15,15 @@ import { parseThroughputOptions } from '../../runners/throughput/options.ts';
 import { runThroughput } from '../../runners/throughput/run.ts';
 import { parseWhispersOptions } from '../../runners/whispers/options.ts';
 import { runWhispers } from '../../runners/whispers/run.ts';
+import { COORDINATOR_PAGES } from '../../shards/coordinator/page.ts';
+import { RUNNER_MODULES } from '../../runners/modules.ts';
 import { reportLine, reportModel, type ChartSpec, type ReportModel } from './index.ts';
 
 /** Report builders fed by real small runs against real local targets (and the real merge). */
 const charts = (m: ReportModel) => new Map(m.sections.flatMap((s) => s.charts).map((c) => [c.id, c]));
 const points = (c: ChartSpec | undefined) => (c ? c.series.reduce((n, s) => n + s.values.filter((v) => v !== null).length, 0) : 0);
 const meta = { command: 'npm run x' };
+const pages = [...RUNNER_MODULES, ...COORDINATOR_PAGES];
 
 describe('report builders over real runs', () => {
   it('idle: clients over time from the new per-second series, target memory/CPU, bytes per connection', async () => {
@@ -28,7 +31,7 @@ describe('report builders over real runs', () => {
     const r = await withTarget(getTarget('ws'), undefined, (url, svc) => runIdle(o, url, svc?.pid));
     expect(r.clientSeries!.length).toBeGreaterThanOrEqual(2);
     expect(r.clientSeries!.at(-1)!.slice(1)).toEqual([40, 40, 0, 40]);
-    const m = reportModel(r, meta);
+    const m = reportModel(r, meta, pages);
     const c = charts(m);
     const clients = c.get('idle-clients')!;
     expect(clients.series.map((s) => s.label)).toEqual(expect.arrayContaining(['connected', 'subscribed']));
@@ -45,7 +48,7 @@ describe('report builders over real runs', () => {
 
   it('idle: failures by cause when nothing listens', async () => {
     const r = await runIdle(parseIdleOptions({ values: { target: 'ws', n: '6', hold: '0', ramp: '400', workers: '1' }, origin: 'test' }), 'http://127.0.0.1:1', undefined);
-    const m = reportModel(r, meta);
+    const m = reportModel(r, meta, pages);
     const f = charts(m).get('idle-failures')!;
     expect(f.series.map((s) => [s.label, s.values.find((v) => v !== null)])).toEqual([['target', 6]]);
     expect(m.verdicts[0]!.level).toBe('lost');
@@ -58,7 +61,7 @@ describe('report builders over real runs', () => {
     const wh = await withTarget(getTarget('replay'), undefined, (url) => runWhispers(parseWhispersOptions({ values: { target: 'replay', n: '9', rooms: '3', interval: '100', duration: '1', ramp: '200', settle: '2000' }, origin: 'test' }), url));
     for (const [r, expected] of [[lat, lat.receivedDeliveries], [thr, thr.receivedDeliveries], [wh, wh.receivedDeliveries]] as const) {
       expect(expected, r.test).toBeGreaterThan(0);
-      const c = charts(reportModel(r, meta));
+      const c = charts(reportModel(r, meta, pages));
       const raw = c.get('latency-cdf-raw')!;
       expect(raw.series[0]!.values.filter((v) => v !== null).at(-1), r.test).toBe(100);
       expect(raw.x.at(-1), r.test).toBeCloseTo(Math.max(0.1, r.latencyHistogram.maxUs / 1000), 2);
@@ -71,10 +74,10 @@ describe('report builders over real runs', () => {
       const books = r as unknown as { lossByCause?: Record<string, number>; lostDeliveries: number };
       expect(books.lossByCause, r.test).toBeDefined();
       expect(Object.values(books.lossByCause!).reduce((a, b) => a + b, 0), r.test).toBe(books.lostDeliveries);
-      expect(reportModel(r, meta).sections.map((s) => s.title), r.test).toContain('Lost by cause');
+      expect(reportModel(r, meta, pages).sections.map((s) => s.title), r.test).toContain('Lost by cause');
     }
-    expect(charts(reportModel(lat, meta)).has('connected-ws')).toBe(true);
-    expect(points(charts(reportModel(thr, meta)).get('throughput-rates'))).toBe(3);
+    expect(charts(reportModel(lat, meta, pages)).has('connected-ws')).toBe(true);
+    expect(points(charts(reportModel(thr, meta, pages)).get('throughput-rates'))).toBe(3);
   }, 60_000);
 
   it('multi-shard: per-shard bars, merged CDF, clock offsets when present; the CLI helper writes the page', async () => {
@@ -82,7 +85,7 @@ describe('report builders over real runs', () => {
     const b = { ...done('s2', shardResult({ clients: 10, msgs: 20, received: 150, latenciesMs: tailLatencies(2, 150, 40) })), clock: { offsetMs: 3.5, uncertaintyMs: 0.4, rttMs: 0.8, beforeMs: 3.4, afterMs: 3.6 } };
     const run = await mergeShards([a, b], { mode: 'own' });
     const report: MultiShardReport = { testType: 'jitter', target: 'replay', endpoint: '/bench-jitter-replay', mode: 'own-stream', shards: 2, perShardN: 10, startedAt: new Date().toISOString(), elapsedMs: 1, params: {}, meta: { shardUrls: [], publisher: null }, clock: { publisher: 's1', offsets: [{ name: 's2', offsetMs: 3.5, uncertaintyMs: 0.4, rttMs: 0.8 }], maxUncertaintyMs: 0.4 }, validity: run.validity, perShard: run.perShard, merged: run.merged, exitCode: 1, exitReason: '50 deliveries lost' };
-    const m = reportModel({ ...report, test: 'multi-shard' } as { test: string }, meta);
+    const m = reportModel({ ...report, test: 'multi-shard' } as { test: string }, meta, pages);
     const c = charts(m);
     expect(c.get('shard-counts')!.series.map((s) => s.values.find((v) => v !== null))).toEqual([200, 150]);
     expect(c.get('shard-p99')!.series.map((s) => s.values.find((v) => v !== null))).toEqual(run.perShard.map((s) => s.latency!.p99));
@@ -90,7 +93,7 @@ describe('report builders over real runs', () => {
     expect(c.get('clock-offsets')!.series[0]!.values.find((v) => v !== null)).toBe(3.5);
     expect(m.verdicts[0]!.level).toBe('lost');
     const dir = mkdtempSync(join(tmpdir(), 'rr-report-'));
-    const line = await reportLine(join(dir, 'multi.json'), { ...report, clock: null, test: 'multi-shard' } as { test: string }, meta);
+    const line = await reportLine(join(dir, 'multi.json'), { ...report, clock: null, test: 'multi-shard' } as { test: string }, meta, pages);
     expect(line).toBe(`report: ${join(dir, 'multi.html')}\n`);
     const html = readFileSync(join(dir, 'multi.html'), 'utf8');
     expect(html).toContain('shard-counts');

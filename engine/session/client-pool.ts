@@ -3,7 +3,7 @@ import { childRng } from '../../lib/rng.ts';
 import type { AnyCableClientOptions } from '../targets/anycable.ts';
 import type { ClientOptions, TargetClient } from '../targets/types.ts';
 import { strategyBackoff } from '../targets/reconnect.ts';
-import { handshakeFailureKind } from '../../runners/avalanche/handshake.ts';
+import { handshakeFailureKind } from '../measure/handshake.ts';
 import { LatencyRecorder, summarize } from '../measure/latency.ts';
 import { quantiles as nearestRanks } from '../measure/timeseries.ts';
 import { connectPhase } from './phases/connect.ts';

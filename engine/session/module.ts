@@ -2,15 +2,16 @@ import type { Emitter } from '../../lib/emitter.ts';
 import { defaultsOf, parseOptions, type OptionTable, type OptionValues, type ParseSources } from '../../lib/options.ts';
 import type { ServiceHandle } from '../../services/common/spawn.ts';
 import { stamp } from '../measure/result-files.ts';
+import type { ReportMeta, ReportModel } from '../pages/types.ts';
 import type { ResolvedTarget } from '../../shards/runner/types.ts';
 import type { TargetDefinition } from '../targets/types.ts';
 
 /**
  * One runner as one typed module: its option table, the one validator, its planned duration, how
- * it runs, and what its result's summary is. The CLI (cli/module-cli.ts), the runner service's
- * HTTP route (shards/runner/entry.ts) and the coordinator's table of tests
- * (shards/coordinator/options.ts) are generated from it, so a flag, a query parameter and a
- * coordinator param are the same option with the same validation and the same error text.
+ * it runs, what its result's summary is, and its report page. The transports above adapt it (the
+ * CLI, the runner service's HTTP route, the coordinator's table of tests), so a flag, a query
+ * parameter and a coordinator param are the same option with the same validation and the same
+ * error text; how the CLI shows a run is the CLI's business, not the module's.
  * (After k6's executors: a config with its validation and a `Run` over a shared base.)
  */
 export interface RunnerModule<Opts extends object, Result extends object = Record<string, unknown>, T extends OptionTable = OptionTable, Q extends OptionTable = OptionTable> {
@@ -44,7 +45,8 @@ export interface RunnerModule<Opts extends object, Result extends object = Recor
   readonly summary: readonly string[];
   /** The coordinator can fan this test out over shards; `sharedStream`: one publisher, the others subscribe. */
   readonly multi?: { sharedStream: boolean };
-  readonly cli: CliSpec<Opts, Result>;
+  /** The HTML report's model for results of this test (one, or several side by side); absent: the run writes no page. */
+  page?(results: readonly Result[], meta: ReportMeta): ReportModel;
   /** The runner service's routes for this test (absent: CLI only). */
   readonly http?: HttpSpec<Opts, Result, Q>;
 }
@@ -61,36 +63,6 @@ export interface ModuleRunContext {
   service?: ServiceHandle;
   /** Target `service`: the definition resolved for this run (the route's or the CLI's). */
   definition?: TargetDefinition;
-}
-
-interface CliSpec<Opts, Result> {
-  /** `npm run bench:<script>`. */
-  readonly script: string;
-  /** After `usage: npm run bench:<script> -- `. */
-  readonly usage: string;
-  /** Extra --help lines after the option list (env-only configuration). */
-  readonly helpExtra?: string;
-  /** `flag`: stdout is `present(result)` unless --json; `always`: stdout is the JSON either way. */
-  readonly json: 'flag' | 'always';
-  /** Results file name (no extension) under RESULTS_DIR. */
-  fileName(opts: Opts, result: Result): string;
-  /** Values for the Reproduce line (the table's names), and the seed to print. */
-  command(opts: Opts, result: Result): { values: Record<string, unknown>; seed?: number };
-  /** stdout without --json (`json: 'flag'`): the runner's table. */
-  present?(result: Result, opts: Opts): string;
-  /** What --json (or `json: 'always'`) prints (default: the result). */
-  jsonView?(result: Result, file: string, command: string): unknown;
-  /** After the results file: the report line(s) on stderr (default: reportLine with the command). */
-  report?(file: string, result: Result, command: string, opts: Opts): Promise<string>;
-  /** Extra stderr after the report line (a failed restart's coded error). */
-  after?(result: Result): string | undefined;
-  /** Exit code (default 0 valid, 2 invalid). */
-  exitCode?(result: Result): number;
-  /** stderr line for a progress snapshot / log line (default `[target] ...`). */
-  progressLine?(p: { readonly phase?: string }, opts: Opts): string | undefined;
-  logLine?(line: string, opts: Opts): string;
-  /** On SIGTERM/SIGINT, a line before the run stops (the partial result is still written). */
-  readonly abortNote?: string;
 }
 
 interface HttpSpec<Opts, Result, Q extends OptionTable = OptionTable> {
@@ -148,12 +120,10 @@ type TargetOf<O> = { targetOf(opts: O): { name: string; url?: string | undefined
 /**
  * A module as its file declares it. Left out, `target` is `service`, `targetOf` is the options'
  * `target` and `url` (a module whose options have no `target` must give it), `summary` requires
- * no field, `cli.script` is the name, `cli.fileName` is `<name>-<target>-<stamp>`, `cli.command`
- * shows the options as they are, and `http.targets` is every route target.
+ * no field, and `http.targets` is every route target.
  */
-type ModuleSpec<O extends object, R extends object, T extends OptionTable, Q extends OptionTable> = Optional<Omit<RunnerModule<O, R, T, Q>, 'cli' | 'http' | 'targetOf'>, 'target' | 'summary'> &
+type ModuleSpec<O extends object, R extends object, T extends OptionTable, Q extends OptionTable> = Optional<Omit<RunnerModule<O, R, T, Q>, 'http' | 'targetOf'>, 'target' | 'summary'> &
   (O extends { target: string; url?: string | undefined } ? Partial<TargetOf<O>> : TargetOf<O>) & {
-    readonly cli: Optional<CliSpec<O, R>, 'script' | 'fileName' | 'command'>;
     readonly http?: Optional<HttpSpec<O, R, Q>, 'targets'>;
   };
 
@@ -166,7 +136,6 @@ export function defineModule<O extends object, R extends object, T extends Optio
     target: m.target ?? 'service',
     targetOf,
     summary: m.summary ?? [],
-    cli: { script: m.name, fileName: (o) => resultName(m.name, targetOf(o).name), command: (o) => ({ values: o as Record<string, unknown> }), ...m.cli },
     ...(http ? { http: { targets: ROUTE_TARGETS, ...http } } : {}),
   };
 }

@@ -2,10 +2,9 @@ import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
-import { defineModule, phasedRun, resultName, shownOptions } from '../../engine/session/module.ts';
-import { TARGET_NAMES } from '../../engine/targets/index.ts';
+import { defineModule, phasedRun, shownOptions } from '../../engine/session/module.ts';
+import { avalancheReport } from './page.ts';
 import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv } from './options.ts';
-import { formatAvalanche, restartFailureLine } from './report.ts';
 import { avalanchePlannedMs, runAvalanche } from './run.ts';
 
 // The runner starts and restarts local targets itself; URLs, the broadcast key and the restart
@@ -20,11 +19,6 @@ export const AVALANCHE_HTTP_OPTIONS = {
   recoveryWait: { type: 'int', default: 0, min: 0, max: 900, doc: "the benchmark's recovery timeout, s: after the restart, wait at most this long for the clients (recoveryTimeoutMs); 0 = recoveryTimeoutMs as given" },
 } as const satisfies OptionTable;
 
-const ENV_HELP = `  restart configuration (environment only, never from a request):
-    AVALANCHE_RESTART_COMMAND      shell command for --restart command (gets REBOUND_TARGET_URLS, REBOUND_TARGET_PIDS)
-    AVALANCHE_RESTART_HOOK_URL     URL POSTed for --restart hook; AVALANCHE_RESTART_HOOK_TOKEN: its bearer
-    AVALANCHE_RESTART_TIMEOUT_MS   give up on the command or hook after this long (default 120000)`;
-
 export const avalancheModule = defineModule({
   name: 'avalanche',
   doc: 'one forced restart of the target (kill, term, rolling, or the operator-configured command/hook) under a fixed publish rate; the reconnect herd and what was lost',
@@ -38,15 +32,7 @@ export const avalancheModule = defineModule({
   targetOf: ({ opts }) => ({ name: opts.target, url: opts.url }),
   run: ({ opts, config }, ctx) => phasedRun(runAvalanche(opts, config, { signal: ctx.signal }), ctx),
   multi: { sharedStream: false },
-  cli: {
-    usage: `--target <${TARGET_NAMES.join('|')}> --restart <mode> [options] [--json]`,
-    helpExtra: ENV_HELP,
-    json: 'flag',
-    fileName: (o, r) => resultName('avalanche', r.target, o.opts.restart),
-    command: (o, r) => ({ values: { ...o.opts }, seed: r.seed }),
-    present: (r) => formatAvalanche([r]),
-    after: (r) => restartFailureLine(r),
-  },
+  page: avalancheReport,
   http: {
     options: AVALANCHE_HTTP_OPTIONS,
     fromQuery(q, t, given) {

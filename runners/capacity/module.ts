@@ -1,8 +1,7 @@
 import { defineModule } from '../../engine/session/module.ts';
-import { resultName } from '../../cli/module-cli.ts';
+import { capacityReport } from './page.ts';
 import { CAPACITY_OPTIONS, checkCapacityOptions, type CapacityOptions } from './options.ts';
 import { runCapacity } from './run.ts';
-import { renderText } from './table.ts';
 
 /** The suite's table without the targets and the URL: the route names the one target. */
 const { targets: _t, url: _u, ...CAPACITY_HTTP_OPTIONS } = CAPACITY_OPTIONS;
@@ -22,20 +21,7 @@ export const capacityModule = defineModule({
   targetOf: (o) => ({ name: o.targets.join(','), url: o.url }),
   run: (o, ctx) => runCapacity(o, { signal: ctx.signal, log: ctx.log, progress: (p) => ctx.progress({ phase: String(p.phase ?? p.scenario ?? 'run'), ...p }) }),
   multi: { sharedStream: false },
-  cli: {
-    usage: '--targets replay,ws,socketio [--scenarios S1,S3] [--json] [options]',
-    json: 'flag',
-    fileName: (o) => resultName('capacity', o.targets.join('-')),
-    command: (o) => ({ values: { ...o.values, targets: o.targets.join(','), scenarios: o.scenarios.join(',') } }),
-    present: (r) => renderText(r),
-    // Exit 0 once the suite ran: each step's verdict is in the table and the JSON.
-    exitCode: () => 0,
-    logLine: (l) => l,
-    progressLine: (p) => {
-      const x = p as Record<string, unknown>;
-      return `[${String(x.scenario)} ${String(x.target)}] ${JSON.stringify(x)}`;
-    },
-  },
+  page: capacityReport,
   http: {
     targets: ['replay', 'ws', 'socketio', 'socketio-csr', 'uws', 'anycable'],
     options: CAPACITY_HTTP_OPTIONS,

@@ -1,9 +1,8 @@
 import type { OptionTable } from '../../lib/options.ts';
 import { COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
-import { formatDeployImpact } from '../avalanche/report.ts';
 import { defineModule, phasedRun } from '../../engine/session/module.ts';
-import { TARGET_NAMES } from '../../engine/targets/index.ts';
+import { deployImpactReport } from '../avalanche/page.ts';
 import { checkDeployImpactOptions, DEPLOY_IMPACT_OPTIONS } from './options.ts';
 import { deployImpactPlannedMs, runDeployImpact } from './run.ts';
 
@@ -18,13 +17,7 @@ export const deployImpactModule = defineModule({
   target: 'self',
   run: (o, ctx) => phasedRun(runDeployImpact(o, { signal: ctx.signal }), ctx),
   multi: { sharedStream: false },
-  cli: {
-    usage: `--target <${TARGET_NAMES.join('|')}> [options] [--json]`,
-    json: 'flag',
-    command: (o, r) => ({ values: { ...o }, seed: r.seed }),
-    present: (r) => formatDeployImpact([r]),
-    after: (r) => (r.publisher.ok ? undefined : `error RR_ERR_RESTART_FAILED: the publisher's restart failed: ${r.publisher.error}\n`),
-  },
+  page: deployImpactReport,
   http: {
     options: DEPLOY_IMPACT_HTTP_OPTIONS,
     fromQuery(q, t) {

@@ -1,9 +1,9 @@
 import type { OptionTable } from '../../lib/options.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat } from '../../shards/runner/adapters/compat.ts';
 import { defineModule } from '../../engine/session/module.ts';
-import { LEAN_TARGETS } from '../../engine/targets/index.ts';
+import { idleReport } from './page.ts';
 import { checkIdleOptions, IDLE_OPTIONS, idleServiceArgs } from './options.ts';
-import { runIdle, type IdleProgress } from './run.ts';
+import { runIdle } from './run.ts';
 
 const { target: _t, url: _u, ...IDLE_QUERY } = IDLE_OPTIONS;
 export const IDLE_HTTP_OPTIONS = { ...IDLE_QUERY, channel: CLIENT_COMPAT_OPTIONS.channel, acProtocol: CLIENT_COMPAT_OPTIONS.acProtocol } as const satisfies OptionTable;
@@ -18,17 +18,7 @@ export const idleModule = defineModule({
   run: (o, ctx) => runIdle(o, ctx.url!, ctx.service?.pid, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'connected', 'subscribed', 'failed'],
   multi: { sharedStream: false },
-  cli: {
-    usage: `--target <${LEAN_TARGETS.join('|')}> [options]`,
-    json: 'always',
-    // The series is in the results file; stdout says where instead of printing thousands of points.
-    jsonView: (r, file) => ({ ...r, targetMetrics: { ...r.targetMetrics, series: `${r.targetMetrics.series.length} points (in ${file})` } }),
-    logLine: (l) => l,
-    progressLine: (p, o) => {
-      const x = p as IdleProgress;
-      return `[${o.target}] ${x.phase}: attempted ${x.attempted}, subscribed ${x.subscribed}, failed ${x.failed}, open ${x.open}`;
-    },
-  },
+  page: idleReport,
   http: {
     // The benchmark's idle routes; a Redis variant is measured with bench:idle --target <name>-redis.
     targets: ['replay', 'ws', 'uws', 'socketio', 'socketio-csr', 'anycable'],

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { startService } from '../../services/common/spawn.ts';
 import { parseJitterOptions } from './options.ts';
 import { renderReport } from '../../engine/pages/index.ts';
+import { jitterModule } from './module.ts';
 import { runJitter } from './run.ts';
 
 /** A runner shard shutting down aborts its run: clients closed, publisher stopped, a partial result. */
@@ -24,7 +25,7 @@ describe('jitter abort', () => {
       // Validity says why the figures are partial, and does not blame the target for what the stop left unsent.
       expect(r.validity.valid).toBe(false);
       expect(r.validity.flags.map((f) => `${f.code}:${f.severity}`)).toEqual(['ABORTED:fatal']);
-      const html = renderReport(r, { command: 'test' });
+      const html = renderReport(r, { command: 'test' }, [jitterModule]);
       expect(html).toContain('The run was stopped before its end');
       expect(html).not.toContain('The target refused');
       // 300 messages at 100 ms would take 30 s plus settle; the abort ends it within seconds.

@@ -11,7 +11,8 @@ import { getTarget } from '../../engine/targets/index.ts';
 import { parseJitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
 import { renderReport } from '../../engine/pages/index.ts';
-import { jitterReport } from '../../engine/pages/jitter.ts';
+import { jitterModule } from './module.ts';
+import { jitterReport } from './page.ts';
 import { comparisonRows, formatComparison } from './report.ts';
 import { runJitter } from './run.ts';
 
@@ -106,7 +107,7 @@ describe('loss by cause: broken servers', () => {
     const page = jitterReport([r], { command: 'test' });
     expect(page.summary).toContainEqual(row);
     const section = page.sections.find((x) => x.title === 'Lost by cause')!;
-    expect(renderReport(r, { command: 'test' })).toContain(`Lost by cause: ${target}`);
+    expect(renderReport(r, { command: 'test' }, [jitterModule])).toContain(`Lost by cause: ${target}`);
     expect(section.charts.map((c) => c.series.map((x) => [x.label, Math.max(...x.values.map((v) => v ?? 0))]))).toEqual([[['lost while offline, nothing to resume', r.lostDeliveries]]]);
   }, 60_000);
 

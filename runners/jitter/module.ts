@@ -4,10 +4,8 @@ import { benchmarkFields } from '../../shards/runner/adapters/bench-fields.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule, shownOptions } from '../../engine/session/module.ts';
-import { TARGET_NAMES } from '../../engine/targets/index.ts';
+import { jitterReport } from './page.ts';
 import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from './options.ts';
-import { formatProgress, type JitterProgress } from './progress.ts';
-import { formatComparison } from './report.ts';
 import { jitterPlannedMs, runJitter } from './run.ts';
 import { runJitterWorkers } from './workers.ts';
 
@@ -60,14 +58,7 @@ export const jitterModule = defineModule({
   },
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: true },
-  cli: {
-    usage: `--target <${TARGET_NAMES.join('|')}> [options] [--json]`,
-    json: 'flag',
-    abortNote: 'stopping the run; the partial result will be written, flagged ABORTED',
-    command: (o, r) => ({ values: { ...r.params, workers: o.workers } }),
-    present: (r) => formatComparison([r]),
-    progressLine: (p, o) => formatProgress(o.jitter.target, p as unknown as JitterProgress),
-  },
+  page: jitterReport,
   http: {
     options: JITTER_HTTP_OPTIONS,
     fromQuery(q, t, given) {

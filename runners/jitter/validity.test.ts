@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { withTarget } from '../../engine/measure/local-target.ts';
 import { renderReport } from '../../engine/pages/index.ts';
+import { jitterModule } from './module.ts';
 import { getTarget } from '../../engine/targets/index.ts';
 import { parseJitterOptions } from './options.ts';
 import { comparisonRows } from './report.ts';
@@ -22,7 +23,7 @@ describe('jitter validity on real runs', () => {
     expect(r.disruptionWindow).toEqual({ planned: 0, applied: 0, windowMs: 4000 });
     expect(codes(r)).toContain('NO_DISRUPTIONS:fatal');
     expect(r.validity.valid).toBe(false);
-    expect(renderReport(r, { command: 'test' })).toContain('this run says nothing about resilience');
+    expect(renderReport(r, { command: 'test' }, [jitterModule])).toContain('this run says nothing about resilience');
   });
 
   it('NO_DISRUPTIONS: a partition plan publishing for 4 s never partitions anything', { timeout: 60_000 }, async () => {
@@ -55,7 +56,7 @@ describe('jitter validity on real runs', () => {
     const flag = r.validity.flags.find((f) => f.code === 'CLIENTS_OFFLINE_AT_END');
     expect(flag).toMatchObject({ severity: 'warning' });
     expect(flag!.message).toContain(`${dropped.size} clients`);
-    expect(renderReport(r, { command: 'test' })).toContain(`${r.offlineAtEnd!.lostDeliveries.toLocaleString('en-US')} of them not back by the end`);
+    expect(renderReport(r, { command: 'test' }, [jitterModule])).toContain(`${r.offlineAtEnd!.lostDeliveries.toLocaleString('en-US')} of them not back by the end`);
     expect(comparisonRows([r])).toContainEqual(['Deliveries lost', `${r.lostDeliveries.toLocaleString('en-US')} (${r.offlineAtEnd!.lostDeliveries.toLocaleString('en-US')} not back by the end: ${dropped.size} clients still offline)`]);
   });
 
@@ -64,6 +65,6 @@ describe('jitter validity on real runs', () => {
     const rows = comparisonRows([r]);
     expect(rows.filter((x) => /replay/i.test(x[0]!))).toEqual([]);
     expect(rows).toContainEqual(['Latency p95', expect.stringMatching(/^\d+ ms$/)]);
-    expect(renderReport(r, { command: 'test' })).not.toContain('Replay p95');
+    expect(renderReport(r, { command: 'test' }, [jitterModule])).not.toContain('Replay p95');
   });
 });

@@ -3,6 +3,7 @@ import { benchmarkFields } from '../../shards/runner/adapters/bench-fields.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule } from '../../engine/session/module.ts';
+import { latencyReport } from './page.ts';
 import { LATENCY_OPTIONS, toJitterOptions, type LatencyOptions } from './options.ts';
 import { jitterPlannedMs } from '../jitter/run.ts';
 import { runLatency } from './run.ts';
@@ -21,7 +22,7 @@ export const latencyModule = defineModule({
   run: (o, ctx) => runLatency(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: true },
-  cli: { usage: '[options] [--json]', json: 'always' },
+  page: latencyReport,
   http: {
     options: LATENCY_HTTP_OPTIONS,
     fromQuery(q, t, given) {

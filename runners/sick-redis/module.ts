@@ -1,7 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { currentCommit } from '../../engine/measure/summary.ts';
-import { defineModule, resultName } from '../../engine/session/module.ts';
+import { defineModule } from '../../engine/session/module.ts';
 import { SICK_REDIS_OPTIONS, type Scenario, type SickRedisRunOptions } from './options.ts';
 import { runScenario, scenarioPlannedMs, type SickRedisResult } from './run.ts';
 
@@ -12,14 +10,7 @@ export interface SickRedisRun {
   results: SickRedisResult[];
 }
 
-/** The figure file `{commit, command, measuredAt, results[]}`: stdout, and --out. */
-const figureFile = (r: SickRedisRun, command: string) => ({ commit: r.commit, command, measuredAt: r.measuredAt, results: r.results });
-
-/**
- * `npm run bench:sick-redis -- [--scenarios stall,aof,empty,flood] [--clients 1000] [--out file]`:
- * the scenarios one after the other in one run, a line per goal on stderr, the figure file on
- * stdout (and at --out). Exit 0 when every goal of every scenario is met, 1 otherwise.
- */
+/** The scenarios one after the other in one run, a log line per goal (the CLI: cli/presenters/sick-redis.ts). */
 export const sickRedisModule = defineModule({
   name: 'sick-redis',
   doc: 'a real redis-server under replay nodes stalled (SIGSTOP), killed and restarted (AOF or empty), or a node flooded, while official clients listen; one goal line per check',
@@ -41,20 +32,5 @@ export const sickRedisModule = defineModule({
       run.results.push(r);
     }
     return run;
-  },
-  cli: {
-    usage: '[--scenarios stall,aof,empty,flood] [--clients 1000] [--out file]',
-    json: 'always',
-    fileName: () => resultName('sick-redis'),
-    command: (o) => ({ values: { ...o, scenarios: o.scenarios.join(',') } }),
-    jsonView: (r, _file, command) => figureFile(r, command),
-    async report(file, r, command, o) {
-      if (!o.out) return `results: ${file}\n`;
-      mkdirSync(dirname(o.out), { recursive: true });
-      writeFileSync(o.out, JSON.stringify(figureFile(r, command), null, 2) + '\n');
-      return `results: ${file}\n[sick-redis] wrote ${o.out}\n`;
-    },
-    exitCode: (r) => (r.results.every((x) => x.goalsMet) ? 0 : 1),
-    logLine: (l) => `[sick-redis] ${l}`,
   },
 });

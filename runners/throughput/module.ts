@@ -3,6 +3,7 @@ import { withSortedSamples } from '../../shards/runner/adapters/bench-fields.ts'
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule } from '../../engine/session/module.ts';
+import { throughputReport } from './page.ts';
 import { checkThroughputOptions, THROUGHPUT_OPTIONS } from './options.ts';
 import { runThroughput, throughputPlannedMs } from './run.ts';
 
@@ -17,7 +18,7 @@ export const throughputModule = defineModule({
   run: (o, ctx) => runThroughput(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   multi: { sharedStream: false },
-  cli: { usage: '[options]', json: 'always' },
+  page: throughputReport,
   http: {
     options: THROUGHPUT_HTTP_OPTIONS,
     fromQuery(q, t, given) {

@@ -3,7 +3,7 @@ import { withSortedSamples } from '../../shards/runner/adapters/bench-fields.ts'
 import { COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule } from '../../engine/session/module.ts';
-import type { ProgressSnapshot } from '../../engine/session/present.ts';
+import { whispersReport } from './page.ts';
 import { checkWhispersOptions, WHISPERS_OPTIONS } from './options.ts';
 import { runWhispers, whispersPlannedMs } from './run.ts';
 
@@ -18,15 +18,7 @@ export const whispersModule = defineModule({
   run: (o, ctx) => runWhispers(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'whispersSent', 'whispersReceived', 'expectedReceived'],
   multi: { sharedStream: false },
-  cli: {
-    usage: '[options]',
-    json: 'always',
-    logLine: (l) => l,
-    progressLine: (p, o) => {
-      const x = p as ProgressSnapshot;
-      return `[${o.target}] ${x.phase}: connected ${x.connected}, sent ${x.published}, received ${x.received}`;
-    },
-  },
+  page: whispersReport,
   http: {
     // Every route target (the default): one whose protocol has no whispers answers 400 "not supported by this target" (RR_ERR_TARGET_UNSUPPORTED).
     options: WHISPERS_HTTP_OPTIONS,

@@ -2,6 +2,7 @@ import { argvToValues, helpText, kebab, parseOptions, type OptionTable } from '.
 import { writeResults } from '../../engine/measure/result-files.ts';
 import { commandLine, reportLine } from '../../engine/pages/index.ts';
 import { COORD_OPTIONS, TEST_TABLES } from './options.ts';
+import { COORDINATOR_PAGES } from './page.ts';
 import { formatReport } from './report.ts';
 import { runMultiShard, testQuery } from './run.ts';
 
@@ -30,7 +31,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
   const file = await writeResults(`${o.test}-multi-${o.target}-${report.shards}shards-${report.startedAt.replace(/[:.]/g, '-')}`, report as unknown as Record<string, unknown>);
   process.stderr.write(`results: ${file}\n`);
   // The merged JSON names its test `testType`; the report registry keys on `test`.
-  process.stderr.write(await reportLine(file, { ...report, test: 'multi-shard' }, { command: reproduceLine(testTable, { ...values, ...params }, o) }));
+  process.stderr.write(await reportLine(file, { ...report, test: 'multi-shard' }, { command: reproduceLine(testTable, { ...values, ...params }, o) }, COORDINATOR_PAGES));
   process.stdout.write(o.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report));
   return report.exitCode;
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { OptionTable } from '../../lib/options.ts';
 import { reportLine } from '../../engine/pages/index.ts';
+import { RUNNER_MODULES } from '../../runners/modules.ts';
 import type { Job } from './jobs.ts';
 
 const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -28,5 +29,5 @@ export function curlLine(route: string, table: OptionTable, params: Record<strin
  */
 export async function writeJobReport(resultsDir: string, job: Job): Promise<string> {
   if (!job.result || typeof job.result.test !== 'string') return 'report: not written (the result names no test)';
-  return (await reportLine(join(resultsDir, `${job.id}.json`), job.result as { test: string }, { command: job.command ?? '' })).trimEnd();
+  return (await reportLine(join(resultsDir, `${job.id}.json`), job.result as { test: string }, { command: job.command ?? '' }, RUNNER_MODULES)).trimEnd();
 }

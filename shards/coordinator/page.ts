@@ -1,12 +1,13 @@
-import type { EncodedLatency } from '../measure/latency.ts';
-import type { MultiShardReport } from '../../shards/coordinator/run.ts';
-import { barChart } from './charts/bars.ts';
-import { latencyCdfCharts } from './charts/latency.ts';
-import { lossInputOf, lossSections } from './loss.ts';
-import type { ChartSpec, ReportMeta, ReportModel, Section } from './types.ts';
-import { bannerFlags } from './validity.ts';
+import type { EncodedLatency } from '../../engine/measure/latency.ts';
+import type { MultiShardReport } from './run.ts';
+import { barChart } from '../../engine/pages/charts/bars.ts';
+import { latencyCdfCharts } from '../../engine/pages/charts/latency.ts';
+import { lossInputOf, lossSections } from '../../engine/pages/loss.ts';
+import type { ChartSpec, ReportMeta, ReportModel, Section } from '../../engine/pages/types.ts';
+import type { PageSource } from '../../engine/pages/index.ts';
+import { bannerFlags } from '../../engine/pages/validity.ts';
 
-/** The coordinator's merged JSON, tagged for the report registry (it names its test `testType`). */
+/** The coordinator's merged JSON, tagged for the renderer's page lookup (it names its test `testType`). */
 export type MultiShardInput = MultiShardReport & { test: 'multi-shard' };
 
 const n = (v: unknown) => (typeof v === 'number' ? v.toLocaleString('en-US') : 'n/a');
@@ -116,3 +117,6 @@ function idleFleetReport(r: MultiShardInput, meta: ReportMeta): ReportModel {
     sections: [{ title: 'Shards and the fleet', intro: 'Idle holds connections open: there are no deliveries or latencies to show.', charts: [counts, bytes].filter((c): c is ChartSpec => c !== null), omitted: bytes ? [] : ['Target bytes per connection: no shard sampled the target\'s memory.'] }],
   };
 }
+
+/** The coordinator's own page, for the renderer: its merged JSON is passed tagged `test: 'multi-shard'`. */
+export const COORDINATOR_PAGES: PageSource = [{ name: 'multi-shard', page: multiShardReport }];

@@ -1,13 +1,13 @@
-import { columnLabel, comparisonRows } from '../../runners/jitter/report.ts';
-import type { JitterResult } from '../../runners/jitter/result.ts';
-import { latencyCdfCharts } from './charts/latency.ts';
-import { lossInputOf, lossSections } from './loss.ts';
-import { recoveryCdfChart, recoveryCurveCharts } from './charts/recovery.ts';
-import { resourceCharts } from './charts/resources.ts';
-import { comparisonCharts, connectedChart, deliveriesChart, type TimelineInput } from './charts/timeline.ts';
-import type { ReportMeta, ReportModel, Section } from './types.ts';
-import { bannerFlags } from './validity.ts';
-import { verdicts } from './verdict.ts';
+import { columnLabel, comparisonRows } from './report.ts';
+import type { JitterResult } from './result.ts';
+import { latencyCdfCharts } from '../../engine/pages/charts/latency.ts';
+import { lossInputOf, lossSections } from '../../engine/pages/loss.ts';
+import { recoveryCdfChart, recoveryCurveCharts } from '../../engine/pages/charts/recovery.ts';
+import { resourceCharts } from '../../engine/pages/charts/resources.ts';
+import { comparisonCharts, connectedChart, deliveriesChart, type TimelineInput } from '../../engine/pages/charts/timeline.ts';
+import type { ReportMeta, ReportModel, Section } from '../../engine/pages/types.ts';
+import { bannerFlags } from '../../engine/pages/validity.ts';
+import { verdicts } from '../../engine/pages/verdict.ts';
 
 /**
  * The report for jitter and chaos-plan runs: one target or every target of `npm run bench`

@@ -1,9 +1,9 @@
-import type { IdleResult } from '../../runners/idle/result.ts';
-import { barChart } from './charts/bars.ts';
-import { alignTables, round } from './charts/common.ts';
-import { resourceCharts } from './charts/resources.ts';
-import type { ChartSpec, ReportMeta, ReportModel, Section } from './types.ts';
-import { bannerFlags } from './validity.ts';
+import type { IdleResult } from './result.ts';
+import { barChart } from '../../engine/pages/charts/bars.ts';
+import { alignTables, round } from '../../engine/pages/charts/common.ts';
+import { resourceCharts } from '../../engine/pages/charts/resources.ts';
+import type { ChartSpec, ReportMeta, ReportModel, Section } from '../../engine/pages/types.ts';
+import { bannerFlags } from '../../engine/pages/validity.ts';
 
 const mb = (b: number | null) => (b === null ? 'n/a' : `${(b / 1048576).toFixed(1)} MB`);
 const num = (v: number | null | undefined) => (v === null || v === undefined ? 'n/a' : v.toLocaleString('en-US'));

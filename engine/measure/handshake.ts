@@ -1,4 +1,4 @@
-import { classifyConnectError } from '../../engine/measure/runner-limits.ts';
+import { classifyConnectError } from './runner-limits.ts';
 
 /**
  * Why one connect attempt failed, as a short stable kind for the herd report. The runner's own

@@ -1,14 +1,14 @@
 import { planDrops, type ChaosEvent } from '../../chaos/plans/schedule.ts';
 import { childRng } from '../../lib/rng.ts';
-import type { DisruptionReport } from '../measure/disruptions.ts';
-import { LatencyRecorder, summarize } from '../measure/latency.ts';
-import { DeliveryLedger } from '../measure/ledger.ts';
-import { SeriesRecorder } from '../measure/timeseries.ts';
-import { checkValidity } from '../measure/validity.ts';
-import { pct } from '../session/results.ts';
+import type { DisruptionReport } from '../../engine/measure/disruptions.ts';
+import { LatencyRecorder, summarize } from '../../engine/measure/latency.ts';
+import { DeliveryLedger } from '../../engine/measure/ledger.ts';
+import { SeriesRecorder } from '../../engine/measure/timeseries.ts';
+import { checkValidity } from '../../engine/measure/validity.ts';
+import { pct } from '../../engine/session/results.ts';
 import { defaultsOf } from '../../lib/options.ts';
-import { JITTER_OPTIONS } from '../../runners/jitter/options.ts';
-import type { JitterResult } from '../../runners/jitter/result.ts';
+import { JITTER_OPTIONS } from './options.ts';
+import type { JitterResult } from './result.ts';
 
 export interface SyntheticRun {
   target: string;
