@@ -3,6 +3,7 @@ import type { OptionTable } from '../../lib/options.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule, phasedRun, resultName, shownOptions } from '../../engine/session/module.ts';
+import { DELIVERY_MERGE } from '../../engine/session/results.ts';
 import { TARGET_NAMES } from '../../engine/targets/index.ts';
 import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv } from './options.ts';
 import { formatAvalanche, restartFailureLine } from './report.ts';
@@ -37,6 +38,7 @@ export const avalancheModule = defineModule({
   target: 'self',
   targetOf: ({ opts }) => ({ name: opts.target, url: opts.url }),
   run: ({ opts, config }, ctx) => phasedRun(runAvalanche(opts, config, { signal: ctx.signal }), ctx),
+  merge: [DELIVERY_MERGE, { max: ['rampElapsedMs', 'totalElapsedMs'], counts: ['initiallyConnected'], nonNegative: ['rampElapsedMs', 'totalElapsedMs'] }],
   multi: { sharedStream: false },
   cli: {
     usage: `--target <${TARGET_NAMES.join('|')}> --restart <mode> [options] [--json]`,

@@ -3,6 +3,7 @@ import { COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { formatDeployImpact } from '../avalanche/report.ts';
 import { defineModule, phasedRun } from '../../engine/session/module.ts';
+import { DELIVERY_MERGE } from '../../engine/session/results.ts';
 import { TARGET_NAMES } from '../../engine/targets/index.ts';
 import { checkDeployImpactOptions, DEPLOY_IMPACT_OPTIONS } from './options.ts';
 import { deployImpactPlannedMs, runDeployImpact } from './run.ts';
@@ -17,6 +18,7 @@ export const deployImpactModule = defineModule({
   plannedMs: deployImpactPlannedMs,
   target: 'self',
   run: (o, ctx) => phasedRun(runDeployImpact(o, { signal: ctx.signal }), ctx),
+  merge: [DELIVERY_MERGE],
   multi: { sharedStream: false },
   cli: {
     usage: `--target <${TARGET_NAMES.join('|')}> [options] [--json]`,

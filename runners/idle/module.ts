@@ -17,6 +17,16 @@ export const idleModule = defineModule({
   serviceArgs: idleServiceArgs,
   run: (o, ctx) => runIdle(o, ctx.url!, ctx.service?.pid, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'connected', 'subscribed', 'failed'],
+  merge: [
+    {
+      // connected, welcomed and subscribed are the stages of one funnel (shards/merge/schema.ts checks their order).
+      sum: ['clients', 'connected', 'welcomed', 'subscribed', 'failed', 'openAtEndOfHold'],
+      max: ['rampElapsedMs', 'timeToAllSubscribedMs', 'holdElapsedMs', 'totalElapsedMs'],
+      countMaps: ['failureCauses', 'disconnectedDuringHold'],
+      counts: ['clients', 'connected', 'welcomed', 'subscribed', 'failed', 'openAtEndOfHold'],
+      nonNegative: ['rampElapsedMs', 'holdElapsedMs', 'totalElapsedMs'],
+    },
+  ],
   multi: { sharedStream: false },
   cli: {
     usage: `--target <${LEAN_TARGETS.join('|')}> [options]`,

@@ -4,6 +4,7 @@ import { benchmarkFields } from '../../shards/runner/adapters/bench-fields.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule, shownOptions } from '../../engine/session/module.ts';
+import { DELIVERY_MERGE, pct } from '../../engine/session/results.ts';
 import { TARGET_NAMES } from '../../engine/targets/index.ts';
 import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from './options.ts';
 import { formatProgress, type JitterProgress } from './progress.ts';
@@ -59,6 +60,18 @@ export const jitterModule = defineModule({
     return run.result;
   },
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
+  merge: [
+    DELIVERY_MERGE,
+    {
+      sum: ['jitterEvents', 'jitterSkipped', 'reconnects', 'reconnectFailures', 'csrResumes', 'historyRejected'],
+      counts: ['jitterEvents', 'jitterSkipped', 'reconnects', 'reconnectFailures', 'historyRejected'],
+      nullableCounts: ['csrResumes'],
+      derive(merged, shards) {
+        // null on every shard: the target has no connection-state recovery, so no rate either.
+        if (merged.csrResumes !== undefined && shards.some((r) => r.csrResumes !== null)) merged.csrResumeRatePct = merged.reconnects ? pct(merged.csrResumes as number, merged.reconnects as number) : null;
+      },
+    },
+  ],
   multi: { sharedStream: true },
   cli: {
     usage: `--target <${TARGET_NAMES.join('|')}> [options] [--json]`,

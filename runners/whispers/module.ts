@@ -3,8 +3,10 @@ import { withSortedSamples } from '../../shards/runner/adapters/bench-fields.ts'
 import { COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule } from '../../engine/session/module.ts';
+import { DELIVERY_MERGE } from '../../engine/session/results.ts';
 import type { ProgressSnapshot } from '../../engine/session/present.ts';
 import { checkWhispersOptions, WHISPERS_OPTIONS } from './options.ts';
+import { WHISPERS_MERGE } from './result.ts';
 import { runWhispers, whispersPlannedMs } from './run.ts';
 
 const WHISPERS_HTTP_OPTIONS = { ...queryOptions(WHISPERS_OPTIONS), samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
@@ -17,7 +19,12 @@ export const whispersModule = defineModule({
   plannedMs: whispersPlannedMs,
   run: (o, ctx) => runWhispers(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'whispersSent', 'whispersReceived', 'expectedReceived'],
-  multi: { sharedStream: false },
+  merge: [DELIVERY_MERGE, WHISPERS_MERGE],
+  multi: {
+    sharedStream: false,
+    // Own rooms per shard: no shard's clients hear another shard's whispers.
+    ownStream: ({ 'room-prefix': dashed, ...q }, suffix) => ({ ...q, roomPrefix: `${q.roomPrefix ?? dashed ?? WHISPERS_OPTIONS.roomPrefix.default}-${suffix}` }),
+  },
   cli: {
     usage: '[options]',
     json: 'always',
