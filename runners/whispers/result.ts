@@ -13,14 +13,15 @@ const count = (v: unknown): number | undefined => (typeof v === 'number' && Numb
 
 /** How whispers results add up over shards, besides the delivery fields they share (DELIVERY_MERGE). */
 export const WHISPERS_MERGE: MergeSpec = {
-  sum: ['whispersSent', 'whispersReceived', 'expectedReceived'],
+  sum: ['whispersSent', 'whispersReceived', 'expectedReceived', 'roomsWithoutPeers'],
   max: ['publishingMs', 'totalElapsedMs'],
-  counts: ['initiallyConnected', 'whispersSent', 'whispersReceived', 'expectedReceived'],
+  counts: ['initiallyConnected', 'whispersSent', 'whispersReceived', 'expectedReceived', 'roomsWithoutPeers'],
   nonNegative: ['publishingMs', 'totalElapsedMs'],
   check(r) {
-    const [clients, sent, received] = [count(r.clients), count(r.whispersSent), count(r.whispersReceived)];
+    const [clients, sent, received, rooms, lonely] = [count(r.clients), count(r.whispersSent), count(r.whispersReceived), count(r.rooms), count(r.roomsWithoutPeers)];
     // Every client hears at most every whisper sent.
-    return clients !== undefined && sent !== undefined && received !== undefined && received > clients * sent ? `whispersReceived ${received} exceeds clients x whispers sent ${clients * sent}` : undefined;
+    if (clients !== undefined && sent !== undefined && received !== undefined && received > clients * sent) return `whispersReceived ${received} exceeds clients x whispers sent ${clients * sent}`;
+    return rooms !== undefined && lonely !== undefined && lonely > rooms ? `roomsWithoutPeers ${lonely} exceeds rooms ${rooms}` : undefined;
   },
   derive(merged, shards) {
     const [received, expected] = [count(merged.whispersReceived), count(merged.expectedReceived)];
