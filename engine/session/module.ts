@@ -60,6 +60,14 @@ export interface MergedFlag {
   code: string;
   severity: 'fatal' | 'warning';
   message: string;
+  /** The shards the flag is about. */
+  shards?: string[];
+}
+
+/** One shard's result as a declaration's hooks see it, with the shard's name. */
+export interface NamedShardResult {
+  readonly name: string;
+  readonly result: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -83,7 +91,9 @@ export interface MergeSpec {
   /** Schema: the first bound one shard's result breaks (`x exceeds y`), or undefined. */
   check?(result: Readonly<Record<string, unknown>>): string | undefined;
   /** Fleet figures recomputed from the merged ones (a rate from summed counts), given the shards' results; after the latency merge. */
-  derive?(merged: Record<string, unknown>, shards: readonly Readonly<Record<string, unknown>>[]): void;
+  derive?(merged: Record<string, unknown>, shards: readonly NamedShardResult[]): void;
+  /** Figures of one shard kept beside the union in `perShard[]` (the shard's own target bytes per connection). */
+  perShard?(result: Readonly<Record<string, unknown>>): Record<string, unknown> | undefined;
   /** The runner's rules over the merged figures: what each shard can pass alone while the sum does not. */
   rules?(merged: Readonly<Record<string, unknown>>): MergedFlag[];
 }

@@ -4,6 +4,7 @@ import { defineModule } from '../../engine/session/module.ts';
 import { LEAN_TARGETS } from '../../engine/targets/index.ts';
 import { checkIdleOptions, IDLE_OPTIONS, idleServiceArgs } from './options.ts';
 import { runIdle, type IdleProgress } from './run.ts';
+import { IDLE_MERGE } from './shard-merge.ts';
 
 const { target: _t, url: _u, ...IDLE_QUERY } = IDLE_OPTIONS;
 export const IDLE_HTTP_OPTIONS = { ...IDLE_QUERY, channel: CLIENT_COMPAT_OPTIONS.channel, acProtocol: CLIENT_COMPAT_OPTIONS.acProtocol } as const satisfies OptionTable;
@@ -17,16 +18,7 @@ export const idleModule = defineModule({
   serviceArgs: idleServiceArgs,
   run: (o, ctx) => runIdle(o, ctx.url!, ctx.service?.pid, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'connected', 'subscribed', 'failed'],
-  merge: [
-    {
-      // connected, welcomed and subscribed are the stages of one funnel (shards/merge/schema.ts checks their order).
-      sum: ['clients', 'connected', 'welcomed', 'subscribed', 'failed', 'openAtEndOfHold'],
-      max: ['rampElapsedMs', 'timeToAllSubscribedMs', 'holdElapsedMs', 'totalElapsedMs'],
-      countMaps: ['failureCauses', 'disconnectedDuringHold'],
-      counts: ['clients', 'connected', 'welcomed', 'subscribed', 'failed', 'openAtEndOfHold'],
-      nonNegative: ['rampElapsedMs', 'holdElapsedMs', 'totalElapsedMs'],
-    },
-  ],
+  merge: [IDLE_MERGE],
   multi: { sharedStream: false },
   cli: {
     usage: `--target <${LEAN_TARGETS.join('|')}> [options]`,

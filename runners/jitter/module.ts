@@ -68,7 +68,7 @@ export const jitterModule = defineModule({
       nullableCounts: ['csrResumes'],
       derive(merged, shards) {
         // null on every shard: the target has no connection-state recovery, so no rate either.
-        if (merged.csrResumes !== undefined && shards.some((r) => r.csrResumes !== null)) merged.csrResumeRatePct = merged.reconnects ? pct(merged.csrResumes as number, merged.reconnects as number) : null;
+        if (merged.csrResumes !== undefined && shards.some((s) => s.result.csrResumes !== null)) merged.csrResumeRatePct = merged.reconnects ? pct(merged.csrResumes as number, merged.reconnects as number) : null;
       },
     },
   ],

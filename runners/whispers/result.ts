@@ -28,7 +28,7 @@ export const WHISPERS_MERGE: MergeSpec = {
     if (received !== undefined && expected !== undefined) merged.deliveryRatePct = pct(received, expected);
     // The benchmark's name for the raw percentiles: the same union, the same values.
     const raw = merged.latencyRawMs as { p50: number; p95: number; p99: number; max: number } | undefined;
-    if (raw && shards.some((r) => r.latencyMs !== undefined)) merged.latencyMs = { p50: raw.p50, p95: raw.p95, p99: raw.p99, max: raw.max };
+    if (raw && shards.some((s) => s.result.latencyMs !== undefined)) merged.latencyMs = { p50: raw.p50, p95: raw.p95, p99: raw.p99, max: raw.max };
   },
   rules(merged) {
     const [received, expected] = [count(merged.whispersReceived), count(merged.expectedReceived)];

@@ -26,10 +26,6 @@ export function mergedFigureFlags(merged: Record<string, unknown>, plan: MergePl
     flags.push({ code: 'FLEET_RECEIVED_OVER_EXPECTED', severity: 'fatal', message: `merged lost ${lost} > expected ${expected}` });
   }
   for (const s of plan.specs) flags.push(...(s.rules?.(merged) ?? []));
-  const tm = merged.targetMemory as { complete?: unknown; incompleteReason?: unknown; incompleteShards?: unknown } | undefined;
-  if (tm?.complete === false) {
-    flags.push({ code: 'FLEET_TARGET_MEMORY_INCOMPLETE', severity: 'warning', ...(Array.isArray(tm.incompleteShards) ? { shards: tm.incompleteShards as string[] } : {}), message: String(tm.incompleteReason) });
-  }
   const clients = num(merged.clients);
   for (const k of ['connectedClients', 'connected', 'subscribed'] as const) {
     const v = num(merged[k]);

@@ -4,7 +4,6 @@ import { fleetValidity } from './fleet-validity.ts';
 import { shiftLatency } from './latency-shift.ts';
 import { MERGE_PLAN, type MergePlan } from './plan.ts';
 import { screenOutcomes, type SchemaContext } from './schema.ts';
-import { idleShardFigures, mergeIdle } from './idle.ts';
 import { judgeOnPublisher } from './shared-stream.ts';
 import { num, type FleetFlag, type ShardOutcome, type ShardResult, type ShardSummary } from './types.ts';
 
@@ -82,8 +81,6 @@ export async function mergeShards(input: readonly ShardOutcome[], opts: MergeOpt
     if (connectedExpected > 0) merged.deliveryRateOfConnectedPct = pct(received, connectedExpected);
   }
 
-  if (ok.some((o) => o.result.runner !== undefined || o.result.targetMetrics !== undefined) && ok.some((o) => o.result.subscribed !== undefined)) Object.assign(merged, mergeIdle(ok));
-
   let latency: EncodedLatency | undefined;
   if (corrected.size) {
     latency = mergeLatency([...corrected.values()]);
@@ -93,9 +90,9 @@ export async function mergeShards(input: readonly ShardOutcome[], opts: MergeOpt
     merged.latencyHistogram = latency;
   }
   // The runners' own fleet figures (a rate from their summed counts), over everything merged so far.
-  for (const s of plan.specs) s.derive?.(merged, ok.map((o) => o.result));
+  for (const s of plan.specs) s.derive?.(merged, ok);
 
-  const perShard = outcomes.map((o) => summarizeShard(o, corrected.get(o.name)));
+  const perShard = outcomes.map((o) => summarizeShard(o, corrected.get(o.name), plan));
   const floors = perShard.filter((s) => s.latency).map((s) => s.latency!.min).sort((a, b) => a - b);
   const medianFloor = floors.length ? floors[Math.floor((floors.length - 1) / 2)]! : 0;
   for (const s of perShard) if (s.latency) s.skewEstimateMs = Math.round((s.latency.min - medianFloor) * 1000) / 1000;
@@ -107,7 +104,7 @@ export async function mergeShards(input: readonly ShardOutcome[], opts: MergeOpt
   return { merged, perShard, validity };
 }
 
-function summarizeShard(o: ShardOutcome, latency: EncodedLatency | undefined): ShardSummary {
+function summarizeShard(o: ShardOutcome, latency: EncodedLatency | undefined, plan: MergePlan): ShardSummary {
   const r = o.result;
   return {
     name: o.name,
@@ -126,6 +123,7 @@ function summarizeShard(o: ShardOutcome, latency: EncodedLatency | undefined): S
     clock: o.clock ?? null,
     valid: r?.validity ? r.validity.valid : null,
     flags: Array.isArray(r?.validity?.flags) ? r.validity.flags.map((f) => `${f.severity}:${f.code}`) : [],
-    ...(idleShardFigures(r) ?? {}),
+    // The runners' own per-shard figures (idle's memory per connection, failure causes).
+    ...Object.assign({}, ...plan.specs.map((s) => (r && s.perShard?.(r)) || {})),
   };
 }

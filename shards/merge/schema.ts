@@ -75,7 +75,7 @@ function check(r: unknown, c: SchemaContext): string | undefined {
   const bound = (k: string, max: number | undefined, what: string) => (n[k] !== undefined && max !== undefined && n[k]! > max ? `${k} ${n[k]} exceeds ${what} ${max}` : undefined);
   const perClient = clients !== undefined && n.totalMessages !== undefined ? clients * n.totalMessages : undefined;
   const overs = [
-    ...['connectedClients', 'connectFailures', 'connected', 'subscribed', 'failed', 'initiallyConnected'].map((k) => bound(k, clients, 'clients')),
+    ...['connectedClients', 'connectFailures', 'initiallyConnected'].map((k) => bound(k, clients, 'clients')),
     bound('published', n.totalMessages, 'totalMessages'),
     bound('publishedMessages', n.totalMessages, 'totalMessages'),
     bound('expectedDeliveries', perClient, 'clients x messages'),
@@ -90,17 +90,6 @@ function check(r: unknown, c: SchemaContext): string | undefined {
   ];
   const over = overs.find((x) => x !== undefined);
   if (over) return over;
-  // connected / welcomed / subscribed are the stages of one funnel (the benchmark's idle fields):
-  // a client that connected but timed out before its subscription is in `connected` and in
-  // `failed`, so only the last stage and the failures partition the clients.
-  const funnel = (['connected', 'welcomed', 'subscribed'] as const).filter((k) => n[k] !== undefined);
-  for (let i = 1; i < funnel.length; i++) {
-    const [a, b] = [funnel[i - 1]!, funnel[i]!];
-    if (n[b]! > n[a]!) return `${b} ${n[b]} exceeds ${a} ${n[a]}`;
-  }
-  const last = funnel.at(-1);
-  if (last && n.failed !== undefined && clients !== undefined && n[last]! + n.failed > clients) return `${last} ${n[last]} + failed ${n.failed} exceeds clients ${clients}`;
-
   const hp = histogramProblem(r.latencyHistogram, perClient);
   if (hp) return hp;
   if (r.latencySamplesSorted !== undefined && !(Array.isArray(r.latencySamplesSorted) && r.latencySamplesSorted.every((x) => typeof x === 'number' && Number.isFinite(x)))) return 'latencySamplesSorted is not an array of numbers';
