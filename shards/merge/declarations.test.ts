@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { done, shardResult } from './fixtures.ts';
 import { mergeShards } from './merge.ts';
+import { MULTI_MODULES } from '../../runners/modules.ts';
 import { mergePlan } from './plan.ts';
 import { resultProblem } from './schema.ts';
 
@@ -59,5 +60,13 @@ describe('the coordinator merges by the runners\' declarations', () => {
 
   it('two declarations that merge one field differently are refused when the plan is built', () => {
     expect(() => mergePlan([{ sum: ['elapsedMs'] }, { max: ['elapsedMs'] }])).toThrow('merge declarations disagree: elapsedMs both summed and merged otherwise');
+  });
+
+  it('every field a fanned-out test\'s result must carry is one its own declarations merge', () => {
+    for (const m of MULTI_MODULES) {
+      if (!m.summary.length) continue;
+      const own = mergePlan(m.merge ?? []);
+      expect(m.summary.filter((f) => !own.sum.includes(f) && !own.max.includes(f)), m.name).toEqual([]);
+    }
   });
 });
