@@ -43,12 +43,61 @@ export interface RunnerModule<Opts extends object, Result extends object = Recor
   run(opts: Opts, ctx: ModuleRunContext): Promise<Result>;
   /** Result fields a shard's result must carry to be merged (the coordinator's table). */
   readonly summary: readonly string[];
-  /** The coordinator can fan this test out over shards; `sharedStream`: one publisher, the others subscribe. */
-  readonly multi?: { sharedStream: boolean };
+  /** How the coordinator merges shard results of this test: the declarations its result follows (shared ones first, then its own). */
+  readonly merge?: readonly MergeSpec[];
+  /**
+   * The coordinator can fan this test out over shards; `sharedStream`: one publisher, the others
+   * subscribe. `ownStream`: in own-stream mode, the query shard `suffix` (s1, s2, ...) is sent, so
+   * that no shard hears another's traffic (the stream itself is suffixed for every test).
+   */
+  readonly multi?: { sharedStream: boolean; ownStream?(query: Readonly<Record<string, string>>, suffix: string): Record<string, string> };
   /** The HTML report's model for results of this test (one, or several side by side); absent: the run writes no page. */
   page?(results: readonly Result[], meta: ReportMeta): ReportModel;
   /** The runner service's routes for this test (absent: CLI only). */
   readonly http?: HttpSpec<Opts, Result, Q>;
+}
+
+/** A fleet flag a runner's rule raises over merged figures (the coordinator adds its own codes). */
+export interface MergedFlag {
+  code: string;
+  severity: 'fatal' | 'warning';
+  message: string;
+  /** The shards the flag is about. */
+  shards?: string[];
+}
+
+/** One shard's result as a declaration's hooks see it, with the shard's name. */
+export interface NamedShardResult {
+  readonly name: string;
+  readonly result: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * How shard results of a runner add up, by result field (shards/merge reads the union of every
+ * module's declarations: a field name means one thing in every result). Schema lists are checked
+ * on each shard's result before anything adds up; the merge lists say how the fleet figure is made.
+ */
+export interface MergeSpec {
+  /** Counters and rates whose fleet figure is the shards' sum. */
+  readonly sum?: readonly string[];
+  /** Extents (durations, peaks) whose fleet figure is the largest shard's: the fleet took as long as its slowest shard. */
+  readonly max?: readonly string[];
+  /** Maps of counts by cause: summed key by key (each value an integer >= 0). */
+  readonly countMaps?: readonly string[];
+  /** Schema: integers >= 0 when present (a fraction or a negative would add into a 200% that reads valid). */
+  readonly counts?: readonly string[];
+  /** Schema: integers >= 0, or null where the count does not apply (a target without session resumption). */
+  readonly nullableCounts?: readonly string[];
+  /** Schema: finite and >= 0 when present (rates, durations). */
+  readonly nonNegative?: readonly string[];
+  /** Schema: the first bound one shard's result breaks (`x exceeds y`), or undefined. */
+  check?(result: Readonly<Record<string, unknown>>): string | undefined;
+  /** Fleet figures recomputed from the merged ones (a rate from summed counts), given the shards' results; after the latency merge. */
+  derive?(merged: Record<string, unknown>, shards: readonly NamedShardResult[]): void;
+  /** Figures of one shard kept beside the union in `perShard[]` (the shard's own target bytes per connection). */
+  perShard?(result: Readonly<Record<string, unknown>>): Record<string, unknown> | undefined;
+  /** The runner's rules over the merged figures: what each shard can pass alone while the sum does not. */
+  rules?(merged: Readonly<Record<string, unknown>>): MergedFlag[];
 }
 
 /** What a run emits; the CLI prints it to stderr, the runner service stores it in the job. */

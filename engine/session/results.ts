@@ -5,6 +5,7 @@ import type { RunnerHealth } from '../measure/runner-health.ts';
 import type { LossReport } from '../measure/client-timelines.ts';
 import type { PublisherResult } from '../measure/publisher.ts';
 import type { RunSession } from './session.ts';
+import type { MergeSpec } from './module.ts';
 
 /** a / b as a percentage with four decimals; 0 when b is 0. The one copy every result uses. */
 export const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
@@ -82,6 +83,18 @@ export function deliveryFields(s: RunSession, published: number) {
     latencyHistogram: enc,
   };
 }
+
+/** How `deliveryFields` and the RunFields every publish-and-listen result carries add up over shards. */
+export const DELIVERY_MERGE: MergeSpec = {
+  sum: ['clients', 'connectedClients', 'connectFailures', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries', 'unacceptedDeliveries', 'unconfirmedDeliveries', 'duplicates', 'outOfOrder', 'foreignMessages', 'perfectClients', 'publishFailures'],
+  max: ['elapsedMs', 'plannedMs', 'runnerPeakRssMb', 'totalMessages'],
+  countMaps: ['connectFailureCauses', 'disconnectReasons'],
+  counts: [
+    'clients', 'connectedClients', 'connectFailures', 'lateConnects', 'totalMessages', 'published', 'publishFailures', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries',
+    'unacceptedDeliveries', 'unconfirmedDeliveries', 'duplicates', 'outOfOrder', 'foreignMessages', 'perfectClients',
+  ],
+  nonNegative: ['deliveryRatePct', 'elapsedMs', 'plannedMs', 'runnerPeakRssMb'],
+};
 
 /** The publisher's part, in the jitter result's names. */
 export const publisherFields = (p: PublisherResult) => ({ published: p.published, publishFailures: p.failed, publishFailureCauses: p.failureCauses, publishFailureSamples: p.failures });

@@ -4,6 +4,7 @@ import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule, phasedRun, shownOptions } from '../../engine/session/module.ts';
 import { avalancheReport } from './page.ts';
+import { DELIVERY_MERGE } from '../../engine/session/results.ts';
 import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv } from './options.ts';
 import { avalanchePlannedMs, runAvalanche } from './run.ts';
 
@@ -31,6 +32,7 @@ export const avalancheModule = defineModule({
   target: 'self',
   targetOf: ({ opts }) => ({ name: opts.target, url: opts.url }),
   run: ({ opts, config }, ctx) => phasedRun(runAvalanche(opts, config, { signal: ctx.signal }), ctx),
+  merge: [DELIVERY_MERGE, { max: ['rampElapsedMs', 'totalElapsedMs'], counts: ['initiallyConnected'], nonNegative: ['rampElapsedMs', 'totalElapsedMs'] }],
   multi: { sharedStream: false },
   page: avalancheReport,
   http: {

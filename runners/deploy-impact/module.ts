@@ -3,6 +3,7 @@ import { COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule, phasedRun } from '../../engine/session/module.ts';
 import { deployImpactReport } from '../avalanche/page.ts';
+import { DELIVERY_MERGE } from '../../engine/session/results.ts';
 import { checkDeployImpactOptions, DEPLOY_IMPACT_OPTIONS } from './options.ts';
 import { deployImpactPlannedMs, runDeployImpact } from './run.ts';
 
@@ -16,6 +17,7 @@ export const deployImpactModule = defineModule({
   plannedMs: deployImpactPlannedMs,
   target: 'self',
   run: (o, ctx) => phasedRun(runDeployImpact(o, { signal: ctx.signal }), ctx),
+  merge: [DELIVERY_MERGE],
   multi: { sharedStream: false },
   page: deployImpactReport,
   http: {

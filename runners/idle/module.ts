@@ -4,6 +4,7 @@ import { defineModule } from '../../engine/session/module.ts';
 import { idleReport } from './page.ts';
 import { checkIdleOptions, IDLE_OPTIONS, idleServiceArgs } from './options.ts';
 import { runIdle } from './run.ts';
+import { IDLE_MERGE } from './shard-merge.ts';
 
 const { target: _t, url: _u, ...IDLE_QUERY } = IDLE_OPTIONS;
 export const IDLE_HTTP_OPTIONS = { ...IDLE_QUERY, channel: CLIENT_COMPAT_OPTIONS.channel, acProtocol: CLIENT_COMPAT_OPTIONS.acProtocol } as const satisfies OptionTable;
@@ -17,6 +18,7 @@ export const idleModule = defineModule({
   serviceArgs: idleServiceArgs,
   run: (o, ctx) => runIdle(o, ctx.url!, ctx.service?.pid, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'connected', 'subscribed', 'failed'],
+  merge: [IDLE_MERGE],
   multi: { sharedStream: false },
   page: idleReport,
   http: {

@@ -5,6 +5,7 @@ import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule, shownOptions } from '../../engine/session/module.ts';
 import { jitterReport } from './page.ts';
+import { DELIVERY_MERGE, pct } from '../../engine/session/results.ts';
 import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from './options.ts';
 import { jitterPlannedMs, runJitter } from './run.ts';
 import { runJitterWorkers } from './workers.ts';
@@ -57,6 +58,18 @@ export const jitterModule = defineModule({
     return run.result;
   },
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
+  merge: [
+    DELIVERY_MERGE,
+    {
+      sum: ['jitterEvents', 'jitterSkipped', 'reconnects', 'reconnectFailures', 'csrResumes', 'historyRejected'],
+      counts: ['jitterEvents', 'jitterSkipped', 'reconnects', 'reconnectFailures', 'historyRejected'],
+      nullableCounts: ['csrResumes'],
+      derive(merged, shards) {
+        // null on every shard: the target has no connection-state recovery, so no rate either.
+        if (merged.csrResumes !== undefined && shards.some((s) => s.result.csrResumes !== null)) merged.csrResumeRatePct = merged.reconnects ? pct(merged.csrResumes as number, merged.reconnects as number) : null;
+      },
+    },
+  ],
   multi: { sharedStream: true },
   page: jitterReport,
   http: {

@@ -4,6 +4,7 @@ import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule } from '../../engine/session/module.ts';
 import { latencyReport } from './page.ts';
+import { DELIVERY_MERGE } from '../../engine/session/results.ts';
 import { LATENCY_OPTIONS, toJitterOptions, type LatencyOptions } from './options.ts';
 import { jitterPlannedMs } from '../jitter/run.ts';
 import { runLatency } from './run.ts';
@@ -21,6 +22,7 @@ export const latencyModule = defineModule({
   plannedMs: (o) => jitterPlannedMs(toJitterOptions(o)),
   run: (o, ctx) => runLatency(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
+  merge: [DELIVERY_MERGE],
   multi: { sharedStream: true },
   page: latencyReport,
   http: {

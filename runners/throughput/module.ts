@@ -4,6 +4,7 @@ import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule } from '../../engine/session/module.ts';
 import { throughputReport } from './page.ts';
+import { DELIVERY_MERGE } from '../../engine/session/results.ts';
 import { checkThroughputOptions, THROUGHPUT_OPTIONS } from './options.ts';
 import { runThroughput, throughputPlannedMs } from './run.ts';
 
@@ -17,6 +18,10 @@ export const throughputModule = defineModule({
   plannedMs: throughputPlannedMs,
   run: (o, ctx) => runThroughput(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
+  merge: [
+    DELIVERY_MERGE,
+    { sum: ['outboundDeliveriesPerSec', 'usefulDeliveriesPerSec'], max: ['publishingMs'], counts: ['publishedMessages'], nonNegative: ['outboundDeliveriesPerSec', 'usefulDeliveriesPerSec', 'publishingMs'] },
+  ],
   multi: { sharedStream: false },
   page: throughputReport,
   http: {

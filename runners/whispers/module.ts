@@ -4,7 +4,9 @@ import { COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule } from '../../engine/session/module.ts';
 import { whispersReport } from './page.ts';
+import { DELIVERY_MERGE } from '../../engine/session/results.ts';
 import { checkWhispersOptions, WHISPERS_OPTIONS } from './options.ts';
+import { WHISPERS_MERGE } from './result.ts';
 import { runWhispers, whispersPlannedMs } from './run.ts';
 
 const WHISPERS_HTTP_OPTIONS = { ...queryOptions(WHISPERS_OPTIONS), samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
@@ -17,8 +19,13 @@ export const whispersModule = defineModule({
   plannedMs: whispersPlannedMs,
   run: (o, ctx) => runWhispers(o, ctx.url!, { signal: ctx.signal, log: ctx.log, progress: ctx.progress }),
   summary: ['clients', 'whispersSent', 'whispersReceived', 'expectedReceived'],
-  multi: { sharedStream: false },
   page: whispersReport,
+  merge: [DELIVERY_MERGE, WHISPERS_MERGE],
+  multi: {
+    sharedStream: false,
+    // Own rooms per shard: no shard's clients hear another shard's whispers.
+    ownStream: ({ 'room-prefix': dashed, ...q }, suffix) => ({ ...q, roomPrefix: `${q.roomPrefix ?? dashed ?? WHISPERS_OPTIONS.roomPrefix.default}-${suffix}` }),
+  },
   http: {
     // Every route target (the default): one whose protocol has no whispers answers 400 "not supported by this target" (RR_ERR_TARGET_UNSUPPORTED).
     options: WHISPERS_HTTP_OPTIONS,

@@ -144,6 +144,12 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHoo
       whispersReceived: received,
       /** Σ over whispers of (connected members of the room − 1). */
       expectedReceived: expected,
+      /**
+       * Rooms with fewer than two connected members: their whispers reach no one, so they count as
+       * sent but add nothing to expectedReceived (a run whose clients mostly failed to connect can
+       * read 100% over a handful of peers; this says how many rooms had none).
+       */
+      roomsWithoutPeers: connectedIn.filter((n) => n < 2).length,
       receivedDeliveries: received,
       expectedDeliveries: expected,
       lostDeliveries,

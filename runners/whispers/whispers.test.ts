@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { withTarget } from '../../engine/measure/local-target.ts';
 import { getTarget } from '../../engine/targets/index.ts';
+import { done } from '../../shards/merge/fixtures.ts';
+import { mergeShards } from '../../shards/merge/merge.ts';
+import { resultProblem } from '../../shards/merge/schema.ts';
 import { parseWhispersOptions } from './options.ts';
 import { runWhispers } from './run.ts';
 
@@ -17,6 +20,7 @@ describe('whispers runner', () => {
     // 3 rooms of 8: each whisper goes to 7 peers.
     expect(r.expectedReceived).toBe(24 * 15 * 7);
     expect(r.whispersReceived).toBe(r.expectedReceived);
+    expect(r.roomsWithoutPeers).toBe(0);
     expect(r.lossByCause).toEqual({});
     expect(r.deliveryRatePct).toBe(100);
     expect(r.duplicates).toBe(0);
@@ -34,6 +38,20 @@ describe('whispers runner', () => {
       expect(r.duplicates).toBe(0);
     });
   }
+
+  it('a room with one member: its whispers expect no receiver and it counts in roomsWithoutPeers, which the coordinator adds over shards', async () => {
+    // 5 clients in 3 rooms: 2, 2 and 1 members.
+    const o = parseWhispersOptions({ values: { target: 'replay', n: '5', rooms: '3', interval: '100', duration: '1', ramp: '200', settle: '2000' }, origin: 'test' });
+    const r = await withTarget(getTarget('replay'), undefined, (url) => runWhispers(o, url));
+    expect(r.validity.valid, JSON.stringify(r.validity)).toBe(true);
+    expect(r.roomsWithoutPeers).toBe(1);
+    expect(r.expectedReceived).toBe(4 * 10);
+    expect(resultProblem(r)).toBeUndefined();
+    const { merged } = await mergeShards([done('s1', r), done('s2', r)]);
+    expect(merged.roomsWithoutPeers).toBe(2);
+    expect(resultProblem({ ...r, roomsWithoutPeers: 0.5 })).toBe('roomsWithoutPeers is 0.5, not an integer >= 0');
+    expect(resultProblem({ ...r, roomsWithoutPeers: 4 })).toBe('roomsWithoutPeers 4 exceeds rooms 3');
+  });
 
   it('a server killed mid-run: every missing whisper gets one cause from its member\'s timeline, the members never came back', { timeout: 30_000 }, async () => {
     const { startService } = await import('../../services/common/spawn.ts');

@@ -16,9 +16,11 @@ export interface MultiTest {
   sharedStream: boolean;
   /** Result fields a shard's result must carry (shards/merge/schema.ts refuses it otherwise). */
   required: readonly string[];
+  /** Own-stream mode: what else a shard's query puts on its own besides the stream (the module's `multi.ownStream`). */
+  ownStream?: (query: Readonly<Record<string, string>>, suffix: string) => Record<string, string>;
 }
 
-export const MULTI_TABLE: readonly MultiTest[] = MULTI_MODULES.map((m) => ({ test: m.name, options: m.http!.options, sharedStream: m.multi!.sharedStream, required: m.summary }));
+export const MULTI_TABLE: readonly MultiTest[] = MULTI_MODULES.map((m) => ({ test: m.name, options: m.http!.options, sharedStream: m.multi!.sharedStream, required: m.summary, ...(m.multi!.ownStream ? { ownStream: m.multi!.ownStream } : {}) }));
 
 export const multiTest = (test: string): MultiTest | undefined => MULTI_TABLE.find((r) => r.test === test);
 

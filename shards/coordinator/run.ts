@@ -82,7 +82,7 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
   const launch = (s: { name: string; url: string }, i: number, onProgress?: (status: string, progress: unknown) => void): Promise<ShardOutcome> => {
     const h = health.find((x) => x.name === s.name)!;
     if (!h.ok) return Promise.resolve<ShardOutcome>({ name: s.name, url: s.url, status: 'unreachable', error: `health sweep: ${h.problem}`, durationMs: 0 });
-    const query: Record<string, string> = { ...params };
+    let query: Record<string, string> = { ...params };
     if (perShardN) query.n = String(perShardN);
     if (mode === 'shared') {
       // One stream, one tag; only the publisher publishes, the others only subscribe and record.
@@ -92,11 +92,9 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
     } else {
       // Own streams: each shard on its own stream/rooms, so no shard hears another's traffic.
       if (params.stream !== undefined) query.stream = `${params.stream}-s${i + 1}`;
-      if (o.test === 'whispers') {
-        const prefix = params.roomPrefix ?? params['room-prefix'] ?? 'whisper-room';
-        delete query['room-prefix'];
-        query.roomPrefix = `${prefix}-s${i + 1}`;
-      }
+      // And on its own whatever else the test shares between clients (whispers' rooms).
+      const own = multiTest(o.test)?.ownStream;
+      if (own) query = own(query, `s${i + 1}`);
     }
     asked.set(s.name, query);
     return runShardJob(

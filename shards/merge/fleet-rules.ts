@@ -1,11 +1,13 @@
+import type { MergePlan } from './plan.ts';
 import { num, type FleetFlag, type ShardOutcome } from './types.ts';
 
 /**
  * The runner's own rules, applied again to the merged figures: each shard can pass them alone
  * while the sum does not (two shards counting the same clients, a subscriber judged on the wrong
- * accepted set), and a merged figure over 100% must never read "valid".
+ * accepted set), and a merged figure over 100% must never read "valid". Runners add theirs through
+ * their merge declaration's `rules`.
  */
-export function mergedFigureFlags(merged: Record<string, unknown>): FleetFlag[] {
+export function mergedFigureFlags(merged: Record<string, unknown>, plan: MergePlan): FleetFlag[] {
   const flags: FleetFlag[] = [];
   const rate = num(merged.deliveryRatePct);
   const ofConnected = num(merged.deliveryRateOfConnectedPct);
@@ -23,15 +25,7 @@ export function mergedFigureFlags(merged: Record<string, unknown>): FleetFlag[] 
   if (expected !== undefined && lost !== undefined && lost > expected) {
     flags.push({ code: 'FLEET_RECEIVED_OVER_EXPECTED', severity: 'fatal', message: `merged lost ${lost} > expected ${expected}` });
   }
-  const wr = num(merged.whispersReceived);
-  const we = num(merged.expectedReceived);
-  if (wr !== undefined && we !== undefined && wr > we) {
-    flags.push({ code: 'FLEET_RECEIVED_OVER_EXPECTED', severity: 'fatal', message: `merged whispers received ${wr} > expected ${we}` });
-  }
-  const tm = merged.targetMemory as { complete?: unknown; incompleteReason?: unknown; incompleteShards?: unknown } | undefined;
-  if (tm?.complete === false) {
-    flags.push({ code: 'FLEET_TARGET_MEMORY_INCOMPLETE', severity: 'warning', ...(Array.isArray(tm.incompleteShards) ? { shards: tm.incompleteShards as string[] } : {}), message: String(tm.incompleteReason) });
-  }
+  for (const s of plan.specs) flags.push(...(s.rules?.(merged) ?? []));
   const clients = num(merged.clients);
   for (const k of ['connectedClients', 'connected', 'subscribed'] as const) {
     const v = num(merged[k]);

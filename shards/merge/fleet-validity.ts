@@ -1,6 +1,7 @@
 import { num, type FleetFlag, type ShardOutcome, type ShardSummary } from './types.ts';
 import type { MergeOptions } from './merge.ts';
 import { carriedShardFlags, mergedFigureFlags } from './fleet-rules.ts';
+import { MERGE_PLAN } from './plan.ts';
 
 /** A shard's p99 this many times the fleet's median p99 (and 50 ms above it) is called out. */
 const OUTLIER_FACTOR = 3;
@@ -127,6 +128,6 @@ export function fleetValidity(
       flags.push({ code: 'SHARD_INVALID', severity: 'fatal', shards: [o.name], message: `${o.name}: ${fatal.map((f) => `${f.code} (${f.message})`).join('; ')}` });
     }
   }
-  flags.push(...clockStepFlags(ok, opts.clockStepBudgetMs ?? CLOCK_STEP_BUDGET_MS), ...mergedFigureFlags(merged), ...carriedShardFlags(ok));
+  flags.push(...clockStepFlags(ok, opts.clockStepBudgetMs ?? CLOCK_STEP_BUDGET_MS), ...mergedFigureFlags(merged, opts.plan ?? MERGE_PLAN), ...carriedShardFlags(ok));
   return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
 }

@@ -2,20 +2,10 @@ import { mergeLatency, summarize, type EncodedLatency } from '../../engine/measu
 import { addMaps, pct } from '../../engine/session/results.ts';
 import { fleetValidity } from './fleet-validity.ts';
 import { shiftLatency } from './latency-shift.ts';
-import { COUNT_MAPS, screenOutcomes, type SchemaContext } from './schema.ts';
-import { idleShardFigures, mergeIdle } from './idle.ts';
+import { MERGE_PLAN, type MergePlan } from './plan.ts';
+import { screenOutcomes, type SchemaContext } from './schema.ts';
 import { judgeOnPublisher } from './shared-stream.ts';
 import { num, type FleetFlag, type ShardOutcome, type ShardResult, type ShardSummary } from './types.ts';
-
-/** Counters: the fleet's value is the sum of the shards'. */
-const SUM = [
-  'clients', 'connectedClients', 'connectFailures', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries', 'unacceptedDeliveries', 'unconfirmedDeliveries',
-  'duplicates', 'outOfOrder', 'foreignMessages', 'perfectClients', 'jitterEvents', 'jitterSkipped', 'reconnects',
-  'reconnectFailures', 'csrResumes', 'historyRejected', 'publishFailures', 'connected', 'welcomed', 'subscribed',
-  'failed', 'openAtEndOfHold', 'whispersSent', 'whispersReceived', 'expectedReceived', 'outboundDeliveriesPerSec', 'usefulDeliveriesPerSec',
-] as const;
-/** Per-shard extents: the fleet took as long as its slowest shard. */
-const MAX = ['elapsedMs', 'plannedMs', 'runnerPeakRssMb', 'totalMessages', 'publishingMs', 'rampElapsedMs', 'timeToAllSubscribedMs', 'holdElapsedMs', 'totalElapsedMs'] as const;
 
 /** Connected clients of a result, whatever the runner calls them. */
 const connectedOf = (r: ShardResult): number | undefined => num(r.connectedClients) ?? num(r.subscribed) ?? num(r.connected);
@@ -33,6 +23,8 @@ export interface MergeOptions {
   clockStepBudgetMs?: number;
   /** Time each shard's histogram may take to decode before its shard is refused (ms; default DEFAULT_DECODE_DEADLINE_MS). */
   decodeDeadlineMs?: number;
+  /** The runners' merge declarations (default: every module's, MERGE_PLAN). */
+  plan?: MergePlan;
 }
 
 /**
@@ -43,8 +35,9 @@ export interface MergeOptions {
  */
 export async function mergeShards(input: readonly ShardOutcome[], opts: MergeOptions = {}) {
   const mode = opts.mode ?? 'own';
+  const plan = opts.plan ?? MERGE_PLAN;
   // Nothing a shard returned is believed before it passes the schema: a malformed result is that shard's failure.
-  const given = await screenOutcomes(input, opts.schema, opts.decodeDeadlineMs);
+  const given = await screenOutcomes(input, opts.schema, opts.decodeDeadlineMs, plan);
   // Shared stream: subscribers are judged against the publisher's accepted set before anything adds up.
   const shared: { outcomes: readonly ShardOutcome[]; flags: FleetFlag[] } = mode === 'shared' && opts.publisher ? judgeOnPublisher(given, opts.publisher) : { outcomes: given, flags: [] };
   const outcomes: readonly ShardOutcome[] = shared.outcomes;
@@ -60,16 +53,16 @@ export async function mergeShards(input: readonly ShardOutcome[], opts: MergeOpt
   }
 
   const merged: Record<string, unknown> = {};
-  for (const k of SUM) {
+  for (const k of plan.sum) {
     const vals = ok.map((o) => num(o.result[k])).filter((v): v is number => v !== undefined);
     if (vals.length) merged[k] = Math.round(vals.reduce((a, b) => a + b, 0) * 1000) / 1000;
   }
-  for (const k of MAX) {
+  for (const k of plan.max) {
     const vals = ok.map((o) => num(o.result[k])).filter((v): v is number => v !== undefined);
     if (vals.length) merged[k] = Math.max(...vals);
   }
   // The schema let only maps of counts through.
-  for (const k of COUNT_MAPS) {
+  for (const k of plan.countMaps) {
     const maps = ok.map((o) => o.result[k]).filter((m): m is Record<string, number> => typeof m === 'object' && m !== null);
     if (maps.length) merged[k] = addMaps(maps);
   }
@@ -87,14 +80,6 @@ export async function mergeShards(input: readonly ShardOutcome[], opts: MergeOpt
     const connectedExpected = ok.reduce((n, o) => n + (connectedOf(o.result) ?? 0) * (num(o.result.totalMessages) ?? 0), 0);
     if (connectedExpected > 0) merged.deliveryRateOfConnectedPct = pct(received, connectedExpected);
   }
-  if (merged.whispersReceived !== undefined && merged.expectedReceived !== undefined) {
-    merged.deliveryRatePct = pct(merged.whispersReceived as number, merged.expectedReceived as number);
-  }
-  if (merged.csrResumes !== undefined && ok.some((o) => o.result.csrResumes !== null)) {
-    merged.csrResumeRatePct = merged.reconnects ? pct(merged.csrResumes as number, merged.reconnects as number) : null;
-  }
-
-  if (ok.some((o) => o.result.runner !== undefined || o.result.targetMetrics !== undefined) && ok.some((o) => o.result.subscribed !== undefined)) Object.assign(merged, mergeIdle(ok));
 
   let latency: EncodedLatency | undefined;
   if (corrected.size) {
@@ -102,27 +87,24 @@ export async function mergeShards(input: readonly ShardOutcome[], opts: MergeOpt
     // Min-normalisation after the merge: one floor for the union, from the exact minimum.
     const report = summarize(latency);
     Object.assign(merged, report);
-    // Whispers name their raw percentiles `latencyMs` (the benchmark's field): same union, same values.
-    if (ok.some((o) => o.result.latencyMs !== undefined)) {
-      const { p50, p95, p99, max } = report.latencyRawMs;
-      merged.latencyMs = { p50, p95, p99, max };
-    }
     merged.latencyHistogram = latency;
   }
+  // The runners' own fleet figures (a rate from their summed counts), over everything merged so far.
+  for (const s of plan.specs) s.derive?.(merged, ok);
 
-  const perShard = outcomes.map((o) => summarizeShard(o, corrected.get(o.name)));
+  const perShard = outcomes.map((o) => summarizeShard(o, corrected.get(o.name), plan));
   const floors = perShard.filter((s) => s.latency).map((s) => s.latency!.min).sort((a, b) => a - b);
   const medianFloor = floors.length ? floors[Math.floor((floors.length - 1) / 2)]! : 0;
   for (const s of perShard) if (s.latency) s.skewEstimateMs = Math.round((s.latency.min - medianFloor) * 1000) / 1000;
 
-  const validity = fleetValidity(outcomes, perShard, merged, { ...opts, mode });
+  const validity = fleetValidity(outcomes, perShard, merged, { ...opts, mode, plan });
   if (shared.flags.length) validity.flags.push(...shared.flags);
   validity.valid = !validity.flags.some((f) => f.severity === 'fatal');
   if (merged.subscribed !== undefined) merged.uniformShardCeiling = validity.flags.some((f) => f.code === 'UNIFORM_SHARD_CEILING');
   return { merged, perShard, validity };
 }
 
-function summarizeShard(o: ShardOutcome, latency: EncodedLatency | undefined): ShardSummary {
+function summarizeShard(o: ShardOutcome, latency: EncodedLatency | undefined, plan: MergePlan): ShardSummary {
   const r = o.result;
   return {
     name: o.name,
@@ -141,6 +123,7 @@ function summarizeShard(o: ShardOutcome, latency: EncodedLatency | undefined): S
     clock: o.clock ?? null,
     valid: r?.validity ? r.validity.valid : null,
     flags: Array.isArray(r?.validity?.flags) ? r.validity.flags.map((f) => `${f.severity}:${f.code}`) : [],
-    ...(idleShardFigures(r) ?? {}),
+    // The runners' own per-shard figures (idle's memory per connection, failure causes).
+    ...Object.assign({}, ...plan.specs.map((s) => (r && s.perShard?.(r)) || {})),
   };
 }

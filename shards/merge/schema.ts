@@ -2,25 +2,8 @@ import type { OptionTable } from '../../lib/options.ts';
 import { paramMismatches } from '../coordinator/params.ts';
 import { HistogramDecoder } from './histogram-decode.ts';
 import { histogramEnvelopeProblem } from './histogram-envelope.ts';
+import { MERGE_PLAN, type MergePlan } from './plan.ts';
 import { isObj, type ShardOutcome } from './types.ts';
-
-/**
- * Counters a shard may report: when present each must be an integer >= 0. A string, a negative or
- * a fraction here would add into a merged delivery of 200% that still reads "valid".
- */
-const COUNTS = [
-  'clients', 'connectedClients', 'connectFailures', 'lateConnects', 'totalMessages', 'published', 'publishedMessages', 'publishFailures',
-  'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries', 'unacceptedDeliveries', 'unconfirmedDeliveries', 'duplicates', 'outOfOrder', 'foreignMessages',
-  'perfectClients', 'jitterEvents', 'jitterSkipped', 'reconnects', 'reconnectFailures', 'historyRejected', 'latencySamples', 'sessionRestores',
-  'connected', 'welcomed', 'subscribed', 'failed', 'openAtEndOfHold', 'initiallyConnected',
-  'whispersSent', 'whispersReceived', 'expectedReceived',
-] as const;
-/** Counters that are null when they do not apply (a target without session resumption). */
-const NULLABLE_COUNTS = ['csrResumes'] as const;
-/** Figures that are rates or durations: finite and >= 0 when present. */
-const NON_NEGATIVE = ['deliveryRatePct', 'elapsedMs', 'plannedMs', 'runnerPeakRssMb', 'outboundDeliveriesPerSec', 'usefulDeliveriesPerSec', 'publishingMs', 'rampElapsedMs', 'holdElapsedMs', 'totalElapsedMs'] as const;
-/** Maps of counters by cause (the merge sums them key by key). */
-export const COUNT_MAPS = ['connectFailureCauses', 'disconnectReasons', 'failureCauses', 'disconnectedDuringHold'] as const;
 
 const show = (v: unknown) => {
   const s = JSON.stringify(v);
@@ -40,6 +23,8 @@ export interface SchemaContext {
   /** The query the shard was sent: the result's own `params` must mean the same. */
   asked?: Record<string, string>;
   table?: OptionTable;
+  /** The runners' merge declarations: which fields are counts, rates, maps of counts (default MERGE_PLAN). */
+  plan?: MergePlan;
 }
 
 /**
@@ -69,13 +54,15 @@ function check(r: unknown, c: SchemaContext): string | undefined {
   if (v.valid && v.flags.some((f) => (f as { severity: string }).severity === 'fatal')) return 'validity.valid is true with a fatal flag';
 
   for (const k of c.required ?? []) if (r[k] === undefined) return `${k} missing (a ${c.test ?? 'this test\'s'} result carries it)`;
-  for (const k of COUNTS) if (r[k] !== undefined && !isCount(r[k])) return `${k} is ${show(r[k])}, not an integer >= 0`;
-  for (const k of NULLABLE_COUNTS) if (r[k] !== undefined && r[k] !== null && !isCount(r[k])) return `${k} is ${show(r[k])}, not an integer >= 0 or null`;
-  for (const k of NON_NEGATIVE) {
+  // Declared counts: a string, a negative or a fraction here would add into a merged delivery of 200% that still reads "valid".
+  const plan = c.plan ?? MERGE_PLAN;
+  for (const k of plan.counts) if (r[k] !== undefined && !isCount(r[k])) return `${k} is ${show(r[k])}, not an integer >= 0`;
+  for (const k of plan.nullableCounts) if (r[k] !== undefined && r[k] !== null && !isCount(r[k])) return `${k} is ${show(r[k])}, not an integer >= 0 or null`;
+  for (const k of plan.nonNegative) {
     const x = r[k];
     if (x !== undefined && x !== null && !(typeof x === 'number' && Number.isFinite(x) && x >= 0)) return `${k} is ${show(x)}, not a number >= 0`;
   }
-  for (const k of COUNT_MAPS) {
+  for (const k of plan.countMaps) {
     const m = r[k];
     if (m === undefined) continue;
     if (!isObj(m)) return `${k} is ${show(m)}, not a map of counts`;
@@ -88,7 +75,7 @@ function check(r: unknown, c: SchemaContext): string | undefined {
   const bound = (k: string, max: number | undefined, what: string) => (n[k] !== undefined && max !== undefined && n[k]! > max ? `${k} ${n[k]} exceeds ${what} ${max}` : undefined);
   const perClient = clients !== undefined && n.totalMessages !== undefined ? clients * n.totalMessages : undefined;
   const overs = [
-    ...['connectedClients', 'connectFailures', 'connected', 'subscribed', 'failed', 'initiallyConnected'].map((k) => bound(k, clients, 'clients')),
+    ...['connectedClients', 'connectFailures', 'initiallyConnected'].map((k) => bound(k, clients, 'clients')),
     bound('published', n.totalMessages, 'totalMessages'),
     bound('publishedMessages', n.totalMessages, 'totalMessages'),
     bound('expectedDeliveries', perClient, 'clients x messages'),
@@ -98,21 +85,11 @@ function check(r: unknown, c: SchemaContext): string | undefined {
     bound('unacceptedDeliveries', n.receivedDeliveries, 'receivedDeliveries'),
     n.unacceptedDeliveries !== undefined ? bound('unconfirmedDeliveries', n.unacceptedDeliveries, 'unacceptedDeliveries') : bound('unconfirmedDeliveries', n.receivedDeliveries, 'receivedDeliveries'),
     bound('perfectClients', clients, 'clients'),
-    bound('whispersReceived', clients !== undefined && n.whispersSent !== undefined ? clients * n.whispersSent : undefined, 'clients x whispers sent'),
+    // The runners' own bounds (their merge declarations' `check`).
+    ...plan.specs.map((s) => s.check?.(r)),
   ];
   const over = overs.find((x) => x !== undefined);
   if (over) return over;
-  // connected / welcomed / subscribed are the stages of one funnel (the benchmark's idle fields):
-  // a client that connected but timed out before its subscription is in `connected` and in
-  // `failed`, so only the last stage and the failures partition the clients.
-  const funnel = (['connected', 'welcomed', 'subscribed'] as const).filter((k) => n[k] !== undefined);
-  for (let i = 1; i < funnel.length; i++) {
-    const [a, b] = [funnel[i - 1]!, funnel[i]!];
-    if (n[b]! > n[a]!) return `${b} ${n[b]} exceeds ${a} ${n[a]}`;
-  }
-  const last = funnel.at(-1);
-  if (last && n.failed !== undefined && clients !== undefined && n[last]! + n.failed > clients) return `${last} ${n[last]} + failed ${n.failed} exceeds clients ${clients}`;
-
   const hp = histogramProblem(r.latencyHistogram, perClient);
   if (hp) return hp;
   if (r.latencySamplesSorted !== undefined && !(Array.isArray(r.latencySamplesSorted) && r.latencySamplesSorted.every((x) => typeof x === 'number' && Number.isFinite(x)))) return 'latencySamplesSorted is not an array of numbers';
@@ -154,7 +131,7 @@ function histogramProblem(h: unknown, maxCount: number | undefined): string | un
  * result goes on carrying the library's re-encoding of it, so nothing after the screen decodes a
  * shard's own bytes.
  */
-export async function screenOutcomes(outcomes: readonly ShardOutcome[], ctx: (o: ShardOutcome) => SchemaContext = () => ({}), decodeDeadlineMs?: number): Promise<ShardOutcome[]> {
+export async function screenOutcomes(outcomes: readonly ShardOutcome[], ctx: (o: ShardOutcome) => SchemaContext = () => ({}), decodeDeadlineMs?: number, plan?: MergePlan): Promise<ShardOutcome[]> {
   const decoder = new HistogramDecoder(decodeDeadlineMs);
   const invalid = (o: ShardOutcome, why: string): ShardOutcome => {
     const { result: _r, ...rest } = o;
@@ -167,7 +144,7 @@ export async function screenOutcomes(outcomes: readonly ShardOutcome[], ctx: (o:
         out.push(o);
         continue;
       }
-      const why = o.result === undefined ? 'job done without a result' : resultProblem(o.result, ctx(o));
+      const why = o.result === undefined ? 'job done without a result' : resultProblem(o.result, { ...(plan ? { plan } : {}), ...ctx(o) });
       if (why) {
         out.push(invalid(o, why));
         continue;

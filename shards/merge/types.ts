@@ -1,10 +1,8 @@
 import type { EncodedLatency, LatencyReport } from '../../engine/measure/latency.ts';
-import type { IdleShardFigures } from './idle.ts';
+import type { IdleShardFigures } from '../../runners/idle/shard-merge.ts';
 
-/** A figure of a result: a finite number, else undefined (absent, null, a string, NaN). */
-export const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-/** A JSON object (not null, not an array): what a shard's result and its blocks must be. */
-export const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** `num`: a figure of a result; `isObj`: what a shard's result and its blocks must be. */
+export { isObj, num } from '../../lib/figures.ts';
 
 /** How one shard's job ended, as the coordinator saw it. */
 type ShardStatus = 'done' | 'failed' | 'aborted' | 'timeout' | 'unreachable' | 'rejected' | 'param-mismatch'

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { mergeShards } from './merge.ts';
-import { done } from './fixtures.ts';
-import type { ShardResult } from './types.ts';
-import { formatReport } from '../coordinator/report.ts';
-import type { MultiShardReport } from '../coordinator/run.ts';
-import { targetMemoryOf } from '../../runners/idle/run.ts';
-import { checkIdleValidity } from '../../runners/idle/validity.ts';
+import { mergeShards } from '../../shards/merge/merge.ts';
+import { done } from '../../shards/merge/fixtures.ts';
+import type { ShardResult } from '../../shards/merge/types.ts';
+import { formatReport } from '../../shards/coordinator/report.ts';
+import type { MultiShardReport } from '../../shards/coordinator/run.ts';
+import { targetMemoryOf } from './run.ts';
+import { checkIdleValidity } from './validity.ts';
 
 /** An idle shard result as a runner stores it, with the target memory it sampled. */
 const idle = (targetMetrics: Record<string, unknown>, flags: { code: string; severity: 'warning'; message: string }[] = []): ShardResult =>

@@ -1,9 +1,10 @@
-import { isObj, num, type ShardOutcome, type ShardResult } from './types.ts';
+import { isObj, num } from '../../lib/figures.ts';
+import type { MergeSpec, NamedShardResult } from '../../engine/session/module.ts';
 
 const obj = (v: unknown) => (isObj(v) ? v : undefined);
 
 /** A shard's idle figures a capacity user came for, as kept in `perShard[]`. */
-export function idleShardFigures(r: ShardResult | undefined) {
+export function idleShardFigures(r: Readonly<Record<string, unknown>> | undefined) {
   if (!r || (r.runner === undefined && r.targetMetrics === undefined && r.failureCauses === undefined)) return undefined;
   const runner = obj(r.runner);
   const tm = obj(r.targetMetrics);
@@ -27,7 +28,7 @@ export type IdleShardFigures = NonNullable<ReturnType<typeof idleShardFigures>>;
  * missed part of the target (`targetMetrics.complete: false`), or that does not say, makes the
  * merged figure `complete: false`, flagged FLEET_TARGET_MEMORY_INCOMPLETE: never silently low.
  */
-export function mergeIdle(ok: readonly (ShardOutcome & { result: ShardResult })[]): Record<string, unknown> {
+export function mergeIdle(ok: readonly NamedShardResult[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const subscribed = ok.reduce((n, o) => n + (num(o.result.subscribed) ?? 0), 0);
   const tms = ok.map((o) => obj(o.result.targetMetrics)).filter((t): t is Record<string, unknown> => t !== undefined);
@@ -69,3 +70,36 @@ export function mergeIdle(ok: readonly (ShardOutcome & { result: ShardResult })[
   if (causes.length) out.failureCausesByShard = Object.fromEntries(causes);
   return out;
 }
+
+/** How idle results add up over shards: the funnel's counts, the phases' extents, the target's memory from every shard's samples. */
+export const IDLE_MERGE: MergeSpec = {
+  sum: ['clients', 'connected', 'welcomed', 'subscribed', 'failed', 'openAtEndOfHold'],
+  max: ['rampElapsedMs', 'timeToAllSubscribedMs', 'holdElapsedMs', 'totalElapsedMs'],
+  countMaps: ['failureCauses', 'disconnectedDuringHold'],
+  counts: ['clients', 'connected', 'welcomed', 'subscribed', 'failed', 'openAtEndOfHold'],
+  nonNegative: ['rampElapsedMs', 'holdElapsedMs', 'totalElapsedMs'],
+  check(r) {
+    // Declared counts: integers >= 0 by the time this runs.
+    const n = r as Readonly<Record<string, number | undefined>>;
+    const clients = n.clients;
+    if (clients !== undefined) for (const k of ['connected', 'subscribed', 'failed']) if (n[k] !== undefined && n[k] > clients) return `${k} ${n[k]} exceeds clients ${clients}`;
+    // connected / welcomed / subscribed are the stages of one funnel (the benchmark's idle fields):
+    // a client that connected but timed out before its subscription is in `connected` and in
+    // `failed`, so only the last stage and the failures partition the clients.
+    const funnel = (['connected', 'welcomed', 'subscribed'] as const).filter((k) => n[k] !== undefined);
+    for (let i = 1; i < funnel.length; i++) {
+      const [a, b] = [funnel[i - 1]!, funnel[i]!];
+      if (n[b]! > n[a]!) return `${b} ${n[b]} exceeds ${a} ${n[a]}`;
+    }
+    const last = funnel.at(-1);
+    return last && n.failed !== undefined && clients !== undefined && n[last]! + n.failed > clients ? `${last} ${n[last]} + failed ${n.failed} exceeds clients ${clients}` : undefined;
+  },
+  derive(merged, shards) {
+    if (shards.some((s) => s.result.runner !== undefined || s.result.targetMetrics !== undefined) && shards.some((s) => s.result.subscribed !== undefined)) Object.assign(merged, mergeIdle(shards));
+  },
+  perShard: idleShardFigures,
+  rules(merged) {
+    const tm = merged.targetMemory as { complete?: unknown; incompleteReason?: unknown; incompleteShards?: unknown } | undefined;
+    return tm?.complete === false ? [{ code: 'FLEET_TARGET_MEMORY_INCOMPLETE', severity: 'warning', ...(Array.isArray(tm.incompleteShards) ? { shards: tm.incompleteShards as string[] } : {}), message: String(tm.incompleteReason) }] : [];
+  },
+};
