@@ -20,6 +20,16 @@ export interface NodeRestart {
 }
 
 /**
+ * The target a restart runner (avalanche, deploy-impact) works on: the running one at `url`
+ * (trailing slashes off), or `nodes` local instances it starts, with the run's broadcast key.
+ */
+export async function nodesOrUrl(target: TargetDefinition, o: { url?: string | undefined; nodes?: number; workers?: number; broadcastKey?: string | undefined }): Promise<{ nodes: LocalNodes | undefined; urls: string[] }> {
+  if (o.url) return { nodes: undefined, urls: [o.url.replace(/\/+$/, '')] };
+  const nodes = await LocalNodes.start(target, o.nodes ?? 1, { ...(o.workers !== undefined ? { workers: o.workers } : {}), ...(o.broadcastKey ? { env: { BROADCAST_KEY: o.broadcastKey } } : {}) });
+  return { nodes, urls: nodes.urls };
+}
+
+/**
  * K local instances of a target on their own ports, each restartable on its port. With
  * `supervise`, a node that exits on its own (a `command` or `hook` restart that killed it) is
  * started again, as the platform's process manager would.

@@ -95,6 +95,8 @@ export const DELIVERY_MERGE: MergeSpec = {
   ],
   nonNegative: ['deliveryRatePct', 'elapsedMs', 'plannedMs', 'runnerPeakRssMb'],
 };
+/** The runner's own health and the run's time against its plan (the OVERRAN_PLAN rule's inputs), as every result ends them. */
+export const runFields = (runner: RunnerHealth, elapsedMs: number, plannedMs: number) => ({ runnerPeakRssMb: runner.runnerPeakRssMb, runner, elapsedMs, plannedMs });
 
 /** The publisher's part, in the jitter result's names. */
 export const publisherFields = (p: PublisherResult) => ({ published: p.published, publishFailures: p.failed, publishFailureCauses: p.failureCauses, publishFailureSamples: p.failures });

@@ -14,7 +14,7 @@ import { connectPhase } from '../../engine/session/phases/connect.ts';
 import { listenPhase } from '../../engine/session/phases/listen.ts';
 import { publishPhase } from '../../engine/session/phases/publish.ts';
 import { allDelivered, settlePhase } from '../../engine/session/phases/settle.ts';
-import { deliveryFields, pct, publisherFields, runIdentity } from '../../engine/session/results.ts';
+import { deliveryFields, pct, publisherFields, runFields, runIdentity } from '../../engine/session/results.ts';
 import { RunSession } from '../../engine/session/session.ts';
 import type { EngineEvents } from '../../engine/session/events.ts';
 import { getTarget } from '../../engine/targets/index.ts';
@@ -51,6 +51,39 @@ export function runJitter(opts: JitterOptions, url: string, local?: { targetPid?
 }
 
 async function execute(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, local: { targetPid?: number; signal?: AbortSignal }): Promise<JitterResult> {
+  const run = openRun(o, url, engine, local.signal);
+  const { s, chaos, series } = run;
+  const health = watchRunner();
+  // A target this runner started: sample its memory and CPU for the report.
+  const usage = local.targetPid ? watchTarget(local.targetPid) : undefined;
+  try {
+    await chaos.openFleet(url, o.toxiproxyUrl, `rr-${run.runId}`);
+    s.openClients();
+    const rampStart = Date.now();
+    series.start(rampStart);
+    await s.run(connectPhase({ perSec: o.ramp, detail: `${o.clients} clients at ${o.ramp}/s to ${run.target.name}${chaos.fleet ? ` through ${o.groups} proxies` : ''}` }));
+    await s.nap(1000);
+    const { t0, pub } = await flow(run, url, health);
+    // End early once every client ever seen connected is connected again and has every accepted
+    // message (so recovery times are never cut short).
+    await s.run(settlePhase({ maxMs: o.settle, until: () => allDelivered(s) && chaos.connectedNow() >= s.book.connectedCount }));
+    // Close before reporting: a runner that ran out of descriptors needs them back to read its
+    // own limits and write the results.
+    s.close();
+    const targetResources = usage?.stop(t0) ?? undefined;
+    return { ...report(run, rampStart, pub, health.stop()), ...(targetResources ? { targetResources } : {}) };
+  } finally {
+    usage?.stop(0);
+    s.close();
+    await chaos.close();
+  }
+}
+
+/** What one jitter run holds besides its session: the schedule, the books the report reads, the subscribe-only marks. */
+type JitterRun = ReturnType<typeof openRun>;
+
+/** The session, its chaos executor and the books its hooks fill; nothing connects yet. */
+function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, signal: AbortSignal | undefined) {
   const target = getTarget(o.target);
   const { seed, runId, stream, head } = runIdentity('jitter', target.name, o);
   const kinds = parsePlan(o.plan);
@@ -59,12 +92,9 @@ async function execute(o: JitterOptions, url: string, engine: Emitter<EngineEven
   /** Loss to a broker that came back empty, told apart from the target's (BROKER_EPOCH_CHANGED). */
   const epochs = new EpochBook(o.clients, o.msgs);
   const series = new SeriesRecorder(o.clients);
-  const sentAtMs: number[] = new Array(o.msgs + 1).fill(NaN);
   // Subscribe-only: first arrival time, whether the last seq was seen, the publisher's send times.
-  const heard = { firstAt: undefined as number | undefined, lastSeen: false };
-  const rawSentAt: number[] = [];
+  const heard = { firstAt: undefined as number | undefined, lastSeen: false, rawSentAt: [] as number[] };
   const fdLimit = openFileLimit(); // read at the start, while descriptors are still free
-
   // The chaos executor needs the session and the session's client URLs need the executor's proxies: the fleet opens first.
   let chaos: ChaosExecutor | undefined;
   const s: RunSession = new RunSession({
@@ -76,7 +106,7 @@ async function execute(o: JitterOptions, url: string, engine: Emitter<EngineEven
     stream,
     seed,
     events: engine,
-    ...(local.signal ? { signal: local.signal } : {}),
+    ...(signal ? { signal } : {}),
     clientOptions: { reconnectStrategy: o.reconnectStrategy, reconnectBaseMs: o.reconnectBaseMs },
     hooks: {
       delivery: (d) => {
@@ -102,119 +132,94 @@ async function execute(o: JitterOptions, url: string, engine: Emitter<EngineEven
     // against the publisher's accepted set, which is the only exact one). No 201 seen here: the
     // target had it by its first arrival.
     s.accept(seq, { sentAt, answeredAt: at });
-    rawSentAt[seq] = sentAt;
+    heard.rawSentAt[seq] = sentAt;
     series.sent(seq, sentAt);
     heard.firstAt ??= at;
     if (seq === o.msgs) heard.lastSeen = true;
   }
 
   chaos = new ChaosExecutor(s, { steps, kinds, clients: o.clients, groups: o.groups, offlineMs });
-  const health = watchRunner();
-  // A target this runner started: sample its memory and CPU for the report.
-  const usage = local.targetPid ? watchTarget(local.targetPid) : undefined;
-  try {
-    await chaos.openFleet(url, o.toxiproxyUrl, `rr-${runId}`);
-    s.openClients();
-    const rampStart = Date.now();
-    series.start(rampStart);
-    await s.run(connectPhase({ perSec: o.ramp, detail: `${o.clients} clients at ${o.ramp}/s to ${target.name}${chaos.fleet ? ` through ${o.groups} proxies` : ''}` }));
-    await s.nap(1000);
-    const common = { drops: () => chaos!.timeline.length, loopLag: () => health.recentLag(), alongside: (t0: number) => [s.run(chaosPhase(chaos!, t0))] };
-    let t0 = 0;
-    let pub: PublisherResult;
-    if (o.subscribeOnly) {
-      const w = listenWindow(o);
-      const l = await s.run(listenPhase({ ...common, firstMessageMs: w.firstMessageMs, lastMessageMs: w.lastMessageMs, firstAt: () => heard.firstAt, lastSeen: () => heard.lastSeen, planned: o.msgs }));
-      t0 = l.t0;
-      series.publishingStarted(t0);
-      for (const [seq, at] of rawSentAt.entries()) if (at !== undefined) sentAtMs[seq] = at - t0;
-      pub = { published: s.ledger.acceptedMessages, failed: 0, failureCauses: {}, failures: [], elapsedMs: l.elapsedMs };
-    } else {
-      const p = await s.run(
-        publishPhase({
-          ...common,
-          url: o.broadcastUrl ?? url,
-          messages: o.msgs,
-          intervalMs: o.interval,
-          payloadBytes: o.payloadBytes,
-          broadcastKey: o.broadcastKey !== '' ? o.broadcastKey : undefined,
-          detail: `${o.msgs} messages every ${o.interval} ms on ${stream}, plan ${o.plan} (${steps.length} disruptions)`,
-          onStart: (at) => {
-            t0 = at;
-            series.publishingStarted(at);
-          },
-          onSend: (seq, sentAt) => {
-            sentAtMs[seq] = sentAt - t0;
-            series.sent(seq, sentAt);
-          },
-          onPublished: (seq, ok, _cause, at) => void (ok && at && epochs.accepted(seq, at)),
-        }),
-      );
-      pub = p.result;
-    }
-    // End early once every client ever seen connected is connected again and has every accepted
-    // message (so recovery times are never cut short).
-    await s.run(settlePhase({ maxMs: o.settle, until: () => allDelivered(s) && chaos!.connectedNow() >= s.book.connectedCount }));
-    // Close before reporting: a runner that ran out of descriptors needs them back to read its
-    // own limits and write the results.
-    s.close();
-    const targetResources = usage?.stop(t0) ?? undefined;
-    return { ...report(rampStart, pub, health.stop()), ...(targetResources ? { targetResources } : {}) };
-  } finally {
-    usage?.stop(0);
-    s.close();
-    await chaos.close();
-  }
+  // sentAtMs: each seq's send, ms after t0.
+  return { o, target, runId, head, kinds, steps, offlineMs, epochs, series, sentAtMs: new Array<number>(o.msgs + 1).fill(NaN), heard, fdLimit, s, chaos };
+}
 
-  function report(rampStart: number, pub: PublisherResult, runner: RunnerHealth): JitterResult {
-    s.events.emit('phase', 'report', 'computing');
-    const ex = chaos!;
-    const disruptions = kinds.map((k) => ex.tracker.report(k, ex.applied, s.ledger, sentAtMs, target.replays));
-    const d = deliveryFields(s, pub.published);
-    // Still offline after the settle: their missing messages are "not back by the end", not loss while connected.
-    const offline = ex.tracker.offlineNow();
-    const c = s.counters;
-    const partial: Omit<JitterResult, 'validity'> = {
-      ...head,
-      ...d,
-      runnerOpenFileLimit: fdLimit ?? null,
-      totalMessages: o.msgs,
-      ...publisherFields(pub),
-      allowPublishFailures: o.allowPublishFailures,
-      jitterEvents: disruptions.reduce((n, x) => n + x.affectedClients, 0),
-      jitterSkipped: ex.timeline.length - ex.applied.size,
-      reconnects: c.reconnects,
-      reconnectFailures: c.reconnectFailures,
-      csrResumes: target.replays ? c.resumes : null,
-      csrResumeRatePct: target.replays && c.reconnects ? pct(c.resumes, c.reconnects) : null,
-      historyRejected: c.historyRejected,
-      brokerEpoch: target.replays ? epochs.report(s.ledger) : null,
-      disconnectReasons: s.disconnectReasons,
-      recoveryMs: disruptions.find((x) => x.kind === 'drop')?.recoverMs ?? { count: 0, p50: 0, p95: 0, max: 0 },
-      worstClient: s.ledger.worstClient() ?? null,
-      runnerPeakRssMb: runner.runnerPeakRssMb,
-      runner,
-      elapsedMs: Date.now() - rampStart,
-      plannedMs: jitterPlannedMs(o),
-      series: series.finish(Date.now(), s.ledger),
-      chaos: { plan: o.plan, groups: ex.fleet ? o.groups : 0, proxyApi: ex.fleet?.apiUrl ?? null, offlineMs, disruptions, timeline: ex.timeline },
-      role: o.subscribeOnly ? 'subscriber' : 'publisher',
-      acceptedSeqs: encodeRanges((seq) => s.ledger.isAccepted(seq), o.msgs),
-      ...(o.subscribeOnly ? { arrivalsBySeq: s.ledger.arrivalsBySeq() } : {}),
-      ...(s.aborted ? { aborted: true } : {}),
-      // Asked for disruptions (a drop interval inside the window, any plan kind): did any happen?
-      ...(dropsWithin(o) && kinds.length > 0 ? { disruptionWindow: { planned: steps.length, applied: ex.applied.size, windowMs: dropWindowMs(o) } } : {}),
-      offlineAtEnd: { clients: offline.length, lostDeliveries: offline.reduce((n, i) => n + s.ledger.tally(i).lost, 0) },
-      ...s.lossReport(target.replays ? epochs.lostToEpoch(s.ledger) : undefined),
-    };
-    const validity = checkValidity(partial);
-    if (o.subscribeOnly) {
-      // What the target accepted is the publishing shard's to say: judged after the merge.
-      validity.flags = validity.flags.filter((f) => !SUBSCRIBER_ONLY_CODES.includes(f.code));
-      validity.valid = !validity.flags.some((f) => f.severity === 'fatal');
-    }
-    return { ...partial, validity };
+/** Publish (or, subscribe-only, listen to another shard's publisher) with the chaos phase alongside. */
+async function flow({ o, s, chaos, series, sentAtMs, heard, epochs, steps }: JitterRun, url: string, health: ReturnType<typeof watchRunner>): Promise<{ t0: number; pub: PublisherResult }> {
+  const common = { drops: () => chaos.timeline.length, loopLag: () => health.recentLag(), alongside: (t0: number) => [s.run(chaosPhase(chaos, t0))] };
+  if (o.subscribeOnly) {
+    const w = listenWindow(o);
+    const l = await s.run(listenPhase({ ...common, firstMessageMs: w.firstMessageMs, lastMessageMs: w.lastMessageMs, firstAt: () => heard.firstAt, lastSeen: () => heard.lastSeen, planned: o.msgs }));
+    series.publishingStarted(l.t0);
+    for (const [seq, at] of heard.rawSentAt.entries()) if (at !== undefined) sentAtMs[seq] = at - l.t0;
+    return { t0: l.t0, pub: { published: s.ledger.acceptedMessages, failed: 0, failureCauses: {}, failures: [], elapsedMs: l.elapsedMs } };
   }
+  let t0 = 0;
+  const p = await s.run(
+    publishPhase({
+      ...common,
+      url: o.broadcastUrl ?? url,
+      messages: o.msgs,
+      intervalMs: o.interval,
+      payloadBytes: o.payloadBytes,
+      broadcastKey: o.broadcastKey !== '' ? o.broadcastKey : undefined,
+      detail: `${o.msgs} messages every ${o.interval} ms on ${s.stream}, plan ${o.plan} (${steps.length} disruptions)`,
+      onStart: (at) => {
+        t0 = at;
+        series.publishingStarted(at);
+      },
+      onSend: (seq, sentAt) => {
+        sentAtMs[seq] = sentAt - t0;
+        series.sent(seq, sentAt);
+      },
+      onPublished: (seq, ok, _cause, at) => void (ok && at && epochs.accepted(seq, at)),
+    }),
+  );
+  return { t0, pub: p.result };
+}
+
+function report({ o, target, head, kinds, steps, offlineMs, epochs, series, sentAtMs, fdLimit, s, chaos: ex }: JitterRun, rampStart: number, pub: PublisherResult, runner: RunnerHealth): JitterResult {
+  s.events.emit('phase', 'report', 'computing');
+  const disruptions = kinds.map((k) => ex.tracker.report(k, ex.applied, s.ledger, sentAtMs, target.replays));
+  // Still offline after the settle: their missing messages are "not back by the end", not loss while connected.
+  const offline = ex.tracker.offlineNow();
+  const c = s.counters;
+  const partial: Omit<JitterResult, 'validity'> = {
+    ...head,
+    ...deliveryFields(s, pub.published),
+    runnerOpenFileLimit: fdLimit ?? null,
+    totalMessages: o.msgs,
+    ...publisherFields(pub),
+    allowPublishFailures: o.allowPublishFailures,
+    jitterEvents: disruptions.reduce((n, x) => n + x.affectedClients, 0),
+    jitterSkipped: ex.timeline.length - ex.applied.size,
+    reconnects: c.reconnects,
+    reconnectFailures: c.reconnectFailures,
+    csrResumes: target.replays ? c.resumes : null,
+    csrResumeRatePct: target.replays && c.reconnects ? pct(c.resumes, c.reconnects) : null,
+    historyRejected: c.historyRejected,
+    brokerEpoch: target.replays ? epochs.report(s.ledger) : null,
+    disconnectReasons: s.disconnectReasons,
+    recoveryMs: disruptions.find((x) => x.kind === 'drop')?.recoverMs ?? { count: 0, p50: 0, p95: 0, max: 0 },
+    worstClient: s.ledger.worstClient() ?? null,
+    ...runFields(runner, Date.now() - rampStart, jitterPlannedMs(o)),
+    series: series.finish(Date.now(), s.ledger),
+    chaos: { plan: o.plan, groups: ex.fleet ? o.groups : 0, proxyApi: ex.fleet?.apiUrl ?? null, offlineMs, disruptions, timeline: ex.timeline },
+    role: o.subscribeOnly ? 'subscriber' : 'publisher',
+    acceptedSeqs: encodeRanges((seq) => s.ledger.isAccepted(seq), o.msgs),
+    ...(o.subscribeOnly ? { arrivalsBySeq: s.ledger.arrivalsBySeq() } : {}),
+    ...(s.aborted ? { aborted: true } : {}),
+    // Asked for disruptions (a drop interval inside the window, any plan kind): did any happen?
+    ...(dropsWithin(o) && kinds.length > 0 ? { disruptionWindow: { planned: steps.length, applied: ex.applied.size, windowMs: dropWindowMs(o) } } : {}),
+    offlineAtEnd: { clients: offline.length, lostDeliveries: offline.reduce((n, i) => n + s.ledger.tally(i).lost, 0) },
+    ...s.lossReport(target.replays ? epochs.lostToEpoch(s.ledger) : undefined),
+  };
+  const validity = checkValidity(partial);
+  if (o.subscribeOnly) {
+    // What the target accepted is the publishing shard's to say: judged after the merge.
+    validity.flags = validity.flags.filter((f) => !SUBSCRIBER_ONLY_CODES.includes(f.code));
+    validity.valid = !validity.flags.some((f) => f.severity === 'fatal');
+  }
+  return { ...partial, validity };
 }
 
 /**

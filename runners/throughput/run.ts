@@ -6,7 +6,7 @@ import { connectPhase } from '../../engine/session/phases/connect.ts';
 import { publishPhase } from '../../engine/session/phases/publish.ts';
 import { allDelivered, settlePhase } from '../../engine/session/phases/settle.ts';
 import { logLines, relayProgress, type RunHooks } from '../../engine/session/present.ts';
-import { deliveryFields, publisherFields } from '../../engine/session/results.ts';
+import { deliveryFields, publisherFields, runFields } from '../../engine/session/results.ts';
 import { RunSession } from '../../engine/session/session.ts';
 import { getTarget } from '../../engine/targets/index.ts';
 import type { ThroughputOptions } from './options.ts';
@@ -67,10 +67,7 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Ru
       usefulDeliveriesPerSec: perSec(d.receivedDeliveries, publishingMs),
       /** receivedDeliveries / (last arrival − first send). */
       deliveriesPerSecEndToEnd: perSec(d.receivedDeliveries, Math.max(1, lastArrival - t0)),
-      runnerPeakRssMb: runner.runnerPeakRssMb,
-      runner,
-      elapsedMs: Date.now() - rampStart,
-      plannedMs: throughputPlannedMs(o),
+      ...runFields(runner, Date.now() - rampStart, throughputPlannedMs(o)),
       aborted: s.aborted,
       ...s.lossReport(),
     };

@@ -3,7 +3,7 @@ import { ClientTimelines } from '../../engine/measure/client-timelines.ts';
 import { LatencyRecorder, summarize } from '../../engine/measure/latency.ts';
 import { DeliveryLedger } from '../../engine/measure/ledger.ts';
 import { DEFAULT_IN_FLIGHT_MS, resumeProtocolOf, tallyLoss, tallyOutcomes } from '../../engine/measure/loss-causes.ts';
-import { watchRunner } from '../../engine/measure/runner-health.ts';
+import { watchRunner, type RunnerHealth } from '../../engine/measure/runner-health.ts';
 import { checkValidity } from '../../engine/measure/validity.ts';
 import { connectPhase } from '../../engine/session/phases/connect.ts';
 import { settlePhase } from '../../engine/session/phases/settle.ts';
@@ -30,10 +30,49 @@ interface Whisper {
  * (k, sender) pairs), one latency recorder.
  */
 export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHooks = {}) {
-  const make = whisperClientFor(o.target)!;
   const started = Date.now();
-  const runId = `${o.target}-${started.toString(36)}-${randomSeed()}`;
   const health = watchRunner();
+  const run = openRun(o, url, started, hooks.signal);
+  const { s, connected } = run;
+  hooks.events?.(s.events);
+  logLines(s.events, hooks.log, 'whispers');
+  const count = () => run.count();
+  relayProgress(s.events, hooks.progress, count);
+  const timer = setInterval(() => hooks.progress?.({ phase: 'whisper', ...count() }), 1000);
+  try {
+    const rampStart = Date.now();
+    await s.run(connectPhase({ perSec: o.ramp, detail: `${o.clients} clients in ${o.rooms} rooms on ${o.target}, every ${o.interval} ms for ${o.duration} s` }));
+    // Who whispers and who is expected to hear is fixed here: a client whose connect timed out is
+    // closed, so a connect landing later cannot hear whispers nobody expects it to.
+    const { connectFailureCauses } = s.book.summary();
+    for (let i = 0; i < o.clients; i++) {
+      connected[i] = s.book.has(i) ? 1 : 0;
+      if (!connected[i]) s.clients[i]!.close();
+    }
+    s.events.emit('phase', 'whisper', `${count().connected} clients whispering`);
+    await s.nap(500);
+    const t0 = Date.now();
+    await whisperAll(run, t0);
+    const publishEnd = Date.now();
+    const { expected, roomsWithoutPeers } = expectedOf(run);
+    await s.run(settlePhase({ maxMs: o.settle, stepMs: 100, until: () => run.latency.count >= expected }));
+    s.close();
+    const partial = report(run, { started, expected, roomsWithoutPeers, connectFailureCauses, publishingMs: publishEnd - t0, runner: health.stop() });
+    const validity = checkValidity({ ...partial, totalMessages: partial.whispersSent, published: partial.whispersSent, elapsedMs: Date.now() - rampStart, plannedMs: whispersPlannedMs(o) });
+    return { ...partial, validity };
+  } finally {
+    clearInterval(timer);
+    s.close();
+  }
+}
+
+/** One whispers run: its rooms, the books per room, who connected and how many each sent. */
+type WhispersRun = ReturnType<typeof openRun>;
+
+/** The session with the whisper clients, every arrival booked in its room's ledger and timelines. */
+function openRun(o: WhispersOptions, url: string, started: number, signal: AbortSignal | undefined) {
+  const make = whisperClientFor(o.target)!;
+  const runId = `${o.target}-${started.toString(36)}-${randomSeed()}`;
   const perClient = whispersPerClient(o);
   const roomOf = (i: number) => i % o.rooms;
   const slotOf = (i: number) => Math.floor(i / o.rooms);
@@ -42,13 +81,12 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHoo
   const target = getTarget(o.target);
   const timelines = members.map((m) => new ClientTimelines(m, m * perClient, resumeProtocolOf(target)));
   const latency = new LatencyRecorder();
+  // 1 for a client connected when whispering began.
   const connected = new Uint8Array(o.clients);
   const sent = new Int32Array(o.clients);
-  let foreign = 0;
-  const pad = o.payload > 0 ? 'x'.repeat(o.payload) : undefined;
+  const books = { foreign: 0 };
   // Message id inside the room: whisper k of member slot s.
   const seqOf = (room: number, from: number, k: number) => k * members[room]! + slotOf(from) + 1;
-
   const s = new RunSession({
     target,
     urlOf: () => url,
@@ -57,12 +95,12 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHoo
     runId,
     stream: o.roomPrefix,
     seed: 0,
-    ...(hooks.signal ? { signal: hooks.signal } : {}),
+    ...(signal ? { signal } : {}),
     createClient: (x) => make({ index: x.index, url: x.url, stream: `${o.roomPrefix}-${roomOf(x.index)}`, ...(x.localAddress ? { localAddress: x.localAddress } : {}) }),
     onMessage: (i, m) => {
       const room = roomOf(i);
       const w = parseJson(m.data) as Partial<Whisper> | null | undefined;
-      if (w?.runId !== runId || typeof w.from !== 'number' || typeof w.k !== 'number' || typeof w.sentAt !== 'number' || roomOf(w.from) !== room) return void foreign++;
+      if (w?.runId !== runId || typeof w.from !== 'number' || typeof w.k !== 'number' || typeof w.sentAt !== 'number' || roomOf(w.from) !== room) return void books.foreign++;
       const seq = seqOf(room, w.from, w.k);
       const lat = m.at - w.sentAt;
       if (ledgers[room]!.record(slotOf(i), seq, lat) === 'new') {
@@ -75,136 +113,122 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHoo
       disconnected: (i, { reason, detail, at }) => void (reason !== 'closed' && timelines[roomOf(i)]!.disconnected(slotOf(i), at, reason, detail)),
     },
   });
-  hooks.events?.(s.events);
-  logLines(s.events, hooks.log, 'whispers');
   const count = () => ({ connected: connected.reduce((a, b) => a + b, 0), published: sent.reduce((a, b) => a + b, 0), received: latency.count, deliveredPct: 0 });
-  relayProgress(s.events, hooks.progress, count);
-  const timer = setInterval(() => hooks.progress?.({ phase: 'whisper', ...count() }), 1000);
-  try {
-    const rampStart = Date.now();
-    await s.run(connectPhase({ perSec: o.ramp, detail: `${o.clients} clients in ${o.rooms} rooms on ${o.target}, every ${o.interval} ms for ${o.duration} s` }));
-    const clients = s.clients as WhisperClient[];
-    // Who whispers and who is expected to hear is fixed here: a client whose connect timed out is
-    // closed, so a connect landing later cannot hear whispers nobody expects it to.
-    const { connectFailureCauses } = s.book.summary();
-    for (let i = 0; i < o.clients; i++) {
-      connected[i] = s.book.has(i) ? 1 : 0;
-      if (!connected[i]) clients[i]!.close();
-    }
-    s.events.emit('phase', 'whisper', `${count().connected} clients whispering`);
-    await s.nap(500);
-    // Each client whispers on its own phase inside the interval, so sends do not come in bursts.
-    const t0 = Date.now();
-    await Promise.all(
-      clients.map(async (c, i) => {
-        if (!connected[i]) return;
-        for (let k = 0; k < perClient && !s.aborted; k++) {
-          await s.nap(t0 + (i / o.clients) * o.interval + k * o.interval - Date.now());
-          if (s.aborted) break;
-          const w: Whisper = { runId, from: i, k, sentAt: Date.now(), ...(pad ? { pad } : {}) };
-          // No server acknowledgement for a whisper: its window is its send.
-          timelines[roomOf(i)]!.accepted(seqOf(roomOf(i), i, k), w.sentAt, w.sentAt);
-          c.whisper(w as unknown as Record<string, unknown>);
-          sent[i]!++;
-        }
-      }),
-    );
-    const publishEnd = Date.now();
-    // Expected: each whisper reaches every other connected member of its room.
-    const connectedIn = members.map(() => 0);
-    for (let i = 0; i < o.clients; i++) if (connected[i]) connectedIn[roomOf(i)]!++;
-    let expected = 0;
-    for (let i = 0; i < o.clients; i++) expected += sent[i]! * Math.max(0, connectedIn[roomOf(i)]! - 1);
-    await s.run(settlePhase({ maxMs: o.settle, stepMs: 100, until: () => latency.count >= expected }));
-    s.close();
-    const runner = health.stop();
-    const totals = ledgers.map((l) => l.totals());
-    const received = sum(totals, (t) => t.receivedDeliveries);
-    const enc = latency.encode();
-    const summary = summarize(enc);
-    const { connected: initiallyConnected, published: whispersSent } = count();
-    const lostDeliveries = Math.max(0, expected - received);
-    const partial = {
-      test: 'whispers' as const,
-      protocol: o.target,
-      target: o.target,
-      runId,
-      startedAt: new Date(started).toISOString(),
-      params: { ...o, url: undefined },
-      n: o.clients,
-      clients: o.clients,
-      rooms: o.rooms,
-      initiallyConnected,
-      connectedClients: initiallyConnected,
-      connectFailures: o.clients - initiallyConnected,
-      connectFailureCauses,
-      whisperIntervalMs: o.interval,
-      whispersSent,
-      /** Unique (receiver, whisper) arrivals. */
-      whispersReceived: received,
-      /** Σ over whispers of (connected members of the room − 1). */
-      expectedReceived: expected,
-      /**
-       * Rooms with fewer than two connected members: their whispers reach no one, so they count as
-       * sent but add nothing to expectedReceived (a run whose clients mostly failed to connect can
-       * read 100% over a handful of peers; this says how many rooms had none).
-       */
-      roomsWithoutPeers: connectedIn.filter((n) => n < 2).length,
-      receivedDeliveries: received,
-      expectedDeliveries: expected,
-      lostDeliveries,
-      deliveryRatePct: pct(received, expected),
-      // Expected is already over peers that were connected: the two rates coincide.
-      deliveryRateOfConnectedPct: pct(received, expected),
-      // Whispers are sent by clients over their sockets: there is no publisher to refuse them.
-      publishFailures: 0,
-      publishFailureCauses: {} as Record<string, number>,
-      duplicates: sum(totals, (t) => t.duplicates),
-      outOfOrder: sum(totals, (t) => t.outOfOrder),
-      foreignMessages: foreign,
-      latencyMs: { p50: summary.latencyRawMs.p50, p95: summary.latencyRawMs.p95, p99: summary.latencyRawMs.p99, max: summary.latencyRawMs.max },
-      ...summary,
-      latencyHistogram: enc,
-      totalElapsedMs: Date.now() - started,
-      publishingMs: publishEnd - t0,
-      aborted: s.aborted,
-      runnerPeakRssMb: runner.runnerPeakRssMb,
-      runner,
-      // Only when received is not above expected (duplicated ids would make the books not balance).
-      ...(received <= expected ? whisperLoss() : {}),
-    };
-    const validity = checkValidity({ ...partial, totalMessages: whispersSent, published: whispersSent, elapsedMs: Date.now() - rampStart, plannedMs: whispersPlannedMs(o) });
-    return { ...partial, validity };
+  return { o, target, runId, members, roomOf, slotOf, seqOf, ledgers, timelines, latency, connected, sent, books, count, s };
+}
 
-    /** Loss by cause per room: a member's missing whispers are those its connected peers sent that never came. */
-    function whisperLoss() {
-      const parts = members.map((m, room) => {
-        const tl = timelines[room]!;
-        const l = ledgers[room]!;
-        const global = (slot: number) => slot * o.rooms + room;
-        const lostSeqsOf = function* (row: number) {
-          if (!connected[global(row)]) return;
-          for (let slot = 0; slot < m; slot++) {
-            if (slot === row || !connected[global(slot)]) continue;
-            for (let k = 0; k < sent[global(slot)]!; k++) {
-              const seq = k * m + slot + 1;
-              if (l.latencyOf(row, seq) === undefined) yield seq;
-            }
-          }
-        };
-        let lost = 0;
-        for (let row = 0; row < m; row++) for (const _ of lostSeqsOf(row)) lost++;
-        const options = { protocol: resumeProtocolOf(target), inFlightMs: DEFAULT_IN_FLIGHT_MS };
-        const rows = Array.from({ length: m }, (_, row) => tl.timeline(row));
-        const lossByCause = tallyLoss({ clients: m, lostSeqsOf, timelineOf: (row) => tl.timeline(row), windowOf: (seq) => tl.windowOf(seq), lostDeliveries: lost, options });
-        return { lossByCause, resumeOutcomes: tallyOutcomes(rows, options.protocol), replayedDeliveries: 0, lateDeliveries: tl.lateReport(l) };
-      });
-      return mergeLoss(parts);
-    }
-  } finally {
-    clearInterval(timer);
-    s.close();
-  }
+/** Every connected client whispers on its own phase inside the interval, so sends do not come in bursts. */
+async function whisperAll({ o, s, runId, connected, sent, timelines, roomOf, seqOf }: WhispersRun, t0: number): Promise<void> {
+  const perClient = whispersPerClient(o);
+  const pad = o.payload > 0 ? 'x'.repeat(o.payload) : undefined;
+  await Promise.all(
+    (s.clients as WhisperClient[]).map(async (c, i) => {
+      if (!connected[i]) return;
+      for (let k = 0; k < perClient && !s.aborted; k++) {
+        await s.nap(t0 + (i / o.clients) * o.interval + k * o.interval - Date.now());
+        if (s.aborted) break;
+        const w: Whisper = { runId, from: i, k, sentAt: Date.now(), ...(pad ? { pad } : {}) };
+        // No server acknowledgement for a whisper: its window is its send.
+        timelines[roomOf(i)]!.accepted(seqOf(roomOf(i), i, k), w.sentAt, w.sentAt);
+        c.whisper(w as unknown as Record<string, unknown>);
+        sent[i]!++;
+      }
+    }),
+  );
+}
+
+/** Expected: each whisper reaches every other connected member of its room; and the rooms where nobody could hear. */
+function expectedOf({ o, members, connected, sent, roomOf }: WhispersRun): { expected: number; roomsWithoutPeers: number } {
+  const connectedIn = members.map(() => 0);
+  for (let i = 0; i < o.clients; i++) if (connected[i]) connectedIn[roomOf(i)]!++;
+  let expected = 0;
+  for (let i = 0; i < o.clients; i++) expected += sent[i]! * Math.max(0, connectedIn[roomOf(i)]! - 1);
+  return { expected, roomsWithoutPeers: connectedIn.filter((n) => n < 2).length };
+}
+
+function report(run: WhispersRun, r: { started: number; expected: number; roomsWithoutPeers: number; connectFailureCauses: Record<string, number>; publishingMs: number; runner: RunnerHealth }) {
+  const { o, runId, ledgers, latency, s, books } = run;
+  const { expected, runner } = r;
+  const totals = ledgers.map((l) => l.totals());
+  const received = sum(totals, (t) => t.receivedDeliveries);
+  const enc = latency.encode();
+  const summary = summarize(enc);
+  const { connected: initiallyConnected, published: whispersSent } = run.count();
+  return {
+    test: 'whispers' as const,
+    protocol: o.target,
+    target: o.target,
+    runId,
+    startedAt: new Date(r.started).toISOString(),
+    params: { ...o, url: undefined },
+    n: o.clients,
+    clients: o.clients,
+    rooms: o.rooms,
+    initiallyConnected,
+    connectedClients: initiallyConnected,
+    connectFailures: o.clients - initiallyConnected,
+    connectFailureCauses: r.connectFailureCauses,
+    whisperIntervalMs: o.interval,
+    whispersSent,
+    /** Unique (receiver, whisper) arrivals. */
+    whispersReceived: received,
+    /** Σ over whispers of (connected members of the room − 1). */
+    expectedReceived: expected,
+    /**
+     * Rooms with fewer than two connected members: their whispers reach no one, so they count as
+     * sent but add nothing to expectedReceived (a run whose clients mostly failed to connect can
+     * read 100% over a handful of peers; this says how many rooms had none).
+     */
+    roomsWithoutPeers: r.roomsWithoutPeers,
+    receivedDeliveries: received,
+    expectedDeliveries: expected,
+    lostDeliveries: Math.max(0, expected - received),
+    deliveryRatePct: pct(received, expected),
+    // Expected is already over peers that were connected: the two rates coincide.
+    deliveryRateOfConnectedPct: pct(received, expected),
+    // Whispers are sent by clients over their sockets: there is no publisher to refuse them.
+    publishFailures: 0,
+    publishFailureCauses: {} as Record<string, number>,
+    duplicates: sum(totals, (t) => t.duplicates),
+    outOfOrder: sum(totals, (t) => t.outOfOrder),
+    foreignMessages: books.foreign,
+    latencyMs: { p50: summary.latencyRawMs.p50, p95: summary.latencyRawMs.p95, p99: summary.latencyRawMs.p99, max: summary.latencyRawMs.max },
+    ...summary,
+    latencyHistogram: enc,
+    totalElapsedMs: Date.now() - r.started,
+    publishingMs: r.publishingMs,
+    aborted: s.aborted,
+    runnerPeakRssMb: runner.runnerPeakRssMb,
+    runner,
+    // Only when received is not above expected (duplicated ids would make the books not balance).
+    ...(received <= expected ? whisperLoss(run) : {}),
+  };
+}
+
+/** Loss by cause per room: a member's missing whispers are those its connected peers sent that never came. */
+function whisperLoss({ o, target, members, timelines, ledgers, connected, sent }: WhispersRun) {
+  const parts = members.map((m, room) => {
+    const tl = timelines[room]!;
+    const l = ledgers[room]!;
+    const global = (slot: number) => slot * o.rooms + room;
+    const lostSeqsOf = function* (row: number) {
+      if (!connected[global(row)]) return;
+      for (let slot = 0; slot < m; slot++) {
+        if (slot === row || !connected[global(slot)]) continue;
+        for (let k = 0; k < sent[global(slot)]!; k++) {
+          const seq = k * m + slot + 1;
+          if (l.latencyOf(row, seq) === undefined) yield seq;
+        }
+      }
+    };
+    let lost = 0;
+    for (let row = 0; row < m; row++) for (const _ of lostSeqsOf(row)) lost++;
+    const options = { protocol: resumeProtocolOf(target), inFlightMs: DEFAULT_IN_FLIGHT_MS };
+    const rows = Array.from({ length: m }, (_, row) => tl.timeline(row));
+    const lossByCause = tallyLoss({ clients: m, lostSeqsOf, timelineOf: (row) => tl.timeline(row), windowOf: (seq) => tl.windowOf(seq), lostDeliveries: lost, options });
+    return { lossByCause, resumeOutcomes: tallyOutcomes(rows, options.protocol), replayedDeliveries: 0, lateDeliveries: tl.lateReport(l) };
+  });
+  return mergeLoss(parts);
 }
 
 /** The run's one plan: the module's plannedMs and the OVERRAN_PLAN rule's. */

@@ -36,6 +36,92 @@ const TABLE = {
 export type S6Options = OptionValues<typeof TABLE>;
 
 
+/** Arrivals from the holders in one DeliveryLedger per stream, and which came during the stop (SIGTERM to exit) and after the exit. */
+class StopBook {
+  readonly ledgers: DeliveryLedger[];
+  readonly latency = new LatencyRecorder();
+  /** Messages each stream's publisher may send: the whole run at its interval, with room. */
+  readonly maxMsgs: number;
+  /** SIGTERM to exit, on the runner's clock (to: +Infinity until the target exited). */
+  window: { from: number; to: number } | undefined;
+  duringStop = 0;
+  afterExit = 0;
+  acceptedDuringStop = 0;
+
+  constructor(private readonly o: S6Options) {
+    // Client i is client ⌊i/S⌋ of stream i % S: one ledger per stream (its clients × its messages).
+    const perStream = (k: number) => Math.floor((o.connections - k - 1) / o.streams) + 1;
+    this.maxMsgs = Math.ceil(((o.preStopSec + o.graceMs / 1000 + 10) * 1000) / o.intervalMs) + 10;
+    this.ledgers = Array.from({ length: o.streams }, (_, k) => new DeliveryLedger(perStream(k), this.maxMsgs));
+  }
+
+  /** A holder's arrival rows, four numbers each: client, seq, latency ms, arrival time. */
+  readonly onArrivals = (rows: number[]): void => {
+    const S = this.o.streams;
+    for (let j = 0; j + 3 < rows.length; j += 4) {
+      const i = rows[j]!;
+      const at = rows[j + 3]!;
+      const got = this.ledgers[i % S]!.record(Math.floor(i / S), rows[j + 1]!, rows[j + 2]!);
+      if (got === 'new') this.latency.recordMs(rows[j + 2]!);
+      if (this.window && at >= this.window.from) {
+        if (at <= this.window.to) this.duringStop++;
+        else this.afterExit++;
+      }
+    }
+  };
+
+  /** Stream k's publisher got seq accepted. */
+  accepted(k: number, seq: number): void {
+    this.ledgers[k]!.accept(seq);
+    if (this.window && Date.now() >= this.window.from) this.acceptedDuringStop++;
+  }
+}
+
+/** The one step S6 reports: the stop against its budget, what clients were told, the deliveries around it, and its validity flags. */
+function stopStep(r: ScenarioResult, o: S6Options, book: StopBook, m: { subscribed: number; stopMs: number; exitCode: number | null; exitSignal: NodeJS.Signals | null; done: HolderTally[]; ramped: HolderTally[]; published: PublisherResult[]; holders: number }): void {
+  const { subscribed, stopMs, exitCode, exitSignal, done } = m;
+  const told = addMaps(done.map((t) => t.told));
+  const toldGoodbye = Object.entries(told).filter(([k]) => !k.startsWith('nothing')).reduce((a, [, v]) => a + v, 0);
+  const ledger = addTotals(book.ledgers.map((l) => l.totals()));
+  const enc = book.latency.encode();
+  const failureCauses = addMaps(m.ramped.map((t) => t.failureCauses));
+  const pass = stopMs <= o.maxStopMs && exitCode === 0;
+  const goodbyeLabel = Object.entries(told).sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'nothing';
+  r.steps.push({
+    step: { connections: o.connections },
+    pass,
+    ...(pass ? {} : { reason: exitCode !== 0 ? `exit status ${exitCode ?? `signal ${exitSignal}`}` : `stop took ${stopMs} ms, over ${o.maxStopMs} ms` }),
+    metrics: {
+      subscribed,
+      stopMs,
+      exitCode,
+      exitSignal,
+      told: JSON.stringify(told),
+      mostTold: goodbyeLabel,
+      toldGoodbye,
+      toldGoodbyePct: subscribed ? Math.round((toldGoodbye / subscribed) * 1000) / 10 : null,
+      deliveriesDuringStop: book.duringStop,
+      deliveriesAfterExit: book.afterExit,
+      acceptedDuringStop: book.acceptedDuringStop,
+      published: m.published.reduce((a, p) => a + p.published, 0),
+      publishFailed: m.published.reduce((a, p) => a + p.failed, 0),
+      lostDeliveries: ledger.lostDeliveries,
+      duplicates: ledger.duplicates,
+      holderProcesses: m.holders,
+    },
+    ledger,
+    latency: summarize(enc),
+    latencyEncoded: enc,
+  });
+  r.headline.value = stopMs;
+  r.failureMode = pass ? 'none' : r.steps[0]!.reason!;
+  if (subscribed < o.connections * 0.99) r.validity.flags.push({ code: 'CONNECT_FAILURES', severity: 'warning', message: `only ${subscribed} of ${o.connections} subscribed before the stop (${JSON.stringify(failureCauses)})` });
+  if ((failureCauses.fd_limit ?? 0) + (failureCauses.port_exhaustion ?? 0) > 0) r.validity.flags.push({ code: 'RIG_LIMIT', severity: 'fatal', message: `connects failed on the runner's own limits: ${JSON.stringify(failureCauses)}` });
+  const lag = Math.max(0, ...done.map((t) => t.loopLagP99Ms));
+  if (lag > 50) r.validity.flags.push({ code: 'RUNNER_LOOP_LAG', severity: 'warning', message: `a holder's event loop lagged (p99 ${lag} ms): arrival times include the runner's delay` });
+  if (ledger.expectedDeliveries === 0) r.validity.flags.push({ code: 'NOTHING_PUBLISHED', severity: 'warning', message: 'no message was accepted before the stop: deliveries during the stop say nothing' });
+}
+
 export const scenario: ScenarioModule<S6Options> = defineScenario({
   id: 'S6',
   title: 'S6 graceful stop under load',
@@ -58,28 +144,9 @@ export const scenario: ScenarioModule<S6Options> = defineScenario({
     const perHolder = Math.max(100, Math.min(15_000, Math.floor(((openFileLimit() ?? 20_000) - 256) * 0.75)));
     const nHolders = Math.max(1, Math.ceil(o.connections / perHolder));
     const runId = `s6-${ctx.seed}-${Date.now().toString(36)}`;
-    // Client i is client ⌊i/S⌋ of stream i % S: one ledger per stream (its clients × its messages).
-    const perStream = (k: number) => Math.floor((o.connections - k - 1) / o.streams) + 1;
-    const maxMsgs = Math.ceil(((o.preStopSec + o.graceMs / 1000 + 10) * 1000) / o.intervalMs) + 10;
-    const ledgers = Array.from({ length: o.streams }, (_, k) => new DeliveryLedger(perStream(k), maxMsgs));
-    const latency = new LatencyRecorder();
-    let window: { from: number; to: number } | undefined;
-    let duringStop = 0;
-    let afterExit = 0;
-    const onArrivals = (rows: number[]) => {
-      for (let j = 0; j + 3 < rows.length; j += 4) {
-        const i = rows[j]!;
-        const at = rows[j + 3]!;
-        const got = ledgers[i % o.streams]!.record(Math.floor(i / o.streams), rows[j + 1]!, rows[j + 2]!);
-        if (got === 'new') latency.recordMs(rows[j + 2]!);
-        if (window && at >= window.from) {
-          if (at <= window.to) duringStop++;
-          else afterExit++;
-        }
-      }
-    };
+    const book = new StopBook(o);
     await withInstance(ctx, {}, async (inst) => {
-      const holders = Array.from({ length: nHolders }, (_, id) => new Holder(id, onArrivals));
+      const holders = Array.from({ length: nHolders }, (_, id) => new Holder(id, book.onArrivals));
       try {
         for (const h of holders) if (!(await h.until(() => h.ready, 30_000, ctx.signal))) throw new ReboundError('RR_ERR_RUNNER_WORKER', h.error ?? `S6 holder ${h.id} did not start`);
         const startAt = Date.now() + 200;
@@ -94,29 +161,24 @@ export const scenario: ScenarioModule<S6Options> = defineScenario({
         const subscribed = ramped.reduce((a, t) => a + t.subscribed, 0);
         ctx.log(`S6 ${ctx.target.name}: ${subscribed} of ${o.connections} subscribed over ${nHolders} holder process(es); publishing ${o.preStopSec} s before SIGTERM`);
         ctx.progress({ phase: 'publishing', subscribed });
-        let acceptedDuringStop = 0;
-        const pubs = ledgers.map((l, k) =>
+        const pubs = book.ledgers.map((_, k) =>
           startPublisher({
             url: inst.url,
             stream: `capacity-s6-${runId}/${k}`,
             runId: `${runId}/${k}`,
-            messages: maxMsgs,
+            messages: book.maxMsgs,
             intervalMs: o.intervalMs,
             timeoutMs: 3000,
-            onPublished: (seq, ok) => {
-              if (!ok) return;
-              l.accept(seq);
-              if (window && Date.now() >= window.from) acceptedDuringStop++;
-            },
+            onPublished: (seq, ok) => void (ok && book.accepted(k, seq)),
           }),
         );
         await sleep(o.preStopSec * 1000);
         const h = inst.handle!;
         const from = Date.now();
-        window = { from, to: Number.POSITIVE_INFINITY };
+        book.window = { from, to: Number.POSITIVE_INFINITY };
         ctx.progress({ phase: 'stopping', subscribed });
         const stopMs = await h.stop(o.graceMs);
-        window.to = from + stopMs;
+        book.window.to = from + stopMs;
         const exitCode = h.child.exitCode;
         const exitSignal = h.child.signalCode;
         await sleep(1000);
@@ -125,46 +187,7 @@ export const scenario: ScenarioModule<S6Options> = defineScenario({
         for (const x of holders) x.send({ type: 'stop' });
         for (const x of holders) await x.until(() => x.done !== undefined, 15_000);
         const done = holders.map((x) => x.done ?? x.ramped).filter((x): x is HolderTally => x !== undefined);
-        const told = addMaps(done.map((t) => t.told));
-        const toldGoodbye = Object.entries(told).filter(([k]) => !k.startsWith('nothing')).reduce((a, [, v]) => a + v, 0);
-        const ledger = addTotals(ledgers.map((l) => l.totals()));
-        const enc = latency.encode();
-        const failureCauses = addMaps(ramped.map((t) => t.failureCauses));
-        const pass = stopMs <= o.maxStopMs && exitCode === 0;
-        const goodbyeLabel = Object.entries(told).sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'nothing';
-        r.steps.push({
-          step: { connections: o.connections },
-          pass,
-          ...(pass ? {} : { reason: exitCode !== 0 ? `exit status ${exitCode ?? `signal ${exitSignal}`}` : `stop took ${stopMs} ms, over ${o.maxStopMs} ms` }),
-          metrics: {
-            subscribed,
-            stopMs,
-            exitCode,
-            exitSignal,
-            told: JSON.stringify(told),
-            mostTold: goodbyeLabel,
-            toldGoodbye,
-            toldGoodbyePct: subscribed ? Math.round((toldGoodbye / subscribed) * 1000) / 10 : null,
-            deliveriesDuringStop: duringStop,
-            deliveriesAfterExit: afterExit,
-            acceptedDuringStop,
-            published: published.reduce((a, p) => a + p.published, 0),
-            publishFailed: published.reduce((a, p) => a + p.failed, 0),
-            lostDeliveries: ledger.lostDeliveries,
-            duplicates: ledger.duplicates,
-            holderProcesses: nHolders,
-          },
-          ledger,
-          latency: summarize(enc),
-          latencyEncoded: enc,
-        });
-        r.headline.value = stopMs;
-        r.failureMode = pass ? 'none' : r.steps[0]!.reason!;
-        if (subscribed < o.connections * 0.99) r.validity.flags.push({ code: 'CONNECT_FAILURES', severity: 'warning', message: `only ${subscribed} of ${o.connections} subscribed before the stop (${JSON.stringify(failureCauses)})` });
-        if ((failureCauses.fd_limit ?? 0) + (failureCauses.port_exhaustion ?? 0) > 0) r.validity.flags.push({ code: 'RIG_LIMIT', severity: 'fatal', message: `connects failed on the runner's own limits: ${JSON.stringify(failureCauses)}` });
-        const lag = Math.max(0, ...done.map((t) => t.loopLagP99Ms));
-        if (lag > 50) r.validity.flags.push({ code: 'RUNNER_LOOP_LAG', severity: 'warning', message: `a holder's event loop lagged (p99 ${lag} ms): arrival times include the runner's delay` });
-        if (ledger.expectedDeliveries === 0) r.validity.flags.push({ code: 'NOTHING_PUBLISHED', severity: 'warning', message: 'no message was accepted before the stop: deliveries during the stop say nothing' });
+        stopStep(r, o, book, { subscribed, stopMs, exitCode, exitSignal, done, ramped, published, holders: nHolders });
       } finally {
         for (const x of holders) x.kill();
       }

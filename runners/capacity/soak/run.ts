@@ -3,6 +3,7 @@ import { LatencyRecorder, summarize } from '../../../engine/measure/latency.ts';
 import { withTarget } from '../../../engine/measure/local-target.ts';
 import { watchRunner, type RunnerHealth } from '../../../engine/measure/runner-health.ts';
 import { watchTarget, type TargetUsage } from '../../../engine/measure/target-usage.ts';
+import type { PublisherResult } from '../../../engine/measure/publisher.ts';
 import { checkValidity } from '../../../engine/measure/validity.ts';
 import { connectPhase } from '../../../engine/session/phases/connect.ts';
 import { publishPhase } from '../../../engine/session/phases/publish.ts';
@@ -73,6 +74,38 @@ function fillFromUsage(series: HealthSample[], u: TargetUsage): void {
   }
 }
 
+/** What one health window counts while it is open; `close()` turns it into the window's sample and opens the next. */
+class HealthWindow {
+  latency = new LatencyRecorder();
+  deliveries = 0;
+  accepted = 0;
+  disconnects = 0;
+  reconnects = 0;
+
+  close(tSec: number, windowSec: number, connected: number, lag: { p99: number; max: number }): HealthSample {
+    const lat = this.latency.count ? summarize(this.latency.encode()).latencyRawMs : null;
+    const h: HealthSample = {
+      tSec,
+      windowSec,
+      deliveries: this.deliveries,
+      deliveriesPerSec: windowSec > 0 ? Math.round(this.deliveries / windowSec) : 0,
+      accepted: this.accepted,
+      p50Ms: lat ? lat.p50 : null,
+      p99Ms: lat ? lat.p99 : null,
+      rssMb: null,
+      cpuPct: null,
+      connected,
+      unexpectedDisconnects: this.disconnects,
+      reconnects: this.reconnects,
+      rigLagP99Ms: lag.p99,
+      rigLagMaxMs: lag.max,
+    };
+    this.latency = new LatencyRecorder();
+    this.deliveries = this.accepted = this.disconnects = this.reconnects = 0;
+    return h;
+  }
+}
+
 /**
  * N minutes of steady traffic against one target as phases over one run session: `clients`
  * subscribers on one stream, `rate` messages/s through the one publisher while a health sample is
@@ -86,55 +119,10 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
     const runId = `soak-${target.name}-${started.toString(36)}-${randomSeed()}`;
     const stream = o.stream || runId;
     const messages = Math.ceil(o.durationSec * o.rate);
-    const intervalMs = 1000 / o.rate;
-    const windows = Math.floor(o.durationSec / o.sampleSec);
-    const sampleMs = o.sampleSec * 1000;
     const health = watchRunner();
     const usage = svc ? watchTarget(svc.pid, 1000) : undefined;
-    let win = new LatencyRecorder();
-    let winDeliveries = 0;
-    let winAccepted = 0;
-    let winDisconnects = 0;
-    let winReconnects = 0;
-    // A target that declares no lean client is soaked with its full client, and the result says so.
-    const choice = pickClient(target, { prefer: o.clientKind })!;
-    const clientKind = choice.kind;
-    // Lean clients never reconnect by themselves; full ones do when the target says the library drives it.
-    const runnerReconnects = choice.capabilities.reconnect === 'manual';
-    // The soak's manual reconnect: a fixed pause (never under the target's floor) between attempts,
-    // a per-client budget over the whole soak; closing the session cuts every pending pause short.
-    const reconnectsOf = new Uint16Array(o.clients);
-    const pauseMs = Math.max(1000, target.offlineFloorMs);
-    const everUp = new Uint8Array(o.clients);
-    const s: RunSession = new RunSession({
-      target,
-      urlOf: () => url,
-      clients: o.clients,
-      messages,
-      runId,
-      stream,
-      seed: ctx.seed,
-      signal: ctx.signal,
-      createClient: (x) => choice.create(x),
-      hooks: {
-        delivery: (d) => {
-          if (!d.fresh) return;
-          win.recordMs(d.latencyMs);
-          winDeliveries++;
-        },
-        connected: (i) => {
-          if (everUp[i]) winReconnects++;
-          everUp[i] = 1;
-        },
-        disconnected: (i, { reason }) => {
-          if (reason === 'closed' || reason === 'dropped') return;
-          winDisconnects++;
-          // A failed reconnect emits no new disconnect: the loop tries again, within the budget.
-          const budget = MAX_RECONNECTS_PER_CLIENT - reconnectsOf[i]!;
-          if (runnerReconnects) void s.reconnect(i, afterOffline(pauseMs, { retryMs: pauseMs, maxAttempts: budget, attemptTimeoutMs: Infinity }), { onAttempt: () => void reconnectsOf[i]!++ });
-        },
-      },
-    });
+    const win = new HealthWindow();
+    const { s, clientKind } = openSession(ctx, o, { url, runId, stream, messages }, win);
     logLines(s.events, ctx.log, 'soak');
     const series: HealthSample[] = [];
     let runner: RunnerHealth | undefined;
@@ -143,54 +131,19 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
       await s.run(connectPhase({ perSec: o.ramp, detail: `${o.clients} ${clientKind} clients on ${target.name} at ${url}, ${o.rate} msg/s for ${o.durationSec} s, health every ${o.sampleSec} s` }));
       const connectedClients = s.book.connectedCount;
       await s.nap(1000);
-
-      // One health sample per window while the publisher runs; publishing stops after the last.
-      const sample = async (t0: number) => {
-        for (let k = 1; k <= windows && !s.aborted; k++) {
-          await s.nap(t0 + k * sampleMs - Date.now());
-          if (s.aborted) break;
-          const tSec = r2((Date.now() - t0) / 1000);
-          const windowSec = r2(tSec - (series.at(-1)?.tSec ?? 0));
-          const lat = win.count ? summarize(win.encode()).latencyRawMs : null;
-          const lag = health.recentLag();
-          const h: HealthSample = {
-            tSec,
-            windowSec,
-            deliveries: winDeliveries,
-            deliveriesPerSec: windowSec > 0 ? Math.round(winDeliveries / windowSec) : 0,
-            accepted: winAccepted,
-            p50Ms: lat ? lat.p50 : null,
-            p99Ms: lat ? lat.p99 : null,
-            rssMb: null,
-            cpuPct: null,
-            connected: s.upCount,
-            unexpectedDisconnects: winDisconnects,
-            reconnects: winReconnects,
-            rigLagP99Ms: lag.p99,
-            rigLagMaxMs: lag.max,
-          };
-          win = new LatencyRecorder();
-          winDeliveries = winAccepted = winDisconnects = winReconnects = 0;
-          if (!svc) {
-            const m = await metricsSample(url);
-            if (m) Object.assign(h, m);
-          }
-          series.push(h);
-          ctx.progress({ phase: 'soak', ...h });
-        }
-      };
       const { result: pr, t0 } = await s.run(
         publishPhase({
           url,
           messages,
-          intervalMs,
+          intervalMs: 1000 / o.rate,
           payloadBytes: o.payloadBytes,
           broadcastKey: o.broadcastKey,
           progressEveryMs: 0,
           detail: `${o.rate} msg/s for ${o.durationSec} s, health every ${o.sampleSec} s`,
           onStart: () => void health.recentLag(), // the ramp's lag is not the first window's
-          onPublished: (_seq, ok) => void (ok && winAccepted++),
-          stopWith: sample,
+          onPublished: (_seq, ok) => void (ok && win.accepted++),
+          // One health sample per window while the publisher runs; publishing stops after the last.
+          stopWith: (at) => sampleWindows(ctx, o, { s, win, health, series, url, metrics: !svc }, at),
         }),
       );
       await s.run(settlePhase({ label: 'drain', maxMs: o.drainSec * 1000, stepMs: 100, until: () => s.latency.count >= connectedClients * pr.published }));
@@ -198,92 +151,184 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
       if (u) fillFromUsage(series, u);
       s.close();
       runner = health.stop();
-      const totals = s.ledger.totals();
-      const enc = s.latency.encode();
-      const lat = summarize(enc);
-      const deliveredPct = pct(totals.receivedDeliveries - totals.unacceptedDeliveries, connectedClients * pr.published);
-      const judgement = judgeSoak(series, { deliveredPct, lostDeliveries: totals.lostDeliveries, duplicates: totals.duplicates }, o);
-      const conn = s.book.summary();
-      const core = checkValidity({
-        clients: o.clients,
-        connectedClients,
-        connectFailures: o.clients - connectedClients,
-        connectFailureCauses: conn.connectFailureCauses,
-        totalMessages: messages,
-        published: pr.published,
-        publishFailures: pr.failed,
-        publishFailureCauses: pr.failureCauses,
-        // A target that stops accepting broadcasts mid-soak failed the soak (its throughput falls):
-        // that is the soak's finding, so refused publishes warn instead of voiding the run.
-        allowPublishFailures: true,
-        expectedDeliveries: totals.expectedDeliveries,
-        receivedDeliveries: totals.receivedDeliveries,
-        deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
-        deliveryRateOfConnectedPct: deliveredPct,
-        skewFloor: lat.skewFloor,
-        foreignMessages: s.foreign + totals.foreign,
-        elapsedMs: Date.now() - rampStart,
-        plannedMs: soakPlannedMs(o),
-        runner,
-      });
-      // An aborted soak was not the planned soak: its figures are partial.
-      const abortFlag = s.aborted ? [{ code: 'SOAK_ABORTED', severity: 'fatal' as const, message: `stopped after ${series.length} of ${windows} health windows` }] : [];
-      const flags = [...core.flags, ...judgement.flags, ...abortFlag];
-      const valid = !flags.some((f) => f.severity === 'fatal');
-      const verdict = valid ? judgement.verdict : 'inconclusive';
-      const judgedRates = judgement.judged.map((i) => series[i]!.deliveriesPerSec);
-      const sustained = judgedRates.length ? Math.round(judgedRates.reduce((a, b) => a + b, 0) / judgedRates.length) : null;
-      const failed = judgement.rules.filter((r) => r.status !== 'pass');
-      const ruleValue = (id: string) => judgement.rules.find((r) => r.rule === id)?.value ?? null;
-      const detail: SoakDetail = { kind: 'soak', durationSec: o.durationSec, sampleSec: o.sampleSec, warmupSec: o.warmupSec, clients: o.clients, rate: o.rate, clientKind, rssSource: svc ? (u ? 'proc' : 'none') : series.some((x) => x.rssMb !== null) ? 'metrics' : 'none', series, judgement, runner, ...s.lossReport() };
-      return {
-        scenario: 'soak',
-        title: 'Soak: steady traffic with health rules',
-        target: target.name,
-        startedAt: new Date(started).toISOString(),
-        params: { ...o, url: undefined, broadcastKey: o.broadcastKey ? '<redacted>' : '', stream, runId, messages, intervalMs: r2(intervalMs) },
-        steps: [
-          {
-            step: { durationSec: o.durationSec, clients: o.clients, rate: o.rate },
-            pass: verdict === 'pass',
-            ...(verdict === 'pass' ? {} : { reason: valid ? failed.map((r) => `${r.rule}: ${r.message}`).join('; ') : `invalid: ${flags.filter((f) => f.severity === 'fatal').map((f) => f.code).join(', ')}` }),
-            metrics: {
-              verdict,
-              connectedClients,
-              published: pr.published,
-              publishFailures: pr.failed,
-              sustainedDeliveriesPerSec: sustained,
-              deliveredPct,
-              throughputDecayPct: ruleValue('throughput'),
-              rssSlopeMbPerMin: ruleValue('memory'),
-              lateP99Ms: ruleValue('latency'),
-              earlyP99Ms: judgement.earlyP99Ms,
-              unexpectedDisconnects: ruleValue('disconnects'),
-              reconnects: series.reduce((a, x) => a + x.reconnects, 0),
-              rssFirstMb: series.find((x) => x.rssMb !== null)?.rssMb ?? null,
-              rssLastMb: [...series].reverse().find((x) => x.rssMb !== null)?.rssMb ?? null,
-              rigLaggedWindows: judgement.rigLagged.length,
-              windows: series.length,
-            },
-            ledger: totals,
-            latency: lat,
-            latencyEncoded: enc,
-          },
-        ],
-        headline: { name: 'sustained deliveries/s (soak passed)', value: verdict === 'pass' ? sustained : null, unit: 'deliveries/s', higherIsBetter: true },
-        ...(verdict === 'pass' ? {} : { failureMode: valid ? (verdict === 'insufficient_duration' ? `soak too short to judge: ${failed.filter((r) => r.status === 'insufficient').map((r) => r.rule).join(', ')}` : `soak rules failed: ${failed.map((r) => r.rule).join(', ')}`) : `invalid run: ${flags.filter((f) => f.severity === 'fatal').map((f) => f.code).join(', ')}` }),
-        validity: { valid, flags },
-        notShown: [
-          `One steady load (${o.clients} clients x ${o.rate} msg/s), not the target's ceiling: S3/S4 step the load.`,
-          'Runner and target share this machine\'s two cores; a neighbour\'s load shows up as latency in some windows.',
-          `Memory is the target's RSS${svc ? ' (its process tree, /proc)' : ' (its /metrics)'}; a leak smaller than the noise band over the judged span cannot be told from GC.`,
-        ],
-        detail: detail as unknown as Record<string, unknown>,
-      };
+      const rssSource = svc ? (u ? 'proc' : 'none') : series.some((x) => x.rssMb !== null) ? 'metrics' : 'none';
+      return soakResult(o, { target: target.name, started, stream, runId, messages, s, pr, connectedClients, series, runner, clientKind, rssSource, local: !!svc, elapsedMs: Date.now() - rampStart });
     } finally {
       s.close();
       usage?.stop(Date.now());
       if (!runner) health.stop();
     }
   });
+}
+
+/** The soak's session: its client kind, each window's counts from the hooks, and the soak's own bounded reconnects for clients that do not reconnect by themselves. */
+function openSession(ctx: ScenarioContext, o: SoakOptions, run: { url: string; runId: string; stream: string; messages: number }, win: HealthWindow) {
+  const target = ctx.target;
+  // A target that declares no lean client is soaked with its full client, and the result says so.
+  const choice = pickClient(target, { prefer: o.clientKind })!;
+  // Lean clients never reconnect by themselves; full ones do when the target says the library drives it.
+  const runnerReconnects = choice.capabilities.reconnect === 'manual';
+  // The soak's manual reconnect: a fixed pause (never under the target's floor) between attempts,
+  // a per-client budget over the whole soak; closing the session cuts every pending pause short.
+  const reconnectsOf = new Uint16Array(o.clients);
+  const pauseMs = Math.max(1000, target.offlineFloorMs);
+  const everUp = new Uint8Array(o.clients);
+  const s: RunSession = new RunSession({
+    target,
+    urlOf: () => run.url,
+    clients: o.clients,
+    messages: run.messages,
+    runId: run.runId,
+    stream: run.stream,
+    seed: ctx.seed,
+    signal: ctx.signal,
+    createClient: (x) => choice.create(x),
+    hooks: {
+      delivery: (d) => {
+        if (!d.fresh) return;
+        win.latency.recordMs(d.latencyMs);
+        win.deliveries++;
+      },
+      connected: (i) => {
+        if (everUp[i]) win.reconnects++;
+        everUp[i] = 1;
+      },
+      disconnected: (i, { reason }) => {
+        if (reason === 'closed' || reason === 'dropped') return;
+        win.disconnects++;
+        // A failed reconnect emits no new disconnect: the loop tries again, within the budget.
+        const budget = MAX_RECONNECTS_PER_CLIENT - reconnectsOf[i]!;
+        if (runnerReconnects) void s.reconnect(i, afterOffline(pauseMs, { retryMs: pauseMs, maxAttempts: budget, attemptTimeoutMs: Infinity }), { onAttempt: () => void reconnectsOf[i]!++ });
+      },
+    },
+  });
+  return { s, clientKind: choice.kind };
+}
+
+/** One health sample every `sampleSec` from t0 (RSS and CPU from /metrics when the runner did not start the target), until the last window or an abort. */
+async function sampleWindows(ctx: ScenarioContext, o: SoakOptions, w: { s: RunSession; win: HealthWindow; health: ReturnType<typeof watchRunner>; series: HealthSample[]; url: string; metrics: boolean }, t0: number): Promise<void> {
+  const { s, series } = w;
+  const windows = Math.floor(o.durationSec / o.sampleSec);
+  for (let k = 1; k <= windows && !s.aborted; k++) {
+    await s.nap(t0 + k * (o.sampleSec * 1000) - Date.now());
+    if (s.aborted) break;
+    const tSec = r2((Date.now() - t0) / 1000);
+    const h = w.win.close(tSec, r2(tSec - (series.at(-1)?.tSec ?? 0)), s.upCount, w.health.recentLag());
+    if (w.metrics) {
+      const m = await metricsSample(w.url);
+      if (m) Object.assign(h, m);
+    }
+    series.push(h);
+    ctx.progress({ phase: 'soak', ...h });
+  }
+}
+
+interface SoakOutcome {
+  target: string;
+  started: number;
+  stream: string;
+  runId: string;
+  messages: number;
+  s: RunSession;
+  pr: PublisherResult;
+  connectedClients: number;
+  series: HealthSample[];
+  runner: RunnerHealth;
+  clientKind: string;
+  rssSource: SoakDetail['rssSource'];
+  /** The runner started the target (RSS from its process tree). */
+  local: boolean;
+  elapsedMs: number;
+}
+
+/** The shared validity rules, the soak's own rules over the series, and an abort: one verdict. */
+function judge(o: SoakOptions, r: SoakOutcome) {
+  const { s, pr, connectedClients, series } = r;
+  const totals = s.ledger.totals();
+  const enc = s.latency.encode();
+  const lat = summarize(enc);
+  const deliveredPct = pct(totals.receivedDeliveries - totals.unacceptedDeliveries, connectedClients * pr.published);
+  const judgement = judgeSoak(series, { deliveredPct, lostDeliveries: totals.lostDeliveries, duplicates: totals.duplicates }, o);
+  const core = checkValidity({
+    clients: o.clients,
+    connectedClients,
+    connectFailures: o.clients - connectedClients,
+    connectFailureCauses: s.book.summary().connectFailureCauses,
+    totalMessages: r.messages,
+    published: pr.published,
+    publishFailures: pr.failed,
+    publishFailureCauses: pr.failureCauses,
+    // A target that stops accepting broadcasts mid-soak failed the soak (its throughput falls):
+    // that is the soak's finding, so refused publishes warn instead of voiding the run.
+    allowPublishFailures: true,
+    expectedDeliveries: totals.expectedDeliveries,
+    receivedDeliveries: totals.receivedDeliveries,
+    deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
+    deliveryRateOfConnectedPct: deliveredPct,
+    skewFloor: lat.skewFloor,
+    foreignMessages: s.foreign + totals.foreign,
+    elapsedMs: r.elapsedMs,
+    plannedMs: soakPlannedMs(o),
+    runner: r.runner,
+  });
+  // An aborted soak was not the planned soak: its figures are partial.
+  const abortFlag = s.aborted ? [{ code: 'SOAK_ABORTED', severity: 'fatal' as const, message: `stopped after ${series.length} of ${Math.floor(o.durationSec / o.sampleSec)} health windows` }] : [];
+  const flags = [...core.flags, ...judgement.flags, ...abortFlag];
+  const valid = !flags.some((f) => f.severity === 'fatal');
+  const failed = judgement.rules.filter((x) => x.status !== 'pass');
+  const fatalCodes = flags.filter((f) => f.severity === 'fatal').map((f) => f.code).join(', ');
+  return { totals, enc, lat, deliveredPct, judgement, flags, valid, verdict: valid ? judgement.verdict : ('inconclusive' as const), failed, fatalCodes };
+}
+
+function soakResult(o: SoakOptions, r: SoakOutcome): ScenarioResult {
+  const { s, pr, series } = r;
+  const { totals, enc, lat, deliveredPct, judgement, flags, valid, verdict, failed, fatalCodes } = judge(o, r);
+  const judgedRates = judgement.judged.map((i) => series[i]!.deliveriesPerSec);
+  const sustained = judgedRates.length ? Math.round(judgedRates.reduce((a, b) => a + b, 0) / judgedRates.length) : null;
+  const ruleValue = (id: string) => judgement.rules.find((x) => x.rule === id)?.value ?? null;
+  const detail: SoakDetail = { kind: 'soak', durationSec: o.durationSec, sampleSec: o.sampleSec, warmupSec: o.warmupSec, clients: o.clients, rate: o.rate, clientKind: r.clientKind, rssSource: r.rssSource, series, judgement, runner: r.runner, ...s.lossReport() };
+  return {
+    scenario: 'soak',
+    title: 'Soak: steady traffic with health rules',
+    target: r.target,
+    startedAt: new Date(r.started).toISOString(),
+    params: { ...o, url: undefined, broadcastKey: o.broadcastKey ? '<redacted>' : '', stream: r.stream, runId: r.runId, messages: r.messages, intervalMs: r2(1000 / o.rate) },
+    steps: [
+      {
+        step: { durationSec: o.durationSec, clients: o.clients, rate: o.rate },
+        pass: verdict === 'pass',
+        ...(verdict === 'pass' ? {} : { reason: valid ? failed.map((x) => `${x.rule}: ${x.message}`).join('; ') : `invalid: ${fatalCodes}` }),
+        metrics: {
+          verdict,
+          connectedClients: r.connectedClients,
+          published: pr.published,
+          publishFailures: pr.failed,
+          sustainedDeliveriesPerSec: sustained,
+          deliveredPct,
+          throughputDecayPct: ruleValue('throughput'),
+          rssSlopeMbPerMin: ruleValue('memory'),
+          lateP99Ms: ruleValue('latency'),
+          earlyP99Ms: judgement.earlyP99Ms,
+          unexpectedDisconnects: ruleValue('disconnects'),
+          reconnects: series.reduce((a, x) => a + x.reconnects, 0),
+          rssFirstMb: series.find((x) => x.rssMb !== null)?.rssMb ?? null,
+          rssLastMb: [...series].reverse().find((x) => x.rssMb !== null)?.rssMb ?? null,
+          rigLaggedWindows: judgement.rigLagged.length,
+          windows: series.length,
+        },
+        ledger: totals,
+        latency: lat,
+        latencyEncoded: enc,
+      },
+    ],
+    headline: { name: 'sustained deliveries/s (soak passed)', value: verdict === 'pass' ? sustained : null, unit: 'deliveries/s', higherIsBetter: true },
+    ...(verdict === 'pass' ? {} : { failureMode: valid ? (verdict === 'insufficient_duration' ? `soak too short to judge: ${failed.filter((x) => x.status === 'insufficient').map((x) => x.rule).join(', ')}` : `soak rules failed: ${failed.map((x) => x.rule).join(', ')}`) : `invalid run: ${fatalCodes}` }),
+    validity: { valid, flags },
+    notShown: [
+      `One steady load (${o.clients} clients x ${o.rate} msg/s), not the target's ceiling: S3/S4 step the load.`,
+      'Runner and target share this machine\'s two cores; a neighbour\'s load shows up as latency in some windows.',
+      `Memory is the target's RSS${r.local ? ' (its process tree, /proc)' : ' (its /metrics)'}; a leak smaller than the noise band over the judged span cannot be told from GC.`,
+    ],
+    detail: detail as unknown as Record<string, unknown>,
+  };
 }
