@@ -2,18 +2,18 @@ import type { Emitter } from '../../lib/emitter.ts';
 import { defaultsOf, parseOptions, type OptionTable, type OptionValues, type ParseSources } from '../../lib/options.ts';
 import type { ServiceHandle } from '../../services/common/spawn.ts';
 import { stamp } from '../measure/result-files.ts';
-import type { ResolvedTarget } from '../../shards/runner/types.ts';
 import type { TargetDefinition } from '../targets/types.ts';
 
 /**
  * One runner as one typed module: its option table, the one validator, its planned duration, how
- * it runs, and what its result's summary is. The CLI (cli/module-cli.ts), the runner service's
- * HTTP route (shards/runner/entry.ts) and the coordinator's table of tests
- * (shards/coordinator/options.ts) are generated from it, so a flag, a query parameter and a
- * coordinator param are the same option with the same validation and the same error text.
+ * it runs, and what its result's summary is. The CLI, the runner service's HTTP route (through
+ * the service's per-runner adapters) and the coordinator's table of tests are generated from it,
+ * so a flag, a query parameter and a coordinator param are the same option with the same
+ * validation and the same error text. The module knows nothing of them (they sit in layers above
+ * and adapt it).
  * (After k6's executors: a config with its validation and a `Run` over a shared base.)
  */
-export interface RunnerModule<Opts extends object, Result extends object = Record<string, unknown>, T extends OptionTable = OptionTable, Q extends OptionTable = OptionTable> {
+export interface RunnerModule<Opts extends object, Result extends object = Record<string, unknown>, T extends OptionTable = OptionTable> {
   /** The test's name: `npm run bench:<name>`, `POST /bench-<name>-<target>`, `--test <name>`. */
   readonly name: string;
   /** One line: what the test does (the --help header, the route's doc). */
@@ -45,8 +45,6 @@ export interface RunnerModule<Opts extends object, Result extends object = Recor
   /** The coordinator can fan this test out over shards; `sharedStream`: one publisher, the others subscribe. */
   readonly multi?: { sharedStream: boolean };
   readonly cli: CliSpec<Opts, Result>;
-  /** The runner service's routes for this test (absent: CLI only). */
-  readonly http?: HttpSpec<Opts, Result, Q>;
 }
 
 /** What a run emits; the CLI prints it to stderr, the runner service stores it in the job. */
@@ -93,37 +91,14 @@ interface CliSpec<Opts, Result> {
   readonly abortNote?: string;
 }
 
-interface HttpSpec<Opts, Result, Q extends OptionTable = OptionTable> {
-  /** Route target names: `POST /bench-<name>-<target>` for each. */
-  readonly targets: readonly string[];
-  /** The query's option table (docs/runner-api.md is generated from it): the CLI's without the route-owned names, plus the benchmark's names. */
-  readonly options: Q;
-  /**
-   * Typed query values (parsed once with `options`) and the route's target to the module's
-   * option values (validated next by `validate`), what `effectiveParams` echoes besides the
-   * options, and what `finish` needs. `given`: the raw names the caller sent.
-   */
-  fromQuery(q: OptionValues<Q>, t: ResolvedTarget, given: Record<string, unknown>): { values: Record<string, unknown>; echo?: Record<string, unknown>; post?: Record<string, unknown> };
-  /** The options as effectiveParams show them (default: without the operator's URLs and key). */
-  shown?(opts: Opts): Record<string, unknown>;
-  /** The result as the shard returns it (the benchmark's fields, sorted samples, redactions). */
-  finish?(result: Result, post: Record<string, unknown>, t: ResolvedTarget): Record<string, unknown>;
-}
-
 /** `validate(parseOptions(options, src))`: the CLI's and env's one parse. */
-export function parseModule<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>, src: ParseSources): O {
+export function parseModule<O extends object, R extends object, T extends OptionTable>(m: RunnerModule<O, R, T>, src: ParseSources): O {
   return m.validate(parseOptions(m.options, src));
 }
 
 /** Typed values (some of the table's) completed with the table's defaults: what `validate` takes from the HTTP side. */
 export function withDefaults<T extends OptionTable>(table: T, values: Record<string, unknown>): OptionValues<T> {
   return { ...defaultsOf(table), ...Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) } as OptionValues<T>;
-}
-
-/** Options as effectiveParams echo them: the target's URLs and broadcast key are the operator's, not the caller's. */
-export function shownOptions(opts: object): Record<string, unknown> {
-  const { url: _1, broadcastUrl: _2, broadcastKey: _3, toxiproxyUrl: _4, ...shown } = opts as Record<string, unknown>;
-  return shown;
 }
 
 /** A `{ events, result }` run (avalanche, deploy-impact) with its phases going to the module's context. */
@@ -134,13 +109,10 @@ export function phasedRun<R, N extends string>(run: { events: Emitter<{ phase: (
 
 /** A module whose types are erased for a registry (the table of every runner). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyRunnerModule = RunnerModule<any, any, any, any>;
+export type AnyRunnerModule = RunnerModule<any, any, any>;
 
 /** Results file names: `<test>-<target>-<stamp>`. */
 export const resultName = (...parts: string[]) => [...parts, stamp()].join('-');
-
-/** Every route target, in route-table order: a module's `http.targets` unless it names its own. */
-const ROUTE_TARGETS: readonly string[] = ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'];
 
 type Optional<X, K extends keyof X> = Omit<X, K> & Partial<Pick<X, K>>;
 type TargetOf<O> = { targetOf(opts: O): { name: string; url?: string | undefined } };
@@ -149,24 +121,21 @@ type TargetOf<O> = { targetOf(opts: O): { name: string; url?: string | undefined
  * A module as its file declares it. Left out, `target` is `service`, `targetOf` is the options'
  * `target` and `url` (a module whose options have no `target` must give it), `summary` requires
  * no field, `cli.script` is the name, `cli.fileName` is `<name>-<target>-<stamp>`, `cli.command`
- * shows the options as they are, and `http.targets` is every route target.
+ * shows the options as they are.
  */
-type ModuleSpec<O extends object, R extends object, T extends OptionTable, Q extends OptionTable> = Optional<Omit<RunnerModule<O, R, T, Q>, 'cli' | 'http' | 'targetOf'>, 'target' | 'summary'> &
+type ModuleSpec<O extends object, R extends object, T extends OptionTable> = Optional<Omit<RunnerModule<O, R, T>, 'cli' | 'targetOf'>, 'target' | 'summary'> &
   (O extends { target: string; url?: string | undefined } ? Partial<TargetOf<O>> : TargetOf<O>) & {
     readonly cli: Optional<CliSpec<O, R>, 'script' | 'fileName' | 'command'>;
-    readonly http?: Optional<HttpSpec<O, R, Q>, 'targets'>;
   };
 
-/** Declare a module with its types inferred (`Opts` from `validate`, the tables from `options` and `http.options`) and its usual parts defaulted. */
-export function defineModule<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: ModuleSpec<O, R, T, Q>): RunnerModule<O, R, T, Q> {
+/** Declare a module with its types inferred (`Opts` from `validate`, the table from `options`) and its usual parts defaulted. */
+export function defineModule<O extends object, R extends object, T extends OptionTable>(m: ModuleSpec<O, R, T>): RunnerModule<O, R, T> {
   const targetOf = (m as Partial<TargetOf<O>>).targetOf ?? ((o: O) => ({ name: (o as { target: string }).target, url: (o as { url?: string }).url }));
-  const { http, ...rest } = m;
   return {
-    ...rest,
+    ...m,
     target: m.target ?? 'service',
     targetOf,
     summary: m.summary ?? [],
     cli: { script: m.name, fileName: (o) => resultName(m.name, targetOf(o).name), command: (o) => ({ values: o as Record<string, unknown> }), ...m.cli },
-    ...(http ? { http: { targets: ROUTE_TARGETS, ...http } } : {}),
   };
 }

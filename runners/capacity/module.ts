@@ -4,9 +4,6 @@ import { CAPACITY_OPTIONS, checkCapacityOptions, type CapacityOptions } from './
 import { runCapacity } from './run.ts';
 import { renderText } from './table.ts';
 
-/** The suite's table without the targets and the URL: the route names the one target. */
-const { targets: _t, url: _u, ...CAPACITY_HTTP_OPTIONS } = CAPACITY_OPTIONS;
-
 /** A rough wall time for Retry-After and the job's ETA: each scenario's own plan. */
 export function capacityPlannedMs(o: CapacityOptions): number {
   return Math.ceil(Object.values(o.perScenario).reduce((s, b) => s + b.plannedSec, 0) * 1000);
@@ -35,11 +32,5 @@ export const capacityModule = defineModule({
       const x = p as Record<string, unknown>;
       return `[${String(x.scenario)} ${String(x.target)}] ${JSON.stringify(x)}`;
     },
-  },
-  http: {
-    targets: ['replay', 'ws', 'socketio', 'socketio-csr', 'uws', 'anycable'],
-    options: CAPACITY_HTTP_OPTIONS,
-    fromQuery: (q, t) => ({ values: { ...q, targets: t.server, url: t.url } }),
-    shown: (o) => ({ ...o.values, targets: undefined, scenarios: o.scenarios.join(',') }),
   },
 });

@@ -1,12 +1,7 @@
-import type { OptionTable } from '../../lib/options.ts';
-import { CLIENT_COMPAT_OPTIONS, checkClientCompat } from '../../shards/runner/adapters/compat.ts';
 import { defineModule } from '../../engine/session/module.ts';
 import { LEAN_TARGETS } from '../../engine/targets/index.ts';
 import { checkIdleOptions, IDLE_OPTIONS, idleServiceArgs } from './options.ts';
 import { runIdle, type IdleProgress } from './run.ts';
-
-const { target: _t, url: _u, ...IDLE_QUERY } = IDLE_OPTIONS;
-export const IDLE_HTTP_OPTIONS = { ...IDLE_QUERY, channel: CLIENT_COMPAT_OPTIONS.channel, acProtocol: CLIENT_COMPAT_OPTIONS.acProtocol } as const satisfies OptionTable;
 
 export const idleModule = defineModule({
   name: 'idle',
@@ -27,16 +22,6 @@ export const idleModule = defineModule({
     progressLine: (p, o) => {
       const x = p as IdleProgress;
       return `[${o.target}] ${x.phase}: attempted ${x.attempted}, subscribed ${x.subscribed}, failed ${x.failed}, open ${x.open}`;
-    },
-  },
-  http: {
-    // The benchmark's idle routes; a Redis variant is measured with bench:idle --target <name>-redis.
-    targets: ['replay', 'ws', 'uws', 'socketio', 'socketio-csr', 'anycable'],
-    options: IDLE_HTTP_OPTIONS,
-    fromQuery(q, t, given) {
-      const { channel, acProtocol, ...rest } = q;
-      checkClientCompat({ channel, acProtocol }, t.route, given);
-      return { values: { ...rest, target: t.server, url: t.url } };
     },
   },
 });

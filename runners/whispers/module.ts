@@ -1,13 +1,7 @@
-import type { OptionTable } from '../../lib/options.ts';
-import { withSortedSamples } from '../../shards/runner/adapters/bench-fields.ts';
-import { COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
-import { queryOptions } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule } from '../../engine/session/module.ts';
 import type { ProgressSnapshot } from '../../engine/session/present.ts';
 import { checkWhispersOptions, WHISPERS_OPTIONS } from './options.ts';
 import { runWhispers, whispersPlannedMs } from './run.ts';
-
-const WHISPERS_HTTP_OPTIONS = { ...queryOptions(WHISPERS_OPTIONS), samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
 
 export const whispersModule = defineModule({
   name: 'whispers',
@@ -26,14 +20,5 @@ export const whispersModule = defineModule({
       const x = p as ProgressSnapshot;
       return `[${o.target}] ${x.phase}: connected ${x.connected}, sent ${x.published}, received ${x.received}`;
     },
-  },
-  http: {
-    // Every route target (the default): one whose protocol has no whispers answers 400 "not supported by this target" (RR_ERR_TARGET_UNSUPPORTED).
-    options: WHISPERS_HTTP_OPTIONS,
-    fromQuery(q, t) {
-      const { samplesCap, shard, ...rest } = q;
-      return { values: { ...rest, target: t.server, url: t.url }, echo: { samplesCap, shard }, post: { samplesCap } };
-    },
-    finish: withSortedSamples,
   },
 });
