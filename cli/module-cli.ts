@@ -12,7 +12,7 @@ import { presenterOf } from './presenters/index.ts';
 const JSON_HELP = { flag: 'print only the result JSON on stdout', always: `the result JSON on stdout (always: nothing else goes there)` } as const;
 
 /** How the CLI shows a module's run: its presenter's hooks over the defaults (cli/presenter.ts). */
-export function cliOf<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>): CliSpec<O, R> {
+export function cliOf<O extends object, R extends object, T extends OptionTable>(m: RunnerModule<O, R, T>): CliSpec<O, R> {
   return cliSpecOf(m, presenterOf(m));
 }
 
@@ -27,7 +27,7 @@ export function moduleHelp(m: AnyRunnerModule): string {
  * with progress on stderr (the presentation subscriber), the result under RESULTS_DIR with its
  * HTML report, then a table or `--json` on stdout. Exit 0 valid, 2 invalid or bad input.
  */
-export async function moduleMain<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>, argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
+export async function moduleMain<O extends object, R extends object, T extends OptionTable>(m: RunnerModule<O, R, T>, argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(moduleHelp(m));
     return 0;
@@ -83,7 +83,7 @@ export function abortOnSignals(note: (sig: NodeJS.Signals) => string | undefined
 }
 
 /** A runner's cli.ts: `runModuleCli(module)`. */
-export function runModuleCli<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>): void {
+export function runModuleCli<O extends object, R extends object, T extends OptionTable>(m: RunnerModule<O, R, T>): void {
   runCli((argv) => moduleMain(m, argv));
 }
 

@@ -47,7 +47,7 @@ export interface Presented {
 }
 
 /** Declare a module's presentation with the module's option and result types. */
-export function presenter<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(module: RunnerModule<O, R, T, Q>, cli: CliPresenter<NoInfer<O>, NoInfer<R>>): Presented {
+export function presenter<O extends object, R extends object, T extends OptionTable>(module: RunnerModule<O, R, T>, cli: CliPresenter<NoInfer<O>, NoInfer<R>>): Presented {
   return { module, cli };
 }
 
@@ -56,7 +56,7 @@ export function presenter<O extends object, R extends object, T extends OptionTa
  * `<test>-<target>-<stamp>`, the Reproduce line the options as they are, stdout the result's
  * JSON with --json (else nothing but stderr's progress and report line).
  */
-export function cliSpecOf<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>, cli: CliPresenter<O, R> = {}): CliSpec<O, R> {
+export function cliSpecOf<O extends object, R extends object, T extends OptionTable>(m: RunnerModule<O, R, T>, cli: CliPresenter<O, R> = {}): CliSpec<O, R> {
   return {
     script: m.name,
     usage: '[options] [--json]',

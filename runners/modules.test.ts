@@ -13,7 +13,9 @@ import { api, tempResultsDir } from '../shards/runner/testing.ts';
 import { parseModule, type AnyRunnerModule, type RunnerModule } from '../engine/session/module.ts';
 import { jitterModule, type JitterModuleOptions } from './jitter/module.ts';
 import { cliOf, moduleHelp } from '../cli/module-cli.ts';
-import { HTTP_MODULES, MULTI_MODULES, RUNNER_MODULES } from './modules.ts';
+import { RUNNER_MODULES } from './modules.ts';
+import { HTTP_MODULES, MULTI_MODULES } from '../shards/runner/adapters/index.ts';
+import { jitterAdapter } from '../shards/runner/adapters/jitter.ts';
 
 /**
  * The CLI, the HTTP route and the coordinator's row of every runner come from its one module: the
@@ -33,7 +35,7 @@ const errorOf = (fn: () => unknown): { code?: string; message: string } | undefi
 const badValue = (s: OptionSpec): string => (s.type === 'int' || s.type === 'number' ? 'x' : s.type === 'bool' ? 'maybe' : s.type === 'enum' ? '__nope__' : 'a\u0001b');
 const local = (route: string) => resolveTarget(route, {});
 /** The route target a module's HTTP entry is tried on (a local one; capacity needs a target with a service). */
-const routeOf = (m: AnyRunnerModule) => (m.http!.targets.includes('ws') ? 'ws' : m.http!.targets[0]!);
+const routeOf = (m: (typeof HTTP_MODULES)[number]) => (m.http!.targets.includes('ws') ? 'ws' : m.http!.targets[0]!);
 /** CLI values for a run on that target: the route names it, the CLI says it with --target or --targets. */
 const cliTarget = (m: AnyRunnerModule, route: string) => ('targets' in m.options ? { targets: route } : { target: route });
 
@@ -133,9 +135,8 @@ describe('an option added to a module reaches --help, the route and the CLI with
     options: { ...jitterModule.options, ...extra },
     validate: (v) => ({ ...jitterModule.validate(v as Parameters<typeof jitterModule.validate>[0]), probeMs: v.probeMs as number }),
     plannedMs: (o) => jitterModule.plannedMs(o) + o.probeMs,
-    http: { ...jitterModule.http!, targets: ['ws'], options: { ...jitterModule.http!.options, ...extra } },
   };
-  const entry = moduleEntry(probe);
+  const entry = moduleEntry<JitterModuleOptions & { probeMs: number }, object, OptionTable, OptionTable>(probe, { ...jitterAdapter, targets: ['ws'], options: { ...jitterAdapter.options, ...extra } });
   let server: ReturnType<ReturnType<typeof createRunnerApp>['app']['listen']>;
   let base = '';
   beforeAll(async () => {

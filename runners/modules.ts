@@ -16,9 +16,3 @@ import { whispersModule } from './whispers/module.ts';
  * line here.
  */
 export const RUNNER_MODULES: readonly AnyRunnerModule[] = [jitterModule, idleModule, latencyModule, throughputModule, whispersModule, avalancheModule, deployImpactModule, capacityModule, soakModule, sickRedisModule];
-
-/** The modules with an HTTP entry (`POST /bench-<name>-<target>`). */
-export const HTTP_MODULES = RUNNER_MODULES.filter((m) => m.http);
-
-/** The modules the coordinator can fan out over shards (`npm run bench:multi -- --test <name>`). */
-export const MULTI_MODULES = RUNNER_MODULES.filter((m) => m.multi && m.http);

@@ -3,18 +3,17 @@ import { defaultsOf, parseOptions, type OptionTable, type OptionValues, type Par
 import type { ServiceHandle } from '../../services/common/spawn.ts';
 import { stamp } from '../measure/result-files.ts';
 import type { ReportMeta, ReportModel } from '../pages/types.ts';
-import type { ResolvedTarget } from '../../shards/runner/types.ts';
 import type { TargetDefinition } from '../targets/types.ts';
 
 /**
  * One runner as one typed module: its option table, the one validator, its planned duration, how
  * it runs, what its result's summary is, and its report page. The transports above adapt it (the
- * CLI, the runner service's HTTP route, the coordinator's table of tests), so a flag, a query
- * parameter and a coordinator param are the same option with the same validation and the same
- * error text; how the CLI shows a run is the CLI's business, not the module's.
+ * CLI, the runner service's HTTP route through its per-runner adapters, the coordinator's table of
+ * tests), so a flag, a query parameter and a coordinator param are the same option with the same
+ * validation and the same error text; the module knows nothing of them.
  * (After k6's executors: a config with its validation and a `Run` over a shared base.)
  */
-export interface RunnerModule<Opts extends object, Result extends object = Record<string, unknown>, T extends OptionTable = OptionTable, Q extends OptionTable = OptionTable> {
+export interface RunnerModule<Opts extends object, Result extends object = Record<string, unknown>, T extends OptionTable = OptionTable> {
   /** The test's name: `npm run bench:<name>`, `POST /bench-<name>-<target>`, `--test <name>`. */
   readonly name: string;
   /** One line: what the test does (the --help header, the route's doc). */
@@ -53,8 +52,6 @@ export interface RunnerModule<Opts extends object, Result extends object = Recor
   readonly multi?: { sharedStream: boolean; ownStream?(query: Readonly<Record<string, string>>, suffix: string): Record<string, string> };
   /** The HTML report's model for results of this test (one, or several side by side); absent: the run writes no page. */
   page?(results: readonly Result[], meta: ReportMeta): ReportModel;
-  /** The runner service's routes for this test (absent: CLI only). */
-  readonly http?: HttpSpec<Opts, Result, Q>;
 }
 
 /** A fleet flag a runner's rule raises over merged figures (the coordinator adds its own codes). */
@@ -114,37 +111,14 @@ export interface ModuleRunContext {
   definition?: TargetDefinition;
 }
 
-interface HttpSpec<Opts, Result, Q extends OptionTable = OptionTable> {
-  /** Route target names: `POST /bench-<name>-<target>` for each. */
-  readonly targets: readonly string[];
-  /** The query's option table (docs/runner-api.md is generated from it): the CLI's without the route-owned names, plus the benchmark's names. */
-  readonly options: Q;
-  /**
-   * Typed query values (parsed once with `options`) and the route's target to the module's
-   * option values (validated next by `validate`), what `effectiveParams` echoes besides the
-   * options, and what `finish` needs. `given`: the raw names the caller sent.
-   */
-  fromQuery(q: OptionValues<Q>, t: ResolvedTarget, given: Record<string, unknown>): { values: Record<string, unknown>; echo?: Record<string, unknown>; post?: Record<string, unknown> };
-  /** The options as effectiveParams show them (default: without the operator's URLs and key). */
-  shown?(opts: Opts): Record<string, unknown>;
-  /** The result as the shard returns it (the benchmark's fields, sorted samples, redactions). */
-  finish?(result: Result, post: Record<string, unknown>, t: ResolvedTarget): Record<string, unknown>;
-}
-
 /** `validate(parseOptions(options, src))`: the CLI's and env's one parse. */
-export function parseModule<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>, src: ParseSources): O {
+export function parseModule<O extends object, R extends object, T extends OptionTable>(m: RunnerModule<O, R, T>, src: ParseSources): O {
   return m.validate(parseOptions(m.options, src));
 }
 
 /** Typed values (some of the table's) completed with the table's defaults: what `validate` takes from the HTTP side. */
 export function withDefaults<T extends OptionTable>(table: T, values: Record<string, unknown>): OptionValues<T> {
   return { ...defaultsOf(table), ...Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) } as OptionValues<T>;
-}
-
-/** Options as effectiveParams echo them: the target's URLs and broadcast key are the operator's, not the caller's. */
-export function shownOptions(opts: object): Record<string, unknown> {
-  const { url: _1, broadcastUrl: _2, broadcastKey: _3, toxiproxyUrl: _4, ...shown } = opts as Record<string, unknown>;
-  return shown;
 }
 
 /** A `{ events, result }` run (avalanche, deploy-impact) with its phases going to the module's context. */
@@ -155,36 +129,29 @@ export function phasedRun<R, N extends string>(run: { events: Emitter<{ phase: (
 
 /** A module whose types are erased for a registry (the table of every runner). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyRunnerModule = RunnerModule<any, any, any, any>;
+export type AnyRunnerModule = RunnerModule<any, any, any>;
 
 /** Results file names: `<test>-<target>-<stamp>`. */
 export const resultName = (...parts: string[]) => [...parts, stamp()].join('-');
-
-/** Every route target, in route-table order: a module's `http.targets` unless it names its own. */
-const ROUTE_TARGETS: readonly string[] = ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable'];
 
 type Optional<X, K extends keyof X> = Omit<X, K> & Partial<Pick<X, K>>;
 type TargetOf<O> = { targetOf(opts: O): { name: string; url?: string | undefined } };
 
 /**
  * A module as its file declares it. Left out, `target` is `service`, `targetOf` is the options'
- * `target` and `url` (a module whose options have no `target` must give it), `summary` requires
- * no field, and `http.targets` is every route target.
+ * `target` and `url` (a module whose options have no `target` must give it), and `summary` requires
+ * no field.
  */
-type ModuleSpec<O extends object, R extends object, T extends OptionTable, Q extends OptionTable> = Optional<Omit<RunnerModule<O, R, T, Q>, 'http' | 'targetOf'>, 'target' | 'summary'> &
-  (O extends { target: string; url?: string | undefined } ? Partial<TargetOf<O>> : TargetOf<O>) & {
-    readonly http?: Optional<HttpSpec<O, R, Q>, 'targets'>;
-  };
+type ModuleSpec<O extends object, R extends object, T extends OptionTable> = Optional<Omit<RunnerModule<O, R, T>, 'targetOf'>, 'target' | 'summary'> &
+  (O extends { target: string; url?: string | undefined } ? Partial<TargetOf<O>> : TargetOf<O>);
 
-/** Declare a module with its types inferred (`Opts` from `validate`, the tables from `options` and `http.options`) and its usual parts defaulted. */
-export function defineModule<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: ModuleSpec<O, R, T, Q>): RunnerModule<O, R, T, Q> {
+/** Declare a module with its types inferred (`Opts` from `validate`, the table from `options`) and its usual parts defaulted. */
+export function defineModule<O extends object, R extends object, T extends OptionTable>(m: ModuleSpec<O, R, T>): RunnerModule<O, R, T> {
   const targetOf = (m as Partial<TargetOf<O>>).targetOf ?? ((o: O) => ({ name: (o as { target: string }).target, url: (o as { url?: string }).url }));
-  const { http, ...rest } = m;
   return {
-    ...rest,
+    ...m,
     target: m.target ?? 'service',
     targetOf,
     summary: m.summary ?? [],
-    ...(http ? { http: { targets: ROUTE_TARGETS, ...http } } : {}),
   };
 }

@@ -22,10 +22,4 @@ export const capacityModule = defineModule({
   run: (o, ctx) => runCapacity(o, { signal: ctx.signal, log: ctx.log, progress: (p) => ctx.progress({ phase: String(p.phase ?? p.scenario ?? 'run'), ...p }) }),
   multi: { sharedStream: false },
   page: capacityReport,
-  http: {
-    targets: ['replay', 'ws', 'socketio', 'socketio-csr', 'uws', 'anycable'],
-    options: CAPACITY_HTTP_OPTIONS,
-    fromQuery: (q, t) => ({ values: { ...q, targets: t.server, url: t.url } }),
-    shown: (o) => ({ ...o.values, targets: undefined, scenarios: o.scenarios.join(',') }),
-  },
 });

@@ -1,13 +1,9 @@
 import type { OptionTable } from '../../lib/options.ts';
-import { CLIENT_COMPAT_OPTIONS, checkClientCompat } from '../../shards/runner/adapters/compat.ts';
 import { defineModule } from '../../engine/session/module.ts';
 import { idleReport } from './page.ts';
 import { checkIdleOptions, IDLE_OPTIONS, idleServiceArgs } from './options.ts';
 import { runIdle } from './run.ts';
 import { IDLE_MERGE } from './shard-merge.ts';
-
-const { target: _t, url: _u, ...IDLE_QUERY } = IDLE_OPTIONS;
-export const IDLE_HTTP_OPTIONS = { ...IDLE_QUERY, channel: CLIENT_COMPAT_OPTIONS.channel, acProtocol: CLIENT_COMPAT_OPTIONS.acProtocol } as const satisfies OptionTable;
 
 export const idleModule = defineModule({
   name: 'idle',
@@ -21,14 +17,4 @@ export const idleModule = defineModule({
   merge: [IDLE_MERGE],
   multi: { sharedStream: false },
   page: idleReport,
-  http: {
-    // The benchmark's idle routes; a Redis variant is measured with bench:idle --target <name>-redis.
-    targets: ['replay', 'ws', 'uws', 'socketio', 'socketio-csr', 'anycable'],
-    options: IDLE_HTTP_OPTIONS,
-    fromQuery(q, t, given) {
-      const { channel, acProtocol, ...rest } = q;
-      checkClientCompat({ channel, acProtocol }, t.route, given);
-      return { values: { ...rest, target: t.server, url: t.url } };
-    },
-  },
 });

@@ -1,9 +1,6 @@
 import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
-import { benchmarkFields } from '../../shards/runner/adapters/bench-fields.ts';
-import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
-import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
-import { defineModule, shownOptions } from '../../engine/session/module.ts';
+import { defineModule } from '../../engine/session/module.ts';
 import { jitterReport } from './page.ts';
 import { DELIVERY_MERGE, pct } from '../../engine/session/results.ts';
 import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from './options.ts';
@@ -16,22 +13,7 @@ const JITTER_CLI_OPTIONS = {
   workers: { type: 'int', default: 1, min: 1, max: 64, env: ['JITTER_WORKERS'], doc: 'runner worker processes; each runs its share of the clients on <stream>-w<i>, results merged exactly' },
 } as const satisfies OptionTable;
 
-// The URL options and the target are the route's business, never the query's.
-const { toxiproxyUrl: _x, reconnectStrategy, ...JITTER_QUERY } = queryOptions(JITTER_OPTIONS);
 const PER_PROCESS = JITTER_OPTIONS.clients.max;
-
-/** The jitter CLI's table as the HTTP surface sees it, plus the benchmark's names. */
-const JITTER_HTTP_OPTIONS = {
-  ...JITTER_QUERY,
-  // One process holds at most JITTER_OPTIONS.clients.max clients; workers multiply that.
-  clients: { ...JITTER_QUERY.clients, max: PER_PROCESS * 64, doc: `concurrent clients (at most ${PER_PROCESS} per worker process: raise workers beyond)` },
-  reconnectStrategy: { ...reconnectStrategy, aliases: ['reconnectMode'] },
-  samplesCap: COMPAT_OPTIONS.samplesCap,
-  label: COMPAT_OPTIONS.label,
-  ...CLIENT_COMPAT_OPTIONS,
-  shard: COMPAT_OPTIONS.shard,
-  workers: { type: 'int', default: 1, min: 1, max: 64, doc: 'runner worker processes: clients are split over them, each on its own stream <stream>-w<i> with its own publisher (the benchmark\'s multi-shard layout), results merged exactly' },
-} as const satisfies OptionTable;
 
 export const jitterModule = defineModule({
   name: 'jitter',
@@ -72,20 +54,6 @@ export const jitterModule = defineModule({
   ],
   multi: { sharedStream: true },
   page: jitterReport,
-  http: {
-    options: JITTER_HTTP_OPTIONS,
-    fromQuery(q, t, given) {
-      const { samplesCap, label, shard, workers, channel, acProtocol, clientLib, reconnectBaseMs, ...j } = q;
-      checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs, reconnectStrategy: j.reconnectStrategy, backoffApplies: t.definition.reconnect === 'library' }, t.route, given);
-      return {
-        values: withRouteTarget({ ...j, reconnectBaseMs, workers }, t),
-        echo: { samplesCap, label, shard, workers },
-        post: { samplesCap, label },
-      };
-    },
-    shown: (o) => shownOptions(o.jitter),
-    finish: benchmarkFields,
-  },
 });
 
 /** The module's options: the engine's (validated as one worker's share) and the worker count. */

@@ -1,14 +1,9 @@
 import type { OptionTable } from '../../lib/options.ts';
-import { withSortedSamples } from '../../shards/runner/adapters/bench-fields.ts';
-import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
-import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule } from '../../engine/session/module.ts';
 import { throughputReport } from './page.ts';
 import { DELIVERY_MERGE } from '../../engine/session/results.ts';
 import { checkThroughputOptions, THROUGHPUT_OPTIONS } from './options.ts';
 import { runThroughput, throughputPlannedMs } from './run.ts';
-
-const THROUGHPUT_HTTP_OPTIONS = { ...queryOptions(THROUGHPUT_OPTIONS), samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard, channel: CLIENT_COMPAT_OPTIONS.channel, acProtocol: CLIENT_COMPAT_OPTIONS.acProtocol } as const satisfies OptionTable;
 
 export const throughputModule = defineModule({
   name: 'throughput',
@@ -24,13 +19,4 @@ export const throughputModule = defineModule({
   ],
   multi: { sharedStream: false },
   page: throughputReport,
-  http: {
-    options: THROUGHPUT_HTTP_OPTIONS,
-    fromQuery(q, t, given) {
-      const { samplesCap, shard, channel, acProtocol, ...rest } = q;
-      checkClientCompat({ channel, acProtocol }, t.route, given);
-      return { values: withRouteTarget(rest, t), echo: { samplesCap, shard }, post: { samplesCap } };
-    },
-    finish: withSortedSamples,
-  },
 });

@@ -1,15 +1,9 @@
-import type { OptionTable } from '../../lib/options.ts';
-import { withSortedSamples } from '../../shards/runner/adapters/bench-fields.ts';
-import { COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
-import { queryOptions } from '../../shards/runner/adapters/route-target.ts';
 import { defineModule } from '../../engine/session/module.ts';
 import { whispersReport } from './page.ts';
 import { DELIVERY_MERGE } from '../../engine/session/results.ts';
 import { checkWhispersOptions, WHISPERS_OPTIONS } from './options.ts';
 import { WHISPERS_MERGE } from './result.ts';
 import { runWhispers, whispersPlannedMs } from './run.ts';
-
-const WHISPERS_HTTP_OPTIONS = { ...queryOptions(WHISPERS_OPTIONS), samplesCap: COMPAT_OPTIONS.samplesCap, shard: COMPAT_OPTIONS.shard } as const satisfies OptionTable;
 
 export const whispersModule = defineModule({
   name: 'whispers',
@@ -25,14 +19,5 @@ export const whispersModule = defineModule({
     sharedStream: false,
     // Own rooms per shard: no shard's clients hear another shard's whispers.
     ownStream: ({ 'room-prefix': dashed, ...q }, suffix) => ({ ...q, roomPrefix: `${q.roomPrefix ?? dashed ?? WHISPERS_OPTIONS.roomPrefix.default}-${suffix}` }),
-  },
-  http: {
-    // Every route target (the default): one whose protocol has no whispers answers 400 "not supported by this target" (RR_ERR_TARGET_UNSUPPORTED).
-    options: WHISPERS_HTTP_OPTIONS,
-    fromQuery(q, t) {
-      const { samplesCap, shard, ...rest } = q;
-      return { values: { ...rest, target: t.server, url: t.url }, echo: { samplesCap, shard }, post: { samplesCap } };
-    },
-    finish: withSortedSamples,
   },
 });

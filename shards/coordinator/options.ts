@@ -1,9 +1,10 @@
 import type { OptionTable, OptionValues } from '../../lib/options.ts';
-import { MULTI_MODULES } from '../../runners/modules.ts';
+import { MULTI_MODULES } from '../runner/adapters/index.ts';
 import { DEFAULT_DECODE_DEADLINE_MS } from '../merge/histogram-decode.ts';
 
 /**
- * The coordinator's table of tests, generated from the runner modules (runners/modules.ts): which
+ * The coordinator's table of tests, generated from the runner modules with an HTTP adapter
+ * (shards/runner/adapters/index.ts: the coordinator reaches a shard over HTTP): which
  * tests a shard can run (`POST /bench-<test>-<target>`, each with `npm run bench:<test>:multi`),
  * their option table (the route's own, so params are validated here exactly as every shard will
  * validate them before a single shard is asked, and compared with each shard's `effectiveParams`
@@ -20,7 +21,7 @@ export interface MultiTest {
   ownStream?: (query: Readonly<Record<string, string>>, suffix: string) => Record<string, string>;
 }
 
-export const MULTI_TABLE: readonly MultiTest[] = MULTI_MODULES.map((m) => ({ test: m.name, options: m.http!.options, sharedStream: m.multi!.sharedStream, required: m.summary, ...(m.multi!.ownStream ? { ownStream: m.multi!.ownStream } : {}) }));
+export const MULTI_TABLE: readonly MultiTest[] = MULTI_MODULES.map((m) => ({ test: m.name, options: m.http.options, sharedStream: m.multi!.sharedStream, required: m.summary, ...(m.multi!.ownStream ? { ownStream: m.multi!.ownStream } : {}) }));
 
 export const multiTest = (test: string): MultiTest | undefined => MULTI_TABLE.find((r) => r.test === test);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { done, shardResult } from './fixtures.ts';
 import { mergeShards } from './merge.ts';
-import { MULTI_MODULES } from '../../runners/modules.ts';
+import { MULTI_MODULES } from '../runner/adapters/index.ts';
 import { mergePlan } from './plan.ts';
 import { resultProblem } from './schema.ts';
 

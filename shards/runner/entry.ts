@@ -1,18 +1,20 @@
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
-import { shownOptions, withDefaults, type ModuleRunContext, type RunnerModule } from '../../engine/session/module.ts';
+import { withDefaults, type ModuleRunContext, type RunnerModule } from '../../engine/session/module.ts';
+import { shownOptions, type HttpAdapter } from './adapters/adapter.ts';
+import { httpAdapterOf } from './adapters/index.ts';
 import { redactBroadcastKey } from './adapters/route-target.ts';
 import { defined } from './params.ts';
 import { annotateRun, withResolvedTarget } from './targets.ts';
 import type { BenchEntry, JobProgress } from './types.ts';
 
 /**
- * The one HTTP entry, built from a runner's module: the query is parsed once with the module's
- * HTTP table, mapped onto the module's options with the route's target, validated by the same
- * `validate` the CLI uses, and planned by the same `plannedMs`. Phases, progress and log lines go
+ * The one HTTP entry, built from a runner's module and its adapter (its own, or the default one):
+ * the query is parsed once with the adapter's table, mapped onto the module's options with the
+ * route's target, validated by the same `validate` the CLI uses, and planned by the same
+ * `plannedMs`. Phases, progress and log lines go
  * to the job (the presentation subscriber of the runner service).
  */
-export function moduleEntry<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T, Q>): BenchEntry<O> {
-  const http = m.http;
+export function moduleEntry<O extends object, R extends object, T extends OptionTable, Q extends OptionTable>(m: RunnerModule<O, R, T>, http: HttpAdapter<O, R, Q> | undefined = httpAdapterOf(m)): BenchEntry<O> {
   if (!http) throw new Error(`runner "${m.name}" has no HTTP entry`);
   const entry: BenchEntry<O> = {
     test: m.name,

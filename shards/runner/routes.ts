@@ -1,12 +1,13 @@
-import { HTTP_MODULES } from '../../runners/modules.ts';
+import { HTTP_MODULES } from './adapters/index.ts';
 import { moduleEntry } from './entry.ts';
 import type { BenchEntry } from './types.ts';
 
 /**
  * THE route table: every test the runner serves, each as `POST /bench-<test>-<target>`, generated
- * from the runner modules (runners/modules.ts): a runner is one module, never a hand-written route.
+ * from the runner modules (runners/modules.ts) and their adapters (./adapters/index.ts): a runner
+ * is one module, never a hand-written route (a module without an adapter gets the default one).
  */
-export const BENCH_TABLE: readonly BenchEntry[] = HTTP_MODULES.map((m) => moduleEntry(m));
+export const BENCH_TABLE: readonly BenchEntry[] = HTTP_MODULES.map((m) => moduleEntry(m, m.http));
 
 /** One test's entry by name (the route table's). */
 export const benchEntry = (test: string): BenchEntry | undefined => BENCH_TABLE.find((e) => e.test === test);
