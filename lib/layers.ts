@@ -54,7 +54,7 @@ export function parseImports(source: string): string[] {
     /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
     /\bnew\s+URL\(\s*['"]([^'"]+\.ts)['"]\s*,\s*import\.meta\.url\s*\)/g,
   ];
-  for (const re of patterns) for (const m of code.matchAll(re)) if (m[1].startsWith('.')) specs.push(m[1]);
+  for (const re of patterns) for (const m of code.matchAll(re)) if (m[1]?.startsWith('.')) specs.push(m[1]);
   return specs;
 }
 
@@ -120,10 +120,10 @@ export function stronglyConnected(nodes: readonly string[], next: (n: string) =>
     stack.push(root);
     onStack.add(root);
     while (work.length) {
-      const top = work[work.length - 1];
+      const top = work[work.length - 1]!;
       const succ = next(top.n);
       if (top.i < succ.length) {
-        const w = succ[top.i++];
+        const w = succ[top.i++]!;
         if (!index.has(w)) {
           index.set(w, counter);
           low.set(w, counter++);
@@ -135,7 +135,7 @@ export function stronglyConnected(nodes: readonly string[], next: (n: string) =>
       }
       work.pop();
       if (work.length) {
-        const parent = work[work.length - 1].n;
+        const parent = work[work.length - 1]!.n;
         low.set(parent, Math.min(low.get(parent)!, low.get(top.n)!));
       }
       if (low.get(top.n) === index.get(top.n)) {

@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { redactUrlCredentials } from '../../lib/redact.ts';
-import { capacityReport } from '../../runners/capacity/report.ts';
+import { capacityReport } from '../../runners/capacity/page.ts';
 import { jitterReport } from './jitter.ts';
-import { avalancheReport, deployImpactReport } from '../../runners/avalanche/report-model.ts';
+import { avalancheReport, deployImpactReport } from '../../runners/avalanche/page.ts';
 import { latencyReport, throughputReport, whispersReport } from './delivery.ts';
 import { idleReport } from './idle.ts';
 import { multiShardReport } from './multi-shard.ts';

@@ -1,4 +1,4 @@
-import { columnLabel, comparisonRows } from '../../runners/jitter/report.ts';
+import { columnLabel, comparisonRows } from '../../runners/jitter/table.ts';
 import type { JitterResult } from '../../runners/jitter/result.ts';
 import { latencyCdfCharts } from './charts/latency.ts';
 import { lossInputOf, lossSections } from './loss.ts';

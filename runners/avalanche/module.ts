@@ -5,7 +5,7 @@ import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/rout
 import { defineModule, phasedRun, resultName, shownOptions } from '../../engine/session/module.ts';
 import { TARGET_NAMES } from '../../engine/targets/index.ts';
 import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv } from './options.ts';
-import { formatAvalanche, restartFailureLine } from './report.ts';
+import { formatAvalanche, restartFailureLine } from './table.ts';
 import { avalanchePlannedMs, runAvalanche } from './run.ts';
 
 // The runner starts and restarts local targets itself; URLs, the broadcast key and the restart

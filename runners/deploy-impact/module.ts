@@ -1,7 +1,7 @@
 import type { OptionTable } from '../../lib/options.ts';
 import { COMPAT_OPTIONS } from '../../shards/runner/adapters/compat.ts';
 import { queryOptions, withRouteTarget } from '../../shards/runner/adapters/route-target.ts';
-import { formatDeployImpact } from '../avalanche/report.ts';
+import { formatDeployImpact } from '../avalanche/table.ts';
 import { defineModule, phasedRun } from '../../engine/session/module.ts';
 import { TARGET_NAMES } from '../../engine/targets/index.ts';
 import { checkDeployImpactOptions, DEPLOY_IMPACT_OPTIONS } from './options.ts';

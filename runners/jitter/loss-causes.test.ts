@@ -12,7 +12,7 @@ import { parseJitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
 import { renderReport } from '../../engine/pages/index.ts';
 import { jitterReport } from '../../engine/pages/jitter.ts';
-import { comparisonRows, formatComparison } from './report.ts';
+import { comparisonRows, formatComparison } from './table.ts';
 import { runJitter } from './run.ts';
 
 /**

@@ -7,7 +7,7 @@ import { defineModule, shownOptions } from '../../engine/session/module.ts';
 import { TARGET_NAMES } from '../../engine/targets/index.ts';
 import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from './options.ts';
 import { formatProgress, type JitterProgress } from './progress.ts';
-import { formatComparison } from './report.ts';
+import { formatComparison } from './table.ts';
 import { jitterPlannedMs, runJitter } from './run.ts';
 import { runJitterWorkers } from './workers.ts';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mergeShards } from './merge.ts';
 import { done } from './fixtures.ts';
 import type { ShardResult } from './types.ts';
-import { formatReport } from '../coordinator/report.ts';
+import { formatReport } from '../coordinator/summary.ts';
 import type { MultiShardReport } from '../coordinator/run.ts';
 import { targetMemoryOf } from '../../runners/idle/run.ts';
 import { checkIdleValidity } from '../../runners/idle/validity.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { herdInput } from './report-model.ts';
+import { herdInput } from './page.ts';
 import type { AvalancheResult } from './result.ts';
 
 describe('avalanche report model', () => {
