@@ -1,3 +1,4 @@
+import { verdict } from '../../engine/measure/validity.ts';
 import { num, type FleetFlag, type ShardOutcome, type ShardSummary } from './types.ts';
 import type { MergeOptions } from './merge.ts';
 import { carriedShardFlags, mergedFigureFlags } from './fleet-rules.ts';
@@ -128,5 +129,5 @@ export function fleetValidity(
     }
   }
   flags.push(...clockStepFlags(ok, opts.clockStepBudgetMs ?? CLOCK_STEP_BUDGET_MS), ...mergedFigureFlags(merged), ...carriedShardFlags(ok));
-  return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
+  return verdict(flags);
 }
