@@ -4,9 +4,9 @@ import { runCli } from '../lib/cli.ts';
 import { argvToValues, helpText, parseOptions } from '../lib/options.ts';
 import { commandLine, writeReport } from '../engine/pages/index.ts';
 import { COORDINATOR_PAGES } from '../shards/coordinator/page.ts';
-import { formatReport } from '../shards/coordinator/report.ts';
+import { formatReport } from '../shards/coordinator/summary.ts';
 import { LOCAL_FLEET_OPTIONS } from '../shards/local-fleet/options.ts';
-import { localFleetReport } from '../shards/local-fleet/report.ts';
+import { localFleetReport } from '../shards/local-fleet/page.ts';
 import { runLocalFleet, type LocalFleetResult } from '../shards/local-fleet/run.ts';
 
 /**

@@ -4,7 +4,7 @@ import { argvToValues, helpText, parseOptions } from '../lib/options.ts';
 import { stamp, writeResults } from '../engine/measure/result-files.ts';
 import { AVALANCHE_COMPARE_OPTIONS, compareAvalanche } from '../runners/avalanche/compare.ts';
 import { avalancheModule } from '../runners/avalanche/module.ts';
-import { formatAvalanche, restartFailureLine } from '../runners/avalanche/report.ts';
+import { formatAvalanche, restartFailureLine } from '../runners/avalanche/table.ts';
 
 /** `npm run bench:avalanche-all -- --clients 1000 --restart kill [--json]`: every local target side by side. */
 async function main(argv: string[]): Promise<number> {

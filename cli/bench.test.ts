@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { comparisonRows } from '../runners/jitter/report.ts';
+import { comparisonRows } from '../runners/jitter/table.ts';
 import type { JitterResult } from '../runners/jitter/result.ts';
 import { sigtermWhilePublishing } from './testing.ts';
 

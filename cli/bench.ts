@@ -7,7 +7,7 @@ import { stamp, writeResults } from '../engine/measure/result-files.ts';
 import { writeSummary } from '../engine/measure/summary.ts';
 import { JITTER_OPTIONS, type JitterOptions } from '../runners/jitter/options.ts';
 import { formatProgress } from '../runners/jitter/progress.ts';
-import { columnLabel, formatComparison } from '../runners/jitter/report.ts';
+import { columnLabel, formatComparison } from '../runners/jitter/table.ts';
 import type { JitterResult } from '../runners/jitter/result.ts';
 import { jitterModule } from '../runners/jitter/module.ts';
 import { runJitter } from '../runners/jitter/run.ts';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { comparisonRows } from './jitter/report.ts';
+import { comparisonRows } from './jitter/table.ts';
 import type { JitterResult } from './jitter/result.ts';
 
 /**

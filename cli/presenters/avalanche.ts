@@ -1,7 +1,7 @@
 import { resultName } from '../../engine/session/module.ts';
 import { TARGET_NAMES } from '../../engine/targets/index.ts';
 import { avalancheModule } from '../../runners/avalanche/module.ts';
-import { formatAvalanche, restartFailureLine } from '../../runners/avalanche/report.ts';
+import { formatAvalanche, restartFailureLine } from '../../runners/avalanche/table.ts';
 import { presenter } from '../presenter.ts';
 
 const ENV_HELP = `  restart configuration (environment only, never from a request):

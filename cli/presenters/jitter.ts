@@ -1,7 +1,7 @@
 import { TARGET_NAMES } from '../../engine/targets/index.ts';
 import { jitterModule } from '../../runners/jitter/module.ts';
 import { formatProgress, type JitterProgress } from '../../runners/jitter/progress.ts';
-import { formatComparison } from '../../runners/jitter/report.ts';
+import { formatComparison } from '../../runners/jitter/table.ts';
 import { presenter } from '../presenter.ts';
 
 export const jitterCli = presenter(jitterModule, {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DeliveryLedger } from './ledger.ts';
-import { checkValidity, VALIDITY_CODES, type ValidityCode, type ValidityInput } from './validity.ts';
+import { checkValidity, DELIVERY_RULES, judge, narrowRule, VALIDITY_CODES, type ValidityCode, type ValidityInput, type ValidityRule } from './validity.ts';
 
 /** A clean run: 10 clients, 20 messages, everything accepted, delivered and on time. */
 const clean = (): ValidityInput => ({
@@ -65,6 +65,34 @@ describe('checkValidity', () => {
     expect(new Set(TRIPS.map(([c]) => c))).toEqual(new Set(VALIDITY_CODES));
   });
 
+  it('each code is one rule of the shared list, in the order flags come out', () => {
+    expect(DELIVERY_RULES.map((r) => r.code)).toEqual(
+      ['DELIVERY_OVER_100', 'RECEIVED_OVER_EXPECTED', 'UNCONFIRMED_DELIVERED', 'NOTHING_CONNECTED', 'NOTHING_PUBLISHED', 'PARTIAL_PUBLISH', 'ABORTED', 'NO_DISRUPTIONS', 'CLIENTS_OFFLINE_AT_END', 'NEGATIVE_SKEW_FLOOR', 'OVERRAN_PLAN', 'RUNNER_FD_LIMIT', 'RUNNER_PORT_EXHAUSTION', 'CONNECT_FAILURES', 'RUNNER_LOOP_LAG', 'FOREIGN_MESSAGES', 'BROKER_EPOCH_CHANGED'],
+    );
+    expect(new Set(DELIVERY_RULES.map((r) => r.code))).toEqual(new Set(VALIDITY_CODES));
+  });
+});
+
+describe('the rule mechanism', () => {
+  const rules: ValidityRule<{ n: number; soft?: boolean }, 'BIG' | 'ODD'>[] = [
+    { code: 'BIG', severity: (i) => (i.soft ? 'warning' : 'fatal'), check: (i) => (i.n > 10 ? `${i.n} > 10` : undefined) },
+    { code: 'ODD', severity: 'warning', check: (i) => (i.n % 2 ? `${i.n} is odd` : undefined) },
+  ];
+
+  it('fires each rule whose predicate answers, in rule order, at its level; valid unless one is fatal', () => {
+    expect(judge(rules, { n: 4 })).toEqual({ valid: true, flags: [] });
+    expect(judge(rules, { n: 13 })).toEqual({ valid: false, flags: [{ code: 'BIG', severity: 'fatal', message: '13 > 10' }, { code: 'ODD', severity: 'warning', message: '13 is odd' }] });
+    expect(judge(rules, { n: 13, soft: true }).valid).toBe(true);
+  });
+
+  it('a narrowed rule fires only where its extra condition holds too', () => {
+    const big = narrowRule(rules[0]!, (i) => i.n !== 13);
+    expect(judge([big], { n: 13 }).flags).toEqual([]);
+    expect(judge([big], { n: 15 }).flags.map((f) => f.code)).toEqual(['BIG']);
+  });
+});
+
+describe('shared rules, details', () => {
   it('PARTIAL_PUBLISH names the publisher failures by cause', () => {
     const v = checkValidity({ ...clean(), published: 17, publishFailures: 3, publishFailureCauses: { 'HTTP 500': 2, ECONNRESET: 1 }, expectedDeliveries: 170, receivedDeliveries: 170 });
     expect(v.flags[0]!.message).toMatch(/17 of 20 messages.*HTTP 500 x2, ECONNRESET x1.*--allow-publish-failures/);

@@ -71,69 +71,130 @@ const causes = (c: Record<string, number>) =>
 /** Runner event-loop lag above this (p99, ms) distorts measured latency. */
 export const LOOP_LAG_WARN_MS = 50;
 
+/** Each rule is one code at one level; a rule's level may depend on the input (PARTIAL_PUBLISH). */
+export type Severity = 'fatal' | 'warning';
+
 /**
- * Validity flags (the benchmark's set, plus the runner's own health). A runner that hit its own
- * limit says so here instead of letting the target take the blame.
+ * One validity rule: its code, its level and a predicate that returns the flag's message when the
+ * rule fires (undefined when it does not). Every rule set (the shared delivery rules below, a
+ * runner's own, the fleet's) is a list of these, judged by `judge`: one mechanism, one place
+ * where flags are made and `valid` is decided.
  */
-export function checkValidity(r: ValidityInput): Validity {
-  const flags: ValidityFlag[] = [];
-  const fatal = (code: ValidityCode, message: string) => flags.push({ code, severity: 'fatal', message });
-  const warn = (code: ValidityCode, message: string) => flags.push({ code, severity: 'warning', message });
+export interface ValidityRule<I, C extends string = string> {
+  code: C;
+  severity: Severity | ((input: I) => Severity);
+  check: (input: I) => string | undefined;
+}
+
+/** The flags of every rule that fires, in rule order. */
+export function fireRules<I, C extends string>(rules: readonly ValidityRule<I, C>[], input: I): { code: C; severity: Severity; message: string }[] {
+  return rules.flatMap((r) => {
+    const message = r.check(input);
+    return message === undefined ? [] : [{ code: r.code, severity: typeof r.severity === 'function' ? r.severity(input) : r.severity, message }];
+  });
+}
+
+/** The verdict over flags: valid unless one is fatal (the numbers must not be quoted then). */
+export const verdict = <F extends { severity: Severity }>(flags: F[]): { valid: boolean; flags: F[] } => ({ valid: !flags.some((f) => f.severity === 'fatal'), flags });
+
+/** Runs `rules` over `input`: the flags that fire and the verdict. */
+export const judge = <I, C extends string>(rules: readonly ValidityRule<I, C>[], input: I) => verdict(fireRules(rules, input));
+
+/** A rule that fires only where `when` holds too (a runner narrowing a shared rule). */
+export const narrowRule = <I, C extends string>(rule: ValidityRule<I, C>, when: (input: I) => boolean): ValidityRule<I, C> => ({ ...rule, check: (i) => (when(i) ? rule.check(i) : undefined) });
+
+const unconfirmedOf = (r: ValidityInput) => r.unconfirmedDeliveries ?? 0;
+const fdFailures = (r: ValidityInput) => r.connectFailureCauses?.fd_limit ?? 0;
+const portFailures = (r: ValidityInput) => r.connectFailureCauses?.port_exhaustion ?? 0;
+const partialPublish = (r: ValidityInput) => (r.published === 0 ? false : r.aborted ? r.publishFailures > 0 : r.published < r.totalMessages);
+
+/**
+ * The shared delivery rules (the benchmark's set, plus the runner's own health). A runner that hit
+ * its own limit says so here instead of letting the target take the blame.
+ */
+export const DELIVERY_RULES: readonly ValidityRule<ValidityInput, ValidityCode>[] = [
   // Both rates divide distinct arrivals by an independent count (accepted messages, clients seen
   // connected): above 100% one of those counts is wrong, so no figure of the run can be trusted.
-  if (r.deliveryRatePct > 100 || r.deliveryRateOfConnectedPct > 100) {
-    fatal('DELIVERY_OVER_100', `delivery rate ${r.deliveryRatePct}% (of connected clients: ${r.deliveryRateOfConnectedPct}%) exceeds 100%: the accepted-message or connected-client count is wrong`);
-  }
+  { code: 'DELIVERY_OVER_100', severity: 'fatal', check: (r) => (r.deliveryRatePct > 100 || r.deliveryRateOfConnectedPct > 100 ? `delivery rate ${r.deliveryRatePct}% (of connected clients: ${r.deliveryRateOfConnectedPct}%) exceeds 100%: the accepted-message or connected-client count is wrong` : undefined) },
   // A message whose publish outcome was unknown (a broker that died mid-write, a timed-out 201)
   // may arrive: that is the target's stored copy, not a count gone wrong.
-  const unconfirmed = r.unconfirmedDeliveries ?? 0;
-  if (r.receivedDeliveries - unconfirmed > r.expectedDeliveries) {
-    fatal('RECEIVED_OVER_EXPECTED', `received ${r.receivedDeliveries}${unconfirmed ? ` (${unconfirmed} of them unconfirmed, left out)` : ''} > expected ${r.expectedDeliveries}: the target delivered messages the publisher counted as not accepted, so expected deliveries are understated`);
-  }
-  if (unconfirmed > 0) {
-    warn('UNCONFIRMED_DELIVERED', `${unconfirmed} deliveries are of messages whose publish outcome was unknown (timed out, "may have been stored", or cut off after the request was written) and that the target stored anyway: counted in receivedDeliveries and unconfirmedDeliveries, outside expected and the delivery rates, as a failed publish is`);
-  }
-  if (r.connectedClients === 0) fatal('NOTHING_CONNECTED', 'no client connected');
-  if (r.published === 0) fatal('NOTHING_PUBLISHED', `the target accepted no message${r.publishFailures ? ` (${causes(r.publishFailureCauses)})` : ''}`);
+  {
+    code: 'RECEIVED_OVER_EXPECTED',
+    severity: 'fatal',
+    check: (r) => {
+      const unconfirmed = unconfirmedOf(r);
+      return r.receivedDeliveries - unconfirmed > r.expectedDeliveries ? `received ${r.receivedDeliveries}${unconfirmed ? ` (${unconfirmed} of them unconfirmed, left out)` : ''} > expected ${r.expectedDeliveries}: the target delivered messages the publisher counted as not accepted, so expected deliveries are understated` : undefined;
+    },
+  },
+  { code: 'UNCONFIRMED_DELIVERED', severity: 'warning', check: (r) => (unconfirmedOf(r) > 0 ? `${unconfirmedOf(r)} deliveries are of messages whose publish outcome was unknown (timed out, "may have been stored", or cut off after the request was written) and that the target stored anyway: counted in receivedDeliveries and unconfirmedDeliveries, outside expected and the delivery rates, as a failed publish is` : undefined) },
+  { code: 'NOTHING_CONNECTED', severity: 'fatal', check: (r) => (r.connectedClients === 0 ? 'no client connected' : undefined) },
+  { code: 'NOTHING_PUBLISHED', severity: 'fatal', check: (r) => (r.published === 0 ? `the target accepted no message${r.publishFailures ? ` (${causes(r.publishFailureCauses)})` : ''}` : undefined) },
   // An aborted run stopped publishing itself: only messages the target refused are the target's.
-  else if (r.aborted ? r.publishFailures > 0 : r.published < r.totalMessages) {
-    const msg = `only ${r.published} of ${r.totalMessages} messages were accepted by the target (${causes(r.publishFailureCauses)}); deliveries are counted over the accepted ones`;
-    if (r.allowPublishFailures) warn('PARTIAL_PUBLISH', msg);
-    else fatal('PARTIAL_PUBLISH', `${msg}; pass --allow-publish-failures if the run is about publisher faults`);
-  }
-  if (r.aborted) {
-    const unsent = r.totalMessages - r.published - r.publishFailures;
-    fatal('ABORTED', `the run was stopped before its end (the runner was shut down: SIGTERM, SIGINT or its abort signal); ${r.published} of ${r.totalMessages} messages were published${unsent > 0 ? `, ${unsent} never sent because of the stop` : ''}: figures cover the part that ran and say nothing against the target`);
-  }
-  if (r.disruptionWindow && r.disruptionWindow.applied === 0 && !r.aborted) {
-    const d = r.disruptionWindow;
-    fatal('NO_DISRUPTIONS', d.planned === 0
-      ? `the schedule put no disruption inside the ${d.windowMs} ms publishing window (the first comes 5 s + U(0, jitter) after publishing starts): this is not a resilience result; publish longer (--msgs x --interval) or use a shorter --jitter`
-      : `none of the ${d.planned} disruptions planned inside the publishing window could be applied (no client was connected when each came due): this is not a resilience result`);
-  }
-  if (r.offlineAtEnd && r.offlineAtEnd.clients > 0 && !r.aborted) {
-    const o = r.offlineAtEnd;
-    warn('CLIENTS_OFFLINE_AT_END', `${o.clients} clients the run disrupted were still offline when the settle ended; their ${o.lostDeliveries} missing deliveries are booked as "not back by the end" (lostNotBackByEnd), not as the target's loss while connected: a longer --settle shows whether they come back`);
-  }
-  if (r.skewFloor < 0) fatal('NEGATIVE_SKEW_FLOOR', `minimum latency ${r.skewFloor} ms is negative: runner and publisher clocks disagree`);
-  if (r.elapsedMs > 1.5 * r.plannedMs) fatal('OVERRAN_PLAN', `run took ${r.elapsedMs} ms, more than 1.5x the planned ${r.plannedMs} ms`);
+  {
+    code: 'PARTIAL_PUBLISH',
+    severity: (r) => (r.allowPublishFailures ? 'warning' : 'fatal'),
+    check: (r) => {
+      if (!partialPublish(r)) return undefined;
+      const msg = `only ${r.published} of ${r.totalMessages} messages were accepted by the target (${causes(r.publishFailureCauses)}); deliveries are counted over the accepted ones`;
+      return r.allowPublishFailures ? msg : `${msg}; pass --allow-publish-failures if the run is about publisher faults`;
+    },
+  },
+  {
+    code: 'ABORTED',
+    severity: 'fatal',
+    check: (r) => {
+      if (!r.aborted) return undefined;
+      const unsent = r.totalMessages - r.published - r.publishFailures;
+      return `the run was stopped before its end (the runner was shut down: SIGTERM, SIGINT or its abort signal); ${r.published} of ${r.totalMessages} messages were published${unsent > 0 ? `, ${unsent} never sent because of the stop` : ''}: figures cover the part that ran and say nothing against the target`;
+    },
+  },
+  {
+    code: 'NO_DISRUPTIONS',
+    severity: 'fatal',
+    check: (r) => {
+      const d = r.disruptionWindow;
+      if (!d || d.applied !== 0 || r.aborted) return undefined;
+      return d.planned === 0
+        ? `the schedule put no disruption inside the ${d.windowMs} ms publishing window (the first comes 5 s + U(0, jitter) after publishing starts): this is not a resilience result; publish longer (--msgs x --interval) or use a shorter --jitter`
+        : `none of the ${d.planned} disruptions planned inside the publishing window could be applied (no client was connected when each came due): this is not a resilience result`;
+    },
+  },
+  {
+    code: 'CLIENTS_OFFLINE_AT_END',
+    severity: 'warning',
+    check: (r) => {
+      const o = r.offlineAtEnd;
+      return o && o.clients > 0 && !r.aborted ? `${o.clients} clients the run disrupted were still offline when the settle ended; their ${o.lostDeliveries} missing deliveries are booked as "not back by the end" (lostNotBackByEnd), not as the target's loss while connected: a longer --settle shows whether they come back` : undefined;
+    },
+  },
+  { code: 'NEGATIVE_SKEW_FLOOR', severity: 'fatal', check: (r) => (r.skewFloor < 0 ? `minimum latency ${r.skewFloor} ms is negative: runner and publisher clocks disagree` : undefined) },
+  { code: 'OVERRAN_PLAN', severity: 'fatal', check: (r) => (r.elapsedMs > 1.5 * r.plannedMs ? `run took ${r.elapsedMs} ms, more than 1.5x the planned ${r.plannedMs} ms` : undefined) },
   // The runner's own limits first: those failures say nothing about the target.
-  const fd = r.connectFailureCauses?.fd_limit ?? 0;
-  const ports = r.connectFailureCauses?.port_exhaustion ?? 0;
-  if (fd > 0) fatal('RUNNER_FD_LIMIT', `${fd} clients could not connect because the runner ran out of file descriptors (EMFILE/ENFILE): the runner's limit, not the target's; spread clients over more runner processes (shards)`);
-  if (ports > 0) fatal('RUNNER_PORT_EXHAUSTION', `${ports} clients could not connect because the runner ran out of local ports or source addresses (EADDRNOTAVAIL/EADDRINUSE): the runner's limit, not the target's`);
-  const targetFailures = r.connectFailures - fd - ports;
-  if (r.clients > 0 && targetFailures / r.clients >= 0.01) warn('CONNECT_FAILURES', `${targetFailures} of ${r.clients} clients (${((targetFailures / r.clients) * 100).toFixed(1)}%) failed to connect`);
-  if (r.runner.runnerLoopLagMs.p99 > LOOP_LAG_WARN_MS || r.runner.runnerStalledWindowsPct > 5) {
-    warn('RUNNER_LOOP_LAG', `the runner's own event loop lagged (p99 ${r.runner.runnerLoopLagMs.p99} ms, max ${r.runner.runnerLoopLagMs.max} ms, ${r.runner.runnerStalledWindowsPct}% of windows stalled): latency is inflated by the runner, not the target`);
-  }
-  if (r.foreignMessages > 0) warn('FOREIGN_MESSAGES', `${r.foreignMessages} arrivals were not this run's payloads`);
+  { code: 'RUNNER_FD_LIMIT', severity: 'fatal', check: (r) => (fdFailures(r) > 0 ? `${fdFailures(r)} clients could not connect because the runner ran out of file descriptors (EMFILE/ENFILE): the runner's limit, not the target's; spread clients over more runner processes (shards)` : undefined) },
+  { code: 'RUNNER_PORT_EXHAUSTION', severity: 'fatal', check: (r) => (portFailures(r) > 0 ? `${portFailures(r)} clients could not connect because the runner ran out of local ports or source addresses (EADDRNOTAVAIL/EADDRINUSE): the runner's limit, not the target's` : undefined) },
+  {
+    code: 'CONNECT_FAILURES',
+    severity: 'warning',
+    check: (r) => {
+      const targetFailures = r.connectFailures - fdFailures(r) - portFailures(r);
+      return r.clients > 0 && targetFailures / r.clients >= 0.01 ? `${targetFailures} of ${r.clients} clients (${((targetFailures / r.clients) * 100).toFixed(1)}%) failed to connect` : undefined;
+    },
+  },
+  { code: 'RUNNER_LOOP_LAG', severity: 'warning', check: (r) => (r.runner.runnerLoopLagMs.p99 > LOOP_LAG_WARN_MS || r.runner.runnerStalledWindowsPct > 5 ? `the runner's own event loop lagged (p99 ${r.runner.runnerLoopLagMs.p99} ms, max ${r.runner.runnerLoopLagMs.max} ms, ${r.runner.runnerStalledWindowsPct}% of windows stalled): latency is inflated by the runner, not the target` : undefined) },
+  { code: 'FOREIGN_MESSAGES', severity: 'warning', check: (r) => (r.foreignMessages > 0 ? `${r.foreignMessages} arrivals were not this run's payloads` : undefined) },
   // A broker restart that lost its data is the broker's, not the target's: said with its counts,
   // never silently inside lostDeliveries (and never hiding loss after the broker came back).
-  const ep = r.brokerEpoch;
-  if (ep && (ep.changes.length > 0 || ep.historyRejectedEpochChanged > 0)) {
-    const seen = ep.changes.length ? ep.changes.map((c) => `${c.from} -> ${c.to}`).join(', ') : `${ep.epochs.join(', ') || 'no epoch'} ended`;
-    warn('BROKER_EPOCH_CHANGED', `the broker came back empty (epoch ${seen}; ${ep.historyRejectedEpochChanged} history requests rejected epoch_changed): ${ep.lostDeliveries} deliveries of ${ep.lostMessages} messages accepted before it (${ep.affectedClients} clients) are lost with the old epoch and booked here; ${ep.plainLostDeliveries} other deliveries lost are the target's (${ep.lostAfterBoundaryDeliveries} of messages accepted after the broker came back)`);
-  }
-  return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
-}
+  {
+    code: 'BROKER_EPOCH_CHANGED',
+    severity: 'warning',
+    check: (r) => {
+      const ep = r.brokerEpoch;
+      if (!ep || (ep.changes.length === 0 && ep.historyRejectedEpochChanged === 0)) return undefined;
+      const seen = ep.changes.length ? ep.changes.map((c) => `${c.from} -> ${c.to}`).join(', ') : `${ep.epochs.join(', ') || 'no epoch'} ended`;
+      return `the broker came back empty (epoch ${seen}; ${ep.historyRejectedEpochChanged} history requests rejected epoch_changed): ${ep.lostDeliveries} deliveries of ${ep.lostMessages} messages accepted before it (${ep.affectedClients} clients) are lost with the old epoch and booked here; ${ep.plainLostDeliveries} other deliveries lost are the target's (${ep.lostAfterBoundaryDeliveries} of messages accepted after the broker came back)`;
+    },
+  },
+];
+
+/** The shared delivery rules over one delivery result. */
+export const checkValidity = (r: ValidityInput): Validity => judge(DELIVERY_RULES, r);

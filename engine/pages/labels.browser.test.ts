@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeHistoryReport } from '../../shards/manifest/history-report.ts';
+import { writeHistoryReport } from '../../shards/manifest/history-page.ts';
 import type { RunRecord } from '../../shards/manifest/store.ts';
 import type { MetricVerdict } from '../../shards/manifest/verdict.ts';
 import { CHROMIUM, chartProblems, openBrowser, openReport, type ChartState } from './browser-harness.ts';

@@ -6,7 +6,7 @@ import type { Page } from 'playwright-core';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOSS_CAUSE_LABELS, LOSS_CAUSES, outcomeLabel } from '../measure/loss-causes.ts';
-import { columnLabel } from '../../runners/jitter/report.ts';
+import { columnLabel } from '../../runners/jitter/table.ts';
 import type { JitterResult } from '../../runners/jitter/result.ts';
 import { CHROMIUM, chartProblems, openBrowser, openReport } from './browser-harness.ts';
 import { writeReport } from './index.ts';

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { ReboundError } from '../../lib/errors.ts';
 import { anycableTarget, replayTarget } from './anycable.ts';
 import { replayRedisTarget, socketIoCsrRedisTarget, socketIoRedisTarget } from './redis.ts';
@@ -15,25 +16,32 @@ const TARGETS = new Map<string, TargetDefinition>(
   [socketIoTarget, socketIoCsrTarget, wsTarget, uwsTarget, replayTarget, anycableTarget, socketIoRedisTarget, socketIoCsrRedisTarget, replayRedisTarget].map((t) => [t.name, t]),
 );
 
-export const TARGET_NAMES = [...TARGETS.keys()];
+export const TARGET_NAMES: readonly string[] = [...TARGETS.keys()];
 
 /**
- * Add a target at run time (tests: a target that declares lean unsupported, to hold the runners
- * that need one to their refusal; no shipped target lacks one today). Throws on a taken name.
+ * Extra definitions visible only inside one `withTargets` call (tests: a target that declares lean
+ * unsupported, to hold the runners that need one to their refusal; no shipped target lacks one).
+ * Scoped by async context, so the registry and the name lists above stay what ships.
  */
-export function registerTarget(t: TargetDefinition): void {
-  if (TARGETS.has(t.name)) throw new ReboundError('RR_ERR_INTERNAL', `target "${t.name}" is already registered`, { details: { target: t.name } });
-  TARGETS.set(t.name, t);
-  TARGET_NAMES.push(t.name);
-  if (t.createLeanClient) LEAN_TARGETS.push(t.name);
-  if (whisperClientFor(t.name)) WHISPER_TARGETS.push(t.name);
+const EXTRA = new AsyncLocalStorage<ReadonlyMap<string, TargetDefinition>>();
+
+/** Runs `fn` (and everything it awaits) with `extra` resolvable by name. Throws on a taken name. */
+export function withTargets<T>(extra: readonly TargetDefinition[], fn: () => T): T {
+  const map = new Map(EXTRA.getStore());
+  for (const t of extra) {
+    if (TARGETS.has(t.name) || map.has(t.name)) throw new ReboundError('RR_ERR_INTERNAL', `target "${t.name}" is already registered`, { details: { target: t.name } });
+    map.set(t.name, t);
+  }
+  return EXTRA.run(map, fn);
 }
 
+const lookup = (name: string): TargetDefinition | undefined => TARGETS.get(name) ?? EXTRA.getStore()?.get(name);
+
 /** The definition named `name`, or undefined (for callers that report an unknown name their own way). */
-export const findTarget = (name: string): TargetDefinition | undefined => TARGETS.get(name);
+export const findTarget = (name: string): TargetDefinition | undefined => lookup(name);
 
 export function getTarget(name: string): TargetDefinition {
-  const t = TARGETS.get(name);
+  const t = lookup(name);
   if (!t) throw new ReboundError('RR_ERR_TARGET_UNKNOWN', `unknown target "${name}"; known targets: ${TARGET_NAMES.join(', ')}`, { details: { target: name } });
   return t;
 }
@@ -85,18 +93,18 @@ export function pickClient(t: TargetDefinition, want: { prefer?: 'full' | 'lean'
 }
 
 /** The lean client of target `name`, or undefined (unknown target, or one that declares lean unsupported). */
-export const leanClientFor = (name: string): ((opts: ClientOptions) => LeanClient) | undefined => TARGETS.get(name)?.createLeanClient;
+export const leanClientFor = (name: string): ((opts: ClientOptions) => LeanClient) | undefined => lookup(name)?.createLeanClient;
 
-export const LEAN_TARGETS = TARGET_NAMES.filter((n) => leanClientFor(n));
+export const LEAN_TARGETS: readonly string[] = TARGET_NAMES.filter((n) => leanClientFor(n));
 
 /** A client whose target relays client-to-client messages. */
 export type WhisperClient = TargetClient & { whisper(data: Record<string, unknown>): void };
 
 /** The whisper-capable client of target `name`, or undefined when its protocol has no client-to-client messages. */
 export function whisperClientFor(name: string): ((opts: ClientOptions) => WhisperClient) | undefined {
-  const t = TARGETS.get(name);
+  const t = lookup(name);
   const c = t && pickClient(t, { needs: { whispers: true } });
   return c && ((o) => c.create(o) as WhisperClient);
 }
 
-export const WHISPER_TARGETS = TARGET_NAMES.filter((n) => whisperClientFor(n));
+export const WHISPER_TARGETS: readonly string[] = TARGET_NAMES.filter((n) => whisperClientFor(n));

@@ -10,9 +10,28 @@ import { describe, expect, it } from 'vitest';
 import { waitUntil } from '../../lib/time.ts';
 import { uwsAvailability } from '../../services/uws/load.ts';
 import { withTarget } from '../measure/local-target.ts';
-import { clientsOf, findTarget, getTarget, LEAN_TARGETS, leanClientFor, pickClient, TARGET_NAMES, WHISPER_TARGETS, whisperClientFor, type ClientChoice } from './index.ts';
+import { clientsOf, findTarget, getTarget, LEAN_TARGETS, leanClientFor, pickClient, TARGET_NAMES, WHISPER_TARGETS, whisperClientFor, withTargets, type ClientChoice } from './index.ts';
+import { noLeanTarget, withNoLeanTarget } from './testing.ts';
 import { LeanClient } from './lean-client.ts';
 import { LEAN_CAPABILITIES, type ArrivedMessage, type TargetClient } from './types.ts';
+
+describe('extra targets for tests', () => {
+  it('resolve by name only inside withTargets, and the shipped registry and name lists never change', async () => {
+    const names = [...TARGET_NAMES];
+    const lean = [...LEAN_TARGETS];
+    await withNoLeanTarget(async (name) => {
+      await Promise.resolve(); // still visible after an await: the scope follows the async context
+      expect(getTarget(name).leanUnsupported).toBe('test target: no lean client');
+      expect(leanClientFor(name)).toBeUndefined();
+      expect(whisperClientFor(name)).toBeDefined();
+    });
+    expect(findTarget('ws-no-lean')).toBeUndefined();
+    expect(() => getTarget('ws-no-lean')).toThrow(expect.objectContaining({ code: 'RR_ERR_TARGET_UNKNOWN' }));
+    expect(TARGET_NAMES).toEqual(names);
+    expect(LEAN_TARGETS).toEqual(lean);
+    expect(() => withTargets([{ ...noLeanTarget(), name: 'ws' }], () => 0)).toThrow(/already registered/);
+  });
+});
 
 describe('every target declares its clients', () => {
   it('a full constructor, a lean one or the reason it has none, and capabilities that agree with reconnect/replays', () => {

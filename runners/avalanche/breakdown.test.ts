@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAvalancheOptions } from './options.ts';
-import { avalancheRows } from './report.ts';
+import { avalancheRows } from './table.ts';
 import { runAvalanche } from './run.ts';
 
 /**

@@ -4,7 +4,7 @@ import { randomSeed } from '../../lib/rng.ts';
 import { stamp, writeResults } from '../../engine/measure/result-files.ts';
 import { getTarget, localTargets } from '../../engine/targets/index.ts';
 import { AVALANCHE_OPTIONS, parseAvalancheOptions, restartConfigFromEnv } from './options.ts';
-import { formatAvalanche } from './report.ts';
+import { formatAvalanche } from './table.ts';
 import type { AvalancheResult } from './result.ts';
 import { runAvalanche } from './run.ts';
 

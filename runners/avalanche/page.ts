@@ -6,7 +6,7 @@ import type { ReportMeta, ReportModel } from '../../engine/pages/types.ts';
 import { bannerFlags } from '../../engine/pages/validity.ts';
 import { verdicts } from '../../engine/pages/verdict.ts';
 import type { ValidityFlag } from '../../engine/measure/validity.ts';
-import { avalancheRows, deployImpactRows } from './report.ts';
+import { avalancheRows, deployImpactRows } from './table.ts';
 import type { AvalancheResult } from './result.ts';
 
 /** The herd chart's input from a result: counts of the clients connected at the restart, back at each sample. */

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { parseCapacityOptions } from './options.ts';
 import { runCapacity } from './run.ts';
-import { noLeanTarget } from '../../engine/targets/testing.ts';
+import { withNoLeanTarget } from '../../engine/targets/testing.ts';
 
 /**
  * Every failure mode and validity rule the capacity walk names, tripped for real: the rig's own
@@ -106,7 +106,7 @@ describe('capacity failure modes and validity', () => {
 
   it('a scenario that throws is recorded as an invalid result and the suite goes on (SCENARIO_ERROR)', async () => {
     // S1 needs a lean client: a target that declares none makes it throw.
-    const out = await run({ targets: noLeanTarget(), url: 'http://127.0.0.1:9', scenarios: 'S1,S6', s1Runs: '1' });
+    const out = await withNoLeanTarget((noLean) => run({ targets: noLean, url: 'http://127.0.0.1:9', scenarios: 'S1,S6', s1Runs: '1' }));
     expect(out.results.map((r) => r.scenario)).toEqual(['S1', 'S6']);
     expect(out.results[0]!.failureMode).toMatch(/^error: RR_ERR_TARGET_UNSUPPORTED/);
     expect(out.results[0]!.validity).toMatchObject({ valid: false, flags: [{ code: 'SCENARIO_ERROR', severity: 'fatal' }] });

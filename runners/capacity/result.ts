@@ -1,6 +1,6 @@
 import { loadavg } from 'node:os';
 import { toErrorBody } from '../../lib/errors.ts';
-import { LOOP_LAG_WARN_MS } from '../../engine/measure/validity.ts';
+import { LOOP_LAG_WARN_MS, verdict } from '../../engine/measure/validity.ts';
 import type { IdleResult } from '../idle/result.ts';
 import { isTargetStartError } from './target.ts';
 import type { ScenarioContext, ScenarioId, ScenarioResult, ScenarioValidityFlag } from './types.ts';
@@ -16,7 +16,7 @@ export function emptyResult(ctx: ScenarioContext, scenario: ScenarioId, title: s
 export function finishValidity(r: ScenarioResult): ScenarioResult {
   const seen = new Set<string>();
   r.validity.flags = r.validity.flags.filter((f) => (seen.has(f.code + f.message) ? false : (seen.add(f.code + f.message), true)));
-  r.validity.valid = !r.validity.flags.some((f) => f.severity === 'fatal');
+  r.validity.valid = verdict(r.validity.flags).valid;
   return r;
 }
 

@@ -1,5 +1,5 @@
 import { Emitter } from '../../lib/emitter.ts';
-import { checkValidity, type ValidityInput } from '../../engine/measure/validity.ts';
+import { DELIVERY_RULES, judge, type ValidityInput, type ValidityRule } from '../../engine/measure/validity.ts';
 import { watchRunner } from '../../engine/measure/runner-health.ts';
 import { getTarget } from '../../engine/targets/index.ts';
 import { cancelled, relayPhases } from '../../engine/session/present.ts';
@@ -227,15 +227,20 @@ function gapOf(pub: PublisherRestart, book: PublishBook, messages: number): Publ
   return pub;
 }
 
+type DeployValidityInput = ValidityInput & { sentMessages: number; publisher: PublisherRestart };
+
+const DEPLOY_RULES: readonly ValidityRule<DeployValidityInput, RestartValidity['flags'][number]['code']>[] = [
+  ...DELIVERY_RULES,
+  { code: 'RESTART_FAILED', severity: 'fatal', check: (r) => (r.publisher.ok ? undefined : `the publisher's restart failed: ${r.publisher.error}`) },
+];
+
 /**
  * Shared rules over what was answered and accepted (the gap is the publisher's and never flags
  * PARTIAL_PUBLISH), plus RESTART_FAILED when the publisher did not come back.
  */
-export function deployValidity(r: ValidityInput & { sentMessages: number; publisher: PublisherRestart }): RestartValidity {
+export function deployValidity(r: DeployValidityInput): RestartValidity {
   // Requests that died with the old process got no answer: only answered ones can be refused.
-  const flags: RestartValidity['flags'] = checkValidity({ ...r, totalMessages: r.sentMessages - r.publisher.unacknowledgedAtKill }).flags;
-  if (!r.publisher.ok) flags.push({ code: 'RESTART_FAILED', severity: 'fatal', message: `the publisher's restart failed: ${r.publisher.error}` });
-  return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
+  return judge(DEPLOY_RULES, { ...r, totalMessages: r.sentMessages - r.publisher.unacknowledgedAtKill });
 }
 
 /** The run's one plan: the module's plannedMs and the OVERRAN_PLAN rule's. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mergeShards } from '../../shards/merge/merge.ts';
 import { done } from '../../shards/merge/fixtures.ts';
 import type { ShardResult } from '../../shards/merge/types.ts';
-import { formatReport } from '../../shards/coordinator/report.ts';
+import { formatReport } from '../../shards/coordinator/summary.ts';
 import type { MultiShardReport } from '../../shards/coordinator/run.ts';
 import { targetMemoryOf } from './run.ts';
 import { checkIdleValidity } from './validity.ts';

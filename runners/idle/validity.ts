@@ -1,5 +1,4 @@
-import type { ValidityFlag } from '../../engine/measure/validity.ts';
-import { LOOP_LAG_WARN_MS } from '../../engine/measure/validity.ts';
+import { judge, LOOP_LAG_WARN_MS, type ValidityFlag, type ValidityRule } from '../../engine/measure/validity.ts';
 
 export type IdleValidityCode = 'NOTHING_CONNECTED' | 'RUNNER_FD_LIMIT' | 'RUNNER_PORT_EXHAUSTION' | 'CONNECT_FAILURES' | 'RUNNER_LOOP_LAG' | 'HOLD_DISCONNECTS' | 'TARGET_METRICS_UNAVAILABLE' | 'TARGET_MEMORY_INCOMPLETE';
 export type IdleValidityFlag = Omit<ValidityFlag, 'code'> & { code: IdleValidityCode };
@@ -16,25 +15,30 @@ export interface IdleValidityInput {
   targetMemoryIncomplete?: string | null;
 }
 
+const fdFailures = (r: IdleValidityInput) => r.failureCauses.fd_limit ?? 0;
+const portFailures = (r: IdleValidityInput) => r.failureCauses.port_exhaustion ?? 0;
+const holdLost = (r: IdleValidityInput) => Object.values(r.disconnectedDuringHold).reduce((a, b) => a + b, 0);
+
 /**
  * Idle validity: the runner's own limits are named as such (fatal: the count says nothing about
  * the target), target-side failures and losses are warnings with their share.
  */
-export function checkIdleValidity(r: IdleValidityInput): { valid: boolean; flags: IdleValidityFlag[] } {
-  const flags: IdleValidityFlag[] = [];
-  const fatal = (code: IdleValidityCode, message: string) => flags.push({ code, severity: 'fatal', message });
-  const warn = (code: IdleValidityCode, message: string) => flags.push({ code, severity: 'warning', message });
-  if (r.subscribed === 0) fatal('NOTHING_CONNECTED', 'no client subscribed');
-  const fd = r.failureCauses.fd_limit ?? 0;
-  const ports = r.failureCauses.port_exhaustion ?? 0;
-  if (fd > 0) fatal('RUNNER_FD_LIMIT', `${fd} connections failed because a runner worker ran out of file descriptors (EMFILE/ENFILE): the runner's limit, not the target's; use more workers (workers=auto) or shards`);
-  if (ports > 0) fatal('RUNNER_PORT_EXHAUSTION', `${ports} connections failed because the runner ran out of local ports or source addresses (EADDRNOTAVAIL/EADDRINUSE): the runner's limit, not the target's; raise addresses`);
-  const targetFailures = r.failed - fd - ports;
-  if (r.clients > 0 && targetFailures / r.clients >= 0.01) warn('CONNECT_FAILURES', `${targetFailures} of ${r.clients} connections (${((targetFailures / r.clients) * 100).toFixed(1)}%) failed at the target or timed out`);
-  const lost = Object.values(r.disconnectedDuringHold).reduce((a, b) => a + b, 0);
-  if (lost > 0) warn('HOLD_DISCONNECTS', `${lost} subscribed connections were lost during the hold (${JSON.stringify(r.disconnectedDuringHold)})`);
-  if (r.runnerLoopLagP99Ms > LOOP_LAG_WARN_MS) warn('RUNNER_LOOP_LAG', `a runner worker's event loop lagged (p99 ${r.runnerLoopLagP99Ms} ms): connect times include the runner's delay; use more workers`);
-  if (r.targetSamples === 0) warn('TARGET_METRICS_UNAVAILABLE', "the target's /metrics never answered and it is not a local process: no memory or CPU figures");
-  else if (r.targetMemoryIncomplete) warn('TARGET_MEMORY_INCOMPLETE', `target bytes per connection understated: ${r.targetMemoryIncomplete}`);
-  return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
-}
+export const IDLE_RULES: readonly ValidityRule<IdleValidityInput, IdleValidityCode>[] = [
+  { code: 'NOTHING_CONNECTED', severity: 'fatal', check: (r) => (r.subscribed === 0 ? 'no client subscribed' : undefined) },
+  { code: 'RUNNER_FD_LIMIT', severity: 'fatal', check: (r) => (fdFailures(r) > 0 ? `${fdFailures(r)} connections failed because a runner worker ran out of file descriptors (EMFILE/ENFILE): the runner's limit, not the target's; use more workers (workers=auto) or shards` : undefined) },
+  { code: 'RUNNER_PORT_EXHAUSTION', severity: 'fatal', check: (r) => (portFailures(r) > 0 ? `${portFailures(r)} connections failed because the runner ran out of local ports or source addresses (EADDRNOTAVAIL/EADDRINUSE): the runner's limit, not the target's; raise addresses` : undefined) },
+  {
+    code: 'CONNECT_FAILURES',
+    severity: 'warning',
+    check: (r) => {
+      const targetFailures = r.failed - fdFailures(r) - portFailures(r);
+      return r.clients > 0 && targetFailures / r.clients >= 0.01 ? `${targetFailures} of ${r.clients} connections (${((targetFailures / r.clients) * 100).toFixed(1)}%) failed at the target or timed out` : undefined;
+    },
+  },
+  { code: 'HOLD_DISCONNECTS', severity: 'warning', check: (r) => (holdLost(r) > 0 ? `${holdLost(r)} subscribed connections were lost during the hold (${JSON.stringify(r.disconnectedDuringHold)})` : undefined) },
+  { code: 'RUNNER_LOOP_LAG', severity: 'warning', check: (r) => (r.runnerLoopLagP99Ms > LOOP_LAG_WARN_MS ? `a runner worker's event loop lagged (p99 ${r.runnerLoopLagP99Ms} ms): connect times include the runner's delay; use more workers` : undefined) },
+  { code: 'TARGET_METRICS_UNAVAILABLE', severity: 'warning', check: (r) => (r.targetSamples === 0 ? "the target's /metrics never answered and it is not a local process: no memory or CPU figures" : undefined) },
+  { code: 'TARGET_MEMORY_INCOMPLETE', severity: 'warning', check: (r) => (r.targetSamples !== 0 && r.targetMemoryIncomplete ? `target bytes per connection understated: ${r.targetMemoryIncomplete}` : undefined) },
+];
+
+export const checkIdleValidity = (r: IdleValidityInput): { valid: boolean; flags: IdleValidityFlag[] } => judge(IDLE_RULES, r);

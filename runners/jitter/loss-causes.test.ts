@@ -13,7 +13,7 @@ import type { JitterResult } from './result.ts';
 import { renderReport } from '../../engine/pages/index.ts';
 import { jitterModule } from './module.ts';
 import { jitterReport } from './page.ts';
-import { comparisonRows, formatComparison } from './report.ts';
+import { comparisonRows, formatComparison } from './table.ts';
 import { runJitter } from './run.ts';
 
 /**

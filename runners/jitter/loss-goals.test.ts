@@ -11,7 +11,7 @@ import { lossSections, lossInputOf } from '../../engine/pages/loss.ts';
 import { getTarget } from '../../engine/targets/index.ts';
 import { parseJitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
-import { comparisonRows } from './report.ts';
+import { comparisonRows } from './table.ts';
 import { runJitter } from './run.ts';
 
 /**

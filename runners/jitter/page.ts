@@ -1,4 +1,4 @@
-import { columnLabel, comparisonRows } from './report.ts';
+import { columnLabel, comparisonRows } from './table.ts';
 import type { JitterResult } from './result.ts';
 import { latencyCdfCharts } from '../../engine/pages/charts/latency.ts';
 import { lossInputOf, lossSections } from '../../engine/pages/loss.ts';

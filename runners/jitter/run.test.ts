@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { withTarget } from '../../engine/measure/local-target.ts';
 import { getTarget } from '../../engine/targets/index.ts';
 import { parseJitterOptions } from './options.ts';
-import { comparisonRows } from './report.ts';
+import { comparisonRows } from './table.ts';
 import { runJitter } from './run.ts';
 import type { JitterResult } from './result.ts';
 

@@ -3,7 +3,7 @@ import { writeResults } from '../../engine/measure/result-files.ts';
 import { commandLine, reportLine } from '../../engine/pages/index.ts';
 import { COORD_OPTIONS, TEST_TABLES } from './options.ts';
 import { COORDINATOR_PAGES } from './page.ts';
-import { formatReport } from './report.ts';
+import { formatReport } from './summary.ts';
 import { runMultiShard, testQuery } from './run.ts';
 
 const COORD_NAMES = new Set(Object.keys(COORD_OPTIONS).flatMap((k) => [k, kebab(k)]));

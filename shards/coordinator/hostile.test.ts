@@ -120,7 +120,7 @@ describe('shard text is data', () => {
     expect(lines).toContain('[s1] bidi \\u{202e} txt');
     expect(lines.some((l) => l.startsWith('[s2] done'))).toBe(false);
     expect(lines).toContain('[s2] failed: RR_ERR_RUN_FAILED: bad\\r\\n[s1] done\\x07');
-    const { formatReport } = await import('./report.ts');
+    const { formatReport } = await import('./summary.ts');
     const table = formatReport(r);
     expect(table).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f]/);
     expect(table).toContain('bad\\r\\n[s1] done\\x07');

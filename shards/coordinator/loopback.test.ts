@@ -5,7 +5,7 @@ import { startService, type ServiceHandle } from '../../services/common/spawn.ts
 import { api, startRunner, tempResultsDir, type RunnerProcess } from '../runner/testing.ts';
 import { COORD_OPTIONS } from './options.ts';
 import { runMultiShard } from './run.ts';
-import { formatReport } from './report.ts';
+import { formatReport } from './summary.ts';
 import { main } from './cli.ts';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -2,9 +2,9 @@ import { resolve } from 'node:path';
 import { argvToValues, helpText, parseOptions } from '../../lib/options.ts';
 import { commandLine } from '../../engine/pages/index.ts';
 import { formatHistory } from './history.ts';
-import { writeHistoryReport } from './history-report.ts';
+import { writeHistoryReport } from './history-page.ts';
 import { REBASELINE_OPTIONS } from './options.ts';
-import { formatRecords, useColor } from './report.ts';
+import { formatRecords, useColor } from './table.ts';
 import { describePlan, rebaseline } from './rebaseline.ts';
 import { readHistory } from './store.ts';
 

@@ -1,4 +1,4 @@
-import { cell } from './report.ts';
+import { cell } from './table.ts';
 import type { History } from './store.ts';
 
 /** Change beyond this share between consecutive runs is a trend worth an arrow (the benchmark's 5%). */

@@ -6,7 +6,7 @@ import { startService } from '../../services/common/spawn.ts';
 import { deadUrl, startStandIn } from '../coordinator/stand-in.ts';
 import { shardResult } from '../merge/fixtures.ts';
 import { historyMain, rebaselineMain } from './cli.ts';
-import { historyTrends } from './history-report.ts';
+import { historyTrends } from './history-page.ts';
 import { readHistory } from './store.ts';
 import type { Manifest } from './schema.ts';
 

@@ -1,37 +1,73 @@
+import { fireRules, type ValidityRule } from '../../engine/measure/validity.ts';
 import type { MergePlan } from './plan.ts';
 import { num, type FleetFlag, type ShardOutcome } from './types.ts';
+
+/** A rule over the merged figures; `shards` names the shards a flag is about, where the merge knows them. */
+type MergedRule = ValidityRule<Record<string, unknown>> & { shards?: (merged: Record<string, unknown>) => string[] | undefined };
+
+const overClients = (k: 'connectedClients' | 'connected' | 'subscribed'): MergedRule => ({
+  code: 'FLEET_CONNECTED_OVER_CLIENTS',
+  severity: 'fatal',
+  check: (m) => {
+    const clients = num(m.clients);
+    const v = num(m[k]);
+    return clients !== undefined && v !== undefined && v > clients ? `merged ${k} ${v} > clients ${clients}` : undefined;
+  },
+});
 
 /**
  * The runner's own rules, applied again to the merged figures: each shard can pass them alone
  * while the sum does not (two shards counting the same clients, a subscriber judged on the wrong
- * accepted set), and a merged figure over 100% must never read "valid". Runners add theirs through
- * their merge declaration's `rules`.
+ * accepted set), and a merged figure over 100% must never read "valid".
  */
-export function mergedFigureFlags(merged: Record<string, unknown>, plan: MergePlan): FleetFlag[] {
-  const flags: FleetFlag[] = [];
-  const rate = num(merged.deliveryRatePct);
-  const ofConnected = num(merged.deliveryRateOfConnectedPct);
-  if ((rate !== undefined && rate > 100) || (ofConnected !== undefined && ofConnected > 100)) {
-    flags.push({ code: 'FLEET_DELIVERY_OVER_100', severity: 'fatal', message: `merged delivery rate ${rate ?? '-'}% (of connected clients: ${ofConnected ?? '-'}%) exceeds 100%: some shard's counts are wrong, so no merged figure can be trusted` });
-  }
-  const expected = num(merged.expectedDeliveries);
-  const received = num(merged.receivedDeliveries);
+export const MERGED_RULES: readonly MergedRule[] = [
+  {
+    code: 'FLEET_DELIVERY_OVER_100',
+    severity: 'fatal',
+    check: (m) => {
+      const rate = num(m.deliveryRatePct);
+      const ofConnected = num(m.deliveryRateOfConnectedPct);
+      return (rate !== undefined && rate > 100) || (ofConnected !== undefined && ofConnected > 100) ? `merged delivery rate ${rate ?? '-'}% (of connected clients: ${ofConnected ?? '-'}%) exceeds 100%: some shard's counts are wrong, so no merged figure can be trusted` : undefined;
+    },
+  },
   // Deliveries of messages a publisher saw fail are counted apart (unaccepted): only the rest must fit in expected.
-  const unaccepted = num(merged.unacceptedDeliveries) ?? 0;
-  if (expected !== undefined && received !== undefined && received - unaccepted > expected) {
-    flags.push({ code: 'FLEET_RECEIVED_OVER_EXPECTED', severity: 'fatal', message: `merged received ${received}${unaccepted ? ` (${unaccepted} unaccepted)` : ''} > expected ${expected}: the shards' expected deliveries are understated` });
-  }
-  const lost = num(merged.lostDeliveries);
-  if (expected !== undefined && lost !== undefined && lost > expected) {
-    flags.push({ code: 'FLEET_RECEIVED_OVER_EXPECTED', severity: 'fatal', message: `merged lost ${lost} > expected ${expected}` });
-  }
-  for (const s of plan.specs) flags.push(...(s.rules?.(merged) ?? []));
-  const clients = num(merged.clients);
-  for (const k of ['connectedClients', 'connected', 'subscribed'] as const) {
-    const v = num(merged[k]);
-    if (clients !== undefined && v !== undefined && v > clients) flags.push({ code: 'FLEET_CONNECTED_OVER_CLIENTS', severity: 'fatal', message: `merged ${k} ${v} > clients ${clients}` });
-  }
-  return flags;
+  {
+    code: 'FLEET_RECEIVED_OVER_EXPECTED',
+    severity: 'fatal',
+    check: (m) => {
+      const expected = num(m.expectedDeliveries);
+      const received = num(m.receivedDeliveries);
+      const unaccepted = num(m.unacceptedDeliveries) ?? 0;
+      return expected !== undefined && received !== undefined && received - unaccepted > expected ? `merged received ${received}${unaccepted ? ` (${unaccepted} unaccepted)` : ''} > expected ${expected}: the shards' expected deliveries are understated` : undefined;
+    },
+  },
+  {
+    code: 'FLEET_RECEIVED_OVER_EXPECTED',
+    severity: 'fatal',
+    check: (m) => {
+      const expected = num(m.expectedDeliveries);
+      const lost = num(m.lostDeliveries);
+      return expected !== undefined && lost !== undefined && lost > expected ? `merged lost ${lost} > expected ${expected}` : undefined;
+    },
+  },
+];
+
+/** After the runners' own fleet rules (their merge declarations): no count of connected clients over the clients. */
+const CLIENT_RULES: readonly MergedRule[] = [
+  overClients('connectedClients'),
+  overClients('connected'),
+  overClients('subscribed'),
+];
+
+export function mergedFigureFlags(merged: Record<string, unknown>, plan: MergePlan): FleetFlag[] {
+  const fire = (rules: readonly MergedRule[]) =>
+    rules.flatMap((rule) =>
+      fireRules([rule], merged).map((f) => {
+        const shards = rule.shards?.(merged);
+        return shards ? { code: f.code, severity: f.severity, shards, message: f.message } : f;
+      }),
+    );
+  return [...fire(MERGED_RULES), ...plan.specs.flatMap((s) => s.rules?.(merged) ?? []), ...fire(CLIENT_RULES)];
 }
 
 /**

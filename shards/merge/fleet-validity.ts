@@ -1,3 +1,4 @@
+import { verdict } from '../../engine/measure/validity.ts';
 import { num, type FleetFlag, type ShardOutcome, type ShardSummary } from './types.ts';
 import type { MergeOptions } from './merge.ts';
 import { carriedShardFlags, mergedFigureFlags } from './fleet-rules.ts';
@@ -129,5 +130,5 @@ export function fleetValidity(
     }
   }
   flags.push(...clockStepFlags(ok, opts.clockStepBudgetMs ?? CLOCK_STEP_BUDGET_MS), ...mergedFigureFlags(merged, opts.plan ?? MERGE_PLAN), ...carriedShardFlags(ok));
-  return { valid: !flags.some((f) => f.severity === 'fatal'), flags };
+  return verdict(flags);
 }

@@ -1,5 +1,6 @@
 import { mergeLatency, summarize, type EncodedLatency } from '../../engine/measure/latency.ts';
 import { addMaps, pct } from '../../engine/session/results.ts';
+import { verdict } from '../../engine/measure/validity.ts';
 import { fleetValidity } from './fleet-validity.ts';
 import { shiftLatency } from './latency-shift.ts';
 import { MERGE_PLAN, type MergePlan } from './plan.ts';
@@ -99,7 +100,7 @@ export async function mergeShards(input: readonly ShardOutcome[], opts: MergeOpt
 
   const validity = fleetValidity(outcomes, perShard, merged, { ...opts, mode, plan });
   if (shared.flags.length) validity.flags.push(...shared.flags);
-  validity.valid = !validity.flags.some((f) => f.severity === 'fatal');
+  validity.valid = verdict(validity.flags).valid;
   if (merged.subscribed !== undefined) merged.uniformShardCeiling = validity.flags.some((f) => f.code === 'UNIFORM_SHARD_CEILING');
   return { merged, perShard, validity };
 }

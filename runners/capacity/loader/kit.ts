@@ -1,6 +1,7 @@
 import type { OptionTable, OptionValues } from '../../../lib/options.ts';
 import { capacityChart } from '../../../engine/pages/charts/capacity.ts';
 import type { ChartSpec, Section } from '../../../engine/pages/types.ts';
+import { verdict } from '../../../engine/measure/validity.ts';
 import { defineScenario, type ScenarioSpec } from '../scenario.ts';
 import { instanceParams } from '../target.ts';
 import type { Budget, ScenarioContext, ScenarioId, ScenarioModule, ScenarioResult, ScenarioValidityFlag, StepResult } from '../types.ts';
@@ -111,7 +112,7 @@ export function result(ctx: ScenarioContext, id: ScenarioId, title: string, star
     steps,
     headline,
     failureMode: failureModeOf(steps),
-    validity: { valid: !flags.some((f) => f.severity === 'fatal'), flags },
+    validity: verdict(flags),
     notShown: [...NOT_SHOWN, ...extraNotShown],
   };
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultsOf } from '../../../lib/options.ts';
 import { SOAK_OPTIONS, parseSoakOptions } from './options.ts';
 import { judgeSoak, leastSquares, type DeliveryTotals, type HealthSample } from './rules.ts';
-import { noLeanTarget } from '../../../engine/targets/testing.ts';
+import { withNoLeanTarget } from '../../../engine/targets/testing.ts';
 
 const T = defaultsOf(SOAK_OPTIONS);
 const ALL_DELIVERED: DeliveryTotals = { deliveredPct: 100, lostDeliveries: 0, duplicates: 0 };
@@ -174,8 +174,12 @@ describe('soak options', () => {
     expect(code({ url: 'http://10.0.0.1:8080' })).toBe('RR_ERR_OPTION_INVALID url');
     expect(code({ target: 'nope' })).toBe('RR_ERR_TARGET_UNKNOWN');
     // A target that declares no lean client needs --client-kind full (the Redis variants have their twin's since one registry declares both).
-    expect(code({ target: noLeanTarget() })).toBe('RR_ERR_OPTION_INVALID clientKind');
-    expect(code({ target: noLeanTarget(), 'client-kind': 'full' })).toBe('accepted');
+    withNoLeanTarget((noLean) => {
+      expect(code({ target: noLean })).toBe('RR_ERR_OPTION_INVALID clientKind');
+      expect(code({ target: noLean, 'client-kind': 'full' })).toBe('accepted');
+    });
+    // Outside the scope the test target is unknown: the shipped registry was not changed.
+    expect(code({ target: 'ws-no-lean' })).toBe('RR_ERR_TARGET_UNKNOWN');
     expect(code({ target: 'replay-redis' })).toBe('accepted');
   });
 });

@@ -1,5 +1,5 @@
 import type { DeployImpactResult } from '../deploy-impact/result.ts';
-import { markdownTable } from '../jitter/report.ts';
+import { markdownTable } from '../jitter/table.ts';
 import { fmtInt, fmtMs as msCell } from '../../engine/pages/charts/common.ts';
 import type { AvalancheResult } from './result.ts';
 
