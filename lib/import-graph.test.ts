@@ -26,11 +26,13 @@ describe('import graph rules (synthetic graph)', () => {
     expect(parseImports(src).sort()).toEqual(['../b.ts', './a.ts', './c.ts', './d.ts', './e.ts', './f.ts']);
   });
 
-  it('flags an upward import, a transport importing the other transport, a runner importing another runner and a cross-folder circle', () => {
-    const files = ['shards/run.ts', 'cli/main.ts', 'runners/a/run.ts', 'runners/b/run.ts', 'runners/modules.ts', 'engine/x.ts', 'chaos/p.ts', 'lib/u.ts'];
+  it('flags an upward import, a transport importing the other transport, two runners importing each other and a cross-folder circle', () => {
+    const files = ['shards/run.ts', 'cli/main.ts', 'runners/a/run.ts', 'runners/b/run.ts', 'runners/b/page.ts', 'runners/c/run.ts', 'runners/modules.ts', 'engine/x.ts', 'chaos/p.ts', 'lib/u.ts'];
     const edges = [
       edge('cli/main.ts', 'shards/run.ts'), // same rank, forbidden
-      edge('runners/a/run.ts', 'runners/b/run.ts'), // runner to runner
+      edge('runners/a/run.ts', 'runners/b/run.ts'), // a builds on b ...
+      edge('runners/b/page.ts', 'runners/a/run.ts'), // ... and b on a: a circle of runner folders
+      edge('runners/c/run.ts', 'runners/b/run.ts'), // c builds on b alone: fine
       edge('runners/modules.ts', 'runners/a/run.ts'), // the module list may name runners
       edge('engine/x.ts', 'chaos/p.ts'), // downward: fine
       edge('chaos/p.ts', 'lib/u.ts'), // downward: fine
@@ -45,7 +47,8 @@ describe('import graph rules (synthetic graph)', () => {
         'cross-folder-cycle lib/u.ts -> engine/x.ts',
         'layer cli/main.ts -> shards/run.ts',
         'layer lib/u.ts -> engine/x.ts',
-        'runner-to-runner runners/a/run.ts -> runners/b/run.ts',
+        'runner-circle runners/a/run.ts -> runners/b/run.ts',
+        'runner-circle runners/b/page.ts -> runners/a/run.ts',
       ].sort(),
     );
     expect(v.find((x) => x.rule === 'layer' && x.file === 'lib/u.ts')!.message).toMatch(/engine\/ is above lib\//);

@@ -33,7 +33,7 @@ export interface ImportEdge {
 }
 
 export interface Violation {
-  rule: 'layer' | 'runner-to-runner' | 'cross-folder-cycle';
+  rule: 'layer' | 'runner-circle' | 'cross-folder-cycle';
   file: string;
   import: string;
   message: string;
@@ -155,7 +155,9 @@ export function stronglyConnected(nodes: readonly string[], next: (n: string) =>
 
 /**
  * The three rules over a file graph: (1) a production file imports only its own layer or below
- * (cli/ and shards/ not each other), (2) no runner folder imports another runner folder, (3) no
+ * (cli/ and shards/ not each other), (2) runner folders form no circle (a runner may build on
+ * another's domain, as latency on jitter's run or deploy-impact on avalanche's restart, but two
+ * runners never depend on each other), (3) no
  * import circle among production files spans two top-level folders. Each violation names the
  * file, the import and the rule.
  */
@@ -173,10 +175,18 @@ export function checkImportGraph(files: readonly string[], edges: readonly Impor
       const why = tr === fr ? `${fromTop}/ and ${toTop}/ share a layer and never import each other` : `${toTop}/ is above ${fromTop}/`;
       out.push({ rule: 'layer', file: e.from, import: e.spec, message: `${e.from} imports ${e.to}: ${why} (layers, top first: ${LAYERS.map((l) => l.join(' ')).join(' > ')})` });
     }
-    const fromRunner = runnerFolder(e.from);
-    const toRunner = runnerFolder(e.to);
-    if (fromRunner && toRunner && fromRunner !== toRunner) {
-      out.push({ rule: 'runner-to-runner', file: e.from, import: e.spec, message: `${e.from} imports ${e.to}: runner folder runners/${fromRunner} imports runner folder runners/${toRunner}` });
+  }
+  // Runner folders as nodes: an edge wherever a production file of one imports a file of another.
+  const runnerEdges = prodEdges.filter((e) => runnerFolder(e.from) && runnerFolder(e.to) && runnerFolder(e.from) !== runnerFolder(e.to));
+  const byRunner = new Map<string, string[]>();
+  for (const e of runnerEdges) byRunner.set(runnerFolder(e.from)!, [...(byRunner.get(runnerFolder(e.from)!) ?? []), runnerFolder(e.to)!]);
+  for (const comp of stronglyConnected([...byRunner.keys()], (n) => byRunner.get(n) ?? [])) {
+    if (comp.length < 2) continue;
+    const members = new Set(comp);
+    for (const e of runnerEdges) {
+      if (members.has(runnerFolder(e.from)!) && members.has(runnerFolder(e.to)!)) {
+        out.push({ rule: 'runner-circle', file: e.from, import: e.spec, message: `${e.from} imports ${e.to}: runner folders ${comp.sort().map((r) => `runners/${r}`).join(', ')} import each other` });
+      }
     }
   }
   const next = new Map<string, string[]>();

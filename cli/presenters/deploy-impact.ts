@@ -1,5 +1,5 @@
 import { TARGET_NAMES } from '../../engine/targets/index.ts';
-import { formatDeployImpact } from '../../runners/avalanche/table.ts';
+import { formatDeployImpact } from '../../runners/deploy-impact/table.ts';
 import { deployImpactModule } from '../../runners/deploy-impact/module.ts';
 import { presenter } from '../presenter.ts';
 

@@ -1,4 +1,3 @@
-import type { DeployImpactResult } from '../deploy-impact/result.ts';
 import { herdChart, type HerdInput } from '../../engine/pages/charts/herd.ts';
 import { latencyCdfCharts } from '../../engine/pages/charts/latency.ts';
 import { lossInputOf, lossSections } from '../../engine/pages/loss.ts';
@@ -6,7 +5,7 @@ import type { ReportMeta, ReportModel } from '../../engine/pages/types.ts';
 import { bannerFlags } from '../../engine/pages/validity.ts';
 import { verdicts } from '../../engine/pages/verdict.ts';
 import type { ValidityFlag } from '../../engine/measure/validity.ts';
-import { avalancheRows, deployImpactRows } from './table.ts';
+import { avalancheRows } from './table.ts';
 import type { AvalancheResult } from './result.ts';
 
 /** The herd chart's input from a result: counts of the clients connected at the restart, back at each sample. */
@@ -23,7 +22,7 @@ export function herdInput(r: AvalancheResult): HerdInput {
 }
 
 // The restart's own codes are not in the shared ValidityCode union; the banner shows their message.
-const asFlags = (f: readonly { code: string; severity: 'fatal' | 'warning'; message: string }[]) => f as readonly ValidityFlag[];
+export const asFlags = (f: readonly { code: string; severity: 'fatal' | 'warning'; message: string }[]) => f as readonly ValidityFlag[];
 
 /** HTML report model for avalanche results (one target or `bench:avalanche-all` side by side). */
 export function avalancheReport(results: readonly AvalancheResult[], meta: ReportMeta): ReportModel {
@@ -57,21 +56,5 @@ export function avalancheReport(results: readonly AvalancheResult[], meta: Repor
       // Lost by cause and resume outcomes per target (one stacked bar per target side by side), when the results carry them.
       ...lossSections(results.map((r) => lossInputOf(r.target, r))),
     ],
-  };
-}
-
-/** HTML report model for deploy-impact results. */
-export function deployImpactReport(results: readonly DeployImpactResult[], meta: ReportMeta): ReportModel {
-  const first = results[0]!;
-  return {
-    title: results.length > 1 ? 'Deploy impact comparison' : `Deploy impact: ${first.target}`,
-    subtitle: `${first.clients.toLocaleString('en-US')} clients, ${first.params.rate} msg/s, publisher ${first.publisher.signal} after ${first.params.warmupMs} ms, started ${first.startedAt}`,
-    command: meta.command,
-    seed: first.seed,
-    generatedAt: new Date().toISOString(),
-    flags: results.flatMap((r) => bannerFlags(r.target, asFlags(r.validity.flags))),
-    verdicts: verdicts(results.map((r) => ({ target: r.target, lostDeliveries: r.lostDeliveries, expectedDeliveries: r.expectedDeliveries, unrecovered: r.neverReconnected, recoveryP95Ms: null }))),
-    summary: deployImpactRows(results),
-    sections: [{ title: 'Latency', charts: latencyCdfCharts(results.map((r) => ({ label: r.target, latency: r.latencyHistogram }))), omitted: [] }, ...lossSections(results.map((r) => lossInputOf(r.target, r)))],
   };
 }

@@ -1,11 +1,10 @@
-import type { DeployImpactResult } from '../deploy-impact/result.ts';
 import { markdownTable } from '../jitter/table.ts';
 import { fmtInt, fmtMs as msCell } from '../../engine/pages/charts/common.ts';
 import type { AvalancheResult } from './result.ts';
 
-const fmtMs = (ms: number | null) => (ms === null ? 'never' : msCell(ms));
-const share = (n: number, of: number) => `${fmtInt(n)} (${of ? ((n / of) * 100).toFixed(1) : '0.0'}%)`;
-const valid = (v: { valid: boolean; flags: { code: string }[] }) => (v.valid ? (v.flags.length ? `yes (${v.flags.map((f) => f.code).join(', ')})` : 'yes') : `NO (${v.flags.map((f) => f.code).join(', ')})`);
+export const fmtMs = (ms: number | null) => (ms === null ? 'never' : msCell(ms));
+export const share = (n: number, of: number) => `${fmtInt(n)} (${of ? ((n / of) * 100).toFixed(1) : '0.0'}%)`;
+export const valid = (v: { valid: boolean; flags: { code: string }[] }) => (v.valid ? (v.flags.length ? `yes (${v.flags.map((f) => f.code).join(', ')})` : 'yes') : `NO (${v.flags.map((f) => f.code).join(', ')})`);
 
 /** Avalanche comparison, shaped like the benchmark's second table plus the herd and the messages. */
 export function formatAvalanche(results: readonly AvalancheResult[]): string {
@@ -49,26 +48,6 @@ export function avalancheRows(results: readonly AvalancheResult[]): string[][] {
     row('Out of order', (r) => fmtInt(r.outOfOrder)),
     row('Resumed sessions', (r) => fmtInt(r.resumedReconnects)),
     row('History not found', (r) => (r.historyNotFound === null ? 'n/a' : fmtInt(r.historyNotFound))),
-    row('Valid', (r) => valid(r.validity)),
-  ];
-}
-
-export function formatDeployImpact(results: readonly DeployImpactResult[]): string {
-  return markdownTable(deployImpactRows(results)) + '\n';
-}
-
-export function deployImpactRows(results: readonly DeployImpactResult[]): string[][] {
-  const row = (label: string, f: (r: DeployImpactResult) => string) => [label, ...results.map(f)];
-  return [
-    ['', ...results.map((r) => r.target)],
-    row('Connections dropped', (r) => share(r.droppedConnections, r.initiallyConnected)),
-    row('Publishing resumed after', (r) => fmtMs(r.publisher.downtimeMs)),
-    row('  of which process start', (r) => fmtMs(r.publisher.processStartMs)),
-    row("Publisher's gap (messages)", (r) => fmtInt(r.publisher.gapMessages)),
-    row('Client-side gap p50 / max', (r) => `${fmtMs(r.deliveryGapMs.p50)} / ${fmtMs(r.deliveryGapMs.max)}`),
-    row('Deliveries lost by server', (r) => fmtInt(r.lostDeliveries)),
-    row('Delivery rate (accepted)', (r) => `${r.deliveryRatePct}%`),
-    row('Duplicates', (r) => fmtInt(r.duplicates)),
     row('Valid', (r) => valid(r.validity)),
   ];
 }

@@ -1,6 +1,6 @@
 import type { OptionTable } from '../../lib/options.ts';
 import { defineModule, phasedRun } from '../../engine/session/module.ts';
-import { deployImpactReport } from '../avalanche/page.ts';
+import { deployImpactReport } from './page.ts';
 import { DELIVERY_MERGE } from '../../engine/session/results.ts';
 import { checkDeployImpactOptions, DEPLOY_IMPACT_OPTIONS } from './options.ts';
 import { deployImpactPlannedMs, runDeployImpact } from './run.ts';
