@@ -1,4 +1,5 @@
 import type { ChildProcess, Serializable } from 'node:child_process';
+import { until } from '../../lib/time.ts';
 
 /**
  * The parent's side of a child process that reports by IPC (idle workers, S6 holders): send when
@@ -22,15 +23,13 @@ export class ChildLink<Out extends Serializable> {
 
   /** Until `pred` holds, the child failed, `ms` passed or `signal` aborted. */
   async until(pred: () => boolean, ms: number, signal?: AbortSignal): Promise<boolean> {
-    const end = Date.now() + ms;
-    while (!pred()) {
-      if (this.error || signal?.aborted || Date.now() > end) return false;
-      await new Promise<void>((r) => {
+    const woken = () =>
+      new Promise<void>((r) => {
         const t = setTimeout(r, 250);
         this.wake = () => (clearTimeout(t), r());
       });
-    }
-    return true;
+    await until(() => pred() || this.error !== undefined, ms, signal, woken);
+    return pred();
   }
 }
 

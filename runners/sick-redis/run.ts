@@ -2,8 +2,8 @@ import { addMaps, pct, publisherFields, type RunFields } from '../../engine/sess
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { reapOnExit } from '../../lib/reaper.ts';
-import { sleep } from '../../lib/time.ts';
-import { startTestRedis } from '../../services/common/redis-testing.ts';
+import { sleep, until } from '../../lib/time.ts';
+import { startRedisProcess } from '../../services/common/redis-process.ts';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { EpochBook, type EpochReport } from '../../engine/measure/epoch-book.ts';
 import { DeliveryLedger, type LedgerTotals } from '../../engine/measure/ledger.ts';
@@ -135,8 +135,7 @@ class ClientProcs {
   }
 
   async until(pred: () => boolean, ms: number): Promise<boolean> {
-    const end = Date.now() + ms;
-    while (!pred() && !this.error && Date.now() < end) await sleep(50);
+    await until(() => pred() || this.error !== undefined, ms, undefined, 50);
     return pred();
   }
 
@@ -203,7 +202,7 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
   const startedAt = Date.now();
   const limit = startedAt + o.timeLimitSec * 1000;
   const health0 = watchRunner();
-  const redis = await startTestRedis({ persist: s === 'aof' });
+  const redis = await startRedisProcess({ persist: s === 'aof' });
   const nodes: ServiceHandle[] = [];
   let procs: ClientProcs | undefined;
   try {
@@ -302,7 +301,7 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
     log(`${s}: publisher ${pr.published}/${messages} accepted, ${pr.failed} failed, ${pr.retried ?? 0} retries`);
     // Settle: until every client has every accepted message, or settleMs.
     const settleEnd = Math.min(Date.now() + o.settleMs, limit - 10_000);
-    while (Date.now() < settleEnd && ledger.totals().lostDeliveries > 0) await sleep(250);
+    await until(() => ledger.totals().lostDeliveries === 0, settleEnd - Date.now(), undefined, 250);
     const health = await watcher.stop(eventAt, returnAt);
     await procs.stop();
     const totals = ledger.totals();
