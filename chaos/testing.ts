@@ -5,6 +5,7 @@
  */
 import { EventEmitter, once } from 'node:events';
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
+import { waitUntil } from '../lib/time.ts';
 import { connectHost } from './toxiproxy/client.ts';
 import { createToxiproxyServer, type ToxiproxyServer } from './toxiproxy/index.ts';
 
@@ -131,11 +132,7 @@ export async function open(listen: string): Promise<Reader> {
 
 /** Wait until `pred` holds (polling); for state the test cannot subscribe to. */
 export async function eventually(pred: () => boolean | Promise<boolean>, timeoutMs = 5000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await pred())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await waitUntil(pred, timeoutMs, what, 10);
 }
 
 export interface ToxiproxyTarget {

@@ -11,13 +11,28 @@ export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
     signal?.addEventListener('abort', done, { once: true });
   });
 
-/** Resolve when `predicate()` holds, polling every `stepMs`; reject after `timeoutMs`. */
-export async function waitUntil(predicate: () => boolean, timeoutMs: number, what = 'condition', stepMs = 20): Promise<void> {
+/**
+ * The one bounded wait: true as soon as `pred()` holds, false once `timeoutMs` passed or `signal`
+ * aborted without it. Between checks it sleeps `step` ms, or awaits `step()` when the caller can be
+ * woken by the event it waits for (a child's message) and polls only as a fallback.
+ */
+export async function until(
+  pred: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  signal?: AbortSignal,
+  step: number | (() => Promise<void>) = 20,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(stepMs);
+  for (;;) {
+    if (await pred()) return true;
+    if (signal?.aborted || Date.now() > deadline) return false;
+    await (typeof step === 'number' ? sleep(step, signal) : step());
   }
+}
+
+/** Resolve when `predicate()` holds, polling every `stepMs`; reject after `timeoutMs`. */
+export async function waitUntil(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what = 'condition', stepMs = 20): Promise<void> {
+  if (!(await until(predicate, timeoutMs, undefined, stepMs))) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
 /** `p`, or a rejection ("timed out after <ms> ms") if it has not settled within `ms`. `p` itself runs on. */

@@ -1,16 +1,45 @@
-import type { ChildProcess, Serializable } from 'node:child_process';
+import { fork, type ChildProcess, type Serializable } from 'node:child_process';
+import { reapOnExit } from '../../lib/reaper.ts';
+import { until } from '../../lib/time.ts';
+
+/** Fork a TypeScript (or prebuilt JS) child with an IPC channel; it never outlives this process. */
+export function forkChild(entry: string, o: { cwd?: string; execArgv?: string[]; stdout?: 'inherit' | 'ignore' } = {}): ChildProcess {
+  const execArgv = [...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), ...(o.execArgv ?? [])];
+  const child = fork(entry, [], { cwd: o.cwd, execArgv, stdio: ['ignore', o.stdout ?? 'inherit', 'inherit', 'ipc'] });
+  reapOnExit(child);
+  return child;
+}
 
 /**
- * The parent's side of a child process that reports by IPC (idle workers, S6 holders): send when
- * the channel is up, and wait, bounded, until the child's messages make a predicate true. Each
- * subclass records its own messages and calls `notify()` after each one, so a wait wakes at once
- * instead of on its next 250 ms poll.
+ * The parent's side of one worker process that reports by IPC (idle workers, S6 holders,
+ * capacity loaders, sick-Redis client processes): typed send when the channel is up, each message
+ * handed to `receive`, the exit recorded, and a bounded wait until the child's messages make a
+ * predicate true. Every message and the exit wake a waiting `until` at once instead of on its
+ * next 250 ms poll.
  */
-export class ChildLink<Out extends Serializable> {
+export class ChildLink<Out extends Serializable, In = unknown> {
   error: string | undefined;
+  /** 'code X, signal Y' once the process exited. */
+  exitedWith: string | undefined;
   private wake: () => void = () => {};
 
-  constructor(readonly child: ChildProcess) {}
+  constructor(readonly child: ChildProcess) {
+    child.on('message', (m: In) => {
+      this.receive(m);
+      this.notify();
+    });
+    child.once('exit', (code, sig) => {
+      this.exitedWith = `code ${code}, signal ${sig}`;
+      this.exited(this.exitedWith, code);
+      this.notify();
+    });
+  }
+
+  /** One message from the child (subclasses record what they need). */
+  protected receive(_m: In): void {}
+
+  /** The child exited (subclasses decide whether that was early). */
+  protected exited(_how: string, _code: number | null): void {}
 
   protected notify(): void {
     this.wake();
@@ -22,15 +51,18 @@ export class ChildLink<Out extends Serializable> {
 
   /** Until `pred` holds, the child failed, `ms` passed or `signal` aborted. */
   async until(pred: () => boolean, ms: number, signal?: AbortSignal): Promise<boolean> {
-    const end = Date.now() + ms;
-    while (!pred()) {
-      if (this.error || signal?.aborted || Date.now() > end) return false;
-      await new Promise<void>((r) => {
+    const woken = () =>
+      new Promise<void>((r) => {
         const t = setTimeout(r, 250);
         this.wake = () => (clearTimeout(t), r());
       });
-    }
-    return true;
+    await until(() => pred() || this.error !== undefined, ms, signal, woken);
+    return pred();
+  }
+
+  /** SIGKILL unless it already exited. */
+  kill(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
   }
 }
 

@@ -1,3 +1,4 @@
+import { until } from '../../lib/time.ts';
 import { exited, respawn, startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { assertAvailable } from '../targets/index.ts';
 import type { TargetDefinition } from '../targets/types.ts';
@@ -110,8 +111,7 @@ export class LocalNodes {
 
   /** Wait (bounded) for supervised respawns still in flight. */
   async settleSupervised(timeoutMs = 15_000): Promise<void> {
-    const end = Date.now() + timeoutMs;
-    while (this.restarting.size > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    await until(() => this.restarting.size === 0, timeoutMs, undefined, 50);
   }
 
   async close(): Promise<void> {

@@ -1,10 +1,10 @@
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ReboundError } from '../../lib/errors.ts';
 import { reapOnExit } from '../../lib/reaper.ts';
 import { sleep } from '../../lib/time.ts';
 import { openFileLimit } from '../../engine/measure/runner-limits.ts';
-import { assertNever, ChildLink } from '../../engine/measure/child-link.ts';
+import { assertNever, ChildLink, forkChild } from '../../engine/measure/child-link.ts';
 import type { ParentToWorker, WorkerTally, WorkerToParent } from './messages.ts';
 import { workerCount, type IdleOptions } from './options.ts';
 import { startTargetSampler, type TargetSample } from '../../engine/measure/target-usage.ts';
@@ -21,37 +21,35 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export type IdleProgress = { phase: string; attempted: number; connected: number; subscribed: number; failed: number; open: number };
 export type IdleHooks = Omit<RunHooks, 'progress'> & { progress?: (p: IdleProgress) => void };
 
-class Worker extends ChildLink<ParentToWorker> {
+class Worker extends ChildLink<ParentToWorker, WorkerToParent> {
   readonly tally: { last?: WorkerTally; ramped?: WorkerTally; done?: WorkerTally } = {};
   ready: Extract<WorkerToParent, { type: 'ready' }> | undefined;
-  exited = false;
 
-  constructor(child: ChildProcess, id: number) {
+  constructor(child: ChildProcess, readonly id: number) {
     super(child);
-    child.on('message', (m: WorkerToParent) => {
-      switch (m.type) {
-        case 'ready':
-          this.ready = m;
-          break;
-        case 'progress':
-        case 'ramped':
-        case 'done':
-          this.tally.last = m.tally;
-          if (m.type !== 'progress') this.tally[m.type] = m.tally;
-          break;
-        case 'error':
-          this.error = m.message;
-          break;
-        default:
-          assertNever(m);
-      }
-      this.notify();
-    });
-    child.once('exit', (code, sig) => {
-      this.exited = true;
-      if (!this.tally.done && !this.error) this.error = `worker ${id} exited early (code ${code}, signal ${sig})`;
-      this.notify();
-    });
+  }
+
+  protected override receive(m: WorkerToParent): void {
+    switch (m.type) {
+      case 'ready':
+        this.ready = m;
+        break;
+      case 'progress':
+      case 'ramped':
+      case 'done':
+        this.tally.last = m.tally;
+        if (m.type !== 'progress') this.tally[m.type] = m.tally;
+        break;
+      case 'error':
+        this.error = m.message;
+        break;
+      default:
+        assertNever(m);
+    }
+  }
+
+  protected override exited(how: string): void {
+    if (!this.tally.done && !this.error) this.error = `worker ${this.id} exited early (${how})`;
   }
 }
 
@@ -61,12 +59,10 @@ function forkWorker(fdLimit: number): ChildProcess {
   // REBOUND_IDLE_WORKER_ENTRY: a prebuilt JS bundle of worker.ts (the local fleet's), run by plain
   // node: no tsx loader and esbuild service in each of dozens of worker processes (~35 MB each).
   const entry = process.env.REBOUND_IDLE_WORKER_ENTRY || WORKER_ENTRY;
-  const execArgv = [...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), '--max-semi-space-size=1'];
+  if (fdLimit <= 0) return forkChild(entry, { cwd: ROOT, execArgv: ['--max-semi-space-size=1'] });
   // A lowered fd limit needs a shell between us and node: ulimit applies to the exec'd process.
-  const child =
-    fdLimit > 0
-      ? spawn('/bin/sh', ['-c', `ulimit -n ${fdLimit} && exec "${process.execPath}" ${execArgv.join(' ')} "${entry}"`], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-      : fork(entry, [], { cwd: ROOT, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const execArgv = [...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), '--max-semi-space-size=1'];
+  const child = spawn('/bin/sh', ['-c', `ulimit -n ${fdLimit} && exec "${process.execPath}" ${execArgv.join(' ')} "${entry}"`], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   reapOnExit(child);
   return child;
 }
@@ -242,6 +238,6 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
   } finally {
     clearInterval(progressTimer);
     sampler.stop();
-    for (const w of workers) if (!w.exited) w.child.kill('SIGKILL');
+    for (const w of workers) w.kill();
   }
 }

@@ -1,14 +1,12 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ReboundError } from '../../lib/errors.ts';
-import { reapOnExit } from '../../lib/reaper.ts';
 import { randomSeed } from '../../lib/rng.ts';
 import { sum } from '../../engine/session/results.ts';
 import { mergeJitterResults, slices, type WorkerSlice } from './merge.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterProgress } from './progress.ts';
 import type { JitterResult } from './result.ts';
-import { assertNever } from '../../engine/measure/child-link.ts';
+import { assertNever, ChildLink, forkChild } from '../../engine/measure/child-link.ts';
 import type { FromJitterWorker, ToJitterWorker } from './worker-messages.ts';
 
 const ENTRY = fileURLToPath(new URL('./worker.ts', import.meta.url));
@@ -32,53 +30,67 @@ export async function runJitterWorkers(o: JitterOptions, url: string, workers: n
   const runId = `${o.target}-${Date.now().toString(36)}-${seed}-x${workers}`;
   const stream = o.stream || `jitter-${runId}`;
   const plan = slices(o, workers, seed, stream);
-  const children: ChildProcess[] = [];
   const progress = new Map<number, JitterProgress>();
+  const links = plan.map(
+    (s) =>
+      new JitterWorker(s, (m) => {
+        if (m.type === 'phase' && s.worker === 0) hooks.phase?.(m.name, `${m.detail} [x${workers} workers]`);
+        if (m.type === 'progress') {
+          progress.set(s.worker, m.progress);
+          hooks.progress?.(combineProgress([...progress.values()]));
+        }
+      }),
+  );
+  const stop = () => links.forEach((w) => w.send({ type: 'stop' }));
+  hooks.signal?.addEventListener('abort', stop, { once: true });
   try {
     const results = await Promise.all(
-      plan.map(
-        (s) =>
-          new Promise<{ slice: WorkerSlice; result: JitterResult }>((resolve, reject) => {
-            const child = fork(ENTRY, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-            reapOnExit(child);
-            children.push(child);
-            let done = false;
-            child.on('message', (m: FromJitterWorker) => {
-              switch (m.type) {
-                case 'phase':
-                  if (s.worker === 0) hooks.phase?.(m.name, `${m.detail} [x${workers} workers]`);
-                  return;
-                case 'progress':
-                  progress.set(s.worker, m.progress);
-                  hooks.progress?.(combineProgress([...progress.values()]));
-                  return;
-                case 'result':
-                  done = true;
-                  resolve({ slice: s, result: m.result });
-                  return;
-                case 'error':
-                  done = true;
-                  reject(new ReboundError('RR_ERR_RUNNER_WORKER', `jitter worker ${s.worker}: ${m.message}`));
-                  return;
-                default:
-                  assertNever(m);
-              }
-            });
-            // 'exit' can overtake the last message still being read from the channel: give it a moment.
-            child.once('exit', (code, sig) => {
-              setTimeout(() => {
-                if (!done) reject(new ReboundError('RR_ERR_RUNNER_WORKER', `jitter worker ${s.worker} exited early (code ${code}, signal ${sig})`));
-              }, 2000).unref();
-            });
-            hooks.signal?.addEventListener('abort', () => child.connected && child.send({ type: 'stop' } satisfies ToJitterWorker), { once: true });
-            // The ramp is the run's total connect rate: each worker takes its share of it.
-            child.send({ type: 'run', opts: { ...o, clients: s.clients, seed: s.seed, stream: s.stream, ramp: Math.max(1, Math.round(o.ramp / workers)) }, url, ...(s.worker === 0 && hooks.targetPid ? { targetPid: hooks.targetPid } : {}) } satisfies ToJitterWorker);
-          }),
-      ),
+      links.map(async (w) => {
+        const s = w.slice;
+        // The ramp is the run's total connect rate: each worker takes its share of it.
+        w.send({ type: 'run', opts: { ...o, clients: s.clients, seed: s.seed, stream: s.stream, ramp: Math.max(1, Math.round(o.ramp / workers)) }, url, ...(s.worker === 0 && hooks.targetPid ? { targetPid: hooks.targetPid } : {}) });
+        // Bounded by the run itself (its own time limit); a worker that dies ends the wait at once.
+        await w.until(() => w.result !== undefined || w.exitedWith !== undefined, Number.MAX_SAFE_INTEGER);
+        // 'exit' can overtake the last message still being read from the channel: give it a moment.
+        if (!w.error && w.result === undefined) await w.until(() => w.result !== undefined, 2000);
+        if (w.error) throw new ReboundError('RR_ERR_RUNNER_WORKER', `jitter worker ${s.worker}: ${w.error}`);
+        if (w.result === undefined) throw new ReboundError('RR_ERR_RUNNER_WORKER', `jitter worker ${s.worker} exited early (${w.exitedWith})`);
+        return { slice: s, result: w.result };
+      }),
     );
     return mergeJitterResults(o, results, seed, stream, runId);
   } finally {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    hooks.signal?.removeEventListener('abort', stop);
+    for (const w of links) w.kill();
+  }
+}
+
+/** One jitter worker process: its result or error kept, its phase and progress passed on. */
+class JitterWorker extends ChildLink<ToJitterWorker, FromJitterWorker> {
+  result: JitterResult | undefined;
+
+  constructor(
+    readonly slice: WorkerSlice,
+    private readonly report: (m: Extract<FromJitterWorker, { type: 'phase' | 'progress' }>) => void,
+  ) {
+    super(forkChild(ENTRY));
+  }
+
+  protected override receive(m: FromJitterWorker): void {
+    switch (m.type) {
+      case 'phase':
+      case 'progress':
+        this.report(m);
+        return;
+      case 'result':
+        this.result = m.result;
+        return;
+      case 'error':
+        this.error = m.message;
+        return;
+      default:
+        assertNever(m);
+    }
   }
 }
 

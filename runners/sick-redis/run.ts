@@ -1,9 +1,7 @@
 import { addMaps, pct, publisherFields, type RunFields } from '../../engine/session/results.ts';
-import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { reapOnExit } from '../../lib/reaper.ts';
-import { sleep } from '../../lib/time.ts';
-import { startTestRedis } from '../../services/common/redis-testing.ts';
+import { sleep, until } from '../../lib/time.ts';
+import { startRedisProcess } from '../../services/common/redis-process.ts';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { EpochBook, type EpochReport } from '../../engine/measure/epoch-book.ts';
 import { DeliveryLedger, type LedgerTotals } from '../../engine/measure/ledger.ts';
@@ -11,6 +9,7 @@ import { startPublisher } from '../../engine/measure/publisher.ts';
 import { watchRunner } from '../../engine/measure/runner-health.ts';
 import { processTreeUsage } from '../../engine/measure/target-usage.ts';
 import { checkValidity, type Validity } from '../../engine/measure/validity.ts';
+import { ChildLink, forkChild } from '../../engine/measure/child-link.ts';
 import type { ClientsToParent, ParentToClients } from './messages.ts';
 import type { Scenario, ScenarioOptions } from './options.ts';
 
@@ -72,8 +71,23 @@ export interface SickRedisResult extends Pick<RunFields, 'connectedClients' | 'c
   elapsedMs: number;
 }
 
+/** One client process: its messages go to the group, an exit before `stop` is the group's error. */
+class ClientProc extends ChildLink<ParentToClients, ClientsToParent> {
+  constructor(private readonly group: ClientProcs, readonly p: number) {
+    super(forkChild(CLIENT_PROC, { stdout: 'ignore' }));
+  }
+
+  protected override receive(m: ClientsToParent): void {
+    this.group.onMessage(this.p, m);
+  }
+
+  protected override exited(_how: string, code: number | null): void {
+    if (code !== 0 && !this.group.stopping) this.group.error ??= `client process ${this.p} exited with ${code}`;
+  }
+}
+
 class ClientProcs {
-  readonly procs: ChildProcess[] = [];
+  readonly procs: ClientProc[] = [];
   private readonly epochTables: string[][] = [];
   readonly rejected: Record<string, number> = {};
   disconnects: Record<string, number> = {};
@@ -89,18 +103,17 @@ class ClientProcs {
 
   constructor(n: number, private readonly ledger: DeliveryLedger, private readonly book: EpochBook) {
     for (let p = 0; p < n; p++) {
-      const child = fork(CLIENT_PROC, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-      reapOnExit(child);
       this.epochTables.push([]);
-      child.on('message', (m: ClientsToParent) => this.onMessage(p, m));
-      child.once('exit', (code) => {
-        if (code !== 0 && this.stopped < this.procs.length) this.error ??= `client process ${p} exited with ${code}`;
-      });
-      this.procs.push(child);
+      this.procs.push(new ClientProc(this, p));
     }
   }
 
-  private onMessage(p: number, m: ClientsToParent): void {
+  /** Every process has answered 'stop' (a later exit is expected). */
+  get stopping(): boolean {
+    return this.stopped >= this.procs.length;
+  }
+
+  onMessage(p: number, m: ClientsToParent): void {
     if (m.type === 'ready') {
       this.ready++;
       this.connected += m.connected;
@@ -130,13 +143,11 @@ class ClientProcs {
   }
 
   send(p: number, m: ParentToClients): void {
-    const c = this.procs[p]!;
-    if (c.connected) c.send(m);
+    this.procs[p]!.send(m);
   }
 
   async until(pred: () => boolean, ms: number): Promise<boolean> {
-    const end = Date.now() + ms;
-    while (!pred() && !this.error && Date.now() < end) await sleep(50);
+    await until(() => pred() || this.error !== undefined, ms, undefined, 50);
     return pred();
   }
 
@@ -145,7 +156,7 @@ class ClientProcs {
   async stop(): Promise<void> {
     for (let p = 0; p < this.procs.length; p++) this.send(p, { type: 'stop' });
     await this.until(() => this.stopped === this.procs.length, 10_000);
-    for (const c of this.procs) if (c.exitCode === null) c.kill('SIGKILL');
+    for (const c of this.procs) c.kill();
   }
 }
 
@@ -203,7 +214,7 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
   const startedAt = Date.now();
   const limit = startedAt + o.timeLimitSec * 1000;
   const health0 = watchRunner();
-  const redis = await startTestRedis({ persist: s === 'aof' });
+  const redis = await startRedisProcess({ persist: s === 'aof' });
   const nodes: ServiceHandle[] = [];
   let procs: ClientProcs | undefined;
   try {
@@ -302,7 +313,7 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
     log(`${s}: publisher ${pr.published}/${messages} accepted, ${pr.failed} failed, ${pr.retried ?? 0} retries`);
     // Settle: until every client has every accepted message, or settleMs.
     const settleEnd = Math.min(Date.now() + o.settleMs, limit - 10_000);
-    while (Date.now() < settleEnd && ledger.totals().lostDeliveries > 0) await sleep(250);
+    await until(() => ledger.totals().lostDeliveries === 0, settleEnd - Date.now(), undefined, 250);
     const health = await watcher.stop(eventAt, returnAt);
     await procs.stop();
     const totals = ledger.totals();
@@ -371,7 +382,7 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
       elapsedMs: Date.now() - startedAt,
     };
   } finally {
-    if (procs) for (const c of procs.procs) if (c.exitCode === null) c.kill('SIGKILL');
+    if (procs) for (const c of procs.procs) c.kill();
     for (const n of nodes) await n.stop(2000).catch(() => {});
     await redis.close();
   }

@@ -36,8 +36,3 @@ export function resolveLimits(opts: Partial<ReferenceLimits>): ReferenceLimits {
   return parseOptions(REFERENCE_LIMIT_OPTIONS, { values, origin: 'server' });
 }
 
-/** Wait until `done()` or `ms` elapsed, polling briefly (used on stop only). */
-export async function waitFor(done: () => boolean, ms: number): Promise<void> {
-  const until = Date.now() + ms;
-  while (!done() && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
-}

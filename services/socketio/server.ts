@@ -1,3 +1,4 @@
+import { until } from '../../lib/time.ts';
 import { createServer } from 'node:http';
 import { createAdapter as createClusterAdapter } from '@socket.io/cluster-adapter';
 import { Server, type Socket } from 'socket.io';
@@ -5,7 +6,7 @@ import type { Broadcast } from '../common/broadcast.ts';
 import type { PrimaryLink } from '../common/cluster/hub.ts';
 import type { ClusterableService } from '../common/cluster/main.ts';
 import { createServiceApp } from '../common/http-app.ts';
-import { resolveLimits, waitFor, type ReferenceLimits } from '../common/limits.ts';
+import { resolveLimits, type ReferenceLimits } from '../common/limits.ts';
 import { listen } from '../common/service-main.ts';
 import { ProgressWatch } from '../common/slow-consumer.ts';
 import { asObjectPayload, objectRoom } from './conventions.ts';
@@ -210,7 +211,7 @@ export async function createSocketIoServer(opts: SocketIoServerOptions, link?: P
       // HTTP server's close waits for it): keep hold of the raw sockets, grace period, then cut.
       const raw = Object.values((io.engine as unknown as { clients: Record<string, EngineConn> }).clients).flatMap((c) => (c.transport?.socket ? [c.transport.socket as RawWs] : []));
       io.disconnectSockets(true);
-      await waitFor(() => raw.every((w) => w.readyState === 3), limits.stopGraceMs);
+      await until(() => raw.every((w) => w.readyState === 3), limits.stopGraceMs, undefined, 10);
       for (const w of raw) w.terminate?.();
       await new Promise<void>((r) => {
         void io.close(() => r());

@@ -1,7 +1,8 @@
+import { until } from '../../lib/time.ts';
 import type { PrimaryLink } from '../common/cluster/hub.ts';
 import type { ClusterableService } from '../common/cluster/main.ts';
 import { createServiceRoutes } from '../common/http-app.ts';
-import { resolveLimits, waitFor, type ReferenceLimits } from '../common/limits.ts';
+import { resolveLimits, type ReferenceLimits } from '../common/limits.ts';
 import { HARD_CAP_FACTOR } from '../common/slow-consumer.ts';
 import { createTopicHub, type TopicClient } from '../common/topic-hub.ts';
 import { connect, createServer } from 'node:net';
@@ -125,7 +126,7 @@ export async function createUwsServer(opts: UwsServerOptions, link?: PrimaryLink
       // end() sends the goodbye (1012) and runs the close handler at once; a socket that does not
       // read keeps its TCP connection until uWS gives up on it or the process exits.
       for (const ws of [...hub.sockets()]) ws.end(1012, 'server restart');
-      await waitFor(() => hub.size === 0, limits.stopGraceMs);
+      await until(() => hub.size === 0, limits.stopGraceMs, undefined, 10);
       for (const ws of [...hub.sockets()]) ws.close();
     },
   };

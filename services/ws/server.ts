@@ -1,9 +1,10 @@
+import { until } from '../../lib/time.ts';
 import { createServer } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { PrimaryLink } from '../common/cluster/hub.ts';
 import type { ClusterableService } from '../common/cluster/main.ts';
 import { createServiceApp } from '../common/http-app.ts';
-import { resolveLimits, waitFor, type ReferenceLimits } from '../common/limits.ts';
+import { resolveLimits, type ReferenceLimits } from '../common/limits.ts';
 import { listen } from '../common/service-main.ts';
 import { createTopicHub } from '../common/topic-hub.ts';
 
@@ -62,7 +63,7 @@ export async function createWsServer(opts: WsServerOptions, link?: PrimaryLink):
       closeApp();
       for (const ws of wss.clients) ws.close(1012, 'server restart');
       // Clients that do not read never answer the close handshake: give the rest a grace period, then cut.
-      await waitFor(() => wss.clients.size === 0, limits.stopGraceMs);
+      await until(() => wss.clients.size === 0, limits.stopGraceMs, undefined, 10);
       for (const ws of wss.clients) ws.terminate();
       wss.close();
       await new Promise<void>((r) => {

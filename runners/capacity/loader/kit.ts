@@ -5,7 +5,7 @@ import { verdict } from '../../../engine/measure/validity.ts';
 import { defineScenario, type ScenarioSpec } from '../scenario.ts';
 import { instanceParams } from '../target.ts';
 import type { Budget, ScenarioContext, ScenarioId, ScenarioModule, ScenarioResult, ScenarioValidityFlag, StepResult } from '../types.ts';
-import type { LoaderFleet } from './loaders.ts';
+import type { LoaderGroup } from './loaders.ts';
 import type { TargetNodes } from './nodes.ts';
 import type { RigLimits } from './rig.ts';
 import { withLoad } from './session.ts';
@@ -58,7 +58,7 @@ type WalkOptions = ReturnType<typeof walkOptionsOf>;
  * only; the method (seeds/000) warms it first. Publishes `warmupSec` seconds at `plan`'s load on
  * their own sequence spaces; the result is logged, never judged and never a step.
  */
-export async function warmUp(ctx: ScenarioContext, fleet: LoaderFleet, nodes: TargetNodes, plan: StepPlan, w: WalkOptions): Promise<void> {
+export async function warmUp(ctx: ScenarioContext, fleet: LoaderGroup, nodes: TargetNodes, plan: StepPlan, w: WalkOptions): Promise<void> {
   const sec = w.warmupSec;
   if (sec <= 0 || ctx.signal.aborted) return;
   const { result: r } = await runStep(fleet, nodes, { ...plan, label: { warmup: 1 }, durationMs: sec * 1000, keys: plan.keys.map((k) => ({ ...k, key: `${k.key}-warmup` })) }, w.budget, w.limits);
@@ -69,7 +69,7 @@ export async function warmUp(ctx: ScenarioContext, fleet: LoaderFleet, nodes: Ta
  * Walk the plans in order, stopping after `stopAfterFailures` failing steps (or on abort).
  * Step flags carry the step in their message so the run's validity names where they fired.
  */
-export async function walk(ctx: ScenarioContext, fleet: LoaderFleet, nodes: TargetNodes, plans: StepPlan[], w: WalkOptions): Promise<{ steps: StepResult[]; flags: ScenarioValidityFlag[] }> {
+export async function walk(ctx: ScenarioContext, fleet: LoaderGroup, nodes: TargetNodes, plans: StepPlan[], w: WalkOptions): Promise<{ steps: StepResult[]; flags: ScenarioValidityFlag[] }> {
   const steps: StepResult[] = [];
   const flags: ScenarioValidityFlag[] = [];
   let failures = 0;

@@ -1,9 +1,7 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ReboundError } from '../../../lib/errors.ts';
-import { reapOnExit } from '../../../lib/reaper.ts';
 import { childExited } from '../../../services/common/spawn.ts';
-import { ChildLink } from '../../../engine/measure/child-link.ts';
+import { ChildLink, forkChild } from '../../../engine/measure/child-link.ts';
 import { mergeReady, mergeSteps, type MergedReady, type MergedStep } from './merge.ts';
 import type { AcceptedRanges, FromLoader, LoaderAssignment, StepKey, ToLoader } from './messages.ts';
 import { assignments } from './plan.ts';
@@ -14,20 +12,15 @@ const ENTRY = fileURLToPath(new URL('./child.ts', import.meta.url));
 export type FleetOptions = Pick<LoaderAssignment, 'target' | 'urls' | 'streams' | 'concurrency'> & { connections: number; loaders: number };
 
 /** One child process and a mailbox of what it sent, waited on by type with a bound. */
-class Loader extends ChildLink<ToLoader> {
+class Loader extends ChildLink<ToLoader, FromLoader> {
   private readonly inbox: FromLoader[] = [];
-  exitedWith: string | undefined;
 
-  constructor(readonly index: number, child: ChildProcess) {
-    super(child);
-    child.on('message', (m: FromLoader) => {
-      this.inbox.push(m);
-      this.notify();
-    });
-    child.once('exit', (code, sig) => {
-      this.exitedWith = `code ${code}, signal ${sig}`;
-      this.notify();
-    });
+  constructor(readonly index: number) {
+    super(forkChild(ENTRY));
+  }
+
+  protected override receive(m: FromLoader): void {
+    this.inbox.push(m);
   }
 
   async next<T extends FromLoader['type']>(type: T, timeoutMs: number): Promise<Extract<FromLoader, { type: T }>> {
@@ -49,24 +42,22 @@ class Loader extends ChildLink<ToLoader> {
  * ledgers for the step's sequence spaces), the caller publishes, then `settle` with what the
  * publisher saw accepted; the loaders' figures merge exactly (merge.ts).
  */
-export class LoaderFleet {
+export class LoaderGroup {
   private constructor(private readonly loaders: Loader[], readonly ready: MergedReady) {}
 
-  static async open(o: FleetOptions): Promise<LoaderFleet> {
+  static async open(o: FleetOptions): Promise<LoaderGroup> {
     const plan = assignments({ ...o, connectTimeoutMs: 15_000 });
     const loaders = plan.map((a) => {
-      const child = fork(ENTRY, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-      reapOnExit(child);
-      const l = new Loader(a.loader, child);
+      const l = new Loader(a.loader);
       l.send({ type: 'open', assignment: a });
       return l;
     });
     try {
       // Opening every connection is bounded at 5 minutes, each connect at 15 s.
       const ready = await Promise.all(loaders.map((l) => l.next('ready', 300_000)));
-      return new LoaderFleet(loaders, mergeReady(ready));
+      return new LoaderGroup(loaders, mergeReady(ready));
     } catch (err) {
-      for (const l of loaders) l.child.kill('SIGKILL');
+      for (const l of loaders) l.kill();
       throw err;
     }
   }
@@ -91,7 +82,7 @@ export class LoaderFleet {
     // A loader exits on its own right after 'closed' (flushing what it must, e.g. a --cpu-prof
     // profile); only one that has not gone within the bound is killed.
     await Promise.all(this.loaders.map((l) => childExited(l.child, 5_000)));
-    for (const l of this.loaders) if (l.child.exitCode === null && l.child.signalCode === null) l.child.kill('SIGKILL');
+    for (const l of this.loaders) l.kill();
   }
 }
 

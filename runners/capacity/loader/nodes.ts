@@ -1,5 +1,5 @@
 import { ReboundError } from '../../../lib/errors.ts';
-import { startTestRedis, type TestRedis } from '../../../services/common/redis-testing.ts';
+import { startRedisProcess, type RedisProcess } from '../../../services/common/redis-process.ts';
 import { LocalNodes } from '../../../engine/measure/local-nodes.ts';
 import { watchTarget } from '../../../engine/measure/target-usage.ts';
 import type { TargetDefinition } from '../../../engine/targets/types.ts';
@@ -23,10 +23,10 @@ export async function startNodes(target: TargetDefinition, o: { url?: string; no
   if (o.url) return { urls: [o.url.replace(/\/+$/, '')], pids: [], workersPerNode: 1, close: async () => undefined };
   if (!target.service) throw new ReboundError('RR_ERR_OPTION_INVALID', `target "${target.name}" has no local service: pass a url`, { details: { option: 'url' } });
   if (o.nodes > 1 && !target.needsRedis) throw new ReboundError('RR_ERR_OPTION_INVALID', `nodes=${o.nodes} needs a Redis-backed target (e.g. replay-redis); "${target.name}" nodes would share nothing`, { details: { option: 'nodes' } });
-  let redis: TestRedis | undefined;
+  let redis: RedisProcess | undefined;
   let redisUrl = process.env.REDIS_URL;
   if (target.needsRedis && !redisUrl) {
-    redis = await startTestRedis();
+    redis = await startRedisProcess();
     redisUrl = redis.url;
   }
   try {

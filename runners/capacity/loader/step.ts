@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { summarize } from '../../../engine/measure/latency.ts';
 import type { Budget, ScenarioValidityFlag, StepResult } from '../types.ts';
 import { publishBatches, messagesPerKey } from './batch-publisher.ts';
-import type { LoaderFleet } from './loaders.ts';
+import type { LoaderGroup } from './loaders.ts';
 import { percentilesMs } from './merge.ts';
 import type { StepKey } from './messages.ts';
 import { toRanges } from './plan.ts';
@@ -36,7 +36,7 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
  * let deliveries drain, then settle what the publisher saw accepted and merge the loaders.
  * Judged against the budget; a failing step with a rig flag says the rig was the limit.
  */
-export async function runStep(fleet: LoaderFleet, nodes: TargetNodes, p: StepPlan, budget: Budget, limits: RigLimits): Promise<{ result: StepResult; flags: ScenarioValidityFlag[] }> {
+export async function runStep(fleet: LoaderGroup, nodes: TargetNodes, p: StepPlan, budget: Budget, limits: RigLimits): Promise<{ result: StepResult; flags: ScenarioValidityFlag[] }> {
   await fleet.start(p.keys, messagesPerKey(p.ratePerSec, p.durationMs, p.keys.length), p.loaderPollMs);
   const usage = watchNodes(nodes.pids);
   const machineWatch = watchMachineCpu();

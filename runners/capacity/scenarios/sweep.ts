@@ -3,7 +3,7 @@ import { LOADER_PLANNED_SEC, LOAD_OPTIONS, publishingOf, result, stepChart, walk
 import { invalidOption } from '../lists.ts';
 import { defineScenario } from '../scenario.ts';
 import { instanceParams, serverWorkersOf } from '../target.ts';
-import { LoaderFleet } from '../loader/loaders.ts';
+import { LoaderGroup } from '../loader/loaders.ts';
 import { startNodes } from '../loader/nodes.ts';
 import { subscribeFlag } from '../loader/rig.ts';
 import { runStep } from '../loader/step.ts';
@@ -57,7 +57,7 @@ export const scenario: ScenarioModule<SweepOptions> = defineScenario({
       for (const [i, k] of o.loaderCounts.split(',').map(Number).entries()) {
         if (ctx.signal.aborted) break;
         const streams = Array.from({ length: o.streams }, (_, s) => `cap-${runId}-${i}-${s}`);
-        const fleet = await LoaderFleet.open({ target: ctx.target.name, urls: nodes.urls, streams, connections: o.connections, loaders: k, concurrency: o.connectConcurrency });
+        const fleet = await LoaderGroup.open({ target: ctx.target.name, urls: nodes.urls, streams, connections: o.connections, loaders: k, concurrency: o.connectConcurrency });
         try {
           const sub = subscribeFlag(fleet.ready, 99);
           if (sub) flags.push({ ...sub, message: `loaders=${k}: ${sub.message}` });
