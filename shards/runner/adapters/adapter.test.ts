@@ -28,4 +28,11 @@ describe('HTTP adapters (the runner service adapts modules)', () => {
     expect(JSON.stringify(p.effectiveParams)).not.toMatch(/sekret|127\.0\.0\.1:9/);
     expect(() => moduleEntry(probe).prepare({ url: 'http://x' }, t)).toThrow(/url/);
   });
+
+  it('a module named after an Object.prototype member gets the default adapter, not the prototype\'s function', () => {
+    const odd = defineModule({ ...throughputModule, name: 'toString' });
+    const a = httpAdapterOf(odd)!;
+    expect(a.targets).toBe(ROUTE_TARGETS);
+    expect(typeof a.options).toBe('object');
+  });
 });

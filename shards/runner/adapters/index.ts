@@ -31,7 +31,8 @@ const HTTP_ADAPTERS: Readonly<Record<string, AnyHttpAdapter | false>> = {
 
 /** A module's HTTP adapter: its own, else the default; undefined when it opts out of HTTP. */
 export function httpAdapterOf(m: AnyRunnerModule): AnyHttpAdapter | undefined {
-  const a = HTTP_ADAPTERS[m.name];
+  // Own keys only: a module named after an Object.prototype member is not served by it.
+  const a = Object.hasOwn(HTTP_ADAPTERS, m.name) ? HTTP_ADAPTERS[m.name] : undefined;
   return a === false ? undefined : (a ?? defaultAdapter(m));
 }
 
