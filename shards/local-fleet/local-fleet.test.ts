@@ -169,7 +169,7 @@ describe("cost table: the target's baseline instant", () => {
     const t = costTable(samples, samples[0]!, [40_000], 60);
     expect(t.baselines.targetRssBytes).toBe(850e6);
     expect(t.rows.map((r) => r.targetBytesPerConn)).toEqual([1000, 1000]);
-    // Read from the fleet's first sample the figure would be 500 B and the early row negative.
+    // Read from the fleet's first sample (the code before) the rows read -2,750 and -500 B.
     expect(targetBaseline([samples[0]!, samples[4]!], samples[0]!).target.rss).toBe(1_000e6);
   });
 });
