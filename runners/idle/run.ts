@@ -161,83 +161,88 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
     events.emit('phase', 'close', 'closing every client');
     workers.forEach((w) => w.send({ type: 'stop' }));
     for (const w of workers) await w.until(() => w.tally.done !== undefined, 30_000);
-    const { samples, metricsAnswered } = sampler.stop();
-    const done = totals('done');
-    const subscribed = sum(done, 'subscribed');
-    const rssValues = samples.map((s) => s.rssBytes).filter((v): v is number => v !== null);
-    const cpuValues = samples.map((s) => s.cpuPct).filter((v): v is number => v !== null);
-    const memory = targetMemoryOf(samples, baselineRss, rampEnd, holdEnd, sampler.source);
-    const peakRss = memory.peakRss;
-    const bytesPerConnection = peakRss !== null && baselineRss !== null && subscribed > 0 ? Math.round((peakRss - baselineRss) / subscribed) : null;
-    const runnerBaseline = sum(done, 'baselineRssBytes');
-    const runnerPeak = sum(done, 'peakRssBytes');
-    const lastSub = Math.max(0, ...done.map((t) => t.lastSubscribedAt));
-    const result = {
-      test: 'idle' as const,
-      target: opts.target,
-      shardLabel: opts.shard ?? null,
-      startedAt: new Date(started).toISOString(),
-      params: { ...opts, url: undefined },
-      clients: opts.clients,
-      connected: sum(done, 'connected'),
-      welcomed: sum(done, 'welcomed'),
-      subscribed,
-      failed: sum(done, 'failed'),
-      /** fd_limit / port_exhaustion: the runner's own limits; timeout / target: the target's side. */
-      failureCauses: addMaps(done.map((t) => t.failureCauses)),
-      /** Distinct failure messages (at most 10) over all workers. */
-      failureSamples: [...new Set(done.flatMap((t) => t.failureSamples))].slice(0, 10),
-      openAtEndOfHold: sum(done, 'open'),
-      disconnectedDuringHold: addMaps(done.map((t) => t.disconnects)),
-      rampElapsedMs: rampEnd - startAt,
-      /** From the first scheduled connect to the last subscription; null unless every client subscribed. */
-      timeToAllSubscribedMs: subscribed === opts.clients && lastSub ? lastSub - startAt : null,
-      holdElapsedMs: holdEnd - holdStart,
-      totalElapsedMs: Date.now() - started,
-      aborted,
-      runner: {
-        workers: n,
-        fdLimitPerWorker: workers[0]?.ready?.fdLimit ?? null,
-        sourceAddresses: opts.addresses,
-        rssBaselineBytes: runnerBaseline,
-        rssPeakBytes: runnerPeak,
-        /** (Σ worker peak RSS − Σ worker baseline RSS) / subscribed. */
-        rssPerClientBytes: subscribed > 0 ? Math.round((runnerPeak - runnerBaseline) / subscribed) : null,
-        loopLagP99Ms: Math.max(0, ...done.map((t) => t.loopLagP99Ms)),
-        perWorker: done.map((t, i) => ({ worker: i, attempted: t.attempted, subscribed: t.subscribed, failed: t.failed, peakRssBytes: t.peakRssBytes, loopLagP99Ms: t.loopLagP99Ms })),
-      },
-      targetMetrics: {
-        /** proc-tree: RSS/CPU of the local target's whole process tree (the pid given, or found from the URL's listener); metrics: its /metrics. */
-        source: sampler.source,
-        pidFrom: sampler.pidFrom,
-        metricsAnswered,
-        samples: samples.length,
-        /** Samples whose RSS covered every process of the target. */
-        wholeSamples: memory.wholeSamples,
-        baselineRssBytes: baselineRss,
-        /** The highest whole-target RSS up to the end of the hold (closing allocates; that is not a connection's cost). */
-        peakRssBytes: peakRss,
-        /** (peak RSS − baseline) / subscribed. */
-        bytesPerConnection,
-        /** False when no sample saw every process of the target while the connections were held: the peak understates it. */
-        complete: memory.incomplete === null,
-        incompleteReason: memory.incomplete,
-        peakCpuPct: cpuValues.length ? Math.max(...cpuValues) : null,
-        avgCpuPct: cpuValues.length ? Math.round((cpuValues.reduce((a, b) => a + b, 0) / cpuValues.length) * 10) / 10 : null,
-        peakConnections: Math.max(0, ...samples.map((s) => s.connections ?? 0)),
-        /** [ms since start, rssBytes, cpuPct, connections], at most ~300 points. */
-        series: samples.filter((_, i) => i % Math.ceil(samples.length / 300 || 1) === 0).map((s) => [s.at - startAt, s.rssBytes, s.cpuPct, s.connections]),
-      },
-      clientSeries: thin(clientSeries, 300),
-      /** The benchmark's rebaseline names. */
-      peakMemoryMb: peakRss !== null ? Math.round((peakRss / 1048576) * 10) / 10 : null,
-      peakCpuPercent: cpuValues.length ? Math.max(...cpuValues) : null,
-      ramKbPerConnected: bytesPerConnection !== null ? Math.round((bytesPerConnection / 1024) * 10) / 10 : null,
-    };
-    return { ...result, validity: checkIdleValidity({ ...result, runnerLoopLagP99Ms: result.runner.loopLagP99Ms, targetSamples: cpuValues.length + rssValues.length, targetMemoryIncomplete: memory.incomplete }) };
+    return idleResult({ opts, n, started, startAt, rampEnd, holdStart, holdEnd, aborted, baselineRss, sampler, done: totals('done'), fdLimit: workers[0]?.ready?.fdLimit ?? null, clientSeries });
   } finally {
     clearInterval(progressTimer);
     sampler.stop();
     for (const w of workers) w.kill();
   }
+}
+
+/** What one idle run measured, as its result: the workers' final tallies and the target's samples. */
+function idleResult(x: { opts: IdleOptions; n: number; started: number; startAt: number; rampEnd: number; holdStart: number; holdEnd: number; aborted: boolean; baselineRss: number | null; sampler: ReturnType<typeof startTargetSampler>; done: WorkerTally[]; fdLimit: number | null; clientSeries: number[][] }) {
+  const { opts, n, started, startAt, rampEnd, holdStart, holdEnd, aborted, baselineRss, sampler, done, fdLimit, clientSeries } = x;
+  const { samples, metricsAnswered } = sampler.stop();
+  const subscribed = sum(done, 'subscribed');
+  const rssValues = samples.map((s) => s.rssBytes).filter((v): v is number => v !== null);
+  const cpuValues = samples.map((s) => s.cpuPct).filter((v): v is number => v !== null);
+  const memory = targetMemoryOf(samples, baselineRss, rampEnd, holdEnd, sampler.source);
+  const peakRss = memory.peakRss;
+  const bytesPerConnection = peakRss !== null && baselineRss !== null && subscribed > 0 ? Math.round((peakRss - baselineRss) / subscribed) : null;
+  const runnerBaseline = sum(done, 'baselineRssBytes');
+  const runnerPeak = sum(done, 'peakRssBytes');
+  const lastSub = Math.max(0, ...done.map((t) => t.lastSubscribedAt));
+  const result = {
+    test: 'idle' as const,
+    target: opts.target,
+    shardLabel: opts.shard ?? null,
+    startedAt: new Date(started).toISOString(),
+    params: { ...opts, url: undefined },
+    clients: opts.clients,
+    connected: sum(done, 'connected'),
+    welcomed: sum(done, 'welcomed'),
+    subscribed,
+    failed: sum(done, 'failed'),
+    /** fd_limit / port_exhaustion: the runner's own limits; timeout / target: the target's side. */
+    failureCauses: addMaps(done.map((t) => t.failureCauses)),
+    /** Distinct failure messages (at most 10) over all workers. */
+    failureSamples: [...new Set(done.flatMap((t) => t.failureSamples))].slice(0, 10),
+    openAtEndOfHold: sum(done, 'open'),
+    disconnectedDuringHold: addMaps(done.map((t) => t.disconnects)),
+    rampElapsedMs: rampEnd - startAt,
+    /** From the first scheduled connect to the last subscription; null unless every client subscribed. */
+    timeToAllSubscribedMs: subscribed === opts.clients && lastSub ? lastSub - startAt : null,
+    holdElapsedMs: holdEnd - holdStart,
+    totalElapsedMs: Date.now() - started,
+    aborted,
+    runner: {
+      workers: n,
+      fdLimitPerWorker: fdLimit,
+      sourceAddresses: opts.addresses,
+      rssBaselineBytes: runnerBaseline,
+      rssPeakBytes: runnerPeak,
+      /** (Σ worker peak RSS − Σ worker baseline RSS) / subscribed. */
+      rssPerClientBytes: subscribed > 0 ? Math.round((runnerPeak - runnerBaseline) / subscribed) : null,
+      loopLagP99Ms: Math.max(0, ...done.map((t) => t.loopLagP99Ms)),
+      perWorker: done.map((t, i) => ({ worker: i, attempted: t.attempted, subscribed: t.subscribed, failed: t.failed, peakRssBytes: t.peakRssBytes, loopLagP99Ms: t.loopLagP99Ms })),
+    },
+    targetMetrics: {
+      /** proc-tree: RSS/CPU of the local target's whole process tree (the pid given, or found from the URL's listener); metrics: its /metrics. */
+      source: sampler.source,
+      pidFrom: sampler.pidFrom,
+      metricsAnswered,
+      samples: samples.length,
+      /** Samples whose RSS covered every process of the target. */
+      wholeSamples: memory.wholeSamples,
+      baselineRssBytes: baselineRss,
+      /** The highest whole-target RSS up to the end of the hold (closing allocates; that is not a connection's cost). */
+      peakRssBytes: peakRss,
+      /** (peak RSS − baseline) / subscribed. */
+      bytesPerConnection,
+      /** False when no sample saw every process of the target while the connections were held: the peak understates it. */
+      complete: memory.incomplete === null,
+      incompleteReason: memory.incomplete,
+      peakCpuPct: cpuValues.length ? Math.max(...cpuValues) : null,
+      avgCpuPct: cpuValues.length ? Math.round((cpuValues.reduce((a, b) => a + b, 0) / cpuValues.length) * 10) / 10 : null,
+      peakConnections: Math.max(0, ...samples.map((s) => s.connections ?? 0)),
+      /** [ms since start, rssBytes, cpuPct, connections], at most ~300 points. */
+      series: samples.filter((_, i) => i % Math.ceil(samples.length / 300 || 1) === 0).map((s) => [s.at - startAt, s.rssBytes, s.cpuPct, s.connections]),
+    },
+    clientSeries: thin(clientSeries, 300),
+    /** The benchmark's rebaseline names. */
+    peakMemoryMb: peakRss !== null ? Math.round((peakRss / 1048576) * 10) / 10 : null,
+    peakCpuPercent: cpuValues.length ? Math.max(...cpuValues) : null,
+    ramKbPerConnected: bytesPerConnection !== null ? Math.round((bytesPerConnection / 1024) * 10) / 10 : null,
+  };
+  return { ...result, validity: checkIdleValidity({ ...result, runnerLoopLagP99Ms: result.runner.loopLagP99Ms, targetSamples: cpuValues.length + rssValues.length, targetMemoryIncomplete: memory.incomplete }) };
 }
