@@ -2,8 +2,8 @@ import { fireRules, type ValidityRule } from '../../engine/measure/validity.ts';
 import type { MergePlan } from './plan.ts';
 import { num, type FleetFlag, type ShardOutcome } from './types.ts';
 
-/** A rule over the merged figures; `shards` names the shards a flag is about, where the merge knows them. */
-type MergedRule = ValidityRule<Record<string, unknown>> & { shards?: (merged: Record<string, unknown>) => string[] | undefined };
+/** A rule over the merged figures (a runner's rule that names shards declares it in its merge `rules`). */
+type MergedRule = ValidityRule<Record<string, unknown>>;
 
 const overClients = (k: 'connectedClients' | 'connected' | 'subscribed'): MergedRule => ({
   code: 'FLEET_CONNECTED_OVER_CLIENTS',
@@ -60,14 +60,7 @@ const CLIENT_RULES: readonly MergedRule[] = [
 ];
 
 export function mergedFigureFlags(merged: Record<string, unknown>, plan: MergePlan): FleetFlag[] {
-  const fire = (rules: readonly MergedRule[]) =>
-    rules.flatMap((rule) =>
-      fireRules([rule], merged).map((f) => {
-        const shards = rule.shards?.(merged);
-        return shards ? { code: f.code, severity: f.severity, shards, message: f.message } : f;
-      }),
-    );
-  return [...fire(MERGED_RULES), ...plan.specs.flatMap((s) => s.rules?.(merged) ?? []), ...fire(CLIENT_RULES)];
+  return [...fireRules(MERGED_RULES, merged), ...plan.specs.flatMap((s) => s.rules?.(merged) ?? []), ...fireRules(CLIENT_RULES, merged)];
 }
 
 /**
