@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 /**
  * Issue 36: no runner body over ~80 lines; a run is phases over the session and small named
  * functions, its result built from their outputs. Every top-level function and scenario `run` of
- * these files, measured from its header to the closing brace at the header's indent. Runners not
- * listed here (sick-redis, the capacity loader) are not reshaped yet.
+ * these files, measured from its header to the closing brace at the header's indent. The runner
+ * not listed here (the capacity loader) is not reshaped yet.
  */
 const FILES = [
   'runners/avalanche/run.ts',
@@ -19,6 +19,7 @@ const FILES = [
   'runners/capacity/scenarios/s2-ceiling.ts',
   'runners/capacity/scenarios/s6-graceful-stop.ts',
   'runners/idle/run.ts',
+  'runners/sick-redis/run.ts',
 ];
 const MAX_LINES = 80;
 const HEADER = /^( *)(?:export )?(?:async )?(?:function \w+|run)\(/;

@@ -1,3 +1,4 @@
+import { sleep, withTimeout } from '../../lib/time.ts';
 import { sourceAddress } from '../../engine/measure/addresses.ts';
 import { readPayload } from '../../engine/targets/payload.ts';
 import { classifyConnectError } from '../../engine/measure/runner-limits.ts';
@@ -70,10 +71,10 @@ async function start(s: ClientsStart): Promise<void> {
         },
       ),
     );
-    if ((k + 1) % Math.max(1, Math.round(s.rampPerSec / 10)) === 0) await new Promise((r) => setTimeout(r, 100));
+    if ((k + 1) % Math.max(1, Math.round(s.rampPerSec / 10)) === 0) await sleep(100);
   }
   // Bounded: a subscribe that never confirms counts as failed after 20 s.
-  await Promise.race([Promise.all(pending), new Promise((r) => setTimeout(r, 20_000))]);
+  await withTimeout(Promise.all(pending), 20_000).catch(() => {});
   // Those still pending at the bound are timeouts, whatever the others failed of.
   const unbooked = s.count - connected - Object.values(failureCauses).reduce((a, b) => a + b, 0);
   if (unbooked > 0) failureCauses.timeout = (failureCauses.timeout ?? 0) + unbooked;

@@ -5,7 +5,7 @@ import type { PhaseName, Progress } from '../events.ts';
 import type { Phase, Session } from '../types.ts';
 
 /** The publisher's options (engine/measure/publisher.ts) the phase passes through, and its own. */
-export interface PublishConfig extends FlowConfig, Pick<PublisherOptions, 'url' | 'messages' | 'intervalMs' | 'firstSeq' | 'payloadBytes' | 'broadcastKey' | 'concurrency' | 'timeoutMs' | 'onSend' | 'onPublished'> {
+export interface PublishConfig extends FlowConfig, Pick<PublisherOptions, 'url' | 'messages' | 'intervalMs' | 'firstSeq' | 'payloadBytes' | 'broadcastKey' | 'concurrency' | 'timeoutMs' | 'onSend' | 'onAttempt' | 'onPublished'> {
   /** Book each 201 into the session (ledger + the message's window for loss causes). @default true */
   accept?: boolean;
   /** Publishing stops when this resolves (a soak's last health window), before the schedule ends; the phase waits for it too. */
