@@ -1,5 +1,6 @@
 import { ReboundError } from '../../../lib/errors.ts';
 import type { OptionTable } from '../../../lib/options.ts';
+import type { AnyRunnerModule } from '../../../engine/session/module.ts';
 import type { ResolvedTarget } from '../types.ts';
 import { ROUTE_TARGETS, type AnyHttpAdapter } from './adapter.ts';
 import { withRouteTarget } from './route-target.ts';
@@ -47,14 +48,16 @@ export function checkClientCompat(v: { channel?: string | undefined; acProtocol?
 
 /**
  * A route that adds the benchmark's names to a module's query (`options`): the `echo` names are
- * taken out of the values and echoed in effectiveParams (samplesCap and label also reach
- * `finish`); the AnyCable client knobs the table has are taken out and checked by
- * checkClientCompat (reconnectBaseMs stays a module option); the rest runs on the route's target
- * (`values`, default withRouteTarget).
+ * echoed in effectiveParams (samplesCap and label also reach `finish`) and taken out of the values
+ * unless the module has them too (jitter's workers); the AnyCable client knobs the table has are
+ * taken out and checked by checkClientCompat (reconnectBaseMs stays a module option); the rest runs
+ * on the route's target (`values`, default withRouteTarget).
  */
-export function compatAdapter(options: OptionTable, o: { echo?: readonly string[]; targets?: readonly string[]; values?: (v: Record<string, unknown>, t: ResolvedTarget) => Record<string, unknown>; finish?: AnyHttpAdapter['finish'] }): AnyHttpAdapter {
+export function compatAdapter(m: AnyRunnerModule, options: OptionTable, o: Partial<Pick<AnyHttpAdapter, 'targets' | 'shown' | 'finish'>> & { echo?: readonly string[]; values?: (v: Record<string, unknown>, t: ResolvedTarget) => Record<string, unknown> }): AnyHttpAdapter {
+  const { echo: echoed = [], values = withRouteTarget, ...hooks } = o;
   return {
-    targets: o.targets ?? ROUTE_TARGETS,
+    targets: ROUTE_TARGETS,
+    ...hooks,
     options,
     fromQuery(q, t, given) {
       const v: Record<string, unknown> = { ...q };
@@ -63,15 +66,14 @@ export function compatAdapter(options: OptionTable, o: { echo?: readonly string[
         for (const k of names) {
           if (!(k in options)) continue;
           out[k] = v[k];
-          delete v[k];
+          if (!(k in m.options)) delete v[k];
         }
         return out;
       };
-      const echo = take(o.echo ?? []);
+      const echo = take(echoed);
       if ('channel' in options) checkClientCompat({ ...take(['channel', 'acProtocol', 'clientLib']), reconnectBaseMs: v.reconnectBaseMs as number | undefined, reconnectStrategy: v.reconnectStrategy as string | undefined, backoffApplies: t.definition.reconnect === 'library' }, t.route, given);
       const post = Object.fromEntries(Object.entries(echo).filter(([k]) => k === 'samplesCap' || k === 'label'));
-      return { values: (o.values ?? withRouteTarget)(v, t), echo, post };
+      return { values: values(v, t), echo, post };
     },
-    ...(o.finish ? { finish: o.finish } : {}),
   };
 }

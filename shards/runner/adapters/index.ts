@@ -1,9 +1,14 @@
 import type { AnyRunnerModule } from '../../../engine/session/module.ts';
 import { RUNNER_MODULES } from '../../../runners/modules.ts';
+import { deployImpactModule } from '../../../runners/deploy-impact/module.ts';
 import { DEPLOY_IMPACT_OPTIONS } from '../../../runners/deploy-impact/options.ts';
+import { idleModule } from '../../../runners/idle/module.ts';
 import { IDLE_OPTIONS } from '../../../runners/idle/options.ts';
+import { latencyModule } from '../../../runners/latency/module.ts';
 import { LATENCY_OPTIONS } from '../../../runners/latency/options.ts';
+import { throughputModule } from '../../../runners/throughput/module.ts';
 import { THROUGHPUT_OPTIONS } from '../../../runners/throughput/options.ts';
+import { whispersModule } from '../../../runners/whispers/module.ts';
 import { WHISPERS_OPTIONS } from '../../../runners/whispers/options.ts';
 import { defaultAdapter, type AnyHttpAdapter } from './adapter.ts';
 import { avalancheAdapter } from './avalanche.ts';
@@ -20,14 +25,14 @@ const onTarget = (v: Record<string, unknown>, t: { server: string; url?: string 
 const { reconnectStrategy, ...LATENCY_QUERY } = queryOptions(LATENCY_OPTIONS);
 
 export const DEPLOY_IMPACT_HTTP_OPTIONS = { ...queryOptions(DEPLOY_IMPACT_OPTIONS), shard };
-const deployImpactAdapter = compatAdapter(DEPLOY_IMPACT_HTTP_OPTIONS, { echo: ['shard'] });
-const latencyAdapter = compatAdapter({ ...LATENCY_QUERY, reconnectStrategy: { ...reconnectStrategy, aliases: ['reconnectMode'] }, samplesCap, label, shard, ...CLIENT_COMPAT_OPTIONS }, { echo: ['samplesCap', 'label', 'shard'], finish: benchmarkFields });
-const throughputAdapter = compatAdapter({ ...queryOptions(THROUGHPUT_OPTIONS), samplesCap, shard, channel, acProtocol }, { echo: ['samplesCap', 'shard'], finish: withSortedSamples });
+const deployImpactAdapter = compatAdapter(deployImpactModule, DEPLOY_IMPACT_HTTP_OPTIONS, { echo: ['shard'] });
+const latencyAdapter = compatAdapter(latencyModule, { ...LATENCY_QUERY, reconnectStrategy: { ...reconnectStrategy, aliases: ['reconnectMode'] }, samplesCap, label, shard, ...CLIENT_COMPAT_OPTIONS }, { echo: ['samplesCap', 'label', 'shard'], finish: benchmarkFields });
+const throughputAdapter = compatAdapter(throughputModule, { ...queryOptions(THROUGHPUT_OPTIONS), samplesCap, shard, channel, acProtocol }, { echo: ['samplesCap', 'shard'], finish: withSortedSamples });
 // Every route target (the default): one whose protocol has no whispers answers 400 "not supported by this target" (RR_ERR_TARGET_UNSUPPORTED).
-const whispersAdapter = compatAdapter({ ...queryOptions(WHISPERS_OPTIONS), samplesCap, shard }, { echo: ['samplesCap', 'shard'], values: onTarget, finish: withSortedSamples });
+const whispersAdapter = compatAdapter(whispersModule, { ...queryOptions(WHISPERS_OPTIONS), samplesCap, shard }, { echo: ['samplesCap', 'shard'], values: onTarget, finish: withSortedSamples });
 const { target: _t, url: _u, ...IDLE_QUERY } = IDLE_OPTIONS;
 // The benchmark's idle routes; a Redis variant is measured with bench:idle --target <name>-redis.
-const idleAdapter = compatAdapter({ ...IDLE_QUERY, channel, acProtocol }, { targets: ['replay', 'ws', 'uws', 'socketio', 'socketio-csr', 'anycable'], values: onTarget });
+const idleAdapter = compatAdapter(idleModule, { ...IDLE_QUERY, channel, acProtocol }, { targets: ['replay', 'ws', 'uws', 'socketio', 'socketio-csr', 'anycable'], values: onTarget });
 
 /**
  * The runner service's adapter per module name. A module not named here gets the default adapter
