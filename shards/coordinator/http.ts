@@ -1,5 +1,5 @@
 import { COORD_OPTIONS } from './options.ts';
-import { safeText } from './text.ts';
+import { safeText } from '../../lib/escape.ts';
 
 export interface ShardAnswer {
   status: number;

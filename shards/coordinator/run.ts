@@ -6,7 +6,7 @@ import { mergeShards } from '../merge/merge.ts';
 import type { ShardOutcome } from '../merge/types.ts';
 import { combineClock, measureOffset, wallClock, type ClockSample } from './clock.ts';
 import { sweep } from './health.ts';
-import { safeText } from './text.ts';
+import { safeText } from '../../lib/escape.ts';
 import { multiTest, NOT_FORWARDED, SHARED_STREAM_TESTS, TEST_TABLES, type CoordOptions } from './options.ts';
 import { runShardJob } from './shard-job.ts';
 

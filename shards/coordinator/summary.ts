@@ -1,5 +1,5 @@
 import type { MultiShardReport } from './run.ts';
-import { safeText } from './text.ts';
+import { safeText } from '../../lib/escape.ts';
 
 const cell = (v: unknown) => (v === null || v === undefined ? '-' : safeText(String(v)));
 

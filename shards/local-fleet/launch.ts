@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { ReboundError } from '../../lib/errors.ts';
 import { reapOnExit } from '../../lib/reaper.ts';
 import { SERVICE_ENTRIES } from '../../services/common/spawn.ts';
-import { parentMap, treeOf } from './proc.ts';
+import { processTree } from '../../engine/measure/target-usage.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -83,7 +83,7 @@ export function startProc(role: string, entry: string, args: string[], env: Reco
   });
 }
 
-/** SIGKILL these pids, deepest first (a tree as treeOf lists it, parent before children). */
+/** SIGKILL these pids, deepest first (a tree as processTree lists it, parent before children). */
 function killAll(tree: number[]): void {
   for (const p of [...tree].reverse()) {
     try {
@@ -96,12 +96,12 @@ function killAll(tree: number[]): void {
 
 /** SIGKILL a process and every descendant, by pid (each one we started or its children). */
 export function killTree(pid: number | undefined): void {
-  if (pid) killAll(treeOf(pid, parentMap()));
+  if (pid) killAll(processTree(pid));
 }
 
 /** SIGTERM, wait up to graceMs for the exit, then SIGKILL the whole tree. */
 export async function stopProc(p: Proc, graceMs: number): Promise<void> {
-  const tree = treeOf(p.pid, parentMap());
+  const tree = processTree(p.pid);
   try {
     p.child.kill('SIGTERM');
   } catch {
@@ -111,15 +111,6 @@ export async function stopProc(p: Proc, graceMs: number): Promise<void> {
   // The tree as it was before SIGTERM: children the service leaves behind are reaped too.
   killAll(tree);
 }
-
-export const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 export const newToken = () => randomBytes(24).toString('hex');
 

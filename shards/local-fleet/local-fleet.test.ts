@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../bench/idle-local-fleet.ts';
 import { CHROMIUM, chartProblems, openBrowser, openReport } from '../../engine/pages/browser-harness.ts';
-import { alive } from './launch.ts';
+import { isAlive as alive } from '../../services/common/process-info.ts';
 import { costTable, targetBaseline } from './costs.ts';
 import { spawn } from 'node:child_process';
 import { meminfo, parseCpuBusyTicks, parseMeminfo, parseSockstat } from './proc.ts';

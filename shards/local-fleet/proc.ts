@@ -34,52 +34,20 @@ function read(path: string): string | undefined {
   }
 }
 
-/** `(pid, ppid, utime+stime)` from /proc/<pid>/stat; the command name may hold spaces and parens. */
-function stat(pid: number): { ppid: number; cpuTicks: number } | undefined {
+/** utime+stime from /proc/<pid>/stat; the command name may hold spaces and parens. */
+function cpuTicksOf(pid: number): number | undefined {
   const s = read(`/proc/${pid}/stat`);
   if (!s) return undefined;
   const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
   // After the name: state(0) ppid(1) ... utime(11) stime(12)
-  return { ppid: Number(f[1]), cpuTicks: Number(f[11]) + Number(f[12]) };
+  return Number(f[11]) + Number(f[12]);
 }
 
 export function procMem(pid: number): ProcMem | undefined {
   const s = read(`/proc/${pid}/status`);
-  const st = stat(pid);
-  if (!s || !st) return undefined;
-  return { pid, rss: kb(s, 'VmRSS'), rssAnon: kb(s, 'RssAnon'), rssFile: kb(s, 'RssFile') + kb(s, 'RssShmem'), cpuTicks: st.cpuTicks };
-}
-
-/** Every live process's parent, one pass over /proc (a few hundred processes: ~1 ms). */
-export function parentMap(): Map<number, number[]> {
-  const kids = new Map<number, number[]>();
-  let names: string[] = [];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return kids;
-  }
-  for (const n of names) {
-    if (!/^\d+$/.test(n)) continue;
-    const st = stat(Number(n));
-    if (!st) continue;
-    const list = kids.get(st.ppid);
-    if (list) list.push(Number(n));
-    else kids.set(st.ppid, [Number(n)]);
-  }
-  return kids;
-}
-
-/** A process and all its descendants (bounded: a cycle or a runaway tree stops at 10,000). */
-export function treeOf(root: number, kids: Map<number, number[]>): number[] {
-  const out: number[] = [];
-  const todo = [root];
-  while (todo.length && out.length < 10_000) {
-    const p = todo.pop()!;
-    out.push(p);
-    for (const c of kids.get(p) ?? []) todo.push(c);
-  }
-  return out;
+  const cpuTicks = cpuTicksOf(pid);
+  if (!s || cpuTicks === undefined) return undefined;
+  return { pid, rss: kb(s, 'VmRSS'), rssAnon: kb(s, 'RssAnon'), rssFile: kb(s, 'RssFile') + kb(s, 'RssShmem'), cpuTicks };
 }
 
 export interface Sockstat {

@@ -7,9 +7,10 @@ import { sleep } from '../../lib/time.ts';
 import { stamp } from '../../engine/measure/result-files.ts';
 import { COORD_OPTIONS } from '../coordinator/options.ts';
 import { runMultiShard, testQuery, type MultiShardReport } from '../coordinator/run.ts';
+import { isAlive } from '../../services/common/process-info.ts';
 import { isCount } from '../merge/schema.ts';
 import { costTable, checkPrediction, type CostTable, type WorkersOwnBaseline } from './costs.ts';
-import { alive, buildBundles, ENTRIES, newToken, startProc, stopProc, targetWorkersFor, type Proc } from './launch.ts';
+import { buildBundles, ENTRIES, newToken, startProc, stopProc, targetWorkersFor, type Proc } from './launch.ts';
 import { shardsFor, type LocalFleetOptions } from './options.ts';
 import { loadAverage, meminfo, slabCaches, slabGrowth, sockstat } from './proc.ts';
 import { FleetSampler, type FleetSample } from './sampler.ts';
@@ -231,7 +232,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
     if (target) await stopProc(target, 30_000);
   }
   await sleep(2000);
-  const leftPids = procs.filter((p) => alive(p.pid)).map((p) => p.pid);
+  const leftPids = procs.filter((p) => isAlive(p.pid)).map((p) => p.pid);
   const inuseAfter = sockstat()?.tcpInuse ?? null;
 
   const r = report!;

@@ -1,4 +1,5 @@
-import { cpuBusyTicks, fdLimitOf, meminfo, openFds, parentMap, procMem, sockstat, treeOf } from './proc.ts';
+import { processTree } from '../../engine/measure/target-usage.ts';
+import { cpuBusyTicks, fdLimitOf, meminfo, openFds, procMem, sockstat } from './proc.ts';
 
 /** One process group's memory and CPU in one sample. */
 export interface GroupMem {
@@ -75,11 +76,10 @@ export class FleetSampler {
     const mi = meminfo();
     const ss = sockstat();
     if (!mi || !ss) return undefined;
-    const kids = parentMap();
     const r = this.roots();
-    const targetPids = r.target ? treeOf(r.target, kids) : [];
+    const targetPids = r.target ? processTree(r.target) : [];
     const runnerPids = r.runners;
-    const workerPids = r.runners.flatMap((p) => treeOf(p, kids).slice(1));
+    const workerPids = r.runners.flatMap((p) => processTree(p).slice(1));
     const now = Date.now();
     this.inuse0 ??= ss.tcpInuse;
     const s: FleetSample = {

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { until } from '../../lib/time.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -70,13 +71,10 @@ export async function api(base: string, path: string, init: RequestInit & { toke
   return { status: res.status, headers: res.headers, body };
 }
 
-/** Poll GET /jobs/:id until it leaves `running`; bounded. */
+/** Poll GET /jobs/:id until it leaves `running`; bounded (lib/time.ts's one bounded wait). */
 export async function waitJob(base: string, id: string, token: string, timeoutMs = 60_000): Promise<any> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await api(base, `/jobs/${id}`, { token });
-    if (r.body?.status && r.body.status !== 'running' && r.body.status !== 'queued') return r.body;
-    if (Date.now() > end) throw new Error(`job ${id} still ${r.body?.status} after ${timeoutMs} ms`);
-    await new Promise((res) => setTimeout(res, 250));
-  }
+  let body: any;
+  const ended = await until(async () => ((body = (await api(base, `/jobs/${id}`, { token })).body), Boolean(body?.status && body.status !== 'running' && body.status !== 'queued')), timeoutMs, undefined, 250);
+  if (!ended) throw new Error(`job ${id} still ${body?.status} after ${timeoutMs} ms`);
+  return body;
 }

@@ -1,5 +1,9 @@
 import { ReboundError } from '../../../lib/errors.ts';
 import type { OptionTable } from '../../../lib/options.ts';
+import type { AnyRunnerModule } from '../../../engine/session/module.ts';
+import type { ResolvedTarget } from '../types.ts';
+import { ROUTE_TARGETS, type AnyHttpAdapter } from './adapter.ts';
+import { withRouteTarget } from './route-target.ts';
 
 /**
  * Query names of the benchmark (anycable/nodejs-websocket-bench) that Rebound accepts so its curl
@@ -40,4 +44,36 @@ export function checkClientCompat(v: { channel?: string | undefined; acProtocol?
     if (v.reconnectStrategy !== 'tuned') throw refuse('reconnectBaseMs', 'sets the base of the tuned reconnect backoff: add reconnectMode=tuned (with the default strategy the client library keeps its own backoff)');
     if (v.backoffApplies === false) throw refuse('reconnectBaseMs', `does not apply to "${route}": the runner reconnects these clients itself after jitterMs, with no backoff; it applies where the client library reconnects (replay, anycable, socketio-csr)`);
   }
+}
+
+/**
+ * A route that adds the benchmark's names to a module's query (`options`): the `echo` names are
+ * echoed in effectiveParams (samplesCap and label also reach `finish`) and taken out of the values
+ * unless the module has them too (jitter's workers); the AnyCable client knobs the table has are
+ * taken out and checked by checkClientCompat (reconnectBaseMs stays a module option); the rest runs
+ * on the route's target (`values`, default withRouteTarget).
+ */
+export function compatAdapter(m: AnyRunnerModule, options: OptionTable, o: Partial<Pick<AnyHttpAdapter, 'targets' | 'shown' | 'finish'>> & { echo?: readonly string[]; values?: (v: Record<string, unknown>, t: ResolvedTarget) => Record<string, unknown> }): AnyHttpAdapter {
+  const { echo: echoed = [], values = withRouteTarget, ...hooks } = o;
+  return {
+    targets: ROUTE_TARGETS,
+    ...hooks,
+    options,
+    fromQuery(q, t, given) {
+      const v: Record<string, unknown> = { ...q };
+      const take = (names: readonly string[]) => {
+        const out: Record<string, unknown> = {};
+        for (const k of names) {
+          if (!(k in options)) continue;
+          out[k] = v[k];
+          if (!(k in m.options)) delete v[k];
+        }
+        return out;
+      };
+      const echo = take(echoed);
+      if ('channel' in options) checkClientCompat({ ...take(['channel', 'acProtocol', 'clientLib']), reconnectBaseMs: v.reconnectBaseMs as number | undefined, reconnectStrategy: v.reconnectStrategy as string | undefined, backoffApplies: t.definition.reconnect === 'library' }, t.route, given);
+      const post = Object.fromEntries(Object.entries(echo).filter(([k]) => k === 'samplesCap' || k === 'label'));
+      return { values: values(v, t), echo, post };
+    },
+  };
 }

@@ -1,14 +1,38 @@
 import type { AnyRunnerModule } from '../../../engine/session/module.ts';
 import { RUNNER_MODULES } from '../../../runners/modules.ts';
+import { deployImpactModule } from '../../../runners/deploy-impact/module.ts';
+import { DEPLOY_IMPACT_OPTIONS } from '../../../runners/deploy-impact/options.ts';
+import { idleModule } from '../../../runners/idle/module.ts';
+import { IDLE_OPTIONS } from '../../../runners/idle/options.ts';
+import { latencyModule } from '../../../runners/latency/module.ts';
+import { LATENCY_OPTIONS } from '../../../runners/latency/options.ts';
+import { throughputModule } from '../../../runners/throughput/module.ts';
+import { THROUGHPUT_OPTIONS } from '../../../runners/throughput/options.ts';
+import { whispersModule } from '../../../runners/whispers/module.ts';
+import { WHISPERS_OPTIONS } from '../../../runners/whispers/options.ts';
 import { defaultAdapter, type AnyHttpAdapter } from './adapter.ts';
 import { avalancheAdapter } from './avalanche.ts';
+import { benchmarkFields, withSortedSamples } from './bench-fields.ts';
 import { capacityAdapter } from './capacity.ts';
-import { deployImpactAdapter } from './deploy-impact.ts';
-import { idleAdapter } from './idle.ts';
+import { CLIENT_COMPAT_OPTIONS, COMPAT_OPTIONS, compatAdapter } from './compat.ts';
 import { jitterAdapter } from './jitter.ts';
-import { latencyAdapter } from './latency.ts';
-import { throughputAdapter } from './throughput.ts';
-import { whispersAdapter } from './whispers.ts';
+import { queryOptions } from './route-target.ts';
+
+const { samplesCap, label, shard } = COMPAT_OPTIONS;
+const { channel, acProtocol } = CLIENT_COMPAT_OPTIONS;
+/** The route's own target and URL, never the query's nor a broadcast URL the module has no option for. */
+const onTarget = (v: Record<string, unknown>, t: { server: string; url?: string }) => ({ ...v, target: t.server, url: t.url });
+const { reconnectStrategy, ...LATENCY_QUERY } = queryOptions(LATENCY_OPTIONS);
+
+export const DEPLOY_IMPACT_HTTP_OPTIONS = { ...queryOptions(DEPLOY_IMPACT_OPTIONS), shard };
+const deployImpactAdapter = compatAdapter(deployImpactModule, DEPLOY_IMPACT_HTTP_OPTIONS, { echo: ['shard'] });
+const latencyAdapter = compatAdapter(latencyModule, { ...LATENCY_QUERY, reconnectStrategy: { ...reconnectStrategy, aliases: ['reconnectMode'] }, samplesCap, label, shard, ...CLIENT_COMPAT_OPTIONS }, { echo: ['samplesCap', 'label', 'shard'], finish: benchmarkFields });
+const throughputAdapter = compatAdapter(throughputModule, { ...queryOptions(THROUGHPUT_OPTIONS), samplesCap, shard, channel, acProtocol }, { echo: ['samplesCap', 'shard'], finish: withSortedSamples });
+// Every route target (the default): one whose protocol has no whispers answers 400 "not supported by this target" (RR_ERR_TARGET_UNSUPPORTED).
+const whispersAdapter = compatAdapter(whispersModule, { ...queryOptions(WHISPERS_OPTIONS), samplesCap, shard }, { echo: ['samplesCap', 'shard'], values: onTarget, finish: withSortedSamples });
+const { target: _t, url: _u, ...IDLE_QUERY } = IDLE_OPTIONS;
+// The benchmark's idle routes; a Redis variant is measured with bench:idle --target <name>-redis.
+const idleAdapter = compatAdapter(idleModule, { ...IDLE_QUERY, channel, acProtocol }, { targets: ['replay', 'ws', 'uws', 'socketio', 'socketio-csr', 'anycable'], values: onTarget });
 
 /**
  * The runner service's adapter per module name. A module not named here gets the default adapter

@@ -1,10 +1,10 @@
 import type { OptionTable } from '../../../lib/options.ts';
 import { JITTER_OPTIONS } from '../../../runners/jitter/options.ts';
 import { jitterModule } from '../../../runners/jitter/module.ts';
-import { defineAdapter, shownOptions } from './adapter.ts';
+import { shownOptions } from './adapter.ts';
 import { benchmarkFields } from './bench-fields.ts';
-import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from './compat.ts';
-import { queryOptions, withRouteTarget } from './route-target.ts';
+import { CLIENT_COMPAT_OPTIONS, COMPAT_OPTIONS, compatAdapter } from './compat.ts';
+import { queryOptions } from './route-target.ts';
 
 // The URL options and the target are the route's business, never the query's.
 const { toxiproxyUrl: _x, reconnectStrategy, ...JITTER_QUERY } = queryOptions(JITTER_OPTIONS);
@@ -23,17 +23,4 @@ const JITTER_HTTP_OPTIONS = {
   workers: { type: 'int', default: 1, min: 1, max: 64, doc: 'runner worker processes: clients are split over them, each on its own stream <stream>-w<i> with its own publisher (the benchmark\'s multi-shard layout), results merged exactly' },
 } as const satisfies OptionTable;
 
-export const jitterAdapter = defineAdapter(jitterModule, {
-  options: JITTER_HTTP_OPTIONS,
-  fromQuery(q, t, given) {
-    const { samplesCap, label, shard, workers, channel, acProtocol, clientLib, reconnectBaseMs, ...j } = q;
-    checkClientCompat({ channel, acProtocol, clientLib, reconnectBaseMs, reconnectStrategy: j.reconnectStrategy, backoffApplies: t.definition.reconnect === 'library' }, t.route, given);
-    return {
-      values: withRouteTarget({ ...j, reconnectBaseMs, workers }, t),
-      echo: { samplesCap, label, shard, workers },
-      post: { samplesCap, label },
-    };
-  },
-  shown: (o) => shownOptions(o.jitter),
-  finish: benchmarkFields,
-});
+export const jitterAdapter = compatAdapter(jitterModule, JITTER_HTTP_OPTIONS, { echo: ['samplesCap', 'label', 'shard', 'workers'], shown: (o: { jitter: object }) => shownOptions(o.jitter), finish: benchmarkFields });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { getTarget } from '../../../engine/targets/index.ts';
 import { AVALANCHE_OPTIONS } from '../../../runners/avalanche/options.ts';
 import { AVALANCHE_HTTP_OPTIONS } from './avalanche.ts';
-import { DEPLOY_IMPACT_HTTP_OPTIONS } from './deploy-impact.ts';
+import { DEPLOY_IMPACT_HTTP_OPTIONS } from './index.ts';
 import { benchEntry } from '../routes.ts';
 import { queryOptions, redactBroadcastKey } from './route-target.ts';
 
