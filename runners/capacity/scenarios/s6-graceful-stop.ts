@@ -10,6 +10,7 @@ import { addMaps } from '../../../engine/session/results.ts';
 import { leanClientFor } from '../../../engine/targets/index.ts';
 import { emptyResult, finishValidity } from '../result.ts';
 import type { WorkerTally } from '../../idle/messages.ts';
+import { clientsPerWorker } from '../../idle/options.ts';
 import { IdleWorker } from '../../idle/workers.ts';
 import { instanceParams, withInstance } from '../target.ts';
 import { defineScenario } from '../scenario.ts';
@@ -140,7 +141,7 @@ export const scenario: ScenarioModule<S6Options> = defineScenario({
       return finishValidity(r);
     }
     if (!leanClientFor(ctx.target.name)) throw new ReboundError('RR_ERR_TARGET_UNSUPPORTED', `S6 has no lean client for target "${ctx.target.name}"`, { details: { target: ctx.target.name } });
-    const perHolder = Math.max(100, Math.min(15_000, Math.floor(((openFileLimit() ?? 20_000) - 256) * 0.75)));
+    const perHolder = clientsPerWorker(openFileLimit() ?? 20_000);
     const nHolders = Math.max(1, Math.ceil(o.connections / perHolder));
     const runId = `s6-${ctx.seed}-${Date.now().toString(36)}`;
     const book = new StopBook(o);
