@@ -1,11 +1,17 @@
-import { fork, type ChildProcess, type Serializable } from 'node:child_process';
+import { fork, spawn, type ChildProcess, type Serializable, type StdioOptions } from 'node:child_process';
+import { ReboundError } from '../../lib/errors.ts';
 import { reapOnExit } from '../../lib/reaper.ts';
 import { until } from '../../lib/time.ts';
 
-/** Fork a TypeScript (or prebuilt JS) child with an IPC channel; it never outlives this process. */
-export function forkChild(entry: string, o: { cwd?: string; execArgv?: string[]; stdout?: 'inherit' | 'ignore' } = {}): ChildProcess {
+/**
+ * Fork a TypeScript (or prebuilt JS) child with an IPC channel; it never outlives this process.
+ * `fdLimit` > 0: the child runs with that open-file limit (ulimit -n), e.g. to reproduce a small rig.
+ */
+export function forkChild(entry: string, o: { cwd?: string; execArgv?: string[]; stdout?: 'inherit' | 'ignore'; fdLimit?: number } = {}): ChildProcess {
   const execArgv = [...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), ...(o.execArgv ?? [])];
-  const child = fork(entry, [], { cwd: o.cwd, execArgv, stdio: ['ignore', o.stdout ?? 'inherit', 'inherit', 'ipc'] });
+  const stdio: StdioOptions = ['ignore', o.stdout ?? 'inherit', 'inherit', 'ipc'];
+  // A lowered fd limit needs a shell between us and node: ulimit applies to the exec'd process.
+  const child = o.fdLimit && o.fdLimit > 0 ? spawn('/bin/sh', ['-c', `ulimit -n ${Math.floor(o.fdLimit)} && exec "$0" "$@"`, process.execPath, ...execArgv, entry], { cwd: o.cwd, stdio }) : fork(entry, [], { cwd: o.cwd, execArgv, stdio });
   reapOnExit(child);
   return child;
 }
@@ -64,6 +70,44 @@ export class ChildLink<Out extends Serializable, In = unknown> {
   kill(): void {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
   }
+}
+
+/**
+ * A child that answers requests (capacity loaders, jitter workers): its messages wait in a mailbox
+ * until `next` takes one by type. The child's `error` message, its exit, or the bound ends the
+ * wait with RR_ERR_RUNNER_WORKER naming `label`.
+ */
+export class MailboxLink<Out extends Serializable, In extends { type: string }> extends ChildLink<Out, In> {
+  private readonly inbox: In[] = [];
+
+  constructor(child: ChildProcess, readonly label: string) {
+    super(child);
+  }
+
+  protected override receive(m: In): void {
+    this.inbox.push(m);
+  }
+
+  async next<T extends In['type']>(type: T, timeoutMs: number): Promise<Extract<In, { type: T }>> {
+    const find = () => this.inbox.findIndex((m) => m.type === type || m.type === 'error');
+    await this.until(() => find() >= 0 || this.exitedWith !== undefined, timeoutMs);
+    // 'exit' can overtake the last message still being read from the channel: give it a moment.
+    if (find() < 0 && this.exitedWith !== undefined) await this.until(() => find() >= 0, 2000);
+    const i = find();
+    if (i >= 0) {
+      const m = this.inbox.splice(i, 1)[0]!;
+      if (m.type === 'error') throw new ReboundError('RR_ERR_RUNNER_WORKER', `${this.label}: ${(m as { message?: string }).message}`);
+      return m as Extract<In, { type: T }>;
+    }
+    if (this.exitedWith) throw new ReboundError('RR_ERR_RUNNER_WORKER', `${this.label} exited early (${this.exitedWith})`);
+    throw new ReboundError('RR_ERR_RUNNER_WORKER', `${this.label}: no "${type}" within ${timeoutMs} ms`);
+  }
+}
+
+/** The child's side: a typed send to the parent (then `then`, once the channel took it), a no-op once the parent is gone. */
+export function sendToParent<Out extends Serializable>(m: Out, then?: () => void): void {
+  if (process.connected) process.send?.(m, undefined, {}, () => then?.());
+  else then?.();
 }
 
 /** The default of an exhaustive switch over an IPC message union: a new message kind is a compile error until handled. */

@@ -49,6 +49,19 @@ export interface LedgerTotals {
   perfectClients: number;
 }
 
+/** Whether client `b` did worse than `a`: more losses (ties: more duplicates, then the higher max latency). */
+export const worseClient = (a: ClientTally, b: ClientTally) => b.lost > a.lost || (b.lost === a.lost && (b.duplicates > a.duplicates || (b.duplicates === a.duplicates && b.maxLatencyMs > a.maxLatencyMs)));
+
+/**
+ * Totals of ledgers over disjoint connections (loader processes, S6's streams): every count is a
+ * sum, exactly. A merged p99 comes from merged histograms (mergeLatency), never from these.
+ */
+export function addTotals(parts: readonly LedgerTotals[]): LedgerTotals {
+  const out: LedgerTotals = { expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, unconfirmedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 };
+  for (const p of parts) for (const k of Object.keys(out) as (keyof LedgerTotals)[]) out[k] += p[k];
+  return out;
+}
+
 export class DeliveryLedger {
   private readonly counts: Uint8Array[];
   private readonly firstLatency: Float32Array[];
@@ -194,7 +207,7 @@ export class DeliveryLedger {
     let worst: ClientTally | undefined;
     for (let c = 0; c < this.clients; c++) {
       const x = this.tally(c);
-      if (!worst || x.lost > worst.lost || (x.lost === worst.lost && (x.duplicates > worst.duplicates || (x.duplicates === worst.duplicates && x.maxLatencyMs > worst.maxLatencyMs)))) worst = x;
+      if (!worst || worseClient(worst, x)) worst = x;
     }
     return worst;
   }

@@ -9,7 +9,7 @@ export interface RunnerHealth {
 }
 
 /** RSS needs a file descriptor (/proc/self/stat); out of descriptors, skip the sample instead of crashing. */
-function rss(): number {
+export function rss(): number {
   try {
     return process.memoryUsage.rss();
   } catch {

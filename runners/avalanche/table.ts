@@ -1,4 +1,4 @@
-import { markdownTable } from '../jitter/table.ts';
+import { markdownTable } from '../../engine/pages/markdown.ts';
 import { fmtInt, fmtMs as msCell } from '../../engine/pages/charts/common.ts';
 import type { AvalancheResult } from './result.ts';
 
@@ -8,7 +8,7 @@ export const valid = (v: { valid: boolean; flags: { code: string }[] }) => (v.va
 
 /** Avalanche comparison, shaped like the benchmark's second table plus the herd and the messages. */
 export function formatAvalanche(results: readonly AvalancheResult[]): string {
-  return markdownTable(avalancheRows(results)) + '\n';
+  return markdownTable(avalancheRows(results), { pad: true }) + '\n';
 }
 
 /** The comparison's rows (first row: the header), for the text table and the HTML report's summary. */

@@ -1,3 +1,4 @@
+import { markdownTable } from '../../engine/pages/markdown.ts';
 import type { CapacityRun } from './run.ts';
 import type { ScenarioResult } from './types.ts';
 
@@ -60,13 +61,6 @@ export function stepRows(run: CapacityRun, id: string): string[][] {
     }
   }
   return rows;
-}
-
-export function markdownTable(rows: string[][]): string {
-  const esc = (c: string) => c.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-  const [head, ...body] = rows;
-  if (!head) return '';
-  return [`| ${head.map(esc).join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...body.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
 }
 
 /** Every line of "what this does not show": the suite's, then each scenario's (deduplicated). */

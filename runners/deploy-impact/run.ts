@@ -92,7 +92,7 @@ async function execute(o: DeployImpactOptions, events: Emitter<DeployImpactEvent
     return { ...partial, validity: deployValidity(partial) } satisfies RestartRunResult;
   } finally {
     s.close();
-    await Promise.all(book.processes.map((p) => p.kill('SIGKILL')));
+    await Promise.all(book.processes.map((p) => p.stop('SIGKILL')));
     await nodes?.close();
   }
 }
@@ -184,7 +184,7 @@ async function deploy(o: DeployImpactOptions, at: { url: string; stream: string;
   const dueAtKill = Math.min(messages, Math.floor((killedAtMs - scheduleStart) / intervalMs) + 1);
   const pub: PublisherRestart = { signal, ok: true, error: null, oldPid: first.pid, newPid: null, killedAt: new Date(killedAtMs).toISOString(), killedAtMs, exitedAtMs: null, respawnedAtMs: null, resumedAtMs: null, downtimeMs: null, processStartMs: null, gapMessages: 0, gapSeqs: null, unacknowledgedAtKill: 0, resumedAtSeq: null };
   events.emit('phase', 'deploy', `${signal} publisher pid ${first.pid}; new process in ${o.publisherDownMs} ms`);
-  await first.kill(signal);
+  await first.stop(signal);
   pub.exitedAtMs = Date.now();
   // Requests the dead process had sent or queued but never saw answered: its backlog, lost with it.
   pub.unacknowledgedAtKill = book.sentAt.filter((t, seq) => !Number.isNaN(t) && !book.answered[seq]).length;

@@ -1,10 +1,10 @@
-import { markdownTable } from '../jitter/table.ts';
+import { markdownTable } from '../../engine/pages/markdown.ts';
 import { fmtInt } from '../../engine/pages/charts/common.ts';
 import { fmtMs, share, valid } from '../avalanche/table.ts';
 import type { DeployImpactResult } from './result.ts';
 
 export function formatDeployImpact(results: readonly DeployImpactResult[]): string {
-  return markdownTable(deployImpactRows(results)) + '\n';
+  return markdownTable(deployImpactRows(results), { pad: true }) + '\n';
 }
 
 export function deployImpactRows(results: readonly DeployImpactResult[]): string[][] {

@@ -20,6 +20,8 @@ export interface WorkerTally {
   open: number;
   /** Subscribed connections lost after subscribing, by reason. */
   disconnects: Record<string, number>;
+  /** Subscribed connections by what the server told them as it went away (see toldLabel); at the stop, those still open. */
+  told: Record<string, number>;
   baselineRssBytes: number;
   peakRssBytes: number;
   loopLagP99Ms: number;
@@ -42,6 +44,12 @@ export interface WorkerStart {
   connectTimeoutMs: number;
   /** AnyCable `?pi=` ping period asked of the server, seconds; 0 = the server's default. */
   pingInterval?: number;
+  /**
+   * Capacity S6's holders: client i subscribes `${stream}/${i % streams}`, and every arrival of
+   * that stream's payloads (runId `${runId}/${i % streams}`) goes to the parent in batches.
+   */
+  streams?: number;
+  runId?: string;
 }
 
 export type ParentToWorker = WorkerStart | { type: 'stop' };
@@ -49,4 +57,20 @@ export type ParentToWorker = WorkerStart | { type: 'stop' };
 export type WorkerToParent =
   | { type: 'ready'; pid: number; fdLimit: number | null; baselineRssBytes: number }
   | { type: 'progress' | 'ramped' | 'done'; tally: WorkerTally }
+  /** Flattened [client, seq, latencyMs, arrivedAt] quadruples since the last batch. */
+  | { type: 'arrivals'; rows: number[] }
   | { type: 'error'; message: string };
+
+/**
+ * What a client was told, from the lean client's disconnect detail: a protocol goodbye
+ * (AnyCable `disconnect <reason>`, Socket.IO's DISCONNECT packet), a WebSocket close code, or
+ * nothing at all (the connection was reset or closed without a word).
+ */
+export function toldLabel(reason: string, detail: string | undefined): string {
+  if (detail?.startsWith('disconnect ')) return detail;
+  if (detail?.startsWith('socket.io') || detail?.startsWith('engine.io')) return detail;
+  const code = /^(\d{4})$/.exec(detail ?? '')?.[1] ?? /closed by the server \((\d{4})\)/.exec(detail ?? '')?.[1];
+  if (code) return `close ${code}`;
+  if (reason === 'transport_error') return `nothing: connection error (${detail ?? '?'})`;
+  return 'nothing: closed without a close frame';
+}

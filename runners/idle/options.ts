@@ -47,11 +47,11 @@ export function checkIdleOptions(o: IdleOptions): IdleOptions {
   return o;
 }
 
-/** Clients one worker may hold: 75% of its fd limit (the rest for files, pipes, IPC), at most 15,000. */
+/** Clients one worker process may hold: 75% of its fd limit (the rest for files, pipes, IPC), at most 15,000. */
+export const clientsPerWorker = (fdLimit: number) => Math.max(100, Math.min(15_000, Math.floor((fdLimit - 256) * 0.75)));
+
 export function perWorkerCap(o: IdleOptions, fdLimit: number | undefined): number {
-  if (o.perWorker > 0) return o.perWorker;
-  const limit = o.workerFdLimit || fdLimit || 20_000;
-  return Math.max(100, Math.min(15_000, Math.floor((limit - 256) * 0.75)));
+  return o.perWorker > 0 ? o.perWorker : clientsPerWorker(o.workerFdLimit || fdLimit || 20_000);
 }
 
 export function workerCount(o: IdleOptions, fdLimit: number | undefined): number {

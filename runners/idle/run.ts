@@ -1,11 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { ReboundError } from '../../lib/errors.ts';
-import { reapOnExit } from '../../lib/reaper.ts';
 import { sleep } from '../../lib/time.ts';
 import { openFileLimit } from '../../engine/measure/runner-limits.ts';
-import { assertNever, ChildLink, forkChild } from '../../engine/measure/child-link.ts';
-import type { ParentToWorker, WorkerTally, WorkerToParent } from './messages.ts';
+import type { WorkerTally } from './messages.ts';
+import { IdleWorker } from './workers.ts';
 import { workerCount, type IdleOptions } from './options.ts';
 import { startTargetSampler, type TargetSample } from '../../engine/measure/target-usage.ts';
 import { Emitter } from '../../lib/emitter.ts';
@@ -14,58 +11,9 @@ import { logLines, type RunHooks } from '../../engine/session/present.ts';
 import { addMaps } from '../../engine/session/results.ts';
 import { checkIdleValidity } from './validity.ts';
 
-const WORKER_ENTRY = fileURLToPath(new URL('./worker.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
 /** The running counts over every worker, each second. */
 export type IdleProgress = { phase: string; attempted: number; connected: number; subscribed: number; failed: number; open: number };
 export type IdleHooks = Omit<RunHooks, 'progress'> & { progress?: (p: IdleProgress) => void };
-
-class Worker extends ChildLink<ParentToWorker, WorkerToParent> {
-  readonly tally: { last?: WorkerTally; ramped?: WorkerTally; done?: WorkerTally } = {};
-  ready: Extract<WorkerToParent, { type: 'ready' }> | undefined;
-
-  constructor(child: ChildProcess, readonly id: number) {
-    super(child);
-  }
-
-  protected override receive(m: WorkerToParent): void {
-    switch (m.type) {
-      case 'ready':
-        this.ready = m;
-        break;
-      case 'progress':
-      case 'ramped':
-      case 'done':
-        this.tally.last = m.tally;
-        if (m.type !== 'progress') this.tally[m.type] = m.tally;
-        break;
-      case 'error':
-        this.error = m.message;
-        break;
-      default:
-        assertNever(m);
-    }
-  }
-
-  protected override exited(how: string): void {
-    if (!this.tally.done && !this.error) this.error = `worker ${this.id} exited early (${how})`;
-  }
-}
-
-function forkWorker(fdLimit: number): ChildProcess {
-  // A small young generation: idle clients allocate little after connecting, and V8's default
-  // semi-spaces (up to 3 x 16 MB) would otherwise show up as per-client runner RSS.
-  // REBOUND_IDLE_WORKER_ENTRY: a prebuilt JS bundle of worker.ts (the local fleet's), run by plain
-  // node: no tsx loader and esbuild service in each of dozens of worker processes (~35 MB each).
-  const entry = process.env.REBOUND_IDLE_WORKER_ENTRY || WORKER_ENTRY;
-  if (fdLimit <= 0) return forkChild(entry, { cwd: ROOT, execArgv: ['--max-semi-space-size=1'] });
-  // A lowered fd limit needs a shell between us and node: ulimit applies to the exec'd process.
-  const execArgv = [...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), '--max-semi-space-size=1'];
-  const child = spawn('/bin/sh', ['-c', `ulimit -n ${fdLimit} && exec "${process.execPath}" ${execArgv.join(' ')} "${entry}"`], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  reapOnExit(child);
-  return child;
-}
 
 const sum = (ws: WorkerTally[], k: keyof WorkerTally) => ws.reduce((a, w) => a + (w[k] as number), 0);
 
@@ -114,7 +62,7 @@ export async function runIdle(opts: IdleOptions, url: string, targetPid: number 
   hooks.events?.(events);
   logLines(events, hooks.log, 'idle');
   events.emit('phase', 'start', `${opts.clients} clients to ${opts.target} over ${n} worker process(es) at ${opts.ramp}/s, hold ${opts.hold} s`);
-  const workers = Array.from({ length: n }, (_, i) => new Worker(forkWorker(opts.workerFdLimit), i));
+  const workers = Array.from({ length: n }, (_, i) => new IdleWorker(i, { fdLimit: opts.workerFdLimit }));
   const sampler = startTargetSampler({ url, ...(targetPid ? { pid: targetPid } : {}) });
   let aborted = false;
   const failed = () => workers.find((w) => w.error);

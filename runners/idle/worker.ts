@@ -1,35 +1,35 @@
 import { sleep } from '../../lib/time.ts';
 import { sourceAddress } from '../../engine/measure/addresses.ts';
 import { rampShare } from '../../engine/measure/connections.ts';
-import { watchRunner } from '../../engine/measure/runner-health.ts';
+import { rss, watchRunner } from '../../engine/measure/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../../engine/measure/runner-limits.ts';
 import { leanClientFor } from '../../engine/targets/index.ts';
 import { LeanStage, type LeanClient } from '../../engine/targets/lean-client.ts';
 import { cableUrl } from '../../engine/targets/anycable.ts';
-import { assertNever } from '../../engine/measure/child-link.ts';
-import type { ParentToWorker, WorkerStart, WorkerTally, WorkerToParent } from './messages.ts';
+import { readPayload } from '../../engine/targets/payload.ts';
+import { assertNever, sendToParent } from '../../engine/measure/child-link.ts';
+import { toldLabel, type ParentToWorker, type WorkerStart, type WorkerTally, type WorkerToParent } from './messages.ts';
 
 /**
  * One idle-runner worker process: opens its share of the clients on the global ramp schedule,
  * holds them, reports counts and its own RSS. Separate processes because the fd limit is per
- * process, and so one event loop never carries every socket.
+ * process, and so one event loop never carries every socket. Capacity S6's holders are these
+ * workers over several streams, forwarding every arrival to the parent (which keeps the one
+ * DeliveryLedger) and recording what each client was told when the server went away.
  */
-const send = (m: WorkerToParent) => {
-  if (process.connected) process.send?.(m);
-};
-const rss = () => {
-  try {
-    return process.memoryUsage.rss();
-  } catch {
-    return 0; // out of descriptors: skip the sample
-  }
-};
+const send = (m: WorkerToParent) => sendToParent(m);
 
 const health = watchRunner();
 const baselineRssBytes = rss();
 const clients: LeanClient[] = [];
 let stopping = false;
 let progressTimer: NodeJS.Timeout | undefined;
+let rows: number[] = [];
+let flusher: NodeJS.Timeout | undefined;
+const flush = () => {
+  if (rows.length) send({ type: 'arrivals', rows });
+  rows = [];
+};
 const t: WorkerTally = {
   attempted: 0,
   connected: 0,
@@ -41,6 +41,7 @@ const t: WorkerTally = {
   lastSubscribedAt: 0,
   open: 0,
   disconnects: {},
+  told: {},
   baselineRssBytes,
   peakRssBytes: baselineRssBytes,
   loopLagP99Ms: 0,
@@ -53,7 +54,7 @@ function snapshot(final = false): WorkerTally {
     t.loopLagP99Ms = h.runnerLoopLagMs.p99;
     t.peakRssBytes = Math.max(t.peakRssBytes, Math.round(h.runnerPeakRssMb * 1048576));
   }
-  return { ...t, failureCauses: { ...t.failureCauses }, failureSamples: [...t.failureSamples], disconnects: { ...t.disconnects } };
+  return { ...t, failureCauses: { ...t.failureCauses }, failureSamples: [...t.failureSamples], disconnects: { ...t.disconnects }, told: { ...t.told } };
 }
 
 /** The AnyCable cable URL with `?pi=` (the client asks the server for a longer ping period). */
@@ -65,7 +66,16 @@ function withPingInterval(base: string, sec: number | undefined): string {
 }
 
 function openOne(s: WorkerStart, make: NonNullable<ReturnType<typeof leanClientFor>>, i: number): Promise<void> {
-  const c = make({ index: i, url: withPingInterval(s.url, s.pingInterval), stream: s.stream, localAddress: sourceAddress(i, s.addresses) });
+  const k = s.streams ? i % s.streams : 0;
+  const c = make({ index: i, url: withPingInterval(s.url, s.pingInterval), stream: s.streams ? `${s.stream}/${k}` : s.stream, localAddress: sourceAddress(i, s.addresses) });
+  if (s.runId !== undefined) {
+    const runId = `${s.runId}/${k}`;
+    c.on('message', (m) => {
+      const p = readPayload(m, runId);
+      // Not this run's payload (another run on the stream, garbage): never a delivery.
+      if (p) rows.push(i, p.seq, m.at - p.sentAt, m.at);
+    });
+  }
   t.attempted++;
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -80,9 +90,12 @@ function openOne(s: WorkerStart, make: NonNullable<ReturnType<typeof leanClientF
       t.open++;
       t.lastSubscribedAt = Date.now();
       clients.push(c);
-      c.on('disconnected', ({ reason }) => {
+      c.on('disconnected', ({ reason, detail }) => {
         t.open--;
-        if (!stopping) t.disconnects[reason] = (t.disconnects[reason] ?? 0) + 1;
+        if (stopping) return;
+        t.disconnects[reason] = (t.disconnects[reason] ?? 0) + 1;
+        const label = toldLabel(reason, detail);
+        t.told[label] = (t.told[label] ?? 0) + 1;
       });
     },
     (err: unknown) => {
@@ -103,6 +116,7 @@ async function ramp(s: WorkerStart): Promise<void> {
   const make = leanClientFor(s.target);
   if (!make) return void send({ type: 'error', message: `no lean client for target "${s.target}"` });
   progressTimer = setInterval(() => send({ type: 'progress', tally: snapshot() }), 1000);
+  if (s.runId !== undefined) flusher = setInterval(flush, 200);
   await rampShare(s, (i) => openOne(s, make, i), () => stopping);
   send({ type: 'ramped', tally: snapshot() });
 }
@@ -111,6 +125,10 @@ async function stop(): Promise<void> {
   if (stopping) return;
   stopping = true;
   if (progressTimer) clearInterval(progressTimer);
+  if (flusher) clearInterval(flusher);
+  flush();
+  // Still open when the parent stops us: the server let these go without a word, or has not yet.
+  if (t.open > 0) t.told['nothing: still open after the stop'] = t.open;
   const tally = snapshot(true);
   for (const c of clients) c.close();
   send({ type: 'done', tally });

@@ -3,7 +3,7 @@ import { mergeLatency, summarize } from '../../engine/measure/latency.ts';
 import { checkValidity } from '../../engine/measure/validity.ts';
 import { mergeEpochReports } from '../../engine/measure/epoch-book.ts';
 import type { DisruptionReport } from '../../engine/measure/disruptions.ts';
-import type { ClientTally } from '../../engine/measure/ledger.ts';
+import { worseClient, type ClientTally } from '../../engine/measure/ledger.ts';
 import { slices as contiguousSlices } from '../capacity/loader/plan.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
@@ -20,8 +20,6 @@ export function slices(o: JitterOptions, workers: number, seed: number, stream: 
 }
 
 export type WorkerSlice = ReturnType<typeof slices>[number];
-
-const worse = (a: ClientTally, b: ClientTally) => b.lost > a.lost || (b.lost === a.lost && (b.duplicates > a.duplicates || (b.duplicates === a.duplicates && b.maxLatencyMs > a.maxLatencyMs)));
 
 function mergeSpread(xs: { count: number; p50: number; p95: number; max: number }[]) {
   const live = xs.filter((x) => x.count > 0);
@@ -63,7 +61,7 @@ export function mergeJitterResults(o: JitterOptions, parts: { slice: WorkerSlice
   let worst: ClientTally | null = null;
   for (const p of parts) {
     const w = p.result.worstClient;
-    if (w && (!worst || worse(worst, w))) worst = { ...w, index: w.index + p.slice.first };
+    if (w && (!worst || worseClient(worst, w))) worst = { ...w, index: w.index + p.slice.first };
   }
   const runners = rs.map((r) => r.runner);
   const runner = {

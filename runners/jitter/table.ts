@@ -1,6 +1,7 @@
 import { LOSS_CAUSE_LABELS } from '../../engine/measure/loss-causes.ts';
 import { causeCell, causesIn } from '../../engine/pages/loss.ts';
 import { fmtInt, fmtMs } from '../../engine/pages/charts/common.ts';
+import { markdownTable } from '../../engine/pages/markdown.ts';
 import type { JitterResult } from './result.ts';
 
 /** A result's column: the target, plus `(tuned)` when its client ran the shared tuned backoff. */
@@ -74,14 +75,7 @@ function chaosRows(results: readonly JitterResult[]): string[][] {
   });
 }
 
-/** Markdown table (renders as a readable table in a terminal too), columns padded to their widest cell. */
-export function markdownTable(rows: string[][]): string {
-  const widths = rows[0]!.map((_, c) => Math.max(3, ...rows.map((r) => (r[c] ?? '').length)));
-  const line = (r: string[]) => '| ' + r.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ') + ' |';
-  return [line(rows[0]!), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...rows.slice(1).map(line)].join('\n');
-}
-
 export function formatComparison(results: readonly JitterResult[]): string {
   const flags = results.flatMap((r) => r.validity.flags.map((f) => `  [${f.severity}] ${columnLabel(r)}: ${f.code}: ${f.message}`));
-  return markdownTable(comparisonRows(results)) + (flags.length ? '\n\nValidity:\n' + flags.join('\n') : '') + '\n';
+  return markdownTable(comparisonRows(results), { pad: true }) + (flags.length ? '\n\nValidity:\n' + flags.join('\n') : '') + '\n';
 }

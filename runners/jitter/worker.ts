@@ -1,12 +1,9 @@
 import { runJitter } from './run.ts';
-import { assertNever } from '../../engine/measure/child-link.ts';
+import { assertNever, sendToParent } from '../../engine/measure/child-link.ts';
 import type { FromJitterWorker, ToJitterWorker } from './worker-messages.ts';
 
 /** One jitter worker process: runs the jitter engine for its slice and sends the result back. */
-const send = (m: FromJitterWorker, then?: () => void) => {
-  if (process.connected) process.send?.(m, undefined, {}, () => then?.());
-  else then?.();
-};
+const send = (m: FromJitterWorker, then?: () => void) => sendToParent(m, then);
 
 const abort = new AbortController();
 

@@ -1,12 +1,11 @@
 import { fileURLToPath } from 'node:url';
-import { ReboundError } from '../../lib/errors.ts';
 import { randomSeed } from '../../lib/rng.ts';
 import { sum } from '../../engine/session/results.ts';
 import { mergeJitterResults, slices, type WorkerSlice } from './merge.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterProgress } from './progress.ts';
 import type { JitterResult } from './result.ts';
-import { assertNever, ChildLink, forkChild } from '../../engine/measure/child-link.ts';
+import { forkChild, MailboxLink } from '../../engine/measure/child-link.ts';
 import type { FromJitterWorker, ToJitterWorker } from './worker-messages.ts';
 
 const ENTRY = fileURLToPath(new URL('./worker.ts', import.meta.url));
@@ -50,12 +49,7 @@ export async function runJitterWorkers(o: JitterOptions, url: string, workers: n
         // The ramp is the run's total connect rate: each worker takes its share of it.
         w.send({ type: 'run', opts: { ...o, clients: s.clients, seed: s.seed, stream: s.stream, ramp: Math.max(1, Math.round(o.ramp / workers)) }, url, ...(s.worker === 0 && hooks.targetPid ? { targetPid: hooks.targetPid } : {}) });
         // Bounded by the run itself (its own time limit); a worker that dies ends the wait at once.
-        await w.until(() => w.result !== undefined || w.exitedWith !== undefined, Number.MAX_SAFE_INTEGER);
-        // 'exit' can overtake the last message still being read from the channel: give it a moment.
-        if (!w.error && w.result === undefined) await w.until(() => w.result !== undefined, 2000);
-        if (w.error) throw new ReboundError('RR_ERR_RUNNER_WORKER', `jitter worker ${s.worker}: ${w.error}`);
-        if (w.result === undefined) throw new ReboundError('RR_ERR_RUNNER_WORKER', `jitter worker ${s.worker} exited early (${w.exitedWith})`);
-        return { slice: s, result: w.result };
+        return { slice: s, result: (await w.next('result', Number.MAX_SAFE_INTEGER)).result };
       }),
     );
     return mergeJitterResults(o, results, seed, stream, runId);
@@ -65,32 +59,18 @@ export async function runJitterWorkers(o: JitterOptions, url: string, workers: n
   }
 }
 
-/** One jitter worker process: its result or error kept, its phase and progress passed on. */
-class JitterWorker extends ChildLink<ToJitterWorker, FromJitterWorker> {
-  result: JitterResult | undefined;
-
+/** One jitter worker process: its phase and progress passed on as they come, its result (or error) waited for. */
+class JitterWorker extends MailboxLink<ToJitterWorker, FromJitterWorker> {
   constructor(
     readonly slice: WorkerSlice,
     private readonly report: (m: Extract<FromJitterWorker, { type: 'phase' | 'progress' }>) => void,
   ) {
-    super(forkChild(ENTRY));
+    super(forkChild(ENTRY), `jitter worker ${slice.worker}`);
   }
 
   protected override receive(m: FromJitterWorker): void {
-    switch (m.type) {
-      case 'phase':
-      case 'progress':
-        this.report(m);
-        return;
-      case 'result':
-        this.result = m.result;
-        return;
-      case 'error':
-        this.error = m.message;
-        return;
-      default:
-        assertNever(m);
-    }
+    if (m.type === 'phase' || m.type === 'progress') this.report(m);
+    else super.receive(m);
   }
 }
 

@@ -1,13 +1,12 @@
 import { sourceAddress } from '../../../engine/measure/addresses.ts';
 import { LatencyRecorder } from '../../../engine/measure/latency.ts';
-import { DeliveryLedger } from '../../../engine/measure/ledger.ts';
+import { addTotals, DeliveryLedger } from '../../../engine/measure/ledger.ts';
 import { watchRunner } from '../../../engine/measure/runner-health.ts';
 import { classifyConnectError } from '../../../engine/measure/runner-limits.ts';
 import { getTarget, pickClient } from '../../../engine/targets/index.ts';
 import type { ArrivedMessage, TargetClient } from '../../../engine/targets/types.ts';
 import { payloadOf } from '../../../engine/targets/payload.ts';
-import { assertNever } from '../../../engine/measure/child-link.ts';
-import { addTotals } from './merge.ts';
+import { assertNever, sendToParent } from '../../../engine/measure/child-link.ts';
 import type { FromLoader, LoaderAssignment, StepKey, ToLoader } from './messages.ts';
 import { nodeOf } from './plan.ts';
 
@@ -44,10 +43,7 @@ const conns: Conn[] = [];
 let rowsPerStream: number[] = [];
 let step: Step | undefined;
 
-const send = (m: FromLoader, then?: () => void) => {
-  if (process.connected) process.send?.(m, undefined, {}, () => then?.());
-  else then?.();
-};
+const send = (m: FromLoader, then?: () => void) => sendToParent(m, then);
 
 function onMessage(c: Conn, m: ArrivedMessage): void {
   const s = step;

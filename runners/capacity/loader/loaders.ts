@@ -1,7 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { ReboundError } from '../../../lib/errors.ts';
 import { childExited } from '../../../services/common/spawn.ts';
-import { ChildLink, forkChild } from '../../../engine/measure/child-link.ts';
+import { forkChild, MailboxLink } from '../../../engine/measure/child-link.ts';
 import { mergeReady, mergeSteps, type MergedReady, type MergedStep } from './merge.ts';
 import type { AcceptedRanges, FromLoader, LoaderAssignment, StepKey, ToLoader } from './messages.ts';
 import { assignments } from './plan.ts';
@@ -11,31 +10,8 @@ const ENTRY = fileURLToPath(new URL('./child.ts', import.meta.url));
 /** `connections` over `loaders` processes; the rest is each loader's assignment. */
 export type FleetOptions = Pick<LoaderAssignment, 'target' | 'urls' | 'streams' | 'concurrency'> & { connections: number; loaders: number };
 
-/** One child process and a mailbox of what it sent, waited on by type with a bound. */
-class Loader extends ChildLink<ToLoader, FromLoader> {
-  private readonly inbox: FromLoader[] = [];
-
-  constructor(readonly index: number) {
-    super(forkChild(ENTRY));
-  }
-
-  protected override receive(m: FromLoader): void {
-    this.inbox.push(m);
-  }
-
-  async next<T extends FromLoader['type']>(type: T, timeoutMs: number): Promise<Extract<FromLoader, { type: T }>> {
-    const find = () => this.inbox.findIndex((m) => m.type === type || m.type === 'error');
-    await this.until(() => find() >= 0 || this.exitedWith !== undefined, timeoutMs);
-    const i = find();
-    if (i >= 0) {
-      const m = this.inbox.splice(i, 1)[0]!;
-      if (m.type === 'error') throw new ReboundError('RR_ERR_RUNNER_WORKER', `capacity loader ${this.index}: ${m.message}`);
-      return m as Extract<FromLoader, { type: T }>;
-    }
-    if (this.exitedWith) throw new ReboundError('RR_ERR_RUNNER_WORKER', `capacity loader ${this.index} exited early (${this.exitedWith})`);
-    throw new ReboundError('RR_ERR_RUNNER_WORKER', `capacity loader ${this.index}: no "${type}" within ${timeoutMs} ms`);
-  }
-}
+/** One loader process: its answers waited on by type with a bound. */
+const openLoader = (index: number) => new MailboxLink<ToLoader, FromLoader>(forkChild(ENTRY), `capacity loader ${index}`);
 
 /**
  * K loader processes holding a run's connections. The parent drives steps: `start` (fresh
@@ -43,12 +19,12 @@ class Loader extends ChildLink<ToLoader, FromLoader> {
  * publisher saw accepted; the loaders' figures merge exactly (merge.ts).
  */
 export class LoaderGroup {
-  private constructor(private readonly loaders: Loader[], readonly ready: MergedReady) {}
+  private constructor(private readonly loaders: ReturnType<typeof openLoader>[], readonly ready: MergedReady) {}
 
   static async open(o: FleetOptions): Promise<LoaderGroup> {
     const plan = assignments({ ...o, connectTimeoutMs: 15_000 });
     const loaders = plan.map((a) => {
-      const l = new Loader(a.loader);
+      const l = openLoader(a.loader);
       l.send({ type: 'open', assignment: a });
       return l;
     });

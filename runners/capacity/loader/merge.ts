@@ -1,6 +1,6 @@
 import * as hdr from 'hdr-histogram-js';
 import { mergeLatency, type EncodedLatency } from '../../../engine/measure/latency.ts';
-import type { LedgerTotals } from '../../../engine/measure/ledger.ts';
+import { addTotals } from '../../../engine/measure/ledger.ts';
 import { addMaps, sum } from '../../../engine/session/results.ts';
 import type { LoaderReady, LoaderStep } from './messages.ts';
 
@@ -9,12 +9,6 @@ import type { LoaderReady, LoaderStep } from './messages.ts';
  * connections), latency is one HdrHistogram merged from the loaders' encoded ones (mergeLatency),
  * so a merged p99 is the p99 of every delivery, never the worst loader's p99 (seeds/000's weakness).
  */
-export function addTotals(parts: readonly LedgerTotals[]): LedgerTotals {
-  const out: LedgerTotals = { expectedDeliveries: 0, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, unconfirmedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 };
-  for (const p of parts) for (const k of Object.keys(out) as (keyof LedgerTotals)[]) out[k] += p[k];
-  return out;
-}
-
 export function mergeSteps(parts: readonly LoaderStep[]) {
   return {
     totals: addTotals(parts.map((p) => p.totals)),

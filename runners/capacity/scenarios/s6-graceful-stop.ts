@@ -1,7 +1,7 @@
 import type { OptionTable, OptionValues } from '../../../lib/options.ts';
 import { ReboundError } from '../../../lib/errors.ts';
 import { sleep } from '../../../lib/time.ts';
-import { DeliveryLedger } from '../../../engine/measure/ledger.ts';
+import { addTotals, DeliveryLedger } from '../../../engine/measure/ledger.ts';
 import { LatencyRecorder, summarize } from '../../../engine/measure/latency.ts';
 import { startPublisher, type PublisherResult } from '../../../engine/measure/publisher.ts';
 import { openFileLimit } from '../../../engine/measure/runner-limits.ts';
@@ -9,9 +9,9 @@ import { barChart } from '../../../engine/pages/charts/bars.ts';
 import { addMaps } from '../../../engine/session/results.ts';
 import { leanClientFor } from '../../../engine/targets/index.ts';
 import { emptyResult, finishValidity } from '../result.ts';
-import { addTotals } from '../loader/merge.ts';
-import { Holder } from '../stop/holders.ts';
-import type { HolderTally } from '../stop/messages.ts';
+import type { WorkerTally } from '../../idle/messages.ts';
+import { clientsPerWorker } from '../../idle/options.ts';
+import { IdleWorker } from '../../idle/workers.ts';
 import { instanceParams, withInstance } from '../target.ts';
 import { defineScenario } from '../scenario.ts';
 import type { ScenarioModule, ScenarioResult } from '../types.ts';
@@ -78,7 +78,7 @@ class StopBook {
 }
 
 /** The one step S6 reports: the stop against its budget, what clients were told, the deliveries around it, and its validity flags. */
-function stopStep(r: ScenarioResult, o: S6Options, book: StopBook, m: { subscribed: number; stopMs: number; exitCode: number | null; exitSignal: NodeJS.Signals | null; done: HolderTally[]; ramped: HolderTally[]; published: PublisherResult[]; holders: number }): void {
+function stopStep(r: ScenarioResult, o: S6Options, book: StopBook, m: { subscribed: number; stopMs: number; exitCode: number | null; exitSignal: NodeJS.Signals | null; done: WorkerTally[]; ramped: WorkerTally[]; published: PublisherResult[]; holders: number }): void {
   const { subscribed, stopMs, exitCode, exitSignal, done } = m;
   const told = addMaps(done.map((t) => t.told));
   const toldGoodbye = Object.entries(told).filter(([k]) => !k.startsWith('nothing')).reduce((a, [, v]) => a + v, 0);
@@ -141,23 +141,23 @@ export const scenario: ScenarioModule<S6Options> = defineScenario({
       return finishValidity(r);
     }
     if (!leanClientFor(ctx.target.name)) throw new ReboundError('RR_ERR_TARGET_UNSUPPORTED', `S6 has no lean client for target "${ctx.target.name}"`, { details: { target: ctx.target.name } });
-    const perHolder = Math.max(100, Math.min(15_000, Math.floor(((openFileLimit() ?? 20_000) - 256) * 0.75)));
+    const perHolder = clientsPerWorker(openFileLimit() ?? 20_000);
     const nHolders = Math.max(1, Math.ceil(o.connections / perHolder));
     const runId = `s6-${ctx.seed}-${Date.now().toString(36)}`;
     const book = new StopBook(o);
     await withInstance(ctx, {}, async (inst) => {
-      const holders = Array.from({ length: nHolders }, (_, id) => new Holder(id, book.onArrivals));
+      const holders = Array.from({ length: nHolders }, (_, id) => new IdleWorker(id, { onArrivals: book.onArrivals }));
       try {
-        for (const h of holders) if (!(await h.until(() => h.ready, 30_000, ctx.signal))) throw new ReboundError('RR_ERR_RUNNER_WORKER', h.error ?? `S6 holder ${h.id} did not start`);
+        for (const h of holders) if (!(await h.until(() => h.ready !== undefined, 30_000, ctx.signal))) throw new ReboundError('RR_ERR_RUNNER_WORKER', h.error ?? `S6 holder ${h.id} did not start`);
         const startAt = Date.now() + 200;
         holders.forEach((h, id) =>
-          h.send({ type: 'start', target: ctx.target.name, url: inst.url, streamPrefix: `capacity-s6-${runId}`, streams: o.streams, runId, first: id, stride: nHolders, count: Math.floor(o.connections / nHolders) + (id < o.connections % nHolders ? 1 : 0), rampPerSec: o.ramp, startAt, addresses: 200, connectTimeoutMs: o.connectTimeoutMs }),
+          h.send({ type: 'start', target: ctx.target.name, url: inst.url, stream: `capacity-s6-${runId}`, streams: o.streams, runId, first: id, stride: nHolders, count: Math.floor(o.connections / nHolders) + (id < o.connections % nHolders ? 1 : 0), rampPerSec: o.ramp, startAt, addresses: 200, connectTimeoutMs: o.connectTimeoutMs }),
         );
         const rampBudget = (o.connections * 1000) / o.ramp + o.connectTimeoutMs + 60_000;
-        for (const h of holders) if (!(await h.until(() => h.ramped !== undefined, rampBudget, ctx.signal))) break;
+        for (const h of holders) if (!(await h.until(() => h.tally.ramped !== undefined, rampBudget, ctx.signal))) break;
         const failed = holders.find((h) => h.error);
         if (failed) throw new ReboundError('RR_ERR_RUNNER_WORKER', failed.error!);
-        const ramped = holders.map((h) => h.ramped).filter((x): x is HolderTally => x !== undefined);
+        const ramped = holders.map((h) => h.tally.ramped).filter((x): x is WorkerTally => x !== undefined);
         const subscribed = ramped.reduce((a, t) => a + t.subscribed, 0);
         ctx.log(`S6 ${ctx.target.name}: ${subscribed} of ${o.connections} subscribed over ${nHolders} holder process(es); publishing ${o.preStopSec} s before SIGTERM`);
         ctx.progress({ phase: 'publishing', subscribed });
@@ -185,8 +185,8 @@ export const scenario: ScenarioModule<S6Options> = defineScenario({
         for (const p of pubs) p.stop();
         const published: PublisherResult[] = await Promise.all(pubs.map((p) => p.done));
         for (const x of holders) x.send({ type: 'stop' });
-        for (const x of holders) await x.until(() => x.done !== undefined, 15_000);
-        const done = holders.map((x) => x.done ?? x.ramped).filter((x): x is HolderTally => x !== undefined);
+        for (const x of holders) await x.until(() => x.tally.done !== undefined, 15_000);
+        const done = holders.map((x) => x.tally.done ?? x.tally.ramped).filter((x): x is WorkerTally => x !== undefined);
         stopStep(r, o, book, { subscribed, stopMs, exitCode, exitSignal, done, ramped, published, holders: nHolders });
       } finally {
         for (const x of holders) x.kill();
