@@ -1,0 +1,82 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocketServer, type WebSocket } from 'ws';
+
+/**
+ * Worked example 1 (docs/targets.md): a team's own JSON-over-ws server, written here, driven
+ * through examples/targets/json-ws.ts by the real jitter CLI. The server knows nothing of Rebound:
+ * its own join message, its own publish endpoint, no `/_broadcast`.
+ */
+async function jsonWsServer() {
+  const rooms = new Map<string, Set<WebSocket>>();
+  const http = createServer((req, res) => {
+    const m = /^\/api\/rooms\/([^/]+)\/messages$/.exec(req.url ?? '');
+    if (req.method !== 'POST' || !m) return void ((res.statusCode = 404), res.end());
+    let text = '';
+    req.on('data', (c: Buffer) => (text += c.toString()));
+    req.on('end', () => {
+      const body = (JSON.parse(text) as { body?: unknown }).body;
+      if (typeof body !== 'string') return void ((res.statusCode = 400), res.end());
+      const frame = JSON.stringify({ op: 'msg', room: decodeURIComponent(m[1]!), body });
+      for (const ws of rooms.get(decodeURIComponent(m[1]!)) ?? []) ws.send(frame);
+      res.statusCode = 202;
+      res.end();
+    });
+  });
+  const wss = new WebSocketServer({ server: http, path: '/live' });
+  wss.on('connection', (ws) => {
+    ws.on('message', (raw) => {
+      const f = JSON.parse(raw.toString()) as { op?: string; room?: string };
+      if (f.op !== 'join' || typeof f.room !== 'string') return;
+      const set = rooms.get(f.room) ?? new Set<WebSocket>();
+      rooms.set(f.room, set.add(ws));
+      ws.on('close', () => set.delete(ws));
+      ws.send(JSON.stringify({ op: 'joined', room: f.room }));
+    });
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, close: () => (wss.close(), new Promise((r) => http.close(r))) };
+}
+
+/** A runner CLI as a user runs it (`node --import tsx cli/<x>.ts ...`), with its own RESULTS_DIR. */
+export function runCli(script: string, args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env: { ...process.env, RESULTS_DIR: mkdtempSync(join(tmpdir(), 'rebound-target-')) } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  return new Promise((r) => child.on('exit', (code) => r({ code, stdout, stderr })));
+}
+
+let server: Awaited<ReturnType<typeof jsonWsServer>>;
+beforeAll(async () => void (server = await jsonWsServer()));
+afterAll(() => server.close());
+
+describe('example 1: a JSON-over-ws server through a target file', () => {
+  it('the jitter CLI runs it with drops: valid, every message published through its own endpoint, loss causes that add up', async () => {
+    const r = await runCli('cli/jitter.ts', ['--target-module', 'examples/targets/json-ws.ts', '--url', server.url, '--clients', '20', '--msgs', '60', '--interval', '150', '--jitter', '1', '--jitter-ms', '300', '--settle', '3000', '--seed', '7', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const res = JSON.parse(r.stdout) as Record<string, unknown> & { validity: { valid: boolean; flags: unknown[] }; lossByCause: Record<string, number>; lostDeliveries: number };
+    expect(res.target).toBe('json-ws');
+    expect(res.validity).toEqual({ valid: true, flags: [] });
+    expect(res).toMatchObject({ published: 60, publishFailures: 0, connectedClients: 20 });
+    expect(res.jitterEvents as number).toBeGreaterThan(0);
+    expect(res.reconnects as number).toBeGreaterThan(0);
+    expect(Object.values(res.lossByCause).reduce((a, b) => a + b, 0)).toBe(res.lostDeliveries);
+    expect(res.targetModule).toEqual({ file: 'examples/targets/json-ws.ts', faults: [] });
+  });
+
+  it('a file whose export breaks the contract exits 2 with a coded error naming the file and the field', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rebound-bad-target-'));
+    const file = join(dir, 'bad.ts');
+    writeFileSync(file, "export default { name: 'bad', description: 'x', offlineFloorMs: 0, capabilities: { reconnect: 'manual', resume: 'none', offsets: false, epochs: false, whispers: false, library: 'ws' }, createclient: () => ({}), leanUnsupported: 'no' };\n");
+    const r = await runCli('cli/jitter.ts', ['--target-module', file, '--url', server.url, '--clients', '1', '--msgs', '1']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`error RR_ERR_TARGET_MODULE_INVALID: target module ${file}: field "createclient" is not part of the contract`);
+  });
+});
