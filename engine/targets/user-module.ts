@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { Emitter } from '../../lib/emitter.ts';
 import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
-import { findTarget } from './index.ts';
+import { findTarget, registerTargets } from './index.ts';
 import { defineTarget, type ArrivedMessage, type ClientEvents, type ClientOptions, type DisconnectReason, type TargetClient, type TargetDefinition } from './contract.ts';
 
 /**
@@ -144,6 +144,30 @@ export async function loadTargetModules(paths: readonly string[], cwd = process.
     out.push(t);
   }
   return out;
+}
+
+/** The env var naming this process's target files (comma-separated); children inherit it. */
+export const TARGET_MODULES_ENV = 'TARGET_MODULES';
+/** At most this many target files per process. */
+const MAX_MODULES = 16;
+
+/**
+ * Loads `paths` and makes their targets resolvable by name in this process (registerTargets),
+ * and records their absolute paths in TARGET_MODULES so the runner's child processes (jitter and
+ * idle workers, capacity loaders) load the same files (registerEnvTargetModules).
+ */
+export async function registerTargetModules(paths: readonly string[], env: Record<string, string | undefined> = process.env): Promise<TargetDefinition[]> {
+  if (paths.length > MAX_MODULES) throw new ReboundError('RR_ERR_OPTION_INVALID', `at most ${MAX_MODULES} target modules (got ${paths.length})`, { details: { option: TARGET_MODULES_ENV } });
+  const defs = await loadTargetModules(paths);
+  registerTargets(defs);
+  env[TARGET_MODULES_ENV] = paths.map((p) => (isAbsolute(p) ? p : resolve(p))).join(',');
+  return defs;
+}
+
+/** The files TARGET_MODULES names (the runner service's operator list; a child process's inheritance), registered. */
+export function registerEnvTargetModules(env: Record<string, string | undefined> = process.env): Promise<TargetDefinition[]> {
+  const list = (env[TARGET_MODULES_ENV] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return list.length ? registerTargetModules(list, env) : Promise.resolve([]);
 }
 
 /** One fault kind of a user's hook: how often, and the first occurrence's words. */

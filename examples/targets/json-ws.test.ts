@@ -71,6 +71,16 @@ describe('example 1: a JSON-over-ws server through a target file', () => {
     expect(res.targetModule).toEqual({ file: 'examples/targets/json-ws.ts', faults: [] });
   });
 
+  it('capacity S1 holds its lean clients on the same file from the CLI (loader processes load it too)', async () => {
+    const r = await runCli('cli/capacity.ts', ['--target-module', 'examples/targets/json-ws.ts', '--url', server.url, '--scenarios', 'S1', '--s1-counts', '40', '--s1-ramps', '200', '--s1-runs', '1', '--s1-hold', '1', '--s1-warmup', '0', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const s1 = (JSON.parse(r.stdout) as { results: { scenario: string; steps: { metrics: Record<string, unknown> }[]; validity: { flags: { code: string }[] } }[] }).results[0]!;
+    expect(s1.scenario).toBe('S1');
+    expect(s1.steps[0]!.metrics).toMatchObject({ subscribedMin: 40, failureMode: 'completed' });
+    // This server answers no /metrics and is not a process the runner started: no memory figure, said as a warning.
+    expect(s1.validity.flags.map((f) => f.code)).toEqual(['TARGET_METRICS_UNAVAILABLE']);
+  });
+
   it('a file whose export breaks the contract exits 2 with a coded error naming the file and the field', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rebound-bad-target-'));
     const file = join(dir, 'bad.ts');
