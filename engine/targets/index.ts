@@ -49,6 +49,9 @@ export function registerTargets(defs: readonly TargetDefinition[]): void {
   for (const t of defs) LOADED.set(t.name, t);
 }
 
+/** Names of the targets loaded from target files into this process (registerTargets), in load order. */
+export const loadedTargetNames = (): string[] => [...LOADED.keys()];
+
 const lookup = (name: string): TargetDefinition | undefined => TARGETS.get(name) ?? LOADED.get(name) ?? EXTRA.getStore()?.get(name);
 
 /** The definition named `name`, or undefined (for callers that report an unknown name their own way). */

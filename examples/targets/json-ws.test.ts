@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { api, runnerExit, startRunner, tempResultsDir } from '../../shards/runner/testing.ts';
 
 /**
  * Worked example 1 (docs/targets.md): a team's own JSON-over-ws server, written here, driven
@@ -79,6 +80,21 @@ describe('example 1: a JSON-over-ws server through a target file', () => {
     expect(s1.steps[0]!.metrics).toMatchObject({ subscribedMin: 40, failureMode: 'completed' });
     // This server answers no /metrics and is not a process the runner started: no memory figure, said as a warning.
     expect(s1.validity.flags.map((f) => f.code)).toEqual(['TARGET_METRICS_UNAVAILABLE']);
+  });
+
+  it('the runner service serves it from TARGET_MODULES (the request names the target, never a file); a bad file is a startup refusal', async () => {
+    const runner = await startRunner({ TARGET_MODULES: 'examples/targets/json-ws.ts', TARGET_JSON_WS_URL: server.url, RESULTS_DIR: tempResultsDir(), BENCH_RUNNER_TOKEN: 'test-token-0123456789' });
+    try {
+      const r = await api(runner.url, '/bench-jitter-json-ws?clients=10&msgs=60&interval=150&jitter=1&jitterMs=300&settle=3000&seed=5', { method: 'POST', token: 'test-token-0123456789' });
+      expect(r.status, JSON.stringify(r.body).slice(0, 500)).toBe(200);
+      expect(r.body).toMatchObject({ target: 'json-ws', published: 60, validity: { valid: true } });
+      expect(Object.values(r.body.lossByCause as Record<string, number>).reduce((a, b) => a + b, 0)).toBe(r.body.lostDeliveries);
+    } finally {
+      await runner.stop();
+    }
+    const bad = await runnerExit({ TARGET_MODULES: 'examples/targets/nope.ts', RESULTS_DIR: tempResultsDir() });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('RR_ERR_TARGET_MODULE_LOAD: target module examples/targets/nope.ts: no such file');
   });
 
   it('a file whose export breaks the contract exits 2 with a coded error naming the file and the field', async () => {
