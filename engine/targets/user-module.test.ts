@@ -8,7 +8,7 @@ import { parseJitterOptions } from '../../runners/jitter/options.ts';
 import { runJitter } from '../../runners/jitter/run.ts';
 import { getTarget, withTargets } from './index.ts';
 import { checkTargetShape, guardTarget, loadTargetModule } from './user-module.ts';
-import type { TargetClient, TargetDefinition } from './contract.ts';
+import { LeanClient, type TargetClient, type TargetDefinition } from './contract.ts';
 
 /** The smallest declaration the contract takes; each case below breaks one thing of it. */
 const good = () => ({
@@ -118,5 +118,15 @@ describe('a target file: its faults at run time', () => {
     expect(r.foreignMessages).toBe(0);
     expect(r.connectedClients).toBe(4);
     expect(r.receivedDeliveries).toBeGreaterThan(0);
+  });
+});
+
+describe('a lean protocol that throws', () => {
+  it('fails its connection with the hook named; the process goes on', async () => {
+    await withTarget(getTarget('ws'), undefined, async (url) => {
+      const c = new LeanClient({ index: 0, url, stream: 's' }, { url: (b) => `${b.replace(/^http/, 'ws')}/ws`, onMessage: () => { throw new Error('bad frame parser'); } });
+      await expect(c.connect()).rejects.toThrow('lean protocol onMessage() threw: bad frame parser');
+      c.close();
+    });
   });
 });
