@@ -32,7 +32,7 @@ export default defineConfig({
     fileParallelism: true,
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'default', include: ['{lib,services,engine,runners,chaos,shards,cli}/**/*.test.ts'], exclude, env: { REPLAY_TRANSPORT: 'ws' } } },
+      { extends: true, test: { name: 'default', include: ['{lib,services,engine,runners,chaos,shards,cli,examples}/**/*.test.ts'], exclude, env: { REPLAY_TRANSPORT: 'ws' } } },
       ...(uwsAvailability().available ? [replayUws] : []),
     ],
   },

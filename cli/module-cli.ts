@@ -6,7 +6,9 @@ import { redactUrlCredentials, redactUrlCredentialsDeep } from '../lib/redact.ts
 import { parseModule, type AnyRunnerModule, type ModuleRunContext, type RunnerModule } from '../engine/session/module.ts';
 import { commandLine, reportLine } from '../engine/pages/index.ts';
 import { getTarget } from '../engine/targets/index.ts';
+import { TARGET_MODULE_OPTIONS } from '../engine/targets/user-module.ts';
 import { cliSpecOf, type CliSpec } from './presenter.ts';
+import { withTargetModule } from './target-module.ts';
 import { presenterOf } from './presenters/index.ts';
 
 const JSON_HELP = { flag: 'print only the result JSON on stdout', always: `the result JSON on stdout (always: nothing else goes there)` } as const;
@@ -19,7 +21,7 @@ export function cliOf<O extends object, R extends object, T extends OptionTable>
 /** --help: generated from the module's table, so a new option is listed the moment it exists. */
 export function moduleHelp(m: AnyRunnerModule): string {
   const cli = cliOf(m);
-  return `usage: npm run bench:${cli.script} -- ${cli.usage}\n${m.doc}\n${helpText(m.options)}\n  --json               ${JSON_HELP[cli.json]}\n${cli.helpExtra ? `${cli.helpExtra}\n` : ''}`;
+  return `usage: npm run bench:${cli.script} -- ${cli.usage}\n${m.doc}\n${helpText(m.options)}\n${helpText(TARGET_MODULE_OPTIONS)}\n  --json               ${JSON_HELP[cli.json]}\n${cli.helpExtra ? `${cli.helpExtra}\n` : ''}`;
 }
 
 /**
@@ -32,6 +34,10 @@ export async function moduleMain<O extends object, R extends object, T extends O
     process.stdout.write(moduleHelp(m));
     return 0;
   }
+  return withTargetModule(argv, env, m.options, (rest) => runModule(m, rest, env));
+}
+
+async function runModule<O extends object, R extends object, T extends OptionTable>(m: RunnerModule<O, R, T>, argv: string[], env: Record<string, string | undefined>): Promise<number> {
   const cli = cliOf(m);
   const json = argv.includes('--json');
   const opts = parseModule(m, { values: argvToValues(argv.filter((a) => a !== '--json'), m.options), env, origin: 'CLI' });

@@ -7,6 +7,8 @@ export const ERROR_CODES = {
   RR_ERR_OPTION_INVALID: { status: 400, title: 'Bad Request', doc: 'An option (CLI flag, query parameter, env var or JSON field) is malformed or out of range.' },
   RR_ERR_OPTION_UNKNOWN: { status: 400, title: 'Bad Request', doc: 'An option name is not recognised.' },
   RR_ERR_TARGET_UNKNOWN: { status: 400, title: 'Bad Request', doc: 'The target name is not one of the registered targets.' },
+  RR_ERR_TARGET_MODULE_LOAD: { status: 400, title: 'Bad Request', doc: 'A target file of your own (--target-module, TARGET_MODULES) is missing, not .ts/.js, too large, or threw while loading; the message names the file.' },
+  RR_ERR_TARGET_MODULE_INVALID: { status: 400, title: 'Bad Request', doc: "A target file's default export breaks the target contract (docs/targets.md); the message names the file and the field or hook." },
   RR_ERR_BODY_UNREADABLE: { status: 400, title: 'Bad Request', doc: 'The request body is not valid JSON (or not JSON at all).' },
   RR_ERR_BROADCAST_INVALID: { status: 422, title: 'Unprocessable Entity', doc: 'A broadcast is missing `stream`, has non-string `data`, or the batch is empty/too large. Nothing in the batch was delivered.' },
   RR_ERR_AUTH_MISSING: { status: 401, title: 'Unauthorized', doc: 'A bearer token is required and none was sent.' },

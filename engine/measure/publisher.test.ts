@@ -198,3 +198,50 @@ describe('readPayload', () => {
     expect(readPayload({ data: JSON.stringify({ seq: 5, sentAt: 1000, runId: 'r1' }) }, 'r1')).toEqual({ seq: 5, sentAt: 1000 });
   });
 });
+
+describe("publisher: a target's own publish (engine/targets/publish.ts)", () => {
+  it("sends the target's own request (path, method, body) and counts any 2xx as accepted", async () => {
+    const got: { method?: string; url?: string; body: string; header?: string }[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        got.push({ method: req.method, url: req.url, body, header: req.headers['x-key'] as string });
+        res.statusCode = 200;
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    servers.push(server);
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const pub = startPublisher({ url, stream: 'room', runId: 'r', messages: 3, intervalMs: 1, publish: { request: (m, ctx) => ({ url: `${ctx.url}/api/rooms/${m.stream}`, method: 'PUT', headers: { 'x-key': m.idempotencyKey }, body: m.data }) } });
+    const r = await pub.done;
+    expect(r.published).toBe(3);
+    expect(got.map((g) => [g.method, g.url, readPayload(g.body, 'r')?.seq, g.header])).toEqual([1, 2, 3].map((n) => ['PUT', '/api/rooms/room', n, `r:room:${n}`]));
+  });
+
+  it('a function publish: resolved is accepted, a rejection fails that message with its code', async () => {
+    const seen: number[] = [];
+    const pub = startPublisher({ url: 'http://127.0.0.1:1', stream: 's', runId: 'r', messages: 4, intervalMs: 1, publish: { send: async (m) => void (seen.push(m.seq), m.seq === 2 && (() => { throw Object.assign(new Error('quota'), { code: 'QUOTA' }); })()) } });
+    const r = await pub.done;
+    expect(seen).toEqual([1, 2, 3, 4]);
+    expect(r).toMatchObject({ published: 3, failed: 1, failureCauses: { QUOTA: 1 } });
+  });
+
+  it("a target's request hook that throws or builds garbage fails its message with the hook's name; the publisher goes on", async () => {
+    const t = await refusingServer(new Set(), new Set());
+    servers.push(t.server);
+    const pub = startPublisher({
+      url: t.url, stream: 's', runId: 'r', messages: 4, intervalMs: 1,
+      publish: { request: (m, ctx) => {
+        if (m.seq === 2) throw new Error('boom');
+        if (m.seq === 3) return { url: 'not a url', body: m.data };
+        return { url: `${ctx.url}/_broadcast`, body: JSON.stringify({ stream: m.stream, data: m.data }) };
+      } },
+    });
+    const r = await pub.done;
+    expect(r.failureCauses).toEqual({ 'publish.request() threw': 1, 'publish.request() built a bad request': 1 });
+    expect(r).toMatchObject({ published: 2, failed: 2 });
+    expect(r.failures.join('\n')).toContain('boom');
+  });
+});

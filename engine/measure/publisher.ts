@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { BROADCAST_LIMITS } from '../../services/common/broadcast.ts';
 import type { PublishPayload } from '../targets/payload.ts';
+import { broadcastPublish, type FunctionPublish, type PublishRequest, type TargetPublish } from '../targets/publish.ts';
 
 /**
  * The `Idempotency-Key` of message `seq`: `<runId>:<stream>:<seq>`. A header carries Latin-1 at
@@ -31,6 +32,11 @@ export interface PublisherOptions {
   /** Filler characters added to each payload. @default 0 */
   payloadBytes?: number;
   broadcastKey?: string;
+  /**
+   * How the target's server takes a message (its definition's `publish`, engine/targets/publish.ts).
+   * @default broadcastPublish (`POST <url>/_broadcast`)
+   */
+  publish?: TargetPublish;
   /** Per-request timeout. @default 10000 */
   timeoutMs?: number;
   /**
@@ -94,7 +100,17 @@ export interface PublisherResult {
 export function startPublisher(opts: PublisherOptions): { done: Promise<PublisherResult>; stop(): void } {
   const concurrency = Math.max(1, opts.concurrency ?? 1);
   const agent = new Agent({ keepAlive: concurrency > 1 || opts.intervalMs < 4000, maxSockets: concurrency });
-  const target = /\/_broadcast\/?$/.test(new URL(opts.url).pathname) ? new URL(opts.url) : new URL('/_broadcast', opts.url);
+  const spec = opts.publish ?? broadcastPublish;
+  const ctx = { url: opts.url, ...(opts.broadcastKey ? { broadcastKey: opts.broadcastKey } : {}) };
+  const accepts = 'request' in spec ? spec.acceptStatus : undefined;
+  const mayBeStored = (status: number, text: string): boolean => {
+    if (!('request' in spec) || !spec.mayBeStored) return false;
+    try {
+      return spec.mayBeStored(status, text) === true;
+    } catch {
+      return false; // a throwing hook says nothing: the answer stands as a refusal
+    }
+  };
   const result: PublisherResult = { published: 0, failed: 0, failureCauses: {}, failures: [], retried: 0, elapsedMs: 0 };
   const t0 = Date.now();
   let stopped = false;
@@ -118,69 +134,132 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
   const send = (n: number) => {
     const payload: PublishPayload = { seq: n, sentAt: Date.now(), runId: opts.runId, ...(pad ? { pad } : {}) };
     opts.onSend?.(n, payload.sentAt);
-    const body = JSON.stringify({ stream: opts.stream, data: JSON.stringify(payload) });
+    const message = { stream: opts.stream, data: JSON.stringify(payload), seq: n, idempotencyKey: idempotencyKey(opts.runId, opts.stream, n) };
     inflight++;
-    attempt(n, body, 0);
+    // A target's own hook may throw (a user's target file): that message fails with the hook's words, the run goes on.
+    let req: PublishRequest | undefined;
+    try {
+      if ('request' in spec) req = spec.request(message, ctx);
+    } catch (err) {
+      return settleHookFault(n, 'publish.request() threw', err);
+    }
+    if (req) attempt(n, req, 0);
+    else call(n, message, 0);
   };
 
-  const attempt = (n: number, body: string, tries: number, unknown = false) => {
+  const settleHookFault = (n: number, cause: string, err: unknown) => {
+    fail(n, cause, err instanceof Error ? err.message.slice(0, 200) : String(err).slice(0, 200));
+    inflight--;
+    finishIfIdle();
+  };
+
+  const fail = (n: number, cause: string, detail?: string, unknown = false) => {
+    result.failed++;
+    result.failureCauses[cause] = (result.failureCauses[cause] ?? 0) + 1;
+    if (result.failures.length < 20) result.failures.push(`seq ${n}: ${cause}${detail && detail !== cause ? ` (${detail})` : ''}`);
+    opts.onPublished?.(n, false, cause, undefined, unknown);
+  };
+
+  const accepted = (n: number, attemptSentAt: number) => {
+    result.published++;
+    opts.onPublished?.(n, true, undefined, { attemptSentAt, answeredAt: Date.now() });
+  };
+
+  /** A function publish (FunctionPublish): resolved is accepted; a timeout is retried with the same key, as an HTTP timeout is. */
+  const call = (n: number, message: Parameters<FunctionPublish['send']>[0], tries: number) => {
+    const attemptSentAt = Date.now();
+    const timeoutMs = opts.timeoutMs ?? 10_000;
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), timeoutMs)));
+    const sent = Promise.resolve()
+      .then(() => (spec as FunctionPublish).send(message, { ...ctx, signal: abort.signal }))
+      .then(() => 'ok' as const);
+    void Promise.race([sent, timedOut]).then(
+      (outcome) => {
+        clearTimeout(timer);
+        opts.onAttempt?.(n, { status: outcome === 'ok' ? 'ok' : 'TIMEOUT', answerMs: Date.now() - attemptSentAt });
+        if (outcome === 'ok') {
+          accepted(n, attemptSentAt);
+        } else {
+          abort.abort();
+          if (tries < retries && !stopped) {
+            result.retried = (result.retried ?? 0) + 1;
+            setTimeout(() => call(n, message, tries + 1), 100 * (tries + 1)).unref();
+            return;
+          }
+          fail(n, 'TIMEOUT', `publish.send() did not settle within ${timeoutMs} ms`, true);
+        }
+        inflight--;
+        finishIfIdle();
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        const code = (err as { code?: unknown } | null)?.code;
+        const cause = typeof code === 'string' && code.length <= 64 ? code : 'publish.send() rejected';
+        opts.onAttempt?.(n, { status: cause, answerMs: Date.now() - attemptSentAt });
+        fail(n, cause, err instanceof Error ? err.message.slice(0, 200) : String(err).slice(0, 200));
+        inflight--;
+        finishIfIdle();
+      },
+    );
+  };
+
+  const attempt = (n: number, req: PublishRequest, tries: number, unknown = false) => {
+    const body = req?.body;
     // Outcome unknown (timed out, or the target says it may have stored it): the same request
     // again, same key, after a short back-off; a target honouring the key answers as the first.
     const retryOr = (cause: string, detail?: string) => {
       unknown = true;
       if (tries < retries && !stopped) {
         result.retried = (result.retried ?? 0) + 1;
-        setTimeout(() => attempt(n, body, tries + 1, true), 100 * (tries + 1)).unref();
+        setTimeout(() => attempt(n, req, tries + 1, true), 100 * (tries + 1)).unref();
         return;
       }
-      fail(cause, detail);
+      fail(n, cause, detail, unknown);
       inflight--;
       finishIfIdle();
     };
-    const fail = (cause: string, detail?: string) => {
-      result.failed++;
-      result.failureCauses[cause] = (result.failureCauses[cause] ?? 0) + 1;
-      if (result.failures.length < 20) result.failures.push(`seq ${n}: ${cause}${detail && detail !== cause ? ` (${detail})` : ''}`);
-      opts.onPublished?.(n, false, cause, undefined, unknown);
-    };
     const attemptSentAt = Date.now();
-    const req = request(target, {
-      method: 'POST',
-      agent,
-      timeout: opts.timeoutMs ?? 10_000,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'idempotency-key': idempotencyKey(opts.runId, opts.stream, n), ...(opts.broadcastKey ? { authorization: `Bearer ${opts.broadcastKey}` } : {}) },
-    });
+    let http: ReturnType<typeof request>;
+    try {
+      // A target file's request (an unparsable URL, a header Node refuses) fails its message, not the run.
+      if (typeof req?.url !== 'string' || typeof body !== 'string') throw new Error('expected { url: string, body: string }');
+      if (new URL(req.url).protocol !== 'http:') throw new Error(`publish requests go over http: (got ${JSON.stringify(req.url.slice(0, 100))})`);
+      http = request(req.url, { method: req.method ?? 'POST', agent, timeout: opts.timeoutMs ?? 10_000, headers: { ...req.headers, 'content-length': Buffer.byteLength(body) } });
+    } catch (err) {
+      return settleHookFault(n, 'publish.request() built a bad request', err);
+    }
     let writtenAt = 0;
-    req.on('finish', () => (writtenAt = Date.now()));
+    http.on('finish', () => (writtenAt = Date.now()));
     const answered = (status: number | string) => opts.onAttempt?.(n, { status, answerMs: writtenAt ? Date.now() - writtenAt : 0 });
-    req.on('response', (res) => {
+    const ok = (status: number | undefined) => (status === undefined ? false : accepts ? accepts.includes(status) : status >= 200 && status < 300);
+    http.on('response', (res) => {
       answered(res.statusCode ?? 0);
       let text = '';
-      if (res.statusCode === 201) res.resume();
+      if (ok(res.statusCode)) res.resume();
       else res.on('data', (d: Buffer) => void (text.length < 4096 && (text += d.toString())));
       res.on('end', () => {
-        if (res.statusCode === 201) {
-          result.published++;
-          opts.onPublished?.(n, true, undefined, { attemptSentAt, answeredAt: Date.now() });
-        } else if (res.statusCode === 503 && /may have been stored/.test(text)) return retryOr(`HTTP 503`, 'may have been stored');
-        else fail(`HTTP ${res.statusCode}`);
+        if (ok(res.statusCode)) accepted(n, attemptSentAt);
+        else if (mayBeStored(res.statusCode ?? 0, text)) return retryOr(`HTTP ${res.statusCode}`, 'may have been stored');
+        else fail(n, `HTTP ${res.statusCode}`, undefined, unknown);
         inflight--;
         finishIfIdle();
       });
     });
-    req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${opts.timeoutMs ?? 10_000} ms`), { code: 'TIMEOUT' })));
-    req.on('error', (err) => {
+    http.on('timeout', () => http.destroy(Object.assign(new Error(`no answer within ${opts.timeoutMs ?? 10_000} ms`), { code: 'TIMEOUT' })));
+    http.on('error', (err) => {
       // The error's code when it has one (stable across Node versions), else its message.
       const cause = (err as NodeJS.ErrnoException).code ?? err.message;
       answered(cause);
       if (cause === 'TIMEOUT') return retryOr(cause, err.message);
       // Written in full and then cut off: the target may have stored it before the cut.
       if (writtenAt) unknown = true;
-      fail(cause, err.message);
+      fail(n, cause, err.message, unknown);
       inflight--;
       finishIfIdle();
     });
-    req.end(body);
+    http.end(body);
   };
 
   // Message seq0+k+1 is due at t0 + k·interval. Everything already due goes out now, so a late

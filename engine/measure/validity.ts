@@ -1,5 +1,6 @@
 import type { EpochReport } from './epoch-book.ts';
 import type { RunFields } from '../session/results.ts';
+import type { TargetModuleReport } from '../targets/user-module.ts';
 
 /** Every rule checkValidity applies (docs/errors.md lists them with their meaning). */
 export const VALIDITY_CODES = [
@@ -20,6 +21,7 @@ export const VALIDITY_CODES = [
   'NO_DISRUPTIONS',
   'CLIENTS_OFFLINE_AT_END',
   'UNCONFIRMED_DELIVERED',
+  'TARGET_MODULE_FAULT',
 ] as const;
 export type ValidityCode = (typeof VALIDITY_CODES)[number];
 
@@ -61,6 +63,8 @@ export interface ValidityInput
   disruptionWindow?: { planned: number; applied: number; windowMs: number };
   /** Clients a disruption took offline that were still offline when the settle ended, and the accepted messages they missed. */
   offlineAtEnd?: { clients: number; lostDeliveries: number };
+  /** A user's target file (engine/targets/user-module.ts) and its hooks' faults during the run. */
+  targetModule?: TargetModuleReport;
 }
 
 const causes = (c: Record<string, number>) =>
@@ -127,6 +131,15 @@ export const DELIVERY_RULES: readonly ValidityRule<ValidityInput, ValidityCode>[
     },
   },
   { code: 'UNCONFIRMED_DELIVERED', severity: 'warning', check: (r) => (unconfirmedOf(r) > 0 ? `${unconfirmedOf(r)} deliveries are of messages whose publish outcome was unknown (timed out, "may have been stored", or cut off after the request was written) and that the target stored anyway: counted in receivedDeliveries and unconfirmedDeliveries, outside expected and the delivery rates, as a failed publish is` : undefined) },
+  // A user's target file broke the contract at run time: what the run measured is partly the file's doing, not the server's.
+  {
+    code: 'TARGET_MODULE_FAULT',
+    severity: 'fatal',
+    check: (r) => {
+      const f = r.targetModule?.faults ?? [];
+      return f.length ? `the target module ${r.targetModule!.file} broke the target contract during the run (docs/targets.md): ${f.map((x) => `${x.hook} x${x.count} (first: ${x.sample})`).join('; ')}; the figures describe the target file, not the server` : undefined;
+    },
+  },
   { code: 'NOTHING_CONNECTED', severity: 'fatal', check: (r) => (r.connectedClients === 0 ? 'no client connected' : undefined) },
   { code: 'NOTHING_PUBLISHED', severity: 'fatal', check: (r) => (r.published === 0 ? `the target accepted no message${r.publishFailures ? ` (${causes(r.publishFailureCauses)})` : ''}` : undefined) },
   // An aborted run stopped publishing itself: only messages the target refused are the target's.

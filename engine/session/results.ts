@@ -6,6 +6,7 @@ import type { LossReport } from '../measure/client-timelines.ts';
 import type { PublisherResult } from '../measure/publisher.ts';
 import type { RunSession } from './session.ts';
 import type { MergeSpec } from './module.ts';
+import { targetModuleReport, type TargetModuleReport } from '../targets/user-module.ts';
 
 /** a / b as a percentage with four decimals; 0 when b is 0. The one copy every result uses. */
 export const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
@@ -57,6 +58,8 @@ export interface RunFields extends LatencyReport, Omit<ConnectionSummary, 'lateC
   runner: RunnerHealth;
   elapsedMs: number;
   plannedMs: number;
+  /** Present when the target is a user's target file: the file and its hooks' faults (TARGET_MODULE_FAULT). */
+  targetModule?: TargetModuleReport;
 }
 
 /**
@@ -68,7 +71,9 @@ export function deliveryFields(s: RunSession, published: number) {
   const { duplicates, outOfOrder, foreign, perfectClients, ...counts } = s.ledger.totals();
   const connects = s.book.summary();
   const enc = s.latency.encode();
+  const targetModule = targetModuleReport(s.clients);
   return {
+    ...(targetModule ? { targetModule } : {}),
     clients: s.clients.length,
     ...connects,
     ...counts,

@@ -1,11 +1,9 @@
 import { createCable, type Cable, type Channel } from '@anycable/core';
 import WebSocket from 'ws';
 import { Emitter } from '../../lib/emitter.ts';
-import { LeanClient, LeanStage, ParsedArrival, type LeanProtocol } from './lean-client.ts';
-import { parseJson } from './payload.ts';
+import { broadcastPublish, defineTarget, LeanClient, LeanStage, ParsedArrival, parseJson, type ClientCapabilities, type ClientEvents, type ClientOptions, type DisconnectReason, type LeanProtocol, type TargetClient } from './contract.ts';
 import { checkStrategyName, fullJitter, tunedSpec, type ReconnectStrategyFn } from './reconnect.ts';
 import { seededBackoffWithJitter } from './seeded-jitter.ts';
-import { defineTarget, type ClientCapabilities, type ClientEvents, type ClientOptions, type DisconnectReason, type TargetClient } from './types.ts';
 
 /**
  * `@anycable/core` (unmodified, Node + `ws`) as a Rebound target client: the extended protocol,
@@ -196,6 +194,7 @@ const ANYCABLE_WIRE = {
   capabilities: { reconnect: 'library', resume: 'history', offsets: true, epochs: true, whispers: true, library: '@anycable/core' } satisfies ClientCapabilities,
   createClient: (o: ClientOptions) => createAnyCableClient(o),
   createLeanClient: (o: ClientOptions) => new LeanClient(o, leanAnyCable),
+  publish: broadcastPublish,
 };
 
 /** Rebound's replay server (services/replay-server), started locally by the runner. */

@@ -29,13 +29,30 @@ const EXTRA = new AsyncLocalStorage<ReadonlyMap<string, TargetDefinition>>();
 export function withTargets<T>(extra: readonly TargetDefinition[], fn: () => T): T {
   const map = new Map(EXTRA.getStore());
   for (const t of extra) {
-    if (TARGETS.has(t.name) || map.has(t.name)) throw new ReboundError('RR_ERR_INTERNAL', `target "${t.name}" is already registered`, { details: { target: t.name } });
+    if (TARGETS.has(t.name) || LOADED.has(t.name) || map.has(t.name)) throw new ReboundError('RR_ERR_INTERNAL', `target "${t.name}" is already registered`, { details: { target: t.name } });
     map.set(t.name, t);
   }
   return EXTRA.run(map, fn);
 }
 
-const lookup = (name: string): TargetDefinition | undefined => TARGETS.get(name) ?? EXTRA.getStore()?.get(name);
+/**
+ * Targets of target files loaded into this process for its lifetime (engine/targets/user-module.ts:
+ * a CLI's --target-module, the runner service's TARGET_MODULES, inherited by their child processes).
+ */
+const LOADED = new Map<string, TargetDefinition>();
+
+/** Makes `defs` resolvable by name in this process from now on. Throws on a taken name. */
+export function registerTargets(defs: readonly TargetDefinition[]): void {
+  for (const t of defs) {
+    if (TARGETS.has(t.name) || LOADED.has(t.name)) throw new ReboundError('RR_ERR_TARGET_MODULE_INVALID', `target "${t.name}" is already registered: choose another name`, { details: { target: t.name, hook: 'name' } });
+  }
+  for (const t of defs) LOADED.set(t.name, t);
+}
+
+/** Names of the targets loaded from target files into this process (registerTargets), in load order. */
+export const loadedTargetNames = (): string[] => [...LOADED.keys()];
+
+const lookup = (name: string): TargetDefinition | undefined => TARGETS.get(name) ?? LOADED.get(name) ?? EXTRA.getStore()?.get(name);
 
 /** The definition named `name`, or undefined (for callers that report an unknown name their own way). */
 export const findTarget = (name: string): TargetDefinition | undefined => lookup(name);

@@ -83,13 +83,31 @@ export class LeanClient implements TargetClient {
     return new Promise<void>((resolve, reject) => {
       let settled = false;
       const stream = this.opts.stream;
+      // A protocol that throws (a user's target file: docs/targets.md) fails this connection, never the process.
+      const broken = (hook: string, err: unknown) => {
+        const e = new Error(`lean protocol ${hook} threw: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300));
+        if (!settled) {
+          settled = true;
+          reject(e);
+        }
+        sock.destroy(); // after: its close would settle first with a bare "closed before subscribing"
+      };
       const sock: LeanSocket = new LeanSocket({
         open: () => {
           this.stage = LeanStage.Connected;
-          for (const f of this.proto.onOpen?.(stream) ?? []) sock.sendText(f);
+          try {
+            for (const f of this.proto.onOpen?.(stream) ?? []) sock.sendText(f);
+          } catch (err) {
+            broken('onOpen()', err);
+          }
         },
         message: (payload) => {
-          const r = this.proto.onMessage(payload, stream, (t) => sock.sendText(t));
+          let r: ReturnType<LeanProtocol['onMessage']>;
+          try {
+            r = this.proto.onMessage(payload, stream, (t) => sock.sendText(t));
+          } catch (err) {
+            return broken('onMessage()', err);
+          }
           if (!r) return;
           if (r.notice !== undefined) this.notice = r.notice;
           if (r.error && !settled) {

@@ -1,6 +1,6 @@
 import { replayTarget } from './anycable.ts';
 import { socketIoCsrTarget, socketIoTarget } from './socketio.ts';
-import type { TargetDefinition } from './types.ts';
+import type { TargetDefinition } from './contract.ts';
 
 /**
  * The stacks on Redis (issue 13): same clients as their in-memory twins, services started with

@@ -1,10 +1,7 @@
 import { io, type Socket } from 'socket.io-client';
-import { ClientBase } from './client-base.ts';
-import { LeanClient, LeanStage, type LeanProtocol } from './lean-client.ts';
+import { broadcastPublish, ClientBase, defineTarget, LeanClient, LeanStage, parseJson, type ClientOptions, type LeanProtocol, type TargetClient } from './contract.ts';
 import { socketIoBackoff } from './reconnect.ts';
-import { parseJson } from './payload.ts';
 import { seedSocketIoBackoff } from './seeded-jitter.ts';
-import { defineTarget, type ClientOptions, type TargetClient } from './types.ts';
 
 /**
  * socket.io-client adapter. `default`: reconnection off, the runner reconnects with a fresh
@@ -156,6 +153,7 @@ export const socketIoTarget = defineTarget({
   service: { name: 'socketio', args: ['--mode', 'default'] },
   createClient: (opts) => new SocketIoClient(opts, 'default'),
   createLeanClient: (opts) => new LeanClient(opts, leanSocketIo),
+  publish: broadcastPublish,
 });
 
 export const socketIoCsrTarget = defineTarget({
@@ -167,4 +165,5 @@ export const socketIoCsrTarget = defineTarget({
   noWorkers: '@socket.io/cluster-adapter does not support Connection State Recovery, so the server refuses --workers with --mode csr',
   createClient: (opts) => new SocketIoClient(opts, 'csr'),
   createLeanClient: (opts) => new LeanClient(opts, leanSocketIo),
+  publish: broadcastPublish,
 });

@@ -1,5 +1,6 @@
 import type { LeanClient } from './lean-client.ts';
 import type { ResumeProtocol } from '../measure/loss-causes.ts';
+import type { TargetPublish } from './publish.ts';
 
 /**
  * One client-adapter interface for every protocol. Runners never touch a protocol library
@@ -100,8 +101,13 @@ export interface ClientCapabilities {
   epochs: boolean;
   /** `TargetClient.whisper()` relays client-to-client messages through the server. */
   whispers: boolean;
-  /** The library behind the client (runners hook library-specific instrumentation on it). */
-  library: '@anycable/core' | 'socket.io-client' | 'ws' | 'lean';
+  /**
+   * The library behind the client, by its npm name (informational for a target of your own).
+   * Two names make the runners count reconnect attempts inside the library: '@anycable/core' (a
+   * counting WebSocket class passed as `cableOptions.websocketImplementation`) and
+   * 'socket.io-client' (its Manager read off the client). Declare them only with those adapters.
+   */
+  library: '@anycable/core' | 'socket.io-client' | 'ws' | 'lean' | (string & {});
 }
 
 /**
@@ -147,6 +153,8 @@ interface TargetBase {
   noWorkers?: string;
   /** The full client: the protocol's official library (@anycable/core, socket.io-client, ws) behind TargetClient. */
   createClient(opts: ClientOptions): TargetClient;
+  /** How its server takes a message to publish (engine/targets/publish.ts); absent: `POST <url>/_broadcast` (broadcastPublish). */
+  publish?: TargetPublish;
 }
 
 /** One target: its service, its two client constructors (full, lean or why not) and the full client's capabilities. */

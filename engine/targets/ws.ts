@@ -1,9 +1,6 @@
 import WebSocket from 'ws';
 import { uwsAvailability } from '../../services/uws/load.ts';
-import { ClientBase } from './client-base.ts';
-import { LeanClient, LeanStage, type LeanProtocol } from './lean-client.ts';
-import { parseJson } from './payload.ts';
-import { defineTarget, type ClientCapabilities, type ClientOptions, type TargetClient } from './types.ts';
+import { broadcastPublish, ClientBase, defineTarget, LeanClient, LeanStage, parseJson, type ClientCapabilities, type ClientOptions, type LeanProtocol, type TargetClient } from './contract.ts';
 
 /**
  * Raw-topics client for services/ws and services/uws (one wire): manual reconnect (the runner
@@ -98,6 +95,7 @@ const WS_WIRE = {
   capabilities: { reconnect: 'manual', resume: 'none', offsets: false, epochs: false, whispers: true, library: 'ws' } satisfies ClientCapabilities,
   createClient: (opts: ClientOptions) => new WsClient(opts),
   createLeanClient: (opts: ClientOptions) => new LeanClient(opts, leanWs),
+  publish: broadcastPublish,
 };
 
 export const wsTarget = defineTarget({ ...WS_WIRE, name: 'ws', description: 'raw ws server with topics, at-most-once (the uWS protocol on the ws library)', service: { name: 'ws', args: [] } });

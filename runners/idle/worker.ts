@@ -4,6 +4,7 @@ import { rampShare } from '../../engine/measure/connections.ts';
 import { rss, watchRunner } from '../../engine/measure/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../../engine/measure/runner-limits.ts';
 import { leanClientFor } from '../../engine/targets/index.ts';
+import { registerEnvTargetModules } from '../../engine/targets/user-module.ts';
 import { LeanStage, type LeanClient } from '../../engine/targets/lean-client.ts';
 import { cableUrl } from '../../engine/targets/anycable.ts';
 import { readPayload } from '../../engine/targets/payload.ts';
@@ -137,10 +138,13 @@ async function stop(): Promise<void> {
   process.exit(0);
 }
 
+// A target file of the user's (TARGET_MODULES, inherited from the parent) is loaded before the ramp looks its target up.
+const targets = registerEnvTargetModules();
+targets.catch(() => undefined); // reported with the message that needs it
 process.on('message', (m: ParentToWorker) => {
   switch (m.type) {
     case 'start':
-      void ramp(m).catch((err: unknown) => send({ type: 'error', message: (err as Error).message }));
+      void targets.then(() => ramp(m)).catch((err: unknown) => send({ type: 'error', message: (err as Error).message }));
       return;
     case 'stop':
       void stop();

@@ -1,5 +1,6 @@
 import { runJitter } from './run.ts';
 import { assertNever, sendToParent } from '../../engine/measure/child-link.ts';
+import { registerEnvTargetModules } from '../../engine/targets/user-module.ts';
 import type { FromJitterWorker, ToJitterWorker } from './worker-messages.ts';
 
 /** One jitter worker process: runs the jitter engine for its slice and sends the result back. */
@@ -7,7 +8,12 @@ const send = (m: FromJitterWorker, then?: () => void) => sendToParent(m, then);
 
 const abort = new AbortController();
 
-process.on('message', (m: ToJitterWorker) => {
+// A target file of the user's (TARGET_MODULES, inherited from the parent) is loaded before the first message is handled.
+const targets = registerEnvTargetModules();
+targets.catch(() => undefined); // reported with the message that needs it
+process.on('message', (m: ToJitterWorker) => void targets.then(() => onMessage(m), (err: Error) => send({ type: 'error', message: err.message }, () => process.exit(1))));
+
+function onMessage(m: ToJitterWorker): void {
   switch (m.type) {
     case 'run': {
       const run = runJitter(m.opts, m.url, { ...(m.targetPid ? { targetPid: m.targetPid } : {}), signal: abort.signal });
@@ -27,5 +33,5 @@ process.on('message', (m: ToJitterWorker) => {
     default:
       assertNever(m);
   }
-});
+}
 process.on('disconnect', () => process.exit(0));

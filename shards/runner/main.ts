@@ -4,6 +4,7 @@ import { ReboundError } from '../../lib/errors.ts';
 import { safeText } from '../../lib/escape.ts';
 import { argvToValues, helpText, parseOptions } from '../../lib/options.ts';
 import { listen, onRailway, type ListeningMessage } from '../../services/common/service-main.ts';
+import { registerEnvTargetModules } from '../../engine/targets/user-module.ts';
 import { createRunnerApp } from './app.ts';
 import { acquireResultsLock } from './lock.ts';
 import { checkBindToken, jobStoreLimits, RUNNER_SERVICE_OPTIONS } from './options.ts';
@@ -40,6 +41,9 @@ orFail(() => checkBindToken(opts.host, opts.token));
 // Before the store loads: a second runner must not mark the first one's running job as failed.
 const releaseLock = orFail(() => acquireResultsLock(resolve(opts.resultsDir)));
 process.on('exit', releaseLock);
+// The operator's own target files (TARGET_MODULES, docs/targets.md): loaded and checked before anything
+// listens, so a bad file is a startup error; requests name their targets, never a file.
+await registerEnvTargetModules().catch(fail);
 const { app, store } = createRunnerApp({ token: opts.token, resultsDir: resolve(opts.resultsDir), limits: jobStoreLimits(opts) });
 const server = createServer(app);
 // Sync runs hold their request for the whole run: no request or idle timeout may cut them.

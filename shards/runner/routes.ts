@@ -1,3 +1,4 @@
+import { loadedTargetNames } from '../../engine/targets/index.ts';
 import { HTTP_MODULES } from './adapters/index.ts';
 import { moduleEntry } from './entry.ts';
 import type { BenchEntry } from './types.ts';
@@ -13,5 +14,6 @@ export const BENCH_TABLE: readonly BenchEntry[] = HTTP_MODULES.map((m) => module
 export const benchEntry = (test: string): BenchEntry | undefined => BENCH_TABLE.find((e) => e.test === test);
 
 export function benchRoutes(table: readonly BenchEntry[] = BENCH_TABLE) {
-  return table.flatMap((entry) => entry.targets.map((target) => ({ path: `/bench-${entry.test}-${target}`, entry, target })));
+  // The operator's target files (TARGET_MODULES) get every test's route; a test a target cannot run refuses it with its coded error.
+  return table.flatMap((entry) => [...entry.targets, ...loadedTargetNames()].map((target) => ({ path: `/bench-${entry.test}-${target}`, entry, target })));
 }

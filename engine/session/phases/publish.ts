@@ -67,6 +67,8 @@ export function publishPhase(c: PublishConfig): Phase<{ result: PublisherResult;
         ...c,
         stream: s.stream,
         runId: s.runId,
+        // How this target's server takes a message: its definition says (a user's target file may build its own request).
+        ...(s.target.publish ? { publish: s.target.publish } : {}),
         onSend: (seq, sentAt) => {
           sent++;
           c.onSend?.(seq, sentAt);

@@ -4,6 +4,7 @@ import { addTotals, DeliveryLedger } from '../../../engine/measure/ledger.ts';
 import { watchRunner } from '../../../engine/measure/runner-health.ts';
 import { classifyConnectError } from '../../../engine/measure/runner-limits.ts';
 import { getTarget, pickClient } from '../../../engine/targets/index.ts';
+import { registerEnvTargetModules } from '../../../engine/targets/user-module.ts';
 import type { ArrivedMessage, TargetClient } from '../../../engine/targets/types.ts';
 import { payloadOf } from '../../../engine/targets/payload.ts';
 import { assertNever, sendToParent } from '../../../engine/measure/child-link.ts';
@@ -171,10 +172,13 @@ function settle(accepted: Record<string, [number, number][]>): void {
   });
 }
 
+// A target file of the user's (TARGET_MODULES, inherited from the parent) is loaded before `open` looks its target up.
+const targets = registerEnvTargetModules();
+targets.catch(() => undefined); // reported with the message that needs it
 process.on('message', (m: ToLoader) => {
   switch (m.type) {
     case 'open':
-      open(m.assignment).catch((err: Error) => send({ type: 'error', loader: m.assignment.loader, message: err.message }));
+      targets.then(() => open(m.assignment)).catch((err: Error) => send({ type: 'error', loader: m.assignment.loader, message: err.message }));
       return;
     case 'start':
       start(m.keys, m.messagesPerKey, m.pollMs);
