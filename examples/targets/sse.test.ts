@@ -103,6 +103,7 @@ describe('example 2: Server-Sent Events with Last-Event-ID through a target file
     const s1 = (JSON.parse(r.stdout) as { results: { scenario: string; steps: { metrics: Record<string, unknown> }[]; validity: { flags: { code: string }[] } }[] }).results[0]!;
     expect(s1.scenario).toBe('S1');
     expect(s1.steps[0]!.metrics).toMatchObject({ subscribedMin: 40, failureMode: 'completed' });
-    expect(s1.validity.flags.map((f) => f.code)).toEqual(['TARGET_METRICS_UNAVAILABLE']);
+    // No /metrics and not a process the runner started: no memory figure, said as a warning (and the rig's loop lag, under load).
+    expect(s1.validity.flags.map((f) => f.code).filter((c) => c !== 'RUNNER_LOOP_LAG')).toEqual(['TARGET_METRICS_UNAVAILABLE']);
   });
 });
