@@ -3,6 +3,16 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+/** A runner CLI as a user runs it (`node --import tsx <script> ...args`) to its exit, with its own RESULTS_DIR. */
+export function runCliToExit(script: string, args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env: { ...process.env, RESULTS_DIR: mkdtempSync(join(tmpdir(), 'rebound-target-')) } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  return new Promise((r) => child.on('exit', (code) => r({ code, stdout, stderr })));
+}
+
 export interface StoppedRun {
   /** The process's exit code. */
   code: number | null;

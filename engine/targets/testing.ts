@@ -3,8 +3,8 @@ import type { TargetDefinition } from './types.ts';
 
 /**
  * A test target that declares its lean client unsupported: the ws target's service and full
- * client, no lean one. No shipped target lacks a lean client, so the runners that need one (idle,
- * S1, S6, the lean soak) are held to their coded refusal with this. Resolvable by name only inside
+ * client, no lean one. No shipped target lacks a lean client, so the runners that need one (S6, the
+ * lean soak) are held to their coded refusal with this. Resolvable by name only inside
  * `withNoLeanTarget`: the shipped registry is never changed.
  */
 export function noLeanTarget(): TargetDefinition {

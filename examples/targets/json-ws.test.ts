@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { runCliToExit as runCli } from '../../cli/testing.ts';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -42,16 +42,6 @@ async function jsonWsServer() {
   });
   await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
   return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, close: () => (wss.close(), new Promise((r) => http.close(r))) };
-}
-
-/** A runner CLI as a user runs it (`node --import tsx cli/<x>.ts ...`), with its own RESULTS_DIR. */
-export function runCli(script: string, args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env: { ...process.env, RESULTS_DIR: mkdtempSync(join(tmpdir(), 'rebound-target-')) } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-  return new Promise((r) => child.on('exit', (code) => r({ code, stdout, stderr })));
 }
 
 let server: Awaited<ReturnType<typeof jsonWsServer>>;

@@ -105,9 +105,9 @@ describe('capacity failure modes and validity', () => {
   });
 
   it('a scenario that throws is recorded as an invalid result and the suite goes on (SCENARIO_ERROR)', async () => {
-    // S1 needs a lean client: a target that declares none makes it throw.
-    const out = await withNoLeanTarget((noLean) => run({ targets: noLean, url: 'http://127.0.0.1:9', scenarios: 'S1,S6', s1Runs: '1' }));
-    expect(out.results.map((r) => r.scenario)).toEqual(['S1', 'S6']);
+    // S6 needs a lean client (its holders are lean only): a target that declares none makes it throw before it starts anything.
+    const out = await withNoLeanTarget((noLean) => run({ targets: noLean, scenarios: 'S6,S1', s1Counts: '10', s1Runs: '1', s1Hold: '0', s1Warmup: '0' }));
+    expect(out.results.map((r) => r.scenario)).toEqual(['S6', 'S1']);
     expect(out.results[0]!.failureMode).toMatch(/^error: RR_ERR_TARGET_UNSUPPORTED/);
     expect(out.results[0]!.validity).toMatchObject({ valid: false, flags: [{ code: 'SCENARIO_ERROR', severity: 'fatal' }] });
   });

@@ -10,6 +10,7 @@ import type { EngineEvents } from '../../engine/session/events.ts';
 import { logLines, type RunHooks } from '../../engine/session/present.ts';
 import { addMaps } from '../../engine/session/results.ts';
 import { checkIdleValidity } from './validity.ts';
+import { getTarget, pickClient } from '../../engine/targets/index.ts';
 
 /** The running counts over every worker, each second. */
 export type IdleProgress = { phase: string; attempted: number; connected: number; subscribed: number; failed: number; open: number };
@@ -133,6 +134,8 @@ function idleResult(x: { opts: IdleOptions; n: number; started: number; startAt:
   const result = {
     test: 'idle' as const,
     target: opts.target,
+    /** The clients held: the target's lean client, or its full one when it declares no lean client (fewer per process, more runner memory each). */
+    clientKind: pickClient(getTarget(opts.target), { prefer: 'lean' })!.kind,
     shardLabel: opts.shard ?? null,
     startedAt: new Date(started).toISOString(),
     params: { ...opts, url: undefined },

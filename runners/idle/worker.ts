@@ -3,9 +3,10 @@ import { sourceAddress } from '../../engine/measure/addresses.ts';
 import { rampShare } from '../../engine/measure/connections.ts';
 import { rss, watchRunner } from '../../engine/measure/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../../engine/measure/runner-limits.ts';
-import { leanClientFor } from '../../engine/targets/index.ts';
+import { getTarget, pickClient } from '../../engine/targets/index.ts';
 import { registerEnvTargetModules } from '../../engine/targets/user-module.ts';
-import { LeanStage, type LeanClient } from '../../engine/targets/lean-client.ts';
+import { LeanClient, LeanStage } from '../../engine/targets/lean-client.ts';
+import type { ClientOptions, TargetClient } from '../../engine/targets/types.ts';
 import { cableUrl } from '../../engine/targets/anycable.ts';
 import { readPayload } from '../../engine/targets/payload.ts';
 import { assertNever, sendToParent } from '../../engine/measure/child-link.ts';
@@ -22,7 +23,7 @@ const send = (m: WorkerToParent) => sendToParent(m);
 
 const health = watchRunner();
 const baselineRssBytes = rss();
-const clients: LeanClient[] = [];
+const clients: TargetClient[] = [];
 let stopping = false;
 let progressTimer: NodeJS.Timeout | undefined;
 let rows: number[] = [];
@@ -66,7 +67,7 @@ function withPingInterval(base: string, sec: number | undefined): string {
   return u.toString();
 }
 
-function openOne(s: WorkerStart, make: NonNullable<ReturnType<typeof leanClientFor>>, i: number): Promise<void> {
+function openOne(s: WorkerStart, make: (o: ClientOptions) => TargetClient, i: number): Promise<void> {
   const k = s.streams ? i % s.streams : 0;
   const c = make({ index: i, url: withPingInterval(s.url, s.pingInterval), stream: s.streams ? `${s.stream}/${k}` : s.stream, localAddress: sourceAddress(i, s.addresses) });
   if (s.runId !== undefined) {
@@ -98,10 +99,14 @@ function openOne(s: WorkerStart, make: NonNullable<ReturnType<typeof leanClientF
         const label = toldLabel(reason, detail);
         t.told[label] = (t.told[label] ?? 0) + 1;
       });
+      // A full client whose library reconnects by itself is open again (a lean one never reconnects alone).
+      c.on('connected', ({ attempt }) => void (attempt > 0 && t.open++));
     },
     (err: unknown) => {
-      if (c.stage >= LeanStage.Connected) t.connected++;
-      if (c.stage >= LeanStage.Welcomed) t.welcomed++;
+      // Only a lean client knows how far it got; a full client that failed counts as not connected.
+      const stage = c instanceof LeanClient ? c.stage : LeanStage.Idle;
+      if (stage >= LeanStage.Connected) t.connected++;
+      if (stage >= LeanStage.Welcomed) t.welcomed++;
       t.failed++;
       const cause = classifyConnectError(err) ?? (timedOut ? 'timeout' : 'target');
       t.failureCauses[cause] = (t.failureCauses[cause] ?? 0) + 1;
@@ -114,8 +119,8 @@ function openOne(s: WorkerStart, make: NonNullable<ReturnType<typeof leanClientF
 }
 
 async function ramp(s: WorkerStart): Promise<void> {
-  const make = leanClientFor(s.target);
-  if (!make) return void send({ type: 'error', message: `no lean client for target "${s.target}"` });
+  // The target's lean client, else (a target that declares none: an SSE target of the user's) its full client; the result says which.
+  const make = pickClient(getTarget(s.target), { prefer: 'lean' })!.create;
   progressTimer = setInterval(() => send({ type: 'progress', tally: snapshot() }), 1000);
   if (s.runId !== undefined) flusher = setInterval(flush, 200);
   await rampShare(s, (i) => openOne(s, make, i), () => stopping);
