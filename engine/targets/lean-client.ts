@@ -39,6 +39,17 @@ export class ParsedArrival implements ArrivedMessage {
   }
 }
 
+/**
+ * A LeanProtocol function threw (a user's target file: docs/targets.md): the connection fails with
+ * this, and the client emits it as `error` so a target file's guard (user-module.ts) books it as
+ * a fault of the file (TARGET_MODULE_FAULT) instead of a failure of the server.
+ */
+export class LeanProtocolFault extends Error {
+  constructor(readonly hook: string, err: unknown) {
+    super(`lean protocol ${hook} threw: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300));
+  }
+}
+
 type Listeners = { [E in keyof ClientEvents]?: ClientEvents[E][] };
 
 /**
@@ -80,12 +91,21 @@ export class LeanClient implements TargetClient {
     this.stage = LeanStage.Idle;
     this.dropping = false;
     this.notice = undefined;
+    let url: string;
+    try {
+      url = this.proto.url(this.opts.url);
+    } catch (err) {
+      const e = new LeanProtocolFault('url()', err);
+      this.emit('error', e);
+      return Promise.reject(e);
+    }
     return new Promise<void>((resolve, reject) => {
       let settled = false;
       const stream = this.opts.stream;
       // A protocol that throws (a user's target file: docs/targets.md) fails this connection, never the process.
       const broken = (hook: string, err: unknown) => {
-        const e = new Error(`lean protocol ${hook} threw: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300));
+        const e = new LeanProtocolFault(hook, err);
+        this.emit('error', e);
         if (!settled) {
           settled = true;
           reject(e);
@@ -137,7 +157,7 @@ export class LeanClient implements TargetClient {
         },
       });
       this.sock = sock;
-      sock.open({ url: this.proto.url(this.opts.url), localAddress: this.opts.localAddress, protocol: this.proto.subprotocol });
+      sock.open({ url, localAddress: this.opts.localAddress, protocol: this.proto.subprotocol });
     });
   }
 

@@ -7,6 +7,9 @@ import { withTarget } from '../measure/local-target.ts';
 import { parseJitterOptions } from '../../runners/jitter/options.ts';
 import { runJitter } from '../../runners/jitter/run.ts';
 import { getTarget, withTargets } from './index.ts';
+import { RunSession } from '../session/session.ts';
+import { connectPhase } from '../session/phases/connect.ts';
+import { deliveryFields } from '../session/results.ts';
 import { checkTargetShape, guardTarget, loadTargetModule } from './user-module.ts';
 import { LeanClient, type TargetClient, type TargetDefinition } from './contract.ts';
 
@@ -127,6 +130,19 @@ describe('a lean protocol that throws', () => {
       const c = new LeanClient({ index: 0, url, stream: 's' }, { url: (b) => `${b.replace(/^http/, 'ws')}/ws`, onMessage: () => { throw new Error('bad frame parser'); } });
       await expect(c.connect()).rejects.toThrow('lean protocol onMessage() threw: bad frame parser');
       c.close();
+    });
+  });
+
+  it("a target file's lean protocol that throws is booked as the file's fault, the input of TARGET_MODULE_FAULT", async () => {
+    const ws = getTarget('ws');
+    const def = guardTarget({ ...ws, name: 'lean-broken', service: undefined, createLeanClient: (o) => new LeanClient(o, { url: (b) => `${b.replace(/^http/, 'ws')}/ws`, onOpen: () => { throw new Error('bad opener'); }, onMessage: () => undefined }) } as TargetDefinition, './lean-broken.ts');
+    await withTarget(ws, undefined, async (url) => {
+      const s = new RunSession({ target: def, urlOf: () => url, clients: 3, messages: 1, runId: 'r', stream: 's', seed: 1, createClient: (o) => def.createLeanClient!(o) });
+      await s.run(connectPhase({ perSec: 100, timeoutMs: 5000 }));
+      s.close();
+      const fields = deliveryFields(s, 0);
+      expect(fields.connectFailures).toBe(3);
+      expect(fields.targetModule).toEqual({ file: './lean-broken.ts', faults: [{ hook: 'lean onOpen()', count: 3, sample: 'lean protocol onOpen() threw: bad opener' }] });
     });
   });
 });

@@ -5,6 +5,7 @@ import { Emitter } from '../../lib/emitter.ts';
 import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
 import { findTarget, registerTargets } from './index.ts';
+import { LeanProtocolFault, type LeanClient } from './lean-client.ts';
 import { defineTarget, type ArrivedMessage, type ClientEvents, type ClientOptions, type DisconnectReason, type TargetClient, type TargetDefinition } from './contract.ts';
 
 /**
@@ -187,12 +188,17 @@ export interface TargetModuleReport {
 const MAX_FAULT_KINDS = 16;
 
 class FaultBook {
-  readonly faults = new Map<string, HookFault>();
+  /** Made on the first fault: a run holds a book per client, tens of thousands of them for lean clients. */
+  private kinds: Map<string, HookFault> | undefined;
   constructor(readonly file: string) {}
+  get faults(): ReadonlyMap<string, HookFault> {
+    return this.kinds ?? new Map();
+  }
   add(hook: string, why: string): void {
-    const f = this.faults.get(hook);
+    this.kinds ??= new Map();
+    const f = this.kinds.get(hook);
     if (f) f.count++;
-    else if (this.faults.size < MAX_FAULT_KINDS) this.faults.set(hook, { hook, count: 1, sample: why.slice(0, 200) });
+    else if (this.kinds.size < MAX_FAULT_KINDS) this.kinds.set(hook, { hook, count: 1, sample: why.slice(0, 200) });
   }
 }
 
@@ -250,11 +256,19 @@ export function guardTarget(def: TargetDefinition, file: string, settleMs = HOOK
     ...(lean
       ? {
           createLeanClient: (opts: ClientOptions) => {
+            let c: LeanClient;
             try {
-              return lean(opts);
+              c = lean(opts);
             } catch (err) {
               throw named('createLeanClient()', err);
             }
+            // A throwing LeanProtocol function fails its connection (lean-client.ts) and is booked here as the file's fault.
+            if (typeof (c as { on?: unknown } | undefined)?.on === 'function') {
+              const book = new FaultBook(file);
+              BOOKS.set(c, book);
+              c.on('error', (e) => e instanceof LeanProtocolFault && book.add(`lean ${e.hook}`, e.message));
+            }
+            return c;
           },
         }
       : {}),
