@@ -1,56 +1,11 @@
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCliToExit as runCli } from '../../cli/testing.ts';
+import { startSseServer as sseServer } from './servers.ts';
 
 /**
- * Worked example 2 (docs/targets.md): an SSE server of a team's own, written here, driven through
- * examples/targets/sse.ts by the real CLIs. It knows nothing of Rebound: one stream per path, event
- * ids are offsets, a history of the last `history` events per stream; a reconnect's Last-Event-ID
- * is answered from that history, with `event: reset` first when the history no longer reaches back.
+ * Worked example 2 (docs/targets.md): an SSE server of a team's own (examples/targets/servers.ts),
+ * driven through examples/targets/sse.ts by the real CLIs.
  */
-async function sseServer(o: { history: number; retryMs: number }) {
-  type Stream = { latest: number; events: { id: number; frame: string }[]; subscribers: Set<ServerResponse> };
-  const streams = new Map<string, Stream>();
-  const streamOf = (name: string) => streams.get(name) ?? streams.set(name, { latest: 0, events: [], subscribers: new Set() }).get(name)!;
-  const http = createServer((req, res) => {
-    const m = /^\/sse\/([^/?]+)$/.exec(req.url ?? '');
-    if (!m) return void ((res.statusCode = 404), res.end());
-    const s = streamOf(decodeURIComponent(m[1]!));
-    if (req.method === 'POST') {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        const id = ++s.latest;
-        const frame = `id: ${id}\n${body.split('\n').map((l) => `data: ${l}\n`).join('')}\n`;
-        s.events.push({ id, frame });
-        if (s.events.length > o.history) s.events.shift();
-        for (const sub of s.subscribers) sub.write(frame);
-        res.statusCode = 202;
-        res.end();
-      });
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
-    res.write(`retry: ${o.retryMs}\n\n`);
-    const last = req.headers['last-event-id'];
-    if (typeof last === 'string') {
-      const n = /^\d+$/.test(last) ? Number(last) : NaN;
-      const oldest = s.events[0]?.id ?? s.latest + 1;
-      if (!(n <= s.latest)) res.write('event: reset\ndata: unknown\n\n');
-      else if (n < oldest - 1) res.write('event: reset\ndata: evicted\n\n');
-      for (const e of s.events) if (!(e.id <= n)) res.write(e.frame);
-    }
-    res.write(`event: ready\nid: ${s.latest}\ndata: ${s.latest}\n\n`);
-    s.subscribers.add(res);
-    req.on('close', () => s.subscribers.delete(res));
-  });
-  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-    close: () => (http.closeAllConnections(), new Promise((r) => http.close(r))),
-  };
-}
 
 type JitterJson = Record<string, unknown> & {
   validity: { valid: boolean; flags: { code: string }[] };
