@@ -124,6 +124,16 @@ export const publisherFields = (p: PublisherResult) => ({ published: p.published
  */
 export type LossSummary = Partial<LossReport>;
 
+/**
+ * How a LossSummary adds up over shards: causes and resume outcomes key by key, replayed
+ * deliveries summed, so the fleet's causes add up to its lost deliveries as each shard's do.
+ */
+export const LOSS_MERGE: MergeSpec = {
+  sum: ['replayedDeliveries'],
+  counts: ['replayedDeliveries'],
+  countMaps: ['lossByCause', 'resumeOutcomes'],
+};
+
 /** f summed over xs (a count over several results, workers or rooms). */
 export const sum = <T>(xs: readonly T[], f: (x: T) => number): number => xs.reduce((a, x) => a + f(x), 0);
 
