@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { comparisonRows } from '../runners/jitter/table.ts';
 import type { JitterResult } from '../runners/jitter/result.ts';
 import { sigtermWhilePublishing } from './testing.ts';
+import { jsonWsServer } from '../examples/targets/servers.ts';
 
 /** `npm run bench` as a user runs it, at a tiny size: a raw ws target and the replay server. */
 const bench = (args: string[], env: Record<string, string>) =>
@@ -64,5 +65,35 @@ describe('npm run bench stopped by SIGTERM', () => {
     const html = run.html;
     expect(html).toContain('The run was stopped before its end');
     expect(html).not.toContain('The target refused');
+  });
+});
+
+describe('npm run bench -- --target-module <file> --url <server>', () => {
+  it("runs the main job's jitter column for the user's target against that server alone: same JSON, same table, the command kept", { timeout: 120_000 }, async () => {
+    const server = await jsonWsServer();
+    const dir = mkdtempSync(join(tmpdir(), 'rebound-bench-module-'));
+    try {
+      const args = ['--target-module', 'examples/targets/json-ws.ts', '--url', server.url, '--clients', '4', '--msgs', '12', '--interval', '300', '--jitter', '0', '--settle', '1000', '--seed', '78'];
+      const [json, table] = await Promise.all([bench([...args, '--json'], { RESULTS_DIR: dir }), bench(args, { RESULTS_DIR: dir })]);
+      expect(json.code, json.stderr).toBe(0);
+      const results = JSON.parse(json.stdout) as (JitterResult & { targetModule?: unknown })[];
+      expect(results.map((x) => [x.target, x.seed])).toEqual([['json-ws', 78]]);
+      expect(results[0]).toMatchObject({ deliveryRatePct: 100, published: 12, connectedClients: 4, validity: { valid: true }, targetModule: { faults: [] } });
+      expect(table.code, table.stderr).toBe(0);
+      expect(table.stdout).toContain('Resilience comparison');
+      expect(table.stdout.split('\n').find((l) => l.includes('json-ws'))).toBeDefined();
+      const summary = readdirSync(dir).find((f) => f.endsWith('.summary.json'))!;
+      expect(JSON.parse(readFileSync(join(dir, summary), 'utf8')).command).toMatch(/^npm run bench -- --target-module examples\/targets\/json-ws\.ts --url http:\/\/127\.0\.0\.1:\d+ /);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('--url with only built-ins, or a target file without --url, is refused with exit 2 before anything runs', async () => {
+    const [builtins, noUrl] = await Promise.all([bench(['--targets', 'ws', '--url', 'http://127.0.0.1:9'], {}), bench(['--target-module', 'examples/targets/json-ws.ts'], {})]);
+    expect(builtins.code).toBe(2);
+    expect(builtins.stderr).toContain('RR_ERR_OPTION_INVALID: --url is the server of a target without a local service (a --target-module target); ws start their own');
+    expect(noUrl.code).toBe(2);
+    expect(noUrl.stderr).toContain('RR_ERR_OPTION_INVALID: target "json-ws" has no local service: give its server with --url');
   });
 });

@@ -113,6 +113,19 @@ const portFailures = (r: ValidityInput) => r.connectFailureCauses?.port_exhausti
 const partialPublish = (r: ValidityInput) => (r.published === 0 ? false : r.aborted ? r.publishFailures > 0 : r.published < r.totalMessages);
 
 /**
+ * A user's target file broke the contract at run time: what the run measured is partly the file's
+ * doing, not the server's. The coordinator applies it again to the shards' merged `targetModule`.
+ */
+export const TARGET_MODULE_RULE: ValidityRule<{ targetModule?: TargetModuleReport | undefined }, 'TARGET_MODULE_FAULT'> = {
+  code: 'TARGET_MODULE_FAULT',
+  severity: 'fatal',
+  check: (r) => {
+    const f = (r.targetModule?.faults ?? []).filter((x) => x.count > 0);
+    return f.length ? `the target module ${r.targetModule!.file} broke the target contract during the run (docs/targets.md): ${f.map((x) => `${x.hook} x${x.count} (first: ${x.sample})`).join('; ')}; the figures describe the target file, not the server` : undefined;
+  },
+};
+
+/**
  * The shared delivery rules (the benchmark's set, plus the runner's own health). A runner that hit
  * its own limit says so here instead of letting the target take the blame.
  */
@@ -131,15 +144,7 @@ export const DELIVERY_RULES: readonly ValidityRule<ValidityInput, ValidityCode>[
     },
   },
   { code: 'UNCONFIRMED_DELIVERED', severity: 'warning', check: (r) => (unconfirmedOf(r) > 0 ? `${unconfirmedOf(r)} deliveries are of messages whose publish outcome was unknown (timed out, "may have been stored", or cut off after the request was written) and that the target stored anyway: counted in receivedDeliveries and unconfirmedDeliveries, outside expected and the delivery rates, as a failed publish is` : undefined) },
-  // A user's target file broke the contract at run time: what the run measured is partly the file's doing, not the server's.
-  {
-    code: 'TARGET_MODULE_FAULT',
-    severity: 'fatal',
-    check: (r) => {
-      const f = r.targetModule?.faults ?? [];
-      return f.length ? `the target module ${r.targetModule!.file} broke the target contract during the run (docs/targets.md): ${f.map((x) => `${x.hook} x${x.count} (first: ${x.sample})`).join('; ')}; the figures describe the target file, not the server` : undefined;
-    },
-  },
+  TARGET_MODULE_RULE,
   { code: 'NOTHING_CONNECTED', severity: 'fatal', check: (r) => (r.connectedClients === 0 ? 'no client connected' : undefined) },
   { code: 'NOTHING_PUBLISHED', severity: 'fatal', check: (r) => (r.published === 0 ? `the target accepted no message${r.publishFailures ? ` (${causes(r.publishFailureCauses)})` : ''}` : undefined) },
   // An aborted run stopped publishing itself: only messages the target refused are the target's.

@@ -6,7 +6,8 @@ import type { LossReport } from '../measure/client-timelines.ts';
 import type { PublisherResult } from '../measure/publisher.ts';
 import type { RunSession } from './session.ts';
 import type { MergeSpec } from './module.ts';
-import { targetModuleReport, type TargetModuleReport } from '../targets/user-module.ts';
+import { mergeTargetModuleReports, targetModuleProblem, targetModuleReport, type TargetModuleReport } from '../targets/user-module.ts';
+import { fireRules, TARGET_MODULE_RULE } from '../measure/validity.ts';
 
 /** a / b as a percentage with four decimals; 0 when b is 0. The one copy every result uses. */
 export const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 1e6) / 1e4 : 0);
@@ -99,6 +100,14 @@ export const DELIVERY_MERGE: MergeSpec = {
     'unacceptedDeliveries', 'unconfirmedDeliveries', 'duplicates', 'outOfOrder', 'foreignMessages', 'perfectClients',
   ],
   nonNegative: ['deliveryRatePct', 'elapsedMs', 'plannedMs', 'runnerPeakRssMb'],
+  // A user's target file (`targetModule`): screened, its faults summed by hook over the shards, and
+  // the run's own rule applied to the sum, so one shard's faults make the fleet's figures the file's.
+  check: (r) => (r.targetModule === undefined ? undefined : targetModuleProblem(r.targetModule)),
+  derive: (merged, shards) => {
+    const report = mergeTargetModuleReports(shards.flatMap((s) => (s.result.targetModule === undefined ? [] : [s.result.targetModule as TargetModuleReport])));
+    if (report) merged.targetModule = report;
+  },
+  rules: (merged) => fireRules([TARGET_MODULE_RULE], merged as { targetModule?: TargetModuleReport }),
 };
 /** The runner's own health and the run's time against its plan (the OVERRAN_PLAN rule's inputs), as every result ends them. */
 export const runFields = (runner: RunnerHealth, elapsedMs: number, plannedMs: number) => ({ runnerPeakRssMb: runner.runnerPeakRssMb, runner, elapsedMs, plannedMs });
@@ -114,6 +123,16 @@ export const publisherFields = (p: PublisherResult) => ({ published: p.published
  * carries them: the jitter result's field names, optional since older results lack them.
  */
 export type LossSummary = Partial<LossReport>;
+
+/**
+ * How a LossSummary adds up over shards: causes and resume outcomes key by key, replayed
+ * deliveries summed, so the fleet's causes add up to its lost deliveries as each shard's do.
+ */
+export const LOSS_MERGE: MergeSpec = {
+  sum: ['replayedDeliveries'],
+  counts: ['replayedDeliveries'],
+  countMaps: ['lossByCause', 'resumeOutcomes'],
+};
 
 /** f summed over xs (a count over several results, workers or rooms). */
 export const sum = <T>(xs: readonly T[], f: (x: T) => number): number => xs.reduce((a, x) => a + f(x), 0);

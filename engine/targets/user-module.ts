@@ -205,24 +205,54 @@ class FaultBook {
 /** The guarded clients' books, by client: a run reads its own clients' faults, never another run's. */
 const BOOKS = new WeakMap<object, FaultBook>();
 
-/**
- * The faults of a run's clients when they are a user module's (undefined for a built-in target):
- * counts summed per hook, the first sample kept.
- */
-export function targetModuleReport(clients: readonly object[]): TargetModuleReport | undefined {
-  let file: string | undefined;
+/** Faults of several books (a run's clients, a fleet's shards) by hook: counts summed, the first sample kept. */
+function addFaults(lists: Iterable<Iterable<HookFault>>): HookFault[] {
   const merged = new Map<string, HookFault>();
-  for (const c of clients) {
-    const b = BOOKS.get(c);
-    if (!b) continue;
-    file ??= b.file;
-    for (const f of b.faults.values()) {
+  for (const list of lists) {
+    for (const f of list) {
       const m = merged.get(f.hook);
       if (m) m.count += f.count;
       else merged.set(f.hook, { ...f });
     }
   }
-  return file === undefined ? undefined : { file, faults: [...merged.values()] };
+  return [...merged.values()];
+}
+
+/**
+ * The faults of a run's clients when they are a user module's (undefined for a built-in target):
+ * counts summed per hook, the first sample kept.
+ */
+export function targetModuleReport(clients: readonly object[]): TargetModuleReport | undefined {
+  const books = clients.map((c) => BOOKS.get(c)).filter((b): b is FaultBook => b !== undefined);
+  return books.length ? { file: books[0]!.file, faults: addFaults(books.map((b) => b.faults.values())) } : undefined;
+}
+
+/** Longest path a report may name (a shard's answer is bounded field by field before it is merged). */
+const MAX_FILE_CHARS = 4096;
+
+/**
+ * Why a shard's `targetModule` is not a report this tree writes (the coordinator's schema), or
+ * undefined: a file, at most MAX_FAULT_KINDS faults, each a short hook, an integer count >= 0 and
+ * its sample of at most 200 characters.
+ */
+export function targetModuleProblem(v: unknown): string | undefined {
+  const r = v as { file?: unknown; faults?: unknown } | null;
+  if (typeof r !== 'object' || r === null || Array.isArray(r)) return 'targetModule is not an object';
+  if (typeof r.file !== 'string' || !r.file || r.file.length > MAX_FILE_CHARS) return `targetModule.file is not a path of 1..${MAX_FILE_CHARS} characters`;
+  if (!Array.isArray(r.faults) || r.faults.length > MAX_FAULT_KINDS) return `targetModule.faults is not a list of at most ${MAX_FAULT_KINDS} faults`;
+  for (const f of r.faults as { hook?: unknown; count?: unknown; sample?: unknown }[]) {
+    if (typeof f !== 'object' || f === null) return 'targetModule.faults holds a non-object';
+    if (typeof f.hook !== 'string' || f.hook.length > 64) return 'targetModule.faults[].hook is not a string of at most 64 characters';
+    if (!Number.isSafeInteger(f.count) || (f.count as number) < 0) return `targetModule.faults[].count ${JSON.stringify(f.count)} is not an integer >= 0`;
+    if (typeof f.sample !== 'string' || f.sample.length > 200) return 'targetModule.faults[].sample is not a string of at most 200 characters';
+  }
+  return undefined;
+}
+
+/** Several runs' reports (a fleet's shards, each screened by targetModuleProblem) as one: the files named once, faults summed by hook. */
+export function mergeTargetModuleReports(reports: readonly TargetModuleReport[]): TargetModuleReport | undefined {
+  if (!reports.length) return undefined;
+  return { file: [...new Set(reports.map((r) => r.file))].join(', '), faults: addFaults(reports.map((r) => r.faults)) };
 }
 
 /**

@@ -6,6 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonWsServer } from './servers.ts';
 import { api, runnerExit, startRunner, tempResultsDir } from '../../shards/runner/testing.ts';
 
+/**
+ * Worked example 1 (docs/targets.md): a team's own JSON-over-ws server (examples/targets/servers.ts),
+ * driven through examples/targets/json-ws.ts by the real jitter CLI.
+ */
 let server: Awaited<ReturnType<typeof jsonWsServer>>;
 beforeAll(async () => void (server = await jsonWsServer()));
 afterAll(() => server.close());

@@ -2,6 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runCliToExit as runCli } from '../../cli/testing.ts';
 import { sseServer } from './servers.ts';
 
+/**
+ * Worked example 2 (docs/targets.md): an SSE server of a team's own (examples/targets/servers.ts),
+ * driven through examples/targets/sse.ts by the real CLIs.
+ */
+
 type JitterJson = Record<string, unknown> & {
   validity: { valid: boolean; flags: { code: string }[] };
   lossByCause: Record<string, number>;

@@ -2,7 +2,7 @@ import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
 import { defineModule, phasedRun } from '../../engine/session/module.ts';
 import { avalancheReport } from './page.ts';
-import { DELIVERY_MERGE } from '../../engine/session/results.ts';
+import { DELIVERY_MERGE, LOSS_MERGE } from '../../engine/session/results.ts';
 import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv } from './options.ts';
 import { avalanchePlannedMs, runAvalanche } from './run.ts';
 
@@ -18,7 +18,7 @@ export const avalancheModule = defineModule({
   target: 'self',
   targetOf: ({ opts }) => ({ name: opts.target, url: opts.url }),
   run: ({ opts, config }, ctx) => phasedRun(runAvalanche(opts, config, { signal: ctx.signal }), ctx),
-  merge: [DELIVERY_MERGE, { max: ['rampElapsedMs', 'totalElapsedMs'], counts: ['initiallyConnected'], nonNegative: ['rampElapsedMs', 'totalElapsedMs'] }],
+  merge: [DELIVERY_MERGE, LOSS_MERGE, { max: ['rampElapsedMs', 'totalElapsedMs'], counts: ['initiallyConnected'], nonNegative: ['rampElapsedMs', 'totalElapsedMs'] }],
   multi: { sharedStream: false },
   page: avalancheReport,
 });

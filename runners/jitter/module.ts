@@ -2,7 +2,7 @@ import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
 import { defineModule } from '../../engine/session/module.ts';
 import { jitterReport } from './page.ts';
-import { DELIVERY_MERGE, pct } from '../../engine/session/results.ts';
+import { DELIVERY_MERGE, LOSS_MERGE, pct } from '../../engine/session/results.ts';
 import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from './options.ts';
 import { jitterPlannedMs, runJitter } from './run.ts';
 import { runJitterWorkers } from './workers.ts';
@@ -42,6 +42,7 @@ export const jitterModule = defineModule({
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   merge: [
     DELIVERY_MERGE,
+    LOSS_MERGE,
     {
       sum: ['jitterEvents', 'jitterSkipped', 'reconnects', 'reconnectFailures', 'csrResumes', 'historyRejected'],
       counts: ['jitterEvents', 'jitterSkipped', 'reconnects', 'reconnectFailures', 'historyRejected'],

@@ -1,7 +1,7 @@
 import type { OptionTable } from '../../lib/options.ts';
 import { defineModule } from '../../engine/session/module.ts';
 import { throughputReport } from './page.ts';
-import { DELIVERY_MERGE } from '../../engine/session/results.ts';
+import { DELIVERY_MERGE, LOSS_MERGE } from '../../engine/session/results.ts';
 import { checkThroughputOptions, THROUGHPUT_OPTIONS } from './options.ts';
 import { runThroughput, throughputPlannedMs } from './run.ts';
 
@@ -15,6 +15,7 @@ export const throughputModule = defineModule({
   summary: ['clients', 'totalMessages', 'expectedDeliveries', 'receivedDeliveries', 'lostDeliveries'],
   merge: [
     DELIVERY_MERGE,
+    LOSS_MERGE,
     { sum: ['outboundDeliveriesPerSec', 'usefulDeliveriesPerSec'], max: ['publishingMs'], counts: ['publishedMessages'], nonNegative: ['outboundDeliveriesPerSec', 'usefulDeliveriesPerSec', 'publishingMs'] },
   ],
   multi: { sharedStream: false },

@@ -55,8 +55,13 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
   const mode = o.sharedStream ? 'shared' : 'own';
   if (mode === 'shared') checkSharedStream(o.test, params);
 
-  const health = await sweep(shards, token, { maxBytes: o.maxResponseBytes });
+  const health = await sweep(shards, token, { maxBytes: o.maxResponseBytes, route: { test: o.test, target: o.target } });
   for (const h of health) log(`[${h.name}] ${h.ok ? 'healthy' : `UNHEALTHY: ${h.problem}`} (${h.url})`);
+  // A target no shard serves is the caller's name, not a sick fleet: say which targets they do serve.
+  if (health.every((h) => h.unserved)) {
+    const known = [...new Set(health.flatMap((h) => h.unserved!))];
+    throw new ReboundError('RR_ERR_TARGET_UNKNOWN', `no shard serves target "${o.target}" for ${o.test} (POST ${endpoint}); the shards serve: ${safeText(known.join(', ')) || 'none'}. A target file of your own is loaded on every shard with TARGET_MODULES (docs/targets.md)`, { details: { option: 'target', known } });
+  }
   const sick = health.filter((h) => !h.ok);
   if (sick.length && !o.skipUnhealthy) {
     throw new ReboundError('RR_ERR_SHARD_UNHEALTHY', `${sick.length} of ${k} shards failed the health sweep: ${sick.map((h) => `${h.name} ${h.url}: ${safeText(h.problem ?? '')}`).join('; ')} (pass --skip-unhealthy to run on the others)`);

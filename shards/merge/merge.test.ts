@@ -244,3 +244,30 @@ describe('shard result schema: the idle funnel', () => {
     expect(resultProblem(idle({ connected: 9, failed: 2 }))).toBe('connected 9 + failed 2 exceeds clients 10');
   });
 });
+
+describe("mergeShards: a user's target file (targetModule)", () => {
+  const withModule = (name: string, faults: { hook: string; count: number; sample: string }[]) => done(name, { ...shardResult({ clients: 10, msgs: 10, latenciesMs: [5, 6] }), targetModule: { file: '/srv/my-target.ts', faults } });
+
+  it('faults of one shard are the fleet\'s: summed by hook, TARGET_MODULE_FAULT fatal on the merge', async () => {
+    const fault = { hook: 'connect()', count: 3, sample: 'did not settle within 15000 ms' };
+    const { merged, validity } = await mergeShards([withModule('s1', []), withModule('s2', [fault]), withModule('s3', [{ ...fault, count: 2, sample: 'other' }])]);
+    expect(merged.targetModule).toEqual({ file: '/srv/my-target.ts', faults: [{ ...fault, count: 5 }] });
+    const flag = validity.flags.find((f) => f.code === 'TARGET_MODULE_FAULT');
+    expect(flag).toMatchObject({ severity: 'fatal' });
+    expect(flag!.message).toContain('/srv/my-target.ts broke the target contract during the run (docs/targets.md): connect() x5 (first: did not settle within 15000 ms)');
+    expect(validity.valid).toBe(false);
+  });
+
+  it('a file that behaved on every shard: the merged report says so, no flag', async () => {
+    const { merged, validity } = await mergeShards([withModule('s1', []), withModule('s2', [])]);
+    expect(merged.targetModule).toEqual({ file: '/srv/my-target.ts', faults: [] });
+    expect(validity.flags.map((f) => f.code)).not.toContain('TARGET_MODULE_FAULT');
+  });
+
+  it('a shard\'s targetModule is screened before it adds up: a negative count makes the shard invalid', async () => {
+    const { perShard, merged } = await mergeShards([withModule('s1', []), withModule('s2', [{ hook: 'connect()', count: -4, sample: 'x' }])]);
+    expect(perShard.map((s) => s.status)).toEqual(['done', 'invalid']);
+    expect(perShard[1]!.error).toContain('targetModule.faults[].count -4 is not an integer >= 0');
+    expect(merged.clients).toBe(10);
+  });
+});
