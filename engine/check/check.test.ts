@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCliToExit as runCli } from '../../cli/testing.ts';
 import { jsonWsServer, sseServer } from '../../examples/targets/servers.ts';
+import { useTestRedisEnv } from '../../services/common/redis-test-env.ts';
 import { withTarget } from '../measure/local-target.ts';
 import { getTarget } from '../targets/index.ts';
 import { checkTarget, type CheckReport } from './check.ts';
@@ -12,8 +13,11 @@ import { checkTarget, type CheckReport } from './check.ts';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const failed = (r: CheckReport) => r.verdicts.filter((v) => !v.ok && !v.skipped).map((v) => `${v.step}: ${v.reason}`);
 
+// The Redis variants' services find their Redis at REDIS_URL: a redis-server of this file's own.
+useTestRedisEnv();
+
 describe('target:check: every built-in passes against its own server', () => {
-  it.each(['ws', 'uws', 'socketio', 'socketio-csr', 'replay'])('%s', async (name) => {
+  it.each(['ws', 'uws', 'socketio', 'socketio-csr', 'replay', 'socketio-redis', 'socketio-csr-redis', 'replay-redis'])('%s', async (name) => {
     const t = getTarget(name);
     if (t.unavailable?.()) return; // uws without its binary here: the registry says so, the walk has nothing to start
     const r = await withTarget(t, undefined, (url) => checkTarget({ target: t, url }));
