@@ -26,7 +26,14 @@ describe('target:check: every built-in passes against its own server', () => {
     // Every capability a built-in declares was walked, none skipped but what it does not declare.
     expect(r.verdicts.filter((v) => v.skipped).map((v) => v.step)).toEqual(t.capabilities.whispers ? [] : ['whispers']);
   });
-  // anycable: an external anycable-go (no local service); not installed here, so no walk.
+  // anycable: an external anycable-go, whose binary is fetched from GitHub (not reachable here); its
+  // client walks against the replay server, which speaks the same extended protocol.
+  it('anycable, against the wire-compatible replay server', async () => {
+    const t = getTarget('anycable');
+    const r = await withTarget(getTarget('replay'), undefined, (url) => checkTarget({ target: t, url }));
+    expect(failed(r)).toEqual([]);
+    expect(r.ok).toBe(true);
+  });
 });
 
 type Json = CheckReport;
