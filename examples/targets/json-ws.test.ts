@@ -1,51 +1,17 @@
 import { runCliToExit as runCli } from '../../cli/testing.ts';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocketServer, type WebSocket } from 'ws';
 import { api, runnerExit, startRunner, tempResultsDir } from '../../shards/runner/testing.ts';
+import { startJsonWsServer } from './servers.ts';
 
 /**
- * Worked example 1 (docs/targets.md): a team's own JSON-over-ws server, written here, driven
- * through examples/targets/json-ws.ts by the real jitter CLI. The server knows nothing of Rebound:
- * its own join message, its own publish endpoint, no `/_broadcast`.
+ * Worked example 1 (docs/targets.md): a team's own JSON-over-ws server (examples/targets/servers.ts),
+ * driven through examples/targets/json-ws.ts by the real jitter CLI.
  */
-async function jsonWsServer() {
-  const rooms = new Map<string, Set<WebSocket>>();
-  const http = createServer((req, res) => {
-    const m = /^\/api\/rooms\/([^/]+)\/messages$/.exec(req.url ?? '');
-    if (req.method !== 'POST' || !m) return void ((res.statusCode = 404), res.end());
-    let text = '';
-    req.on('data', (c: Buffer) => (text += c.toString()));
-    req.on('end', () => {
-      const body = (JSON.parse(text) as { body?: unknown }).body;
-      if (typeof body !== 'string') return void ((res.statusCode = 400), res.end());
-      const frame = JSON.stringify({ op: 'msg', room: decodeURIComponent(m[1]!), body });
-      for (const ws of rooms.get(decodeURIComponent(m[1]!)) ?? []) ws.send(frame);
-      res.statusCode = 202;
-      res.end();
-    });
-  });
-  const wss = new WebSocketServer({ server: http, path: '/live' });
-  wss.on('connection', (ws) => {
-    ws.on('message', (raw) => {
-      const f = JSON.parse(raw.toString()) as { op?: string; room?: string };
-      if (f.op !== 'join' || typeof f.room !== 'string') return;
-      const set = rooms.get(f.room) ?? new Set<WebSocket>();
-      rooms.set(f.room, set.add(ws));
-      ws.on('close', () => set.delete(ws));
-      ws.send(JSON.stringify({ op: 'joined', room: f.room }));
-    });
-  });
-  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, close: () => (wss.close(), new Promise((r) => http.close(r))) };
-}
-
-let server: Awaited<ReturnType<typeof jsonWsServer>>;
-beforeAll(async () => void (server = await jsonWsServer()));
+let server: Awaited<ReturnType<typeof startJsonWsServer>>;
+beforeAll(async () => void (server = await startJsonWsServer()));
 afterAll(() => server.close());
 
 describe('example 1: a JSON-over-ws server through a target file', () => {
