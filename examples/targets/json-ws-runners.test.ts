@@ -131,7 +131,7 @@ describe('example 1 through every publishing runner (its publish, never /_broadc
       expect(step.ledger).toMatchObject({ lostDeliveries: 0, duplicates: 0, unacceptedDeliveries: 0 });
       expect(step.ledger.receivedDeliveries).toBe(step.ledger.expectedDeliveries);
     }
-    expect(results[0]!.steps[0]!.ledger.expectedDeliveries).toBe(results[0]!.steps[0]!.metrics.published * 5);
+    expect(results[0]!.steps[0]!.ledger.expectedDeliveries).toBe(results[0]!.steps[0]!.metrics.published! * 5);
   }, 120_000);
 
   it('capacity S1 against the server in its own process: bytes per connection from /proc (it answers no /metrics), no TARGET_METRICS_UNAVAILABLE', async () => {
