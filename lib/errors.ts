@@ -31,7 +31,7 @@ export const ERROR_CODES = {
   // Avalanche and deploy-impact (runners/avalanche, runners/deploy-impact)
   RR_ERR_RESTART_FAILED: { status: 502, title: 'Bad Gateway', doc: 'The configured restart (signal and respawn, restart command, hook, worker reload) failed; the run is reported with the RESTART_FAILED validity flag.' },
   RR_ERR_RELOAD_UNSUPPORTED: { status: 501, title: 'Not Implemented', doc: 'The target does not support worker reload (POST /_admin/reload answered 404, or RR_ERR_RELOAD_UNAVAILABLE: not in cluster mode).' },
-  RR_ERR_PUBLISHER_PROCESS: { status: 500, title: 'Internal Server Error', doc: 'The standalone publisher process of deploy-impact failed to start or exited before it was ready.' },
+  RR_ERR_PUBLISHER_PROCESS: { status: 500, title: 'Internal Server Error', doc: 'The standalone publisher process of deploy-impact failed to start, exited before it was ready, or could not load the target it publishes for.' },
   // --- bench-runner shards (shards/runner, runners/idle|latency|throughput|whispers) ---
   RR_ERR_TARGET_URL_REFUSED: { status: 400, title: 'Bad Request', doc: 'A request passed a target URL (cableUrl, serverUrl, wsUrl, broadcastUrl, ...): runners take targets by name only; the operator configures URLs with TARGET_<NAME>_URL.' },
   RR_ERR_TARGET_NOT_CONFIGURED: { status: 400, title: 'Bad Request', doc: 'The target has no local service and no TARGET_<NAME>_URL is configured on this runner.' },

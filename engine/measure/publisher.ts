@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { BROADCAST_LIMITS } from '../../services/common/broadcast.ts';
 import type { PublishPayload } from '../targets/payload.ts';
-import { broadcastPublish, type FunctionPublish, type PublishRequest, type TargetPublish } from '../targets/publish.ts';
+import { broadcastPublish, type FunctionPublish, type PublishContext, type PublishMessage, type PublishRequest, type TargetPublish } from '../targets/publish.ts';
 
 /**
  * The `Idempotency-Key` of message `seq`: `<runId>:<stream>:<seq>`. A header carries Latin-1 at
@@ -86,9 +86,139 @@ export interface PublisherResult {
   elapsedMs: number;
 }
 
+/** How one message's publish ended: accepted (when its accepted attempt went out, and was answered), or failed and why. */
+export type PublishOutcome =
+  | { ok: true; attemptSentAt: number; answeredAt: number }
+  /** `unknown`: some attempt may have been stored (it timed out, was answered "may have been stored", or lost its connection after the request was written). */
+  | { ok: false; cause: string; detail?: string; unknown: boolean };
+
+export interface MessageSenderOptions extends Pick<PublisherOptions, 'publish' | 'broadcastKey' | 'timeoutMs' | 'retries' | 'onAttempt'> {
+  /** The keep-alive pool requests go out on (its maxSockets is the caller's concurrency). */
+  agent: Agent;
+  /** True once the caller stops: a message then gets no further retry. */
+  stopped?: () => boolean;
+  /** A retry went out (same request, same idempotency key). */
+  onRetry?: () => void;
+}
+
+const hookWords = (err: unknown) => (err instanceof Error ? err.message.slice(0, 200) : String(err).slice(0, 200));
+
 /**
- * Publishes seq 1..M to `/_broadcast` on a drift-free schedule (start + k·interval), each as its
- * own request like the benchmark's publisher. `sentAt` is stamped when a message is due.
+ * The one path a message takes to a target's server: its definition's `publish` (an HTTP request
+ * it builds, or a function; default broadcastPublish), retried with the same idempotency key when
+ * the outcome is unknown (a timeout, a "may have been stored" answer). `url` is the base URL the
+ * target's hook builds on (PublishContext.url). startPublisher's schedule and capacity's batch
+ * publisher (for a target whose server takes no `/_broadcast` arrays) both send through it.
+ */
+export function messageSender(o: MessageSenderOptions): (url: string, message: PublishMessage, done: (r: PublishOutcome) => void) => void {
+  const spec = o.publish ?? broadcastPublish;
+  const accepts = 'request' in spec ? spec.acceptStatus : undefined;
+  const timeoutMs = o.timeoutMs ?? 10_000;
+  const retries = Math.max(0, o.retries ?? 2);
+  const stopped = () => o.stopped?.() === true;
+  const mayBeStored = (status: number, text: string): boolean => {
+    if (!('request' in spec) || !spec.mayBeStored) return false;
+    try {
+      return spec.mayBeStored(status, text) === true;
+    } catch {
+      return false; // a throwing hook says nothing: the answer stands as a refusal
+    }
+  };
+  const retry = (again: () => void, tries: number) => {
+    o.onRetry?.();
+    setTimeout(again, 100 * (tries + 1)).unref();
+  };
+
+  /** A function publish (FunctionPublish): resolved is accepted; a timeout is retried with the same key, as an HTTP timeout is. */
+  const call = (ctx: PublishContext, message: PublishMessage, done: (r: PublishOutcome) => void, tries: number) => {
+    const attemptSentAt = Date.now();
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), timeoutMs)));
+    const sent = Promise.resolve()
+      .then(() => (spec as FunctionPublish).send(message, { ...ctx, signal: abort.signal }))
+      .then(() => 'ok' as const);
+    void Promise.race([sent, timedOut]).then(
+      (outcome) => {
+        clearTimeout(timer);
+        o.onAttempt?.(message.seq, { status: outcome === 'ok' ? 'ok' : 'TIMEOUT', answerMs: Date.now() - attemptSentAt });
+        if (outcome === 'ok') return done({ ok: true, attemptSentAt, answeredAt: Date.now() });
+        abort.abort();
+        if (tries < retries && !stopped()) return retry(() => call(ctx, message, done, tries + 1), tries);
+        done({ ok: false, cause: 'TIMEOUT', detail: `publish.send() did not settle within ${timeoutMs} ms`, unknown: true });
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        const code = (err as { code?: unknown } | null)?.code;
+        const cause = typeof code === 'string' && code.length <= 64 ? code : 'publish.send() rejected';
+        o.onAttempt?.(message.seq, { status: cause, answerMs: Date.now() - attemptSentAt });
+        done({ ok: false, cause, detail: hookWords(err), unknown: false });
+      },
+    );
+  };
+
+  const attempt = (n: number, req: PublishRequest, done: (r: PublishOutcome) => void, tries: number, unknown = false) => {
+    const body = req?.body;
+    // Outcome unknown (timed out, or the target says it may have stored it): the same request
+    // again, same key, after a short back-off; a target honouring the key answers as the first.
+    const retryOr = (cause: string, detail?: string) => {
+      if (tries < retries && !stopped()) return retry(() => attempt(n, req, done, tries + 1, true), tries);
+      done({ ok: false, cause, ...(detail ? { detail } : {}), unknown: true });
+    };
+    const attemptSentAt = Date.now();
+    let http: ReturnType<typeof request>;
+    try {
+      // A target file's request (an unparsable URL, a header Node refuses) fails its message, not the run.
+      if (typeof req?.url !== 'string' || typeof body !== 'string') throw new Error('expected { url: string, body: string }');
+      if (new URL(req.url).protocol !== 'http:') throw new Error(`publish requests go over http: (got ${JSON.stringify(req.url.slice(0, 100))})`);
+      http = request(req.url, { method: req.method ?? 'POST', agent: o.agent, timeout: timeoutMs, headers: { ...req.headers, 'content-length': Buffer.byteLength(body) } });
+    } catch (err) {
+      return done({ ok: false, cause: 'publish.request() built a bad request', detail: hookWords(err), unknown: false });
+    }
+    let writtenAt = 0;
+    http.on('finish', () => (writtenAt = Date.now()));
+    const answered = (status: number | string) => o.onAttempt?.(n, { status, answerMs: writtenAt ? Date.now() - writtenAt : 0 });
+    const ok = (status: number | undefined) => (status === undefined ? false : accepts ? accepts.includes(status) : status >= 200 && status < 300);
+    http.on('response', (res) => {
+      answered(res.statusCode ?? 0);
+      let text = '';
+      if (ok(res.statusCode)) res.resume();
+      else res.on('data', (d: Buffer) => void (text.length < 4096 && (text += d.toString())));
+      res.on('end', () => {
+        if (ok(res.statusCode)) done({ ok: true, attemptSentAt, answeredAt: Date.now() });
+        else if (mayBeStored(res.statusCode ?? 0, text)) retryOr(`HTTP ${res.statusCode}`, 'may have been stored');
+        else done({ ok: false, cause: `HTTP ${res.statusCode}`, unknown });
+      });
+    });
+    http.on('timeout', () => http.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'TIMEOUT' })));
+    http.on('error', (err) => {
+      // The error's code when it has one (stable across Node versions), else its message.
+      const cause = (err as NodeJS.ErrnoException).code ?? err.message;
+      answered(cause);
+      if (cause === 'TIMEOUT') return retryOr(cause, err.message);
+      // Written in full and then cut off: the target may have stored it before the cut.
+      done({ ok: false, cause, detail: err.message, unknown: unknown || writtenAt > 0 });
+    });
+    http.end(body);
+  };
+
+  return (url, message, done) => {
+    const ctx: PublishContext = { url, ...(o.broadcastKey ? { broadcastKey: o.broadcastKey } : {}) };
+    // A target's own hook may throw (a user's target file): that message fails with the hook's words, the run goes on.
+    let req: PublishRequest | undefined;
+    try {
+      if ('request' in spec) req = spec.request(message, ctx);
+    } catch (err) {
+      return done({ ok: false, cause: 'publish.request() threw', detail: hookWords(err), unknown: false });
+    }
+    if (req) attempt(message.seq, req, done, 0);
+    else call(ctx, message, done, 0);
+  };
+}
+
+/**
+ * Publishes seq 1..M through the target's `publish` (messageSender; default `POST /_broadcast`) on
+ * a drift-free schedule (start + k·interval), each as its own request like the benchmark's publisher. `sentAt` is stamped when a message is due.
  *
  * One keep-alive connection, so the target receives messages in publish order: with several,
  * one slow request lets the next overtake it and every client sees an out-of-order pair that the
@@ -100,17 +230,6 @@ export interface PublisherResult {
 export function startPublisher(opts: PublisherOptions): { done: Promise<PublisherResult>; stop(): void } {
   const concurrency = Math.max(1, opts.concurrency ?? 1);
   const agent = new Agent({ keepAlive: concurrency > 1 || opts.intervalMs < 4000, maxSockets: concurrency });
-  const spec = opts.publish ?? broadcastPublish;
-  const ctx = { url: opts.url, ...(opts.broadcastKey ? { broadcastKey: opts.broadcastKey } : {}) };
-  const accepts = 'request' in spec ? spec.acceptStatus : undefined;
-  const mayBeStored = (status: number, text: string): boolean => {
-    if (!('request' in spec) || !spec.mayBeStored) return false;
-    try {
-      return spec.mayBeStored(status, text) === true;
-    } catch {
-      return false; // a throwing hook says nothing: the answer stands as a refusal
-    }
-  };
   const result: PublisherResult = { published: 0, failed: 0, failureCauses: {}, failures: [], retried: 0, elapsedMs: 0 };
   const t0 = Date.now();
   let stopped = false;
@@ -121,6 +240,7 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
   const seq0 = (opts.firstSeq ?? 1) - 1;
   let seq = seq0;
   const pad = 'x'.repeat(opts.payloadBytes ?? 0);
+  const sender = messageSender({ ...opts, agent, stopped: () => stopped, onRetry: () => (result.retried = (result.retried ?? 0) + 1) });
 
   const finishIfIdle = () => {
     if ((seq >= opts.messages || stopped) && inflight === 0) {
@@ -130,136 +250,25 @@ export function startPublisher(opts: PublisherOptions): { done: Promise<Publishe
     }
   };
 
-  const retries = Math.max(0, opts.retries ?? 2);
-  const send = (n: number) => {
-    const payload: PublishPayload = { seq: n, sentAt: Date.now(), runId: opts.runId, ...(pad ? { pad } : {}) };
-    opts.onSend?.(n, payload.sentAt);
-    const message = { stream: opts.stream, data: JSON.stringify(payload), seq: n, idempotencyKey: idempotencyKey(opts.runId, opts.stream, n) };
-    inflight++;
-    // A target's own hook may throw (a user's target file): that message fails with the hook's words, the run goes on.
-    let req: PublishRequest | undefined;
-    try {
-      if ('request' in spec) req = spec.request(message, ctx);
-    } catch (err) {
-      return settleHookFault(n, 'publish.request() threw', err);
+  const settled = (n: number, r: PublishOutcome) => {
+    if (r.ok) {
+      result.published++;
+      opts.onPublished?.(n, true, undefined, { attemptSentAt: r.attemptSentAt, answeredAt: r.answeredAt });
+    } else {
+      result.failed++;
+      result.failureCauses[r.cause] = (result.failureCauses[r.cause] ?? 0) + 1;
+      if (result.failures.length < 20) result.failures.push(`seq ${n}: ${r.cause}${r.detail && r.detail !== r.cause ? ` (${r.detail})` : ''}`);
+      opts.onPublished?.(n, false, r.cause, undefined, r.unknown);
     }
-    if (req) attempt(n, req, 0);
-    else call(n, message, 0);
-  };
-
-  const settleHookFault = (n: number, cause: string, err: unknown) => {
-    fail(n, cause, err instanceof Error ? err.message.slice(0, 200) : String(err).slice(0, 200));
     inflight--;
     finishIfIdle();
   };
 
-  const fail = (n: number, cause: string, detail?: string, unknown = false) => {
-    result.failed++;
-    result.failureCauses[cause] = (result.failureCauses[cause] ?? 0) + 1;
-    if (result.failures.length < 20) result.failures.push(`seq ${n}: ${cause}${detail && detail !== cause ? ` (${detail})` : ''}`);
-    opts.onPublished?.(n, false, cause, undefined, unknown);
-  };
-
-  const accepted = (n: number, attemptSentAt: number) => {
-    result.published++;
-    opts.onPublished?.(n, true, undefined, { attemptSentAt, answeredAt: Date.now() });
-  };
-
-  /** A function publish (FunctionPublish): resolved is accepted; a timeout is retried with the same key, as an HTTP timeout is. */
-  const call = (n: number, message: Parameters<FunctionPublish['send']>[0], tries: number) => {
-    const attemptSentAt = Date.now();
-    const timeoutMs = opts.timeoutMs ?? 10_000;
-    const abort = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), timeoutMs)));
-    const sent = Promise.resolve()
-      .then(() => (spec as FunctionPublish).send(message, { ...ctx, signal: abort.signal }))
-      .then(() => 'ok' as const);
-    void Promise.race([sent, timedOut]).then(
-      (outcome) => {
-        clearTimeout(timer);
-        opts.onAttempt?.(n, { status: outcome === 'ok' ? 'ok' : 'TIMEOUT', answerMs: Date.now() - attemptSentAt });
-        if (outcome === 'ok') {
-          accepted(n, attemptSentAt);
-        } else {
-          abort.abort();
-          if (tries < retries && !stopped) {
-            result.retried = (result.retried ?? 0) + 1;
-            setTimeout(() => call(n, message, tries + 1), 100 * (tries + 1)).unref();
-            return;
-          }
-          fail(n, 'TIMEOUT', `publish.send() did not settle within ${timeoutMs} ms`, true);
-        }
-        inflight--;
-        finishIfIdle();
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        const code = (err as { code?: unknown } | null)?.code;
-        const cause = typeof code === 'string' && code.length <= 64 ? code : 'publish.send() rejected';
-        opts.onAttempt?.(n, { status: cause, answerMs: Date.now() - attemptSentAt });
-        fail(n, cause, err instanceof Error ? err.message.slice(0, 200) : String(err).slice(0, 200));
-        inflight--;
-        finishIfIdle();
-      },
-    );
-  };
-
-  const attempt = (n: number, req: PublishRequest, tries: number, unknown = false) => {
-    const body = req?.body;
-    // Outcome unknown (timed out, or the target says it may have stored it): the same request
-    // again, same key, after a short back-off; a target honouring the key answers as the first.
-    const retryOr = (cause: string, detail?: string) => {
-      unknown = true;
-      if (tries < retries && !stopped) {
-        result.retried = (result.retried ?? 0) + 1;
-        setTimeout(() => attempt(n, req, tries + 1, true), 100 * (tries + 1)).unref();
-        return;
-      }
-      fail(n, cause, detail, unknown);
-      inflight--;
-      finishIfIdle();
-    };
-    const attemptSentAt = Date.now();
-    let http: ReturnType<typeof request>;
-    try {
-      // A target file's request (an unparsable URL, a header Node refuses) fails its message, not the run.
-      if (typeof req?.url !== 'string' || typeof body !== 'string') throw new Error('expected { url: string, body: string }');
-      if (new URL(req.url).protocol !== 'http:') throw new Error(`publish requests go over http: (got ${JSON.stringify(req.url.slice(0, 100))})`);
-      http = request(req.url, { method: req.method ?? 'POST', agent, timeout: opts.timeoutMs ?? 10_000, headers: { ...req.headers, 'content-length': Buffer.byteLength(body) } });
-    } catch (err) {
-      return settleHookFault(n, 'publish.request() built a bad request', err);
-    }
-    let writtenAt = 0;
-    http.on('finish', () => (writtenAt = Date.now()));
-    const answered = (status: number | string) => opts.onAttempt?.(n, { status, answerMs: writtenAt ? Date.now() - writtenAt : 0 });
-    const ok = (status: number | undefined) => (status === undefined ? false : accepts ? accepts.includes(status) : status >= 200 && status < 300);
-    http.on('response', (res) => {
-      answered(res.statusCode ?? 0);
-      let text = '';
-      if (ok(res.statusCode)) res.resume();
-      else res.on('data', (d: Buffer) => void (text.length < 4096 && (text += d.toString())));
-      res.on('end', () => {
-        if (ok(res.statusCode)) accepted(n, attemptSentAt);
-        else if (mayBeStored(res.statusCode ?? 0, text)) return retryOr(`HTTP ${res.statusCode}`, 'may have been stored');
-        else fail(n, `HTTP ${res.statusCode}`, undefined, unknown);
-        inflight--;
-        finishIfIdle();
-      });
-    });
-    http.on('timeout', () => http.destroy(Object.assign(new Error(`no answer within ${opts.timeoutMs ?? 10_000} ms`), { code: 'TIMEOUT' })));
-    http.on('error', (err) => {
-      // The error's code when it has one (stable across Node versions), else its message.
-      const cause = (err as NodeJS.ErrnoException).code ?? err.message;
-      answered(cause);
-      if (cause === 'TIMEOUT') return retryOr(cause, err.message);
-      // Written in full and then cut off: the target may have stored it before the cut.
-      if (writtenAt) unknown = true;
-      fail(n, cause, err.message, unknown);
-      inflight--;
-      finishIfIdle();
-    });
-    http.end(body);
+  const send = (n: number) => {
+    const payload: PublishPayload = { seq: n, sentAt: Date.now(), runId: opts.runId, ...(pad ? { pad } : {}) };
+    opts.onSend?.(n, payload.sentAt);
+    inflight++;
+    sender(opts.url, { stream: opts.stream, data: JSON.stringify(payload), seq: n, idempotencyKey: idempotencyKey(opts.runId, opts.stream, n) }, (r) => settled(n, r));
   };
 
   // Message seq0+k+1 is due at t0 + k·interval. Everything already due goes out now, so a late

@@ -150,4 +150,27 @@ describe.skipIf(process.platform !== 'linux')('a loopback target found from its 
       await new Promise((r) => server.close(r));
     }
   }, 30_000);
+  it('a server that answers no /metrics is found from the process holding its listener; one in this very process is refused (its tree would count the runner)', async () => {
+    // A plain HTTP server, no /metrics, in a child process: found by its port alone.
+    const child = spawn(process.execPath, ['-e', "require('http').createServer((q, s) => { s.statusCode = 404; s.end(); }).listen(0, '127.0.0.1', function () { console.log(this.address().port); })"], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const port = await new Promise<number>((r) => child.stdout.once('data', (b: Buffer) => r(Number(b.toString().trim()))));
+    const own = createServer((_q, s) => void ((s.statusCode = 404), s.end()));
+    await new Promise<void>((r) => own.listen(0, '127.0.0.1', r));
+    const ownUrl = `http://127.0.0.1:${(own.address() as AddressInfo).port}`;
+    try {
+      expect(localListener(`http://127.0.0.1:${port}`, undefined)).toBe(child.pid);
+      const sampler = startTargetSampler({ url: `http://127.0.0.1:${port}` });
+      const base = await sampler.baseline(1);
+      sampler.stop();
+      expect(sampler.pidFrom).toBe('listener');
+      expect(base).toBeGreaterThan(0);
+      expect(localListener(ownUrl, undefined)).toBeUndefined();
+      // A port nobody listens on finds nobody.
+      await new Promise((r) => own.close(r));
+      expect(localListener(ownUrl, undefined)).toBeUndefined();
+    } finally {
+      child.kill('SIGKILL');
+      own.close();
+    }
+  }, 30_000);
 });

@@ -115,16 +115,41 @@ function readBounded(file: string, max: number): string {
   }
 }
 
-/** Inodes of the sockets whose local port is `port` (its listener and the connections it accepted), per /proc/net/tcp and tcp6. */
-function portInodes(port: number): Set<string> {
+/**
+ * Inodes of the sockets whose local port is `port` (its listener and the connections it accepted),
+ * per /proc/net/tcp and tcp6; `listening`: the listener's only (state 0A, LISTEN).
+ */
+function portInodes(port: number, listening = false): Set<string> {
   const out = new Set<string>();
   for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
     for (const line of readBounded(f, MAX_PROC_NET_BYTES).split('\n')) {
       // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
       const c = line.trim().split(/\s+/);
-      if (c[9] && c[9] !== '0' && parseInt(c[1]?.split(':')[1] ?? '', 16) === port) out.add(c[9]);
+      if (c[9] && c[9] !== '0' && parseInt(c[1]?.split(':')[1] ?? '', 16) === port && (!listening || c[3] === '0A')) out.add(c[9]);
     }
   }
+  return out;
+}
+
+/** Processes looked at when searching /proc for a port's listener: a bound on one search. */
+const MAX_PROCESSES_SEARCHED = 32_768;
+
+/** The first process (ours to read) that holds one of `inodes`, searched over /proc; undefined when none does. */
+function holderOf(inodes: Set<string>): number | undefined {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return undefined;
+  }
+  for (const d of pids.slice(0, MAX_PROCESSES_SEARCHED)) if (holdsSocket(Number(d), inodes)) return Number(d);
+  return undefined;
+}
+
+/** This process and its ancestors: a target found here would count the runner's own memory and clients. */
+function selfAndAncestors(): Set<number> {
+  const out = new Set<number>([process.pid]);
+  for (let p = parentOf(process.pid), i = 0; p !== undefined && i < 64; p = parentOf(p), i++) out.add(p);
   return out;
 }
 
@@ -167,19 +192,31 @@ const commandOf = (pid: number): string | undefined => readBounded(`/proc/${pid}
  * the highest is the tree's root. A node:cluster primary either holds the listener (shared with
  * its workers or handing them connections) or, when each worker binds the port itself with
  * SO_REUSEPORT (the replay server's uWS transport, services/uws), holds nothing on the port: its
- * workers are forks with its own command line. Undefined for a remote URL, a target in another
- * pid namespace or behind a proxy, or a hint that proves nothing.
+ * workers are forks with its own command line. Without a hint (a server that answers no
+ * `/metrics`), the process holding the port's listener is searched for in /proc, unless that is
+ * this process or one of its ancestors. Undefined for a remote URL, a target in another pid
+ * namespace or behind a proxy, or a hint that proves nothing.
  */
 export function localListener(url: string, hint: unknown): number | undefined {
-  if (process.platform !== 'linux' || !isLoopbackUrl(url) || typeof hint !== 'number' || !Number.isInteger(hint) || hint <= 1) return undefined;
+  if (process.platform !== 'linux' || !isLoopbackUrl(url)) return undefined;
   const u = new URL(url);
   const port = Number(u.port || (u.protocol === 'https:' || u.protocol === 'wss:' ? 443 : 80));
+  let start: number | undefined;
+  if (hint === undefined) {
+    // No /metrics to name a pid (a user's own server): the process holding the port's listener.
+    start = holderOf(portInodes(port, true));
+    if (start === undefined) return undefined;
+  } else if (typeof hint === 'number' && Number.isInteger(hint) && hint > 1) start = hint;
+  else return undefined;
   const inodes = portInodes(port);
-  if (!inodes.size || !holdsSocket(hint, inodes)) return undefined;
-  const command = commandOf(hint);
+  if (!inodes.size || !holdsSocket(start, inodes)) return undefined;
+  const command = commandOf(start);
   const sameServer = (p: number) => holdsSocket(p, inodes) || (command !== undefined && commandOf(p) === command);
-  let root = hint;
-  for (let p = parentOf(hint), i = 0; p !== undefined && i < 32 && sameServer(p); p = parentOf(p), i++) root = p;
+  let root = start;
+  for (let p = parentOf(start), i = 0; p !== undefined && i < 32 && sameServer(p); p = parentOf(p), i++) root = p;
+  // Found by the port alone, a listener in this process or above it (a server inside the test or
+  // tool that runs the runner) is not the target's own tree: its RSS would count the runner too.
+  if (hint === undefined && selfAndAncestors().has(root)) return undefined;
   return root;
 }
 

@@ -10,9 +10,10 @@ import { WebSocketServer, type WebSocket } from 'ws';
 /**
  * Worked example 1 (docs/targets.md): a team's own JSON-over-ws server, written in examples/targets/servers.ts, driven
  * through examples/targets/json-ws.ts by the real jitter CLI. The server knows nothing of Rebound:
- * its own join message, its own publish endpoint, no `/_broadcast`.
+ * its own join message, its own publish endpoint, no `/_broadcast`. `port`: 0 picks one; a
+ * restarted server (serve-json-ws.ts) comes back on the port it had.
  */
-export async function jsonWsServer() {
+export async function jsonWsServer(port = 0) {
   const rooms = new Map<string, Set<WebSocket>>();
   const http = createServer((req, res) => {
     const m = /^\/api\/rooms\/([^/]+)\/messages$/.exec(req.url ?? '');
@@ -39,7 +40,7 @@ export async function jsonWsServer() {
       ws.send(JSON.stringify({ op: 'joined', room: f.room }));
     });
   });
-  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => http.listen(port, '127.0.0.1', r));
   return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, close: () => (wss.close(), new Promise((r) => http.close(r))) };
 }
 

@@ -1,4 +1,5 @@
 import { Emitter } from '../../lib/emitter.ts';
+import { ReboundError } from '../../lib/errors.ts';
 import { DELIVERY_RULES, judge, type ValidityInput, type ValidityRule } from '../../engine/measure/validity.ts';
 import { watchRunner } from '../../engine/measure/runner-health.ts';
 import { getTarget } from '../../engine/targets/index.ts';
@@ -171,12 +172,13 @@ class PublishBook {
 async function deploy(o: DeployImpactOptions, at: { url: string; stream: string; runId: string; messages: number }, fleet: ClientFleet, book: PublishBook, events: Emitter<DeployImpactEvents>): Promise<PublisherRestart> {
   const { messages } = at;
   const intervalMs = 1000 / o.rate;
-  const common = { url: o.broadcastUrl ?? at.url, stream: at.stream, runId: at.runId, lastSeq: messages, intervalMs, payloadBytes: o.payloadBytes, ...(o.broadcastKey ? { broadcastKey: o.broadcastKey } : {}) };
+  const common = { target: o.target, url: o.broadcastUrl ?? at.url, stream: at.stream, runId: at.runId, lastSeq: messages, intervalMs, payloadBytes: o.payloadBytes, ...(o.broadcastKey ? { broadcastKey: o.broadcastKey } : {}) };
   const first = await book.spawn();
   const scheduleStart = Date.now();
   first.start({ ...common, firstSeq: 1 });
   events.emit('phase', 'publish', `${messages} messages at ${o.rate}/s from publisher pid ${first.pid}; deploy after ${o.warmupMs} ms`);
   await fleet.wait(scheduleStart + o.warmupMs - Date.now());
+  if (first.error) throw new ReboundError('RR_ERR_PUBLISHER_PROCESS', `the standalone publisher could not publish: ${first.error}`);
 
   const signal = o.signal === 'kill' ? 'SIGKILL' : 'SIGTERM';
   const killedAtMs = Date.now();

@@ -21,6 +21,8 @@ export class StandalonePublisher extends ChildLink<PublisherStart, PublisherRepo
   protected override receive(m: PublisherReport): void {
     if (m.type === 'published' || m.type === 'sent') this.onPublished(m);
     else if (m.type === 'done') this.finish(m);
+    // It could not publish at all (the target's file did not load here): said once, the deploy stops on it.
+    else if (m.type === 'error') this.error ??= m.message.slice(0, 500);
     else if (m.type === 'ready') this.pid = m.pid;
   }
 

@@ -1,5 +1,7 @@
 import { Agent, request } from 'node:http';
+import { idempotencyKey, messageSender } from '../../../engine/measure/publisher.ts';
 import type { PublishPayload } from '../../../engine/targets/payload.ts';
+import { broadcastPublish, type PublishMessage, type TargetPublish } from '../../../engine/targets/publish.ts';
 import type { StepKey } from './messages.ts';
 
 /**
@@ -15,6 +17,10 @@ import type { StepKey } from './messages.ts';
  * scheduled). Order per key still holds: a batch that shares a key with one in flight waits,
  * and batches leave strictly in the order they were built, so a key's messages can never be
  * reordered. A waiting batch's latency includes the wait (its `sentAt` is when it was due).
+ *
+ * A target that declares its own `publish` (a user's target file: its server takes no
+ * `/_broadcast` array) gets each message as its own request through that declaration
+ * (messageSender, the publisher's one send path), under the same per-key order and in-flight bound.
  */
 export interface BatchPublisherOptions {
   urls: string[];
@@ -25,6 +31,8 @@ export interface BatchPublisherOptions {
   payloadBytes?: number;
   /** Batches in flight per node at most (1 = one connection, each batch waits for the last answer). @default 4 */
   maxInFlight?: number;
+  /** How the target's server takes a message (its definition's `publish`). @default broadcastPublish: batches as `/_broadcast` arrays */
+  publish?: TargetPublish;
   /** The target accepted `seq` of key `k` (HTTP 201 for its batch). */
   onAccepted(k: number, seq: number): void;
 }
@@ -36,6 +44,8 @@ export async function publishBatches(o: BatchPublisherOptions) {
   const maxInFlight = Math.max(1, o.maxInFlight ?? 4);
   const agents = o.urls.map(() => new Agent({ keepAlive: true, maxSockets: maxInFlight }));
   const targets = o.urls.map((u) => new URL('/_broadcast', u));
+  // Arrays are /_broadcast's: a target with a publish of its own takes one message per request.
+  const single = o.publish && o.publish !== broadcastPublish ? o.urls.map((_, i) => messageSender({ publish: o.publish, agent: agents[i]! })) : undefined;
   const offered = Math.round((o.ratePerSec * o.durationMs) / 1000);
   const r = {
     /** Messages due over the duration at the rate. */
@@ -54,12 +64,14 @@ export async function publishBatches(o: BatchPublisherOptions) {
   /** Batches in flight per key and per node; batches built but not yet sent, oldest first. */
   const keyBusy = new Int32Array(o.keys.length);
   const nodeBusy = new Int32Array(o.urls.length);
-  const waiting: { node: number; items: { k: number; seq: number }[]; body: string }[] = [];
+  /** A batch: `body` is its `/_broadcast` array, or `message` the one message of a target with its own publish. */
+  type Batch = { node: number; items: { k: number; seq: number }[]; body: string; message?: PublishMessage };
+  const waiting: Batch[] = [];
   const t0 = Date.now();
   let tick = 0;
   let next = 0;
 
-  const post = (node: number, items: { k: number; seq: number }[], body: string) =>
+  const post = ({ node, items, body, message }: Batch) =>
     new Promise<void>((resolve) => {
       const done = (ok: boolean) => {
         if (ok) {
@@ -68,6 +80,7 @@ export async function publishBatches(o: BatchPublisherOptions) {
         } else r.failed += items.length;
         resolve();
       };
+      if (single && message) return single[node]!(o.urls[node]!, message, (x) => done(x.ok));
       const req = request(targets[node]!, { method: 'POST', agent: agents[node], timeout: 10_000, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } });
       req.on('response', (res) => {
         res.resume();
@@ -85,7 +98,7 @@ export async function publishBatches(o: BatchPublisherOptions) {
       waiting.shift();
       nodeBusy[b.node]!++;
       for (const it of b.items) keyBusy[it.k]!++;
-      const p = post(b.node, b.items, b.body).then(() => {
+      const p = post(b).then(() => {
         nodeBusy[b.node]!--;
         for (const it of b.items) keyBusy[it.k]!--;
         inflight.delete(p);
@@ -105,17 +118,21 @@ export async function publishBatches(o: BatchPublisherOptions) {
       if (n > 0) {
         const items: { k: number; seq: number }[] = [];
         const parts: string[] = [];
+        const node = tick % o.urls.length;
         for (let i = 0; i < n; i++) {
           const k = next;
           next = (next + 1) % o.keys.length;
           const seq = ++seqs[k]!;
           const key = o.keys[k]!;
-          const payload: PublishPayload = { seq, sentAt: now, runId: key.key, ...(pad ? { pad } : {}) };
-          items.push({ k, seq });
-          parts.push(JSON.stringify({ stream: key.streamName, data: JSON.stringify(payload) }));
+          const data = JSON.stringify({ seq, sentAt: now, runId: key.key, ...(pad ? { pad } : {}) } satisfies PublishPayload);
+          if (single) waiting.push({ node, items: [{ k, seq }], body: '', message: { stream: key.streamName, data, seq, idempotencyKey: idempotencyKey(key.key, key.streamName, seq) } });
+          else {
+            items.push({ k, seq });
+            parts.push(JSON.stringify({ stream: key.streamName, data }));
+          }
         }
         r.sent += n;
-        waiting.push({ node: tick % o.urls.length, items, body: `[${parts.join(',')}]` });
+        if (!single) waiting.push({ node, items, body: `[${parts.join(',')}]` });
         dispatch();
       }
       tick++;

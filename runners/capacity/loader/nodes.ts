@@ -16,11 +16,14 @@ export interface TargetNodes {
   pids: number[];
   /** Processes serving behind each node's port (its --workers; 1 for one process or a URL). */
   workersPerNode: number;
+  /** How the target's server takes a message (its definition's `publish`; absent: `/_broadcast`). */
+  publish?: TargetDefinition['publish'];
   close(): Promise<void>;
 }
 
 export async function startNodes(target: TargetDefinition, o: { url?: string; nodes: number; workers?: number }): Promise<TargetNodes> {
-  if (o.url) return { urls: [o.url.replace(/\/+$/, '')], pids: [], workersPerNode: 1, close: async () => undefined };
+  const publish = target.publish ? { publish: target.publish } : {};
+  if (o.url) return { urls: [o.url.replace(/\/+$/, '')], pids: [], workersPerNode: 1, ...publish, close: async () => undefined };
   if (!target.service) throw new ReboundError('RR_ERR_OPTION_INVALID', `target "${target.name}" has no local service: pass a url`, { details: { option: 'url' } });
   if (o.nodes > 1 && !target.needsRedis) throw new ReboundError('RR_ERR_OPTION_INVALID', `nodes=${o.nodes} needs a Redis-backed target (e.g. replay-redis); "${target.name}" nodes would share nothing`, { details: { option: 'nodes' } });
   let redis: RedisProcess | undefined;
@@ -35,6 +38,7 @@ export async function startNodes(target: TargetDefinition, o: { url?: string; no
       urls: nodes.urls,
       pids: nodes.handles.map((h) => h.pid),
       workersPerNode: Math.max(1, o.workers ?? 1),
+      ...publish,
       close: async () => {
         await nodes.close();
         await redis?.close();

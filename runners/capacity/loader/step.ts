@@ -41,7 +41,7 @@ export async function runStep(fleet: LoaderGroup, nodes: TargetNodes, p: StepPla
   const usage = watchNodes(nodes.pids);
   const machineWatch = watchMachineCpu();
   const accepted: number[][] = p.keys.map(() => []);
-  const pub = await publishBatches({ urls: nodes.urls, keys: p.keys, ratePerSec: p.ratePerSec, durationMs: p.durationMs, tickMs: p.tickMs, payloadBytes: p.payloadBytes, maxInFlight: p.maxInFlight, onAccepted: (k, seq) => accepted[k]!.push(seq) });
+  const pub = await publishBatches({ urls: nodes.urls, keys: p.keys, ratePerSec: p.ratePerSec, durationMs: p.durationMs, tickMs: p.tickMs, payloadBytes: p.payloadBytes, maxInFlight: p.maxInFlight, ...(nodes.publish ? { publish: nodes.publish } : {}), onAccepted: (k, seq) => accepted[k]!.push(seq) });
   // Server CPU over the publishing window only: the drain's idle seconds would dilute it.
   const target = usage.stop();
   const machine = machineWatch.stop();

@@ -169,6 +169,7 @@ export const scenario: ScenarioModule<S6Options> = defineScenario({
             messages: book.maxMsgs,
             intervalMs: o.intervalMs,
             timeoutMs: 3000,
+            ...(ctx.target.publish ? { publish: ctx.target.publish } : {}),
             onPublished: (seq, ok) => void (ok && book.accepted(k, seq)),
           }),
         );
