@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { until } from '../../lib/time.ts';
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { localListener, processTree, processTreeUsage, runtimeProcesses, startTargetSampler, watchTarget } from './target-usage.ts';
@@ -7,9 +8,10 @@ import { startService } from '../../services/common/spawn.ts';
 
 /** A real `/metrics` endpoint answering after `delayMs`. */
 async function metricsServer(delayMs: number, body: object) {
-  const server = createServer((_req, res) => void setTimeout(() => res.end(JSON.stringify(body)), delayMs));
+  let answered = 0;
+  const server = createServer((_req, res) => void setTimeout(() => res.end(JSON.stringify(body), () => answered++), delayMs));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => {
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, answered: () => answered, close: () => {
       server.closeAllConnections();
       return new Promise((r) => server.close(r));
     },
@@ -70,7 +72,9 @@ describe('startTargetSampler', () => {
       const remote = startTargetSampler({ url: m.url, everyMs: 30 });
       expect(remote.source).toBe('metrics');
       remote.start();
-      await new Promise((r) => setTimeout(r, 120));
+      // Until the server has answered three times (at most 5 s; a fixed 120 ms saw one answer on a loaded box).
+      await until(() => m.answered() >= 3, 5000);
+      await new Promise((r) => setTimeout(r, 30));
       const r = remote.stop();
       expect(r.metricsAnswered).toBeGreaterThan(1);
       expect(r.samples[0]).toMatchObject({ connections: 7, rssBytes: 1, cpuPct: 2 });

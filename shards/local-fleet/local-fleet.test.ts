@@ -121,21 +121,22 @@ describe('another job on the machine', () => {
     return { sample, childPct };
   };
 
-  // The child's share of a core depends on what else the box runs (on a 2-core CI box beside the
-  // suite it got 40%); what the sampler must do is book whatever it got to the right group. Ten
-  // points of slack: the two readings are taken a few microseconds apart, in 10 ms ticks.
+  // The child's share of a core depends on what else the box runs (beside the suite on a 2-core
+  // box it got 40%, and 14% with more running); what the sampler must do is book whatever it got
+  // to the right group. The two readings are taken microseconds apart in 10 ms ticks: 3 points of
+  // slack plus a tenth of the share.
   it("a busy process outside the fleet is other CPU; the same process as a runner is the fleet's", async () => {
     const outside = busyChild(3000);
     const a = await sampleAround(outside.pid!, () => ({ target: undefined, runners: [] }));
     outside.kill();
-    expect(a.childPct, 'the busy child ran').toBeGreaterThan(15);
+    expect(a.childPct, 'the busy child ran').toBeGreaterThan(3);
     // Whatever else runs on the box adds to it: a lower bound only.
-    expect(a.sample.otherCpuPct).toBeGreaterThanOrEqual(a.childPct - 10);
+    expect(a.sample.otherCpuPct).toBeGreaterThanOrEqual(a.childPct - (3 + a.childPct / 10));
     const inside = busyChild(3000);
     const b = await sampleAround(inside.pid!, () => ({ target: undefined, runners: [inside.pid!] }));
     inside.kill();
-    expect(b.childPct, 'the busy child ran').toBeGreaterThan(15);
-    expect(Math.abs(b.sample.runners.cpuPct - b.childPct)).toBeLessThan(10);
+    expect(b.childPct, 'the busy child ran').toBeGreaterThan(3);
+    expect(Math.abs(b.sample.runners.cpuPct - b.childPct)).toBeLessThan(3 + b.childPct / 10);
   }, 20_000);
 
   it('connects that failed while other processes took the CPU are MACHINE_BUSY, not a wall; on a quiet box the same failures are CONNECT_RATE', () => {

@@ -20,7 +20,10 @@ describe('soak too short to judge a slope', () => {
     const leak = setInterval(() => kept.push(Buffer.alloc(1 << 20, 7)), 250);
     try {
       const ctx: ScenarioContext = { target: getTarget('ws'), url: `http://127.0.0.1:${svc.port}`, seed: 1, signal: new AbortController().signal, log: () => {}, progress: () => {} };
-      const o = parseSoakOptions({ values: { target: 'ws', durationSec: 30, sampleSec: 2, warmupSec: 6, clients: 5, rate: 10, ramp: 100, drainSec: 2 }, origin: 'test' });
+      // The leak's garbage is collected in this process, which also runs the clients: its pauses
+      // move a few-ms p99 by tens of ms on a loaded box (21 vs 6.5 ms in one CI run). This test
+      // judges the memory rule; the latency rule gets room to pass.
+      const o = parseSoakOptions({ values: { target: 'ws', durationSec: 30, sampleSec: 2, warmupSec: 6, clients: 5, rate: 10, ramp: 100, drainSec: 2, p99SlackMs: 200 }, origin: 'test' });
       const r = await scenario.run(ctx, o);
       const d = r.detail as unknown as SoakDetail;
       const memory = d.judgement.rules.find((x) => x.rule === 'memory')!;
