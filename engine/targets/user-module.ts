@@ -312,10 +312,25 @@ class GuardedClient implements TargetClient {
   private readonly book: FaultBook;
   private readonly events = new Emitter<ClientEvents>();
   private readonly inner: TargetClient | undefined;
+  private readonly caps: TargetDefinition['capabilities'];
   readonly whisper?: (data: Record<string, unknown>) => void;
+  /**
+   * What the run can see of the file's capability claims, a few counters per client: calls of
+   * connect()/reconnect() not yet settled, whether one was made since the last disconnect, whether
+   * it reconnected and ever saw a resume's answer, its arrivals and how many carried a position.
+   */
+  private pending = 0;
+  private calledSinceDown = true;
+  private reconnected = false;
+  private resumeAnswered = false;
+  private arrivals = 0;
+  private withOffset = 0;
+  private withEpoch = 0;
+  private judged = false;
 
   constructor(def: TargetDefinition, opts: ClientOptions, file: string, private readonly settleMs: number) {
     this.index = opts.index;
+    this.caps = def.capabilities;
     this.book = new FaultBook(file);
     BOOKS.set(this, this.book);
     let inner: TargetClient | undefined;
@@ -351,24 +366,71 @@ class GuardedClient implements TargetClient {
     c.on('message', (m) => {
       const why = arrivalFault(m);
       if (why) return this.fault('message event', why);
+      this.arrivalClaims(m);
       this.events.emit('message', m);
     });
     c.on('connected', (info) => {
       if (typeof info?.resumed !== 'boolean' || !Number.isInteger(info.attempt) || info.attempt < 0) this.fault('connected event', `expected { resumed: boolean, attempt: integer >= 0 }, got ${describe(info)}`);
+      else this.connectedClaims(info);
       this.events.emit('connected', { resumed: info?.resumed === true, attempt: Number.isInteger(info?.attempt) && info.attempt >= 0 ? info.attempt : 0 });
     });
     c.on('disconnected', (info) => {
       const reason = info?.reason;
+      this.calledSinceDown = false;
       if (typeof reason !== 'string' || !DISCONNECT_REASONS.has(reason)) this.fault('disconnected event', `reason must be one of ${[...DISCONNECT_REASONS].join(', ')} (got ${describe(reason)})`);
       const detail = typeof info?.detail === 'string' ? info.detail.replace(CONTROL, ' ').slice(0, 200) : undefined;
       this.events.emit('disconnected', { reason: typeof reason === 'string' && DISCONNECT_REASONS.has(reason) ? (reason as DisconnectReason) : 'transport_error', ...(detail ? { detail } : {}) });
     });
     c.on('history', (info) => {
       if (typeof info?.ok !== 'boolean') return this.fault('history event', `expected { ok: boolean }, got ${describe(info)}`);
+      this.resumeAnswered = true;
       const reason = typeof info.reason === 'string' ? info.reason.replace(CONTROL, ' ').slice(0, 64) : undefined;
       this.events.emit('history', { ok: info.ok, ...(reason ? { reason } : {}) });
     });
     c.on('error', (err) => this.events.emit('error', err instanceof Error ? err : new Error(text(err))));
+  }
+
+  /**
+   * An arrival against `offsets`/`epochs`: without whispers every arrival is the stream's and must
+   * carry what is claimed; a whisper is relayed outside the stream and has no position, so with
+   * whispers the claim is judged at close() over the client's arrivals (none positioned: a lie).
+   */
+  private arrivalClaims(m: ArrivedMessage): void {
+    this.arrivals++;
+    if (m.offset !== undefined) this.withOffset++;
+    if (m.epoch !== undefined) this.withEpoch++;
+    if (this.caps.whispers) return;
+    if (this.caps.offsets && m.offset === undefined) this.fault('capabilities.offsets', 'declared true, but an arrival came without an offset');
+    if (this.caps.epochs && m.epoch === undefined) this.fault('capabilities.epochs', 'declared true, but an arrival came without an epoch');
+  }
+
+  /**
+   * A `connected` against `reconnect` and `resume`. A manual client is brought back only by the
+   * runner's connect()/reconnect(): one that is connected again (attempt > 0) with no call in flight
+   * and none made since its disconnect reconnected by itself.
+   */
+  private connectedClaims(info: { resumed: boolean; attempt: number }): void {
+    if (info.resumed) this.resumeAnswered = true;
+    if (info.attempt === 0) return;
+    this.reconnected = true;
+    if (this.caps.reconnect === 'manual' && this.pending === 0 && !this.calledSinceDown) this.fault('capabilities.reconnect', `declared 'manual', but the client reconnected by itself (connected, attempt ${info.attempt}, with no connect() or reconnect() since its disconnect)`);
+  }
+
+  /**
+   * The claims judged over the client's life, at its close. `resume: 'history'`: a history client
+   * asks on every subscribe (AnyCable's since) and the server answers, ok or not; a client that
+   * reconnected and never saw an answer nor a restored session does not speak it. Per reconnect it
+   * would be ambiguous: the answer follows the replayed arrivals, and a drop may cut it off.
+   * `resume: 'session'` is not judged: every `connected` carries its own outcome (resumed: false is
+   * an expired session, a server's answer).
+   */
+  private lifeClaims(): void {
+    if (this.judged) return;
+    this.judged = true;
+    if (this.caps.resume === 'history' && this.reconnected && !this.resumeAnswered) this.fault('capabilities.resume', "declared 'history', but the client reconnected and saw no history answer and no restored session in its life");
+    if (!this.caps.whispers || this.arrivals === 0) return;
+    if (this.caps.offsets && this.withOffset === 0) this.fault('capabilities.offsets', `declared true, but none of the client's ${this.arrivals} arrivals carried an offset`);
+    if (this.caps.epochs && this.withEpoch === 0) this.fault('capabilities.epochs', `declared true, but none of the client's ${this.arrivals} arrivals carried an epoch`);
   }
 
   on<E extends keyof ClientEvents>(event: E, f: ClientEvents[E]): () => void {
@@ -387,6 +449,7 @@ class GuardedClient implements TargetClient {
   private settle(hook: string, start: () => Promise<void> | undefined): Promise<void> {
     if (!this.inner) return Promise.reject(new Error(`target module ${this.book.file}: createClient() failed`));
     let p: unknown;
+    this.calledSinceDown = true;
     try {
       p = start();
     } catch (err) {
@@ -397,6 +460,7 @@ class GuardedClient implements TargetClient {
       this.fault(hook, `must return a Promise (got ${describe(p)})`);
       return Promise.reject(new Error(`target module ${this.book.file}: ${hook} did not return a Promise`));
     }
+    this.pending++;
     return new Promise<void>((res, rej) => {
       const timer = setTimeout(() => {
         this.fault(hook, `did not settle within ${this.settleMs} ms (a target times out its own handshake)`);
@@ -404,8 +468,8 @@ class GuardedClient implements TargetClient {
       }, this.settleMs);
       timer.unref();
       (p as Promise<void>).then(
-        () => (clearTimeout(timer), res()),
-        (err: unknown) => (clearTimeout(timer), rej(err instanceof Error ? err : new Error(text(err)))),
+        () => (this.pending--, clearTimeout(timer), res()),
+        (err: unknown) => (this.pending--, clearTimeout(timer), rej(err instanceof Error ? err : new Error(text(err)))),
       );
     });
   }
@@ -415,6 +479,7 @@ class GuardedClient implements TargetClient {
   }
 
   close(): void {
+    this.lifeClaims();
     this.call('close()', () => this.inner?.close());
   }
 }
