@@ -3,6 +3,7 @@ import { childRng } from '../../lib/rng.ts';
 import type { AnyCableClientOptions } from '../targets/anycable.ts';
 import type { ClientOptions, TargetClient } from '../targets/types.ts';
 import { strategyBackoff } from '../targets/reconnect.ts';
+import { targetModuleField } from '../targets/user-module.ts';
 import { handshakeFailureKind } from '../measure/handshake.ts';
 import { LatencyRecorder, summarize } from '../measure/latency.ts';
 import { quantiles as nearestRanks } from '../measure/timeseries.ts';
@@ -144,6 +145,8 @@ export class ClientFleet {
       ...summarize(enc),
       latencyHistogram: enc,
       ...s.lossReport(),
+      // A user's target file: its hooks' faults, so TARGET_MODULE_FAULT fires on avalanche and deploy-impact as on jitter.
+      ...targetModuleField(s.clients),
     };
   }
 

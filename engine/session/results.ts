@@ -6,7 +6,7 @@ import type { LossReport } from '../measure/client-timelines.ts';
 import type { PublisherResult } from '../measure/publisher.ts';
 import type { RunSession } from './session.ts';
 import type { MergeSpec } from './module.ts';
-import { mergeTargetModuleReports, targetModuleProblem, targetModuleReport, type TargetModuleReport } from '../targets/user-module.ts';
+import { mergeTargetModuleReports, targetModuleField, targetModuleProblem, type TargetModuleReport } from '../targets/user-module.ts';
 import { fireRules, TARGET_MODULE_RULE } from '../measure/validity.ts';
 
 /** a / b as a percentage with four decimals; 0 when b is 0. The one copy every result uses. */
@@ -72,9 +72,8 @@ export function deliveryFields(s: RunSession, published: number) {
   const { duplicates, outOfOrder, foreign, perfectClients, ...counts } = s.ledger.totals();
   const connects = s.book.summary();
   const enc = s.latency.encode();
-  const targetModule = targetModuleReport(s.clients);
   return {
-    ...(targetModule ? { targetModule } : {}),
+    ...targetModuleField(s.clients),
     clients: s.clients.length,
     ...connects,
     ...counts,

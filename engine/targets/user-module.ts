@@ -227,6 +227,12 @@ export function targetModuleReport(clients: readonly object[]): TargetModuleRepo
   return books.length ? { file: books[0]!.file, faults: addFaults(books.map((b) => b.faults.values())) } : undefined;
 }
 
+/** `{ targetModule }` for a result when the clients are a user module's, else nothing (a built-in target's result has no such field). */
+export function targetModuleField(clients: readonly object[]): { targetModule?: TargetModuleReport } {
+  const targetModule = targetModuleReport(clients);
+  return targetModule ? { targetModule } : {};
+}
+
 /** Longest path a report may name (a shard's answer is bounded field by field before it is merged). */
 const MAX_FILE_CHARS = 4096;
 

@@ -57,3 +57,14 @@ describe('a target file that claims a capability it does not have', () => {
     expect(flag?.message).toContain(hook);
   });
 });
+
+describe('restart runners carry the targetModule report', () => {
+  it('deploy-impact with a file whose close() throws ends with TARGET_MODULE_FAULT naming the file', async () => {
+    const file = lie('json-ws-close-throws', '', "c.close = () => { throw new Error('close broke'); }");
+    const r = await runCli('cli/deploy-impact.ts', ['--target-module', file, '--url', server.url, '--clients', '4', '--rate', '10', '--warmup-ms', '1000', '--publisher-down-ms', '300', '--publish-after-ms', '3000', '--settle-ms', '1000', '--json']);
+    expect(r.stdout, r.stderr.slice(-2000)).toMatch(/^\{/);
+    const res = JSON.parse(r.stdout) as { targetModule?: { file: string; faults: { hook: string }[] }; validity: { flags: { code: string; message: string }[] } };
+    expect(res.targetModule?.faults.map((f) => f.hook)).toEqual(['close()']);
+    expect(res.validity.flags.find((f) => f.code === 'TARGET_MODULE_FAULT')?.message).toContain(file);
+  });
+});
