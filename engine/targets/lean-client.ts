@@ -44,9 +44,16 @@ export class ParsedArrival implements ArrivedMessage {
  * this, and the client emits it as `error` so a target file's guard (user-module.ts) books it as
  * a fault of the file (TARGET_MODULE_FAULT) instead of a failure of the server.
  */
+const FAULT_BRAND = Symbol.for('rebound.LeanProtocolFault');
+
 export class LeanProtocolFault extends Error {
+  /** A brand, not `instanceof`: a target file outside the tree may load its own copy of this module (tsx compiles a file without a package.json as CommonJS), and its faults must still be seen. */
+  readonly [FAULT_BRAND] = true;
   constructor(readonly hook: string, err: unknown) {
     super(`lean protocol ${hook} threw: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300));
+  }
+  static is(e: unknown): e is LeanProtocolFault {
+    return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[FAULT_BRAND] === true && typeof (e as { hook?: unknown }).hook === 'string';
   }
 }
 

@@ -302,7 +302,7 @@ export function guardTarget(def: TargetDefinition, file: string, settleMs = HOOK
             if (typeof (c as { on?: unknown } | undefined)?.on === 'function') {
               const book = new FaultBook(file);
               BOOKS.set(c, book);
-              c.on('error', (e) => e instanceof LeanProtocolFault && book.add(`lean ${e.hook}`, e.message));
+              c.on('error', (e) => LeanProtocolFault.is(e) && book.add(`lean ${e.hook}`, e.message));
             }
             return c;
           },

@@ -1,3 +1,4 @@
+import type { TargetModuleReport } from '../../engine/targets/user-module.ts';
 /**
  * Idle runner: parent ↔ worker process messages. A discriminated union on `type`; both sides
  * switch over it exhaustively, so a new message kind is a compile error until handled.
@@ -25,6 +26,8 @@ export interface WorkerTally {
   baselineRssBytes: number;
   peakRssBytes: number;
   loopLagP99Ms: number;
+  /** A user's target file: its clients' hook faults (the final tally only). */
+  targetModule?: TargetModuleReport;
 }
 
 export interface WorkerStart {

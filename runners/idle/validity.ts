@@ -1,6 +1,7 @@
-import { judge, LOOP_LAG_WARN_MS, type ValidityFlag, type ValidityRule } from '../../engine/measure/validity.ts';
+import { judge, LOOP_LAG_WARN_MS, TARGET_MODULE_RULE, type ValidityFlag, type ValidityRule } from '../../engine/measure/validity.ts';
+import type { TargetModuleReport } from '../../engine/targets/user-module.ts';
 
-export type IdleValidityCode = 'NOTHING_CONNECTED' | 'RUNNER_FD_LIMIT' | 'RUNNER_PORT_EXHAUSTION' | 'CONNECT_FAILURES' | 'RUNNER_LOOP_LAG' | 'HOLD_DISCONNECTS' | 'TARGET_METRICS_UNAVAILABLE' | 'TARGET_MEMORY_INCOMPLETE';
+export type IdleValidityCode = 'NOTHING_CONNECTED' | 'RUNNER_FD_LIMIT' | 'RUNNER_PORT_EXHAUSTION' | 'CONNECT_FAILURES' | 'RUNNER_LOOP_LAG' | 'HOLD_DISCONNECTS' | 'TARGET_METRICS_UNAVAILABLE' | 'TARGET_MEMORY_INCOMPLETE' | 'TARGET_MODULE_FAULT';
 export type IdleValidityFlag = Omit<ValidityFlag, 'code'> & { code: IdleValidityCode };
 
 export interface IdleValidityInput {
@@ -13,6 +14,8 @@ export interface IdleValidityInput {
   targetSamples: number;
   /** Why the target's memory figure misses part of the target (null: it saw the whole target). */
   targetMemoryIncomplete?: string | null;
+  /** A user's target file: its clients' hook faults over every worker. */
+  targetModule?: TargetModuleReport;
 }
 
 const fdFailures = (r: IdleValidityInput) => r.failureCauses.fd_limit ?? 0;
@@ -24,6 +27,8 @@ const holdLost = (r: IdleValidityInput) => Object.values(r.disconnectedDuringHol
  * the target), target-side failures and losses are warnings with their share.
  */
 export const IDLE_RULES: readonly ValidityRule<IdleValidityInput, IdleValidityCode>[] = [
+  // First: when a target file broke the contract, its failed connects are the file's doing.
+  TARGET_MODULE_RULE,
   { code: 'NOTHING_CONNECTED', severity: 'fatal', check: (r) => (r.subscribed === 0 ? 'no client subscribed' : undefined) },
   { code: 'RUNNER_FD_LIMIT', severity: 'fatal', check: (r) => (fdFailures(r) > 0 ? `${fdFailures(r)} connections failed because a runner worker ran out of file descriptors (EMFILE/ENFILE): the runner's limit, not the target's; use more workers (workers=auto) or shards` : undefined) },
   { code: 'RUNNER_PORT_EXHAUSTION', severity: 'fatal', check: (r) => (portFailures(r) > 0 ? `${portFailures(r)} connections failed because the runner ran out of local ports or source addresses (EADDRNOTAVAIL/EADDRINUSE): the runner's limit, not the target's; raise addresses` : undefined) },

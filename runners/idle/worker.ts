@@ -4,7 +4,7 @@ import { rampShare } from '../../engine/measure/connections.ts';
 import { rss, watchRunner } from '../../engine/measure/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../../engine/measure/runner-limits.ts';
 import { getTarget, pickClient } from '../../engine/targets/index.ts';
-import { registerEnvTargetModules } from '../../engine/targets/user-module.ts';
+import { mergeTargetModuleReports, registerEnvTargetModules, targetModuleReport, type TargetModuleReport } from '../../engine/targets/user-module.ts';
 import { LeanClient, LeanStage } from '../../engine/targets/lean-client.ts';
 import type { ClientOptions, TargetClient } from '../../engine/targets/types.ts';
 import { cableUrl } from '../../engine/targets/anycable.ts';
@@ -24,6 +24,8 @@ const send = (m: WorkerToParent) => sendToParent(m);
 const health = watchRunner();
 const baselineRssBytes = rss();
 const clients: TargetClient[] = [];
+/** Hook faults of a target file's clients that failed to connect (they are not kept): folded as they come, so it stays one report. */
+let failedFaults: TargetModuleReport | undefined;
 let stopping = false;
 let progressTimer: NodeJS.Timeout | undefined;
 let rows: number[] = [];
@@ -104,7 +106,8 @@ function openOne(s: WorkerStart, make: (o: ClientOptions) => TargetClient, i: nu
     },
     (err: unknown) => {
       // Only a lean client knows how far it got; a full client that failed counts as not connected.
-      const stage = c instanceof LeanClient ? c.stage : LeanStage.Idle;
+      // Duck-typed: a target file outside the tree may bring its own copy of LeanClient.
+      const stage = typeof (c as Partial<LeanClient>).stage === 'number' ? (c as LeanClient).stage : LeanStage.Idle;
       if (stage >= LeanStage.Connected) t.connected++;
       if (stage >= LeanStage.Welcomed) t.welcomed++;
       t.failed++;
@@ -114,6 +117,8 @@ function openOne(s: WorkerStart, make: (o: ClientOptions) => TargetClient, i: nu
       const sample = `${cause}: ${e?.code ?? e?.message ?? String(err)}`;
       if (t.failureSamples.length < 5 && !t.failureSamples.includes(sample)) t.failureSamples.push(sample);
       c.close();
+      const faults = targetModuleReport([c]);
+      if (faults) failedFaults = mergeTargetModuleReports(failedFaults ? [failedFaults, faults] : [faults]);
     },
   ).finally(() => clearTimeout(timer));
 }
@@ -137,6 +142,9 @@ async function stop(): Promise<void> {
   if (t.open > 0) t.told['nothing: still open after the stop'] = t.open;
   const tally = snapshot(true);
   for (const c of clients) c.close();
+  const held = targetModuleReport(clients);
+  const targetModule = mergeTargetModuleReports([held, failedFaults].filter((r): r is TargetModuleReport => r !== undefined));
+  if (targetModule) tally.targetModule = targetModule;
   send({ type: 'done', tally });
   // Let the close frames go out, then leave.
   await sleep(300);
