@@ -177,6 +177,12 @@ export function messageSender(o: MessageSenderOptions): (url: string, message: P
     }
     let writtenAt = 0;
     http.on('finish', () => (writtenAt = Date.now()));
+    // Connected: the request was handed to the socket at once (end() below), so a reset from here
+    // on may come after the target stored it. 'finish' alone can come too late: a write's
+    // completion and a killed target's reset can land in one turn of a busy loop, the reset first
+    // (a soak's killed server delivered a message its publish booked as plainly failed).
+    let connected = false;
+    http.on('socket', (sock) => (sock.connecting ? sock.once('connect', () => (connected = true)) : (connected = true)));
     const answered = (status: number | string) => o.onAttempt?.(n, { status, answerMs: writtenAt ? Date.now() - writtenAt : 0 });
     const ok = (status: number | undefined) => (status === undefined ? false : accepts ? accepts.includes(status) : status >= 200 && status < 300);
     http.on('response', (res) => {
@@ -196,8 +202,8 @@ export function messageSender(o: MessageSenderOptions): (url: string, message: P
       const cause = (err as NodeJS.ErrnoException).code ?? err.message;
       answered(cause);
       if (cause === 'TIMEOUT') return retryOr(cause, err.message);
-      // Written in full and then cut off: the target may have stored it before the cut.
-      done({ ok: false, cause, detail: err.message, unknown: unknown || writtenAt > 0 });
+      // Written (or handed to a connected socket) and then cut off: the target may have stored it before the cut.
+      done({ ok: false, cause, detail: err.message, unknown: unknown || writtenAt > 0 || connected });
     });
     http.end(body);
   };
