@@ -149,4 +149,63 @@ describe('example 1 through every publishing runner (its publish, never /_broadc
       killServing(pidFile, proc.child);
     }
   }, 120_000);
+
+  describe('capacity S6 (graceful stop) against --url: stopped only by the operator command in CAPACITY_S6_STOP_COMMAND', () => {
+    type S6 = { scenario: string; failureMode: string | null; validity: { valid: boolean; flags: { code: string; severity: string; message: string }[] }; steps: { pass: boolean; reason?: string; metrics: Record<string, unknown> }[] };
+    const S6_ARGS = ['--scenarios', 'S6', '--s6-connections', '20', '--s6-streams', '2', '--s6-ramp', '200', '--s6-interval-ms', '100', '--s6-pre-stop-sec', '1'];
+    const runS6 = async (url: string, args: readonly string[]): Promise<S6> => {
+      const r = await runCli('cli/capacity.ts', [...MODULE, '--url', url, ...S6_ARGS, ...args, '--json']);
+      return (JSON.parse(r.stdout) as { results: S6[] }).results[0]!;
+    };
+    const codes = (r: S6) => r.validity.flags.map((f) => f.code);
+    afterAll(() => void delete process.env.CAPACITY_S6_STOP_COMMAND);
+
+    it('without the env: not run, and the warning says how to enable it', async () => {
+      delete process.env.CAPACITY_S6_STOP_COMMAND;
+      const r = await runS6(server.url, []);
+      expect(r.steps).toEqual([]);
+      expect(codes(r)).toEqual(['NOT_RUN']);
+      expect(r.failureMode).toMatch(/CAPACITY_S6_STOP_COMMAND/);
+    }, 60_000);
+
+    it('the command SIGTERMs the server process: a stop time to its listener refusing, what each client was told, exit status unknown', async () => {
+      const pidFile = join(mkdtempSync(join(tmpdir(), 'rebound-json-ws-')), 'pid');
+      const proc = await serverProcess(pidFile);
+      process.env.CAPACITY_S6_STOP_COMMAND = `kill -TERM $(cat ${pidFile})`;
+      try {
+        const r = await runS6(proc.url, ['--s6-grace-ms', '10000', '--s6-max-stop-ms', '10000']);
+        expect(r.failureMode).toBe('none');
+        expect(codes(r)).toContain('STOP_EXIT_UNKNOWN');
+        expect(codes(r)).not.toContain('STOP_COMMAND_FAILED');
+        expect(r.validity.valid).toBe(true);
+        const m = r.steps[0]!.metrics;
+        expect(r.steps[0]!.pass).toBe(true);
+        expect(m).toMatchObject({ subscribed: 20, stopEnd: 'listener refused connections', exitCode: null, exitSignal: null });
+        expect(m.stopMs as number).toBeGreaterThanOrEqual(0);
+        expect(m.stopMs as number).toBeLessThan(10_000);
+        expect(m.published as number).toBeGreaterThan(0);
+        // Every held client's last word is booked, from the same StopBook as a local target's.
+        const told = JSON.parse(m.told as string) as Record<string, number>;
+        expect(Object.values(told).reduce((a, b) => a + b, 0)).toBe(20);
+      } finally {
+        delete process.env.CAPACITY_S6_STOP_COMMAND;
+        killServing(pidFile, proc.child);
+      }
+    }, 120_000);
+
+    it("a command that fails is the command's fatal flag, not the target's: STOP_COMMAND_FAILED with its exit and output", async () => {
+      process.env.CAPACITY_S6_STOP_COMMAND = 'echo no-such-service >&2; exit 3';
+      try {
+        const r = await runS6(server.url, ['--s6-grace-ms', '1000', '--s6-max-stop-ms', '1000']);
+        expect(r.validity.valid).toBe(false);
+        const flag = r.validity.flags.find((f) => f.code === 'STOP_COMMAND_FAILED')!;
+        expect(flag).toMatchObject({ severity: 'fatal' });
+        expect(flag.message).toMatch(/CAPACITY_S6_STOP_COMMAND failed \(exit 3\), not the target: no-such-service/);
+        expect(r.steps[0]!.pass).toBe(false);
+        expect(r.steps[0]!.reason).toBe('the stop command failed (exit 3)');
+      } finally {
+        delete process.env.CAPACITY_S6_STOP_COMMAND;
+      }
+    }, 60_000);
+  });
 });

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { sleep } from '../../lib/time.ts';
+import { runShellCommand, type ShellCommandResult } from '../../engine/measure/shell-command.ts';
 import type { LocalNodes, NodeRestart } from '../../engine/measure/local-nodes.ts';
 import { parseJson } from '../../engine/targets/payload.ts';
-import type { PortProbeReport } from './port-probe.ts';
+import type { PortProbeReport } from '../../engine/measure/port-probe.ts';
 import type { AvalancheOptions, RestartConfig, RestartMode } from './options.ts';
 
 /** One replaced worker, as the replay server's reload route reports it. */
@@ -37,7 +37,7 @@ export interface RestartRecord {
   code: 'RR_ERR_RESTART_FAILED' | 'RR_ERR_RELOAD_UNSUPPORTED' | null;
   nodes: NodeRestart[];
   workers: WorkerReload[];
-  command: { exitCode: number | null; signal: string | null; durationMs: number; outputTail: string } | null;
+  command: ShellCommandResult | null;
   hook: { status: number | null; durationMs: number } | null;
   /** TCP probes of every node's port from the restart to the end of the herd: did the port keep accepting? */
   portProbe: PortProbeReport | null;
@@ -148,29 +148,11 @@ export async function reloadWorkers(base: string, key: string, timeoutMs: number
   return body.workers;
 }
 
-async function runCommand(ctx: RestartContext) {
-  const t0 = Date.now();
-  const timeoutMs = ctx.config.timeoutMs ?? 120_000;
-  return new Promise<NonNullable<RestartRecord['command']>>((resolve) => {
-    // The command is the operator's, from the runner's environment; it gets the target's
-    // coordinates so a script can address it.
-    const child = spawn('/bin/sh', ['-c', ctx.config.command!], {
-      env: { ...process.env, REBOUND_TARGET: ctx.target, REBOUND_TARGET_URLS: ctx.urls.join(','), REBOUND_TARGET_PIDS: ctx.nodes?.handles.map((h) => h.pid).join(',') ?? '', REBOUND_RUN_ID: ctx.runId },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const keep = (b: Buffer) => void (out = (out + b.toString()).slice(-2000));
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    const timer = setTimeout(() => {
-      out += `\n(timed out after ${timeoutMs} ms)`;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.on('error', (err) => (out += `\n${err.message}`));
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ exitCode: code, signal, durationMs: Date.now() - t0, outputTail: out.slice(-500) });
-    });
+function runCommand(ctx: RestartContext) {
+  // The command is the operator's, from the runner's environment.
+  return runShellCommand(ctx.config.command!, {
+    env: { REBOUND_TARGET: ctx.target, REBOUND_TARGET_URLS: ctx.urls.join(','), REBOUND_TARGET_PIDS: ctx.nodes?.handles.map((h) => h.pid).join(',') ?? '', REBOUND_RUN_ID: ctx.runId },
+    timeoutMs: ctx.config.timeoutMs ?? 120_000,
   });
 }
 

@@ -13,7 +13,7 @@ import { nodesOrUrl, type LocalNodes } from '../../engine/measure/local-nodes.ts
 import type { PublisherResult } from '../../engine/measure/publisher.ts';
 import type { RunSession } from '../../engine/session/session.ts';
 import type { TargetDefinition } from '../../engine/targets/types.ts';
-import { probePorts } from './port-probe.ts';
+import { probePorts } from '../../engine/measure/port-probe.ts';
 import { hasSharedBroker, messagesFor, type AvalancheOptions, type RestartConfig } from './options.ts';
 import { addSupervised, performRestart } from './restart.ts';
 import type { BenchmarkAvalancheFields } from './benchmark-fields.ts';

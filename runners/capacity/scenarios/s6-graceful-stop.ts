@@ -4,7 +4,9 @@ import { sleep } from '../../../lib/time.ts';
 import { addTotals, DeliveryLedger } from '../../../engine/measure/ledger.ts';
 import { LatencyRecorder, summarize } from '../../../engine/measure/latency.ts';
 import { startPublisher, type PublisherResult } from '../../../engine/measure/publisher.ts';
+import { untilRefused } from '../../../engine/measure/port-probe.ts';
 import { openFileLimit } from '../../../engine/measure/runner-limits.ts';
+import { runShellCommand, type ShellCommandResult } from '../../../engine/measure/shell-command.ts';
 import { barChart } from '../../../engine/pages/charts/bars.ts';
 import { addMaps } from '../../../engine/session/results.ts';
 import { leanClientFor } from '../../../engine/targets/index.ts';
@@ -34,6 +36,36 @@ const TABLE = {
 } as const satisfies OptionTable;
 
 export type S6Options = OptionValues<typeof TABLE>;
+
+/**
+ * The operator's command that stops an external (`--url`) target, e.g. `systemctl stop app`: from
+ * the runner's environment only, never an option, so no request can name a command to run.
+ */
+export const STOP_COMMAND_ENV = 'CAPACITY_S6_STOP_COMMAND';
+export function stopCommandFromEnv(env: Record<string, string | undefined> = process.env): string | undefined {
+  return env[STOP_COMMAND_ENV]?.trim() || undefined;
+}
+
+/** How often the listener of an external target is probed after its stop command. */
+const REFUSE_PROBE_MS = 50;
+
+/** A stop as measured: to the process's exit (a local target) or to its listener refusing connects (an external one, whose exit the runner cannot see). */
+interface StopMeasure {
+  stopMs: number;
+  stopEnd: 'process exit' | 'listener refused connections';
+  /** False when an external target's listener still accepted connects `graceMs` after its stop command. */
+  stopSeen: boolean;
+  exitCode: number | null;
+  exitSignal: NodeJS.Signals | null;
+  command: ShellCommandResult | null;
+}
+
+/** Run the operator's stop command and probe the target's port meanwhile; both bounded by graceMs. */
+async function externalStop(url: string, command: string, o: S6Options, env: Record<string, string>, signal: AbortSignal): Promise<StopMeasure> {
+  const from = Date.now();
+  const [cmd, refusedAt] = await Promise.all([runShellCommand(command, { env, timeoutMs: o.graceMs }), untilRefused(url, { intervalMs: REFUSE_PROBE_MS, timeoutMs: o.graceMs, signal })]);
+  return { stopMs: refusedAt === null ? o.graceMs : Math.max(0, refusedAt - from), stopEnd: 'listener refused connections', stopSeen: refusedAt !== null, exitCode: null, exitSignal: null, command: cmd };
+}
 
 
 /** Arrivals from the holders in one DeliveryLedger per stream, and which came during the stop (SIGTERM to exit) and after the exit. */
@@ -78,22 +110,34 @@ class StopBook {
 }
 
 /** The one step S6 reports: the stop against its budget, what clients were told, the deliveries around it, and its validity flags. */
-function stopStep(r: ScenarioResult, o: S6Options, book: StopBook, m: { subscribed: number; stopMs: number; exitCode: number | null; exitSignal: NodeJS.Signals | null; done: WorkerTally[]; ramped: WorkerTally[]; published: PublisherResult[]; holders: number }): void {
-  const { subscribed, stopMs, exitCode, exitSignal, done } = m;
+function stopStep(r: ScenarioResult, o: S6Options, book: StopBook, m: StopMeasure & { subscribed: number; done: WorkerTally[]; ramped: WorkerTally[]; published: PublisherResult[]; holders: number }): void {
+  const { subscribed, stopMs, exitCode, exitSignal, done, command } = m;
   const told = addMaps(done.map((t) => t.told));
   const toldGoodbye = Object.entries(told).filter(([k]) => !k.startsWith('nothing')).reduce((a, [, v]) => a + v, 0);
   const ledger = addTotals(book.ledgers.map((l) => l.totals()));
   const enc = book.latency.encode();
   const failureCauses = addMaps(m.ramped.map((t) => t.failureCauses));
-  const pass = stopMs <= o.maxStopMs && exitCode === 0;
+  const commandFailed = command !== null && command.exitCode !== 0;
+  // An external target's exit status is not the runner's to see: its stop passes on time alone.
+  const exitOk = command !== null || exitCode === 0;
+  const pass = m.stopSeen && !commandFailed && stopMs <= o.maxStopMs && exitOk;
+  const commandWhy = commandFailed ? (command.signal === 'SIGKILL' && command.durationMs >= o.graceMs ? `timed out after ${o.graceMs} ms` : `exit ${command.exitCode ?? command.signal}`) : '';
+  const reason = commandFailed
+    ? `the stop command failed (${commandWhy})`
+    : !m.stopSeen
+      ? `the listener still accepted connections ${o.graceMs} ms after the stop command`
+      : !exitOk
+        ? `exit status ${exitCode ?? `signal ${exitSignal}`}`
+        : `stop took ${stopMs} ms, over ${o.maxStopMs} ms`;
   const goodbyeLabel = Object.entries(told).sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'nothing';
   r.steps.push({
     step: { connections: o.connections },
     pass,
-    ...(pass ? {} : { reason: exitCode !== 0 ? `exit status ${exitCode ?? `signal ${exitSignal}`}` : `stop took ${stopMs} ms, over ${o.maxStopMs} ms` }),
+    ...(pass ? {} : { reason }),
     metrics: {
       subscribed,
       stopMs,
+      stopEnd: m.stopEnd,
       exitCode,
       exitSignal,
       told: JSON.stringify(told),
@@ -119,6 +163,8 @@ function stopStep(r: ScenarioResult, o: S6Options, book: StopBook, m: { subscrib
   if ((failureCauses.fd_limit ?? 0) + (failureCauses.port_exhaustion ?? 0) > 0) r.validity.flags.push({ code: 'RIG_LIMIT', severity: 'fatal', message: `connects failed on the runner's own limits: ${JSON.stringify(failureCauses)}` });
   const lag = Math.max(0, ...done.map((t) => t.loopLagP99Ms));
   if (lag > 50) r.validity.flags.push({ code: 'RUNNER_LOOP_LAG', severity: 'warning', message: `a holder's event loop lagged (p99 ${lag} ms): arrival times include the runner's delay` });
+  if (command) r.validity.flags.push({ code: 'STOP_EXIT_UNKNOWN', severity: 'warning', message: `external target stopped by ${STOP_COMMAND_ENV}: its exit status is not visible to the runner (exitCode null); stopMs runs from the command's start to the target's listener refusing a TCP connect (probed every ${REFUSE_PROBE_MS} ms)` });
+  if (commandFailed) r.validity.flags.push({ code: 'STOP_COMMAND_FAILED', severity: 'fatal', message: `${STOP_COMMAND_ENV} failed (${commandWhy}), not the target: ${command.outputTail.trim().slice(-300) || '(no output)'}` });
   if (ledger.expectedDeliveries === 0) r.validity.flags.push({ code: 'NOTHING_PUBLISHED', severity: 'warning', message: 'no message was accepted before the stop: deliveries during the stop say nothing' });
 }
 
@@ -135,8 +181,9 @@ export const scenario: ScenarioModule<S6Options> = defineScenario({
   plannedSec: (o) => o.connections / o.ramp + o.preStopSec + 15,
   async run(ctx, o) {
     const r = emptyResult(ctx, 'S6', scenario.title, instanceParams(ctx, { ...o }), { name: 'SIGTERM to exit under load', value: null, unit: 'ms', higherIsBetter: false });
-    if (ctx.url) {
-      r.failureMode = 'not run: an external target cannot be stopped by the runner';
+    const stopCommand = ctx.url ? stopCommandFromEnv() : undefined;
+    if (ctx.url && !stopCommand) {
+      r.failureMode = `not run: an external target cannot be stopped by the runner unless its environment sets ${STOP_COMMAND_ENV} (a shell command that stops the target)`;
       r.validity.flags.push({ code: 'NOT_RUN', severity: 'warning', message: r.failureMode });
       return finishValidity(r);
     }
@@ -174,26 +221,26 @@ export const scenario: ScenarioModule<S6Options> = defineScenario({
           }),
         );
         await sleep(o.preStopSec * 1000);
-        const h = inst.handle!;
+        const h = inst.handle;
         const from = Date.now();
         book.window = { from, to: Number.POSITIVE_INFINITY };
         ctx.progress({ phase: 'stopping', subscribed });
-        const stopMs = await h.stop(o.graceMs);
-        book.window.to = from + stopMs;
-        const exitCode = h.child.exitCode;
-        const exitSignal = h.child.signalCode;
+        const stop: StopMeasure = h
+          ? { stopMs: await h.stop(o.graceMs), stopEnd: 'process exit', stopSeen: true, exitCode: h.child.exitCode, exitSignal: h.child.signalCode, command: null }
+          : await externalStop(inst.url, stopCommand!, o, { REBOUND_TARGET: ctx.target.name, REBOUND_TARGET_URLS: inst.url, REBOUND_RUN_ID: runId }, ctx.signal);
+        book.window.to = from + stop.stopMs;
         await sleep(1000);
         for (const p of pubs) p.stop();
         const published: PublisherResult[] = await Promise.all(pubs.map((p) => p.done));
         for (const x of holders) x.send({ type: 'stop' });
         for (const x of holders) await x.until(() => x.tally.done !== undefined, 15_000);
         const done = holders.map((x) => x.tally.done ?? x.tally.ramped).filter((x): x is WorkerTally => x !== undefined);
-        stopStep(r, o, book, { subscribed, stopMs, exitCode, exitSignal, done, ramped, published, holders: nHolders });
+        stopStep(r, o, book, { ...stop, subscribed, done, ramped, published, holders: nHolders });
       } finally {
         for (const x of holders) x.kill();
       }
     });
-    r.notShown.push('deliveries during the stop are arrivals between SIGTERM and the exit; a target that keeps accepting broadcasts while stopping shows them as lost after it exits, since no client reconnects here', 'one stop at one load: a stop at higher connection counts can take longer (seeds/000 saw SIGKILLs at 20,000+)');
+    r.notShown.push('deliveries during the stop are arrivals between SIGTERM and the exit (an external target: between its stop command and its listener refusing connects); a target that keeps accepting broadcasts while stopping shows them as lost after it exits, since no client reconnects here', 'one stop at one load: a stop at higher connection counts can take longer (seeds/000 saw SIGKILLs at 20,000+)');
     return finishValidity(r);
   },
   sections(results: readonly ScenarioResult[]) {
@@ -201,6 +248,6 @@ export const scenario: ScenarioModule<S6Options> = defineScenario({
     const budget = Number((results[0]?.params as { maxStopMs?: number } | undefined)?.maxStopMs ?? 5000);
     const chart = items.length ? barChart({ id: 's6-stop', title: 'SIGTERM to exit under load', note: `Lower is better; the budget is ${budget} ms with exit status 0.`, yLabel: 'ms', items }) : null;
     if (chart) Object.assign(chart, { hlines: [{ y: budget, label: `budget ${budget} ms`, color: '#c62828' }], yRange: [0, Math.max(chart.yRange?.[1] ?? 0, budget * 1.1)] });
-    return [{ title: 'S6 graceful stop under load', intro: results.map((r) => `${r.target}: ${r.steps[0] ? `${r.steps[0].metrics.stopMs} ms, exit ${r.steps[0].metrics.exitCode ?? r.steps[0].metrics.exitSignal}, told ${r.steps[0].metrics.told}` : (r.failureMode ?? 'not run')}`).join('; '), charts: chart ? [chart] : [], ...(chart ? {} : { omitted: ['no stop was measured'] }) }];
+    return [{ title: 'S6 graceful stop under load', intro: results.map((r) => `${r.target}: ${r.steps[0] ? `${r.steps[0].metrics.stopMs} ms, exit ${r.steps[0].metrics.exitCode ?? r.steps[0].metrics.exitSignal ?? 'unknown'}, told ${r.steps[0].metrics.told}` : (r.failureMode ?? 'not run')}`).join('; '), charts: chart ? [chart] : [], ...(chart ? {} : { omitted: ['no stop was measured'] }) }];
   },
 });
