@@ -52,4 +52,16 @@ describe("a target file's lean protocol that throws, in worker processes", () =>
     expect(flag?.message).toContain(file);
     expect(flag?.message).toContain('lean onOpen()');
   });
+
+  it("capacity S3: the loaders report the faults; the step's TARGET_MODULE_FAULT names the file and the hook", async () => {
+    const rig = ['--s3-step-sec', '1.5', '--s3-warmup-sec', '0', '--s3-loaders', '1', '--s3-max-loader-lag-ms', '5000', '--s3-max-p99-ms', '10000', '--s3-max-publisher-late-ms', '10000', '--s3-min-machine-idle-pct', '0'];
+    const r = await runCli('cli/capacity.ts', ['--target-module', file, '--url', server.url, '--scenarios', 'S3', '--s3-connections', '21', '--s3-streams', '3', '--s3-rates', '30', ...rig, '--json']);
+    expect(r.stdout, r.stderr.slice(-2000)).toMatch(/^\{/);
+    const s3 = (JSON.parse(r.stdout) as { results: { scenario: string; validity: Flags }[] }).results[0]!;
+    expect(s3.scenario).toBe('S3');
+    expect(s3.validity.valid).toBe(false);
+    const flag = s3.validity.flags.find((f) => f.code === 'TARGET_MODULE_FAULT');
+    expect(flag?.message).toContain(file);
+    expect(flag?.message).toContain('lean onOpen() x7');
+  }, 120_000);
 });

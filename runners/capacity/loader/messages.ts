@@ -1,3 +1,4 @@
+import type { TargetModuleReport } from '../../../engine/targets/user-module.ts';
 import type { EncodedLatency } from '../../../engine/measure/latency.ts';
 import type { LedgerTotals } from '../../../engine/measure/ledger.ts';
 import type { RunnerHealth } from '../../../engine/measure/runner-health.ts';
@@ -59,6 +60,8 @@ export interface LoaderStep {
   /** Connections still open at the end of the step. */
   open: number;
   disconnects: Record<string, number>;
+  /** A user's target file: its clients' hook faults so far, failed connects included. */
+  targetModule?: TargetModuleReport;
 }
 
 export type FromLoader = LoaderReady | { type: 'started'; loader: number } | LoaderStep | { type: 'closed'; loader: number } | { type: 'error'; loader: number; message: string };

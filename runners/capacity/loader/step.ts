@@ -1,3 +1,4 @@
+import { fireRules, TARGET_MODULE_RULE } from '../../../engine/measure/validity.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { summarize } from '../../../engine/measure/latency.ts';
 import type { Budget, ScenarioValidityFlag, StepResult } from '../types.ts';
@@ -87,5 +88,6 @@ export async function runStep(fleet: LoaderGroup, nodes: TargetNodes, p: StepPla
     latency: summarize(merged.latency),
     latencyEncoded: merged.latency,
   };
-  return { result, flags: judged.flags };
+  // A target file that broke the contract: the step's figures are the file's doing (fatal, named), not the target's.
+  return { result, flags: [...fireRules([TARGET_MODULE_RULE], { targetModule: merged.targetModule }), ...judged.flags] };
 }
