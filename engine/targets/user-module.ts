@@ -261,6 +261,30 @@ export function mergeTargetModuleReports(reports: readonly TargetModuleReport[])
   return { file: [...new Set(reports.map((r) => r.file))].join(', '), faults: addFaults(reports.map((r) => r.faults)) };
 }
 
+/** Worker processes' reports (idle workers' tallies, capacity loaders' steps) as one; a value that is not a report this tree writes is left out, as a shard's would be. */
+export function mergeChildReports(values: readonly unknown[]): TargetModuleReport | undefined {
+  return mergeTargetModuleReports(values.filter((v): v is TargetModuleReport => v !== undefined && targetModuleProblem(v) === undefined));
+}
+
+/**
+ * A worker process's faults over every client it made: a client whose connect failed is dropped,
+ * so its faults are folded in at once; the clients still held are read at the end.
+ */
+export class ClientFaults {
+  private failed: TargetModuleReport | undefined;
+
+  dropped(client: object): void {
+    const r = targetModuleReport([client]);
+    if (r) this.failed = mergeTargetModuleReports(this.failed ? [this.failed, r] : [r]);
+  }
+
+  /** `{ targetModule }` for a message, or nothing for a built-in target's clients. */
+  field(held: readonly object[]): { targetModule?: TargetModuleReport } {
+    const targetModule = mergeTargetModuleReports([targetModuleReport(held), this.failed].filter((r): r is TargetModuleReport => r !== undefined));
+    return targetModule ? { targetModule } : {};
+  }
+}
+
 /**
  * `def` with every hook of its full client contained: a throw, a connect() or reconnect() that
  * does not settle within `settleMs`, an arrival or event that breaks the contract are booked

@@ -1,4 +1,4 @@
-import { mergeTargetModuleReports, targetModuleProblem, type TargetModuleReport } from '../../engine/targets/user-module.ts';
+import { mergeChildReports } from '../../engine/targets/user-module.ts';
 import { ReboundError } from '../../lib/errors.ts';
 import { sleep } from '../../lib/time.ts';
 import { openFileLimit } from '../../engine/measure/runner-limits.ts';
@@ -191,7 +191,7 @@ function idleResult(x: { opts: IdleOptions; n: number; started: number; startAt:
       series: samples.filter((_, i) => i % Math.ceil(samples.length / 300 || 1) === 0).map((s) => [s.at - startAt, s.rssBytes, s.cpuPct, s.connections]),
     },
     clientSeries: thin(clientSeries, 300),
-    ...workersTargetModule(done),
+    ...childReportField(done),
     /** The benchmark's rebaseline names. */
     peakMemoryMb: peakRss !== null ? Math.round((peakRss / 1048576) * 10) / 10 : null,
     peakCpuPercent: cpuValues.length ? Math.max(...cpuValues) : null,
@@ -200,9 +200,8 @@ function idleResult(x: { opts: IdleOptions; n: number; started: number; startAt:
   return { ...result, validity: checkIdleValidity({ ...result, runnerLoopLagP99Ms: result.runner.loopLagP99Ms, targetSamples: cpuValues.length + rssValues.length, targetMemoryIncomplete: memory.incomplete }) };
 }
 
-/** A target file's hook faults over every worker (a tally that is not a report this tree writes is left out: the workers are ours, but a report is bounded before it is merged). */
-function workersTargetModule(done: readonly WorkerTally[]): { targetModule?: TargetModuleReport } {
-  const reports = done.map((t) => t.targetModule).filter((r): r is TargetModuleReport => r !== undefined && targetModuleProblem(r) === undefined);
-  const targetModule = mergeTargetModuleReports(reports);
+/** A target file's hook faults over every worker. */
+function childReportField(done: readonly WorkerTally[]) {
+  const targetModule = mergeChildReports(done.map((t) => t.targetModule));
   return targetModule ? { targetModule } : {};
 }

@@ -4,7 +4,7 @@ import { rampShare } from '../../engine/measure/connections.ts';
 import { rss, watchRunner } from '../../engine/measure/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../../engine/measure/runner-limits.ts';
 import { getTarget, pickClient } from '../../engine/targets/index.ts';
-import { mergeTargetModuleReports, registerEnvTargetModules, targetModuleReport, type TargetModuleReport } from '../../engine/targets/user-module.ts';
+import { ClientFaults, registerEnvTargetModules } from '../../engine/targets/user-module.ts';
 import { LeanClient, LeanStage } from '../../engine/targets/lean-client.ts';
 import type { ClientOptions, TargetClient } from '../../engine/targets/types.ts';
 import { cableUrl } from '../../engine/targets/anycable.ts';
@@ -24,8 +24,8 @@ const send = (m: WorkerToParent) => sendToParent(m);
 const health = watchRunner();
 const baselineRssBytes = rss();
 const clients: TargetClient[] = [];
-/** Hook faults of a target file's clients that failed to connect (they are not kept): folded as they come, so it stays one report. */
-let failedFaults: TargetModuleReport | undefined;
+/** A target file's hook faults over every client made, failed ones included. */
+const faults = new ClientFaults();
 let stopping = false;
 let progressTimer: NodeJS.Timeout | undefined;
 let rows: number[] = [];
@@ -117,8 +117,7 @@ function openOne(s: WorkerStart, make: (o: ClientOptions) => TargetClient, i: nu
       const sample = `${cause}: ${e?.code ?? e?.message ?? String(err)}`;
       if (t.failureSamples.length < 5 && !t.failureSamples.includes(sample)) t.failureSamples.push(sample);
       c.close();
-      const faults = targetModuleReport([c]);
-      if (faults) failedFaults = mergeTargetModuleReports(failedFaults ? [failedFaults, faults] : [faults]);
+      faults.dropped(c);
     },
   ).finally(() => clearTimeout(timer));
 }
@@ -142,9 +141,7 @@ async function stop(): Promise<void> {
   if (t.open > 0) t.told['nothing: still open after the stop'] = t.open;
   const tally = snapshot(true);
   for (const c of clients) c.close();
-  const held = targetModuleReport(clients);
-  const targetModule = mergeTargetModuleReports([held, failedFaults].filter((r): r is TargetModuleReport => r !== undefined));
-  if (targetModule) tally.targetModule = targetModule;
+  Object.assign(tally, faults.field(clients));
   send({ type: 'done', tally });
   // Let the close frames go out, then leave.
   await sleep(300);

@@ -4,7 +4,7 @@ import { addTotals, DeliveryLedger } from '../../../engine/measure/ledger.ts';
 import { watchRunner } from '../../../engine/measure/runner-health.ts';
 import { classifyConnectError } from '../../../engine/measure/runner-limits.ts';
 import { getTarget, pickClient } from '../../../engine/targets/index.ts';
-import { mergeTargetModuleReports, registerEnvTargetModules, targetModuleReport, type TargetModuleReport } from '../../../engine/targets/user-module.ts';
+import { ClientFaults, registerEnvTargetModules } from '../../../engine/targets/user-module.ts';
 import type { ArrivedMessage, TargetClient } from '../../../engine/targets/types.ts';
 import { payloadOf } from '../../../engine/targets/payload.ts';
 import { assertNever, sendToParent } from '../../../engine/measure/child-link.ts';
@@ -40,8 +40,8 @@ interface Step {
 
 let me = -1;
 const conns: Conn[] = [];
-/** Hook faults of a target file's clients whose connect failed (they are not kept). */
-let failedFaults: TargetModuleReport | undefined;
+/** A target file's hook faults over every connection made, failed ones included. */
+const faults = new ClientFaults();
 /** Subscribed connections per stream (ledger rows). */
 let rowsPerStream: number[] = [];
 let step: Step | undefined;
@@ -99,9 +99,7 @@ async function open(a: LoaderAssignment): Promise<void> {
         const cause = limit ?? ((err as { code?: string }).code || (err as Error).message || 'error').slice(0, 80);
         causes[cause] = (causes[cause] ?? 0) + 1;
         client.close();
-        // A target file's faults on a connection that failed (not kept): folded as they come.
-        const faults = targetModuleReport([client]);
-        if (faults) failedFaults = mergeTargetModuleReports(failedFaults ? [failedFaults, faults] : [faults]);
+        faults.dropped(client);
       } finally {
         clearTimeout(timer);
       }
@@ -174,14 +172,8 @@ function settle(accepted: Record<string, [number, number][]>): void {
     cpuPct: Math.round(((cpu.user + cpu.system) / 1000 / wallMs) * 1000) / 10,
     open: conns.filter((c) => c.subscribed).length - Object.values(s.disconnects).reduce((x, y) => x + y, 0),
     disconnects: s.disconnects,
-    ...moduleFaults(),
+    ...faults.field(conns.map((c) => c.client)),
   });
-}
-
-/** The target file's faults over every connection this loader made (none for a built-in target). */
-function moduleFaults(): { targetModule?: TargetModuleReport } {
-  const targetModule = mergeTargetModuleReports([targetModuleReport(conns.map((c) => c.client)), failedFaults].filter((r): r is TargetModuleReport => r !== undefined));
-  return targetModule ? { targetModule } : {};
 }
 
 // A target file of the user's (TARGET_MODULES, inherited from the parent) is loaded before `open` looks its target up.

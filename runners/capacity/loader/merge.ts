@@ -1,4 +1,4 @@
-import { mergeTargetModuleReports, targetModuleProblem } from '../../../engine/targets/user-module.ts';
+import { mergeChildReports } from '../../../engine/targets/user-module.ts';
 import * as hdr from 'hdr-histogram-js';
 import { mergeLatency, type EncodedLatency } from '../../../engine/measure/latency.ts';
 import { addTotals } from '../../../engine/measure/ledger.ts';
@@ -17,7 +17,7 @@ export function mergeSteps(parts: readonly LoaderStep[]) {
     open: sum(parts, (p) => p.open),
     disconnects: addMaps(parts.map((p) => p.disconnects)),
     /** A target file's faults over every loader (a report that is not one this tree writes is left out). */
-    targetModule: mergeTargetModuleReports(parts.flatMap((p) => (p.targetModule !== undefined && targetModuleProblem(p.targetModule) === undefined ? [p.targetModule] : []))),
+    targetModule: mergeChildReports(parts.map((p) => p.targetModule)),
     /** Per loader: what the rig rules look at. */
     loaders: [...parts].sort((a, b) => a.loader - b.loader).map((p) => ({ loader: p.loader, loopLagP99Ms: p.health.runnerLoopLagMs.p99, loopLagMaxMs: p.health.runnerLoopLagMs.max, cpuPct: p.cpuPct, peakRssMb: p.health.runnerPeakRssMb })),
   };
