@@ -18,9 +18,10 @@ import type { FleetSample } from './sampler.ts';
  *   instant the shards read theirs, so the merged figure and this table share it: a target gives
  *   start-up memory back between its start and the jobs, 143 MB for the 16-process uWS replay
  *   tree at 1M, which read from the fleet's first sample made the early rows negative and the
- *   two figures 17.9% apart); the runner services when every
- *   worker had started but connected (almost) nobody (a service grows by tens of MB when its job
- *   starts: that is its fixed cost, not a client's); the runner workers' own RSS as each measured
+ *   two figures 17.9% apart); the runner services at their lowest
+ *   from the moment every worker had started to the hold's end (a service grows by tens of MB when
+ *   its job starts: that is its fixed cost, not a client's, and part of it is garbage a later GC
+ *   gives back: see servicesFloor); the runner workers' own RSS as each measured
  *   it once loaded, before its first connect (the shards' `runner.rssBaselineBytes`), because the
  *   first /proc sample with every worker alive catches them half-loaded (21 MiB of a loaded
  *   worker's ~45 MiB at 1M), which booked ~1.4 KB of start-up per client.
@@ -94,6 +95,19 @@ const kernelGrowth = (s: FleetSample, b: FleetSample) => s.slab - b.slab + (s.tc
 export function workerBaseline(samples: readonly FleetSample[]): FleetSample | undefined {
   const most = Math.max(0, ...samples.map((s) => s.runnerWorkers.procs));
   return most > 0 ? samples.find((s) => s.runnerWorkers.procs === most) : undefined;
+}
+
+/**
+ * The runner services' fixed cost: their lowest RSS from the moment every worker runs to the end
+ * of the hold. A service holds no client socket (its workers do), so what it has above that floor
+ * at a sample is garbage of its job's start-up awaiting a GC: read at the first sample with every
+ * worker alive, 25-50 MB of it made the 2,000-connection row's runner term negative (CI: -11,638
+ * B/client, 219 against 168 MiB of services baseline on a quiet run).
+ */
+export function servicesFloor(during: readonly FleetSample[], w: FleetSample | undefined): FleetSample | undefined {
+  if (!w) return undefined;
+  const floor = during.filter((s) => s.at >= w.at && s.runners.procs === w.runners.procs).reduce((lo, s) => (s.runners.rss < lo.runners.rss ? s : lo), w);
+  return floor === w ? w : { ...w, runners: floor.runners };
 }
 
 /** The runner workers' RSS as they reported it once loaded and before connecting, summed over every worker of every shard. */
@@ -175,14 +189,14 @@ export function predictTotal(base: Baselines, perConn: { target: number; runner:
  * the largest N reached (the last sample of the hold, when every connection had settled).
  */
 export function costTable(samples: readonly FleetSample[], baseline: FleetSample, milestones: readonly number[], pingIntervalSec: number, holdEndAt?: number, own?: WorkersOwnBaseline): CostTable {
-  const w = workerBaseline(samples);
+  const during = holdEndAt ? samples.filter((s) => s.at <= holdEndAt) : samples;
+  const w = servicesFloor(during, workerBaseline(samples));
   const tb = targetBaseline(samples, baseline);
   const rows: CostRow[] = [];
   for (const m of milestones) {
     const s = samples.find((x) => x.conns >= m);
     if (s) rows.push(costRow(m, s, baseline, w, pingIntervalSec, own, tb));
   }
-  const during = holdEndAt ? samples.filter((s) => s.at <= holdEndAt) : samples;
   const most = Math.max(0, ...during.map((s) => s.conns));
   // The last sample at the plateau (within 0.1% of the most): memory settled, nothing closed yet.
   const plateau = [...during].reverse().find((s) => s.conns >= most * 0.999 && s.conns > 0);

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../../bench/idle-local-fleet.ts';
 import { CHROMIUM, chartProblems, openBrowser, openReport } from '../../engine/pages/browser-harness.ts';
 import { isAlive as alive } from '../../services/common/process-info.ts';
-import { costTable, targetBaseline } from './costs.ts';
+import { costTable, servicesFloor, targetBaseline } from './costs.ts';
 import { spawn } from 'node:child_process';
 import { meminfo, parseCpuBusyTicks, parseMeminfo, parseSockstat } from './proc.ts';
 import { classifyWall } from './run.ts';
@@ -168,6 +168,22 @@ describe('cost table: the runner workers baseline', () => {
       expect(t.baselines.runnerWorkersBaselineFrom).toBe('proc');
       expect(t.rows.at(-1)!.runnerBytesPerConn).toBe(8800);
     }
+  });
+});
+
+describe('cost table: the runner services baseline', () => {
+  const sample = (at: number, conns: number, servicesRss: number): FleetSample =>
+    ({ at, t: at, conns, target: { rss: 100e6, rssAnon: 50e6, procs: 1, cpuPct: 0 }, runners: { rss: servicesRss, rssAnon: servicesRss / 2, procs: 2, cpuPct: 0 }, runnerWorkers: { rss: at ? 90e6 + conns * 4000 : 0, rssAnon: 45e6, procs: at ? 2 : 0, cpuPct: 0 }, slab: 1e6, tcpMemPages: 0, tcpInuse: conns * 2, memAvailable: 1e10 }) as unknown as FleetSample;
+  // The services read 220 MB when every worker runs, a GC gives 50 MB of their job's start-up back
+  // during the ramp, then they sit at 172 MB while the workers' clients add 4,000 B each (CI's case).
+  const samples = [sample(0, 0, 160e6), sample(1000, 0, 220e6), sample(2000, 2000, 170e6), sample(3000, 4000, 172e6), sample(4000, 0, 120e6)];
+
+  it("is their lowest from every worker running to the hold's end: a GC of start-up garbage books no negative client", () => {
+    const t = costTable(samples, samples[0]!, [2000], 60, 3000, { rss: 90e6, procs: 2 });
+    expect(t.baselines.runnerServicesRssBytes).toBe(170e6);
+    expect(t.rows.map((r) => r.runnerBytesPerConn)).toEqual([4000, 4500]);
+    // Read at the first sample with every worker alive (the code before) the 2,000 row read -21,000 B; after the hold (closing) is not the floor.
+    expect(servicesFloor(samples, samples[1]!)!.runners.rss).toBe(120e6);
   });
 });
 

@@ -20,7 +20,11 @@ const detail = (r: ScenarioResult) => r.detail as unknown as SoakDetail;
 const explain = (r: ScenarioResult) => JSON.stringify({ rules: detail(r).judgement.rules, flags: r.validity.flags, series: detail(r).series });
 
 describe('soak against each local target', () => {
-  const opts = (target: string): SoakOptions => parseSoakOptions({ values: { target, durationSec: 30, sampleSec: 2, warmupSec: 6, clients: 20, rate: 10, ramp: 100 }, origin: 'test' });
+  // Four soaks share this process and the machine with other test files: a late window's p99 at a
+  // few ms moves by 10+ ms with the neighbours' load (CI: 4.5 -> 18.5 ms on ws). This test judges
+  // that a healthy target passes and that the series is measured; the latency rule's own trip is
+  // judged in rules.test.ts ('a latency creep fails the latency rule').
+  const opts = (target: string): SoakOptions => parseSoakOptions({ values: { target, durationSec: 30, sampleSec: 2, warmupSec: 6, clients: 20, rate: 10, ramp: 100, p99SlackMs: 100 }, origin: 'test' });
 
   for (const target of ['replay', 'ws', 'socketio', 'socketio-csr']) {
     it.concurrent(`${target}: 30 s of steady traffic passes every rule`, { timeout: 120_000 }, async () => {
