@@ -140,7 +140,7 @@ interface TargetBase {
   /** The full client's capabilities (the lean client's are LEAN_CAPABILITIES). */
   capabilities: Readonly<ClientCapabilities>;
   /** Local service to start for this target, with its args; undefined for external-only targets. */
-  service?: { name: 'ws' | 'uws' | 'socketio' | 'replay'; args: string[] };
+  service?: { name: 'ws' | 'uws' | 'socketio' | 'replay' | 'soketi'; args: string[] };
   /**
    * Why the target cannot run on this machine (uws: its native binary does not load here), or
    * undefined when it can. Such a target is left out of the default set, and naming it fails with

@@ -86,7 +86,7 @@ export function checkTargetShape(x: unknown, file: string): TargetDefinition {
   if (d.publish !== undefined) checkPublish(file, d.publish);
   if (d.service !== undefined) {
     const s = d.service as { name?: unknown; args?: unknown } | null;
-    oneOf(file, 'service.name', s?.name, ['ws', 'uws', 'socketio', 'replay']);
+    oneOf(file, 'service.name', s?.name, ['ws', 'uws', 'socketio', 'replay', 'soketi']);
     if (!Array.isArray(s?.args) || s.args.length > 16 || !s.args.every((a) => typeof a === 'string' && a.length <= 256 && !CONTROL.test(a))) throw invalid(file, 'service.args', 'must be at most 16 strings');
   }
   if (d.unavailable !== undefined) fn(file, 'unavailable', d.unavailable);

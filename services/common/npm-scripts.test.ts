@@ -6,11 +6,13 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { waitUntil } from '../../lib/time.ts';
+import { soketiAvailability } from '../soketi/load.ts';
 import { childPids, isAlive } from './process-info.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-describe.each(['serve:ws', 'serve:uws', 'serve:socketio', 'serve:replay', 'chaos:proxy'])('npm run %s', (script) => {
+// serve:soketi where soketi is installed (npm run install:soketi; .ci/run does).
+describe.each(['serve:ws', 'serve:uws', 'serve:socketio', 'serve:replay', 'chaos:proxy', ...(soketiAvailability().available ? ['serve:soketi'] : [])])('npm run %s', (script) => {
   it('SIGTERM to the npm pid stops the server and npm exits 0', async () => {
     const npm = spawn('npm', ['run', '-s', script, '--', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';

@@ -12,6 +12,7 @@ export const SERVICE_ENTRIES = {
   uws: 'services/uws/main.ts',
   socketio: 'services/socketio/main.ts',
   replay: 'services/replay-server/main.ts',
+  soketi: 'services/soketi/main.ts',
 } as const;
 export type ServiceName = keyof typeof SERVICE_ENTRIES;
 
