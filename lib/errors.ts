@@ -16,7 +16,7 @@ export const ERROR_CODES = {
   RR_ERR_NOT_FOUND: { status: 404, title: 'Not Found', doc: 'No such route or resource.' },
   RR_ERR_PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large', doc: 'The request body exceeds the configured limit.' },
   RR_ERR_SERVICE_START: { status: 500, title: 'Internal Server Error', doc: 'A service child process failed to start or report its port in time.' },
-  RR_ERR_TARGET_UNAVAILABLE: { status: 503, title: 'Service Unavailable', doc: 'The target cannot run on this machine (uws: uWebSockets.js\'s native binary is not installed or does not load here); the reason says why.' },
+  RR_ERR_TARGET_UNAVAILABLE: { status: 503, title: 'Service Unavailable', doc: 'The target cannot run on this machine (uws: uWebSockets.js\'s native binary is not installed or does not load here; soketi: not installed, npm run install:soketi); the reason says why.' },
   RR_ERR_RUN_FAILED: { status: 500, title: 'Internal Server Error', doc: 'A runner aborted; the message names the cause.' },
   RR_ERR_CHAOS_PROXY_LISTEN: { status: 500, title: 'Internal Server Error', doc: 'The embedded chaos proxy cannot bind its API address.' },
   RR_ERR_CHAOS_PROXY_API: { status: 502, title: 'Bad Gateway', doc: 'A Toxiproxy API call (embedded or real) failed; details.status has its HTTP status.' },

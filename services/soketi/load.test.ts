@@ -1,16 +1,17 @@
 /**
  * soketi is installed on demand (npm run install:soketi): where it is not, the service and the
  * target say "not installed here" with that command, the server exiting 2 with
- * RR_ERR_TARGET_UNAVAILABLE before it touches a port. Also the one start-up refusal of its own
- * options (a public port with soketi's well-known secret).
+ * RR_ERR_TARGET_UNAVAILABLE before it touches a port. Also the start-up refusals of its own
+ * options (a public port with soketi's well-known secret; several processes).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { locateSoketi, soketiAvailability } from './load.ts';
+import { locateSoketi, SOKETI_NO_WORKERS, soketiAvailability } from './load.ts';
+import { SOKETI_OPTIONS } from './server.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EMPTY = mkdtempSync(join(tmpdir(), 'rr-no-soketi-'));
@@ -48,5 +49,22 @@ describe('soketi loader', () => {
     const r = await runMain(['--port', '0', '--host', '0.0.0.0']);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/^soketi: RR_ERR_OPTION_INVALID: refusing to bind 0\.0\.0\.0 with soketi's default app secret.*SOKETI_DEFAULT_APP_SECRET/);
+  });
+
+  it.skipIf(!soketiAvailability().available)('--workers 2 is refused (exit 2) with the reason the target declares as noWorkers', async () => {
+    const r = await runMain(['--port', '0', '--workers', '2']);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(`soketi: RR_ERR_OPTION_INVALID: --workers 2: ${SOKETI_NO_WORKERS}\n`);
+  });
+
+  it('every option is in docs/soketi.md and every env var in docs/env.md', () => {
+    const env = readFileSync(join(ROOT, 'docs/env.md'), 'utf8');
+    const doc = readFileSync(join(ROOT, 'docs/soketi.md'), 'utf8');
+    const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+    for (const [k, spec] of Object.entries(SOKETI_OPTIONS)) {
+      expect(doc, k).toContain(`\`--${kebab(k)}\``);
+      for (const e of (spec as { env?: readonly string[] }).env ?? []) expect(env, e).toContain(`\`${e}\``);
+    }
+    expect(env).toContain('`SOKETI_DIR`');
   });
 });

@@ -35,6 +35,14 @@ export interface SoketiModule {
   Log: Record<string, unknown>;
 }
 
+/**
+ * Why the local soketi runs as one process (the target's `noWorkers`). Its uWS listener could share
+ * a port (SO_REUSEPORT), but soketi's processes share channels only through its cluster adapter
+ * (UDP node discovery, broadcast from 0.0.0.0) or a Redis/NATS adapter, which this service does
+ * not run; without one, an event published to one process would never reach another's subscribers.
+ */
+export const SOKETI_NO_WORKERS = "soketi shares channels between processes only through its UDP-discovery cluster adapter or a Redis/NATS adapter, which the local service does not run: it is one process (the server refuses --workers N)";
+
 export type SoketiLoad = { ok: true; dir: string; packageDir: string; uwsBinary: string } | { ok: false; reason: string };
 
 export const soketiDir = (env: Record<string, string | undefined> = process.env) => resolve(env.SOKETI_DIR || DEFAULT_SOKETI_DIR);

@@ -5,7 +5,7 @@ import { REFERENCE_LIMIT_OPTIONS } from '../common/limits.ts';
 import { COMMON_SERVICE_OPTIONS, isLoopbackHost, type RunningService } from '../common/service-main.ts';
 import type { UwsResponse } from '../uws/load.ts';
 import { assertPortFree, freePort } from '../uws/server.ts';
-import { loadSoketi, type SoketiLoad } from './load.ts';
+import { loadSoketi, SOKETI_NO_WORKERS, type SoketiLoad } from './load.ts';
 
 /** soketi's default app (its docs and every Pusher quick start use it); env overrides it. */
 export const SOKETI_DEFAULT_APP = { id: 'app-id', key: 'app-key', secret: 'app-secret' } as const;
@@ -21,13 +21,14 @@ export const SOKETI_OPTIONS = {
   appSecret: { type: 'string', default: SOKETI_DEFAULT_APP.secret, pattern: /^[\x21-\x7e]{1,256}$/, env: ['SOKETI_DEFAULT_APP_SECRET'], doc: 'Pusher app secret that signs HTTP API calls (printable ASCII, at most 256; never logged)' },
   maxConnections: { type: 'int', default: -1, min: -1, max: 10_000_000, env: ['SOKETI_DEFAULT_APP_MAX_CONNS'], doc: "the app's connection cap (-1 = none, soketi's default: capacity runs find the machine's limit, not this one)" },
   stopGraceMs: { ...REFERENCE_LIMIT_OPTIONS.stopGraceMs, max: 3000, doc: "soketi's shutdownGracePeriod: on stop, after every socket got pusher:error 4200 and was closed, how long until the listener closes (soketi's own default 3000)" },
-  workers: workersOption('SOKETI_WORKERS'),
+  workers: workersOption('SOKETI_WORKERS', 'accepted for the runners\' shared flag; only 0 or 1 (one process): see SOKETI_NO_WORKERS'),
 } as const satisfies OptionTable;
 
 export type SoketiOptions = OptionValues<typeof SOKETI_OPTIONS>;
 
-/** Options that cannot go together: a public port with the secret everyone knows. */
+/** Refused at start: several processes (SOKETI_NO_WORKERS), a public port with the secret everyone knows. */
 export function checkSoketiOptions(opts: SoketiOptions): void {
+  if (opts.workers > 1) throw new ReboundError('RR_ERR_OPTION_INVALID', `--workers ${opts.workers}: ${SOKETI_NO_WORKERS}`, { details: { option: 'workers' } });
   if (!isLoopbackHost(opts.host) && opts.appSecret === SOKETI_DEFAULT_APP.secret && !opts.public)
     throw new ReboundError('RR_ERR_OPTION_INVALID', `refusing to bind ${opts.host} with soketi's default app secret: anyone who reaches the port could publish. Set SOKETI_DEFAULT_APP_SECRET, bind 127.0.0.1, or pass --public to run open on purpose`, { details: { option: 'SOKETI_DEFAULT_APP_SECRET' } });
 }
@@ -40,18 +41,18 @@ interface UwsRoutes {
  * Run soketi in this process (so the service pid is the server's pid, which the memory samplers
  * read), on soketi's own defaults except: the one app from options, no rate limits, port 0
  * resolved, its metrics/usage listener on a free loopback port (its default 9601 on 0.0.0.0 would
- * collide between instances), no UDP node discovery unless sharing the port with other workers,
+ * collide between instances), no UDP node discovery (one process: SOKETI_NO_WORKERS),
  * `/health` answered like `/` (the runners' probe), and its logs on stderr (stdout carries the
  * listening line).
  */
-export async function createSoketiServer(found: Extract<SoketiLoad, { ok: true }>, opts: SoketiOptions, sharing?: { port: number; discoveryPort: number; prefix: string }): Promise<RunningService> {
+export async function createSoketiServer(found: Extract<SoketiLoad, { ok: true }>, opts: SoketiOptions): Promise<RunningService> {
   const { soketi, uws } = loadSoketi(found);
   routeLogsToStderr(soketi.Log);
   // uSockets sets SO_REUSEADDR only on a concrete port, so port 0 is made one first (a restart on
   // the same port is then not blocked by TIME_WAIT); and it binds with SO_REUSEPORT, so a port
   // another server holds is refused here rather than silently shared (services/uws/server.ts).
-  if (!sharing && opts.port !== 0) await assertPortFree(opts.host, opts.port);
-  const bindPort = sharing ? sharing.port : opts.port === 0 ? await freePort(opts.host) : opts.port;
+  if (opts.port !== 0) await assertPortFree(opts.host, opts.port);
+  const bindPort = opts.port === 0 ? await freePort(opts.host) : opts.port;
   const server = new soketi.Server({
     host: opts.host,
     port: bindPort,
@@ -73,16 +74,11 @@ export async function createSoketiServer(found: Extract<SoketiLoad, { ok: true }
     'metrics.host': '127.0.0.1',
     'metrics.port': 0,
     shutdownGracePeriod: opts.stopGraceMs,
-    ...(sharing
-      ? {
-          'adapter.driver': 'cluster',
-          'cluster.hostname': '127.0.0.1',
-          'cluster.port': sharing.discoveryPort,
-          'cluster.prefix': sharing.prefix,
-        }
-      : { 'adapter.driver': 'local' }),
+    'adapter.driver': 'local',
   });
-  if (!sharing) server.configureDiscovery = async () => undefined;
+  // Node discovery (node-discover) binds UDP 0.0.0.0:11002 and broadcasts every 500 ms; only the
+  // cluster adapter and cluster rate limiter read it, and this one process uses neither.
+  server.configureDiscovery = async () => undefined;
   const configureHttp = server.configureHttp.bind(server);
   server.configureHttp = (app: unknown) => {
     (app as UwsRoutes).get('/health', (res) => server.httpHandler.healthCheck(res));
