@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliToExit as runCli } from '../../cli/testing.ts';
+import { api, startRunner, tempResultsDir } from '../../shards/runner/testing.ts';
 import { checkTarget } from '../check/check.ts';
 import { withTarget } from '../measure/local-target.ts';
 import { getTarget } from './index.ts';
@@ -57,6 +58,19 @@ describe.skipIf(missing)(`pusher target against soketi${missing ? ` (skipped: ${
     expect(stored.length).toBeGreaterThan(0);
     for (const text of [r.stdout, r.stderr, stored]) expect(text).not.toContain(SECRET);
     expect(r.stdout).toContain('***@127.0.0.1');
+  });
+
+  it('the runner service serves POST /bench-jitter-pusher from TARGET_PUSHER_URL; its answer carries no secret', async () => {
+    const token = 'test-token-0123456789';
+    const runner = await startRunner({ TARGET_PUSHER_URL: appUrl, RESULTS_DIR: tempResultsDir(), BENCH_RUNNER_TOKEN: token });
+    try {
+      const r = await api(runner.url, '/bench-jitter-pusher?clients=8&msgs=40&interval=150&jitter=1&jitterMs=300&settle=3000&seed=5', { method: 'POST', token });
+      expect(r.status, JSON.stringify(r.body).slice(0, 500)).toBe(200);
+      expect(r.body).toMatchObject({ target: 'pusher', published: 40, validity: { valid: true } });
+      expect(JSON.stringify(r.body)).not.toContain(SECRET);
+    } finally {
+      await runner.stop();
+    }
   });
 
   it('target:check passes every declared capability, library and manual reconnect', async () => {
