@@ -344,27 +344,27 @@ export const pusherPublish: FunctionPublish = {
   },
 };
 
-const BOTH = {
-  createLeanClient: (o: ClientOptions) => new LeanClient(o, leanPusher),
-  publish: pusherPublish,
-} satisfies Partial<TargetDeclaration>;
+/** What the two targets share; only who reconnects differs. */
+const pusherWire = (reconnect: 'library' | 'manual') =>
+  ({
+    capabilities: { reconnect, resume: 'none', offsets: false, epochs: false, whispers: false, library: 'pusher-js' },
+    createClient: (o: ClientOptions) => new PusherClient(o, reconnect),
+    createLeanClient: (o: ClientOptions) => new LeanClient(o, leanPusher),
+    publish: pusherPublish,
+  }) satisfies Partial<TargetDeclaration>;
 
 /** Any Pusher-protocol server at `--url`, driven by pusher-js with its own reconnect. */
 export const pusherTarget = defineTarget({
-  ...BOTH,
+  ...pusherWire('library'),
   name: 'pusher',
   description: 'a Pusher-protocol server (soketi, Reverb, Pusher Channels) at the given URL, driven by the unmodified pusher-js; library reconnect, at-most-once',
   offlineFloorMs: 0,
-  capabilities: { reconnect: 'library', resume: 'none', offsets: false, epochs: false, whispers: false, library: 'pusher-js' },
-  createClient: (opts) => new PusherClient(opts, 'library'),
 });
 
 /** The same client with the runner reconnecting it (after the 2 s offline floor, like socketio). */
 export const pusherManualTarget = defineTarget({
-  ...BOTH,
+  ...pusherWire('manual'),
   name: 'pusher-manual',
   description: 'a Pusher-protocol server at the given URL, driven by pusher-js; the runner reconnects after a 2 s offline floor, at-most-once',
   offlineFloorMs: 2000,
-  capabilities: { reconnect: 'manual', resume: 'none', offsets: false, epochs: false, whispers: false, library: 'pusher-js' },
-  createClient: (opts) => new PusherClient(opts, 'manual'),
 });
