@@ -55,6 +55,13 @@ export const ERROR_CODES = {
   // --- end coordinator block ---
   // Replay server on Redis (redis): the broker's store is unreachable.
   RR_ERR_REDIS_UNAVAILABLE: { status: 503, title: 'Service Unavailable', doc: 'The replay server cannot reach Redis (--broker redis): at start it exits non-zero; while running, /health answers 503.' },
+  // Pusher-protocol targets (engine/targets/pusher.ts): what the server refused, naming the setting to fix.
+  RR_ERR_PUSHER_APP_KEY: { status: 502, title: 'Bad Gateway', doc: 'The Pusher server does not know the app key (pusher:error 4001); set PUSHER_APP_KEY or the user part of --url.' },
+  RR_ERR_PUSHER_APP_ID: { status: 502, title: 'Bad Gateway', doc: 'The Pusher HTTP API does not know the app id (404); set PUSHER_APP_ID or /apps/<app_id> in --url.' },
+  RR_ERR_PUSHER_SECRET: { status: 502, title: 'Bad Gateway', doc: 'The Pusher HTTP API refused the signed publish (401/403): the app secret (PUSHER_APP_SECRET) or key is wrong.' },
+  RR_ERR_PUSHER_PROTOCOL: { status: 502, title: 'Bad Gateway', doc: 'The server at --url did not speak the Pusher protocol (no pusher:connection_established).' },
+  RR_ERR_PUSHER_CHANNEL: { status: 400, title: 'Bad Request', doc: 'The stream is not a public Pusher channel name (1-164 of A-Z a-z 0-9 _ - = @ , . ;, not private-/presence-).' },
+  RR_ERR_PUSHER_EVENT_TOO_LARGE: { status: 413, title: 'Payload Too Large', doc: 'A message is larger than a Pusher event may be (10 KB), or the server refused its size.' },
   RR_ERR_INTERNAL: { status: 500, title: 'Internal Server Error', doc: 'An unexpected error; the server kept running.' },
 } as const;
 

@@ -228,6 +228,23 @@ describe("publisher: a target's own publish (engine/targets/publish.ts)", () => 
     expect(r).toMatchObject({ published: 3, failed: 1, failureCauses: { QUOTA: 1 } });
   });
 
+  it('a function publish rejected with mayBeStored books the message failed with an unknown outcome, not retried', async () => {
+    const seen: number[] = [];
+    const outcomes: Array<[number, boolean, string | undefined, boolean | undefined]> = [];
+    const cut = () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET', mayBeStored: true });
+    const refused = () => Object.assign(new Error('no'), { code: 'NOPE' });
+    const pub = startPublisher({
+      url: 'http://127.0.0.1:1', stream: 's', runId: 'r', messages: 3, intervalMs: 1,
+      publish: { send: async (m) => { seen.push(m.seq); if (m.seq === 2) throw cut(); if (m.seq === 3) throw refused(); } },
+      onPublished: (seq, ok, cause, _at, unknown) => outcomes.push([seq, ok, cause, unknown]),
+    });
+    const r = await pub.done;
+    expect(seen).toEqual([1, 2, 3]);
+    expect(r).toMatchObject({ published: 1, failed: 2, failureCauses: { ECONNRESET: 1, NOPE: 1 }, retried: 0 });
+    expect(outcomes.find((o) => o[0] === 2)).toEqual([2, false, 'ECONNRESET', true]);
+    expect(outcomes.find((o) => o[0] === 3)).toEqual([3, false, 'NOPE', false]);
+  });
+
   it("a target's request hook that throws or builds garbage fails its message with the hook's name; the publisher goes on", async () => {
     const t = await refusingServer(new Set(), new Set());
     servers.push(t.server);

@@ -152,7 +152,8 @@ export function messageSender(o: MessageSenderOptions): (url: string, message: P
         const code = (err as { code?: unknown } | null)?.code;
         const cause = typeof code === 'string' && code.length <= 64 ? code : 'publish.send() rejected';
         o.onAttempt?.(message.seq, { status: cause, answerMs: Date.now() - attemptSentAt });
-        done({ ok: false, cause, detail: hookWords(err), unknown: false });
+        // The hook says the request may have reached the server (a connection cut after sending): the outcome is unknown, not a refusal.
+        done({ ok: false, cause, detail: hookWords(err), unknown: (err as { mayBeStored?: unknown } | null)?.mayBeStored === true });
       },
     );
   };

@@ -44,8 +44,10 @@ export interface RequestPublish {
 /**
  * A target's server publishes through a function (an official server SDK, a queue): resolved
  * means accepted, a rejection is a refused message (its `code`, else its message, is the cause).
- * The runner races it against its per-request timeout and retries a timed-out call with the same
- * idempotency key.
+ * A rejection whose error has `mayBeStored: true` (the connection broke after the request went
+ * out) is booked as failed with an unknown outcome, not retried: the function knows whether its
+ * server would store a second copy. The runner races it against its per-request timeout and
+ * retries a timed-out call with the same idempotency key.
  */
 export interface FunctionPublish {
   send(m: PublishMessage, ctx: PublishContext & { signal: AbortSignal }): Promise<void>;

@@ -150,5 +150,13 @@ export function createRunnerApp(opts: RunnerAppOptions) {
 /** `local`, or why the target's local service cannot run on this runner. */
 function localState(target: string): string {
   const reason = getTarget(target).unavailable?.();
-  return reason ? `not installed here: ${reason}` : 'local';
+  if (reason) return `not installed here: ${reason}`;
+  // A target with no local service (pusher, a target file's) runs only once its URL is configured: resolveTarget says so.
+  try {
+    resolveTarget(target, {});
+    return 'local';
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'RR_ERR_TARGET_NOT_CONFIGURED') return `not configured: set TARGET_${envName(target)}_URL`;
+    throw err;
+  }
 }

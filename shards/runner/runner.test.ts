@@ -34,6 +34,8 @@ describe('bench-runner service', () => {
     expect(health.body.fdLimit).toBeGreaterThan(0);
     expect(health.body.sourceAddresses.count).toBeGreaterThan(1);
     expect(health.body.routes).toContain('POST /bench-jitter-ws');
+    // A target with no local service says what enables it (before: "local", and its routes answered RR_ERR_TARGET_NOT_CONFIGURED).
+    expect(health.body.targets).toMatchObject({ ws: 'local', anycable: 'local', pusher: 'not configured: set TARGET_PUSHER_URL' });
   });
 
   it('names unknown parameters, invalid values and refuses target URLs with 400', async () => {
