@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ReboundError } from '../../lib/errors.ts';
 import { anycableTarget, replayTarget } from './anycable.ts';
-import { pusherManualTarget, pusherTarget } from './pusher.ts';
+import { pusherManualTarget, pusherTarget, soketiTarget } from './pusher.ts';
 import { replayRedisTarget, socketIoCsrRedisTarget, socketIoRedisTarget } from './redis.ts';
 import { socketIoCsrTarget, socketIoTarget } from './socketio.ts';
 import type { LeanClient } from './lean-client.ts';
@@ -14,7 +14,7 @@ import { uwsTarget, wsTarget } from './ws.ts';
  * lean client or why not, capabilities) and one line here.
  */
 const TARGETS = new Map<string, TargetDefinition>(
-  [socketIoTarget, socketIoCsrTarget, wsTarget, uwsTarget, replayTarget, anycableTarget, socketIoRedisTarget, socketIoCsrRedisTarget, replayRedisTarget, pusherTarget, pusherManualTarget].map((t) => [t.name, t]),
+  [socketIoTarget, socketIoCsrTarget, wsTarget, uwsTarget, replayTarget, anycableTarget, socketIoRedisTarget, socketIoCsrRedisTarget, replayRedisTarget, pusherTarget, pusherManualTarget, soketiTarget].map((t) => [t.name, t]),
 );
 
 export const TARGET_NAMES: readonly string[] = [...TARGETS.keys()];

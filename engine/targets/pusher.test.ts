@@ -1,5 +1,5 @@
 /**
- * The pusher targets against a real soketi (engine/targets/pusher-testing.ts starts it; skipped
+ * The pusher targets against a real soketi (the local service, services/soketi; skipped
  * with the reason where soketi is not installed): a jitter run through the CLI, target:check, the
  * lean client at 200 connections, and the errors that name what to fix.
  */
@@ -14,20 +14,21 @@ import { withTarget } from '../measure/local-target.ts';
 import { getTarget } from './index.ts';
 import { LeanClient, LeanStage } from './lean-client.ts';
 import { PUSHER_MAX_EVENT_BYTES, pusherApp, pusherPublish } from './pusher.ts';
-import { soketiMissing, startSoketi } from './pusher-testing.ts';
+import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
+import { soketiAvailability } from '../../services/soketi/load.ts';
 import type { PublishMessage } from './publish.ts';
 import type { TargetClient } from './types.ts';
 
-const missing = soketiMissing();
+const missing = soketiAvailability().reason;
 /** Not soketi's default secret, so a leak of it is unambiguous. */
 const SECRET = 's3cret-Zq81-never-shown';
-let soketi: Awaited<ReturnType<typeof startSoketi>> | undefined;
+let soketi: ServiceHandle | undefined;
 /** soketi's base URL with the app in Pusher's own URL form. */
 let appUrl = '';
 
 beforeAll(async () => {
   if (missing) return;
-  soketi = await startSoketi({ SOKETI_DEFAULT_APP_SECRET: SECRET });
+  soketi = await startService('soketi', { env: { SOKETI_DEFAULT_APP_SECRET: SECRET } });
   appUrl = `http://app-key:${SECRET}@127.0.0.1:${soketi.port}/apps/app-id`;
 });
 afterAll(async () => soketi?.stop());

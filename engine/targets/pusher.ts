@@ -4,6 +4,7 @@ import { connect as tcpConnect } from 'node:net';
 import PusherServer from 'pusher';
 import pusherJs from 'pusher-js';
 import { ReboundError } from '../../lib/errors.ts';
+import { SOKETI_NO_WORKERS, soketiAvailability } from '../../services/soketi/load.ts';
 import { ClientBase, defineTarget, LeanClient, LeanStage, parseJson, type ClientOptions, type DisconnectReason, type FunctionPublish, type LeanProtocol, type TargetClient, type TargetDeclaration } from './contract.ts';
 
 /**
@@ -367,4 +368,19 @@ export const pusherManualTarget = defineTarget({
   name: 'pusher-manual',
   description: 'a Pusher-protocol server at the given URL, driven by pusher-js; the runner reconnects after a 2 s offline floor, at-most-once',
   offlineFloorMs: 2000,
+});
+
+/**
+ * soketi (services/soketi, installed on demand) started locally, driven like `pusher`: the method's
+ * (seeds/000) own subject. Its default app (app-id / app-key / app-secret, or SOKETI_DEFAULT_APP_*
+ * for the server and PUSHER_APP_* for the client) is what the client and publisher sign with.
+ */
+export const soketiTarget = defineTarget({
+  ...pusherWire('library'),
+  name: 'soketi',
+  description: 'soketi 1.6.1 started locally (npm run install:soketi), driven by the unmodified pusher-js; library reconnect, at-most-once',
+  offlineFloorMs: 0,
+  service: { name: 'soketi', args: [] },
+  unavailable: () => soketiAvailability().reason,
+  noWorkers: SOKETI_NO_WORKERS,
 });

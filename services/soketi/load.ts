@@ -53,7 +53,7 @@ export const soketiDir = (env: Record<string, string | undefined> = process.env)
  * binary that does not load here is "not installed" rather than the package's slow JavaScript
  * fallback quietly standing in for it.
  */
-export function locateSoketi(dir = soketiDir()): SoketiLoad {
+export function locateSoketi(dir = soketiDir(), loadBinary = true): SoketiLoad {
   const notInstalled = (why: string): SoketiLoad => ({ ok: false, reason: `soketi not installed here: run \`${SOKETI_INSTALL_COMMAND}\` (${why})` });
   const packageDir = join(dir, 'node_modules', '@soketi', 'soketi');
   const pkgFile = join(packageDir, 'package.json');
@@ -69,6 +69,10 @@ export function locateSoketi(dir = soketiDir()): SoketiLoad {
     const require = createRequire(pkgFile);
     const uwsDir = dirname(require.resolve('uWebSockets.js/package.json'));
     const uwsBinary = join(uwsDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+    if (!loadBinary) {
+      if (!existsSync(uwsBinary)) throw new Error(`no ${uwsBinary}`);
+      return { ok: true, dir, packageDir, uwsBinary };
+    }
     const uws = require(uwsBinary) as UwsModule;
     if (typeof uws?.App !== 'function') throw new Error(`${uwsBinary} does not export uWebSockets.js (no App())`);
     return { ok: true, dir, packageDir, uwsBinary };
@@ -79,7 +83,10 @@ export function locateSoketi(dir = soketiDir()): SoketiLoad {
 
 /** Whether the `soketi` service can run on this machine; `reason` (with the install command) when it cannot. */
 export function soketiAvailability(dir?: string): { available: boolean; reason?: string } {
-  const r = locateSoketi(dir);
+  // Files only: a runner asks this for its target list, and a second copy of uWS's native module
+  // (the root tree's uws target loads its own) has no business in a runner process. The service
+  // process loads the binary itself and exits 2 with the reason if it does not load.
+  const r = locateSoketi(dir, false);
   return r.ok ? { available: true } : { available: false, reason: r.reason };
 }
 
