@@ -110,7 +110,7 @@ const hookWords = (err: unknown) => (err instanceof Error ? err.message.slice(0,
  * target's hook builds on (PublishContext.url). startPublisher's schedule and capacity's batch
  * publisher (for a target whose server takes no `/_broadcast` arrays) both send through it.
  */
-export function messageSender(o: MessageSenderOptions): (url: string, message: PublishMessage, done: (r: PublishOutcome) => void) => void {
+export function messageSender(o: MessageSenderOptions): (url: string, message: PublishMessage | readonly PublishMessage[], done: (r: PublishOutcome) => void) => void {
   const spec = o.publish ?? broadcastPublish;
   const accepts = 'request' in spec ? spec.acceptStatus : undefined;
   const timeoutMs = o.timeoutMs ?? 10_000;
@@ -130,13 +130,16 @@ export function messageSender(o: MessageSenderOptions): (url: string, message: P
   };
 
   /** A function publish (FunctionPublish): resolved is accepted; a timeout is retried with the same key, as an HTTP timeout is. */
-  const call = (ctx: PublishContext, message: PublishMessage, done: (r: PublishOutcome) => void, tries: number) => {
+  const call = (ctx: PublishContext, messages: PublishMessage | readonly PublishMessage[], done: (r: PublishOutcome) => void, tries: number) => {
     const attemptSentAt = Date.now();
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), timeoutMs)));
+    const fn = spec as FunctionPublish;
+    const many = Array.isArray(messages) ? (messages as readonly PublishMessage[]) : undefined;
+    const message = many ? many[0]! : (messages as PublishMessage);
     const sent = Promise.resolve()
-      .then(() => (spec as FunctionPublish).send(message, { ...ctx, signal: abort.signal }))
+      .then(() => (many && many.length > 1 && fn.sendBatch ? fn.sendBatch(many, { ...ctx, signal: abort.signal }) : fn.send(message, { ...ctx, signal: abort.signal })))
       .then(() => 'ok' as const);
     void Promise.race([sent, timedOut]).then(
       (outcome) => {
@@ -144,7 +147,7 @@ export function messageSender(o: MessageSenderOptions): (url: string, message: P
         o.onAttempt?.(message.seq, { status: outcome === 'ok' ? 'ok' : 'TIMEOUT', answerMs: Date.now() - attemptSentAt });
         if (outcome === 'ok') return done({ ok: true, attemptSentAt, answeredAt: Date.now() });
         abort.abort();
-        if (tries < retries && !stopped()) return retry(() => call(ctx, message, done, tries + 1), tries);
+        if (tries < retries && !stopped()) return retry(() => call(ctx, messages, done, tries + 1), tries);
         done({ ok: false, cause: 'TIMEOUT', detail: `publish.send() did not settle within ${timeoutMs} ms`, unknown: true });
       },
       (err: unknown) => {
@@ -209,8 +212,14 @@ export function messageSender(o: MessageSenderOptions): (url: string, message: P
     http.end(body);
   };
 
-  return (url, message, done) => {
+  return (url, messages, done) => {
     const ctx: PublishContext = { url, ...(o.broadcastKey ? { broadcastKey: o.broadcastKey } : {}) };
+    // Several at once only through a function publish's sendBatch (capacity's batch publisher checks before it builds one).
+    if (Array.isArray(messages)) {
+      if ('request' in spec || (messages.length > 1 && !spec.sendBatch)) return done({ ok: false, cause: 'RR_ERR_INTERNAL', detail: 'a batch needs a function publish with sendBatch', unknown: false });
+      return call(ctx, messages, done, 0);
+    }
+    const message = messages as PublishMessage;
     // A target's own hook may throw (a user's target file): that message fails with the hook's words, the run goes on.
     let req: PublishRequest | undefined;
     try {

@@ -51,6 +51,15 @@ export interface RequestPublish {
  */
 export interface FunctionPublish {
   send(m: PublishMessage, ctx: PublishContext & { signal: AbortSignal }): Promise<void>;
+  /**
+   * Several messages in one call (a server's batch API, e.g. Pusher's `batch_events`), all or
+   * nothing like `send`. Capacity's batch publisher uses it at thousands of messages a second,
+   * never with two messages of one stream in a call (so a server that handles a batch's events
+   * concurrently cannot reorder a stream). Optional: without it every message is its own `send`.
+   */
+  sendBatch?(ms: readonly PublishMessage[], ctx: PublishContext & { signal: AbortSignal }): Promise<void>;
+  /** The most messages one `sendBatch` call takes (Pusher: 10). @default 10 */
+  maxBatch?: number;
 }
 
 export type TargetPublish = RequestPublish | FunctionPublish;

@@ -13,7 +13,7 @@ import { checkTarget } from '../check/check.ts';
 import { withTarget } from '../measure/local-target.ts';
 import { getTarget } from './index.ts';
 import { LeanClient, LeanStage } from './lean-client.ts';
-import { PUSHER_MAX_EVENT_BYTES, pusherApp, pusherPublish } from './pusher.ts';
+import { PUSHER_MAX_BATCH, PUSHER_MAX_EVENT_BYTES, pusherApp, pusherPublish } from './pusher.ts';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { soketiAvailability } from '../../services/soketi/load.ts';
 import type { PublishMessage } from './publish.ts';
@@ -100,6 +100,27 @@ describe.skipIf(missing)(`pusher target against soketi${missing ? ` (skipped: ${
       await pusherPublish.send(msg(stream, 1, data), ctx(appUrl));
       await waitUntil(() => got.size === 200, 10_000, '200 deliveries');
       expect(new Set(got.values())).toEqual(new Set([data]));
+    } finally {
+      for (const c of clients) c.close();
+    }
+  });
+
+  it('sendBatch: one signed batch_events call carries up to 10 events, each reaching its own channel byte for byte; a wrong secret refuses the batch', async () => {
+    const t = getTarget('pusher');
+    const streams = Array.from({ length: PUSHER_MAX_BATCH }, (_, i) => `batch-${i}`);
+    const got = new Map<string, string>();
+    const clients = streams.map((stream, i) => {
+      const c = t.createLeanClient!({ index: i, url: appUrl, stream });
+      c.on('message', (m) => got.set(stream, m.data));
+      return c;
+    });
+    try {
+      await Promise.all(clients.map((c) => c.connect()));
+      const ms = streams.map((s, i) => msg(s, i + 1));
+      await pusherPublish.sendBatch!(ms, ctx(appUrl));
+      await waitUntil(() => got.size === streams.length, 10_000, 'one delivery per channel');
+      for (const m of ms) expect(got.get(m.stream)).toBe(m.data);
+      await expect(pusherPublish.sendBatch!(ms, ctx(`http://app-key:wrong-${SECRET.length}@127.0.0.1:${soketi!.port}/apps/app-id`))).rejects.toMatchObject({ code: 'RR_ERR_PUSHER_SECRET' });
     } finally {
       for (const c of clients) c.close();
     }

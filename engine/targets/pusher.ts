@@ -5,7 +5,7 @@ import PusherServer from 'pusher';
 import pusherJs from 'pusher-js';
 import { ReboundError } from '../../lib/errors.ts';
 import { SOKETI_NO_WORKERS, soketiAvailability } from '../../services/soketi/load.ts';
-import { ClientBase, defineTarget, LeanClient, LeanStage, parseJson, type ClientOptions, type DisconnectReason, type FunctionPublish, type LeanProtocol, type TargetClient, type TargetDeclaration } from './contract.ts';
+import { ClientBase, defineTarget, LeanClient, LeanStage, parseJson, type ClientOptions, type DisconnectReason, type FunctionPublish, type LeanProtocol, type PublishContext, type PublishMessage, type TargetClient, type TargetDeclaration } from './contract.ts';
 
 /**
  * The Pusher protocol (Pusher Channels, soketi, Laravel Reverb, pylon) as a target: the official
@@ -316,33 +316,44 @@ function refusal(app: PusherApp, status: number, body: string): Error {
   return Object.assign(new Error(`the Pusher HTTP API refused the event (${code}: ${said})`), { code: `HTTP ${code}` });
 }
 
-/**
- * Publishing through the official server SDK, one signed `trigger` per message (the function hook
- * takes one message per call, so `triggerBatch` has nothing to batch). Accepted: the server
- * answered 2xx without an error. A refusal names what to fix (secret, app id, size); a network
- * error once the request may have reached the server carries `mayBeStored` (the outcome is unknown).
- */
-export const pusherPublish: FunctionPublish = {
-  async send(m, ctx) {
-    const app = pusherApp(ctx.url);
+/** Pusher's batch_events takes at most 10 events (Pusher Channels and soketi's default app). */
+export const PUSHER_MAX_BATCH = 10;
+
+/** One signed SDK call for `ms`: `trigger` for one, `triggerBatch` for several; see pusherPublish. */
+async function triggerAll(ms: readonly PublishMessage[], ctx: PublishContext): Promise<void> {
+  const app = pusherApp(ctx.url);
+  for (const m of ms) {
     if (Buffer.byteLength(m.data) > PUSHER_MAX_EVENT_BYTES) {
       throw new ReboundError('RR_ERR_PUSHER_EVENT_TOO_LARGE', `message ${m.seq} is ${Buffer.byteLength(m.data)} bytes; Pusher takes events of at most ${PUSHER_MAX_EVENT_BYTES} bytes: use a smaller payload`);
     }
     checkChannelName(m.stream);
-    let res: { status: number; text(): Promise<string> };
-    try {
-      res = await sdkFor(app).trigger(m.stream, PUSHER_EVENT, m.data);
-    } catch (err) {
-      const e = err as { status?: number; body?: string; error?: { code?: string; message?: string } };
-      if (typeof e.status === 'number') throw refusal(app, e.status, e.body ?? '');
-      const code = e.error?.code ?? 'PUSHER_REQUEST_FAILED';
-      // node-fetch names the signed URL in its message: its query (auth_signature) is cut.
-      throw Object.assign(new Error(`the Pusher HTTP API request failed: ${String(e.error?.message ?? err).replace(/\?\S*/g, "").slice(0, 160)}`), { code, mayBeStored: !NOT_SENT.has(code) });
-    }
-    const body = await res.text();
-    const b = parseJson(body) as { error?: unknown; code?: unknown } | undefined;
-    if (b && typeof b.error === 'string') throw refusal(app, res.status, body);
-  },
+  }
+  let res: { status: number; text(): Promise<string> };
+  try {
+    const sdk = sdkFor(app);
+    res = ms.length === 1 ? await sdk.trigger(ms[0]!.stream, PUSHER_EVENT, ms[0]!.data) : await sdk.triggerBatch(ms.map((m) => ({ channel: m.stream, name: PUSHER_EVENT, data: m.data })));
+  } catch (err) {
+    const e = err as { status?: number; body?: string; error?: { code?: string; message?: string } };
+    if (typeof e.status === 'number') throw refusal(app, e.status, e.body ?? '');
+    const code = e.error?.code ?? 'PUSHER_REQUEST_FAILED';
+    // node-fetch names the signed URL in its message: its query (auth_signature) is cut.
+    throw Object.assign(new Error(`the Pusher HTTP API request failed: ${String(e.error?.message ?? err).replace(/\?\S*/g, '').slice(0, 160)}`), { code, mayBeStored: !NOT_SENT.has(code) });
+  }
+  const body = await res.text();
+  const b = parseJson(body) as { error?: unknown; code?: unknown } | undefined;
+  if (b && typeof b.error === 'string') throw refusal(app, res.status, body);
+}
+
+/**
+ * Publishing through the official server SDK: one signed `trigger` per message, or `triggerBatch`
+ * (batch_events, up to 10) when capacity's batch publisher sends several. Accepted: the server
+ * answered 2xx without an error. A refusal names what to fix (secret, app id, size); a network
+ * error once the request may have reached the server carries `mayBeStored` (the outcome is unknown).
+ */
+export const pusherPublish: FunctionPublish = {
+  send: (m, ctx) => triggerAll([m], ctx),
+  sendBatch: (ms, ctx) => triggerAll(ms, ctx),
+  maxBatch: PUSHER_MAX_BATCH,
 };
 
 /** What the two targets share; only who reconnects differs. */

@@ -72,3 +72,44 @@ describe('publishBatches pipelining', () => {
     expect(target.stats().maxConcurrent).toBe(1);
   });
 });
+
+describe("publishBatches through a target's own function publish with sendBatch (Pusher's batch_events)", () => {
+  it('sends up to maxBatch messages per call, never two of one stream in a call or in flight, every key in order', async () => {
+    const calls: { streams: string[]; seqs: number[] }[] = [];
+    const live = new Set<Set<string>>();
+    let overlaps = 0;
+    let singles = 0;
+    const publish = {
+      // A server that takes 20 ms a call; the messages' streams tell what the call carried.
+      send: async (m: { stream: string; data: string }) => {
+        singles++;
+        await publish.sendBatch([m]);
+      },
+      sendBatch: async (ms: readonly { stream: string; data: string }[]) => {
+        const streams = new Set(ms.map((m) => m.stream));
+        for (const other of live) if ([...streams].some((s) => other.has(s))) overlaps++;
+        live.add(streams);
+        calls.push({ streams: ms.map((m) => m.stream), seqs: ms.map((m) => (JSON.parse(m.data) as { seq: number }).seq) });
+        await new Promise((r) => setTimeout(r, 20));
+        live.delete(streams);
+      },
+      maxBatch: 4,
+    };
+    const accepted: number[][] = keys.map(() => []);
+    // 600 msg/s in 20 ms ticks: 12 messages a tick over 10 keys, so a tick's messages repeat keys.
+    const r = await publishBatches({ urls: ['http://127.0.0.1:1'], keys, ratePerSec: 600, durationMs: 600, tickMs: 20, maxInFlight: 4, publish, onAccepted: (k, seq) => accepted[k]!.push(seq) });
+    expect(r.failed).toBe(0);
+    expect(r.published).toBe(r.offered);
+    expect(Math.max(...calls.map((c) => c.streams.length))).toBe(4);
+    expect(calls.length).toBeLessThan(r.offered / 2);
+    for (const c of calls) expect(new Set(c.streams).size).toBe(c.streams.length);
+    expect(overlaps).toBe(0);
+    for (const k of keys) {
+      const seqs = calls.flatMap((c) => c.seqs.filter((_, i) => c.streams[i] === k.streamName));
+      expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+      expect(accepted[keys.indexOf(k)]).toEqual(seqs);
+    }
+    // Calls of one message still go through send (a batch of one is not a batch).
+    expect(singles).toBe(calls.filter((c) => c.streams.length === 1).length);
+  });
+});
