@@ -65,7 +65,7 @@ async function runBench(argv: string[], given: readonly string[]): Promise<numbe
   // Library-driven targets also run with the shared tuned backoff (engine/targets/reconnect.ts).
   const runs = targets.flatMap((t) => [
     { t, strategy: rest.reconnectStrategy },
-    ...(tuned && t.reconnect === 'library' && rest.reconnectStrategy !== 'tuned' ? [{ t, strategy: 'tuned' as const }] : []),
+    ...(tuned && t.reconnect === 'library' && !t.ownBackoff && rest.reconnectStrategy !== 'tuned' ? [{ t, strategy: 'tuned' as const }] : []),
   ]);
   // SIGTERM/SIGINT stop the run in progress (its partial result is kept, flagged ABORTED) and skip the rest.
   const stop = abortOnSignals((sig) => `\n${sig}: stopping; the partial result is written, flagged ABORTED, and the remaining targets are skipped\n`);

@@ -105,6 +105,13 @@ describe.skipIf(missing)(`pusher target against soketi${missing ? ` (skipped: ${
     }
   });
 
+  it('npm run bench with the soketi column: one run, no tuned column (pusher-js keeps its own backoff), valid', async () => {
+    const r = await runCli('cli/bench.ts', ['--targets', 'soketi', '--clients', '4', '--msgs', '12', '--interval', '300', '--jitter', '0', '--settle', '1000', '--seed', '38', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const runs = JSON.parse(r.stdout) as { target: string; params: { reconnectStrategy: string }; validity: { valid: boolean } }[];
+    expect(runs.map((x) => [x.target, x.params.reconnectStrategy, x.validity.valid])).toEqual([['soketi', 'default', true]]);
+  });
+
   it('sendBatch: one signed batch_events call carries up to 10 events, each reaching its own channel byte for byte; a wrong secret refuses the batch', async () => {
     const t = getTarget('pusher');
     const streams = Array.from({ length: PUSHER_MAX_BATCH }, (_, i) => `batch-${i}`);

@@ -130,7 +130,7 @@ class PusherClient extends ClientBase implements TargetClient {
     checkChannelName(opts.stream);
     this.app = pusherApp(opts.url);
     if (mode === 'library' && opts.reconnectStrategy === 'tuned') {
-      throw new ReboundError('RR_ERR_OPTION_INVALID', 'pusher-js reconnects on its own backoff, which cannot be replaced: --reconnect-strategy tuned is not supported by target pusher (use pusher-manual for the runner\'s tuned backoff)', { details: { option: 'reconnectStrategy' } });
+      throw new ReboundError('RR_ERR_OPTION_INVALID', `${PUSHER_OWN_BACKOFF}: --reconnect-strategy tuned is not supported by target pusher or soketi (use pusher-manual for the runner's tuned backoff)`, { details: { option: 'reconnectStrategy' } });
     }
   }
 
@@ -356,6 +356,9 @@ export const pusherPublish: FunctionPublish = {
   maxBatch: PUSHER_MAX_BATCH,
 };
 
+/** Why the library-driven targets take no tuned backoff (TargetBase.ownBackoff). */
+const PUSHER_OWN_BACKOFF = 'pusher-js reconnects on its own backoff, which cannot be replaced';
+
 /** What the two targets share; only who reconnects differs. */
 const pusherWire = (reconnect: 'library' | 'manual') =>
   ({
@@ -369,6 +372,7 @@ const pusherWire = (reconnect: 'library' | 'manual') =>
 export const pusherTarget = defineTarget({
   ...pusherWire('library'),
   name: 'pusher',
+  ownBackoff: PUSHER_OWN_BACKOFF,
   description: 'a Pusher-protocol server (soketi, Reverb, Pusher Channels) at the given URL, driven by the unmodified pusher-js; library reconnect, at-most-once',
   offlineFloorMs: 0,
 });
@@ -389,6 +393,7 @@ export const pusherManualTarget = defineTarget({
 export const soketiTarget = defineTarget({
   ...pusherWire('library'),
   name: 'soketi',
+  ownBackoff: PUSHER_OWN_BACKOFF,
   description: 'soketi 1.6.1 started locally (npm run install:soketi), driven by the unmodified pusher-js; library reconnect, at-most-once',
   offlineFloorMs: 0,
   service: { name: 'soketi', args: [] },

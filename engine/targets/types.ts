@@ -151,6 +151,12 @@ interface TargetBase {
   needsRedis?: boolean;
   /** Why its local service cannot run as `--workers N` (processes behind one port); undefined when it can. */
   noWorkers?: string;
+  /**
+   * Why `--reconnect-strategy tuned` cannot apply: a library-driven client whose backoff nothing
+   * outside it can replace (pusher-js). `npm run bench` then runs no tuned column for it, and its
+   * client refuses the option with this reason.
+   */
+  ownBackoff?: string;
   /** The full client: the protocol's official library (@anycable/core, socket.io-client, ws) behind TargetClient. */
   createClient(opts: ClientOptions): TargetClient;
   /** How its server takes a message to publish (engine/targets/publish.ts); absent: `POST <url>/_broadcast` (broadcastPublish). */

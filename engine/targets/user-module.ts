@@ -32,7 +32,7 @@ const MAX_ARRIVAL_CHARS = 4_194_304;
 const MAX_ARRIVAL_SKEW_MS = 60_000;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-const DECLARATION_KEYS = new Set(['name', 'description', 'offlineFloorMs', 'capabilities', 'service', 'unavailable', 'needsRedis', 'noWorkers', 'createClient', 'createLeanClient', 'leanUnsupported', 'publish', 'reconnect', 'replays']);
+const DECLARATION_KEYS = new Set(['name', 'description', 'offlineFloorMs', 'capabilities', 'service', 'unavailable', 'needsRedis', 'noWorkers', 'ownBackoff', 'createClient', 'createLeanClient', 'leanUnsupported', 'publish', 'reconnect', 'replays']);
 const CAPABILITY_KEYS = new Set(['reconnect', 'resume', 'offsets', 'epochs', 'whispers', 'library']);
 const DISCONNECT_REASONS: ReadonlySet<string> = new Set<DisconnectReason>(['dropped', 'server_closed', 'transport_error', 'closed']);
 
@@ -92,6 +92,7 @@ export function checkTargetShape(x: unknown, file: string): TargetDefinition {
   if (d.unavailable !== undefined) fn(file, 'unavailable', d.unavailable);
   if (d.needsRedis !== undefined && typeof d.needsRedis !== 'boolean') throw invalid(file, 'needsRedis', `must be true or false (got ${describe(d.needsRedis)})`);
   if (d.noWorkers !== undefined) str(file, 'noWorkers', d.noWorkers, 500);
+  if (d.ownBackoff !== undefined) str(file, 'ownBackoff', d.ownBackoff, 500);
   if (findTarget(name)) throw invalid(file, 'name', `"${name}" is already a registered target: choose another name`);
   const { reconnect: _r, replays: _p, ...declaration } = d;
   return defineTarget(declaration as Parameters<typeof defineTarget>[0]);
