@@ -24,6 +24,12 @@ export interface DisruptionDefinition {
    * (a base link held for the whole window would otherwise swallow every later outage's span).
    */
   weatherOnly?: true;
+  /**
+   * Lifting it closes every connection it held (a `timeout` toxic's removal), so a client that
+   * had not noticed yet is told by the lift itself, after the lift's call returns: its offline
+   * span stays open for that close instead of being dropped as "never noticed".
+   */
+  liftCloses?: true;
 }
 
 /**
@@ -100,6 +106,7 @@ export const CATALOG: Readonly<Record<DisruptionKind, DisruptionDefinition>> = O
   blackhole: {
     scope: 'group',
     defaultDurationMs: 50_000,
+    liftCloses: true,
     description: 'half-open connections: a timeout toxic (timeout 0) holds every byte both ways; lifting it closes the connections, all in one step. Measures how long each stack takes to notice',
     async apply(p) {
       await p.addToxic({ type: 'timeout', name: BLACKHOLE.down, stream: 'downstream', attributes: { timeout: 0 } });

@@ -121,6 +121,9 @@ describe('network weather on a real proxy', () => {
     // ws is at-most-once: what the sleepers missed is lost while offline, nothing to resume.
     expect(cond('laptop-sleep').lostDeliveries).toBeGreaterThan(0);
     expect(cond('laptop-sleep').lossByCause).toHaveProperty('offline_nothing_to_resume');
+    // The sleep's connection never delivered a byte: the lift closes it, so none of that is loss while connected
+    // (the lift's close lands after the lift returns; the span must outlive the lift, not be dropped as "never noticed").
+    expect(cond('laptop-sleep').lossByCause?.lost_while_connected ?? 0).toBe(0);
     // The conditions add up to the run.
     expect(r.weather!.conditions.reduce((n, c) => n + c.lostDeliveries, 0)).toBe(r.lostDeliveries);
     expect(r.weather!.conditions.reduce((n, c) => n + c.expectedDeliveries, 0)).toBe(r.expectedDeliveries);

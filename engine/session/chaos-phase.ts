@@ -145,7 +145,7 @@ export class ChaosExecutor {
       this.s.events.emit('disruption', { kind: step.kind, scope: 'group', target: step.target, applied: true, atMs: ev.atMs });
       await this.s.nap(this.t0 + step.atMs + step.durationMs - now());
       await undo();
-      if (outage) for (const i of members) this.s.timelines.lifted(i);
+      if (outage && !def.liftCloses) for (const i of members) this.s.timelines.lifted(i);
       ev.endedAtMs = now() - this.t0;
     } catch (err) {
       ev.error = (err as Error).message;
