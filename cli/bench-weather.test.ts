@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -41,5 +41,17 @@ describe('npm run bench -- --weather', () => {
     const replaySleep = Object.keys(cond('replay', 'laptop-sleep').lossByCause ?? {});
     expect(replaySleep.some((k) => k === 'session_expired' || k === 'history_evicted'), replaySleep.join()).toBe(true);
     expect(Object.keys(cond('socketio-csr', 'laptop-sleep').lossByCause ?? {})).toContain('session_expired');
+  });
+
+  it('the HTML report has one row of charts per condition: latency CDFs, lost by cause, the condition\'s table rows', { timeout: 180_000 }, async () => {
+    await run;
+    const html = readFileSync(join(env.RESULTS_DIR, readdirSync(env.RESULTS_DIR).find((f) => f.endsWith('.html'))!), 'utf8');
+    for (const c of ['good-wifi', 'subway', 'laptop-sleep']) {
+      expect(html).toContain(`Weather: ${c} (`);
+      expect(html).toContain(`weather-${c}-latency-cdf-raw`);
+      expect(html).toContain(`weather-${c}-table`);
+    }
+    expect(html).toContain('weather-laptop-sleep-lost');
+    expect(html).not.toContain('weather-good-wifi-lost');
   });
 });
