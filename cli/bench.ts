@@ -90,7 +90,7 @@ async function runBench(argv: string[], given: readonly string[]): Promise<numbe
   const summary = await writeSummary(name, results as unknown as Record<string, unknown>[], ['npm run bench --', ...given].join(' '));
   process.stderr.write(`\nresults: ${file}\nsummary: ${summary}\n`);
   process.stderr.write(`${await reportLine(file, results, { command: commandLine('bench', BENCH_OPTIONS, { ...opts, seed }) }, [jitterModule])}\n`);
-  process.stdout.write(json ? JSON.stringify(results, null, 2) + '\n' : `Resilience comparison, plan ${opts.plan}: ${opts.clients} clients, ${opts.msgs} msgs every ${opts.interval} ms, disruption every ${opts.jitter} s (+U(0,5)), seed ${seed}\n\n` + formatComparison(results));
+  process.stdout.write(json ? JSON.stringify(results, null, 2) + '\n' : `Resilience comparison, plan ${opts.plan}${opts.weather ? `, weather ${opts.weather}${opts.weatherScale !== 1 ? ` (time scale ${opts.weatherScale})` : ''}` : ''}: ${opts.clients} clients, ${opts.msgs} msgs every ${opts.interval} ms, disruption every ${opts.jitter} s (+U(0,5)), seed ${seed}\n\n` + formatComparison(results));
   const av = avalanche && !stop.aborted ? await avalanche.run(seed, json) : { ok: !avalanche, text: '' };
   process.stdout.write(av.text);
   return results.every((r) => r.validity.valid) && av.ok ? 0 : 2;

@@ -3,7 +3,7 @@ import type { ChaosProxyHandle, ToxicSpec } from '../toxiproxy/client.ts';
 
 /** The disruption kinds a plan can combine. */
 // Appended, never reordered: each kind's schedule stream is salted by its index here.
-export const DISRUPTIONS = ['drop', 'flaky', 'blackhole', 'partition', 'slow-consumer', 'reset', 'cutoff'] as const;
+export const DISRUPTIONS = ['drop', 'flaky', 'blackhole', 'partition', 'slow-consumer', 'reset', 'cutoff', 'link'] as const;
 export type DisruptionKind = (typeof DISRUPTIONS)[number];
 
 /** One disruption kind (CATALOG is keyed by kind). */
@@ -18,6 +18,18 @@ export interface DisruptionDefinition {
    * e.g. removing a timeout toxic closes the held connections.
    */
   apply?: (proxy: ChaosProxyHandle) => Promise<() => Promise<void>>;
+  /**
+   * A network weather link shape (chaos/weather): its toxics come with each step, it is no plan of
+   * its own, and it never takes a connection down by itself, so its steps open no offline span
+   * (a base link held for the whole window would otherwise swallow every later outage's span).
+   */
+  weatherOnly?: true;
+  /**
+   * Lifting it closes every connection it held (a `timeout` toxic's removal), so a client that
+   * had not noticed yet is told by the lift itself, after the lift's call returns: its offline
+   * span stays open for that close instead of being dropped as "never noticed".
+   */
+  liftCloses?: true;
 }
 
 /**
@@ -34,7 +46,7 @@ export const CUTOFF = Object.freeze({ bytes: 1024, closeDelayMs: 1000 });
  * misses its toxic and e.g. a `slow_close` holding the close back still waits its full delay
  * after the plan lifted it. Newest first, every removal finds its own stage, through either proxy.
  */
-const addToxics = (...specs: (ToxicSpec & { name: string })[]) => async (proxy: ChaosProxyHandle) => {
+export const addToxics = (...specs: (ToxicSpec & { name: string })[]) => async (proxy: ChaosProxyHandle) => {
   for (const s of specs) await proxy.addToxic(s);
   return async () => {
     for (const s of [...specs].reverse()) await proxy.removeToxic(s.name);
@@ -94,6 +106,7 @@ export const CATALOG: Readonly<Record<DisruptionKind, DisruptionDefinition>> = O
   blackhole: {
     scope: 'group',
     defaultDurationMs: 50_000,
+    liftCloses: true,
     description: 'half-open connections: a timeout toxic (timeout 0) holds every byte both ways; lifting it closes the connections, all in one step. Measures how long each stack takes to notice',
     async apply(p) {
       await p.addToxic({ type: 'timeout', name: BLACKHOLE.down, stream: 'downstream', attributes: { timeout: 0 } });
@@ -132,14 +145,23 @@ export const CATALOG: Readonly<Record<DisruptionKind, DisruptionDefinition>> = O
       { type: 'slow_close', name: 'rr_cutoff_slow_close', stream: 'downstream', attributes: { delay: CUTOFF.closeDelayMs } },
     ),
   },
+  link: {
+    scope: 'group',
+    defaultDurationMs: 10_000,
+    weatherOnly: true,
+    description: "a weather condition's link shape (latency, jitter, bandwidth, slicing), toxics given by the condition (chaos/weather/conditions.ts); not a plan of its own",
+  },
 });
+
+/** The kinds `--plan` takes (weather-only kinds come with `--weather`). */
+export const PLAN_KINDS = DISRUPTIONS.filter((k) => !CATALOG[k].weatherOnly);
 
 /** A plan is one disruption or several joined by `+`, e.g. `drop+flaky`. */
 export function parsePlan(name: string): DisruptionKind[] {
   const kinds: DisruptionKind[] = [];
   for (const p of name.split('+').map((s) => s.trim())) {
-    if (!(DISRUPTIONS as readonly string[]).includes(p)) {
-      throw new ReboundError('RR_ERR_OPTION_INVALID', `unknown chaos plan "${p}"; plans: ${DISRUPTIONS.join(', ')} (combine with +)`, { details: { option: 'plan' } });
+    if (!(PLAN_KINDS as readonly string[]).includes(p)) {
+      throw new ReboundError('RR_ERR_OPTION_INVALID', `unknown chaos plan "${p}"; plans: ${PLAN_KINDS.join(', ')} (combine with +)`, { details: { option: 'plan' } });
     }
     if (!kinds.includes(p as DisruptionKind)) kinds.push(p as DisruptionKind);
   }

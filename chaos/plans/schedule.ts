@@ -1,4 +1,5 @@
 import { childRng, uniform } from '../../lib/rng.ts';
+import type { ToxicSpec } from '../toxiproxy/client.ts';
 import { CATALOG, DISRUPTIONS, type DisruptionDefinition, type DisruptionKind } from './catalog.ts';
 
 /**
@@ -31,6 +32,8 @@ export interface PlanStep {
   /** ms after publishing starts. */
   atMs: number;
   durationMs: number;
+  /** The step's own toxics (weather link shapes), in place of its kind's catalog apply. */
+  toxics?: (ToxicSpec & { name: string })[];
 }
 
 export interface ScheduleInput {

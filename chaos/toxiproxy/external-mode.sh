@@ -4,8 +4,8 @@
 # Usage: chaos/toxiproxy/external-mode.sh [TOXIPROXY_URL]   (no URL: start Rebound's proxy on a free port)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-# The plan files drive their toxics through the same API: their lifts must behave alike on both.
-files=(chaos/toxiproxy/api.test.ts chaos/toxiproxy/toxics.test.ts chaos/toxiproxy/client.test.ts chaos/plans/cutoff.test.ts chaos/plans/blackhole.test.ts)
+# The plan files (and the weather conditions' time lines) drive their toxics through the same API: their lifts must behave alike on both.
+files=(chaos/toxiproxy/api.test.ts chaos/toxiproxy/toxics.test.ts chaos/toxiproxy/client.test.ts chaos/plans/cutoff.test.ts chaos/plans/blackhole.test.ts chaos/weather/weather.test.ts)
 url=${1:-}
 pid=
 if [ -z "$url" ]; then

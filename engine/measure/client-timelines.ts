@@ -39,10 +39,12 @@ export class ClientTimelines {
   private readonly timelines: ClientTimeline[];
   private readonly sentAt: Float64Array;
   private readonly answeredAt: Float64Array;
-  private replayed = 0;
+  /** Replayed first deliveries per client (a weather condition's report sums its own). */
+  private readonly replayed: Uint32Array;
 
   constructor(clients: number, messages: number, private readonly protocol: ResumeProtocol, private readonly inFlightMs = DEFAULT_IN_FLIGHT_MS) {
     this.timelines = Array.from({ length: clients }, () => ({ spans: [] }));
+    this.replayed = new Uint32Array(clients);
     this.sentAt = new Float64Array(messages + 1).fill(NaN);
     this.answeredAt = new Float64Array(messages + 1).fill(NaN);
   }
@@ -134,14 +136,14 @@ export class ClientTimelines {
     const answeredAt = this.answeredAt[seq] ?? NaN;
     if (!(answeredAt >= last.downAt)) return;
     if (last.upAt !== undefined) {
-      if (answeredAt < last.upAt) this.replayed++;
+      if (answeredAt < last.upAt) this.replayed[i]!++;
       return;
     }
     // Arrived while the span is still open, after the client noticed it was down: the new
     // connection brought it before the library announced the reconnect (Socket.IO's recovery
     // sends the missed packets ahead of its CONNECT, and the client hands them over first). A
     // span a disruption opened that the client has not noticed is still the old connection: live.
-    if (last.reason !== undefined) this.replayed++;
+    if (last.reason !== undefined) this.replayed[i]!++;
   }
 
   timeline(i: number): ClientTimeline {
@@ -158,13 +160,14 @@ export class ClientTimelines {
    * Late deliveries: a first pass takes the p99 of live first deliveries (1 ms buckets), a second
    * splits every first delivery above it by its path. Two passes over clients x messages.
    */
-  lateReport(ledger: DeliveryLedger): LateReport {
+  lateReport(ledger: DeliveryLedger, of?: readonly number[]): LateReport {
     const o = { protocol: this.protocol, inFlightMs: this.inFlightMs };
     const BUCKETS = 600_000; // 10 min at 1 ms: anything slower counts in the last bucket
     const hist = new Uint32Array(BUCKETS + 1);
     let live = 0;
     const each = (fn: (path: string, lat: number) => void) => {
-      for (let c = 0; c < this.timelines.length; c++) {
+      for (let k = 0; k < (of?.length ?? this.timelines.length); k++) {
+        const c = of ? of[k]! : k;
         const t = this.timelines[c]!;
         for (let s = 1; s < this.sentAt.length; s++) {
           const lat = ledger.latencyOf(c, s);
@@ -197,14 +200,16 @@ export class ClientTimelines {
    * resume outcomes. `lostToEpoch` (engine/measure/epoch-book.ts): deliveries a broker's empty
    * restart took, booked `epoch_changed` whatever the client's timeline says (nobody could deliver them).
    */
-  report(ledger: DeliveryLedger, lostDeliveries: number, lostToEpoch?: (client: number, seq: number) => boolean): LossReport {
+  report(ledger: DeliveryLedger, lostDeliveries: number, lostToEpoch?: (client: number, seq: number) => boolean, of?: readonly number[]): LossReport {
     // The switch's arm: no fields at all (a result from before loss causes), not zeros that would read as "nothing lost".
     if (this.off) return {} as LossReport;
+    // `of`: these clients only (a weather condition's); `lostDeliveries` is then theirs.
+    const at = (k: number) => (of ? of[k]! : k);
     const lossByCause = tallyLoss({
-      ...(lostToEpoch ? { overrideOf: (c: number, s: number) => (lostToEpoch(c, s) ? ('epoch_changed' as const) : undefined) } : {}),
-      clients: this.timelines.length,
-      lostSeqsOf: (c) => ledger.lostSeqsOf(c),
-      timelineOf: (c) => this.timelines[c]!,
+      ...(lostToEpoch ? { overrideOf: (k: number, s: number) => (lostToEpoch(at(k), s) ? ('epoch_changed' as const) : undefined) } : {}),
+      clients: of?.length ?? this.timelines.length,
+      lostSeqsOf: (k) => ledger.lostSeqsOf(at(k)),
+      timelineOf: (k) => this.timelines[at(k)]!,
       windowOf: (s) => this.windowOf(s),
       lostDeliveries,
       options: { protocol: this.protocol, inFlightMs: this.inFlightMs },
@@ -212,6 +217,8 @@ export class ClientTimelines {
     // Report order: the union's.
     const ordered: LossByCause = {};
     for (const k of LOSS_CAUSES) if (lossByCause[k]) ordered[k] = lossByCause[k];
-    return { lossByCause: ordered, resumeOutcomes: tallyOutcomes(this.timelines, this.protocol), replayedDeliveries: this.replayed, lateDeliveries: this.lateReport(ledger) };
+    const timelines = of ? of.map((c) => this.timelines[c]!) : this.timelines;
+    const replayedDeliveries = (of ?? [...this.replayed.keys()]).reduce((n, c) => n + this.replayed[c]!, 0);
+    return { lossByCause: ordered, resumeOutcomes: tallyOutcomes(timelines, this.protocol), replayedDeliveries, lateDeliveries: this.lateReport(ledger, of) };
   }
 }

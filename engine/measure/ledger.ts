@@ -185,10 +185,12 @@ export class DeliveryLedger {
     };
   }
 
-  /** Expected = clients × accepted messages; lost = accepted messages a client never got. */
-  totals(): LedgerTotals {
-    const t: LedgerTotals = { expectedDeliveries: this.clients * this.acceptedCount, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, unconfirmedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 };
-    for (let c = 0; c < this.clients; c++) {
+  /** Expected = clients × accepted messages; lost = accepted messages a client never got. `of`: these clients only (a weather condition's). */
+  totals(of?: readonly number[]): LedgerTotals {
+    const n = of?.length ?? this.clients;
+    const t: LedgerTotals = { expectedDeliveries: n * this.acceptedCount, receivedDeliveries: 0, lostDeliveries: 0, unacceptedDeliveries: 0, unconfirmedDeliveries: 0, duplicates: 0, outOfOrder: 0, foreign: 0, perfectClients: 0 };
+    for (let k = 0; k < n; k++) {
+      const c = of ? of[k]! : k;
       const x = this.tally(c);
       t.receivedDeliveries += x.received;
       t.lostDeliveries += x.lost;

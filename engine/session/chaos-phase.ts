@@ -1,4 +1,4 @@
-import { CATALOG, planNeedsProxy, type DisruptionKind } from '../../chaos/plans/catalog.ts';
+import { addToxics, CATALOG, planNeedsProxy, type DisruptionKind } from '../../chaos/plans/catalog.ts';
 import { openProxyFleet, type ProxyFleet } from '../../chaos/plans/proxies.ts';
 import type { ChaosEvent, PlanStep } from '../../chaos/plans/schedule.ts';
 import { DisruptionTracker } from '../measure/disruptions.ts';
@@ -14,6 +14,8 @@ export interface ChaosExecutorOptions {
   groups: number;
   /** Offline time of a dropped manual-reconnect client before the runner reconnects it, ms. */
   offlineMs: number;
+  /** Proxy group of each client (network weather deals them by condition); default client i in group i % groups. */
+  groupOf?: readonly number[];
 }
 
 /**
@@ -37,15 +39,20 @@ export class ChaosExecutor {
 
   /** Open one proxy per group in front of `url` (the target's base URL) when the plan has network disruptions. */
   async openFleet(url: string, apiUrl: string | undefined, namePrefix: string): Promise<ProxyFleet | undefined> {
-    if (!planNeedsProxy(this.o.kinds)) return undefined;
+    if (!planNeedsProxy(this.o.kinds) && !this.o.steps.some((st) => st.scope === 'group')) return undefined;
     const u = new URL(url.replace(/^ws/, 'http'));
     this.fleet = await openProxyFleet({ apiUrl, groups: this.o.groups, upstream: `${u.hostname}:${u.port !== '' ? u.port : u.protocol === 'https:' ? 443 : 80}`, namePrefix });
     return this.fleet;
   }
 
-  /** Client i's URL: its group's proxy when there is a fleet (client i is in group i % groups). */
+  /** Client i's URL: its group's proxy when there is a fleet. */
   urlFor(i: number, direct: string): string {
-    return this.fleet ? this.fleet.urlFor(i % this.o.groups) : direct;
+    return this.fleet ? this.fleet.urlFor(this.groupOf(i)) : direct;
+  }
+
+  /** Client i's proxy group: the weather's deal, else i % groups. */
+  groupOf(i: number): number {
+    return this.o.groupOf?.[i] ?? i % this.o.groups;
   }
 
   /** Client i is subscribed (again): close its open disruption; the recovery, when this ended one. */
@@ -123,19 +130,22 @@ export class ChaosExecutor {
     await this.s.nap(this.t0 + step.atMs - now());
     const ev: ChaosEvent = { kind: step.kind, scope: 'group', target: step.target, plannedAtMs: step.atMs, atMs: now() - this.t0, durationMs: step.durationMs, applied: false };
     this.timeline.push(ev);
-    if (this.stopped || !this.fleet || !def.apply) return;
+    const apply = step.toxics ? addToxics(...step.toxics) : def.apply;
+    if (this.stopped || !this.fleet || !apply) return;
     const members: number[] = [];
-    for (let i = step.target; i < this.o.clients; i += this.o.groups) members.push(i);
+    for (let i = 0; i < this.o.clients; i++) if (this.groupOf(i) === step.target) members.push(i);
     this.tracker.begin(idx, members, now());
-    for (const i of members) if (this.tracker.isConnected(i)) this.s.timelines.disrupted(i, now());
+    // A weather link shape takes no connection down: it opens no offline span (see CATALOG.link).
+    const outage = !def.weatherOnly;
+    if (outage) for (const i of members) if (this.tracker.isConnected(i)) this.s.timelines.disrupted(i, now());
     try {
-      const undo = await def.apply(this.fleet.proxies[step.target]!);
+      const undo = await apply(this.fleet.proxies[step.target]!);
       ev.applied = true;
       this.applied.add(idx);
       this.s.events.emit('disruption', { kind: step.kind, scope: 'group', target: step.target, applied: true, atMs: ev.atMs });
       await this.s.nap(this.t0 + step.atMs + step.durationMs - now());
       await undo();
-      for (const i of members) this.s.timelines.lifted(i);
+      if (outage && !def.liftCloses) for (const i of members) this.s.timelines.lifted(i);
       ev.endedAtMs = now() - this.t0;
     } catch (err) {
       ev.error = (err as Error).message;

@@ -49,7 +49,12 @@ export interface RunnerModule<Opts extends object, Result extends object = Recor
    * subscribe. `ownStream`: in own-stream mode, the query shard `suffix` (s1, s2, ...) is sent, so
    * that no shard hears another's traffic (the stream itself is suffixed for every test).
    */
-  readonly multi?: { sharedStream: boolean; ownStream?(query: Readonly<Record<string, string>>, suffix: string): Record<string, string> };
+  readonly multi?: {
+    sharedStream: boolean;
+    ownStream?(query: Readonly<Record<string, string>>, suffix: string): Record<string, string>;
+    /** The rules of `validate` that need no target, run by the coordinator on the parsed query before any shard is asked (throws a coded error). */
+    checkQuery?(values: Readonly<Record<string, unknown>>): void;
+  };
   /** The HTML report's model for results of this test (one, or several side by side); absent: the run writes no page. */
   page?(results: readonly Result[], meta: ReportMeta): ReportModel;
 }

@@ -159,9 +159,9 @@ export class RunSession {
     });
   }
 
-  /** Every lost delivery of the ledger by cause, resume outcomes, live/replayed and the late split. */
-  lossReport(lostToEpoch?: (client: number, seq: number) => boolean): LossReport {
-    return this.timelines.report(this.ledger, this.ledger.totals().lostDeliveries, lostToEpoch);
+  /** Every lost delivery of the ledger by cause, resume outcomes, live/replayed and the late split; `of`: these clients only. */
+  lossReport(lostToEpoch?: (client: number, seq: number) => boolean, of?: readonly number[]): LossReport {
+    return this.timelines.report(this.ledger, this.ledger.totals(of).lostDeliveries, lostToEpoch, of);
   }
 
   close(): void {

@@ -20,6 +20,12 @@ describe('bench:jitter CLI', () => {
     [['--target', 'ws', '--interval', '-5'], /RR_ERR_OPTION_INVALID: CLI option "interval" must be >= 1/],
     [['--target', 'ws', '--wat', '1'], /RR_ERR_OPTION_UNKNOWN/],
     [['--target'], /needs a value/],
+    [['--target', 'ws', '--weather', 'good-wifi:60,snow:40'], /RR_ERR_WEATHER_INVALID: unknown weather condition "snow"; conditions: good-wifi, congested-wifi/],
+    [['--target', 'ws', '--weather', 'good-wifi:60,lte:30'], /RR_ERR_WEATHER_INVALID: weather shares sum to 90, not 100/],
+    [['--target', 'ws', '--weather', 'good-wifi:sixty'], /RR_ERR_WEATHER_INVALID: malformed weather share/],
+    [['--target', 'ws', '--weather', 'lte:100', '--plan', 'blackhole'], /RR_ERR_WEATHER_INVALID: --weather takes the place of network plans/],
+    [['--target', 'ws', '--weather', 'subway:100', '--url', 'https://127.0.0.1:9'], /RR_ERR_WEATHER_NEEDS_PROXY: weather subway:100 runs its clients through a proxy/],
+    [['--target', 'ws', '--plan', 'reset', '--url', 'https://127.0.0.1:9'], /RR_ERR_WEATHER_NEEDS_PROXY: plan reset runs its clients through a proxy/],
   ])('%j exits 2 with a clear error', async (args, msg) => {
     const r = await cli(args);
     expect(r.code).toBe(2);

@@ -1,4 +1,6 @@
-import { addMaps, pct, sum } from '../../engine/session/results.ts';
+import { addMaps, mergeLoss, pct, sum } from '../../engine/session/results.ts';
+import type { LossReport } from '../../engine/measure/client-timelines.ts';
+import type { ConditionResult, WeatherResult } from './weather.ts';
 import { mergeLatency, summarize } from '../../engine/measure/latency.ts';
 import { checkValidity } from '../../engine/measure/validity.ts';
 import { mergeEpochReports } from '../../engine/measure/epoch-book.ts';
@@ -28,7 +30,8 @@ function mergeSpread(xs: { count: number; p50: number; p95: number; max: number 
   return { count: sum(live, (x) => x.count), p50: Math.round(sum(live, (x) => x.p50 * x.count) / sum(live, (x) => x.count)), p95: Math.max(...live.map((x) => x.p95)), max: Math.max(...live.map((x) => x.max)) };
 }
 
-function mergeDisruptions(parts: DisruptionReport[][]): DisruptionReport[] {
+/** Disruption reports of several workers or shards, kind by kind: counts summed, spreads combined conservatively, no curve. */
+export function mergeDisruptions(parts: DisruptionReport[][]): DisruptionReport[] {
   const kinds = [...new Set(parts.flat().map((d) => d.kind))];
   return kinds.map((kind) => {
     const ds = parts.flat().filter((d) => d.kind === kind);
@@ -45,6 +48,37 @@ function mergeDisruptions(parts: DisruptionReport[][]): DisruptionReport[] {
       curve: [],
     };
   });
+}
+
+/** Network weather of several workers, condition by condition (each worker dealt its own slice by the same shares). */
+export function mergeWeather(parts: readonly (WeatherResult | undefined)[]): WeatherResult | undefined {
+  const ws = parts.filter((w): w is WeatherResult => w !== undefined);
+  if (!ws.length) return undefined;
+  const names = [...new Set(ws.flatMap((w) => w.conditions.map((c) => c.condition)))];
+  return { spec: ws[0]!.spec, scale: ws[0]!.scale, conditions: names.map((n) => mergeCondition(ws.flatMap((w) => w.conditions.filter((c) => c.condition === n)))) };
+}
+
+function mergeCondition(cs: ConditionResult[]): ConditionResult {
+  const enc = mergeLatency(cs.map((c) => c.latencyHistogram));
+  const expected = sum(cs, (c) => c.expectedDeliveries);
+  const received = sum(cs, (c) => c.receivedDeliveries);
+  const unconfirmed = sum(cs, (c) => c.unconfirmedDeliveries);
+  const losses = cs.every((c) => c.lossByCause && c.lateDeliveries) ? mergeLoss(cs as unknown as LossReport[]) : {};
+  return {
+    condition: cs[0]!.condition,
+    share: cs[0]!.share,
+    clients: sum(cs, (c) => c.clients),
+    proxies: sum(cs, (c) => c.proxies),
+    expectedDeliveries: expected,
+    receivedDeliveries: received,
+    lostDeliveries: sum(cs, (c) => c.lostDeliveries),
+    unconfirmedDeliveries: unconfirmed,
+    deliveryRatePct: pct(received - unconfirmed, expected),
+    ...summarize(enc),
+    latencyHistogram: enc,
+    ...losses,
+    disruptions: mergeDisruptions(cs.map((c) => c.disruptions)),
+  };
 }
 
 /** Merge per-worker results: counts and the ledger totals are summed, latency histograms merged exactly. */
@@ -135,6 +169,7 @@ export function mergeJitterResults(o: JitterOptions, parts: { slice: WorkerSlice
     resumeOutcomes: addMaps(rs.map((r) => r.resumeOutcomes ?? {})),
     replayedDeliveries: sum(rs, (r) => r.replayedDeliveries ?? 0),
     offlineAtEnd: { clients: sum(rs, (r) => r.offlineAtEnd?.clients ?? 0), lostDeliveries: sum(rs, (r) => r.offlineAtEnd?.lostDeliveries ?? 0) },
+    ...(rs.some((r) => r.weather) ? { weather: mergeWeather(rs.map((r) => r.weather)) } : {}),
     workers: parts.length,
     perWorker: parts.map((p) => ({ ...p.slice, connectedClients: p.result.connectedClients, published: p.result.published, deliveryRatePct: p.result.deliveryRatePct, lostDeliveries: p.result.lostDeliveries, latencyRawMs: p.result.latencyRawMs, recoveryMs: p.result.recoveryMs, runner: p.result.runner, disruptions: p.result.chaos.disruptions })),
   };

@@ -6,6 +6,8 @@ import { DELIVERY_MERGE, LOSS_MERGE, pct } from '../../engine/session/results.ts
 import { checkJitterOptions, JITTER_OPTIONS, type JitterOptions } from './options.ts';
 import { jitterPlannedMs, runJitter } from './run.ts';
 import { runJitterWorkers } from './workers.ts';
+import { parseWeather } from '../../chaos/weather/population.ts';
+import { weatherProblem } from './weather.ts';
 
 /** The engine's table plus the runner worker processes (each runs its share of the clients). */
 const JITTER_CLI_OPTIONS = {
@@ -47,13 +49,16 @@ export const jitterModule = defineModule({
       sum: ['jitterEvents', 'jitterSkipped', 'reconnects', 'reconnectFailures', 'csrResumes', 'historyRejected'],
       counts: ['jitterEvents', 'jitterSkipped', 'reconnects', 'reconnectFailures', 'historyRejected'],
       nullableCounts: ['csrResumes'],
+      // The weather block's shape; each condition is then merged as a fleet of its own (shards/merge/merge.ts).
+      check: weatherProblem,
       derive(merged, shards) {
         // null on every shard: the target has no connection-state recovery, so no rate either.
         if (merged.csrResumes !== undefined && shards.some((s) => s.result.csrResumes !== null)) merged.csrResumeRatePct = merged.reconnects ? pct(merged.csrResumes as number, merged.reconnects as number) : null;
       },
     },
   ],
-  multi: { sharedStream: true },
+  // A bad weather population is refused by the coordinator before any shard is asked; each shard deals its own slice by the same shares.
+  multi: { sharedStream: true, checkQuery: (v) => void parseWeather(String(v.weather ?? '')) },
   page: jitterReport,
 });
 

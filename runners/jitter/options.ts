@@ -3,7 +3,8 @@ import { ReboundError } from '../../lib/errors.ts';
 import { getTarget } from '../../engine/targets/index.ts';
 import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../../engine/measure/ledger.ts';
-import { parsePlan } from '../../chaos/plans/catalog.ts';
+import { parsePlan, planNeedsProxy } from '../../chaos/plans/catalog.ts';
+import { parseWeather } from '../../chaos/weather/population.ts';
 import { RECONNECT_STRATEGIES } from '../../engine/targets/reconnect.ts';
 
 /**
@@ -31,6 +32,8 @@ export const JITTER_OPTIONS = {
   plan: { type: 'string', default: 'drop', maxLength: 128, env: ['CHAOS_PLAN'], doc: 'chaos plan: drop, flaky, blackhole, partition, slow-consumer, reset, or several joined by +' },
   groups: { type: 'int', default: 4, min: 1, max: 64, env: ['CHAOS_GROUPS'], doc: 'proxy groups for network plans: clients are split over this many proxies, each disrupted on its own schedule' },
   chaosMs: { type: 'int', default: 0, min: 0, max: 600_000, env: ['CHAOS_MS'], doc: 'duration of each network disruption, ms (0 = the plan\'s default)' },
+  weather: { type: 'string', default: '', maxLength: 256, env: ['WEATHER'], doc: 'network weather: clients dealt to named conditions by share, seeded, e.g. good-wifi:60,lte:30,subway:10 (conditions: good-wifi, congested-wifi, lte, 3g, mobile-handover, subway, laptop-sleep, deploy; docs/chaos-plans.md); each condition gets its own proxies. Takes the place of network plans (--plan drop adds drops on top)' },
+  weatherScale: { type: 'number', default: 1, min: 0.001, max: 1, env: ['WEATHER_SCALE'], doc: 'time scale of the weather spells (their starts, lengths and gaps): 0.01 makes laptop-sleep\'s 6 min 3.6 s, for small runs against targets with short session lifetimes' },
   toxiproxyUrl: { type: 'optional-string', default: undefined, env: ['TOXIPROXY_URL'], doc: 'a real Toxiproxy API to use instead of the embedded proxy' },
   reconnectStrategy: { type: 'enum', values: RECONNECT_STRATEGIES, default: 'default', env: ['RECONNECT_STRATEGY'], doc: 'client reconnect strategy of library-driven targets (replay, anycable, socketio-csr): the library\'s default, or tuned = the same backoff for all (500 ms x2, cap 5 s, full jitter)' },
   reconnectBaseMs: { type: 'int', default: 500, min: 1, max: 60_000, env: ['RECONNECT_BASE_MS'], doc: 'base of the tuned backoff, ms (the benchmark\'s reconnectBaseMs): attempt k waits U(0, min(5 s, base x 2^k)); only with reconnect-strategy tuned' },
@@ -48,7 +51,15 @@ export function parseJitterOptions(src: Parameters<typeof parseOptions>[1]): Jit
 /** The rules only the combination can break, over values already parsed (the CLI's, the route's, latency's). */
 export function checkJitterOptions(opts: JitterOptions): JitterOptions {
   getTarget(opts.target); // unknown target → RR_ERR_TARGET_UNKNOWN
-  parsePlan(opts.plan); // unknown plan → RR_ERR_OPTION_INVALID
+  const kinds = parsePlan(opts.plan); // unknown plan → RR_ERR_OPTION_INVALID
+  const weather = parseWeather(opts.weather); // → RR_ERR_WEATHER_INVALID
+  if (weather.length > 0 && kinds.some((k) => k !== 'drop')) {
+    throw new ReboundError('RR_ERR_WEATHER_INVALID', `--weather takes the place of network plans: use --plan drop (client drops on top of the weather) or no network kind; got --plan ${opts.plan}`, { details: { option: 'plan' } });
+  }
+  // The proxies forward plain TCP and the clients are sent to them over http: a TLS target cannot take them.
+  if ((weather.length > 0 || planNeedsProxy(kinds)) && opts.url !== undefined && /^(https|wss):/i.test(opts.url)) {
+    throw new ReboundError('RR_ERR_WEATHER_NEEDS_PROXY', `${weather.length > 0 ? `weather ${opts.weather}` : `plan ${opts.plan}`} runs its clients through a proxy in front of the target, which forwards plain TCP: ${JSON.stringify(opts.url)} is TLS; give the target's plain http URL or a client-side plan (drop)`, { details: { option: 'url' } });
+  }
   // A base the default strategy would never read is refused, not ignored.
   if (opts.reconnectBaseMs !== 500 && opts.reconnectStrategy !== 'tuned') {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `reconnect-base-ms sets the base of the tuned backoff: add --reconnect-strategy tuned (got ${opts.reconnectBaseMs} with "${opts.reconnectStrategy}")`, { details: { option: 'reconnectBaseMs' } });

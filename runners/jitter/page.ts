@@ -1,7 +1,8 @@
-import { columnLabel, comparisonRows } from './table.ts';
+import { columnLabel, comparisonRows, weatherRows } from './table.ts';
+import { CONDITIONS, WEATHER } from '../../chaos/weather/conditions.ts';
 import type { JitterResult } from './result.ts';
 import { latencyCdfCharts } from '../../engine/pages/charts/latency.ts';
-import { lossInputOf, lossSections } from '../../engine/pages/loss.ts';
+import { lossInputOf, lossSections, lossStack } from '../../engine/pages/loss.ts';
 import { recoveryCdfChart, recoveryCurveCharts } from '../../engine/pages/charts/recovery.ts';
 import { resourceCharts } from '../../engine/pages/charts/resources.ts';
 import { comparisonCharts, connectedChart, deliveriesChart, type TimelineInput } from '../../engine/pages/charts/timeline.ts';
@@ -49,6 +50,7 @@ export function jitterReport(results: readonly JitterResult[], meta: ReportMeta)
   // Lost by cause and resume outcomes: the shared renderer (one target: its bars; several: one stacked bar per target).
   const lossSection = lossSections(results.map((r) => lossInputOf(columnLabel(r), r)));
   const perTarget: Section[] = timelines.map((t) => ({ title: `Timeline: ${t.label}`, charts: [connectedChart(t), deliveriesChart(t)] }));
+  const weather = weatherSections(results);
 
   return {
     title: many ? `Resilience comparison, plan ${plan}` : `Jitter run: ${first.target}, plan ${plan}`,
@@ -64,6 +66,32 @@ export function jitterReport(results: readonly JitterResult[], meta: ReportMeta)
       }),
     ),
     summary: comparisonRows(results),
-    sections: [overview, ...lossSection, ...perTarget],
+    sections: [overview, ...lossSection, ...weather, ...perTarget],
   };
+}
+
+/**
+ * Network weather: one row of charts per condition, over that condition's clients in every
+ * target: latency CDFs (raw and over the condition's own minimum), lost by cause, and the
+ * table's rows for that condition.
+ */
+function weatherSections(results: readonly JitterResult[]): Section[] {
+  const rows = weatherRows(results);
+  return CONDITIONS.flatMap((name): Section[] => {
+    const per = results.flatMap((r) => r.weather?.conditions.filter((c) => c.condition === name).map((c) => ({ label: columnLabel(r), c })) ?? []);
+    if (per.length === 0) return [];
+    const id = `weather-${name}`;
+    const stack = lossStack(per.map(({ label, c }) => lossInputOf(label, c)), `${id}-lost`);
+    const latency = latencyCdfCharts(per.map(({ label, c }) => ({ label, latency: c.latencyHistogram })), `${id}-latency`);
+    return [
+      {
+        title: `Weather: ${name} (${per[0]!.c.share}% of clients)`,
+        intro: `${WEATHER[name].description}. Figures over this condition's clients only (docs/chaos-plans.md, "Network weather").`,
+        charts: latency,
+        stacks: stack && per.some(({ c }) => c.lostDeliveries > 0) ? [stack] : [],
+        tables: [{ id: `${id}-table`, caption: `${name}: delivery, loss, resume outcomes, latency and recovery per target`, rows: [rows[0]!, ...rows.slice(1).filter((row) => row[1]!.startsWith(`${name} (`))] }],
+        omitted: [...(latency.length ? [] : ['Latency CDFs: no delivery reached these clients.']), ...(per.some(({ c }) => c.lostDeliveries > 0) ? [] : ['Lost by cause: these clients lost nothing.'])],
+      },
+    ];
+  });
 }

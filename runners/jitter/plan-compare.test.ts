@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { benchArgs, PLAN_ARGS } from '../../bench/proxy-compare.ts';
-import { DISRUPTIONS } from '../../chaos/plans/catalog.ts';
+import { PLAN_KINDS } from '../../chaos/plans/catalog.ts';
 import { comparePairs, compareRounds, type CompareRow } from './plan-compare.ts';
 
 const row = (o: Partial<CompareRow>): CompareRow => ({
@@ -10,7 +10,7 @@ const row = (o: Partial<CompareRow>): CompareRow => ({
 
 describe('proxy comparison', () => {
   it('has bench arguments for every network plan', () => {
-    for (const k of DISRUPTIONS.filter((d) => d !== 'drop')) expect(PLAN_ARGS[k], k).toBeDefined();
+    for (const k of PLAN_KINDS.filter((d) => d !== 'drop')) expect(PLAN_ARGS[k], k).toBeDefined();
     // A plan's value replaces the shared one (npm run bench refuses a flag given twice).
     expect(benchArgs(['--msgs', '60', '--seed', '7'], ['--msgs', '120', '--plan', 'x'])).toEqual(['--msgs', '120', '--seed', '7', '--plan', 'x']);
   });

@@ -7,6 +7,7 @@ import type { ChaosEvent } from '../../chaos/plans/schedule.ts';
 import type { DisruptionReport } from '../../engine/measure/disruptions.ts';
 import type { RunSeries } from '../../engine/measure/timeseries.ts';
 import type { TargetUsage } from '../../engine/measure/target-usage.ts';
+import type { WeatherResult } from './weather.ts';
 
 /**
  * The jitter result. Field names follow the benchmark's JSON where it has them
@@ -80,5 +81,7 @@ export interface JitterResult extends RunFields, LossSummary {
    * of lostDeliveries but not loss while connected (absent in older results).
    */
   offlineAtEnd?: { clients: number; lostDeliveries: number };
+  /** Network weather (`--weather`): each condition's delivery, loss by cause, resume outcomes, latency and recovery over its own clients (absent without weather). */
+  weather?: WeatherResult;
   validity: Validity;
 }

@@ -1,6 +1,8 @@
 import { CATALOG, parsePlan, type DisruptionKind } from '../../chaos/plans/catalog.ts';
 import { ChaosExecutor, chaosPhase } from '../../engine/session/chaos-phase.ts';
 import { buildSchedule } from '../../chaos/plans/schedule.ts';
+import { longestSpellMs, parseWeather, planWeather } from '../../chaos/weather/population.ts';
+import { WeatherBook } from './weather.ts';
 import { Emitter } from '../../lib/emitter.ts';
 import { EpochBook } from '../../engine/measure/epoch-book.ts';
 import { encodeRanges } from '../../engine/measure/seq-ranges.ts';
@@ -86,8 +88,14 @@ type JitterRun = ReturnType<typeof openRun>;
 function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, signal: AbortSignal | undefined) {
   const target = getTarget(o.target);
   const { seed, runId, stream, head } = runIdentity('jitter', target.name, o);
-  const kinds = parsePlan(o.plan);
-  const steps = buildSchedule({ seed, kinds, clients: o.clients, groups: o.groups, jitterSec: dropsWithin(o) ? o.jitter : 0, windowMs: dropWindowMs(o), durations: disruptionDurations(o, kinds) });
+  const planKinds = parsePlan(o.plan);
+  const dropSteps = buildSchedule({ seed, kinds: planKinds, clients: o.clients, groups: o.groups, jitterSec: dropsWithin(o) ? o.jitter : 0, windowMs: dropWindowMs(o), durations: disruptionDurations(o, planKinds) });
+  // Network weather: its own proxies (a few per condition) and their seeded time lines, beside the plan's drops.
+  const shares = parseWeather(o.weather);
+  const sky = shares.length > 0 ? planWeather({ shares, seed, clients: o.clients, windowMs: dropWindowMs(o), scale: o.weatherScale }) : undefined;
+  const weather = sky ? new WeatherBook(sky, o.weather, o.weatherScale) : undefined;
+  const steps = sky ? [...dropSteps, ...sky.steps].sort((a, b) => a.atMs - b.atMs || a.target - b.target) : dropSteps;
+  const kinds = [...new Set([...planKinds, ...steps.map((st) => st.kind)])];
   const offlineMs = offlineAfterDropMs(target, o.jitterMs);
   /** Loss to a broker that came back empty, told apart from the target's (BROKER_EPOCH_CHANGED). */
   const epochs = new EpochBook(o.clients, o.msgs);
@@ -112,6 +120,7 @@ function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, s
       delivery: (d) => {
         epochs.arrival(d.client, d.seq, d.message.epoch, d.message.offset);
         if (!d.fresh) return;
+        weather?.arrival(d.client, d.latencyMs);
         series.arrival(d.message.at);
         if (o.subscribeOnly) heardOf(d.seq, d.sentAt, d.message.at);
       },
@@ -138,9 +147,9 @@ function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, s
     if (seq === o.msgs) heard.lastSeen = true;
   }
 
-  chaos = new ChaosExecutor(s, { steps, kinds, clients: o.clients, groups: o.groups, offlineMs });
+  chaos = new ChaosExecutor(s, { steps, kinds, clients: o.clients, groups: sky ? sky.groupCondition.length : o.groups, offlineMs, ...(sky ? { groupOf: sky.groupOf } : {}) });
   // sentAtMs: each seq's send, ms after t0.
-  return { o, target, runId, head, kinds, steps, offlineMs, epochs, series, sentAtMs: new Array<number>(o.msgs + 1).fill(NaN), heard, fdLimit, s, chaos };
+  return { o, target, runId, head, kinds, steps, offlineMs, epochs, series, sentAtMs: new Array<number>(o.msgs + 1).fill(NaN), heard, fdLimit, s, chaos, weather };
 }
 
 /** Publish (or, subscribe-only, listen to another shard's publisher) with the chaos phase alongside. */
@@ -177,7 +186,7 @@ async function flow({ o, s, chaos, series, sentAtMs, heard, epochs, steps }: Jit
   return { t0, pub: p.result };
 }
 
-function report({ o, target, head, kinds, steps, offlineMs, epochs, series, sentAtMs, fdLimit, s, chaos: ex }: JitterRun, rampStart: number, pub: PublisherResult, runner: RunnerHealth): JitterResult {
+function report({ o, target, head, kinds, steps, offlineMs, epochs, series, sentAtMs, fdLimit, s, chaos: ex, weather }: JitterRun, rampStart: number, pub: PublisherResult, runner: RunnerHealth): JitterResult {
   s.events.emit('phase', 'report', 'computing');
   const disruptions = kinds.map((k) => ex.tracker.report(k, ex.applied, s.ledger, sentAtMs, target.replays));
   // Still offline after the settle: their missing messages are "not back by the end", not loss while connected.
@@ -203,7 +212,7 @@ function report({ o, target, head, kinds, steps, offlineMs, epochs, series, sent
     worstClient: s.ledger.worstClient() ?? null,
     ...runFields(runner, Date.now() - rampStart, jitterPlannedMs(o)),
     series: series.finish(Date.now(), s.ledger),
-    chaos: { plan: o.plan, groups: ex.fleet ? o.groups : 0, proxyApi: ex.fleet?.apiUrl ?? null, offlineMs, disruptions, timeline: ex.timeline },
+    chaos: { plan: o.plan, groups: ex.fleet ? ex.o.groups : 0, proxyApi: ex.fleet?.apiUrl ?? null, offlineMs, disruptions, timeline: ex.timeline },
     role: o.subscribeOnly ? 'subscriber' : 'publisher',
     acceptedSeqs: encodeRanges((seq) => s.ledger.isAccepted(seq), o.msgs),
     ...(o.subscribeOnly ? { arrivalsBySeq: s.ledger.arrivalsBySeq() } : {}),
@@ -212,6 +221,7 @@ function report({ o, target, head, kinds, steps, offlineMs, epochs, series, sent
     ...(dropsWithin(o) && kinds.length > 0 ? { disruptionWindow: { planned: steps.length, applied: ex.applied.size, windowMs: dropWindowMs(o) } } : {}),
     offlineAtEnd: { clients: offline.length, lostDeliveries: offline.reduce((n, i) => n + s.ledger.tally(i).lost, 0) },
     ...s.lossReport(target.replays ? epochs.lostToEpoch(s.ledger) : undefined),
+    ...(weather ? { weather: weather.report(s, ex.tracker, kinds, steps, ex.applied, sentAtMs, target.replays, target.replays ? epochs.lostToEpoch(s.ledger) : undefined) } : {}),
   };
   const validity = checkValidity(partial);
   if (o.subscribeOnly) {
@@ -231,9 +241,9 @@ export function jitterPlannedMs(o: JitterOptions): number {
   if (o.subscribeOnly) return listenWindow(o).plannedMs + FIRST_MESSAGE_GRACE_MS;
   const kinds = parsePlan(o.plan);
   const durations = disruptionDurations(o, kinds);
-  // A kind without a duration from the options lasts its catalog default, as buildSchedule does.
-  const longestMs = Math.max(0, ...kinds.map((k) => durations[k] ?? CATALOG[k].defaultDurationMs));
-  const lastEndMs = dropWindowMs(o) + (dropsWithin(o) ? longestMs : 0);
+  // A kind without a duration from the options lasts its catalog default, as buildSchedule does; a weather spell its condition's longest.
+  const longestMs = Math.max(0, longestSpellMs(parseWeather(o.weather), o.weatherScale), ...kinds.map((k) => durations[k] ?? CATALOG[k].defaultDurationMs));
+  const lastEndMs = dropWindowMs(o) + (dropsWithin(o) || o.weather !== '' ? longestMs : 0);
   return Math.ceil((o.clients * 1000) / o.ramp) + 1000 + Math.max(o.msgs * o.interval, lastEndMs) + o.settle + 5000;
 }
 

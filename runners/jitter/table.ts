@@ -3,6 +3,7 @@ import { causeCell, causesIn } from '../../engine/pages/loss.ts';
 import { fmtInt, fmtMs } from '../../engine/pages/charts/common.ts';
 import { markdownTable } from '../../engine/pages/markdown.ts';
 import type { JitterResult } from './result.ts';
+import type { ConditionResult } from './weather.ts';
 
 /** A result's column: the target, plus `(tuned)` when its client ran the shared tuned backoff. */
 export function columnLabel(r: Pick<JitterResult, 'target'> & { params: Pick<JitterResult['params'], 'reconnectStrategy'> }): string {
@@ -75,7 +76,41 @@ function chaosRows(results: readonly JitterResult[]): string[][] {
   });
 }
 
+/**
+ * Network weather: one row per target x condition, over that condition's clients only: delivery,
+ * loss by cause (each cause that occurred anywhere), resume outcomes, latency raw and over the
+ * condition's own minimum, and how fast its outages were recovered from.
+ */
+export function weatherRows(results: readonly JitterResult[]): string[][] {
+  const rows = results.flatMap((r) => (r.weather?.conditions ?? []).map((c) => ({ r, c })));
+  if (rows.length === 0) return [];
+  const causes = causesIn(rows.map((x) => x.c));
+  const outages = (c: ConditionResult) => c.disruptions.filter((d) => d.kind !== 'link');
+  return [
+    ['Target', 'Condition', 'Clients', 'Delivery', 'Lost', ...causes.map((k) => `Lost: ${LOSS_CAUSE_LABELS[k]}`), 'Resume outcomes', 'Latency p50 / p95 (raw)', 'p50 / p95 over min', 'Outages: recover p50 / p95', 'Not back by the end'],
+    ...rows.map(({ r, c }) => {
+      const out = outages(c);
+      const rec = out.filter((d) => d.recoverMs.count > 0);
+      return [
+        columnLabel(r),
+        `${c.condition} (${c.share}%)`,
+        fmtInt(c.clients),
+        `${c.deliveryRatePct}%`,
+        fmtInt(c.lostDeliveries),
+        ...causes.map((k) => causeCell(c, k)),
+        c.resumeOutcomes ? counts(c.resumeOutcomes) || 'no reconnects' : 'n/a',
+        `${fmtMs(c.latencyRawMs.p50)} / ${fmtMs(c.latencyRawMs.p95)}`,
+        `${fmtMs(c.latencyOverMinMs.p50)} / ${fmtMs(c.latencyOverMinMs.p95)}`,
+        // Per outage kind (a condition has one: tunnels, handovers, a sleep, a deploy); none for link-only weather.
+        rec.length ? rec.map((d) => `${d.kind} ${fmtMs(d.recoverMs.p50)} / ${fmtMs(d.recoverMs.p95)}`).join('; ') : out.length ? 'none recovered' : 'no outages',
+        out.length ? out.map((d) => `${d.unrecovered} of ${d.detectMs.count}`).join('; ') : '-',
+      ];
+    }),
+  ];
+}
+
 export function formatComparison(results: readonly JitterResult[]): string {
   const flags = results.flatMap((r) => r.validity.flags.map((f) => `  [${f.severity}] ${columnLabel(r)}: ${f.code}: ${f.message}`));
-  return markdownTable(comparisonRows(results), { pad: true }) + (flags.length ? '\n\nValidity:\n' + flags.join('\n') : '') + '\n';
+  const weather = weatherRows(results);
+  return markdownTable(comparisonRows(results), { pad: true }) + (weather.length ? `\n\nBy weather condition (${results.find((r) => r.weather)!.weather!.spec}):\n\n${markdownTable(weather, { pad: true })}` : '') + (flags.length ? '\n\nValidity:\n' + flags.join('\n') : '') + '\n';
 }

@@ -19,9 +19,11 @@ export interface MultiTest {
   required: readonly string[];
   /** Own-stream mode: what else a shard's query puts on its own besides the stream (the module's `multi.ownStream`). */
   ownStream?: (query: Readonly<Record<string, string>>, suffix: string) => Record<string, string>;
+  /** The module's target-free rules over the parsed query (`multi.checkQuery`), before any shard is asked. */
+  checkQuery?: (values: Readonly<Record<string, unknown>>) => void;
 }
 
-export const MULTI_TABLE: readonly MultiTest[] = MULTI_MODULES.map((m) => ({ test: m.name, options: m.http.options, sharedStream: m.multi!.sharedStream, required: m.summary, ...(m.multi!.ownStream ? { ownStream: m.multi!.ownStream } : {}) }));
+export const MULTI_TABLE: readonly MultiTest[] = MULTI_MODULES.map((m) => ({ test: m.name, options: m.http.options, sharedStream: m.multi!.sharedStream, required: m.summary, ...(m.multi!.ownStream ? { ownStream: m.multi!.ownStream } : {}), ...(m.multi!.checkQuery ? { checkQuery: m.multi!.checkQuery } : {}) }));
 
 export const multiTest = (test: string): MultiTest | undefined => MULTI_TABLE.find((r) => r.test === test);
 

@@ -25,7 +25,7 @@ export function parseShardList(csv: string): { name: string; url: string }[] {
 export function testQuery(test: string, values: Record<string, unknown>): Record<string, string> {
   const table = TEST_TABLES[test as keyof typeof TEST_TABLES] as OptionTable | undefined;
   const forwarded = Object.fromEntries(Object.entries(values).filter(([k]) => !NOT_FORWARDED.includes(k)));
-  if (table) parseOptions(table, { values: forwarded, origin: 'CLI' });
+  if (table) multiTest(test)?.checkQuery?.(parseOptions(table, { values: forwarded, origin: 'CLI' }));
   return Object.fromEntries(Object.entries(forwarded).map(([k, v]) => [k, String(v)]));
 }
 

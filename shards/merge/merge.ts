@@ -6,6 +6,9 @@ import { shiftLatency } from './latency-shift.ts';
 import { MERGE_PLAN, type MergePlan } from './plan.ts';
 import { screenOutcomes, type SchemaContext } from './schema.ts';
 import { judgeOnPublisher } from './shared-stream.ts';
+import { CONDITIONS } from '../../chaos/weather/conditions.ts';
+import { mergeDisruptions } from '../../runners/jitter/merge.ts';
+import type { WeatherResult } from '../../runners/jitter/weather.ts';
 import { num, type FleetFlag, type ShardOutcome, type ShardResult, type ShardSummary } from './types.ts';
 
 /** Connected clients of a result, whatever the runner calls them. */
@@ -92,6 +95,8 @@ export async function mergeShards(input: readonly ShardOutcome[], opts: MergeOpt
   }
   // The runners' own fleet figures (a rate from their summed counts), over everything merged so far.
   for (const s of plan.specs) s.derive?.(merged, ok);
+  const weather = await mergeWeatherConditions(ok, { ...opts, mode, plan });
+  if (weather) merged.weather = weather;
 
   const perShard = outcomes.map((o) => summarizeShard(o, corrected.get(o.name), plan));
   const floors = perShard.filter((s) => s.latency).map((s) => s.latency!.min).sort((a, b) => a - b);
@@ -103,6 +108,58 @@ export async function mergeShards(input: readonly ShardOutcome[], opts: MergeOpt
   validity.valid = verdict(validity.flags).valid;
   if (merged.subscribed !== undefined) merged.uniformShardCeiling = validity.flags.some((f) => f.code === 'UNIFORM_SHARD_CEILING');
   return { merged, perShard, validity };
+}
+
+/**
+ * Network weather: each condition merged as a fleet of its own, by this same merge (the screen,
+ * the histogram decode under its deadline, the summed counts and count maps, the exact latency
+ * union, min-normalised after it), over each shard's figures for that condition's clients; the
+ * disruption spreads as the workers' merge combines them. Shared mode: clock offsets are taken
+ * relative to the publisher's beforehand (the publisher may have no weather block of its own).
+ */
+async function mergeWeatherConditions(ok: readonly (ShardOutcome & { result: ShardResult })[], opts: MergeOptions): Promise<WeatherResult | undefined> {
+  const weatherOf = (o: ShardOutcome & { result: ShardResult }) => o.result.weather as WeatherResult | undefined;
+  const withWeather = ok.filter((o) => weatherOf(o) !== undefined);
+  if (!withWeather.length) return undefined;
+  const reference = opts.mode === 'shared' ? (ok.find((o) => o.name === opts.publisher)?.clock?.offsetMs ?? 0) : 0;
+  const conditions: WeatherResult['conditions'] = [];
+  for (const name of CONDITIONS) {
+    const parts = withWeather.flatMap((o) => weatherOf(o)!.conditions.filter((c) => c.condition === name).map((c) => ({ o, c })));
+    if (!parts.length) continue;
+    const { merged: m, perShard } = await mergeShards(
+      parts.map(({ o, c }) => ({
+        name: o.name,
+        url: o.url,
+        status: 'done' as const,
+        durationMs: o.durationMs,
+        ...(o.clock ? { clock: { ...o.clock, offsetMs: o.clock.offsetMs - reference } } : {}),
+        result: { ...c, totalMessages: o.result.totalMessages, validity: { valid: true, flags: [] } },
+      })),
+      { mode: opts.mode ?? 'own', ...(opts.decodeDeadlineMs !== undefined ? { decodeDeadlineMs: opts.decodeDeadlineMs } : {}), ...(opts.plan ? { plan: opts.plan } : {}) },
+    );
+    const merged = parts.filter(({ o }) => perShard.some((p) => p.name === o.name && p.status === 'done'));
+    const n = (k: string) => (typeof m[k] === 'number' ? (m[k] as number) : 0);
+    conditions.push({
+      condition: name,
+      share: parts[0]!.c.share,
+      clients: n('clients'),
+      proxies: merged.reduce((a, { c }) => a + c.proxies, 0),
+      expectedDeliveries: n('expectedDeliveries'),
+      receivedDeliveries: n('receivedDeliveries'),
+      lostDeliveries: n('lostDeliveries'),
+      unconfirmedDeliveries: n('unconfirmedDeliveries'),
+      deliveryRatePct: n('deliveryRatePct'),
+      ...(m.latencyHistogram ? summarize(m.latencyHistogram as EncodedLatency) : summarize({ histogram: '', minUs: 0, maxUs: 0, count: 0, negatives: 0 })),
+      latencyHistogram: (m.latencyHistogram as EncodedLatency | undefined) ?? { histogram: '', minUs: 0, maxUs: 0, count: 0, negatives: 0 },
+      ...(m.lossByCause ? { lossByCause: m.lossByCause as WeatherResult['conditions'][number]['lossByCause'] } : {}),
+      ...(m.resumeOutcomes ? { resumeOutcomes: m.resumeOutcomes as Record<string, number> } : {}),
+      ...(m.replayedDeliveries !== undefined ? { replayedDeliveries: n('replayedDeliveries') } : {}),
+      disruptions: mergeDisruptions(merged.map(({ c }) => c.disruptions)),
+      // Shards whose figures for this condition the screen refused (left out of it, named here).
+      ...(merged.length < parts.length ? { excludedShards: parts.filter((p) => !merged.includes(p)).map(({ o }) => o.name) } : {}),
+    });
+  }
+  return { spec: weatherOf(withWeather[0]!)!.spec, scale: weatherOf(withWeather[0]!)!.scale, conditions };
 }
 
 function summarizeShard(o: ShardOutcome, latency: EncodedLatency | undefined, plan: MergePlan): ShardSummary {

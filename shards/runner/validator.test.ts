@@ -36,6 +36,21 @@ describe('runner: strict query validation', () => {
     }
   });
 
+  it('network weather: a bad population is a coded 400 before anything is enqueued (the CLI\'s validator)', async () => {
+    const cases: [string, string, RegExp][] = [
+      ['weather=good-wifi:60,snow:40', 'RR_ERR_WEATHER_INVALID', /unknown weather condition "snow"; conditions: good-wifi, congested-wifi, lte, 3g, mobile-handover, subway, laptop-sleep, deploy/],
+      ['weather=good-wifi:60,lte:30', 'RR_ERR_WEATHER_INVALID', /sum to 90, not 100/],
+      ['weather=good-wifi', 'RR_ERR_WEATHER_INVALID', /malformed weather share/],
+      ['weather=lte:100&plan=partition', 'RR_ERR_WEATHER_INVALID', /takes the place of network plans/],
+    ];
+    for (const [q, code, why] of cases) {
+      const r = await api(runner.url, `/bench-jitter-ws?${q}`, { method: 'POST', token: TOKEN });
+      expect(r.status, q).toBe(400);
+      expect(r.body.code, q).toBe(code);
+      expect(r.body.message, q).toMatch(why);
+    }
+  });
+
   it('Object.prototype names as query parameters are unknown (400), not silently ignored', async () => {
     for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
       const r = await api(runner.url, `/bench-jitter-ws?n=1&${name}=1`, { method: 'POST', token: TOKEN });
