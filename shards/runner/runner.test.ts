@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkBindToken, MIN_REMOTE_TOKEN_LENGTH } from './options.ts';
 import { api, runnerExit, startRunner, tempResultsDir, waitJob, type RunnerProcess } from './testing.ts';
+import { soketiAvailability } from '../../services/soketi/load.ts';
 
 /** Real HTTP against a real runner process on port 0, running real (small) jobs against local targets. */
 const TOKEN = 'test-token-0123456789abcdef';
@@ -36,6 +37,8 @@ describe('bench-runner service', () => {
     expect(health.body.routes).toContain('POST /bench-jitter-ws');
     // A target with no local service says what enables it (before: "local", and its routes answered RR_ERR_TARGET_NOT_CONFIGURED).
     expect(health.body.targets).toMatchObject({ ws: 'local', anycable: 'local', pusher: 'not configured: set TARGET_PUSHER_URL' });
+    // soketi is installed on demand: local where `npm run install:soketi` ran, else why not with the command.
+    expect(health.body.targets.soketi).toBe(soketiAvailability().available ? 'local' : `not installed here: ${soketiAvailability().reason}`);
   });
 
   it('names unknown parameters, invalid values and refuses target URLs with 400', async () => {

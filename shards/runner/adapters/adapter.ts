@@ -29,7 +29,7 @@ export interface HttpAdapter<Opts, Result, Q extends OptionTable = OptionTable> 
 export type AnyHttpAdapter = HttpAdapter<any, any, any>;
 
 /** Every route target, in route-table order: an adapter's `targets` unless it names its own. */
-export const ROUTE_TARGETS: readonly string[] = ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable', 'pusher', 'pusher-manual'];
+export const ROUTE_TARGETS: readonly string[] = ['replay', 'socketio', 'socketio-csr', 'ws', 'uws', 'anycable', 'pusher', 'pusher-manual', 'soketi'];
 
 type Optional<X, K extends keyof X> = Omit<X, K> & Partial<Pick<X, K>>;
 

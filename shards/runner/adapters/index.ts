@@ -32,7 +32,7 @@ const throughputAdapter = compatAdapter(throughputModule, { ...queryOptions(THRO
 const whispersAdapter = compatAdapter(whispersModule, { ...queryOptions(WHISPERS_OPTIONS), samplesCap, shard }, { echo: ['samplesCap', 'shard'], values: onTarget, finish: withSortedSamples });
 const { target: _t, url: _u, ...IDLE_QUERY } = IDLE_OPTIONS;
 // The benchmark's idle routes; a Redis variant is measured with bench:idle --target <name>-redis.
-const idleAdapter = compatAdapter(idleModule, { ...IDLE_QUERY, channel, acProtocol }, { targets: ['replay', 'ws', 'uws', 'socketio', 'socketio-csr', 'anycable', 'pusher'], values: onTarget });
+const idleAdapter = compatAdapter(idleModule, { ...IDLE_QUERY, channel, acProtocol }, { targets: ['replay', 'ws', 'uws', 'socketio', 'socketio-csr', 'anycable', 'pusher', 'soketi'], values: onTarget });
 
 /**
  * The runner service's adapter per module name. A module not named here gets the default adapter
