@@ -366,13 +366,14 @@ const pusherWire = (reconnect: 'library' | 'manual') =>
     createClient: (o: ClientOptions) => new PusherClient(o, reconnect),
     createLeanClient: (o: ClientOptions) => new LeanClient(o, leanPusher),
     publish: pusherPublish,
+    // pusher-js's own reconnect brings its own backoff; the manual mode's is the runner's.
+    ...(reconnect === 'library' ? { ownBackoff: PUSHER_OWN_BACKOFF } : {}),
   }) satisfies Partial<TargetDeclaration>;
 
 /** Any Pusher-protocol server at `--url`, driven by pusher-js with its own reconnect. */
 export const pusherTarget = defineTarget({
   ...pusherWire('library'),
   name: 'pusher',
-  ownBackoff: PUSHER_OWN_BACKOFF,
   description: 'a Pusher-protocol server (soketi, Reverb, Pusher Channels) at the given URL, driven by the unmodified pusher-js; library reconnect, at-most-once',
   offlineFloorMs: 0,
 });
@@ -393,7 +394,6 @@ export const pusherManualTarget = defineTarget({
 export const soketiTarget = defineTarget({
   ...pusherWire('library'),
   name: 'soketi',
-  ownBackoff: PUSHER_OWN_BACKOFF,
   description: 'soketi 1.6.1 started locally (npm run install:soketi), driven by the unmodified pusher-js; library reconnect, at-most-once',
   offlineFloorMs: 0,
   service: { name: 'soketi', args: [] },
