@@ -55,3 +55,25 @@ describe('npm run bench -- --weather', () => {
     expect(html).not.toContain('weather-good-wifi-lost');
   });
 });
+
+describe('npm run bench -- --weather with a deploy', () => {
+  const env = { RESULTS_DIR: mkdtempSync(join(tmpdir(), 'rebound-deploy-')) };
+  const run = bench(['--targets', 'replay,ws', '--tuned', 'false', '--clients', '8', '--msgs', '60', '--interval', '100', '--jitter', '0', '--settle', '6000', '--weather', 'good-wifi:50,deploy:50', '--weather-scale', '0.1', '--seed', '3', '--json'], env);
+
+  it('restarts each target once, for every condition: replay\'s memory broker comes back empty (server_restarted, resumes rejected), ws has nothing to resume', { timeout: 180_000 }, async () => {
+    const r = await run;
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    const results = JSON.parse(r.stdout) as JitterResult[];
+    for (const x of results) {
+      expect(x.chaos.timeline.filter((e) => e.kind === 'restart' && e.applied), x.target).toHaveLength(1);
+      expect(x.validity.valid, x.target).toBe(true);
+      for (const c of x.weather!.conditions) expect(c.disruptions.find((d) => d.kind === 'restart')?.affectedClients, `${x.target} ${c.condition}`).toBe(4);
+    }
+    const cond = (t: string, c: string) => results.find((x) => x.target === t)!.weather!.conditions.find((x) => x.condition === c)!;
+    // A restart empties replay's memory broker: what its clients missed is gone with it, and it says so.
+    expect(cond('replay', 'deploy').lossByCause).toHaveProperty('server_restarted');
+    expect(cond('replay', 'deploy').resumeOutcomes).toHaveProperty('rejected:epoch_changed');
+    expect(cond('ws', 'deploy').lossByCause).toHaveProperty('offline_nothing_to_resume');
+    expect(formatComparison(results)).toContain('restart: recover p50 / p95');
+  });
+});

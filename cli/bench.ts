@@ -77,8 +77,8 @@ async function runBench(argv: string[], given: readonly string[]): Promise<numbe
     const jopts: JitterOptions = checkJitterOptions({ ...rest, seed, target: t.name, url: own, broadcastUrl: undefined, reconnectStrategy: strategy, subscribeOnly: false, runId: '' });
     const label = columnLabel({ target: t.name, params: jopts });
     process.stderr.write(`\n== ${label}: ${t.description}\n`);
-    const r = await withTarget(t, own, async (at, svc) => {
-      const run = runJitter(jopts, at, { targetPid: svc?.pid, signal: stop });
+    const r = await withTarget(t, own, async (at, svc, nodes) => {
+      const run = runJitter(jopts, at, { targetPid: svc?.pid, signal: stop, ...(nodes ? { nodes } : {}) });
       run.events.on('phase', (name, detail) => process.stderr.write(`[${label}] ${name}: ${detail}\n`));
       run.events.on('progress', (p) => process.stderr.write(formatProgress(label, p)));
       return run.result;

@@ -57,7 +57,7 @@ async function runModule<O extends object, R extends object, T extends OptionTab
     const def = getTarget(target);
     const extra = m.serviceArgs?.(opts) ?? [];
     const withArgs = extra.length && def.service ? { ...def, service: { ...def.service, args: [...def.service.args, ...extra] } } : def;
-    result = await withTarget(withArgs, url, (u, svc) => m.run(opts, { ...ctx, url: u, definition: def, ...(svc ? { service: svc } : {}) }));
+    result = await withTarget(withArgs, url, (u, svc, nodes) => m.run(opts, { ...ctx, url: u, definition: def, ...(svc ? { service: svc } : {}), ...(nodes ? { nodes } : {}) }));
   } else {
     result = await m.run(opts, ctx);
   }

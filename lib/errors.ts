@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   RR_ERR_CHAOS_PROXY_API: { status: 502, title: 'Bad Gateway', doc: 'A Toxiproxy API call (embedded or real) failed; details.status has its HTTP status.' },
   RR_ERR_WEATHER_INVALID: { status: 400, title: 'Bad Request', doc: 'The --weather population is malformed: an unknown condition (the message lists them), a share that is not <condition>:<1-100>, a condition twice, shares not summing to 100, or a network --plan beside it.' },
   RR_ERR_WEATHER_NEEDS_PROXY: { status: 400, title: 'Bad Request', doc: 'A weather condition (or a network plan) puts toxics on a proxy in front of the target, and this target cannot be reached through one: an https/wss --url (the proxy forwards plain TCP and clients would speak http to a TLS server).' },
+  RR_ERR_WEATHER_NEEDS_RESTART: { status: 400, title: 'Bad Request', doc: 'The weather has a deploy (the target restarts) and the run cannot restart its target: a --url target without AVALANCHE_RESTART_COMMAND or AVALANCHE_RESTART_HOOK_URL in the runner\'s environment, or --workers above 1 (the restart belongs to the one process holding the target).' },
   // Reference services and chaos proxy (refsvc): edge checks.
   RR_ERR_UNSUPPORTED_ENCODING: { status: 415, title: 'Unsupported Media Type', doc: 'The request body uses a Content-Encoding (or charset) the server cannot decode; gzip, deflate, br and identity are accepted.' },
   // Replay server (replay): storage acknowledgements, admin routes and the cluster's rolling reload.

@@ -3,7 +3,7 @@ import type { ChaosProxyHandle, ToxicSpec } from '../toxiproxy/client.ts';
 
 /** The disruption kinds a plan can combine. */
 // Appended, never reordered: each kind's schedule stream is salted by its index here.
-export const DISRUPTIONS = ['drop', 'flaky', 'blackhole', 'partition', 'slow-consumer', 'reset', 'cutoff', 'link'] as const;
+export const DISRUPTIONS = ['drop', 'flaky', 'blackhole', 'partition', 'slow-consumer', 'reset', 'cutoff', 'link', 'restart'] as const;
 export type DisruptionKind = (typeof DISRUPTIONS)[number];
 
 /** One disruption kind (CATALOG is keyed by kind). */
@@ -30,6 +30,12 @@ export interface DisruptionDefinition {
    * span stays open for that close instead of being dropped as "never noticed".
    */
   liftCloses?: true;
+  /**
+   * Not the network but the server: the target itself restarts (the runner's restart of the
+   * target it holds, engine/measure/restart.ts), so it reaches every client whatever its proxy,
+   * and needs no proxy. The executor runs it through the restart the runner gives it.
+   */
+  serverEvent?: true;
 }
 
 /**
@@ -150,6 +156,13 @@ export const CATALOG: Readonly<Record<DisruptionKind, DisruptionDefinition>> = O
     defaultDurationMs: 10_000,
     weatherOnly: true,
     description: "a weather condition's link shape (latency, jitter, bandwidth, slicing), toxics given by the condition (chaos/weather/conditions.ts); not a plan of its own",
+  },
+  restart: {
+    scope: 'group',
+    defaultDurationMs: 0,
+    weatherOnly: true,
+    serverEvent: true,
+    description: "the target restarts (weather `deploy`): a target the runner started gets SIGTERM and is started again on its port; one at --url is restarted by the operator's AVALANCHE_RESTART_COMMAND or _HOOK_URL. Every client sees it, whatever its proxy",
   },
 });
 

@@ -82,5 +82,7 @@ export interface ChaosEvent extends Omit<PlanStep, 'atMs'> {
   /** Drops: when the client was subscribed again, and whether the server restored its session. */
   reconnectedAtMs?: number;
   resumed?: boolean;
+  /** A restart (server event): how long the target was not serving, when the runner knows it (null for a command or hook). */
+  serverDownMs?: number | null;
   error?: string;
 }

@@ -32,8 +32,11 @@ export interface LinkShape {
 
 /** A recurring episode of a condition. Times are ms at time scale 1. */
 export interface Spell {
-  /** `link`: `link` (a worse link) on top of the base; otherwise an outage from the plan catalog. */
-  kind: Extract<DisruptionKind, 'link' | 'blackhole' | 'reset' | 'partition'>;
+  /**
+   * `link`: `link` (a worse link) on top of the base; `restart`: the target itself restarts, once
+   * for the whole run (a server event: every client sees it); otherwise an outage from the plan catalog.
+   */
+  kind: Extract<DisruptionKind, 'link' | 'blackhole' | 'reset' | 'partition' | 'restart'>;
   link?: LinkShape;
   /** First one starts U(first) after publishing starts. */
   firstMs: readonly [number, number];
@@ -107,10 +110,10 @@ export const WEATHER: Readonly<Record<ConditionName, ConditionDef>> = Object.fre
     spells: [{ kind: 'blackhole', firstMs: [5000, 15_000], lastsMs: [SLEEP_MS, SLEEP_MS] }],
   },
   deploy: {
-    description: 'the server these clients are on is redeployed once: every connection closes and connects are refused (partition) for 3-10 s, a process restart as its clients see it',
-    source: 'Wi-Fi link as `good-wifi`; restart window from a Node service\'s graceful stop plus start (seconds)',
+    description: 'the server is redeployed once: the target restarts (SIGTERM, then started again on its port: a graceful stop plus a start), so its memory (sessions, history, a memory broker) starts empty. A server event: every client in the run sees it, whatever its own condition; the clients dealt to deploy have Wi-Fi and nothing else, so their row shows the deploy alone',
+    source: "Wi-Fi link as `good-wifi`; the restart is avalanche's `term` (engine/measure/restart.ts), or the operator's restart command or hook for a --url target",
     base: WIFI,
-    spells: [{ kind: 'partition', firstMs: [10_000, 30_000], lastsMs: [3000, 10_000] }],
+    spells: [{ kind: 'restart', firstMs: [10_000, 30_000], lastsMs: [0, 0] }],
   },
 });
 

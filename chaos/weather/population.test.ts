@@ -99,11 +99,20 @@ describe('weather population', () => {
     for (const r of resets) expect(r.durationMs).toBeGreaterThanOrEqual(10), expect(r.durationMs).toBeLessThanOrEqual(30);
   });
 
-  it('every condition is documented with its source, and its outages are plan-catalog kinds the proxy applies', () => {
+  it('every condition is documented with its source, and its outages are plan-catalog kinds the proxy applies, or the server event the runner performs', () => {
     for (const c of CONDITIONS) {
       const d = WEATHER[c];
       expect(d.source.length, c).toBeGreaterThan(10);
-      for (const s of d.spells) expect(s.kind === 'link' ? s.link : CATALOG[s.kind].apply, `${c} ${s.kind}`).toBeDefined();
+      for (const s of d.spells) expect(s.kind === 'link' ? s.link : CATALOG[s.kind].apply ?? CATALOG[s.kind].serverEvent, `${c} ${s.kind}`).toBeDefined();
     }
+  });
+
+  it('a server event (deploy\'s restart) is planned once for the whole run, however many proxies its condition has', () => {
+    const p = planWeather({ shares: parseWeather('good-wifi:50,deploy:50'), seed: 9, clients: 40, windowMs: 120_000, scale: 1 });
+    expect(p.groupCondition.filter((c) => c === 1)).toHaveLength(2);
+    const restarts = p.steps.filter((s) => s.kind === 'restart');
+    expect(restarts).toHaveLength(1);
+    expect(restarts[0]!.atMs).toBeGreaterThanOrEqual(10_000);
+    expect(restarts[0]!.atMs).toBeLessThanOrEqual(30_000);
   });
 });

@@ -1,6 +1,7 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { childRng, uniform } from '../../lib/rng.ts';
 import type { PlanStep } from '../plans/schedule.ts';
+import { CATALOG } from '../plans/catalog.ts';
 import { CONDITIONS, linkToxics, WEATHER, type ConditionName } from './conditions.ts';
 
 /** One condition's share of the clients, %. */
@@ -105,6 +106,8 @@ export function planWeather(input: WeatherInput): WeatherPlan {
     const def = WEATHER[shares[c]!.condition];
     steps.push({ kind: 'link', scope: 'group', target: g, atMs: 0, durationMs: windowMs, toxics: linkToxics(def.base, 'base') });
     def.spells.forEach((sp, k) => {
+      // A server event (deploy's restart) happens once for the whole target: on the condition's first proxy only.
+      if (CATALOG[sp.kind].serverEvent && groupCondition.indexOf(c) !== g) return;
       const salt = Math.imul(CONDITIONS.indexOf(shares[c]!.condition) * 8 + k + 1, 0x5bd1e995);
       const rng = childRng(seed ^ salt, g);
       let t = uniform(rng, sp.firstMs[0], sp.firstMs[1]) * scale;

@@ -15,7 +15,8 @@ import { parseWeather, planWeather } from './population.ts';
  * What the proxy holds is read over its API while the run goes on; the offline spans are read
  * back from the run's own books (per-condition disruption reports).
  */
-const SPEC = 'good-wifi:13,congested-wifi:13,lte:13,3g:13,mobile-handover:12,subway:12,laptop-sleep:12,deploy:12';
+// Every network condition, two clients each; deploy (a restart of the target, every client's) has its own run below.
+const SPEC = 'good-wifi:15,congested-wifi:15,lte:14,3g:14,mobile-handover:14,subway:14,laptop-sleep:14';
 const SCALE = 0.02;
 
 interface Seen {
@@ -61,7 +62,7 @@ describe('network weather on a real proxy', () => {
   const run = (async () => {
     tp = await startToxiproxyTarget();
     const watch = watchProxies(tp.url);
-    const o = parseJitterOptions({ values: { target: 'ws', clients: '16', msgs: '50', interval: '200', jitter: '0', weather: SPEC, 'weather-scale': String(SCALE), seed: '11', settle: '15000', 'toxiproxy-url': tp.url }, env: {}, origin: 'CLI' });
+    const o = parseJitterOptions({ values: { target: 'ws', clients: '14', msgs: '50', interval: '200', jitter: '0', weather: SPEC, 'weather-scale': String(SCALE), seed: '11', settle: '15000', 'toxiproxy-url': tp.url }, env: {}, origin: 'CLI' });
     const r = await withTarget(getTarget('ws'), undefined, (url) => runJitter(o, url).result);
     await watch.stop();
     return { r, seen: watch.seen };
@@ -69,7 +70,7 @@ describe('network weather on a real proxy', () => {
 
   it('every step happens when the seed says, on its own condition\'s proxies, and each proxy held its condition\'s toxics', { timeout: 120_000 }, async () => {
     const { r, seen } = await run;
-    const plan = planWeather({ shares: parseWeather(SPEC), seed: r.seed, clients: 16, windowMs: 50 * 200, scale: SCALE });
+    const plan = planWeather({ shares: parseWeather(SPEC), seed: r.seed, clients: 14, windowMs: 50 * 200, scale: SCALE });
     // The executed time line is the seeded one, step for step, each applied close to its planned time.
     const key = (s: { kind: string; target: number; plannedAtMs?: number; atMs: number }) => `${s.kind}/g${s.target}@${s.plannedAtMs ?? s.atMs}`;
     expect(r.chaos.timeline.map(key).sort()).toEqual(plan.steps.map(key).sort());
@@ -78,7 +79,7 @@ describe('network weather on a real proxy', () => {
       expect(ev.atMs - ev.plannedAtMs, key(ev)).toBeLessThan(1000);
       expect(ev.atMs - ev.plannedAtMs, key(ev)).toBeGreaterThanOrEqual(-1);
     }
-    expect(r.chaos.groups).toBe(16); // two proxies per condition (two clients each)
+    expect(r.chaos.groups).toBe(14); // two proxies per condition (two clients each)
     const proxy = (g: number) => [...seen.toxics.keys()].find((n) => n === `rr-${r.runId}-g${g}`)!;
     plan.groupCondition.forEach((c, g) => {
       const name = proxy(g);
@@ -100,18 +101,17 @@ describe('network weather on a real proxy', () => {
     });
   });
 
-  it('the offline spans land on the right clients: sleepers offline the whole (scaled) sleep, tunnels and deploys cut, good Wi-Fi never', { timeout: 120_000 }, async () => {
+  it('the offline spans land on the right clients: sleepers offline the whole (scaled) sleep, tunnels cut, good Wi-Fi never', { timeout: 120_000 }, async () => {
     const { r } = await run;
     const cond = (n: string) => r.weather!.conditions.find((c) => c.condition === n)!;
     expect(r.weather).toMatchObject({ spec: SPEC, scale: SCALE });
-    expect(r.weather!.conditions.map((c) => c.clients)).toEqual(new Array(8).fill(2));
+    expect(r.weather!.conditions.map((c) => c.clients)).toEqual(new Array(7).fill(2));
     const kind = (n: string, k: string) => cond(n).disruptions.find((d) => d.kind === k);
     const sleep = kind('laptop-sleep', 'blackhole')!;
     expect(sleep.affectedClients).toBe(2);
     expect(sleep.recoverMs.count).toBe(2);
     expect(sleep.recoverMs.p50).toBeGreaterThanOrEqual(SLEEP_MS * SCALE - 50);
     expect(kind('subway', 'blackhole')!.recoverMs.count).toBeGreaterThanOrEqual(2);
-    expect(kind('deploy', 'partition')!.detectMs.count).toBe(2);
     expect(kind('mobile-handover', 'reset')!.detectMs.count).toBeGreaterThanOrEqual(2);
     for (const n of ['good-wifi', 'congested-wifi', 'lte', '3g']) {
       expect(cond(n).disruptions.map((d) => d.kind), n).toEqual(['link']);
@@ -132,5 +132,84 @@ describe('network weather on a real proxy', () => {
     expect(cond('3g').latencyRawMs.p50).toBeGreaterThanOrEqual(WEATHER['3g'].base.downMs - WEATHER['3g'].base.downJitterMs);
     expect(cond('good-wifi').latencyRawMs.p50).toBeLessThan(cond('3g').latencyRawMs.p50);
     expect(cond('3g').latencyOverMinMs.skewFloor).toBe(cond('3g').latencyRawMs.min);
+  });
+});
+
+describe('deploy: the target itself restarts, and every client sees it', () => {
+  const DEPLOY = 'good-wifi:50,deploy:50';
+  const values = (extra: Record<string, string>) => ({ target: 'ws', clients: '8', msgs: '60', interval: '200', jitter: '0', weather: DEPLOY, 'weather-scale': '0.1', seed: '5', settle: '15000', ...extra });
+  let tp: ToxiproxyTarget | undefined;
+  afterAll(async () => {
+    await tp?.close();
+  });
+
+  it('restarts the target process once, when the seed says; every condition books the restart', { timeout: 120_000 }, async () => {
+    tp = await startToxiproxyTarget();
+    const o = parseJitterOptions({ values: values({ 'toxiproxy-url': tp.url }), env: {}, origin: 'CLI' });
+    let pids: number[] = [];
+    const r = await withTarget(getTarget('ws'), undefined, async (url, svc, nodes) => {
+      const res = await runJitter(o, url, { targetPid: svc!.pid, nodes: nodes! }).result;
+      pids = [svc!.pid, nodes!.handles[0]!.pid];
+      return res;
+    });
+    // A new process on the same port: a real restart, not a network outage.
+    expect(pids[1]).not.toBe(pids[0]);
+    const planned = planWeather({ shares: parseWeather(DEPLOY), seed: r.seed, clients: 8, windowMs: 60 * 200, scale: 0.1 }).steps.filter((s) => s.kind === 'restart');
+    expect(planned).toHaveLength(1);
+    const done = r.chaos.timeline.filter((e) => e.kind === 'restart');
+    expect(done).toHaveLength(1);
+    expect(done[0]!.plannedAtMs).toBe(planned[0]!.atMs);
+    expect(done[0]!.applied).toBe(true);
+    expect(done[0]!.serverDownMs).toBeGreaterThan(0);
+    expect(r.restartFailures).toBeUndefined();
+    // Broadcasts refused while the target was down are the deploy's: a warning, and the run stays valid.
+    expect(r.validity.flags.filter((f) => f.severity === 'fatal')).toEqual([]);
+    expect(r.publishFailuresDuringRestarts).toBe(r.publishFailures);
+    expect(r.validity.valid).toBe(true);
+    // Every client, in both conditions, was cut by the restart and came back.
+    for (const c of r.weather!.conditions) {
+      const restart = c.disruptions.find((d) => d.kind === 'restart')!;
+      expect(restart, c.condition).toBeDefined();
+      expect(restart.affectedClients, c.condition).toBe(4);
+      expect(restart.detectMs.count, c.condition).toBe(4);
+      expect(restart.recoverMs.count, c.condition).toBe(4);
+    }
+    // deploy's own clients have Wi-Fi and nothing else: the restart is their only outage.
+    expect(r.weather!.conditions.find((c) => c.condition === 'deploy')!.disruptions.map((d) => d.kind).sort()).toEqual(['link', 'restart']);
+    // ws keeps nothing across a restart: what was published while they were away is lost, nothing to resume.
+    expect(r.lossByCause).toHaveProperty('offline_nothing_to_resume');
+  });
+
+  it('a --url target without a configured restart is refused before anything starts', () => {
+    const prev = { c: process.env.AVALANCHE_RESTART_COMMAND, h: process.env.AVALANCHE_RESTART_HOOK_URL };
+    delete process.env.AVALANCHE_RESTART_COMMAND;
+    delete process.env.AVALANCHE_RESTART_HOOK_URL;
+    try {
+      expect(() => parseJitterOptions({ values: values({ url: 'http://127.0.0.1:9' }), env: {}, origin: 'CLI' })).toThrow(expect.objectContaining({ code: 'RR_ERR_WEATHER_NEEDS_RESTART' }));
+      // The same weather without deploy needs no restart.
+      expect(() => parseJitterOptions({ values: values({ url: 'http://127.0.0.1:9', weather: 'good-wifi:100' }), env: {}, origin: 'CLI' })).not.toThrow();
+    } finally {
+      if (prev.c !== undefined) process.env.AVALANCHE_RESTART_COMMAND = prev.c;
+      if (prev.h !== undefined) process.env.AVALANCHE_RESTART_HOOK_URL = prev.h;
+    }
+  });
+
+  it('a restart command that fails makes the run invalid: RESTART_FAILED, with its reason', { timeout: 120_000 }, async () => {
+    const prev = process.env.AVALANCHE_RESTART_COMMAND;
+    process.env.AVALANCHE_RESTART_COMMAND = 'echo "no such service" >&2; exit 3';
+    try {
+      const r = await withTarget(getTarget('ws'), undefined, async (url) => {
+        const o = parseJitterOptions({ values: values({ url, clients: '4' }), env: {}, origin: 'CLI' });
+        return runJitter(o, url).result;
+      });
+      expect(r.restartFailures).toHaveLength(1);
+      expect(r.restartFailures![0]).toMatch(/exit 3.*no such service/);
+      expect(r.validity.flags).toContainEqual(expect.objectContaining({ code: 'RESTART_FAILED', severity: 'fatal' }));
+      expect(r.validity.valid).toBe(false);
+      expect(r.chaos.timeline.find((e) => e.kind === 'restart')).toMatchObject({ applied: false, error: expect.stringMatching(/restart failed/) });
+    } finally {
+      if (prev === undefined) delete process.env.AVALANCHE_RESTART_COMMAND;
+      else process.env.AVALANCHE_RESTART_COMMAND = prev;
+    }
   });
 });

@@ -44,9 +44,10 @@ const spread = (values: number[]) => {
 export class DisruptionTracker {
   private readonly pending: ({ step: number; startedAt: number; detected: boolean } | undefined)[];
   private readonly connected: Uint8Array;
-  private readonly detect = new Map<number, number[]>();
-  private readonly recover = new Map<number, number[]>();
-  private readonly resumed = new Map<number, number>();
+  // Per step: [client, ms] pairs, and the clients hit and resumed, so a report can cover some clients only (a weather condition's).
+  private readonly detect = new Map<number, [number, number][]>();
+  private readonly recover = new Map<number, [number, number][]>();
+  private readonly resumed = new Map<number, number[]>();
   private readonly affected = new Map<number, number[]>();
 
   constructor(private readonly steps: readonly PlanStep[], clients: number) {
@@ -65,7 +66,7 @@ export class DisruptionTracker {
       if (!this.connected[i]) continue;
       hit.push(i);
       this.pending[i] = { step, startedAt: now, detected: detectedAlready };
-      if (detectedAlready) this.push(this.detect, step, 0);
+      if (detectedAlready) this.push(this.detect, step, [i, 0]);
     }
     this.affected.set(step, hit);
   }
@@ -75,7 +76,7 @@ export class DisruptionTracker {
     const p = this.pending[i];
     if (p && !p.detected) {
       p.detected = true;
-      this.push(this.detect, p.step, now - p.startedAt);
+      this.push(this.detect, p.step, [i, now - p.startedAt]);
     }
   }
 
@@ -84,8 +85,8 @@ export class DisruptionTracker {
     this.connected[i] = 1;
     const p = this.pending[i];
     if (!p || !p.detected) return undefined;
-    this.push(this.recover, p.step, now - p.startedAt);
-    if (resumed) this.resumed.set(p.step, (this.resumed.get(p.step) ?? 0) + 1);
+    this.push(this.recover, p.step, [i, now - p.startedAt]);
+    if (resumed) this.push(this.resumed, p.step, i);
     this.pending[i] = undefined;
     return { step: p.step, ms: now - p.startedAt };
   }
@@ -95,7 +96,7 @@ export class DisruptionTracker {
     return [...this.connected.keys()].filter((i) => !this.connected[i] && this.pending[i]);
   }
 
-  private push(map: Map<number, number[]>, step: number, v: number) {
+  private push<V>(map: Map<number, V[]>, step: number, v: V) {
     let a = map.get(step);
     if (!a) map.set(step, (a = []));
     a.push(v);
@@ -103,15 +104,17 @@ export class DisruptionTracker {
 
   /**
    * Per-kind report. `sentAtMs[seq]` is when each message was published (ms after publishing
-   * began) so the curve can place every message relative to each disruption.
+   * began) so the curve can place every message relative to each disruption. `only`: the clients
+   * to cover (a weather condition's, for a disruption that hit every client); default every one.
    */
-  report(kind: DisruptionKind, applied: ReadonlySet<number>, ledger: DeliveryLedger, sentAtMs: readonly number[], replays: boolean): DisruptionReport {
+  report(kind: DisruptionKind, applied: ReadonlySet<number>, ledger: DeliveryLedger, sentAtMs: readonly number[], replays: boolean, only?: ReadonlySet<number>): DisruptionReport {
     const idx = this.steps.map((s, i) => i).filter((i) => this.steps[i]!.kind === kind && applied.has(i));
-    const all = (m: Map<number, number[]>) => idx.flatMap((i) => m.get(i) ?? []);
-    const affected = idx.reduce((n, i) => n + (this.affected.get(i)?.length ?? 0), 0);
+    const mine = (c: number) => !only || only.has(c);
+    const all = (m: Map<number, [number, number][]>) => idx.flatMap((i) => (m.get(i) ?? []).filter(([c]) => mine(c)).map(([, v]) => v));
+    const affected = idx.reduce((n, i) => n + (this.affected.get(i) ?? []).filter(mine).length, 0);
     const detect = all(this.detect);
     const recover = all(this.recover);
-    const resumed = idx.reduce((n, i) => n + (this.resumed.get(i) ?? 0), 0);
+    const resumed = idx.reduce((n, i) => n + (this.resumed.get(i) ?? []).filter(mine).length, 0);
     return {
       kind,
       events: idx.length,
@@ -121,12 +124,12 @@ export class DisruptionTracker {
       recoverMs: spread(recover),
       unrecovered: detect.length - recover.length,
       resumedPct: replays && recover.length ? Math.round((resumed / recover.length) * 1000) / 10 : null,
-      curve: this.curve(idx, ledger, sentAtMs),
+      curve: this.curve(idx, ledger, sentAtMs, mine),
     };
   }
 
   /** Delivery and latency of messages by publish time relative to each disruption's start, 1 s bins from −2 s. */
-  private curve(idx: number[], ledger: DeliveryLedger, sentAtMs: readonly number[]): CurvePoint[] {
+  private curve(idx: number[], ledger: DeliveryLedger, sentAtMs: readonly number[], mine: (c: number) => boolean): CurvePoint[] {
     const FROM = -2;
     const bins = new Map<number, { expected: number; delivered: number; lat: number[] }>();
     for (const i of idx) {
@@ -138,6 +141,7 @@ export class DisruptionTracker {
         let b = bins.get(t);
         if (!b) bins.set(t, (b = { expected: 0, delivered: 0, lat: [] }));
         for (const c of this.affected.get(i) ?? []) {
+          if (!mine(c)) continue;
           b.expected++;
           const l = ledger.latencyOf(c, seq);
           if (l !== undefined) {

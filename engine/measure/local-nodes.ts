@@ -114,8 +114,8 @@ export class LocalNodes {
     await until(() => this.restarting.size === 0, timeoutMs, undefined, 50);
   }
 
-  async close(): Promise<void> {
+  async close(graceMs = 3000): Promise<void> {
     this.closing = true;
-    await Promise.all(this.handles.map((h) => h?.stop(3000).catch(() => 0)));
+    await Promise.all(this.handles.map((h) => h?.stop(graceMs).catch(() => 0)));
   }
 }

@@ -339,6 +339,12 @@ export function startTargetSampler(opts: TargetSamplerOptions) {
       };
       void tick();
     },
+    /** Read another process from now on (the target was restarted as a new process); CPU restarts its diff there. */
+    follow(next: number) {
+      pid = next;
+      pidFrom = 'given';
+      last = undefined;
+    },
     stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
@@ -357,6 +363,8 @@ export function watchTarget(pid: number, intervalMs = 1000) {
   const sampler = startTargetSampler({ pid, everyMs: intervalMs, maxSamples: MAX_SAMPLES });
   sampler.start();
   return {
+    /** Sample `pid` from now on: the target restarted as a new process. */
+    follow: (pid: number) => sampler.follow(pid),
     /** Stop sampling; times become seconds since `publishStart` (epoch ms). */
     stop(publishStart: number): TargetUsage | null {
       // The first sample has no CPU figure (no previous one to diff against): the series starts after it.

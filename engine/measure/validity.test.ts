@@ -32,6 +32,7 @@ const TRIPS: [ValidityCode, 'fatal' | 'warning', Partial<ValidityInput>][] = [
   ['NOTHING_PUBLISHED', 'fatal', { published: 0, publishFailures: 20, publishFailureCauses: { 'HTTP 500': 20 }, expectedDeliveries: 0, receivedDeliveries: 0, deliveryRatePct: 0, deliveryRateOfConnectedPct: 0 }],
   ['PARTIAL_PUBLISH', 'fatal', { published: 19, publishFailures: 1, publishFailureCauses: { 'HTTP 500': 1 }, expectedDeliveries: 190, receivedDeliveries: 190 }],
   ['PARTIAL_PUBLISH', 'warning', { published: 19, publishFailures: 1, publishFailureCauses: { ECONNRESET: 1 }, expectedDeliveries: 190, receivedDeliveries: 190, allowPublishFailures: true }],
+  ['PARTIAL_PUBLISH', 'warning', { published: 19, publishFailures: 1, publishFailureCauses: { ECONNREFUSED: 1 }, expectedDeliveries: 190, receivedDeliveries: 190, publishFailuresDuringRestarts: 1 }],
   ['NEGATIVE_SKEW_FLOOR', 'fatal', { skewFloor: -3 }],
   ['OVERRAN_PLAN', 'fatal', { elapsedMs: 15_001 }],
   ['CONNECT_FAILURES', 'warning', { connectedClients: 9, connectFailures: 1, connectFailureCauses: { target: 1 } }],
@@ -45,6 +46,7 @@ const TRIPS: [ValidityCode, 'fatal' | 'warning', Partial<ValidityInput>][] = [
   ['ABORTED', 'fatal', { aborted: true, published: 12, expectedDeliveries: 120, receivedDeliveries: 120 }],
   ['NO_DISRUPTIONS', 'fatal', { disruptionWindow: { planned: 0, applied: 0, windowMs: 4000 } }],
   ['NO_DISRUPTIONS', 'fatal', { disruptionWindow: { planned: 3, applied: 0, windowMs: 9000 } }],
+  ['RESTART_FAILED', 'fatal', { restartFailures: ['restart command failed (exit 3): no such service'] }],
   ['CLIENTS_OFFLINE_AT_END', 'warning', { offlineAtEnd: { clients: 2, lostDeliveries: 16 }, receivedDeliveries: 184, deliveryRatePct: 92, deliveryRateOfConnectedPct: 92 }],
   ['UNCONFIRMED_DELIVERED', 'warning', { receivedDeliveries: 210, unconfirmedDeliveries: 10 }],
   ['TARGET_MODULE_FAULT', 'fatal', { targetModule: { file: './my-target.ts', faults: [{ hook: 'connect()', count: 3, sample: 'did not settle within 15000 ms' }] } }],
@@ -68,7 +70,7 @@ describe('checkValidity', () => {
 
   it('each code is one rule of the shared list, in the order flags come out', () => {
     expect(DELIVERY_RULES.map((r) => r.code)).toEqual(
-      ['DELIVERY_OVER_100', 'RECEIVED_OVER_EXPECTED', 'UNCONFIRMED_DELIVERED', 'TARGET_MODULE_FAULT', 'NOTHING_CONNECTED', 'NOTHING_PUBLISHED', 'PARTIAL_PUBLISH', 'ABORTED', 'NO_DISRUPTIONS', 'CLIENTS_OFFLINE_AT_END', 'NEGATIVE_SKEW_FLOOR', 'OVERRAN_PLAN', 'RUNNER_FD_LIMIT', 'RUNNER_PORT_EXHAUSTION', 'CONNECT_FAILURES', 'RUNNER_LOOP_LAG', 'FOREIGN_MESSAGES', 'BROKER_EPOCH_CHANGED'],
+      ['DELIVERY_OVER_100', 'RECEIVED_OVER_EXPECTED', 'UNCONFIRMED_DELIVERED', 'TARGET_MODULE_FAULT', 'NOTHING_CONNECTED', 'NOTHING_PUBLISHED', 'PARTIAL_PUBLISH', 'ABORTED', 'NO_DISRUPTIONS', 'RESTART_FAILED', 'CLIENTS_OFFLINE_AT_END', 'NEGATIVE_SKEW_FLOOR', 'OVERRAN_PLAN', 'RUNNER_FD_LIMIT', 'RUNNER_PORT_EXHAUSTION', 'CONNECT_FAILURES', 'RUNNER_LOOP_LAG', 'FOREIGN_MESSAGES', 'BROKER_EPOCH_CHANGED'],
     );
     expect(new Set(DELIVERY_RULES.map((r) => r.code))).toEqual(new Set(VALIDITY_CODES));
   });

@@ -19,6 +19,7 @@ export const VALIDITY_CODES = [
   'BROKER_EPOCH_CHANGED',
   'ABORTED',
   'NO_DISRUPTIONS',
+  'RESTART_FAILED',
   'CLIENTS_OFFLINE_AT_END',
   'UNCONFIRMED_DELIVERED',
   'TARGET_MODULE_FAULT',
@@ -65,6 +66,10 @@ export interface ValidityInput
   offlineAtEnd?: { clients: number; lostDeliveries: number };
   /** A user's target file (engine/targets/user-module.ts) and its hooks' faults during the run. */
   targetModule?: TargetModuleReport;
+  /** The run's own restarts of its target (weather `deploy`) that failed, each its reason. */
+  restartFailures?: string[];
+  /** Of `publishFailures`, those answered while the run itself had its target down (weather `deploy`): a deploy's, not the target's. */
+  publishFailuresDuringRestarts?: number;
 }
 
 const causes = (c: Record<string, number>) =>
@@ -110,6 +115,8 @@ export const narrowRule = <I, C extends string>(rule: ValidityRule<I, C>, when: 
 const unconfirmedOf = (r: ValidityInput) => r.unconfirmedDeliveries ?? 0;
 const fdFailures = (r: ValidityInput) => r.connectFailureCauses?.fd_limit ?? 0;
 const portFailures = (r: ValidityInput) => r.connectFailureCauses?.port_exhaustion ?? 0;
+/** Every publish failure came while the run itself had its target down: the deploy's doing. */
+const restartOnly = (r: ValidityInput) => r.publishFailures > 0 && (r.publishFailuresDuringRestarts ?? 0) >= r.publishFailures;
 const partialPublish = (r: ValidityInput) => (r.published === 0 ? false : r.aborted ? r.publishFailures > 0 : r.published < r.totalMessages);
 
 /**
@@ -150,10 +157,11 @@ export const DELIVERY_RULES: readonly ValidityRule<ValidityInput, ValidityCode>[
   // An aborted run stopped publishing itself: only messages the target refused are the target's.
   {
     code: 'PARTIAL_PUBLISH',
-    severity: (r) => (r.allowPublishFailures ? 'warning' : 'fatal'),
+    severity: (r) => (r.allowPublishFailures || restartOnly(r) ? 'warning' : 'fatal'),
     check: (r) => {
       if (!partialPublish(r)) return undefined;
       const msg = `only ${r.published} of ${r.totalMessages} messages were accepted by the target (${causes(r.publishFailureCauses)}); deliveries are counted over the accepted ones`;
+      if (restartOnly(r)) return `${msg}; every failure was answered while the run had restarted its target (weather deploy), as a deploy takes a server down`;
       return r.allowPublishFailures ? msg : `${msg}; pass --allow-publish-failures if the run is about publisher faults`;
     },
   },
@@ -177,6 +185,9 @@ export const DELIVERY_RULES: readonly ValidityRule<ValidityInput, ValidityCode>[
         : `none of the ${d.planned} disruptions planned inside the publishing window could be applied (no client was connected when each came due): this is not a resilience result`;
     },
   },
+  // The runner restarted the target (weather deploy) and it did not come back as configured: what
+  // follows measures the restart's failure, not the target's resilience.
+  { code: 'RESTART_FAILED', severity: 'fatal', check: (r) => (r.restartFailures?.length ? `the run's restart of its target (weather deploy) failed: ${r.restartFailures[0]}; the losses after it are the restart's doing, not the target's` : undefined) },
   {
     code: 'CLIENTS_OFFLINE_AT_END',
     severity: 'warning',

@@ -20,6 +20,7 @@ const PLAIN: Record<string, string> = {
   FOREIGN_MESSAGES: 'Messages that were not this run\'s arrived on the test stream.',
   ABORTED: 'The run was stopped before its end (the runner was shut down): the figures cover only the part that ran, and the missing part is not the target\'s fault.',
   NO_DISRUPTIONS: 'No disruption happened while messages were published: this run says nothing about resilience.',
+  RESTART_FAILED: "The target's restart did not happen as configured: what follows measures the failed restart, not the target.",
   CLIENTS_OFFLINE_AT_END: 'Some disrupted clients were still reconnecting when the run ended: their missing messages are counted as "not back by the end", not as messages the target lost.',
   UNCONFIRMED_DELIVERED: 'Some messages whose publish failed with an unknown outcome reached clients anyway: the target stored them; they are counted apart, not as expected deliveries.',
 };

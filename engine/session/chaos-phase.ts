@@ -16,6 +16,11 @@ export interface ChaosExecutorOptions {
   offlineMs: number;
   /** Proxy group of each client (network weather deals them by condition); default client i in group i % groups. */
   groupOf?: readonly number[];
+  /**
+   * The target's restart, for server-event steps (weather `deploy`): resolves once the target is
+   * serving again, with what went wrong when it did not. Absent: such a step cannot run.
+   */
+  restart?: () => Promise<{ ok: boolean; error: string | null; serverDownMs: number | null }>;
 }
 
 /**
@@ -130,10 +135,11 @@ export class ChaosExecutor {
     await this.s.nap(this.t0 + step.atMs - now());
     const ev: ChaosEvent = { kind: step.kind, scope: 'group', target: step.target, plannedAtMs: step.atMs, atMs: now() - this.t0, durationMs: step.durationMs, applied: false };
     this.timeline.push(ev);
-    const apply = step.toxics ? addToxics(...step.toxics) : def.apply;
+    const apply = def.serverEvent ? this.restartStep(ev) : step.toxics ? addToxics(...step.toxics) : def.apply;
     if (this.stopped || !this.fleet || !apply) return;
+    // A restart reaches every client, whatever its proxy.
     const members: number[] = [];
-    for (let i = 0; i < this.o.clients; i++) if (this.groupOf(i) === step.target) members.push(i);
+    for (let i = 0; i < this.o.clients; i++) if (def.serverEvent || this.groupOf(i) === step.target) members.push(i);
     this.tracker.begin(idx, members, now());
     // A weather link shape takes no connection down: it opens no offline span (see CATALOG.link).
     const outage = !def.weatherOnly;
@@ -152,6 +158,18 @@ export class ChaosExecutor {
     }
   }
 
+  /** A server event as a step's apply: the target restarts during it (the proxy is not touched); the lift has nothing left to undo. */
+  private restartStep(ev: ChaosEvent): (() => Promise<() => Promise<void>>) | undefined {
+    const restart = this.o.restart;
+    if (!restart) return undefined;
+    return async () => {
+      const r = await restart();
+      ev.serverDownMs = r.serverDownMs;
+      if (!r.ok) throw new ReboundError('RR_ERR_RESTART_FAILED', `the target's restart failed: ${r.error ?? 'no reason given'}`);
+      return async () => {};
+    };
+  }
+
   async close(): Promise<void> {
     await this.fleet?.close();
   }
@@ -167,6 +185,7 @@ export function chaosPhase(ex: ChaosExecutor, t0: number): Phase<void> {
     name: 'chaos',
     validate() {
       if (ex.o.steps.some((st) => st.scope === 'group') && !ex.fleet) throw new ReboundError('RR_ERR_OPTION_INVALID', 'the plan has network disruptions but no proxy fleet was opened (openFleet first)');
+      if (ex.o.steps.some((st) => CATALOG[st.kind].serverEvent) && !ex.o.restart) throw new ReboundError('RR_ERR_WEATHER_NEEDS_RESTART', 'the weather has a deploy (the target restarts) but this run cannot restart its target: let the runner start it, or give AVALANCHE_RESTART_COMMAND or AVALANCHE_RESTART_HOOK_URL for a --url target');
     },
     async run() {
       await Promise.all(ex.start(t0));

@@ -1,3 +1,4 @@
+import type { LocalNodes } from '../measure/local-nodes.ts';
 import type { Emitter } from '../../lib/emitter.ts';
 import { defaultsOf, parseOptions, type OptionTable, type OptionValues, type ParseSources } from '../../lib/options.ts';
 import type { ServiceHandle } from '../../services/common/spawn.ts';
@@ -112,6 +113,8 @@ export interface ModuleRunContext {
   /** Target `service`: where it answers, and its local process when the run started one. */
   url?: string;
   service?: ServiceHandle;
+  /** The local process held as restartable nodes (engine/measure/local-target.ts): a runner that restarts its target goes through it. */
+  nodes?: LocalNodes;
   /** Target `service`: the definition resolved for this run (the route's or the CLI's). */
   definition?: TargetDefinition;
 }

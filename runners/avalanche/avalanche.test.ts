@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { parseAvalancheOptions, type RestartConfig } from './options.ts';
+import { parseAvalancheOptions } from './options.ts';
+import type { RestartConfig } from '../../engine/measure/restart.ts';
 import type { AvalancheResult } from './result.ts';
 import { runAvalanche } from './run.ts';
 import { uwsAvailability } from '../../services/uws/load.ts';

@@ -3,7 +3,8 @@ import { helpText, parseOptions, type OptionTable, type OptionValues } from '../
 import { randomSeed } from '../../lib/rng.ts';
 import { stamp, writeResults } from '../../engine/measure/result-files.ts';
 import { getTarget, localTargets } from '../../engine/targets/index.ts';
-import { AVALANCHE_OPTIONS, parseAvalancheOptions, restartConfigFromEnv } from './options.ts';
+import { AVALANCHE_OPTIONS, parseAvalancheOptions } from './options.ts';
+import { restartConfigFromEnv } from '../../engine/measure/restart.ts';
 import { formatAvalanche } from './table.ts';
 import type { AvalancheResult } from './result.ts';
 import { runAvalanche } from './run.ts';

@@ -3,7 +3,8 @@ import type { OptionTable } from '../../lib/options.ts';
 import { defineModule, phasedRun } from '../../engine/session/module.ts';
 import { avalancheReport } from './page.ts';
 import { DELIVERY_MERGE, LOSS_MERGE } from '../../engine/session/results.ts';
-import { AVALANCHE_OPTIONS, checkAvalancheOptions, restartConfigFromEnv } from './options.ts';
+import { AVALANCHE_OPTIONS, checkAvalancheOptions } from './options.ts';
+import { restartConfigFromEnv } from '../../engine/measure/restart.ts';
 import { avalanchePlannedMs, runAvalanche } from './run.ts';
 
 export const avalancheModule = defineModule({

@@ -4,9 +4,7 @@ import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../../engine/measure/ledger.ts';
 import { openFileLimit } from '../../engine/measure/runner-limits.ts';
 import { getTarget } from '../../engine/targets/index.ts';
-
-const RESTART_MODES = ['kill', 'term', 'rolling', 'command', 'hook'] as const;
-export type RestartMode = (typeof RESTART_MODES)[number];
+import { RESTART_MODES, type RestartConfig } from '../../engine/measure/restart.ts';
 
 /**
  * Avalanche options: N clients receiving at a fixed publish rate, one forced restart after the
@@ -41,32 +39,6 @@ export const AVALANCHE_OPTIONS = {
 } as const satisfies OptionTable;
 
 export type AvalancheOptions = OptionValues<typeof AVALANCHE_OPTIONS>;
-
-/** Where restarts of modes `command` and `hook` come from: the runner's environment only. */
-export interface RestartConfig {
-  /** Shell command for `--restart command` (AVALANCHE_RESTART_COMMAND), e.g. `railway restart -s api --yes`. */
-  command?: string;
-  /** URL POSTed for `--restart hook` (AVALANCHE_RESTART_HOOK_URL). */
-  hookUrl?: string;
-  /** Optional bearer for the hook (AVALANCHE_RESTART_HOOK_TOKEN). */
-  hookToken?: string;
-  /** Give up on the command or hook after this long (AVALANCHE_RESTART_TIMEOUT_MS). @default 120000 */
-  timeoutMs?: number;
-}
-
-export function restartConfigFromEnv(env: Record<string, string | undefined> = process.env): RestartConfig {
-  const timeout = env.AVALANCHE_RESTART_TIMEOUT_MS;
-  const timeoutMs = timeout === undefined || timeout === '' ? undefined : Number(timeout);
-  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs >= 100 && timeoutMs <= 3_600_000)) {
-    throw new ReboundError('RR_ERR_OPTION_INVALID', `env option "AVALANCHE_RESTART_TIMEOUT_MS" must be an integer between 100 and 3600000 (got ${JSON.stringify(timeout)})`, { details: { option: 'AVALANCHE_RESTART_TIMEOUT_MS' } });
-  }
-  return {
-    ...(env.AVALANCHE_RESTART_COMMAND ? { command: env.AVALANCHE_RESTART_COMMAND } : {}),
-    ...(env.AVALANCHE_RESTART_HOOK_URL ? { hookUrl: env.AVALANCHE_RESTART_HOOK_URL } : {}),
-    ...(env.AVALANCHE_RESTART_HOOK_TOKEN ? { hookToken: env.AVALANCHE_RESTART_HOOK_TOKEN } : {}),
-    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-  };
-}
 
 /**
  * The target's nodes share their broker (Redis): a message published on one node reaches every

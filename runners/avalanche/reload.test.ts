@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reloadWorkers } from './restart.ts';
+import { reloadWorkers } from '../../engine/measure/restart.ts';
 
 /**
  * The runner's side of the replay server's reload contract (POST /_admin/reload): each answer the

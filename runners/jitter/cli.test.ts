@@ -26,6 +26,8 @@ describe('bench:jitter CLI', () => {
     [['--target', 'ws', '--weather', 'lte:100', '--plan', 'blackhole'], /RR_ERR_WEATHER_INVALID: --weather takes the place of network plans/],
     [['--target', 'ws', '--weather', 'subway:100', '--url', 'https://127.0.0.1:9'], /RR_ERR_WEATHER_NEEDS_PROXY: weather subway:100 runs its clients through a proxy/],
     [['--target', 'ws', '--plan', 'reset', '--url', 'https://127.0.0.1:9'], /RR_ERR_WEATHER_NEEDS_PROXY: plan reset runs its clients through a proxy/],
+    [['--target', 'ws', '--weather', 'good-wifi:50,deploy:50', '--url', 'http://127.0.0.1:9'], /RR_ERR_WEATHER_NEEDS_RESTART: weather good-wifi:50,deploy:50 has a deploy, which restarts the target, and "http:\/\/127.0.0.1:9" is a server this runner did not start: set AVALANCHE_RESTART_COMMAND/],
+    [['--target', 'ws', '--weather', 'good-wifi:50,deploy:50', '--workers', '2', '--clients', '4'], /RR_ERR_WEATHER_NEEDS_RESTART: weather good-wifi:50,deploy:50 has a deploy, which restarts the target once from the process that holds it: run it with --workers 1/],
   ])('%j exits 2 with a clear error', async (args, msg) => {
     const r = await cli(args);
     expect(r.code).toBe(2);

@@ -28,6 +28,8 @@ export const jitterModule = defineModule({
     // Validated as one worker's share (the ledger cap and every other rule apply per process).
     const jitter: JitterOptions = { ...checkJitterOptions({ ...j, clients: perWorker }), clients: j.clients };
     if (jitter.subscribeOnly && workers > 1) throw new ReboundError('RR_ERR_OPTION_INVALID', 'subscribe-only shards run one worker (workers put each worker on its own stream, a shared stream has one)', { details: { option: 'workers' } });
+    // One process holds the target and restarts it once; workers would each need it.
+    if (workers > 1 && parseWeather(jitter.weather).some((w) => w.condition === 'deploy')) throw new ReboundError('RR_ERR_WEATHER_NEEDS_RESTART', `weather ${jitter.weather} has a deploy, which restarts the target once from the process that holds it: run it with --workers 1 (or spread clients over shards, where the publishing shard restarts it)`, { details: { option: 'workers' } });
     if (workers > jitter.clients) throw new ReboundError('RR_ERR_OPTION_INVALID', `workers (${workers}) exceeds clients (${jitter.clients})`, { details: { option: 'workers' } });
     return { jitter, workers };
   },
@@ -36,7 +38,7 @@ export const jitterModule = defineModule({
   async run({ jitter, workers }, ctx) {
     const targetPid = ctx.service?.pid;
     if (workers > 1) return runJitterWorkers(jitter, ctx.url!, workers, { signal: ctx.signal, phase: ctx.phase, progress: ctx.progress, targetPid });
-    const run = runJitter(jitter, ctx.url!, { targetPid, signal: ctx.signal });
+    const run = runJitter(jitter, ctx.url!, { targetPid, signal: ctx.signal, ...(ctx.nodes ? { nodes: ctx.nodes } : {}) });
     run.events.on('phase', ctx.phase);
     run.events.on('progress', ctx.progress);
     return run.result;

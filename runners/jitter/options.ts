@@ -5,6 +5,7 @@ import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../../engine/measure/ledger.ts';
 import { parsePlan, planNeedsProxy } from '../../chaos/plans/catalog.ts';
 import { parseWeather } from '../../chaos/weather/population.ts';
+import { canRestartUrl, restartConfigFromEnv } from '../../engine/measure/restart.ts';
 import { RECONNECT_STRATEGIES } from '../../engine/targets/reconnect.ts';
 
 /**
@@ -59,6 +60,10 @@ export function checkJitterOptions(opts: JitterOptions): JitterOptions {
   // The proxies forward plain TCP and the clients are sent to them over http: a TLS target cannot take them.
   if ((weather.length > 0 || planNeedsProxy(kinds)) && opts.url !== undefined && /^(https|wss):/i.test(opts.url)) {
     throw new ReboundError('RR_ERR_WEATHER_NEEDS_PROXY', `${weather.length > 0 ? `weather ${opts.weather}` : `plan ${opts.plan}`} runs its clients through a proxy in front of the target, which forwards plain TCP: ${JSON.stringify(opts.url)} is TLS; give the target's plain http URL or a client-side plan (drop)`, { details: { option: 'url' } });
+  }
+  // A deploy restarts the target: one the runner starts it can; one at --url only through the operator's configured restart.
+  if (weather.some((w) => w.condition === 'deploy') && opts.url !== undefined && !opts.subscribeOnly && !canRestartUrl(restartConfigFromEnv())) {
+    throw new ReboundError('RR_ERR_WEATHER_NEEDS_RESTART', `weather ${opts.weather} has a deploy, which restarts the target, and ${JSON.stringify(opts.url)} is a server this runner did not start: set AVALANCHE_RESTART_COMMAND (or AVALANCHE_RESTART_HOOK_URL) in the runner's environment, or leave out --url so the runner starts the target`, { details: { option: 'weather' } });
   }
   // A base the default strategy would never read is refused, not ignored.
   if (opts.reconnectBaseMs !== 500 && opts.reconnectStrategy !== 'tuned') {

@@ -20,6 +20,10 @@ export interface JitterResult extends RunFields, LossSummary {
   params: JitterOptions;
   /** The runner process's open-file limit (one socket per client, plus the proxy's when embedded). */
   runnerOpenFileLimit: number | null;
+  /** The run's restarts of its target (weather deploy) that failed, each its reason: RESTART_FAILED. */
+  restartFailures?: string[];
+  /** With a deploy: publish failures answered while the run had its target down (PARTIAL_PUBLISH is then a warning when they are all of them). */
+  publishFailuresDuringRestarts?: number;
   /** Clients whose first connect failed or timed out and that connected later; counted in connectedClients. */
   lateConnects: number;
   /** publishFailures by cause: `HTTP <status>` for a refusal, an error code (ECONNREFUSED, ECONNRESET, TIMEOUT...) otherwise. */

@@ -1,3 +1,4 @@
+import { ReboundError } from '../../lib/errors.ts';
 import { CATALOG, parsePlan, type DisruptionKind } from '../../chaos/plans/catalog.ts';
 import { ChaosExecutor, chaosPhase } from '../../engine/session/chaos-phase.ts';
 import { buildSchedule } from '../../chaos/plans/schedule.ts';
@@ -18,6 +19,8 @@ import { publishPhase } from '../../engine/session/phases/publish.ts';
 import { allDelivered, settlePhase } from '../../engine/session/phases/settle.ts';
 import { deliveryFields, pct, publisherFields, runFields, runIdentity } from '../../engine/session/results.ts';
 import { RunSession } from '../../engine/session/session.ts';
+import type { LocalNodes } from '../../engine/measure/local-nodes.ts';
+import { deployRestart, restartConfigFromEnv, type RestartRecord } from '../../engine/measure/restart.ts';
 import type { EngineEvents } from '../../engine/session/events.ts';
 import { getTarget } from '../../engine/targets/index.ts';
 import { offlineAfterDropMs } from '../../engine/targets/reconnect.ts';
@@ -25,6 +28,13 @@ import { FIRST_MESSAGE_GRACE_MS, listenWindow, SUBSCRIBER_ONLY_CODES } from './l
 import type { JitterProgress } from './progress.ts';
 import type { JitterOptions } from './options.ts';
 import type { JitterResult } from './result.ts';
+
+/** What the caller holds of the target: its process (sampled), the run's abort, and its nodes when it started it (a deploy restarts them). */
+export interface JitterLocal {
+  targetPid?: number;
+  signal?: AbortSignal;
+  nodes?: LocalNodes;
+}
 
 export interface JitterEvents {
   phase: (name: 'connect' | 'publish' | 'listen' | 'settle' | 'report', detail: string) => void;
@@ -42,7 +52,7 @@ const dropsWithin = (o: { jitter: number; duration: number; msgs: number; interv
  * (chaos/execute), settle, then report from the session's books. It never prints; presentation
  * subscribes to `events`. `url` is the running target's base URL.
  */
-export function runJitter(opts: JitterOptions, url: string, local?: { targetPid?: number; signal?: AbortSignal }) {
+export function runJitter(opts: JitterOptions, url: string, local?: JitterLocal) {
   const engine = new Emitter<EngineEvents>();
   // Start on the next turn so callers can attach listeners first.
   const result = new Promise<JitterResult>((resolve, reject) => setImmediate(() => execute(opts, url, engine, local ?? {}).then(resolve, reject)));
@@ -52,12 +62,10 @@ export function runJitter(opts: JitterOptions, url: string, local?: { targetPid?
   return { events: engine as unknown as Emitter<JitterEvents>, engine, result };
 }
 
-async function execute(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, local: { targetPid?: number; signal?: AbortSignal }): Promise<JitterResult> {
-  const run = openRun(o, url, engine, local.signal);
-  const { s, chaos, series } = run;
+async function execute(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, local: JitterLocal): Promise<JitterResult> {
+  const run = openRun(o, url, engine, local);
+  const { s, chaos, series, usage } = run;
   const health = watchRunner();
-  // A target this runner started: sample its memory and CPU for the report.
-  const usage = local.targetPid ? watchTarget(local.targetPid) : undefined;
   try {
     await chaos.openFleet(url, o.toxiproxyUrl, `rr-${run.runId}`);
     s.openClients();
@@ -85,7 +93,7 @@ async function execute(o: JitterOptions, url: string, engine: Emitter<EngineEven
 type JitterRun = ReturnType<typeof openRun>;
 
 /** The session, its chaos executor and the books its hooks fill; nothing connects yet. */
-function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, signal: AbortSignal | undefined) {
+function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, { signal, targetPid, nodes }: JitterLocal) {
   const target = getTarget(o.target);
   const { seed, runId, stream, head } = runIdentity('jitter', target.name, o);
   const planKinds = parsePlan(o.plan);
@@ -94,7 +102,9 @@ function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, s
   const shares = parseWeather(o.weather);
   const sky = shares.length > 0 ? planWeather({ shares, seed, clients: o.clients, windowMs: dropWindowMs(o), scale: o.weatherScale }) : undefined;
   const weather = sky ? new WeatherBook(sky, o.weather, o.weatherScale) : undefined;
-  const steps = sky ? [...dropSteps, ...sky.steps].sort((a, b) => a.atMs - b.atMs || a.target - b.target) : dropSteps;
+  // A subscribe-only shard never restarts the shared target: the publishing shard does (its clients still see it).
+  const skySteps = sky ? sky.steps.filter((st) => !(o.subscribeOnly && CATALOG[st.kind].serverEvent)) : [];
+  const steps = sky ? [...dropSteps, ...skySteps].sort((a, b) => a.atMs - b.atMs || a.target - b.target) : dropSteps;
   const kinds = [...new Set([...planKinds, ...steps.map((st) => st.kind)])];
   const offlineMs = offlineAfterDropMs(target, o.jitterMs);
   /** Loss to a broker that came back empty, told apart from the target's (BROKER_EPOCH_CHANGED). */
@@ -103,6 +113,24 @@ function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, s
   // Subscribe-only: first arrival time, whether the last seq was seen, the publisher's send times.
   const heard = { firstAt: undefined as number | undefined, lastSeen: false, rawSentAt: [] as number[] };
   const fdLimit = openFileLimit(); // read at the start, while descriptors are still free
+  // A target this runner started: sample its memory and CPU for the report (a deploy's restart moves the sampler to the new process).
+  const usage = targetPid ? watchTarget(targetPid) : undefined;
+  const restarts: RestartRecord[] = [];
+  const restarter = deployRestart({ target: target.name, runId, url, nodes, config: restartConfigFromEnv() });
+  // While the run's own restart has the target down (from the signal to listening again, and a second for answers in flight).
+  const downWindows: [number, number][] = [];
+  const restart = restarter && (async () => {
+    // Open from the signal on: failures are counted as they are answered, while the restart runs.
+    const down: [number, number] = [Date.now(), Infinity];
+    downWindows.push(down);
+    const r = await restarter();
+    down[1] = Date.now() + 1000;
+    restarts.push(r);
+    const pid = nodes?.handles[0]?.pid;
+    if (pid) usage?.follow(pid);
+    return r;
+  });
+  if (!restart && steps.some((st) => CATALOG[st.kind].serverEvent)) throw new ReboundError('RR_ERR_WEATHER_NEEDS_RESTART', `weather ${o.weather} has a deploy, which restarts the target, and this run holds no target it can restart: let the runner start it, or configure AVALANCHE_RESTART_COMMAND or AVALANCHE_RESTART_HOOK_URL for a --url target`, { details: { option: 'weather' } });
   // The chaos executor needs the session and the session's client URLs need the executor's proxies: the fleet opens first.
   let chaos: ChaosExecutor | undefined;
   const s: RunSession = new RunSession({
@@ -147,13 +175,14 @@ function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, s
     if (seq === o.msgs) heard.lastSeen = true;
   }
 
-  chaos = new ChaosExecutor(s, { steps, kinds, clients: o.clients, groups: sky ? sky.groupCondition.length : o.groups, offlineMs, ...(sky ? { groupOf: sky.groupOf } : {}) });
+  chaos = new ChaosExecutor(s, { steps, kinds, clients: o.clients, groups: sky ? sky.groupCondition.length : o.groups, offlineMs, ...(sky ? { groupOf: sky.groupOf } : {}), ...(restart ? { restart } : {}) });
   // sentAtMs: each seq's send, ms after t0.
-  return { o, target, runId, head, kinds, steps, offlineMs, epochs, series, sentAtMs: new Array<number>(o.msgs + 1).fill(NaN), heard, fdLimit, s, chaos, weather };
+  const duringRestart = (at: number) => downWindows.some(([a, b]) => at >= a && at <= b);
+  return { o, target, runId, head, kinds, steps, offlineMs, epochs, series, sentAtMs: new Array<number>(o.msgs + 1).fill(NaN), heard, fdLimit, s, chaos, weather, usage, restarts, duringRestart, failedInRestart: { n: 0 } };
 }
 
 /** Publish (or, subscribe-only, listen to another shard's publisher) with the chaos phase alongside. */
-async function flow({ o, s, chaos, series, sentAtMs, heard, epochs, steps }: JitterRun, url: string, health: ReturnType<typeof watchRunner>): Promise<{ t0: number; pub: PublisherResult }> {
+async function flow({ o, s, chaos, series, sentAtMs, heard, epochs, steps, duringRestart, failedInRestart }: JitterRun, url: string, health: ReturnType<typeof watchRunner>): Promise<{ t0: number; pub: PublisherResult }> {
   const common = { drops: () => chaos.timeline.length, loopLag: () => health.recentLag(), alongside: (t0: number) => [s.run(chaosPhase(chaos, t0))] };
   if (o.subscribeOnly) {
     const w = listenWindow(o);
@@ -180,13 +209,17 @@ async function flow({ o, s, chaos, series, sentAtMs, heard, epochs, steps }: Jit
         sentAtMs[seq] = sentAt - t0;
         series.sent(seq, sentAt);
       },
-      onPublished: (seq, ok, _cause, at) => void (ok && at && epochs.accepted(seq, at)),
+      onPublished: (seq, ok, _cause, at) => {
+        if (ok && at) epochs.accepted(seq, at);
+        // A failure is reported as it is answered.
+        if (!ok && duringRestart(Date.now())) failedInRestart.n++;
+      },
     }),
   );
   return { t0, pub: p.result };
 }
 
-function report({ o, target, head, kinds, steps, offlineMs, epochs, series, sentAtMs, fdLimit, s, chaos: ex, weather }: JitterRun, rampStart: number, pub: PublisherResult, runner: RunnerHealth): JitterResult {
+function report({ o, target, head, kinds, steps, offlineMs, epochs, series, sentAtMs, fdLimit, s, chaos: ex, weather, restarts, failedInRestart }: JitterRun, rampStart: number, pub: PublisherResult, runner: RunnerHealth): JitterResult {
   s.events.emit('phase', 'report', 'computing');
   const disruptions = kinds.map((k) => ex.tracker.report(k, ex.applied, s.ledger, sentAtMs, target.replays));
   // Still offline after the settle: their missing messages are "not back by the end", not loss while connected.
@@ -221,6 +254,8 @@ function report({ o, target, head, kinds, steps, offlineMs, epochs, series, sent
     ...(dropsWithin(o) && kinds.length > 0 ? { disruptionWindow: { planned: steps.length, applied: ex.applied.size, windowMs: dropWindowMs(o) } } : {}),
     offlineAtEnd: { clients: offline.length, lostDeliveries: offline.reduce((n, i) => n + s.ledger.tally(i).lost, 0) },
     ...s.lossReport(target.replays ? epochs.lostToEpoch(s.ledger) : undefined),
+    ...(restarts.length ? { publishFailuresDuringRestarts: failedInRestart.n } : {}),
+    ...(restarts.some((r) => !r.ok) ? { restartFailures: restarts.flatMap((r) => (r.ok ? [] : [r.error ?? 'no reason given'])) } : {}),
     ...(weather ? { weather: weather.report(s, ex.tracker, kinds, steps, ex.applied, sentAtMs, target.replays, target.replays ? epochs.lostToEpoch(s.ledger) : undefined) } : {}),
   };
   const validity = checkValidity(partial);

@@ -1,7 +1,7 @@
 import { CONDITIONS, type ConditionName } from '../../chaos/weather/conditions.ts';
 import type { WeatherPlan } from '../../chaos/weather/population.ts';
 import type { PlanStep } from '../../chaos/plans/schedule.ts';
-import { DISRUPTIONS, type DisruptionKind } from '../../chaos/plans/catalog.ts';
+import { CATALOG, DISRUPTIONS, type DisruptionKind } from '../../chaos/plans/catalog.ts';
 import type { DisruptionReport, DisruptionTracker } from '../../engine/measure/disruptions.ts';
 import { LatencyRecorder, summarize, type EncodedLatency, type LatencyReport } from '../../engine/measure/latency.ts';
 import type { LossReport } from '../../engine/measure/client-timelines.ts';
@@ -51,7 +51,8 @@ export class WeatherBook {
 
   /** Steps (indices into `steps`) that belong to condition c: its proxies' and its clients' drops. */
   private stepsOf(c: number, steps: readonly PlanStep[], applied: ReadonlySet<number>): Set<number> {
-    const mine = (st: PlanStep) => (st.scope === 'group' ? this.plan.groupCondition[st.target] === c : this.plan.deal[st.target] === c);
+    // A server event (deploy's restart) reached every client: it is every condition's.
+    const mine = (st: PlanStep) => (CATALOG[st.kind].serverEvent ? true : st.scope === 'group' ? this.plan.groupCondition[st.target] === c : this.plan.deal[st.target] === c);
     return new Set([...applied].filter((i) => mine(steps[i]!)));
   }
 
@@ -75,7 +76,7 @@ export class WeatherBook {
         ...summarize(enc),
         latencyHistogram: enc,
         ...s.lossReport(lostToEpoch, of),
-        disruptions: used.map((k) => tracker.report(k, own, s.ledger, sentAtMs, replays)),
+        disruptions: used.map((k) => tracker.report(k, own, s.ledger, sentAtMs, replays, CATALOG[k].serverEvent ? new Set(of) : undefined)),
       };
     });
     return { spec: this.spec, scale: this.scale, conditions };

@@ -46,7 +46,7 @@ export function moduleEntry<O extends object, R extends object, T extends Option
       };
       const finish = (r: R) => (http.finish ? http.finish(r, post, t) : redactBroadcastKey(r));
       if (m.target === 'self') return annotateRun(t, async () => finish(await m.run(opts, ctx)));
-      return withResolvedTarget(t, async (url, svc) => finish(await m.run(opts, { ...ctx, url, definition: t.definition, ...(svc ? { service: svc } : {}) })), m.serviceArgs?.(opts));
+      return withResolvedTarget(t, async (url, svc, nodes) => finish(await m.run(opts, { ...ctx, url, definition: t.definition, ...(svc ? { service: svc } : {}), ...(nodes ? { nodes } : {}) })), m.serviceArgs?.(opts));
     },
   };
   return entry;

@@ -1,3 +1,4 @@
+import type { LocalNodes } from '../../engine/measure/local-nodes.ts';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { ReboundError } from '../../lib/errors.ts';
@@ -175,7 +176,7 @@ export async function checkResolved(t: ResolvedTarget, env: Record<string, strin
 }
 
 /** Run `fn` against the resolved target: its configured URL, or a local instance started for the run; the result says which server answered. */
-export async function withResolvedTarget(t: ResolvedTarget, fn: (url: string, service?: ServiceHandle) => Promise<Record<string, unknown>>, serviceArgs?: string[]): Promise<Record<string, unknown>> {
+export async function withResolvedTarget(t: ResolvedTarget, fn: (url: string, service?: ServiceHandle, nodes?: LocalNodes) => Promise<Record<string, unknown>>, serviceArgs?: string[]): Promise<Record<string, unknown>> {
   const def = serviceArgs && t.definition.service ? { ...t.definition, service: { ...t.definition.service, args: [...t.definition.service.args, ...serviceArgs] } } : t.definition;
   return annotateRun(t, () => withTarget(def, t.url, fn));
 }

@@ -42,6 +42,7 @@ describe('runner: strict query validation', () => {
       ['weather=good-wifi:60,lte:30', 'RR_ERR_WEATHER_INVALID', /sum to 90, not 100/],
       ['weather=good-wifi', 'RR_ERR_WEATHER_INVALID', /malformed weather share/],
       ['weather=lte:100&plan=partition', 'RR_ERR_WEATHER_INVALID', /takes the place of network plans/],
+      ['weather=good-wifi:50,deploy:50&workers=2&n=4', 'RR_ERR_WEATHER_NEEDS_RESTART', /restarts the target once from the process that holds it/],
     ];
     for (const [q, code, why] of cases) {
       const r = await api(runner.url, `/bench-jitter-ws?${q}`, { method: 'POST', token: TOKEN });

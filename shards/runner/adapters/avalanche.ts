@@ -1,7 +1,8 @@
 import { ReboundError } from '../../../lib/errors.ts';
 import type { OptionTable } from '../../../lib/options.ts';
 import { avalancheModule } from '../../../runners/avalanche/module.ts';
-import { AVALANCHE_OPTIONS, restartConfigFromEnv } from '../../../runners/avalanche/options.ts';
+import { AVALANCHE_OPTIONS } from '../../../runners/avalanche/options.ts';
+import { restartConfigFromEnv } from '../../../engine/measure/restart.ts';
 import { defineAdapter, shownOptions } from './adapter.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from './compat.ts';
 import { queryOptions, withRouteTarget } from './route-target.ts';

@@ -1,11 +1,47 @@
 import { request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { sleep } from '../../lib/time.ts';
-import { runShellCommand, type ShellCommandResult } from '../../engine/measure/shell-command.ts';
-import type { LocalNodes, NodeRestart } from '../../engine/measure/local-nodes.ts';
-import { parseJson } from '../../engine/targets/payload.ts';
-import type { PortProbeReport } from '../../engine/measure/port-probe.ts';
-import type { AvalancheOptions, RestartConfig, RestartMode } from './options.ts';
+import { runShellCommand, type ShellCommandResult } from './shell-command.ts';
+import type { LocalNodes, NodeRestart } from './local-nodes.ts';
+import { parseJson } from '../targets/payload.ts';
+import type { PortProbeReport } from './port-probe.ts';
+import { ReboundError } from '../../lib/errors.ts';
+
+/**
+ * A target's restart, the one mechanism for every runner that restarts one: avalanche's forced
+ * restart and deploy-impact's, and the weather's `deploy` (chaos/weather). A target the runner
+ * started is signalled (kill, term, rolling) through its LocalNodes; one at a --url is restarted by
+ * the operator's command or hook from the runner's environment, never from a request.
+ */
+export const RESTART_MODES = ['kill', 'term', 'rolling', 'command', 'hook'] as const;
+export type RestartMode = (typeof RESTART_MODES)[number];
+
+/** Where restarts of modes `command` and `hook` come from: the runner's environment only. */
+export interface RestartConfig {
+  /** Shell command for `--restart command` (AVALANCHE_RESTART_COMMAND), e.g. `railway restart -s api --yes`. */
+  command?: string;
+  /** URL POSTed for `--restart hook` (AVALANCHE_RESTART_HOOK_URL). */
+  hookUrl?: string;
+  /** Optional bearer for the hook (AVALANCHE_RESTART_HOOK_TOKEN). */
+  hookToken?: string;
+  /** Give up on the command or hook after this long (AVALANCHE_RESTART_TIMEOUT_MS). @default 120000 */
+  timeoutMs?: number;
+}
+
+export function restartConfigFromEnv(env: Record<string, string | undefined> = process.env): RestartConfig {
+  const timeout = env.AVALANCHE_RESTART_TIMEOUT_MS;
+  const timeoutMs = timeout === undefined || timeout === '' ? undefined : Number(timeout);
+  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs >= 100 && timeoutMs <= 3_600_000)) {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `env option "AVALANCHE_RESTART_TIMEOUT_MS" must be an integer between 100 and 3600000 (got ${JSON.stringify(timeout)})`, { details: { option: 'AVALANCHE_RESTART_TIMEOUT_MS' } });
+  }
+  return {
+    ...(env.AVALANCHE_RESTART_COMMAND ? { command: env.AVALANCHE_RESTART_COMMAND } : {}),
+    ...(env.AVALANCHE_RESTART_HOOK_URL ? { hookUrl: env.AVALANCHE_RESTART_HOOK_URL } : {}),
+    ...(env.AVALANCHE_RESTART_HOOK_TOKEN ? { hookToken: env.AVALANCHE_RESTART_HOOK_TOKEN } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+  };
+}
+
 
 /** One replaced worker, as the replay server's reload route reports it. */
 export interface WorkerReload {
@@ -43,7 +79,14 @@ export interface RestartRecord {
   portProbe: PortProbeReport | null;
 }
 
-export type RestartContext = Pick<AvalancheOptions, 'workers' | 'restartNodes' | 'rollingGapMs' | 'termGraceMs' | 'broadcastKey'> & {
+export interface RestartContext {
+  /** Processes behind the one port (the replay server's workers): rolling then reloads them one at a time. */
+  workers: number;
+  /** kill/term: restart only the last N nodes (0 = every node). */
+  restartNodes: number;
+  rollingGapMs: number;
+  termGraceMs: number;
+  broadcastKey: string;
   mode: RestartMode;
   nodes: LocalNodes | undefined;
   /** Base URLs of the target's nodes (for the worker reload and the command's environment). */
@@ -51,7 +94,7 @@ export type RestartContext = Pick<AvalancheOptions, 'workers' | 'restartNodes' |
   config: RestartConfig;
   runId: string;
   target: string;
-};
+}
 
 /** Run the restart; never throws: failures land in `ok`/`error` and make the run invalid. */
 export async function performRestart(ctx: RestartContext): Promise<RestartRecord> {
@@ -184,4 +227,18 @@ function post(url: string, body: string, bearer: string, timeoutMs: number): Pro
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** The run can restart a target at `url` without having started it: the operator configured a command or hook. */
+export const canRestartUrl = (config: RestartConfig): boolean => config.command !== undefined || config.hookUrl !== undefined;
+
+/**
+ * One restart of the target a run holds, as a deploy does it: the instance the runner started
+ * (`nodes`) gets SIGTERM and is started again on its port; a target at `url` is restarted by the
+ * operator's command or hook. Undefined when the run can do neither.
+ */
+export function deployRestart(o: { target: string; runId: string; url: string; nodes: LocalNodes | undefined; config: RestartConfig }): (() => Promise<RestartRecord>) | undefined {
+  const mode: RestartMode | undefined = o.nodes ? 'term' : o.config.command ? 'command' : o.config.hookUrl ? 'hook' : undefined;
+  if (!mode) return undefined;
+  return () => performRestart({ mode, nodes: o.nodes, urls: o.nodes?.urls ?? [o.url], config: o.config, runId: o.runId, target: o.target, workers: 1, restartNodes: 0, rollingGapMs: 0, termGraceMs: 10_000, broadcastKey: '' });
 }
