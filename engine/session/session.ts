@@ -6,7 +6,7 @@ import { LatencyRecorder } from '../measure/latency.ts';
 import { DeliveryLedger } from '../measure/ledger.ts';
 import { resumeProtocolOf } from '../measure/loss-causes.ts';
 import { readPayload } from '../targets/payload.ts';
-import { ManualReconnects, type ManualReconnectPolicy, type ReconnectLoopHooks } from '../targets/reconnect.ts';
+import { checkReconnectOptions, ManualReconnects, type ManualReconnectPolicy, type ReconnectLoopHooks } from '../targets/reconnect.ts';
 import { reconnectRng } from '../targets/seeded-jitter.ts';
 import type { TargetClient } from '../targets/types.ts';
 import { realClock } from './clock.ts';
@@ -55,6 +55,9 @@ export class RunSession {
   private readonly unlisten: (() => void) | undefined;
 
   constructor(private readonly o: SessionOptions) {
+    // Every runner's options were checked against the target already; a session is the last place before a client exists.
+    const strategy = o.clientOptions?.reconnectStrategy;
+    if (strategy !== undefined) checkReconnectOptions(o.target, { reconnectStrategy: strategy });
     this.target = o.target;
     this.runId = o.runId;
     this.stream = o.stream;

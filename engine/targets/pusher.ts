@@ -129,9 +129,6 @@ class PusherClient extends ClientBase implements TargetClient {
     super(opts);
     checkChannelName(opts.stream);
     this.app = pusherApp(opts.url);
-    if (mode === 'library' && opts.reconnectStrategy === 'tuned') {
-      throw new ReboundError('RR_ERR_OPTION_INVALID', `${PUSHER_OWN_BACKOFF}: --reconnect-strategy tuned is not supported by target pusher or soketi (use pusher-manual for the runner's tuned backoff)`, { details: { option: 'reconnectStrategy' } });
-    }
   }
 
   connect(): Promise<void> {
@@ -357,7 +354,7 @@ export const pusherPublish: FunctionPublish = {
 };
 
 /** Why the library-driven targets take no tuned backoff (TargetBase.ownBackoff). */
-const PUSHER_OWN_BACKOFF = 'pusher-js reconnects on its own backoff, which cannot be replaced';
+const PUSHER_OWN_BACKOFF = 'pusher-js reconnects on its own backoff, which cannot be replaced (pusher-manual takes the runner\'s tuned backoff)';
 
 /** What the two targets share; only who reconnects differs. */
 const pusherWire = (reconnect: 'library' | 'manual') =>

@@ -7,6 +7,7 @@ import { withTarget } from '../measure/local-target.ts';
 import { tunedReconnect } from './anycable.ts';
 import { getTarget } from './index.ts';
 import {
+  checkReconnectOptions,
   afterOffline,
   backoffCeilingMs,
   fullJitter,
@@ -203,5 +204,28 @@ describe('the reconnect loop against real sockets', () => {
     expect(reconnects).toBe(1);
     expect(m.active(0)).toBe(false);
     await waitUntil(() => !m.active(1), 100);
+  });
+});
+
+describe('checkReconnectOptions: one rule for every runner and every target', () => {
+  const own = { name: 'mine', ownBackoff: 'my-lib reconnects on its own timer' };
+  it('a target that keeps its own backoff refuses the tuned one, with its own reason', () => {
+    expect(() => checkReconnectOptions(own, { reconnectStrategy: 'tuned' })).toThrow(/^my-lib reconnects on its own timer: --reconnect-strategy tuned is not supported by target mine$/);
+    expect(() => checkReconnectOptions(own, { reconnectStrategy: 'default' })).not.toThrow();
+    expect(() => checkReconnectOptions({ name: 'ws' }, { reconnectStrategy: 'tuned' })).not.toThrow();
+  });
+  it('a base without the tuned strategy is refused, not ignored', () => {
+    expect(() => checkReconnectOptions({ name: 'ws' }, { reconnectStrategy: 'default', reconnectBaseMs: 200 })).toThrow(expect.objectContaining({ code: 'RR_ERR_OPTION_INVALID', details: { option: 'reconnectBaseMs' } }));
+  });
+  it('every runner applies it before anything connects: jitter, avalanche and deploy-impact refuse soketi + tuned', async () => {
+    const { parseJitterOptions } = await import('../../runners/jitter/options.ts');
+    const { parseAvalancheOptions } = await import('../../runners/avalanche/options.ts');
+    const { DEPLOY_IMPACT_OPTIONS, checkDeployImpactOptions } = await import('../../runners/deploy-impact/options.ts');
+    const { parseOptions } = await import('../../lib/options.ts');
+    const values = { target: 'soketi', 'reconnect-strategy': 'tuned' };
+    const why = /pusher-js reconnects on its own backoff.*not supported by target soketi/;
+    expect(() => parseJitterOptions({ values, origin: 'CLI' })).toThrow(why);
+    expect(() => parseAvalancheOptions({ values, origin: 'CLI' })).toThrow(why);
+    expect(() => checkDeployImpactOptions(parseOptions(DEPLOY_IMPACT_OPTIONS, { values, origin: 'CLI' }))).toThrow(why);
   });
 });

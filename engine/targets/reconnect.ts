@@ -2,7 +2,8 @@ import type { ManagerOptions } from 'socket.io-client';
 import { sleep, withTimeout } from '../../lib/time.ts';
 import type { Rng } from '../../lib/rng.ts';
 import { backo2Duration } from './seeded-jitter.ts';
-import type { TargetClient } from './types.ts';
+import type { TargetClient, TargetDefinition } from './types.ts';
+import { ReboundError } from '../../lib/errors.ts';
 
 /**
  * Every reconnect policy, defined once. Library-driven clients: named strategies, so that `tuned`
@@ -178,5 +179,20 @@ export class ManualReconnects {
     } finally {
       this.busy[i] = 0;
     }
+  }
+}
+
+/**
+ * The reconnect options against the target, for every runner that takes them (jitter, latency,
+ * avalanche, deploy-impact) and again where a session opens its clients: a base the default
+ * strategy would never read is refused, not ignored; a target that keeps its own backoff
+ * (`ownBackoff`, e.g. pusher-js) takes no tuned one, with the target's own reason.
+ */
+export function checkReconnectOptions(target: Pick<TargetDefinition, 'name' | 'ownBackoff'>, o: { reconnectStrategy: string; reconnectBaseMs?: number }): void {
+  if (o.reconnectBaseMs !== undefined && o.reconnectBaseMs !== 500 && o.reconnectStrategy !== 'tuned') {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `reconnect-base-ms sets the base of the tuned backoff: add --reconnect-strategy tuned (got ${o.reconnectBaseMs} with "${o.reconnectStrategy}")`, { details: { option: 'reconnectBaseMs' } });
+  }
+  if (o.reconnectStrategy === 'tuned' && target.ownBackoff) {
+    throw new ReboundError('RR_ERR_OPTION_INVALID', `${target.ownBackoff}: --reconnect-strategy tuned is not supported by target ${target.name}`, { details: { option: 'reconnectStrategy' } });
   }
 }

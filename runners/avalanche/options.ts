@@ -4,6 +4,7 @@ import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../../engine/measure/ledger.ts';
 import { openFileLimit } from '../../engine/measure/runner-limits.ts';
 import { getTarget } from '../../engine/targets/index.ts';
+import { checkReconnectOptions } from '../../engine/targets/reconnect.ts';
 import { RESTART_MODES, type RestartConfig } from '../../engine/measure/restart.ts';
 
 /**
@@ -60,8 +61,7 @@ export function parseAvalancheOptions(src: Parameters<typeof parseOptions>[1], c
 export function checkAvalancheOptions(opts: AvalancheOptions, config: RestartConfig = {}): AvalancheOptions {
   const target = getTarget(opts.target);
   const bad = (option: string, message: string) => new ReboundError('RR_ERR_OPTION_INVALID', message, { details: { option } });
-  // A base the default strategy would never read is refused, not ignored.
-  if (opts.reconnectBaseMs !== 500 && opts.reconnectStrategy !== 'tuned') throw bad('reconnectBaseMs', `reconnect-base-ms sets the base of the tuned backoff: add --reconnect-strategy tuned (got ${opts.reconnectBaseMs} with "${opts.reconnectStrategy}")`);
+  checkReconnectOptions(target, opts);
   if (opts.clients * messagesFor(opts) > LEDGER_MAX_CELLS) throw bad('clients', `clients x messages = ${opts.clients * messagesFor(opts)} exceeds ${LEDGER_MAX_CELLS} ledger cells`);
   if (opts.broadcastUrl !== undefined && !isAllowedTargetUrl(opts.broadcastUrl)) throw bad('broadcastUrl', `broadcast-url must be a loopback http URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.broadcastUrl)}`);
   if (opts.url !== undefined && !isAllowedTargetUrl(opts.url)) throw bad('url', `url must be a loopback http(s) URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.url)}`);

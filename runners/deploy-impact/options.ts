@@ -3,6 +3,7 @@ import { parseOptions, type OptionTable, type OptionValues } from '../../lib/opt
 import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../../engine/measure/ledger.ts';
 import { getTarget } from '../../engine/targets/index.ts';
+import { checkReconnectOptions } from '../../engine/targets/reconnect.ts';
 
 /**
  * Deploy-impact options: clients stay on the realtime server while the app side (a standalone
@@ -43,6 +44,7 @@ export function checkDeployImpactOptions(opts: DeployImpactOptions): DeployImpac
   if (opts.broadcastUrl !== undefined && !isAllowedTargetUrl(opts.broadcastUrl)) throw bad('broadcastUrl', `broadcast-url must be a loopback http URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.broadcastUrl)}`);
   if (opts.url !== undefined && !isAllowedTargetUrl(opts.url)) throw bad('url', `url must be a loopback http(s) URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.url)}`);
   if (opts.url === undefined && !target.service) throw bad('url', `target "${target.name}" has no local service: pass --url`);
+  checkReconnectOptions(target, opts);
   if (opts.clients * deployMessages(opts) > LEDGER_MAX_CELLS) throw bad('clients', `clients x messages exceeds ${LEDGER_MAX_CELLS} ledger cells`);
   if (opts.publisherDownMs >= opts.publishAfterMs) throw bad('publisherDownMs', `publisher-down-ms (${opts.publisherDownMs}) must be shorter than publish-after-ms (${opts.publishAfterMs}): the new publisher must have messages left to send`);
   return opts;

@@ -1,6 +1,7 @@
 import { kebab, parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
 import { ReboundError } from '../../lib/errors.ts';
 import { getTarget } from '../../engine/targets/index.ts';
+import { checkReconnectOptions } from '../../engine/targets/reconnect.ts';
 import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../../engine/measure/ledger.ts';
 import { parsePlan, planNeedsProxy } from '../../chaos/plans/catalog.ts';
@@ -51,7 +52,7 @@ export function parseJitterOptions(src: Parameters<typeof parseOptions>[1]): Jit
 
 /** The rules only the combination can break, over values already parsed (the CLI's, the route's, latency's). */
 export function checkJitterOptions(opts: JitterOptions): JitterOptions {
-  getTarget(opts.target); // unknown target → RR_ERR_TARGET_UNKNOWN
+  const target = getTarget(opts.target); // unknown target → RR_ERR_TARGET_UNKNOWN
   const kinds = parsePlan(opts.plan); // unknown plan → RR_ERR_OPTION_INVALID
   const weather = parseWeather(opts.weather); // → RR_ERR_WEATHER_INVALID
   if (weather.length > 0 && kinds.some((k) => k !== 'drop')) {
@@ -65,10 +66,7 @@ export function checkJitterOptions(opts: JitterOptions): JitterOptions {
   if (weather.some((w) => w.condition === 'deploy') && opts.url !== undefined && !opts.subscribeOnly && !canRestartUrl(restartConfigFromEnv())) {
     throw new ReboundError('RR_ERR_WEATHER_NEEDS_RESTART', `weather ${opts.weather} has a deploy, which restarts the target, and ${JSON.stringify(opts.url)} is a server this runner did not start: set AVALANCHE_RESTART_COMMAND (or AVALANCHE_RESTART_HOOK_URL) in the runner's environment, or leave out --url so the runner starts the target`, { details: { option: 'weather' } });
   }
-  // A base the default strategy would never read is refused, not ignored.
-  if (opts.reconnectBaseMs !== 500 && opts.reconnectStrategy !== 'tuned') {
-    throw new ReboundError('RR_ERR_OPTION_INVALID', `reconnect-base-ms sets the base of the tuned backoff: add --reconnect-strategy tuned (got ${opts.reconnectBaseMs} with "${opts.reconnectStrategy}")`, { details: { option: 'reconnectBaseMs' } });
-  }
+  checkReconnectOptions(target, opts);
   if (opts.clients * opts.msgs > LEDGER_MAX_CELLS) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `clients x msgs = ${opts.clients * opts.msgs} exceeds ${LEDGER_MAX_CELLS} ledger cells; split the clients over shards`, { details: { option: 'clients' } });
   }
