@@ -72,17 +72,18 @@ export function probePorts(urls: readonly string[], intervalMs = 100): { stop():
 }
 
 /**
- * Probe `url`'s port every `intervalMs` until a connect is refused (the listener closed): the
- * time of that probe's start, or null when it still accepted after `timeoutMs`. A probe that gets
- * no answer within `intervalMs` counts as not refused: a stopping server that is only slow is
- * still listening.
+ * Probe `url`'s port every `intervalMs` until it is `want`: `refused` (the listener closed) or
+ * `accepting` (a listener is back). The time of that probe's start, or null when it was not so
+ * within `timeoutMs`. For `refused`, a probe that gets no answer within `intervalMs` counts as not
+ * refused: a stopping server that is only slow is still listening.
  */
-export async function untilRefused(url: string, o: { intervalMs: number; timeoutMs: number; signal?: AbortSignal }): Promise<number | null> {
+export async function untilPort(url: string, want: 'refused' | 'accepting', o: { intervalMs: number; timeoutMs: number; signal?: AbortSignal }): Promise<number | null> {
   const t = hostPort(url);
   const deadline = Date.now() + o.timeoutMs;
   while (Date.now() < deadline && !o.signal?.aborted) {
     const at = Date.now();
-    if (!(await probeOnce(t, o.intervalMs)) && Date.now() - at < o.intervalMs) return at;
+    const accepted = await probeOnce(t, o.intervalMs);
+    if (want === 'accepting' ? accepted : !accepted && Date.now() - at < o.intervalMs) return at;
     await sleep(Math.max(0, at + o.intervalMs - Date.now()));
   }
   return null;

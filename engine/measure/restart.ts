@@ -4,7 +4,7 @@ import { sleep } from '../../lib/time.ts';
 import { runShellCommand, type ShellCommandResult } from './shell-command.ts';
 import type { LocalNodes, NodeRestart } from './local-nodes.ts';
 import { parseJson } from '../targets/payload.ts';
-import type { PortProbeReport } from './port-probe.ts';
+import { untilPort, type PortProbeReport } from './port-probe.ts';
 import { ReboundError } from '../../lib/errors.ts';
 
 /**
@@ -229,6 +229,9 @@ function post(url: string, body: string, bearer: string, timeoutMs: number): Pro
   });
 }
 
+/** How long after a restart command or hook returns its target's port is watched for going down. */
+const RESTART_SEEN_WITHIN_MS = 5000;
+
 /** The run can restart a target at `url` without having started it: the operator configured a command or hook. */
 export const canRestartUrl = (config: RestartConfig): boolean => config.command !== undefined || config.hookUrl !== undefined;
 
@@ -240,5 +243,16 @@ export const canRestartUrl = (config: RestartConfig): boolean => config.command 
 export function deployRestart(o: { target: string; runId: string; url: string; nodes: LocalNodes | undefined; config: RestartConfig }): (() => Promise<RestartRecord>) | undefined {
   const mode: RestartMode | undefined = o.nodes ? 'term' : o.config.command ? 'command' : o.config.hookUrl ? 'hook' : undefined;
   if (!mode) return undefined;
-  return () => performRestart({ mode, nodes: o.nodes, urls: o.nodes?.urls ?? [o.url], config: o.config, runId: o.runId, target: o.target, workers: 1, restartNodes: 0, rollingGapMs: 0, termGraceMs: 10_000, broadcastKey: '' });
+  return async () => {
+    const rec = await performRestart({ mode, nodes: o.nodes, urls: o.nodes?.urls ?? [o.url], config: o.config, runId: o.runId, target: o.target, workers: 1, restartNodes: 0, rollingGapMs: 0, termGraceMs: 10_000, broadcastKey: '' });
+    // A command or hook may return before the old process has let go of its port, or before the
+    // new one listens: when the port refuses within a few seconds, the restart lasts until it
+    // accepts again. One that never refuses restarted before returning (or refused too briefly to see).
+    if (rec.ok && !o.nodes && (await untilPort(o.url, 'refused', { intervalMs: 100, timeoutMs: RESTART_SEEN_WITHIN_MS })) !== null) {
+      const back = await untilPort(o.url, 'accepting', { intervalMs: 100, timeoutMs: o.config.timeoutMs ?? 120_000 });
+      if (back === null) failRestart(rec, `the target at ${o.url} did not accept connections again within ${o.config.timeoutMs ?? 120_000} ms of its restart`);
+      rec.endedAtMs = Date.now();
+    }
+    return rec;
+  };
 }

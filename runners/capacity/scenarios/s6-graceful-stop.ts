@@ -4,7 +4,7 @@ import { sleep } from '../../../lib/time.ts';
 import { addTotals, DeliveryLedger } from '../../../engine/measure/ledger.ts';
 import { LatencyRecorder, summarize } from '../../../engine/measure/latency.ts';
 import { startPublisher, type PublisherResult } from '../../../engine/measure/publisher.ts';
-import { untilRefused } from '../../../engine/measure/port-probe.ts';
+import { untilPort } from '../../../engine/measure/port-probe.ts';
 import { openFileLimit } from '../../../engine/measure/runner-limits.ts';
 import { runShellCommand, type ShellCommandResult } from '../../../engine/measure/shell-command.ts';
 import { barChart } from '../../../engine/pages/charts/bars.ts';
@@ -63,7 +63,7 @@ interface StopMeasure {
 /** Run the operator's stop command and probe the target's port meanwhile; both bounded by graceMs. */
 async function externalStop(url: string, command: string, o: S6Options, env: Record<string, string>, signal: AbortSignal): Promise<StopMeasure> {
   const from = Date.now();
-  const [cmd, refusedAt] = await Promise.all([runShellCommand(command, { env, timeoutMs: o.graceMs }), untilRefused(url, { intervalMs: REFUSE_PROBE_MS, timeoutMs: o.graceMs, signal })]);
+  const [cmd, refusedAt] = await Promise.all([runShellCommand(command, { env, timeoutMs: o.graceMs }), untilPort(url, 'refused', { intervalMs: REFUSE_PROBE_MS, timeoutMs: o.graceMs, signal })]);
   return { stopMs: refusedAt === null ? o.graceMs : Math.max(0, refusedAt - from), stopEnd: 'listener refused connections', stopSeen: refusedAt !== null, exitCode: null, exitSignal: null, command: cmd };
 }
 
