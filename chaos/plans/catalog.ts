@@ -18,12 +18,14 @@ export interface DisruptionDefinition {
    * e.g. removing a timeout toxic closes the held connections.
    */
   apply?: (proxy: ChaosProxyHandle) => Promise<() => Promise<void>>;
-  /**
-   * A network weather link shape (chaos/weather): its toxics come with each step, it is no plan of
-   * its own, and it never takes a connection down by itself, so its steps open no offline span
-   * (a base link held for the whole window would otherwise swallow every later outage's span).
-   */
+  /** Comes with `--weather` (chaos/weather), never a plan of its own. */
   weatherOnly?: true;
+  /**
+   * It never takes a connection down by itself (a weather link shape), so its steps open no
+   * offline span (a base link held for the whole window would otherwise swallow every later
+   * outage's span).
+   */
+  keepsConnections?: true;
   /**
    * Lifting it closes every connection it held (a `timeout` toxic's removal), so a client that
    * had not noticed yet is told by the lift itself, after the lift's call returns: its offline
@@ -155,6 +157,7 @@ export const CATALOG: Readonly<Record<DisruptionKind, DisruptionDefinition>> = O
     scope: 'group',
     defaultDurationMs: 10_000,
     weatherOnly: true,
+    keepsConnections: true,
     description: "a weather condition's link shape (latency, jitter, bandwidth, slicing), toxics given by the condition (chaos/weather/conditions.ts); not a plan of its own",
   },
   restart: {

@@ -39,6 +39,8 @@ export class ChaosExecutor {
   private t0 = 0;
 
   constructor(private readonly s: Session, readonly o: ChaosExecutorOptions) {
+    // Before anything connects: a server event needs the runner's restart of its target.
+    if (o.steps.some((st) => CATALOG[st.kind].serverEvent) && !o.restart) throw new ReboundError('RR_ERR_WEATHER_NEEDS_RESTART', 'the weather has a deploy, which restarts the target, and this run holds no target it can restart: let the runner start it, or configure AVALANCHE_RESTART_COMMAND or AVALANCHE_RESTART_HOOK_URL for a --url target', { details: { option: 'weather' } });
     this.tracker = new DisruptionTracker(o.steps, o.clients);
   }
 
@@ -142,7 +144,7 @@ export class ChaosExecutor {
     for (let i = 0; i < this.o.clients; i++) if (def.serverEvent || this.groupOf(i) === step.target) members.push(i);
     this.tracker.begin(idx, members, now());
     // A weather link shape takes no connection down: it opens no offline span (see CATALOG.link).
-    const outage = !def.weatherOnly;
+    const outage = !def.keepsConnections;
     if (outage) for (const i of members) if (this.tracker.isConnected(i)) this.s.timelines.disrupted(i, now());
     try {
       const undo = await apply(this.fleet.proxies[step.target]!);
@@ -159,9 +161,8 @@ export class ChaosExecutor {
   }
 
   /** A server event as a step's apply: the target restarts during it (the proxy is not touched); the lift has nothing left to undo. */
-  private restartStep(ev: ChaosEvent): (() => Promise<() => Promise<void>>) | undefined {
-    const restart = this.o.restart;
-    if (!restart) return undefined;
+  private restartStep(ev: ChaosEvent): () => Promise<() => Promise<void>> {
+    const restart = this.o.restart!; // the constructor refused server events without it
     return async () => {
       const r = await restart();
       ev.serverDownMs = r.serverDownMs;
@@ -185,7 +186,6 @@ export function chaosPhase(ex: ChaosExecutor, t0: number): Phase<void> {
     name: 'chaos',
     validate() {
       if (ex.o.steps.some((st) => st.scope === 'group') && !ex.fleet) throw new ReboundError('RR_ERR_OPTION_INVALID', 'the plan has network disruptions but no proxy fleet was opened (openFleet first)');
-      if (ex.o.steps.some((st) => CATALOG[st.kind].serverEvent) && !ex.o.restart) throw new ReboundError('RR_ERR_WEATHER_NEEDS_RESTART', 'the weather has a deploy (the target restarts) but this run cannot restart its target: let the runner start it, or give AVALANCHE_RESTART_COMMAND or AVALANCHE_RESTART_HOOK_URL for a --url target');
     },
     async run() {
       await Promise.all(ex.start(t0));

@@ -1,4 +1,3 @@
-import { ReboundError } from '../../lib/errors.ts';
 import { CATALOG, parsePlan, type DisruptionKind } from '../../chaos/plans/catalog.ts';
 import { ChaosExecutor, chaosPhase } from '../../engine/session/chaos-phase.ts';
 import { buildSchedule } from '../../chaos/plans/schedule.ts';
@@ -113,8 +112,6 @@ function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, {
   // Subscribe-only: first arrival time, whether the last seq was seen, the publisher's send times.
   const heard = { firstAt: undefined as number | undefined, lastSeen: false, rawSentAt: [] as number[] };
   const fdLimit = openFileLimit(); // read at the start, while descriptors are still free
-  // A target this runner started: sample its memory and CPU for the report (a deploy's restart moves the sampler to the new process).
-  const usage = targetPid ? watchTarget(targetPid) : undefined;
   const restarts: RestartRecord[] = [];
   const restarter = deployRestart({ target: target.name, runId, url, nodes, config: restartConfigFromEnv() });
   // While the run's own restart has the target down (from the signal to listening again, and a second for answers in flight).
@@ -130,7 +127,6 @@ function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, {
     if (pid) usage?.follow(pid);
     return r;
   });
-  if (!restart && steps.some((st) => CATALOG[st.kind].serverEvent)) throw new ReboundError('RR_ERR_WEATHER_NEEDS_RESTART', `weather ${o.weather} has a deploy, which restarts the target, and this run holds no target it can restart: let the runner start it, or configure AVALANCHE_RESTART_COMMAND or AVALANCHE_RESTART_HOOK_URL for a --url target`, { details: { option: 'weather' } });
   // The chaos executor needs the session and the session's client URLs need the executor's proxies: the fleet opens first.
   let chaos: ChaosExecutor | undefined;
   const s: RunSession = new RunSession({
@@ -177,6 +173,9 @@ function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, {
 
   chaos = new ChaosExecutor(s, { steps, kinds, clients: o.clients, groups: sky ? sky.groupCondition.length : o.groups, offlineMs, ...(sky ? { groupOf: sky.groupOf } : {}), ...(restart ? { restart } : {}) });
   // sentAtMs: each seq's send, ms after t0.
+  // A target this runner started: sample its memory and CPU for the report (a deploy's restart
+  // moves the sampler to the new process). Started last, once nothing here can refuse the run.
+  const usage = targetPid ? watchTarget(targetPid) : undefined;
   const duringRestart = (at: number) => downWindows.some(([a, b]) => at >= a && at <= b);
   return { o, target, runId, head, kinds, steps, offlineMs, epochs, series, sentAtMs: new Array<number>(o.msgs + 1).fill(NaN), heard, fdLimit, s, chaos, weather, usage, restarts, duringRestart, failedInRestart: { n: 0 } };
 }
