@@ -88,13 +88,8 @@ async function execute(o: JitterOptions, url: string, engine: Emitter<EngineEven
   }
 }
 
-/** What one jitter run holds besides its session: the schedule, the books the report reads, the subscribe-only marks. */
-type JitterRun = ReturnType<typeof openRun>;
-
-/** The session, its chaos executor and the books its hooks fill; nothing connects yet. */
-function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, { signal, targetPid, nodes }: JitterLocal) {
-  const target = getTarget(o.target);
-  const { seed, runId, stream, head } = runIdentity('jitter', target.name, o);
+/** The run's drops and weather steps in time order, and every disruption kind they use. */
+function runSchedule(o: JitterOptions, seed: number) {
   const planKinds = parsePlan(o.plan);
   const dropSteps = buildSchedule({ seed, kinds: planKinds, clients: o.clients, groups: o.groups, jitterSec: dropsWithin(o) ? o.jitter : 0, windowMs: dropWindowMs(o), durations: disruptionDurations(o, planKinds) });
   // Network weather: its own proxies (a few per condition) and their seeded time lines, beside the plan's drops.
@@ -105,15 +100,12 @@ function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, {
   const skySteps = sky ? sky.steps.filter((st) => !(o.subscribeOnly && CATALOG[st.kind].serverEvent)) : [];
   const steps = sky ? [...dropSteps, ...skySteps].sort((a, b) => a.atMs - b.atMs || a.target - b.target) : dropSteps;
   const kinds = [...new Set([...planKinds, ...steps.map((st) => st.kind)])];
-  const offlineMs = offlineAfterDropMs(target, o.jitterMs);
-  /** Loss to a broker that came back empty, told apart from the target's (BROKER_EPOCH_CHANGED). */
-  const epochs = new EpochBook(o.clients, o.msgs);
-  const series = new SeriesRecorder(o.clients);
-  // Subscribe-only: first arrival time, whether the last seq was seen, the publisher's send times.
-  const heard = { firstAt: undefined as number | undefined, lastSeen: false, rawSentAt: [] as number[] };
-  const fdLimit = openFileLimit(); // read at the start, while descriptors are still free
+  return { sky, weather, steps, kinds };
+}
+
+/** The deploy's restart as the chaos executor calls it, with the records and down windows the report reads. */
+function restartBook(restarter: (() => Promise<RestartRecord>) | undefined, follow: (pid: number) => void, nodes: LocalNodes | undefined) {
   const restarts: RestartRecord[] = [];
-  const restarter = deployRestart({ target: target.name, runId, url, nodes, config: restartConfigFromEnv() });
   // While the run's own restart has the target down (from the signal to listening again, and a second for answers in flight).
   const downWindows: [number, number][] = [];
   const restart = restarter && (async () => {
@@ -124,9 +116,29 @@ function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, {
     down[1] = Date.now() + 1000;
     restarts.push(r);
     const pid = nodes?.handles[0]?.pid;
-    if (pid) usage?.follow(pid);
+    if (pid) follow(pid);
     return r;
   });
+  const duringRestart = (at: number) => downWindows.some(([a, b]) => at >= a && at <= b);
+  return { restart, restarts, duringRestart };
+}
+
+/** What one jitter run holds besides its session: the schedule, the books the report reads, the subscribe-only marks. */
+type JitterRun = ReturnType<typeof openRun>;
+
+/** The session, its chaos executor and the books its hooks fill; nothing connects yet. */
+function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, { signal, targetPid, nodes }: JitterLocal) {
+  const target = getTarget(o.target);
+  const { seed, runId, stream, head } = runIdentity('jitter', target.name, o);
+  const { sky, weather, steps, kinds } = runSchedule(o, seed);
+  const offlineMs = offlineAfterDropMs(target, o.jitterMs);
+  /** Loss to a broker that came back empty, told apart from the target's (BROKER_EPOCH_CHANGED). */
+  const epochs = new EpochBook(o.clients, o.msgs);
+  const series = new SeriesRecorder(o.clients);
+  // Subscribe-only: first arrival time, whether the last seq was seen, the publisher's send times.
+  const heard = { firstAt: undefined as number | undefined, lastSeen: false, rawSentAt: [] as number[] };
+  const fdLimit = openFileLimit(); // read at the start, while descriptors are still free
+  const { restart, restarts, duringRestart } = restartBook(deployRestart({ target: target.name, runId, url, nodes, config: restartConfigFromEnv() }), (pid) => usage?.follow(pid), nodes);
   // The chaos executor needs the session and the session's client URLs need the executor's proxies: the fleet opens first.
   let chaos: ChaosExecutor | undefined;
   const s: RunSession = new RunSession({
@@ -176,7 +188,6 @@ function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, {
   // A target this runner started: sample its memory and CPU for the report (a deploy's restart
   // moves the sampler to the new process). Started last, once nothing here can refuse the run.
   const usage = targetPid ? watchTarget(targetPid) : undefined;
-  const duringRestart = (at: number) => downWindows.some(([a, b]) => at >= a && at <= b);
   return { o, target, runId, head, kinds, steps, offlineMs, epochs, series, sentAtMs: new Array<number>(o.msgs + 1).fill(NaN), heard, fdLimit, s, chaos, weather, usage, restarts, duringRestart, failedInRestart: { n: 0 } };
 }
 
