@@ -111,7 +111,8 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
   const listener = transport === 'uws' ? createUwsListener(hooks, deps.sharePort) : createWsListener(hooks, deps.webSocketClass);
   const { io } = listener;
   const hub = new Hub(io.encode);
-  const pings = new PingScheduler<Connection>(Date.now, io.encode);
+  // Piggyback: a due ping rides with the connection's next data frame (one write, not two).
+  const pings = new PingScheduler<Connection>(Date.now, io.encode, true);
   const offMessages = broker.onMessages((msgs) => hub.deliver(msgs));
   // The broker lost live frames it cannot deliver in order (Redis feed gap): clients reconnect
   // (reconnect: true) and resume from their own positions through restore + history.
@@ -128,6 +129,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     broker,
     counters,
     io,
+    pings,
     disconnectFrames: disconnectFrames(io),
     resolve: createStreamResolver({ publicStreams: opts.publicStreams, streamsSecret: opts.streamsSecret, streamsWhisper: opts.streamsWhisper, publicWhispers: opts.publicWhispers, maxStreamLength: 1024 }),
     get stopping() {

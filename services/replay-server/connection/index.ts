@@ -308,6 +308,19 @@ export class Connection implements SubscriberConnection {
    */
   sendFrame(frame: Buffer): void {
     if (this.closing) return;
+    const ping = this.ctx.pings.take(this);
+    if (ping === undefined) return this.put(frame);
+    // A ping was due (connection/ping.ts, piggyback): it leaves ahead of this frame, in its write.
+    const { io } = this.ctx;
+    io.cork(this.sock);
+    this.put(ping);
+    this.put(frame);
+    io.uncork(this.sock);
+  }
+
+  /** sendFrame's write: one socket write, or queued in order behind the outbox. */
+  private put(frame: Buffer): void {
+    if (this.closing) return;
     const { io } = this.ctx;
     const sock = this.sock;
     if (!io.writable(sock)) return;
