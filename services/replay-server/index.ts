@@ -113,7 +113,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
   const hub = new Hub(io.encode);
   // Piggyback: a due ping rides with the connection's next data frame (one write, not two).
   const pings = new PingScheduler<Connection>(Date.now, io.encode, true);
-  const offMessages = broker.onMessages((msgs) => hub.deliver(msgs));
+  const offMessages = broker.onMessages(io.deferFanOut ? (msgs) => hub.queue(msgs) : (msgs) => hub.deliver(msgs));
   // The broker lost live frames it cannot deliver in order (Redis feed gap): clients reconnect
   // (reconnect: true) and resume from their own positions through restore + history.
   const offResync =

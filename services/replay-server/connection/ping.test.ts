@@ -62,4 +62,64 @@ describe('PingScheduler', () => {
     expect(conns.every((c) => c.got === 10)).toBe(true);
     ps.stop();
   });
+
+  describe('piggyback: a due ping rides with the next frame', () => {
+    it('a tick makes pings due instead of writing them; the next frame takes its ping along, and the flush does not send it again', () => {
+      const ps = new PingScheduler<ReturnType<typeof conn>>(() => 1_700_000_000_000, undefined, true);
+      const conns = Array.from({ length: 1000 }, conn);
+      for (const c of conns) ps.add(c, 3);
+      vi.advanceTimersByTime(30);
+      expect(conns.every((c) => c.got === 0)).toBe(true);
+      const due = conns.filter((c) => ps.take(c) !== undefined);
+      expect(due).toHaveLength(10);
+      expect(due.every((c) => ps.take(c) === undefined)).toBe(true); // taken once
+      vi.advanceTimersByTime(3000);
+      expect(due.every((c) => c.got === 0)).toBe(true); // never flushed alone, the next pass aside
+      ps.stop();
+    });
+
+    it('a due ping no frame took goes out alone after a third of the interval (1 s at most), not before', () => {
+      const ps = new PingScheduler<ReturnType<typeof conn>>(() => 1_700_000_000_000, undefined, true);
+      const c = conn();
+      ps.add(c, 3);
+      vi.advanceTimersByTime(30); // the first tick starts a pass: c's ping is due
+      expect(c.got).toBe(0);
+      vi.advanceTimersByTime(30 * 33 - 1);
+      expect(c.got).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(c.got).toBe(1);
+      expect(ps.take(c)).toBeUndefined();
+      ps.stop();
+    });
+
+    it('10,000 connections, half of them taking their pings along: each gets exactly one ping per interval', () => {
+      const ps = new PingScheduler<ReturnType<typeof conn>>(undefined, undefined, true);
+      const conns = Array.from({ length: 10_000 }, conn);
+      for (const c of conns) ps.add(c, 3);
+      const taken = new Map<ReturnType<typeof conn>, number>();
+      for (let t = 0; t < 1000; t++) {
+        vi.advanceTimersByTime(30);
+        for (let i = t % 2; i < conns.length; i += 37) if (ps.take(conns[i]!)) taken.set(conns[i]!, (taken.get(conns[i]!) ?? 0) + 1);
+      }
+      // 30 s = 10 intervals; the last pass's pings may still be due
+      for (const c of conns) expect((taken.get(c) ?? 0) + c.got).toBeGreaterThanOrEqual(9);
+      for (const c of conns) expect((taken.get(c) ?? 0) + c.got).toBeLessThanOrEqual(10);
+      expect(taken.size).toBeGreaterThan(0);
+      ps.stop();
+    });
+
+    it('a removed connection is not pinged by the flush', () => {
+      const ps = new PingScheduler<ReturnType<typeof conn>>(undefined, undefined, true);
+      const a = conn();
+      const b = conn();
+      ps.add(a, 3);
+      ps.add(b, 3);
+      vi.advanceTimersByTime(30);
+      ps.remove(a, 3);
+      vi.advanceTimersByTime(1100); // one ping per tick here: b's is due a tick after a's
+      expect(a.got).toBe(0);
+      expect(b.got).toBe(1);
+      ps.stop();
+    });
+  });
 });

@@ -39,6 +39,7 @@ const sendAll = (ws: Ws, frames: readonly Buffer[]) => {
  */
 export const uwsOps: SocketOps<Ws> = {
   name: 'uws',
+  deferFanOut: true,
   encode: (payload) => Buffer.from(payload, 'utf8'),
   writable: (ws) => ws.c !== undefined,
   write(ws, frame) {
