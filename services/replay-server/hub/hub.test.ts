@@ -38,3 +38,24 @@ describe('Hub.deliver', () => {
     expect(log).toEqual(['x frame 1', 'y frame 1', 'x frame 2']);
   });
 });
+
+describe('Hub.queue (SocketOps.deferFanOut: uWS)', () => {
+  it("delivers nothing inside the caller's callback; the batches of one loop iteration go out as one, in order, in a setImmediate", async () => {
+    const log: string[] = [];
+    const hub = new Hub();
+    hub.add(new Subscription(recorder('x', log), 'ix', 'hot', false, 100));
+    hub.add(new Subscription(recorder('y', log), 'iy', 'cold', false, 100));
+    const first = [msg('hot', 1)];
+    hub.queue(first);
+    hub.queue([msg('cold', 1), msg('hot', 2)]);
+    first.push(msg('hot', 9)); // the caller's array is not kept
+    expect(log).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    // one batch: x has two messages in it, so its frames leave in one corked write
+    expect(log).toEqual(['x cork', 'x frame 1', 'y frame 1', 'x frame 2', 'x uncork']);
+    hub.queue([msg('hot', 3)]);
+    await new Promise((r) => setImmediate(r));
+    expect(log.slice(5)).toEqual(['x frame 3']);
+    expect(hub.deliveries).toBe(4);
+  });
+});
