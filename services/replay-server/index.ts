@@ -100,7 +100,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
       // ?pi= may slow pings down only to maxPingIntervalSec: pings are what finds a dead peer.
       const piRaw = Number(info.query.get('pi'));
       const pingSec = Number.isInteger(piRaw) && piRaw >= 1 ? Math.min(piRaw, opts.maxPingIntervalSec) : opts.pingIntervalSec;
-      const conn = new Connection(sock, info.ext, pingSec, ctx);
+      const conn = new Connection(sock, info.ext, ctx);
       pings.add(conn, pingSec);
       return conn;
     },
@@ -129,13 +129,12 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     broker,
     counters,
     io,
-    pings,
     disconnectFrames: disconnectFrames(io),
     resolve: createStreamResolver({ publicStreams: opts.publicStreams, streamsSecret: opts.streamsSecret, streamsWhisper: opts.streamsWhisper, publicWhispers: opts.publicWhispers, maxStreamLength: 1024 }),
     get stopping() {
       return stopping;
     },
-    closed: (conn) => pings.remove(conn, conn.pingSec),
+    closed: (conn) => pings.remove(conn),
   };
 
   let port = 0;

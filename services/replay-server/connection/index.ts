@@ -5,6 +5,7 @@ import type { ClientCommand, DisconnectReason } from '../protocol/types.ts';
 import { decodeSession, newSid } from '../session/index.ts';
 import { flushHeld, historyPosition, HistoryQueue } from './history.ts';
 import { Outbox } from './outbox.ts';
+import type { Pingable } from './ping.ts';
 import type { SocketOps } from './transport.ts';
 import type { ConnectionContext, ConnectParams } from './types.ts';
 import { WhisperBudget } from './whisper-budget.ts';
@@ -41,7 +42,7 @@ const whisperBudgets = new WeakMap<Connection, WhisperBudget>();
  * One client connection: welcome/restore, command dispatch, sends with the slow-consumer check.
  * Kept deliberately small per instance (a few fields; `subs` is created on first subscribe).
  */
-export class Connection implements SubscriberConnection {
+export class Connection implements SubscriberConnection, Pingable {
   sid: string = newSid();
   closing = false;
   /** Most connections hold one subscription: kept inline, a Map only from the second one on. */
@@ -50,12 +51,13 @@ export class Connection implements SubscriberConnection {
   private idBytes = 0;
   /** Output waiting for the socket (only while it is over maxBufferedBytes); read on every send. */
   private outbox: Outbox | undefined = undefined;
+  /** Set by the ping scheduler (connection/ping.ts, piggyback): the next frame takes it along. */
+  duePing: Buffer | undefined = undefined;
 
   /** `sock`: the transport's native socket (ctx.io operates on it); the transport delivers its events here. */
   constructor(
     readonly sock: unknown,
     readonly ext: boolean,
-    readonly pingSec: number,
     private readonly ctx: ConnectionContext,
   ) {}
 
@@ -308,9 +310,10 @@ export class Connection implements SubscriberConnection {
    */
   sendFrame(frame: Buffer): void {
     if (this.closing) return;
-    const ping = this.ctx.pings.take(this);
+    const ping = this.duePing;
     if (ping === undefined) return this.put(frame);
     // A ping was due (connection/ping.ts, piggyback): it leaves ahead of this frame, in its write.
+    this.duePing = undefined;
     const { io } = this.ctx;
     io.cork(this.sock);
     this.put(ping);

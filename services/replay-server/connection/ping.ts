@@ -3,6 +3,12 @@ import { textFrame } from '../protocol/wsframe.ts';
 
 export interface Pingable {
   sendFrame(frame: Buffer): void;
+  /**
+   * Piggyback: the ping due for this connection (set by the scheduler). Its next frame takes it
+   * along: read it, clear it, send it first. A field, not a scheduler-side map: it is read on
+   * every delivery.
+   */
+  duePing: Buffer | undefined;
 }
 
 /** Each interval is spread over this many ticks (at the default 3 s, one every 30 ms). */
@@ -45,14 +51,12 @@ interface Group<C> {
  * a connection to another interval's group.
  *
  * With `piggyback`, a tick does not write its pings: it makes them due, and the connection's next
- * frame takes its due ping along (`take`: ping first, both in one write). A ping still due after
+ * frame takes its due ping along (Pingable.duePing: ping first, both in one write). A ping still due after
  * `piggybackTicks` goes out alone. A write is a syscall, and on a busy server a ping alone costs
  * as much as a delivery (10,000 connections at the default 3 s: 3,333 writes/s besides the data).
  */
 export class PingScheduler<C extends Pingable> {
   private readonly groups = new Map<number, Group<C>>();
-  /** Piggyback: connections whose ping is due, with the frame (one per tick, shared). */
-  private readonly due = new Map<C, Buffer>();
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -97,7 +101,7 @@ export class PingScheduler<C extends Pingable> {
       if (g.slack > 0) {
         if (!slot) g.due[(g.ticks - 1) % g.slack] = slot = { frame, conns: [] };
         slot.conns.push(next.value);
-        this.due.set(next.value, frame);
+        next.value.duePing = frame;
       } else next.value.sendFrame(frame);
       budget--;
     }
@@ -107,28 +111,22 @@ export class PingScheduler<C extends Pingable> {
   private flushDue(slot: DueSlot<C> | undefined): void {
     if (!slot) return;
     for (const c of slot.conns) {
-      if (this.due.get(c) !== slot.frame) continue; // taken along (or gone)
-      this.due.delete(c);
+      if (c.duePing !== slot.frame) continue; // taken along (or removed)
+      c.duePing = undefined;
       c.sendFrame(slot.frame);
     }
   }
 
-  /** Piggyback: the ping due for `conn`, if any (it is then no longer due): send it ahead of the frame at hand. */
-  take(conn: C): Buffer | undefined {
-    if (this.due.size === 0) return undefined;
-    const f = this.due.get(conn);
-    if (f !== undefined) this.due.delete(conn);
-    return f;
-  }
-
-  remove(conn: C, intervalSec: number): void {
-    const g = this.groups.get(intervalSec);
-    if (!g) return;
-    this.due.delete(conn);
-    g.conns.delete(conn);
-    if (g.conns.size === 0) {
-      clearInterval(g.timer);
-      this.groups.delete(intervalSec);
+  /** A connection is in one group; there is one per distinct `?pi=` (at most maxPingIntervalSec), normally one. */
+  remove(conn: C): void {
+    conn.duePing = undefined;
+    for (const [intervalSec, g] of this.groups) {
+      if (!g.conns.delete(conn)) continue;
+      if (g.conns.size === 0) {
+        clearInterval(g.timer);
+        this.groups.delete(intervalSec);
+      }
+      return;
     }
   }
 
@@ -145,7 +143,7 @@ export class PingScheduler<C extends Pingable> {
 
   stop(): void {
     for (const g of this.groups.values()) clearInterval(g.timer);
+    for (const g of this.groups.values()) for (const slot of g.due) if (slot) for (const c of slot.conns) c.duePing = undefined;
     this.groups.clear();
-    this.due.clear();
   }
 }

@@ -73,8 +73,6 @@ export interface ConnectionContext {
   readonly counters: ServerCounters;
   /** The transport under every connection of this server. */
   readonly io: SocketOps;
-  /** The ping scheduler: a connection's next frame takes its due ping along (PingScheduler.take). */
-  readonly pings: { take(conn: Connection): Buffer | undefined };
   /** `io`'s disconnect frames, one per reason (connection/index.ts disconnectFrames). */
   readonly disconnectFrames: Record<DisconnectReason, Buffer>;
   /** True during graceful stop: clients drop their sid on `disconnect`, so sessions are not re-committed. */

@@ -27,8 +27,27 @@ const corked = new Map<Ws, Corked>();
 /** Outbox waiting for a socket to drain (rare: only sockets over maxBufferedBytes). */
 const drainWaiters = new WeakMap<Ws, () => void>();
 
+/**
+ * Sockets whose last send left bytes in uWS's buffer. uWS's send answers SUCCESS (1) only when
+ * nothing is left buffered, so only these are asked getBufferedAmount (a native call on every
+ * delivery otherwise); a socket leaves once its buffer is empty. Frames sent inside a cork may
+ * answer SUCCESS and still leave bytes behind at the uncork: the next send then answers
+ * BACKPRESSURE, so at most one more frame passes the connection's check (the one a check
+ * before writing always lets over the mark).
+ */
+const pressured = new Set<Ws>();
+const SUCCESS = 1;
+const sendOne = (ws: Ws, frame: Buffer) => {
+  if (ws.send(frame, false) !== SUCCESS) pressured.add(ws);
+};
 const sendAll = (ws: Ws, frames: readonly Buffer[]) => {
-  for (const f of frames) ws.send(f, false);
+  for (const f of frames) sendOne(ws, f);
+};
+const bufferedAmount = (ws: Ws): number => {
+  if (pressured.size === 0 || !pressured.has(ws)) return 0;
+  const n = ws.getBufferedAmount();
+  if (n === 0) pressured.delete(ws);
+  return n;
 };
 
 /**
@@ -51,9 +70,9 @@ export const uwsOps: SocketOps<Ws> = {
         return;
       }
     }
-    ws.send(frame, false);
+    sendOne(ws, frame);
   },
-  buffered: (ws) => (ws.c === undefined ? 0 : ws.getBufferedAmount() + (corked.size !== 0 ? (corked.get(ws)?.bytes ?? 0) : 0)),
+  buffered: (ws) => (ws.c === undefined ? 0 : bufferedAmount(ws) + (corked.size !== 0 ? (corked.get(ws)?.bytes ?? 0) : 0)),
   awaitDrain(ws, cb) {
     if (ws.c !== undefined && ws.getBufferedAmount() > 0) drainWaiters.set(ws, cb);
     else setImmediate(cb);
@@ -71,7 +90,7 @@ export const uwsOps: SocketOps<Ws> = {
     if (!batch || --batch.depth > 0) return;
     corked.delete(ws);
     if (batch.frames.length === 0 || ws.c === undefined) return;
-    if (batch.frames.length === 1) ws.send(batch.frames[0]!, false);
+    if (batch.frames.length === 1) sendOne(ws, batch.frames[0]!);
     else ws.cork(() => sendAll(ws, batch.frames));
   },
   // uWS v20.30 cannot stop reading a socket: the early-frame bounds (connection/index.ts) apply alone.
@@ -162,6 +181,7 @@ export function createUwsListener(h: ListenerHooks, sharePort = false): Transpor
       // frame: 1006 with its reason ("Received too big message"); a plain TCP drop has none.
       corked.delete(ws);
       drainWaiters.delete(ws);
+      pressured.delete(ws);
       if (c instanceof Connection) {
         if (code === 1006 && message.byteLength > 0) c.socketError();
         c.cleanup(); // aborts an outbox: its waiters see the connection closing
