@@ -47,8 +47,6 @@ export class Connection implements SubscriberConnection, Pingable {
   closing = false;
   /** Most connections hold one subscription: kept inline, a Map only from the second one on. */
   private subs: Subscription | Map<string, Subscription> | undefined = undefined;
-  /** Identifier bytes held (bounded by maxSessionBytes: what a session and a restore welcome carry). */
-  private idBytes = 0;
   /** Output waiting for the socket (only while it is over maxBufferedBytes); read on every send. */
   private outbox: Outbox | undefined = undefined;
   /** Set by the ping scheduler (connection/ping.ts, piggyback): the next frame takes it along. */
@@ -60,6 +58,10 @@ export class Connection implements SubscriberConnection, Pingable {
     readonly ext: boolean,
     private readonly ctx: ConnectionContext,
   ) {}
+
+  get maxHeldFrames(): number {
+    return this.ctx.opts.maxHeldFrames;
+  }
 
   getSub(identifier: string): Subscription | undefined {
     const s = this.subs;
@@ -79,7 +81,6 @@ export class Connection implements SubscriberConnection, Pingable {
   }
 
   private addSub(sub: Subscription): void {
-    this.idBytes += Buffer.byteLength(sub.identifier);
     const s = this.subs;
     if (s === undefined) this.subs = sub;
     else if (s instanceof Map) s.set(sub.identifier, sub);
@@ -87,7 +88,6 @@ export class Connection implements SubscriberConnection, Pingable {
   }
 
   private deleteSub(sub: Subscription): void {
-    this.idBytes -= Buffer.byteLength(sub.identifier);
     const s = this.subs;
     if (s === sub) this.subs = undefined;
     else if (s instanceof Map) {
@@ -131,7 +131,12 @@ export class Connection implements SubscriberConnection, Pingable {
   private fits(identifier: string): boolean {
     const { opts } = this.ctx;
     const bytes = Buffer.byteLength(identifier);
-    return bytes <= opts.maxIdentifierBytes && this.idBytes + bytes <= opts.maxSessionBytes;
+    if (bytes > opts.maxIdentifierBytes) return false;
+    // Identifier bytes held (bounded by maxSessionBytes: what a session and a restore welcome
+    // carry), summed here, on a subscribe, rather than kept in a field on every connection.
+    let held = bytes;
+    for (const sub of this.subList()) held += Buffer.byteLength(sub.identifier);
+    return held <= opts.maxSessionBytes;
   }
 
   /** Re-create the subscriptions server-side; each parks live frames until the client's `history`. */
@@ -145,7 +150,7 @@ export class Connection implements SubscriberConnection, Pingable {
         counters.sessionLimitRejects++;
         continue;
       }
-      const sub = new Subscription(this, hub.intern(r.stream, id), r.stream, r.whisper, opts.maxHeldFrames);
+      const sub = new Subscription(this, hub.intern(r.stream, id), r.stream, r.whisper);
       if (opts.restoreHoldMs > 0) sub.holdForHistory();
       hub.add(sub);
       this.addSub(sub);
@@ -245,7 +250,7 @@ export class Connection implements SubscriberConnection, Pingable {
       return this.send(frames.rejectSubscription(identifier));
     }
     const id = hub.intern(r.stream, identifier);
-    const sub = new Subscription(this, id, r.stream, r.whisper, opts.maxHeldFrames);
+    const sub = new Subscription(this, id, r.stream, r.whisper);
     hub.add(sub);
     this.addSub(sub);
     counters.subscribesConfirmed++;
