@@ -1,11 +1,12 @@
 import { createCable, type Cable } from '@anycable/core';
+import { Agent, request } from 'node:http';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../lib/time.ts';
 import { childPids, isAlive } from '../common/process-info.ts';
 import { startService, type ServiceHandle } from '../common/spawn.ts';
 import { postFresh } from '../common/test-clients.ts';
-import { pubsubId, RawClient, sleepMs, type Frame } from './testing.ts';
+import { pubsubId, RawClient, sleepMs, testTransport, type Frame } from './testing.ts';
 
 /**
  * The real entry point with --workers: the primary survives workers dying before they listen
@@ -17,7 +18,9 @@ const handles: ServiceHandle[] = [];
 const cables: Cable[] = [];
 const raws: RawClient[] = [];
 const resuming: ResumingClient[] = [];
+const agents: Agent[] = [];
 afterEach(async () => {
+  for (const a of agents.splice(0)) a.destroy();
   for (const r of resuming.splice(0)) r.stop();
   for (const c of cables.splice(0)) c.disconnect();
   for (const c of raws.splice(0)) c.close();
@@ -202,6 +205,43 @@ describe('--workers: rolling reload', () => {
     const after = childPids(h.pid);
     expect(after.sort()).toEqual(ws.map((w) => w.newPid).sort());
     for (const r of rawClients) r.stop();
+  });
+
+  // uws only: on ws a stopping worker closes its idle keep-alive connections at once (node's
+  // server.close), so a client's next request reaches a worker that stays.
+  it.runIf(testTransport() === 'uws')('a reload asked of a worker that is stopping is answered (400), not left to its exit: the connection would close unanswered', async () => {
+    const h = await startService('replay', { args: ['--workers', '2'] });
+    handles.push(h);
+    // Keep-alive connections pinned to workers (the kernel or the primary spreads them), each
+    // opened with a harmless request that says which worker took it.
+    const pinned = await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+        agents.push(agent);
+        const post = (path: string) =>
+          new Promise<{ status: number; pid: string; body: string }>((resolve, reject) => {
+            const req = request({ host: '127.0.0.1', port: h.port, path, method: 'POST', agent }, (res) => {
+              let body = '';
+              res.on('data', (d: Buffer) => (body += d.toString()));
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, pid: String(res.headers['x-rebound-pid'] ?? ''), body }));
+            });
+            req.on('error', reject);
+            req.end();
+          });
+        return { post, pid: (await post('/nothing-here')).pid };
+      }),
+    );
+    const answer = await fetch(`${h.httpUrl}/_admin/reload`, { method: 'POST' });
+    expect(answer.status).toBe(200);
+    // The worker that answered goes last and is told to stop right after its answer.
+    const requester = answer.headers.get('x-rebound-pid')!;
+    const onRequester = pinned.filter((p) => p.pid === requester);
+    expect(onRequester.length).toBeGreaterThan(0);
+    const again = await Promise.all(onRequester.map((p) => p.post('/_admin/reload')));
+    for (const a of again) {
+      expect(a.status).toBe(400);
+      expect(JSON.parse(a.body)).toMatchObject({ code: 'RR_ERR_RELOAD_UNAVAILABLE' });
+    }
   });
 
   it('SIGUSR2 to the primary reloads too; the admin route answers only loopback or the broadcast key', async () => {

@@ -88,6 +88,25 @@ describe('ping / pong', () => {
     await a.c.waitFor((f) => f.type === 'ping' && f !== pa, 1500, 'second ping');
   });
 
+  it('a due ping leaves in the same write as the next data frame, ahead of it (connection/ping.ts, piggyback)', async () => {
+    const { c } = track(await connectRaw(`${t.wsUrl}?pi=1`));
+    const id = pubsubId('piggyback');
+    c.send({ command: 'subscribe', identifier: id });
+    await c.waitFor((f) => f.type === 'confirm_subscription', 2000, 'confirm');
+    // Frames of one TCP read are parsed in one go: a ping and the frame it rode with arrive together.
+    const arrivals: { ping: boolean; at: number }[] = [];
+    c.ws.on('message', (d) => arrivals.push({ ping: d.toString().startsWith('{"type":"ping"'), at: performance.now() }));
+    for (let i = 0; i < 70; i++) {
+      await t.broadcast({ stream: 'piggyback', data: JSON.stringify({ i }) });
+      await sleepMs(50); // well inside the 330 ms a due ping waits at ?pi=1
+    }
+    const pings = arrivals.flatMap((a, i) => (a.ping ? [i] : []));
+    expect(pings.length).toBeGreaterThanOrEqual(2);
+    // each ping is followed by a data frame of the same read (a slow publish may leave one alone)
+    const along = pings.filter((i) => arrivals[i + 1] !== undefined && !arrivals[i + 1]!.ping && arrivals[i + 1]!.at - arrivals[i]!.at < 1);
+    expect(along.length).toBeGreaterThanOrEqual(Math.max(2, pings.length - 1));
+  });
+
   it('{"command":"ping"} → {"type":"pong"}; {"command":"pong"} is accepted silently', async () => {
     const { c } = track(await connectRaw(t.wsUrl));
     c.send({ command: 'pong' });

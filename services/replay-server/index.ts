@@ -100,7 +100,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
       // ?pi= may slow pings down only to maxPingIntervalSec: pings are what finds a dead peer.
       const piRaw = Number(info.query.get('pi'));
       const pingSec = Number.isInteger(piRaw) && piRaw >= 1 ? Math.min(piRaw, opts.maxPingIntervalSec) : opts.pingIntervalSec;
-      const conn = new Connection(sock, info.ext, pingSec, ctx);
+      const conn = new Connection(sock, info.ext, ctx);
       pings.add(conn, pingSec);
       return conn;
     },
@@ -111,8 +111,9 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
   const listener = transport === 'uws' ? createUwsListener(hooks, deps.sharePort) : createWsListener(hooks, deps.webSocketClass);
   const { io } = listener;
   const hub = new Hub(io.encode);
-  const pings = new PingScheduler<Connection>(Date.now, io.encode);
-  const offMessages = broker.onMessages((msgs) => hub.deliver(msgs));
+  // Piggyback: a due ping rides with the connection's next data frame (one write, not two).
+  const pings = new PingScheduler<Connection>(Date.now, io.encode, true);
+  const offMessages = broker.onMessages(io.deferFanOut ? (msgs) => hub.queue(msgs) : (msgs) => hub.deliver(msgs));
   // The broker lost live frames it cannot deliver in order (Redis feed gap): clients reconnect
   // (reconnect: true) and resume from their own positions through restore + history.
   const offResync =
@@ -133,7 +134,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     get stopping() {
       return stopping;
     },
-    closed: (conn) => pings.remove(conn, conn.pingSec),
+    closed: (conn) => pings.remove(conn),
   };
 
   let port = 0;

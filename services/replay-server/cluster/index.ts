@@ -46,7 +46,10 @@ export async function runPrimary(opts: ReplayServerOptions): Promise<RunningServ
     cluster: () => ({ ...pool!.summary(), reloads }),
     reload: (ch, id) => {
       const requester = channels.get(ch);
-      rollingReload(requester).then(
+      // A worker being replaced asked (it had not yet seen its stop): it exits before any reload
+      // could answer, so it answers now instead (see adminReload).
+      const reload = requester && pool!.retiring.has(requester) ? Promise.reject(new ReboundError('RR_ERR_RELOAD_UNAVAILABLE', 'this worker is stopping: ask again')) : rollingReload(requester);
+      reload.then(
         ({ workers: replaced, last }) => {
           ch.send({ type: 'reload.result', id, status: 200, body: { workers: replaced } });
           // The requesting worker answers its HTTP client first, then goes (IPC keeps the order).

@@ -5,6 +5,7 @@ import type { ClientCommand, DisconnectReason } from '../protocol/types.ts';
 import { decodeSession, newSid } from '../session/index.ts';
 import { flushHeld, historyPosition, HistoryQueue } from './history.ts';
 import { Outbox } from './outbox.ts';
+import type { Pingable } from './ping.ts';
 import type { SocketOps } from './transport.ts';
 import type { ConnectionContext, ConnectParams } from './types.ts';
 import { WhisperBudget } from './whisper-budget.ts';
@@ -41,23 +42,26 @@ const whisperBudgets = new WeakMap<Connection, WhisperBudget>();
  * One client connection: welcome/restore, command dispatch, sends with the slow-consumer check.
  * Kept deliberately small per instance (a few fields; `subs` is created on first subscribe).
  */
-export class Connection implements SubscriberConnection {
+export class Connection implements SubscriberConnection, Pingable {
   sid: string = newSid();
   closing = false;
   /** Most connections hold one subscription: kept inline, a Map only from the second one on. */
   private subs: Subscription | Map<string, Subscription> | undefined = undefined;
-  /** Identifier bytes held (bounded by maxSessionBytes: what a session and a restore welcome carry). */
-  private idBytes = 0;
   /** Output waiting for the socket (only while it is over maxBufferedBytes); read on every send. */
   private outbox: Outbox | undefined = undefined;
+  /** Set by the ping scheduler (connection/ping.ts, piggyback): the next frame takes it along. */
+  duePing: Buffer | undefined = undefined;
 
   /** `sock`: the transport's native socket (ctx.io operates on it); the transport delivers its events here. */
   constructor(
     readonly sock: unknown,
     readonly ext: boolean,
-    readonly pingSec: number,
     private readonly ctx: ConnectionContext,
   ) {}
+
+  get maxHeldFrames(): number {
+    return this.ctx.opts.maxHeldFrames;
+  }
 
   getSub(identifier: string): Subscription | undefined {
     const s = this.subs;
@@ -77,7 +81,6 @@ export class Connection implements SubscriberConnection {
   }
 
   private addSub(sub: Subscription): void {
-    this.idBytes += Buffer.byteLength(sub.identifier);
     const s = this.subs;
     if (s === undefined) this.subs = sub;
     else if (s instanceof Map) s.set(sub.identifier, sub);
@@ -85,7 +88,6 @@ export class Connection implements SubscriberConnection {
   }
 
   private deleteSub(sub: Subscription): void {
-    this.idBytes -= Buffer.byteLength(sub.identifier);
     const s = this.subs;
     if (s === sub) this.subs = undefined;
     else if (s instanceof Map) {
@@ -129,7 +131,12 @@ export class Connection implements SubscriberConnection {
   private fits(identifier: string): boolean {
     const { opts } = this.ctx;
     const bytes = Buffer.byteLength(identifier);
-    return bytes <= opts.maxIdentifierBytes && this.idBytes + bytes <= opts.maxSessionBytes;
+    if (bytes > opts.maxIdentifierBytes) return false;
+    // Identifier bytes held (bounded by maxSessionBytes: what a session and a restore welcome
+    // carry), summed here, on a subscribe, rather than kept in a field on every connection.
+    let held = bytes;
+    for (const sub of this.subList()) held += Buffer.byteLength(sub.identifier);
+    return held <= opts.maxSessionBytes;
   }
 
   /** Re-create the subscriptions server-side; each parks live frames until the client's `history`. */
@@ -143,7 +150,7 @@ export class Connection implements SubscriberConnection {
         counters.sessionLimitRejects++;
         continue;
       }
-      const sub = new Subscription(this, hub.intern(r.stream, id), r.stream, r.whisper, opts.maxHeldFrames);
+      const sub = new Subscription(this, hub.intern(r.stream, id), r.stream, r.whisper);
       if (opts.restoreHoldMs > 0) sub.holdForHistory();
       hub.add(sub);
       this.addSub(sub);
@@ -243,7 +250,7 @@ export class Connection implements SubscriberConnection {
       return this.send(frames.rejectSubscription(identifier));
     }
     const id = hub.intern(r.stream, identifier);
-    const sub = new Subscription(this, id, r.stream, r.whisper, opts.maxHeldFrames);
+    const sub = new Subscription(this, id, r.stream, r.whisper);
     hub.add(sub);
     this.addSub(sub);
     counters.subscribesConfirmed++;
@@ -307,6 +314,20 @@ export class Connection implements SubscriberConnection {
    * write, or queued in order while the socket is over maxBufferedBytes.
    */
   sendFrame(frame: Buffer): void {
+    if (this.closing) return;
+    const ping = this.duePing;
+    if (ping === undefined) return this.put(frame);
+    // A ping was due (connection/ping.ts, piggyback): it leaves ahead of this frame, in its write.
+    this.duePing = undefined;
+    const { io } = this.ctx;
+    io.cork(this.sock);
+    this.put(ping);
+    this.put(frame);
+    io.uncork(this.sock);
+  }
+
+  /** sendFrame's write: one socket write, or queued in order behind the outbox. */
+  private put(frame: Buffer): void {
     if (this.closing) return;
     const { io } = this.ctx;
     const sock = this.sock;

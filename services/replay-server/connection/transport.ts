@@ -10,6 +10,12 @@
  */
 export interface SocketOps<S = unknown> {
   readonly name: TransportName;
+  /**
+   * Fan-out must leave the library's own callback (Hub.queue): uWS corks one socket per loop, the
+   * one whose callback runs (a publish's HTTP request), so inside it every WebSocket `cork` is
+   * void and each frame is a syscall of its own.
+   */
+  readonly deferFanOut: boolean;
   /** A JSON text message as the bytes `write` takes (built once, shared by every receiver). */
   encode(payload: string): Buffer;
   /** The socket still takes frames (open, not closing). */

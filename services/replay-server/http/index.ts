@@ -84,6 +84,10 @@ export function adminReload(opts: ReplayHttpOptions, authorization: string | und
     return errorAnswer(new ReboundError('RR_ERR_ADMIN_FORBIDDEN', 'without a broadcast key, admin routes answer loopback peers only'));
   }
   if (!opts.reload) return errorAnswer(new ReboundError('RR_ERR_RELOAD_UNAVAILABLE', 'rolling reload needs cluster mode (--workers 2 or more)'));
+  // A stopping worker exits within its grace; a reload it asked for would outlive it and its
+  // client would see the connection close unanswered. It answers now (the connection closes, the
+  // client asks again and lands on a worker that stays).
+  if (opts.stopping?.()) return errorAnswer(new ReboundError('RR_ERR_RELOAD_UNAVAILABLE', 'this worker is stopping: ask again'));
   return opts.reload().then(
     (r) => ({ status: r.status, body: r.body }),
     (e: unknown) => errorAnswer(new ReboundError('RR_ERR_RELOAD_FAILED', e instanceof Error ? e.message : String(e))),

@@ -26,6 +26,8 @@ export class Hub {
   constructor(private readonly encode: (payload: string) => Buffer = textFrame) {}
 
   private readonly streams = new Map<string, Map<string, Group>>();
+  /** Batches waiting for `queue`'s flush (one loop iteration's worth at most). */
+  private queued: StreamMessage[] | undefined = undefined;
   private subCount = 0;
   /** Live fan-out targets so far (subscribers reached per message; excluded/held ones included). */
   deliveries = 0;
@@ -88,6 +90,27 @@ export class Hub {
     }
     if (corked) for (const c of corked) c.uncork?.();
   }
+
+  /**
+   * `deliver` from a setImmediate, with every batch queued in this loop iteration as one batch
+   * (in order): for a transport whose writes inside its own callbacks cannot be corked
+   * (SocketOps.deferFanOut), so each subscriber's frames of the iteration, and a due ping
+   * (connection/ping.ts), leave in one write.
+   */
+  queue(msgs: readonly StreamMessage[]): void {
+    if (this.queued !== undefined) {
+      for (const m of msgs) this.queued.push(m);
+      return;
+    }
+    this.queued = msgs.slice();
+    setImmediate(this.flushQueued);
+  }
+
+  private readonly flushQueued = () => {
+    const msgs = this.queued;
+    this.queued = undefined;
+    if (msgs !== undefined) this.deliver(msgs);
+  };
 
   get streamCount(): number {
     return this.streams.size;

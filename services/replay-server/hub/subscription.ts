@@ -12,6 +12,8 @@ export interface SubscriberConnection {
   sendFrame(frame: Buffer): void;
   /** The held-frames bound was hit: treat like a slow consumer. */
   overflow(): void;
+  /** Live frames a held subscription may park (maxHeldFrames; the connection's, not a field per subscription). */
+  readonly maxHeldFrames: number;
   /** Hold this connection's writes until `uncork` (a batch's frames then leave in one writev). */
   cork?(): void;
   uncork?(): void;
@@ -57,7 +59,6 @@ export class Subscription {
     readonly identifier: string,
     readonly stream: string,
     readonly whisper: boolean,
-    private readonly maxPending: number,
   ) {}
 
   get holding(): boolean {
@@ -94,7 +95,7 @@ export class Subscription {
       return;
     }
     if (this.held) {
-      if (this.held.pending.length >= this.maxPending) return conn.overflow();
+      if (this.held.pending.length >= conn.maxHeldFrames) return conn.overflow();
       this.held.pending.push(msg);
       return;
     }

@@ -8,12 +8,15 @@ import { pickProtocol, SUBPROTOCOL_EXT } from '../protocol/types.ts';
 import type { ListenerHooks, TransportListener, UpgradeInfo } from './types.ts';
 
 /**
- * The one field uWS keeps for us on each socket (user data is copied onto the socket object, so
- * `getUserData()` is the socket itself): the upgrade's parts until `open`, then the Connection,
- * undefined once uWS closed it (any call on a closed uWS socket throws).
+ * The fields uWS keeps for us on each socket (user data is copied onto the socket object, so
+ * `getUserData()` is the socket itself). `c`: the upgrade's parts until `open`, then the
+ * Connection, undefined once uWS closed it (any call on a closed uWS socket throws). `k`: the
+ * batch in progress; a field because every write asks for it (a socket-to-batch map cost a hash
+ * lookup on every delivery of a fan-out that corked any socket).
  */
 interface User {
   c: UpgradeInfo | Connection | undefined;
+  k: Corked | undefined;
 }
 type Ws = UwsSocket<User> & User;
 
@@ -23,12 +26,30 @@ interface Corked {
   bytes: number;
   frames: Buffer[];
 }
-const corked = new Map<Ws, Corked>();
 /** Outbox waiting for a socket to drain (rare: only sockets over maxBufferedBytes). */
 const drainWaiters = new WeakMap<Ws, () => void>();
 
+/**
+ * Sockets whose last send left bytes in uWS's buffer. uWS's send answers SUCCESS (1) only when
+ * nothing is left buffered, so only these are asked getBufferedAmount (a native call on every
+ * delivery otherwise); a socket leaves once its buffer is empty. Frames sent inside a cork may
+ * answer SUCCESS and still leave bytes behind at the uncork: the next send then answers
+ * BACKPRESSURE, so at most one more frame passes the connection's check (the one a check
+ * before writing always lets over the mark).
+ */
+const pressured = new Set<Ws>();
+const SUCCESS = 1;
+const sendOne = (ws: Ws, frame: Buffer) => {
+  if (ws.send(frame, false) !== SUCCESS) pressured.add(ws);
+};
 const sendAll = (ws: Ws, frames: readonly Buffer[]) => {
-  for (const f of frames) ws.send(f, false);
+  for (const f of frames) sendOne(ws, f);
+};
+const bufferedAmount = (ws: Ws): number => {
+  if (pressured.size === 0 || !pressured.has(ws)) return 0;
+  const n = ws.getBufferedAmount();
+  if (n === 0) pressured.delete(ws);
+  return n;
 };
 
 /**
@@ -39,20 +60,19 @@ const sendAll = (ws: Ws, frames: readonly Buffer[]) => {
  */
 export const uwsOps: SocketOps<Ws> = {
   name: 'uws',
+  deferFanOut: true,
   encode: (payload) => Buffer.from(payload, 'utf8'),
   writable: (ws) => ws.c !== undefined,
   write(ws, frame) {
-    if (corked.size !== 0) {
-      const batch = corked.get(ws);
-      if (batch !== undefined) {
-        batch.frames.push(frame);
-        batch.bytes += frame.length;
-        return;
-      }
+    const batch = ws.k;
+    if (batch !== undefined) {
+      batch.frames.push(frame);
+      batch.bytes += frame.length;
+      return;
     }
-    ws.send(frame, false);
+    sendOne(ws, frame);
   },
-  buffered: (ws) => (ws.c === undefined ? 0 : ws.getBufferedAmount() + (corked.size !== 0 ? (corked.get(ws)?.bytes ?? 0) : 0)),
+  buffered: (ws) => (ws.c === undefined ? 0 : bufferedAmount(ws) + (ws.k?.bytes ?? 0)),
   awaitDrain(ws, cb) {
     if (ws.c !== undefined && ws.getBufferedAmount() > 0) drainWaiters.set(ws, cb);
     else setImmediate(cb);
@@ -61,16 +81,16 @@ export const uwsOps: SocketOps<Ws> = {
     if (drainWaiters.get(ws) === cb) drainWaiters.delete(ws);
   },
   cork(ws) {
-    const batch = corked.get(ws);
+    const batch = ws.k;
     if (batch) batch.depth++;
-    else corked.set(ws, { depth: 1, bytes: 0, frames: [] });
+    else ws.k = { depth: 1, bytes: 0, frames: [] };
   },
   uncork(ws) {
-    const batch = corked.get(ws);
+    const batch = ws.k;
     if (!batch || --batch.depth > 0) return;
-    corked.delete(ws);
+    ws.k = undefined;
     if (batch.frames.length === 0 || ws.c === undefined) return;
-    if (batch.frames.length === 1) ws.send(batch.frames[0]!, false);
+    if (batch.frames.length === 1) sendOne(ws, batch.frames[0]!);
     else ws.cork(() => sendAll(ws, batch.frames));
   },
   // uWS v20.30 cannot stop reading a socket: the early-frame bounds (connection/index.ts) apply alone.
@@ -78,8 +98,8 @@ export const uwsOps: SocketOps<Ws> = {
   resume: () => {},
   close(ws, code, frame) {
     if (ws.c === undefined) return;
-    const batch = corked.get(ws);
-    corked.delete(ws);
+    const batch = ws.k;
+    ws.k = undefined;
     ws.cork(() => {
       if (batch) sendAll(ws, batch.frames); // what was sent before the goodbye goes first
       ws.send(frame, false);
@@ -133,7 +153,7 @@ export function createUwsListener(h: ListenerHooks, sharePort = false): Transpor
       };
       // Which process accepted the socket (as the ws transport's header).
       res.writeStatus('101 Switching Protocols').writeHeader('X-Rebound-Pid', pid);
-      res.upgrade<User>({ c: info }, req.getHeader('sec-websocket-key'), protocol, req.getHeader('sec-websocket-extensions'), context);
+      res.upgrade<User>({ c: info, k: undefined }, req.getHeader('sec-websocket-key'), protocol, req.getHeader('sec-websocket-extensions'), context);
     },
     open(sock) {
       const ws = sock as Ws;
@@ -159,8 +179,9 @@ export function createUwsListener(h: ListenerHooks, sharePort = false): Transpor
       ws.c = undefined;
       // uWS cuts a client that breaks the protocol (too big, not UTF-8, bad frame) without a close
       // frame: 1006 with its reason ("Received too big message"); a plain TCP drop has none.
-      corked.delete(ws);
+      ws.k = undefined;
       drainWaiters.delete(ws);
+      pressured.delete(ws);
       if (c instanceof Connection) {
         if (code === 1006 && message.byteLength > 0) c.socketError();
         c.cleanup(); // aborts an outbox: its waiters see the connection closing

@@ -46,6 +46,8 @@ function uncorkTick(): void {
  */
 export const wsOps: SocketOps<WebSocket> = {
   name: 'ws',
+  // Writes inside a callback are corked until the next tick anyway (tickCorked).
+  deferFanOut: false,
   encode: textFrame,
   writable: (ws) => ws.readyState === 1 && socketOf(ws) !== undefined,
   write(ws, frame) {
