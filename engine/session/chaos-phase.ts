@@ -94,9 +94,16 @@ export class ChaosExecutor {
     this.t0 = t0;
     const tasks: Promise<void>[] = [];
     const byClient = new Map<number, number[]>();
+    // Steps that add the same toxics to one proxy follow each other: a lift that runs late (a loaded
+    // box, a slow proxy API) makes the next apply late, instead of meeting its toxic still there.
+    // A weather link spell names its own toxics, so it overlaps the condition's base link.
+    const tails = new Map<string, Promise<void>>();
     this.o.steps.forEach((st, idx) => {
-      if (st.scope === 'group') tasks.push(this.runGroupStep(idx));
-      else byClient.set(st.target, [...(byClient.get(st.target) ?? []), idx]);
+      if (st.scope === 'client') return void byClient.set(st.target, [...(byClient.get(st.target) ?? []), idx]);
+      const key = `${st.target}/${st.toxics?.map((t) => t.name).join(',') ?? st.kind}`;
+      const task = this.runGroupStep(idx, tails.get(key));
+      tails.set(key, task);
+      tasks.push(task);
     });
     for (const [i, idxs] of byClient) tasks.push(this.driveDrops(i, idxs));
     return tasks;
@@ -130,11 +137,12 @@ export class ChaosExecutor {
   }
 
   /** A network disruption on one proxy group: apply, hold for its duration, lift. */
-  private async runGroupStep(idx: number): Promise<void> {
+  private async runGroupStep(idx: number, previous: Promise<void> | undefined): Promise<void> {
     const step = this.o.steps[idx]!;
     const def = CATALOG[step.kind];
     const now = () => this.s.clock.now();
     await this.s.nap(this.t0 + step.atMs - now());
+    await previous;
     const ev: ChaosEvent = { kind: step.kind, scope: 'group', target: step.target, plannedAtMs: step.atMs, atMs: now() - this.t0, durationMs: step.durationMs, applied: false };
     this.timeline.push(ev);
     const apply = def.serverEvent ? this.restartStep(ev) : step.toxics ? addToxics(...step.toxics) : def.apply;
