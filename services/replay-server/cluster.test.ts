@@ -1,4 +1,5 @@
 import { createCable, type Cable } from '@anycable/core';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -145,18 +146,46 @@ function officialClient(port: number, stream: string) {
   return { cable, seqs, ready: ch.ensureSubscribed() };
 }
 
-/** Publish seq 1.. one by one until `until()` holds, then `extra` more; returns the last seq. */
-async function publishWhile(h: ServiceHandle, stream: string, until: () => boolean, extra = 10): Promise<number> {
+/**
+ * Under the uws transport a worker that stops closes its SO_REUSEPORT listener, and Linux resets
+ * the connections still queued on it unless net.ipv4.tcp_migrate_req is 1 (docs/replay-server.md,
+ * rolling reload): there, and only there, a publish whose connection is reset before any answer
+ * was never read by a server and is sent again. Anywhere else a reset fails the test.
+ */
+const resetsExpected = testTransport() === 'uws' && readSysctl('net/ipv4/tcp_migrate_req') !== '1';
+
+function readSysctl(path: string): string | undefined {
+  try {
+    return readFileSync(`/proc/sys/${path}`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+const isReset = (err: unknown) => (err as { code?: string }).code === 'ECONNRESET';
+
+/** Publish seq 1.. one by one until `until()` holds, then `extra` more; returns the last seq and the connections reset. */
+async function publishWhile(h: ServiceHandle, stream: string, until: () => boolean, extra = 10): Promise<{ last: number; resets: number }> {
   let seq = 0;
   let after = -1;
+  let resets = 0;
   while (seq < 2000 && after < extra) {
     seq++;
-    expect(await postFresh(h.port, '/_broadcast', JSON.stringify({ stream, data: JSON.stringify({ seq }) }))).toBe(201);
+    const body = JSON.stringify({ stream, data: JSON.stringify({ seq }) });
+    let status: number | undefined;
+    for (let tries = 0; status === undefined; tries++) {
+      status = await postFresh(h.port, '/_broadcast', body).catch((err: unknown) => {
+        if (!resetsExpected || !isReset(err) || tries >= 5) throw err;
+        resets++;
+        return undefined;
+      });
+    }
+    expect(status).toBe(201);
     if (after >= 0) after++;
     else if (until()) after = 0;
     await sleepMs(5);
   }
-  return seq;
+  return { last: seq, resets };
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
@@ -180,8 +209,9 @@ describe('--workers: rolling reload', () => {
       conflict = await post();
       answer = await first;
     })();
-    const last = await publishWhile(h, 'roll', () => answer !== undefined, 20);
+    const { last, resets } = await publishWhile(h, 'roll', () => answer !== undefined, 20);
     await reload;
+    if (resets > 0) console.log(`rolling reload: ${resets} publish connection(s) reset at a closing listener, sent again (tcp_migrate_req off)`);
     expect(conflict).toMatchObject({ status: 409, body: { statusCode: 409, error: 'Conflict', code: 'RR_ERR_RELOAD_IN_PROGRESS' } });
     expect(answer!.status).toBe(200);
     const ws = answer!.body.workers;
@@ -259,5 +289,27 @@ describe('--workers: rolling reload', () => {
     const ok = await fetch(`${h.httpUrl}/_admin/reload`, { method: 'POST', headers: { authorization: 'Bearer k' } });
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as { workers: unknown[] }).workers).toHaveLength(2);
+  });
+
+  it('publishes on fresh connections across reloads: each is answered 201, or (uws, tcp_migrate_req off) reset before any answer', { timeout: 60_000 }, async () => {
+    const h = await startService('replay', { args: ['--workers', '2'] });
+    handles.push(h);
+    const tally = { answered: 0, resets: 0, other: [] as string[] };
+    let stop = false;
+    const publisher = async () => {
+      while (!stop) {
+        await postFresh(h.port, '/_broadcast', JSON.stringify({ stream: 'hammer', data: '{}' })).then(
+          (status) => (status === 201 ? tally.answered++ : tally.other.push(`status ${status}`)),
+          (err: unknown) => (isReset(err) ? tally.resets++ : tally.other.push(String(err))),
+        );
+      }
+    };
+    const publishers = Array.from({ length: 16 }, publisher);
+    for (let i = 0; i < 3; i++) expect((await fetch(`${h.httpUrl}/_admin/reload`, { method: 'POST' })).status).toBe(200);
+    stop = true;
+    await Promise.all(publishers);
+    expect(tally.other).toEqual([]);
+    expect(tally.answered).toBeGreaterThan(100);
+    if (!resetsExpected) expect(tally.resets).toBe(0);
   });
 });
