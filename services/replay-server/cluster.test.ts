@@ -1,12 +1,13 @@
 import { createCable, type Cable } from '@anycable/core';
-import { readFileSync } from 'node:fs';
+import { fork } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../lib/time.ts';
 import { childPids, isAlive } from '../common/process-info.ts';
-import { startService, type ServiceHandle } from '../common/spawn.ts';
+import { SERVICE_ENTRIES, startService, type ServiceHandle } from '../common/spawn.ts';
 import { postFresh } from '../common/test-clients.ts';
+import { acceptQueueMigration } from '../uws/server.ts';
 import { pubsubId, RawClient, sleepMs, testTransport, type Frame } from './testing.ts';
 
 /**
@@ -152,15 +153,7 @@ function officialClient(port: number, stream: string) {
  * rolling reload): there, and only there, a publish whose connection is reset before any answer
  * was never read by a server and is sent again. Anywhere else a reset fails the test.
  */
-const resetsExpected = testTransport() === 'uws' && readSysctl('net/ipv4/tcp_migrate_req') !== '1';
-
-function readSysctl(path: string): string | undefined {
-  try {
-    return readFileSync(`/proc/sys/${path}`, 'utf8').trim();
-  } catch {
-    return undefined;
-  }
-}
+const resetsExpected = testTransport() === 'uws' && acceptQueueMigration() !== 'on';
 
 const isReset = (err: unknown) => (err as { code?: string }).code === 'ECONNRESET';
 
@@ -311,5 +304,23 @@ describe('--workers: rolling reload', () => {
     expect(tally.other).toEqual([]);
     expect(tally.answered).toBeGreaterThan(100);
     if (!resetsExpected) expect(tally.resets).toBe(0);
+  });
+
+  it.runIf(testTransport() === 'uws')('the primary warns at start when the kernel would reset a retiring worker\'s queued connections, and only then', { timeout: 60_000 }, async () => {
+    const child = fork(SERVICE_ENTRIES.replay, ['--workers', '2', '--transport', 'uws', '--port', '0'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.once('message', () => resolve());
+        child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+      });
+      const warned = stderr.includes('net.ipv4.tcp_migrate_req is not 1');
+      expect(warned, stderr).toBe(acceptQueueMigration() !== 'on');
+    } finally {
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM'); // the primary stops its workers
+      await gone;
+    }
   });
 });

@@ -5,6 +5,7 @@ import { createServiceRoutes } from '../common/http-app.ts';
 import { resolveLimits, type ReferenceLimits } from '../common/limits.ts';
 import { HARD_CAP_FACTOR } from '../common/slow-consumer.ts';
 import { createTopicHub, type TopicClient } from '../common/topic-hub.ts';
+import { readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { ReboundError } from '../../lib/errors.ts';
 import { mountServiceRoutes } from './http.ts';
@@ -162,3 +163,17 @@ export const freePort = (host: string) =>
       s.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
     });
   });
+
+/**
+ * Whether Linux hands the connections queued on a closing SO_REUSEPORT listener to the others in
+ * its group (net.ipv4.tcp_migrate_req, Linux 5.14+) instead of resetting them: what a worker that
+ * stops, e.g. in a rolling reload, does to connections it had not accepted yet.
+ */
+export function acceptQueueMigration(): 'on' | 'off' | 'unknown' {
+  try {
+    const v = readFileSync('/proc/sys/net/ipv4/tcp_migrate_req', 'utf8').trim();
+    return v === '1' ? 'on' : v === '0' ? 'off' : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
