@@ -3,6 +3,7 @@ import { Manager, type Socket } from 'socket.io-client';
 import { describe, expect, it } from 'vitest';
 import { childRng, mulberry32 } from '../../lib/rng.ts';
 import { sleep, waitUntil } from '../../lib/time.ts';
+import { freePort } from '../../services/uws/server.ts';
 import { withTarget } from '../measure/local-target.ts';
 import { tunedReconnect } from './anycable.ts';
 import { getTarget } from './index.ts';
@@ -154,10 +155,7 @@ describe('the reconnect loop against real sockets', () => {
     await withTarget(getTarget('ws'), undefined, async (url) => {
       const upstream = Number(new URL(url).port);
       // A front port that refuses until 40 attempts have failed, then forwards to the target.
-      const probe = createServer();
-      await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-      const port = (probe.address() as { port: number }).port;
-      await new Promise((r) => probe.close(r));
+      const port = await freePort('127.0.0.1');
       const front = createServer((sock) => {
         const up = tcpConnect(upstream, '127.0.0.1');
         sock.on('error', () => up.destroy()).pipe(up).on('error', () => sock.destroy()).pipe(sock);
@@ -175,10 +173,7 @@ describe('the reconnect loop against real sockets', () => {
 
   it('a refused target: every attempt fails at its pace, the loop gives up after maxAttempts; done() ends it early', async () => {
     // A port that was just listening and is closed now refuses at once.
-    const srv = createServer();
-    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-    const port = (srv.address() as { port: number }).port;
-    await new Promise((r) => srv.close(r));
+    const port = await freePort('127.0.0.1');
     const c = getTarget('ws').createClient({ index: 0, url: `http://127.0.0.1:${port}`, stream: 's' });
     c.on('error', () => {});
     const failures: unknown[] = [];
