@@ -27,13 +27,19 @@ describe('soak against each local target', () => {
   const opts = (target: string): SoakOptions => parseSoakOptions({ values: { target, durationSec: 30, sampleSec: 2, warmupSec: 6, clients: 20, rate: 10, ramp: 100, p99SlackMs: 100 }, origin: 'test' });
 
   for (const target of ['replay', 'ws', 'socketio', 'socketio-csr']) {
-    it.concurrent(`${target}: 30 s of steady traffic passes every rule`, { timeout: 120_000 }, async () => {
+    it.concurrent(`${target}: 30 s of steady traffic passes every rule (memory: passes or is too short to judge)`, { timeout: 120_000 }, async () => {
       const r = await scenario.run(ctx(target), opts(target));
       const d = detail(r);
-      expect(r.steps[0]!.metrics.verdict, explain(r)).toBe('pass');
-      expect(r.steps[0]!.pass).toBe(true);
+      // Memory alone may be left unjudged: 30 s can end before the target's first full GC (CI:
+      // socketio-csr 100 -> 116 MB, then flat at 0.75 MB/min over 180 s), and a slope over under
+      // minSlopeSpanSec is INSUFFICIENT_DURATION by design, never a pass or a fail.
+      const memory = d.judgement.rules.find((x) => x.rule === 'memory')!;
+      expect(['pass', 'insufficient'], explain(r)).toContain(memory.status);
+      const verdict = memory.status === 'pass' ? 'pass' : 'insufficient_duration';
+      expect(r.steps[0]!.metrics.verdict, explain(r)).toBe(verdict);
+      expect(r.steps[0]!.pass).toBe(verdict === 'pass');
       expect(r.validity.valid).toBe(true);
-      expect(d.judgement.rules.map((x) => x.status)).toEqual(['pass', 'pass', 'pass', 'pass', 'pass']);
+      expect(d.judgement.rules.map((x) => [x.rule, x.status])).toEqual([['throughput', 'pass'], ['memory', memory.status], ['latency', 'pass'], ['disconnects', 'pass'], ['delivery', 'pass']]);
       expect(d.series).toHaveLength(15);
       // The series is measured, not invented: every window saw deliveries at ~20 clients x 10 msg/s, RSS from /proc.
       expect(d.rssSource).toBe('proc');
@@ -44,10 +50,11 @@ describe('soak against each local target', () => {
       }
       expect(r.steps[0]!.ledger).toMatchObject({ lostDeliveries: 0, duplicates: 0, expectedDeliveries: 20 * 300 });
       expect(r.steps[0]!.latency!.latencyRawMs.count).toBe(6000);
-      expect(r.headline.value).toBe(r.steps[0]!.metrics.sustainedDeliveriesPerSec);
+      // The headline is a passed soak's sustained rate, never an unjudged one's.
+      expect(r.headline.value).toBe(verdict === 'pass' ? r.steps[0]!.metrics.sustainedDeliveriesPerSec : null);
       // The report draws this run's series.
       const [section] = scenario.sections([r]);
-      expect(section!.title).toBe(`Soak: ${target}: PASS`);
+      expect(section!.title).toBe(`Soak: ${target}: ${verdict === 'pass' ? 'PASS' : 'INSUFFICIENT_DURATION'}`);
       const mem = section!.charts.find((c) => c.id === `soak-memory-${target}`)!;
       expect(mem.series[0]!.values).toEqual(d.series.map((w) => w.rssMb));
     });
