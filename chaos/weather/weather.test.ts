@@ -191,8 +191,11 @@ describe('deploy: the target itself restarts, and every client sees it', () => {
     }
     // deploy's own clients have Wi-Fi and nothing else: the restart is their only outage.
     expect(r.weather!.conditions.find((c) => c.condition === 'deploy')!.disruptions.map((d) => d.kind).sort()).toEqual(['link', 'restart']);
-    // ws keeps nothing across a restart: what was published while they were away is lost, nothing to resume.
-    expect(r.lossByCause).toHaveProperty('offline_nothing_to_resume');
+    // ws keeps nothing across a restart: what was published while they were away is lost, nothing
+    // to resume. Whether any accepted publish falls between the target's return and a client's
+    // reconnect is a race (broadcasts while it is down are refused, not lost), so the loss may be 0.
+    expect(Object.keys(r.lossByCause ?? {}).filter((c) => c !== 'offline_nothing_to_resume'), JSON.stringify(r.lossByCause)).toEqual([]);
+    expect(r.lossByCause?.offline_nothing_to_resume ?? 0).toBe(r.lostDeliveries);
   });
 
   it('a --url target without a configured restart is refused before anything starts', () => {
