@@ -1,37 +1,15 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { ReboundError } from '../../lib/errors.ts';
-import { reapOnExit } from '../../lib/reaper.ts';
-import { childExited } from '../../services/common/spawn.ts';
+import type { ChildProcess } from 'node:child_process';
+import { childExited, forkListening } from '../../services/common/spawn.ts';
 import { createChaosProxy, type ChaosProxyHandle } from '../toxiproxy/client.ts';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * Start the embedded proxy as its own process (so its two sockets per client count against its
- * own open-file limit, not the runner's), reading the API URL from its `listening on` line.
+ * own open-file limit, not the runner's).
  */
-export function startEmbeddedProxy(timeoutMs = 20_000): Promise<{ url: string; child: ChildProcess }> {
-  const child = fork('chaos/toxiproxy/main.ts', ['--port', '0', '--host', '127.0.0.1'], { cwd: ROOT, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'ignore', 'ipc'] });
-  reapOnExit(child);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new ReboundError('RR_ERR_SERVICE_START', `chaos proxy did not start within ${timeoutMs} ms`));
-    }, timeoutMs);
-    let buf = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(buf);
-      if (!m) return;
-      clearTimeout(timer);
-      resolve({ url: m[1]!, child });
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new ReboundError('RR_ERR_SERVICE_START', `chaos proxy exited before listening (code ${code})`));
-    });
-  });
+export async function startEmbeddedProxy(timeoutMs = 20_000): Promise<{ url: string; child: ChildProcess }> {
+  const host = '127.0.0.1';
+  const { child, port } = await forkListening('chaos proxy', 'chaos/toxiproxy/main.ts', { args: ['--port', '0', '--host', host], startTimeoutMs: timeoutMs });
+  return { url: `http://${host}:${port}`, child };
 }
 
 /**

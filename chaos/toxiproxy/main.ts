@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { toErrorBody } from '../../lib/errors.ts';
+import type { ListeningMessage } from '../../services/common/service-main.ts';
 import { argvToValues, helpText, parseOptions, type OptionTable } from '../../lib/options.ts';
 import { createToxiproxyServer, DEFAULT_TOXIPROXY_SERVER_OPTIONS, TOXIPROXY_VERSION, type ProxyInput, type ToxiproxyServer } from './index.ts';
 
@@ -46,6 +47,9 @@ async function main(): Promise<void> {
   if (stopping) return void (await server.close());
   // The pid lets an operator signal the server itself whatever launched it (npm, a shell).
   process.stdout.write(`listening on ${server.url} pid ${process.pid}\n`);
+  // A parent that forked us (services/common/spawn.ts forkListening) hears the port as from every service.
+  const msg: ListeningMessage = { type: 'listening', service: 'chaos-proxy', port: server.port, host: opts.host, pid: process.pid };
+  process.send?.(msg);
 }
 
 // As every CLI (docs/errors.md): `error <code>: <message>`, exit 2 for bad input, 1 for a failure.

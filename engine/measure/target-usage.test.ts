@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { until } from '../../lib/time.ts';
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { localListener, processTree, processTreeUsage, runtimeProcesses, startTargetSampler, watchTarget } from './target-usage.ts';
+import { killTree, processTree } from '../../services/common/process-info.ts';
+import { localListener, processTreeUsage, runtimeProcesses, startTargetSampler, watchTarget } from './target-usage.ts';
 import { startService } from '../../services/common/spawn.ts';
 
 /** A real `/metrics` endpoint answering after `delayMs`. */
@@ -54,13 +55,7 @@ describe.skipIf(process.platform !== 'linux')('runtimeProcesses', () => {
       expect(runtimeProcesses(parent.pid!)).toHaveLength(2);
       expect(runtimeProcesses(2 ** 22 + 12345)).toEqual([]);
     } finally {
-      for (const p of processTree(parent.pid!).reverse()) {
-        try {
-          process.kill(p, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
+      killTree(parent.pid);
     }
   });
 });

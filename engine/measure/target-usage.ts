@@ -1,4 +1,5 @@
 import { closeSync, openSync, readFileSync, readSync, readdirSync, readlinkSync } from 'node:fs';
+import { processTree } from '../../services/common/process-info.ts';
 import { isLoopbackUrl } from './addresses.ts';
 
 /**
@@ -36,25 +37,6 @@ export interface TargetUsage {
 const TICKS_PER_SEC = 100;
 /** A day of samples at most: a bound, whatever the run length. */
 const MAX_SAMPLES = 86_400;
-
-/** The process and its descendants (bounded walk; processes that exited in between are skipped). */
-export function processTree(pid: number): number[] {
-  const out: number[] = [];
-  const queue = [pid];
-  while (queue.length && out.length < 256) {
-    const p = queue.shift()!;
-    out.push(p);
-    try {
-      for (const t of readdirSync(`/proc/${p}/task`)) {
-        const kids = readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim();
-        if (kids) queue.push(...kids.split(/\s+/).map(Number));
-      }
-    } catch {
-      // Gone, or no children file on this kernel: count what we have.
-    }
-  }
-  return out;
-}
 
 /**
  * The processes of `pid`'s tree that run its program (a cluster primary and its workers), not

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { ReboundError } from '../../lib/errors.ts';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
-import { processTree } from '../../engine/measure/target-usage.ts';
+import { processTree } from '../../services/common/process-info.ts';
 import { assertAvailable } from '../../engine/targets/index.ts';
 import type { ScenarioContext } from './types.ts';
 

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { ReboundError } from '../../lib/errors.ts';
+import { ReboundError, toErrorBody } from '../../lib/errors.ts';
 import { argvToValues, helpText, parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
 
 /** What a service process tells its parent once it listens (IPC message and one stdout JSON line). */
@@ -82,9 +82,7 @@ export async function serviceMain<T extends OptionTable>(
       opts = Object.freeze({ ...opts, host }) as OptionValues<T>;
     }
   } catch (err) {
-    const e = err as ReboundError;
-    process.stderr.write(`${name}: ${e.code ?? 'error'}: ${e.message}\n`);
-    process.exit(2);
+    exitWithError(name, err);
   }
   // Handlers go in before anything can report "listening": a parent may stop us the moment it
   // hears the port, and a SIGTERM that finds no handler kills the process without a goodbye.
@@ -103,7 +101,7 @@ export async function serviceMain<T extends OptionTable>(
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
-  svc = await start(opts);
+  svc = await start(opts).catch((err: unknown) => exitWithError(name, err));
   const port = svc.port;
   const msg: ListeningMessage = { type: 'listening', service: name, port, host: String((opts as Record<string, unknown>).host ?? ''), pid: process.pid };
   process.stdout.write(JSON.stringify(msg) + '\n');
@@ -113,12 +111,24 @@ export async function serviceMain<T extends OptionTable>(
   process.on('disconnect', () => void shutdown('parent gone'));
 }
 
+/**
+ * A service (or cluster worker) that cannot start: one coded line on stderr, as for a bad option
+ * (a parent quotes it: spawn.ts forkListening), not a stack; exit 2 for bad input, 1 otherwise.
+ */
+export function exitWithError(name: string, err: unknown): never {
+  const body = toErrorBody(err);
+  process.stderr.write(`${name}: ${body.code}: ${body.message}\n`);
+  process.exit(body.statusCode < 500 ? 2 : 1);
+}
+
 /** Listen and resolve with the bound port (port 0 picks a free one). */
 export function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const refused = (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new ReboundError('RR_ERR_SERVICE_START', `port ${port} on ${host} is already in use (another server listens there)`) : err.code === 'EACCES' ? new ReboundError('RR_ERR_SERVICE_START', `no permission to listen on ${host}:${port}`) : err);
+    server.once('error', refused);
     server.listen({ port, host, backlog: 4096 }, () => {
-      server.off('error', reject);
+      server.off('error', refused);
       const addr = server.address();
       resolve(typeof addr === 'object' && addr ? addr.port : port);
     });

@@ -1,11 +1,10 @@
 import { createCable, type Cable } from '@anycable/core';
-import { fork } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../lib/time.ts';
 import { childPids, isAlive } from '../common/process-info.ts';
-import { SERVICE_ENTRIES, startService, type ServiceHandle } from '../common/spawn.ts';
+import { startService, type ServiceHandle } from '../common/spawn.ts';
 import { postFresh } from '../common/test-clients.ts';
 import { acceptQueueMigration } from '../uws/server.ts';
 import { pubsubId, RawClient, sleepMs, testTransport, type Frame } from './testing.ts';
@@ -306,21 +305,25 @@ describe('--workers: rolling reload', () => {
     if (!resetsExpected) expect(tally.resets).toBe(0);
   });
 
-  it.runIf(testTransport() === 'uws')('the primary warns at start when the kernel would reset a retiring worker\'s queued connections, and only then', { timeout: 60_000 }, async () => {
-    const child = fork(SERVICE_ENTRIES.replay, ['--workers', '2', '--transport', 'uws', '--port', '0'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  it('a second cluster on a port in use fails to start, saying why; the first keeps serving (uws: its workers would share the port)', { timeout: 60_000 }, async () => {
+    const args = ['--workers', '2']; // the transport: REPLAY_TRANSPORT, as every spawned server here
+    const first = await startService('replay', { args });
     try {
-      await new Promise<void>((resolve, reject) => {
-        child.once('message', () => resolve());
-        child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-      });
-      const warned = stderr.includes('net.ipv4.tcp_migrate_req is not 1');
-      expect(warned, stderr).toBe(acceptQueueMigration() !== 'on');
+      const second = startService('replay', { args, port: first.port });
+      await expect(second).rejects.toMatchObject({ code: 'RR_ERR_SERVICE_START' });
+      await expect(second).rejects.toThrow(`replay: RR_ERR_SERVICE_START: port ${first.port} on 127.0.0.1 is already in use`);
+      expect((await fetch(`${first.httpUrl}/health`)).status).toBe(200);
     } finally {
-      const gone = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM'); // the primary stops its workers
-      await gone;
+      await first.stop();
     }
+  });
+
+  it.runIf(testTransport() === 'uws')('the primary warns at start when the kernel would reset a retiring worker\'s queued connections, and only then', { timeout: 60_000 }, async () => {
+    const h = await startService('replay', { args: ['--workers', '2', '--transport', 'uws'] });
+    await h.stop(); // the primary stops its workers
+    // One pipe keeps the primary's lines in order: once its goodbye arrived, every start-up line had.
+    await waitUntil(() => h.stderr().includes('SIGTERM, stopping'), 5000, 'the primary\'s goodbye on stderr');
+    const warned = h.stderr().includes('net.ipv4.tcp_migrate_req is not 1');
+    expect(warned, h.stderr()).toBe(acceptQueueMigration() !== 'on');
   });
 });

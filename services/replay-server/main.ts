@@ -1,5 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
-import { serviceMain } from '../common/service-main.ts';
+import { exitWithError, serviceMain } from '../common/service-main.ts';
 import { openBroker } from './broker/open.ts';
 import { isReplayWorker, runPrimary, runWorker } from './cluster/index.ts';
 import { createReplayServer } from './index.ts';
@@ -22,7 +22,7 @@ export function compactHeap(): void {
 }
 
 if (isReplayWorker()) {
-  await runWorker(compactHeap);
+  await runWorker(compactHeap).catch((err: unknown) => exitWithError('replay', err));
 } else {
   await serviceMain(
     'replay',

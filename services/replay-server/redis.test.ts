@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { createCable, type Cable } from '@anycable/core';
 import WebSocket from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../chaos/testing.ts';
 import { createToxiproxyServer, type ToxiproxyServer } from '../../chaos/toxiproxy/index.ts';
+import type { ReboundError } from '../../lib/errors.ts';
 import { waitUntil } from '../../lib/time.ts';
 import { startTestRedis, type TestRedis } from '../common/redis-testing.ts';
 import { startService, type ServiceHandle } from '../common/spawn.ts';
@@ -191,20 +191,20 @@ describe('replay server on Redis: several nodes as one service', () => {
 
 describe('replay server on Redis: faults', () => {
   it('Redis unreachable at start: a clear coded error and a non-zero exit', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'services/replay-server/main.ts', '--broker', 'redis', '--redis-url', 'redis://127.0.0.1:1', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
-    expect(code).not.toBe(0);
-    expect(err).toContain('RR_ERR_REDIS_UNAVAILABLE');
-    expect(err).toContain('redis://127.0.0.1:1');
+    const startError = (redisUrl: string) => startService('replay', { args: ['--broker', 'redis', '--redis-url', redisUrl] }).then(
+      () => expect.fail('started without Redis'),
+      (e: ReboundError) => e,
+    );
+    const down = await startError('redis://127.0.0.1:1');
+    expect(down.code).toBe('RR_ERR_SERVICE_START');
+    expect(down.details!.exitCode).not.toBe(0);
+    expect(down.message).toContain('RR_ERR_REDIS_UNAVAILABLE');
+    expect(down.message).toContain('redis://127.0.0.1:1');
     // Not a Redis URL at all: refused at the edge, before any connection attempt.
-    const bad = spawn(process.execPath, ['--import', 'tsx', 'services/replay-server/main.ts', '--broker', 'redis', '--redis-url', 'localhost:6379', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let badErr = '';
-    bad.stderr.on('data', (d: Buffer) => (badErr += d.toString()));
-    expect(await new Promise<number | null>((r) => bad.once('exit', (c) => r(c)))).not.toBe(0);
-    expect(badErr).toContain('RR_ERR_OPTION_INVALID');
-    expect(badErr).toContain('redis-url');
+    const bad = await startError('localhost:6379');
+    expect(bad.details!.exitCode).not.toBe(0);
+    expect(bad.message).toContain('RR_ERR_OPTION_INVALID');
+    expect(bad.message).toContain('redis-url');
   });
 
   it('Redis stopped under a running node: connections stay, /health and /_broadcast answer 503, then it recovers with no gap', async () => {

@@ -159,7 +159,9 @@ describe.skipIf(!availability.available)('soketi service lifecycle', () => {
 
   it('a second soketi on a port in use fails to start; killed with clients, it restarts on the same port at once', async () => {
     const first = await startService('soketi');
-    await expect(startService('soketi', { port: first.port })).rejects.toMatchObject({ code: 'RR_ERR_SERVICE_START' });
+    const refused = startService('soketi', { port: first.port });
+    await expect(refused).rejects.toMatchObject({ code: 'RR_ERR_SERVICE_START' });
+    await expect(refused).rejects.toThrow(`port ${first.port} on 127.0.0.1 is already in use`); // the service's own reason, quoted
     expect((await fetch(`${first.httpUrl}/health`)).status).toBe(200);
     const c = await pusherSocket(first);
     await c.next('pusher:connection_established');

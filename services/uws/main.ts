@@ -2,7 +2,7 @@ import { clusterableMain, workersOption } from '../common/cluster/main.ts';
 import { REFERENCE_LIMIT_OPTIONS } from '../common/limits.ts';
 import { COMMON_SERVICE_OPTIONS } from '../common/service-main.ts';
 import { loadUws } from './load.ts';
-import { createUwsServer, freePort } from './server.ts';
+import { createUwsServer, portForWorkers } from './server.ts';
 
 const OPTIONS = {
   ...COMMON_SERVICE_OPTIONS,
@@ -19,9 +19,9 @@ if (!loaded.ok && !process.argv.includes('--help')) {
 
 /**
  * With `--workers N` every worker binds the same port itself (uWS does not use node's handles,
- * so node:cluster cannot share one): port 0 is first resolved to a free port here, so all N bind
- * the same one. The primary's hub still relays broadcasts and whispers to every worker in order.
+ * so node:cluster cannot share one): portForWorkers resolves the one port all N bind. The
+ * primary's hub still relays broadcasts and whispers to every worker in order.
  */
 await clusterableMain('uws', 'UWS_WORKER_OPTIONS', OPTIONS, (opts, link) => createUwsServer({ ...opts, sharePort: link !== undefined }, link), {
-  primaryOptions: async (opts) => (opts.port === 0 ? { ...opts, port: await freePort(opts.host) } : opts),
+  primaryOptions: async (opts) => ({ ...opts, port: await portForWorkers(opts.host, opts.port) }),
 });

@@ -10,10 +10,14 @@ import { wsClient } from '../common/test-clients.ts';
 import { uwsAvailability } from './load.ts';
 
 describe.skipIf(!uwsAvailability().available)('uws server port', () => {
-  it('a second server on a port in use fails to start; the first keeps serving', async () => {
-    const first = await startService('uws');
+  // --workers 2: each worker binds with SO_REUSEPORT, so a second cluster would share the port
+  // with the first (each taking part of its connections) unless the primary checks it first.
+  it.each([[[]], [['--workers', '2']]])('a second server %j on a port in use fails to start, saying why; the first keeps serving', async (args) => {
+    const first = await startService('uws', { args });
     try {
-      await expect(startService('uws', { port: first.port })).rejects.toMatchObject({ code: 'RR_ERR_SERVICE_START' });
+      const second = startService('uws', { args, port: first.port });
+      await expect(second).rejects.toMatchObject({ code: 'RR_ERR_SERVICE_START' });
+      await expect(second).rejects.toThrow(`uws: RR_ERR_SERVICE_START: port ${first.port} on 127.0.0.1 is already in use`);
       expect((await fetch(`${first.httpUrl}/health`)).status).toBe(200);
     } finally {
       await first.stop();

@@ -165,6 +165,17 @@ export const freePort = (host: string) =>
   });
 
 /**
+ * The one port N uWS workers all bind (SO_REUSEPORT; uWS does not use node:cluster's shared
+ * handles): port 0 made one free port, a given port checked free first. A second cluster on a
+ * port in use would otherwise share it with the first, each taking part of its connections.
+ */
+export async function portForWorkers(host: string, port: number): Promise<number> {
+  if (port === 0) return freePort(host);
+  await assertPortFree(host, port);
+  return port;
+}
+
+/**
  * Whether Linux hands the connections queued on a closing SO_REUSEPORT listener to the others in
  * its group (net.ipv4.tcp_migrate_req, Linux 5.14+) instead of resetting them: what a worker that
  * stops, e.g. in a rolling reload, does to connections it had not accepted yet.

@@ -45,6 +45,9 @@ export async function createWsServer(opts: WsServerOptions, link?: PrimaryLink):
   // Which process accepted the socket: shows the spread over workers (tests, benches).
   const pidHeader = `X-Rebound-Pid: ${process.pid}`;
   wss.on('headers', (headers) => headers.push(pidHeader));
+  // ws re-emits the HTTP server's 'error' here, where no listener is a crash with a stack: a failed
+  // bind is listen()'s to report (one coded line, service-main.ts), a failed accept the kernel's.
+  wss.on('error', () => {});
 
   wss.on('connection', (ws) => {
     const me = hub.open(ws);

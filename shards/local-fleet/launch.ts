@@ -1,12 +1,11 @@
-import { fork, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ReboundError } from '../../lib/errors.ts';
-import { reapOnExit } from '../../lib/reaper.ts';
-import { SERVICE_ENTRIES } from '../../services/common/spawn.ts';
-import { processTree } from '../../engine/measure/target-usage.ts';
+import { killPids, processTree } from '../../services/common/process-info.ts';
+import { forkListening, SERVICE_ENTRIES, type ListeningChild } from '../../services/common/spawn.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -44,59 +43,20 @@ export function buildBundles(dir = join(ROOT, 'results', '.local-fleet-build')):
   return out;
 }
 
-export interface Proc {
+export interface Proc extends ListeningChild {
   role: string;
-  pid: number;
-  port: number;
   url: string;
-  child: ChildProcess;
-  exited: Promise<void>;
   logFile: string;
 }
 
 /**
- * Start one service (it prints/sends `{"type":"listening","port"}`), stderr to `logFile`. A bundle
- * runs under plain node, a .ts entry under tsx; `nodeFlags` go to node itself (a cluster
+ * Start one service (it sends `{"type":"listening","port"}`), stdout and stderr to `logFile`. A
+ * bundle runs under plain node, a .ts entry under tsx; `nodeFlags` go to node itself (a cluster
  * primary's workers inherit them with its execArgv).
  */
-export function startProc(role: string, entry: string, args: string[], env: Record<string, string>, logFile: string, startTimeoutMs = 120_000, nodeFlags: string[] = []): Promise<Proc> {
-  const log = createWriteStream(logFile, { flags: 'a' });
-  const child = fork(entry, args, { cwd: ROOT, execArgv: [...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), ...nodeFlags], env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
-  reapOnExit(child);
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  return new Promise<Proc>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      killTree(child.pid);
-      reject(new ReboundError('RR_ERR_SERVICE_START', `${role} did not report a port within ${startTimeoutMs} ms (log: ${logFile})`));
-    }, startTimeoutMs);
-    child.once('exit', (code, sig) => {
-      clearTimeout(timer);
-      reject(new ReboundError('RR_ERR_SERVICE_START', `${role} exited before listening (code ${code}, signal ${sig}; log: ${logFile})`));
-    });
-    child.on('message', (m: { type?: string; port?: number }) => {
-      if (m?.type !== 'listening' || typeof m.port !== 'number') return;
-      clearTimeout(timer);
-      resolve({ role, pid: child.pid!, port: m.port, url: `http://127.0.0.1:${m.port}`, child, exited, logFile });
-    });
-  });
-}
-
-/** SIGKILL these pids, deepest first (a tree as processTree lists it, parent before children). */
-function killAll(tree: number[]): void {
-  for (const p of [...tree].reverse()) {
-    try {
-      process.kill(p, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-}
-
-/** SIGKILL a process and every descendant, by pid (each one we started or its children). */
-export function killTree(pid: number | undefined): void {
-  if (pid) killAll(processTree(pid));
+export async function startProc(role: string, entry: string, args: string[], env: Record<string, string>, logFile: string, startTimeoutMs = 120_000, nodeFlags: string[] = []): Promise<Proc> {
+  const started = await forkListening(role, entry, { args, env, nodeFlags, startTimeoutMs, output: { logFile } });
+  return { ...started, role, url: `http://127.0.0.1:${started.port}`, logFile };
 }
 
 /** SIGTERM, wait up to graceMs for the exit, then SIGKILL the whole tree. */
@@ -109,7 +69,7 @@ export async function stopProc(p: Proc, graceMs: number): Promise<void> {
   }
   await Promise.race([p.exited, new Promise((r) => setTimeout(r, graceMs).unref())]);
   // The tree as it was before SIGTERM: children the service leaves behind are reaped too.
-  killAll(tree);
+  killPids(tree);
 }
 
 export const newToken = () => randomBytes(24).toString('hex');

@@ -1,4 +1,4 @@
-import { processTree } from '../../engine/measure/target-usage.ts';
+import { processTree } from '../../services/common/process-info.ts';
 import { cpuBusyTicks, fdLimitOf, meminfo, openFds, procMem, sockstat } from './proc.ts';
 
 /** One process group's memory and CPU in one sample. */

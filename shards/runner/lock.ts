@@ -2,22 +2,13 @@ import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ReboundError } from '../../lib/errors.ts';
+import { isAlive } from '../../services/common/process-info.ts';
 
 interface LockFile {
   pid: number;
   host: string;
   startedAt: string;
 }
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the pid exists but belongs to another user, so it is alive.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 /**
  * One runner per RESULTS_DIR: a second one would mark the first one's running job as failed on
@@ -49,7 +40,7 @@ export function acquireResultsLock(dir: string): () => void {
     } catch {
       // Torn or empty (the owner died mid-write): stale.
     }
-    const live = typeof owner.pid === 'number' && owner.pid !== process.pid && (owner.host !== mine.host || alive(owner.pid));
+    const live = typeof owner.pid === 'number' && owner.pid !== process.pid && (owner.host !== mine.host || isAlive(owner.pid));
     if (live) {
       throw new ReboundError('RR_ERR_RUNNER_LOCKED', `RESULTS_DIR ${dir} is in use by runner pid ${owner.pid} on ${owner.host} (since ${owner.startedAt}; ${file}); stop it or give this runner another RESULTS_DIR`, { details: { pid: owner.pid, host: owner.host, lockFile: file } });
     }

@@ -1,5 +1,5 @@
 import type { OptionTable, OptionValues } from '../../../lib/options.ts';
-import { serviceMain, type RunningService, type ServiceMainOptions } from '../service-main.ts';
+import { exitWithError, serviceMain, type RunningService, type ServiceMainOptions } from '../service-main.ts';
 import { PrimaryLink, runHubPrimary } from './hub.ts';
 import { isWorkerOf, serveAsWorker, workerOptions, type WorkerLifecycle } from './worker.ts';
 
@@ -30,7 +30,7 @@ export async function clusterableMain<T extends ClusterTable>(
 ): Promise<void> {
   if (isWorkerOf(envKey)) {
     const opts = workerOptions<OptionValues<T>>(envKey);
-    const svc = await start(opts, new PrimaryLink());
+    const svc = await start(opts, new PrimaryLink()).catch((err: unknown) => exitWithError(name, err));
     serveAsWorker({ port: svc.port, stopGraceMs: Number(opts.stopGraceMs), stop: () => svc.stop(), report: () => svc.report() });
     return;
   }

@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { ReboundError } from '../../../lib/errors.ts';
 import { StatsBoard, type ClusterSummary, type WorkerReport } from './stats.ts';
 import { sendTo, type PoolMessage } from './wire.ts';
 
@@ -82,7 +83,7 @@ export class WorkerPool<R extends WorkerReport = WorkerReport> {
         resolve({ w, port: m.port });
       };
       w.on('message', onMsg);
-      w.once('exit', (code, signal) => reject(new Error(`${this.o.label} worker ${w.process.pid} exited before listening (code ${code}, signal ${signal})`)));
+      w.once('exit', (code, signal) => reject(new ReboundError('RR_ERR_SERVICE_START', `${this.o.label} worker ${w.process.pid} exited before listening (code ${code}, signal ${signal})`)));
     });
     listening.catch(() => {}); // every caller handles it; never an unhandled rejection
     w.once('exit', (code, signal) => {

@@ -11,7 +11,7 @@ import type { WorkerStats } from '../broker/types.ts';
 import type { ReloadedWorker } from '../http/index.ts';
 import { brokerOptions, createReplayServer } from '../index.ts';
 import type { ReplayServerOptions } from '../options.ts';
-import { acceptQueueMigration, freePort } from '../../uws/server.ts';
+import { acceptQueueMigration, portForWorkers } from '../../uws/server.ts';
 
 /**
  * `--workers N`: N worker processes share one port (the common pool: node:cluster, respawn with
@@ -35,8 +35,8 @@ export async function runPrimary(opts: ReplayServerOptions): Promise<RunningServ
   // serves only the admin channel); check Redis once here so an outage is one clear error.
   if (opts.broker === 'redis') await (await openBroker(opts))?.close();
   const broker = new MemoryBroker(brokerOptions(opts));
-  // uws: every worker binds the port itself (SO_REUSEPORT), so port 0 becomes one concrete port first.
-  if (opts.transport === 'uws' && opts.port === 0) opts = { ...opts, port: await freePort(opts.host) };
+  // uws: every worker binds the port itself (SO_REUSEPORT): one concrete port, checked free.
+  if (opts.transport === 'uws') opts = { ...opts, port: await portForWorkers(opts.host, opts.port) };
   if (opts.transport === 'uws' && acceptQueueMigration() !== 'on') {
     log('warning: net.ipv4.tcp_migrate_req is not 1: a worker a rolling reload retires resets the connections queued on its listener (set it to 1, Linux 5.14+; docs/replay-server.md)');
   }
