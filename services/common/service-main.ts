@@ -82,7 +82,7 @@ export async function serviceMain<T extends OptionTable>(
       opts = Object.freeze({ ...opts, host }) as OptionValues<T>;
     }
   } catch (err) {
-    exitWithError(name, err);
+    exitWithError(name, err, 2); // whatever refused the options (a target unavailable here too): bad input
   }
   // Handlers go in before anything can report "listening": a parent may stop us the moment it
   // hears the port, and a SIGTERM that finds no handler kills the process without a goodbye.
@@ -112,13 +112,13 @@ export async function serviceMain<T extends OptionTable>(
 }
 
 /**
- * A service (or cluster worker) that cannot start: one coded line on stderr, as for a bad option
- * (a parent quotes it: spawn.ts forkListening), not a stack; exit 2 for bad input, 1 otherwise.
+ * A service (or cluster worker) that cannot start: one coded line on stderr (a parent quotes it:
+ * spawn.ts forkListening), not a stack; exit `exitCode`, by default 2 for bad input, 1 otherwise.
  */
-export function exitWithError(name: string, err: unknown): never {
+export function exitWithError(name: string, err: unknown, exitCode?: number): never {
   const body = toErrorBody(err);
   process.stderr.write(`${name}: ${body.code}: ${body.message}\n`);
-  process.exit(body.statusCode < 500 ? 2 : 1);
+  process.exit(exitCode ?? (body.statusCode < 500 ? 2 : 1));
 }
 
 /** Listen and resolve with the bound port (port 0 picks a free one). */

@@ -34,7 +34,7 @@ if (isReplayWorker()) {
       // A rolling reload needs workers; a stray SIGUSR2 must not kill a single process.
       process.on('SIGUSR2', () => process.stderr.write('replay: SIGUSR2 ignored: a rolling reload needs --workers 2 or more\n'));
       if (opts.compactHeap) compactHeap();
-      // --broker redis: connect first, so an unreachable Redis is a clear error and exit code 2.
+      // --broker redis: connect first, so an unreachable Redis is one clear coded line and exit 1.
       const broker = await openBroker(opts);
       const srv = createReplayServer(opts, broker ? { broker } : {});
       const port = await srv.listen();

@@ -190,19 +190,19 @@ describe('replay server on Redis: several nodes as one service', () => {
 });
 
 describe('replay server on Redis: faults', () => {
-  it('Redis unreachable at start: a clear coded error and a non-zero exit', async () => {
+  it('Redis unreachable at start: one clear coded line and exit 1; a malformed URL exit 2', async () => {
     const startError = (redisUrl: string) => startService('replay', { args: ['--broker', 'redis', '--redis-url', redisUrl] }).then(
       () => expect.fail('started without Redis'),
       (e: ReboundError) => e,
     );
     const down = await startError('redis://127.0.0.1:1');
     expect(down.code).toBe('RR_ERR_SERVICE_START');
-    expect(down.details!.exitCode).not.toBe(0);
+    expect(down.details!.exitCode).toBe(1); // a failure (docs/errors.md)
     expect(down.message).toContain('RR_ERR_REDIS_UNAVAILABLE');
     expect(down.message).toContain('redis://127.0.0.1:1');
     // Not a Redis URL at all: refused at the edge, before any connection attempt.
     const bad = await startError('localhost:6379');
-    expect(bad.details!.exitCode).not.toBe(0);
+    expect(bad.details!.exitCode).toBe(2); // bad input
     expect(bad.message).toContain('RR_ERR_OPTION_INVALID');
     expect(bad.message).toContain('redis-url');
   });
