@@ -70,6 +70,14 @@ describe('target:check from the CLI on the worked examples', () => {
     expect(r.stdout).toMatch(/PASS {2}reconnects/);
   });
 
+  it("a 'library' reconnect that has not come two step bounds after the drop fails 'reconnects', exit 1", async () => {
+    const s = await sseServer({ history: 100, retryMs: 60_000 }); // EventSource waits the server's retry: a minute
+    close = s.close;
+    const r = await runCli('cli/target-check.ts', ['--target-module', 'examples/targets/sse.ts', '--url', s.url, '--step-timeout-ms', '3000']);
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/FAIL {2}reconnects +capabilities\.reconnect is 'library' but the client emitted no `connected` \(attempt > 0\) within 6000 ms of the drop \(2 x --step-timeout-ms\)/);
+  });
+
   it('a connect() that never resolves fails "connects" naming the hook, within the bound', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rebound-check-'));
     const file = join(dir, 'hangs.ts');
