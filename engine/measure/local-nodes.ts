@@ -1,5 +1,5 @@
 import { until } from '../../lib/time.ts';
-import { exited, respawn, startService, type ServiceHandle } from '../../services/common/spawn.ts';
+import { respawn, startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { assertAvailable } from '../targets/index.ts';
 import type { TargetDefinition } from '../targets/types.ts';
 
@@ -96,7 +96,7 @@ export class LocalNodes {
     try {
       if (signal === 'SIGKILL') await h.kill('SIGKILL');
       else await h.stop(graceMs);
-      await exited(h);
+      await h.exited;
       rec.exitedAt = Date.now();
       const { handle, listeningAt, attempts } = await respawn(h);
       this.adopt(i, handle);

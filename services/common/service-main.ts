@@ -121,11 +121,14 @@ export function exitWithError(name: string, err: unknown, exitCode?: number): ne
   process.exit(exitCode ?? (body.statusCode < 500 ? 2 : 1));
 }
 
+/** The one wording of a taken port, whoever finds it (a bind here, uWS's probe before its shared bind). */
+export const portInUse = (host: string, port: number) => new ReboundError('RR_ERR_SERVICE_START', `port ${port} on ${host} is already in use (another server listens there)`);
+
 /** Listen and resolve with the bound port (port 0 picks a free one). */
 export function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const refused = (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new ReboundError('RR_ERR_SERVICE_START', `port ${port} on ${host} is already in use (another server listens there)`) : err.code === 'EACCES' ? new ReboundError('RR_ERR_SERVICE_START', `no permission to listen on ${host}:${port}`) : err);
+      reject(err.code === 'EADDRINUSE' ? portInUse(host, port) : err.code === 'EACCES' ? new ReboundError('RR_ERR_SERVICE_START', `no permission to listen on ${host}:${port}`) : err);
     server.once('error', refused);
     server.listen({ port, host, backlog: 4096 }, () => {
       server.off('error', refused);

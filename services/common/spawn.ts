@@ -186,11 +186,6 @@ export async function respawn(handle: ServiceHandle, retryForMs = 10_000): Promi
   }
 }
 
-/** Resolves when the service's process has exited (at once when it already has). */
-export function exited(handle: ServiceHandle): Promise<void> {
-  return childExited(handle.child);
-}
-
 /** Resolves when `child`'s stdio pipes have closed too (after its exit), or after `ms`. */
 function childClosed(child: ChildProcess, ms: number): Promise<void> {
   return new Promise((resolve) => {

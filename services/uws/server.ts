@@ -2,6 +2,7 @@ import { until } from '../../lib/time.ts';
 import type { PrimaryLink } from '../common/cluster/hub.ts';
 import type { ClusterableService } from '../common/cluster/main.ts';
 import { createServiceRoutes } from '../common/http-app.ts';
+import { portInUse } from '../common/service-main.ts';
 import { resolveLimits, type ReferenceLimits } from '../common/limits.ts';
 import { HARD_CAP_FACTOR } from '../common/slow-consumer.ts';
 import { createTopicHub, type TopicClient } from '../common/topic-hub.ts';
@@ -147,7 +148,7 @@ export function assertPortFree(host: string, port: number): Promise<void> {
     });
     sock.once('connect', () => {
       sock.destroy();
-      reject(new ReboundError('RR_ERR_SERVICE_START', `port ${port} on ${host} is already in use (another server accepts connections there)`));
+      reject(portInUse(host, port));
     });
     sock.once('error', () => resolve());
   });
