@@ -84,6 +84,40 @@ describe('EpochBook', () => {
     expect(r.plainLostDeliveries).toBe(12);
   });
 
+  it('a history read the broker failed cuts the client off at its position then, though the held-back frames carry it past the hole', () => {
+    // The sick-Redis run that caught it: client 1 dropped before 3 came and asked for history from
+    // 2 as Redis died; the server answered broker_unavailable and delivered 4, which it had held.
+    const twice = (reason: string | undefined) => {
+      const { ledger, book, got } = run();
+      for (const c of [0, 2]) got(c, [1, 2, 3, 4], 'A', 1, 1);
+      got(1, [1, 2], 'A', 1, 1);
+      book.historyRejected(reason, 1);
+      got(1, [4], 'A', 4, 4);
+      for (const c of [0, 1, 2]) got(c, [7, 8, 9, 10], 'B', 1, 7);
+      return book.report(ledger);
+    };
+    const failed = twice('broker_unavailable');
+    // 5, 6 for everyone (nobody got them) and 3 for client 1.
+    expect(failed).toMatchObject({ lostDeliveries: 7, affectedClients: 3, plainLostDeliveries: 0 });
+    // Another reason leaves 3 below client 1's position: a gap while the epoch was live, the target's.
+    expect(twice('offset_evicted')).toMatchObject({ lostDeliveries: 6, plainLostDeliveries: 1 });
+    // Told without the client (an older caller): nothing to place, the same as before.
+    expect(twice(undefined)).toMatchObject({ lostDeliveries: 6, plainLostDeliveries: 1 });
+    // Only ended epochs: the same failure in the epoch that goes on books nothing there.
+    const { ledger, book, got } = run();
+    got(0, [1, 2, 3, 4, 5, 6], 'A', 1, 1);
+    got(0, [7, 8], 'B', 1, 7);
+    got(1, [1, 2, 3, 4, 5, 6], 'A', 1, 1);
+    got(1, [7], 'B', 1, 7);
+    book.historyRejected('broker_unavailable', 1);
+    got(1, [9, 10], 'B', 3, 9);
+    got(0, [9, 10], 'B', 3, 9);
+    got(2, [1, 2, 3, 4, 5, 6], 'A', 1, 1);
+    got(2, [7, 8, 9, 10], 'B', 1, 7);
+    // Client 1's 8 is lost in B, which goes on: the target's.
+    expect(book.report(ledger)).toMatchObject({ changes: [{ from: 'A', to: 'B' }], lostDeliveries: 0, plainLostDeliveries: 1 });
+  });
+
   it('merges per-worker reports by summing', () => {
     const a = run();
     a.got(0, [1, 2, 3, 4], 'A', 1, 1);

@@ -25,13 +25,18 @@ import type { DeliveryLedger } from './ledger.ts';
  *    the restart).
  * 2. And the client was cut off from it: its seq is above the highest seq that client got in that
  *    epoch (a message the client missed below its own position was a gap while the epoch was live:
- *    the target's loss). For a message nobody got, above the client's highest in every ended epoch.
+ *    the target's loss), or above the client's position when the broker failed its history request
+ *    in that epoch (`reject_history` reason `broker_unavailable`: the server then delivers what it
+ *    held back, so the client moves past the hole, and the epoch ended before anything could fill
+ *    it). For a message nobody got, above the client's highest in every ended epoch.
  *
  * An epoch change is seen when arrivals carry two or more epochs or a history request was rejected
  * with `epoch_changed`; with neither, nothing is booked and the report says no change.
  */
 
 const EPOCH_CHANGED_REASON = 'epoch_changed';
+/** The replay server's reason when its broker failed a history read (services/replay-server/connection/history.ts). */
+export const BROKER_UNAVAILABLE_REASON = 'broker_unavailable';
 
 /** What the book reports: part of a run's result (`brokerEpoch`). */
 export interface EpochReport {
@@ -76,11 +81,16 @@ export class EpochBook {
   /** Per epoch index: per client, the highest seq it got in that epoch (0: none). */
   private readonly highest: Int32Array[] = [];
   private readonly minOffset: ({ offset: number; seq: number } | null)[] = [];
+  /** Per epoch index: per client, its position when the broker failed its history request there (0: never). */
+  private readonly brokerCut: Int32Array[] = [];
+  /** Per client, the epoch index of its latest arrival (-1: none yet): where its position lies. */
+  private readonly lastEpoch: Int16Array;
   private readonly accepts = new Map<number, AcceptTimes>();
   private rejectedEpochChanged = 0;
 
   constructor(readonly clients: number, readonly messages: number) {
     this.seqEpoch = new Uint8Array(messages + 1);
+    this.lastEpoch = new Int16Array(clients).fill(-1);
   }
 
   private epochIndex(epoch: string): number {
@@ -92,6 +102,7 @@ export class EpochBook {
       this.epochs.push(epoch);
       this.index.set(epoch, i);
       this.highest.push(new Int32Array(this.clients));
+      this.brokerCut.push(new Int32Array(this.clients));
       this.minOffset.push(null);
     }
     return i;
@@ -104,15 +115,26 @@ export class EpochBook {
     if (this.seqEpoch[seq] === 0) this.seqEpoch[seq] = e + 1;
     const h = this.highest[e]!;
     if (seq > h[client]!) h[client] = seq;
+    this.lastEpoch[client] = e;
     if (offset !== undefined && Number.isFinite(offset)) {
       const m = this.minOffset[e];
       if (!m || offset < m.offset) this.minOffset[e] = { offset, seq };
     }
   }
 
-  /** A history request was rejected; `reason` as the server gave it. */
-  historyRejected(reason: string | undefined): void {
+  /**
+   * A history request was rejected; `reason` as the server gave it. `client`: whose request, told
+   * in order with its arrivals (its position is then what it got so far): a broker failure cuts it
+   * off from the rest of that epoch (rule 2).
+   */
+  historyRejected(reason: string | undefined, client?: number): void {
     if (reason === EPOCH_CHANGED_REASON) this.rejectedEpochChanged++;
+    if (reason !== BROKER_UNAVAILABLE_REASON || client === undefined || !(client >= 0 && client < this.clients)) return;
+    const e = this.lastEpoch[client]!;
+    if (e < 0) return;
+    const cut = this.brokerCut[e]!;
+    const at = this.highest[e]![client]!;
+    if (cut[client] === 0 || at < cut[client]!) cut[client] = at;
   }
 
   /** The publisher's 201 for `seq`. */
@@ -183,8 +205,11 @@ export class EpochBook {
     const cutOffFromAll = new Int32Array(this.clients);
     for (let c = 0; c < this.clients; c++) for (let e = 0; e < this.epochs.length; e++) if (ended(e)) cutOffFromAll[c] = Math.max(cutOffFromAll[c]!, this.highest[e]![c]!);
     const cutOff = (c: number, s: number) => {
+      if (oldSeq[s] !== 1) return false;
       const e = this.seqEpoch[s]! - 1;
-      return oldSeq[s] === 1 && s > (e >= 0 ? this.highest[e]![c]! : cutOffFromAll[c]!);
+      if (e < 0) return s > cutOffFromAll[c]!;
+      const brokerCut = this.brokerCut[e]![c]!;
+      return s > this.highest[e]![c]! || (brokerCut > 0 && s > brokerCut);
     };
     return { oldSeq, afterReturn, cutOff };
   }

@@ -27,7 +27,7 @@ const REJECT_CAUSES = [
    * server_restart), or it cut the client without a word and came back with a new epoch (killed).
    */
   'server_restarted',
-  /** The server refused the history request for another reason (stream unknown, offset ahead, a gap) or gave none. */
+  /** The server refused the history request for another reason (stream unknown, offset ahead, a gap, its broker failing the read) or gave none. */
   'history_rejected',
   /** The server cut the client as a slow consumer (disconnect too_slow). */
   'too_slow',

@@ -166,7 +166,7 @@ function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, {
         chaos!.onDisconnected(i, at, reason);
         series.disconnectedAt(i, at);
       },
-      history: (_i, { ok, reason }) => void (ok || epochs.historyRejected(reason)),
+      history: (i, { ok, reason }) => void (ok || epochs.historyRejected(reason, i)),
     },
   });
 

@@ -13,6 +13,8 @@ import type { ClientsStart, ClientsToParent, ParentToClients } from './messages.
  * process), every arrival forwarded to the parent in 100 ms batches; the parent keeps the one
  * ledger and epoch book.
  */
+/** Longest history-rejection reason kept (the replay server's are under 20 characters). */
+const MAX_REASON_CHARS = 64;
 const send = (m: ClientsToParent) => {
   if (process.connected) process.send?.(m);
 };
@@ -21,18 +23,18 @@ const clients: TargetClient[] = [];
 const epochIndex = new Map<string, number>();
 let announced = 0;
 let data: number[] = [];
-let rejected: Record<string, number> = {};
+let rejected: [number, number, string][] = [];
 let disconnects: Record<string, number> = {};
 let foreign = 0;
 let stopping = false;
 
 const flush = () => {
   const all = [...epochIndex.keys()];
-  if (!data.length && announced === all.length && !Object.keys(rejected).length && !Object.keys(disconnects).length) return;
+  if (!data.length && announced === all.length && !rejected.length && !Object.keys(disconnects).length) return;
   send({ type: 'arrivals', data, epochBase: announced, epochs: all.slice(announced), rejected, disconnects });
   announced = all.length;
   data = [];
-  rejected = {};
+  rejected = [];
   disconnects = {};
 };
 const flusher = setInterval(flush, 100);
@@ -56,7 +58,8 @@ async function start(s: ClientsStart): Promise<void> {
       data.push(i, p.seq, m.offset ?? -1, e);
     });
     c.on('history', ({ ok, reason }) => {
-      if (!ok) rejected[reason ?? ''] = (rejected[reason ?? ''] ?? 0) + 1;
+      // The reason is the server's word: bounded before it crosses to the parent.
+      if (!ok) rejected.push([i, data.length / 4, (reason ?? '').slice(0, MAX_REASON_CHARS)]);
     });
     c.on('disconnected', ({ reason }) => {
       if (!stopping) disconnects[reason] = (disconnects[reason] ?? 0) + 1;

@@ -26,8 +26,12 @@ interface ArrivalBatch {
   data: number[];
   epochBase: number;
   epochs: string[];
-  /** History rejections since the last batch, by reason ('' when the server gave none). */
-  rejected: Record<string, number>;
+  /**
+   * History rejections since the last batch, in order with the arrivals: [client, arrivals before
+   * it in `data` (quadruples), reason ('' when the server gave none)]. The order places a
+   * rejection at the client's position then (engine/measure/epoch-book.ts, broker_unavailable).
+   */
+  rejected: [client: number, at: number, reason: string][];
   disconnects: Record<string, number>;
 }
 

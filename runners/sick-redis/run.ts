@@ -106,16 +106,23 @@ class ClientProc extends ChildLink<ParentToClients, ClientsToParent> {
     const { ledger, epochs } = this.books;
     m.epochs.forEach((e, k) => (this.epochs[m.epochBase + k] = e));
     const d = m.data;
+    // Arrivals and rejections in the order the process saw them (a rejection after `at` arrivals).
+    let r = 0;
+    const rejectedUpTo = (at: number) => {
+      for (; r < m.rejected.length && m.rejected[r]![1] <= at; r++) {
+        const [client, , reason] = m.rejected[r]!;
+        this.rejected[reason || 'none'] = (this.rejected[reason || 'none'] ?? 0) + 1;
+        epochs.historyRejected(reason || undefined, client);
+      }
+    };
     for (let k = 0; k + 3 < d.length; k += 4) {
+      rejectedUpTo(k / 4);
       const i = d[k]!;
       const seq = d[k + 1]!;
       ledger.record(i, seq);
       epochs.arrival(i, seq, d[k + 3]! >= 0 ? this.epochs[d[k + 3]!] : undefined, d[k + 2]! >= 0 ? d[k + 2] : undefined);
     }
-    for (const [reason, n] of Object.entries(m.rejected)) {
-      this.rejected[reason || 'none'] = (this.rejected[reason || 'none'] ?? 0) + n;
-      for (let k = 0; k < n; k++) epochs.historyRejected(reason || undefined);
-    }
+    rejectedUpTo(Infinity);
     this.disconnects = addMaps([this.disconnects, m.disconnects]);
   }
 

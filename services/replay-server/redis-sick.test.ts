@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRedis, type TestRedis } from '../common/redis-testing.ts';
 import { RedisBroker, type RedisBrokerOptions } from './broker/redis.ts';
 import { useTestServers } from './test-fixture.ts';
+import { pubsubId } from './testing.ts';
 
 /**
  * A sick Redis under a running replay server (in process, real redis-server): a hung Redis
@@ -65,6 +66,30 @@ describe('replay server on a sick Redis', () => {
     }
     await timeUntil(async () => (await health(s.httpUrl)).status === 200, 3000);
     expect((await s.broadcast({ stream: 'st', data: '"c"' })).status).toBe(201);
+  });
+
+  it('a history read Redis cannot answer is rejected as broker_unavailable (not a verdict on the stream), and served once Redis is back', async () => {
+    const { s } = await nodeOn();
+    for (const n of [1, 2, 3]) expect((await s.broadcast({ stream: 'rh', data: String(n) })).status).toBe(201);
+    const id = pubsubId('rh');
+    const { c } = await t.open(s.wsUrl);
+    c.send({ command: 'subscribe', identifier: id });
+    expect(await c.take(1)).toEqual([{ type: 'confirm_subscription', identifier: id }]);
+    c.send({ command: 'history', identifier: id, history: { since: 1 } });
+    const backlog = await c.take(4);
+    const epoch = backlog[0]!.epoch as string;
+    const asked = { command: 'history', identifier: id, history: { streams: { rh: { epoch, offset: 1 } } } };
+    redis.signal('SIGSTOP');
+    try {
+      c.send(asked);
+      expect(await c.take(1)).toEqual([{ type: 'reject_history', identifier: id, reason: 'broker_unavailable' }]);
+    } finally {
+      redis.signal('SIGCONT');
+    }
+    await timeUntil(async () => (await health(s.httpUrl)).status === 200, 3000);
+    // Offsets 2 and 3 were delivered already: the same request now confirms with nothing to add.
+    c.send(asked);
+    expect(await c.take(1)).toEqual([{ type: 'confirm_history', identifier: id }]);
   });
 
   it('a health probe that is not a command: degraded within 2 s of a stall even with no traffic', async () => {

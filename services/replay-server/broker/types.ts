@@ -36,7 +36,8 @@ export interface StreamMessage {
 /** Where a history read starts: after a known position, or from a unix-seconds timestamp. */
 export type HistoryPosition = { epoch: string; offset: number } | { since: number };
 
-export type HistoryMissReason = 'unknown_epoch' | 'stream_not_found' | 'offset_evicted' | 'offset_ahead';
+/** `broker_unavailable`: the broker could not answer (set by the connection when a read throws). */
+export type HistoryMissReason = 'unknown_epoch' | 'stream_not_found' | 'offset_evicted' | 'offset_ahead' | 'broker_unavailable';
 
 /** `more`: a paged read stopped early; continue after the last message's offset. */
 export type HistoryResult = { ok: true; messages: StreamMessage[]; more?: boolean } | { ok: false; reason: HistoryMissReason };

@@ -91,7 +91,9 @@ export class HistoryQueue {
       try {
         res = await this.deps.broker.history(sub.stream, pos, { maxBytes: this.deps.pageBytes });
       } catch {
-        res = { ok: false, reason: 'stream_not_found' };
+        // The broker failed the read (Redis lost, an IPC request unanswered): not a verdict on
+        // the stream, and the client's runner must not read it as one (engine/measure/epoch-book.ts).
+        res = { ok: false, reason: 'broker_unavailable' };
       }
       if (!this.current(sub)) return;
       this.deps.counters.historyPages++;

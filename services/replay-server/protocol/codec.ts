@@ -71,7 +71,7 @@ export const frames = {
   confirmHistory: (identifier: string) => `{"type":"confirm_history","identifier":${q(identifier)}}`,
   /**
    * reject_history, with the broker's cause when there is one (`offset_evicted`, `unknown_epoch`,
-   * `offset_ahead`, `stream_not_found`, `history_gap`): an extra field clients ignore, which lets a
+   * `offset_ahead`, `stream_not_found`, `history_gap`, `broker_unavailable`): an extra field clients ignore, which lets a
    * benchmark say why a resume failed (engine/measure/loss-causes.ts).
    */
   rejectHistory: (identifier: string, reason?: string) => (reason === undefined ? `{"type":"reject_history","identifier":${q(identifier)}}` : `{"type":"reject_history","identifier":${q(identifier)},"reason":${q(reason)}}`),
