@@ -24,7 +24,8 @@ describe('jitter abort', () => {
       expect(r.receivedDeliveries).toBeGreaterThan(0);
       // Validity says why the figures are partial, and does not blame the target for what the stop left unsent.
       expect(r.validity.valid).toBe(false);
-      expect(r.validity.flags.map((f) => `${f.code}:${f.severity}`)).toEqual(['ABORTED:fatal']);
+      // RUNNER_LOOP_LAG (a loaded box: the full suite saw it) blames the runner, never the target, as in the other runner tests.
+      expect(r.validity.flags.filter((f) => f.code !== 'RUNNER_LOOP_LAG').map((f) => `${f.code}:${f.severity}`)).toEqual(['ABORTED:fatal']);
       const html = renderReport(r, { command: 'test' }, [jitterModule]);
       expect(html).toContain('The run was stopped before its end');
       expect(html).not.toContain('The target refused');
