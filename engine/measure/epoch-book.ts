@@ -36,7 +36,7 @@ import type { DeliveryLedger } from './ledger.ts';
 
 const EPOCH_CHANGED_REASON = 'epoch_changed';
 /** The replay server's reason when its broker failed a history read (services/replay-server/connection/history.ts). */
-export const BROKER_UNAVAILABLE_REASON = 'broker_unavailable';
+const BROKER_UNAVAILABLE_REASON = 'broker_unavailable';
 
 /** What the book reports: part of a run's result (`brokerEpoch`). */
 export interface EpochReport {
