@@ -13,11 +13,11 @@ import type { ClientsStart, ClientsToParent, ParentToClients } from './messages.
  * process), every arrival forwarded to the parent in 100 ms batches; the parent keeps the one
  * ledger and epoch book.
  */
-/** Longest history-rejection reason kept (the replay server's are under 20 characters). */
-const MAX_REASON_CHARS = 64;
 const send = (m: ClientsToParent) => {
   if (process.connected) process.send?.(m);
 };
+/** Longest history-rejection reason kept (the replay server's are under 20 characters). */
+const MAX_REASON_CHARS = 64;
 const health = watchRunner();
 const clients: TargetClient[] = [];
 const epochIndex = new Map<string, number>();
