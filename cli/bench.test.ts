@@ -61,7 +61,8 @@ describe('npm run bench stopped by SIGTERM', () => {
     const results = JSON.parse(run.stdout) as JitterResult[];
     expect(results.map((x) => x.target)).toEqual(['ws']);
     expect(results[0]!.aborted).toBe(true);
-    expect(results[0]!.validity.flags.map((f) => f.code)).toEqual(['ABORTED']);
+    // RUNNER_LOOP_LAG (a loaded box) blames the runner, never the target: filtered as in the other runner tests.
+    expect(results[0]!.validity.flags.map((f) => f.code).filter((c) => c !== 'RUNNER_LOOP_LAG')).toEqual(['ABORTED']);
     const html = run.html;
     expect(html).toContain('The run was stopped before its end');
     expect(html).not.toContain('The target refused');

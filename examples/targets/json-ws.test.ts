@@ -35,7 +35,8 @@ describe('example 1: a JSON-over-ws server through a target file', () => {
     expect(s1.scenario).toBe('S1');
     expect(s1.steps[0]!.metrics).toMatchObject({ subscribedMin: 40, failureMode: 'completed' });
     // This server answers no /metrics and is not a process the runner started: no memory figure, said as a warning.
-    expect(s1.validity.flags.map((f) => f.code)).toEqual(['TARGET_METRICS_UNAVAILABLE']);
+    // RUNNER_LOOP_LAG (the full suite's load raised it once) blames the runner: filtered as in sse.test.ts.
+    expect(s1.validity.flags.map((f) => f.code).filter((c) => c !== 'RUNNER_LOOP_LAG')).toEqual(['TARGET_METRICS_UNAVAILABLE']);
   });
 
   it('the runner service serves it from TARGET_MODULES (the request names the target, never a file); a bad file is a startup refusal', async () => {
