@@ -1,15 +1,14 @@
-import type { ChildProcess } from 'node:child_process';
-import { childExited, forkListening } from '../../services/common/spawn.ts';
+import { forkListening, stopChild, type ListeningChild } from '../../services/common/spawn.ts';
 import { createChaosProxy, type ChaosProxyHandle } from '../toxiproxy/client.ts';
 
 /**
  * Start the embedded proxy as its own process (so its two sockets per client count against its
  * own open-file limit, not the runner's).
  */
-export async function startEmbeddedProxy(timeoutMs = 20_000): Promise<{ url: string; child: ChildProcess }> {
+export async function startEmbeddedProxy(timeoutMs = 20_000): Promise<ListeningChild & { url: string }> {
   const host = '127.0.0.1';
-  const { child, port } = await forkListening('chaos proxy', 'chaos/toxiproxy/main.ts', { args: ['--port', '0', '--host', host], startTimeoutMs: timeoutMs });
-  return { url: `http://${host}:${port}`, child };
+  const started = await forkListening('chaos proxy', 'chaos/toxiproxy/main.ts', { args: ['--port', '0', '--host', host], startTimeoutMs: timeoutMs });
+  return { ...started, url: `http://${host}:${started.port}` };
 }
 
 /**
@@ -34,10 +33,7 @@ export async function openProxyFleet(opts: { apiUrl?: string | undefined; groups
     urlFor: (g: number) => `http://${proxies[g]!.host}:${proxies[g]!.port}`,
     async close() {
       if (embedded) {
-        embedded.child.kill('SIGTERM');
-        const hard = setTimeout(() => embedded.child.kill('SIGKILL'), 5000);
-        await childExited(embedded.child);
-        clearTimeout(hard);
+        await stopChild(embedded, 5000);
       } else {
         // A shared real Toxiproxy: remove only what this run created.
         await Promise.allSettled(proxies.map((p) => p.remove()));

@@ -111,7 +111,7 @@ export function forkListening(label: string, entry: string, opts: ForkOptions = 
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
   }
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const exited = childExited(child);
 
   return new Promise<ListeningChild>((resolve, reject) => {
     const fail = (why: string, details: Record<string, unknown>) => {
@@ -145,27 +145,31 @@ export async function startService(name: ServiceName, opts: SpawnOptions = {}): 
   if (!entry) throw new ReboundError('RR_ERR_TARGET_UNKNOWN', `unknown service "${name}"`);
   const started = await forkListening(name, entry, { ...opts, args: [...(opts.args ?? []), '--port', String(opts.port ?? 0)] });
   const { child, exited } = started;
-  const gone = () => child.exitCode !== null || child.signalCode !== null;
   return {
     ...started,
     name,
     httpUrl: `http://127.0.0.1:${started.port}`,
-    async stop(graceMs = 10_000) {
-      const t0 = Date.now();
-      if (gone()) return 0;
-      child.kill('SIGTERM');
-      const hard = setTimeout(() => child.kill('SIGKILL'), graceMs);
-      await exited;
-      clearTimeout(hard);
-      return Date.now() - t0;
-    },
+    stop: (graceMs = 10_000) => stopChild(started, graceMs),
     async kill(signal = 'SIGKILL') {
-      if (gone()) return;
+      if (gone(child)) return;
       child.kill(signal);
       await exited;
     },
     restart: () => startService(name, { ...opts, port: started.port }),
   };
+}
+
+const gone = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+/** SIGTERM, wait for the exit (SIGKILL after `graceMs`). Resolves with how long the exit took (0: it had exited). */
+export async function stopChild({ child, exited }: Pick<ListeningChild, 'child' | 'exited'>, graceMs: number): Promise<number> {
+  const t0 = Date.now();
+  if (gone(child)) return 0;
+  child.kill('SIGTERM');
+  const hard = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(hard);
+  return Date.now() - t0;
 }
 
 /**
@@ -199,7 +203,7 @@ function childClosed(child: ChildProcess, ms: number): Promise<void> {
 
 /** Resolves when `child` has exited (at once when it already has), or after `ms` when given. */
 export function childExited(child: ChildProcess, ms?: number): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  if (gone(child)) return Promise.resolve();
   return new Promise((resolve) => {
     const t = ms === undefined ? undefined : setTimeout(resolve, ms);
     child.once('exit', () => {
