@@ -98,6 +98,11 @@ export interface CpuRun {
   serverCpuSec: number | null;
   windowSec: number | null;
   usPerDelivery: number | null;
+  /**
+   * The user-space part of usPerDelivery (utime alone). Both servers make one send per delivery,
+   * so the kernel's share is the same work and swings with the box; this part is the servers' own code.
+   */
+  usUserPerDelivery: number | null;
   deliveriesPerSec: number | null;
   /** The publisher kept the fixed rate: deliveries/s over the step >= SCHEDULE_HELD of the offered (a loaded box stretches the step). */
   scheduleHeld: boolean | null;
@@ -189,7 +194,7 @@ const flagsOf = (r: ScenarioResult) => r.validity.flags.map((f) => `${f.code}: $
  */
 async function cpuRun(s: Subject, o: Options, round: number, log: (l: string) => void): Promise<CpuRun> {
   const base = { round, subject: s.name, loadavg1: r2(loadavg()[0]!) };
-  const empty = { delivered: null, serverCpuSec: null, windowSec: null, usPerDelivery: null, deliveriesPerSec: null, scheduleHeld: null, deliveredPct: null, p99Ms: null, pass: null, limitedBy: null, machineBusyPct: null, loaderCpuPct: null, flags: [] };
+  const empty = { delivered: null, serverCpuSec: null, windowSec: null, usPerDelivery: null, usUserPerDelivery: null, deliveriesPerSec: null, scheduleHeld: null, deliveredPct: null, p99Ms: null, pass: null, limitedBy: null, machineBusyPct: null, loaderCpuPct: null, flags: [] };
   const h = await startService(s.service, { args: s.args });
   try {
     const opts = parseCapacityOptions({
@@ -197,8 +202,12 @@ async function cpuRun(s: Subject, o: Options, round: number, log: (l: string) =>
       origin: 'bench',
     });
     // The CPU ticks of the server's tree at the end of each step: the warm-up's, then the measured one's.
-    const marks: { at: number; ticks: number | null }[] = [];
-    const ctx = { ...quietCtx(s, log, () => void marks.push({ at: performance.now(), ticks: processTreeUsage(h.pid)?.ticks ?? null })), url: h.httpUrl };
+    const marks: { at: number; ticks: number | null; userTicks: number | null }[] = [];
+    const mark = () => {
+      const u = processTreeUsage(h.pid);
+      marks.push({ at: performance.now(), ticks: u?.ticks ?? null, userTicks: u?.userTicks ?? null });
+    };
+    const ctx = { ...quietCtx(s, log, mark), url: h.httpUrl };
     const r = await opts.perScenario.S3!.run(ctx);
     const step: StepResult | undefined = r.steps[1];
     const [a, b] = marks;
@@ -206,6 +215,7 @@ async function cpuRun(s: Subject, o: Options, round: number, log: (l: string) =>
     const delivered = step.ledger ? step.ledger.receivedDeliveries - step.ledger.unacceptedDeliveries : null;
     // /proc counts CPU in USER_HZ ticks of 10 ms.
     const cpuSec = (b.ticks - a.ticks) / 100;
+    const userSec = (b.userTicks! - a.userTicks!) / 100;
     const m = step.metrics;
     return {
       ...base,
@@ -213,6 +223,7 @@ async function cpuRun(s: Subject, o: Options, round: number, log: (l: string) =>
       serverCpuSec: r2(cpuSec),
       windowSec: r2((b.at - a.at) / 1000),
       usPerDelivery: delivered ? r2((cpuSec * 1e6) / delivered) : null,
+      usUserPerDelivery: delivered ? r2((userSec * 1e6) / delivered) : null,
       deliveriesPerSec: num(m.deliveriesPerSec),
       scheduleHeld: num(m.deliveriesPerSec) === null || num(m.offeredDeliveriesPerSec) === null ? null : (m.deliveriesPerSec as number) >= SCHEDULE_HELD * (m.offeredDeliveriesPerSec as number),
       deliveredPct: num(m.deliveredPct),
@@ -252,6 +263,10 @@ export interface SubjectSummary {
   usPerDeliveryRuns: (number | null)[];
   cpuRatioMedian: number | null;
   cpuRatioRuns: (number | null)[];
+  /** The same for the user-space part alone (CpuRun.usUserPerDelivery). */
+  usUserPerDeliveryMedian: number | null;
+  userRatioMedian: number | null;
+  userRatioRuns: (number | null)[];
   deliveriesPerSecMedian: number | null;
   p99MsMedian: number | null;
   passes: string;
@@ -271,12 +286,17 @@ export function summarize(subjects: readonly Subject[], anchor: SubjectName, cpu
   return subjects.map((s) => {
     const mine = cpu.filter((x) => x.subject === s.name);
     const us = rounds.map((r) => cpuOf(s.name, r)?.usPerDelivery ?? null);
-    const ratios = rounds.map((r) => {
-      const x = cpuOf(s.name, r)?.usPerDelivery;
-      const y = cpuOf(anchor, r)?.usPerDelivery;
-      return x && y ? r3(x / y) : null;
-    });
+    const ratiosOf = (field: 'usPerDelivery' | 'usUserPerDelivery') =>
+      rounds.map((r) => {
+        const x = cpuOf(s.name, r)?.[field];
+        const y = cpuOf(anchor, r)?.[field];
+        return x && y ? r3(x / y) : null;
+      });
+    const ratios = ratiosOf('usPerDelivery');
+    const userRatios = ratiosOf('usUserPerDelivery');
     const present = (xs: (number | null)[]) => xs.filter((v): v is number => v !== null);
+    const userUs = medianOf(present(mine.map((x) => x.usUserPerDelivery)));
+    const userRatio = medianOf(present(userRatios));
     const m = mem.filter((x) => x.subject === s.name);
     const bpc = rounds.map((r) => m.find((x) => x.round === r)?.bytesPerConnection ?? null);
     const bpcMedian = median(present(bpc));
@@ -291,6 +311,9 @@ export function summarize(subjects: readonly Subject[], anchor: SubjectName, cpu
       usPerDeliveryRuns: us,
       cpuRatioMedian: ratioMedian === null ? null : r3(ratioMedian),
       cpuRatioRuns: ratios,
+      usUserPerDeliveryMedian: userUs === null ? null : r2(userUs),
+      userRatioMedian: userRatio === null ? null : r3(userRatio),
+      userRatioRuns: userRatios,
       deliveriesPerSecMedian: dps === null ? null : Math.round(dps),
       p99MsMedian: p99,
       passes: `${mine.filter((x) => x.pass).length}/${mine.length}`,
@@ -317,9 +340,9 @@ const cell = (v: number | string | null | undefined) => (v === null || v === und
 export function tableText(rows: readonly SubjectSummary[], anchor: SubjectName, o: { deliveriesPerSec: number; connections: number; rounds: number }): string {
   const lines = [
     `server CPU per delivery at ${o.deliveriesPerSec.toLocaleString('en-US')} deliveries/s offered over ${o.connections.toLocaleString('en-US')} connections, and idle bytes per connection; ratios = subject / ${anchor} (cpu: in the same round); medians of ${o.rounds} interleaved rounds`,
-    `| subject | µs CPU/delivery | per round | ratio to ${anchor} | per-round ratios | deliveries/s | p99 ms | steps in budget | schedule held | idle B/conn | per round | B/conn ratio |`,
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.subject} | ${cell(r.usPerDeliveryMedian)} | ${r.usPerDeliveryRuns.map(cell).join(' / ')} | ${cell(r.cpuRatioMedian)} | ${r.cpuRatioRuns.map(cell).join(' / ')} | ${cell(r.deliveriesPerSecMedian)} | ${cell(r.p99MsMedian)} | ${r.passes} | ${r.scheduleHeld} | ${cell(r.bytesPerConnMedian)} | ${r.bytesPerConnRuns.map(cell).join(' / ')} | ${cell(r.memRatio)} |`),
+    `| subject | µs CPU/delivery | per round | ratio to ${anchor} | per-round ratios | µs user/delivery | user ratio | per-round user ratios | deliveries/s | p99 ms | steps in budget | schedule held | idle B/conn | per round | B/conn ratio |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.subject} | ${cell(r.usPerDeliveryMedian)} | ${r.usPerDeliveryRuns.map(cell).join(' / ')} | ${cell(r.cpuRatioMedian)} | ${r.cpuRatioRuns.map(cell).join(' / ')} | ${cell(r.usUserPerDeliveryMedian)} | ${cell(r.userRatioMedian)} | ${r.userRatioRuns.map(cell).join(' / ')} | ${cell(r.deliveriesPerSecMedian)} | ${cell(r.p99MsMedian)} | ${r.passes} | ${r.scheduleHeld} | ${cell(r.bytesPerConnMedian)} | ${r.bytesPerConnRuns.map(cell).join(' / ')} | ${cell(r.memRatio)} |`),
     // The full error line is in the JSON; the table keeps its start.
     ...rows.filter((r) => r.status !== 'ok').map((r) => `${r.subject}: ${r.status.length > 160 ? `${r.status.slice(0, 160)}...` : r.status}`),
   ];
@@ -346,7 +369,7 @@ export async function main(argv: string[], log: (l: string) => void = (l) => pro
       for (const s of live) {
         const r = await cpuRun(s, o, round, () => {});
         cpu.push(r);
-        log(`cpu round ${round} ${s.name}: ${r.error ? `ERROR ${r.error}` : `${r.usPerDelivery} µs/delivery (${r.serverCpuSec} s CPU / ${r.delivered} deliveries over ${r.windowSec} s), ${r.deliveriesPerSec}/s${r.scheduleHeld ? '' : ' (schedule not held)'}, p99 ${r.p99Ms} ms, ${r.pass ? 'in budget' : `over budget (${r.limitedBy})`}, load ${r.loadavg1}`}`);
+        log(`cpu round ${round} ${s.name}: ${r.error ? `ERROR ${r.error}` : `${r.usPerDelivery} µs/delivery (${r.usUserPerDelivery} user; ${r.serverCpuSec} s CPU / ${r.delivered} deliveries over ${r.windowSec} s), ${r.deliveriesPerSec}/s${r.scheduleHeld ? '' : ' (schedule not held)'}, p99 ${r.p99Ms} ms, ${r.pass ? 'in budget' : `over budget (${r.limitedBy})`}, load ${r.loadavg1}`}`);
       }
     }
     if (o.parts !== 'cpu') {

@@ -54,9 +54,13 @@ export function runtimeProcesses(pid: number): number[] {
   return own === undefined ? [] : processTree(pid).filter((p) => comm(p) === own);
 }
 
-/** CPU ticks and RSS of a process tree (a cluster primary's workers count as the target too); null when none of it exists. */
-export function processTreeUsage(pid: number): { ticks: number; rssBytes: number } | null {
+/**
+ * CPU ticks (user + system, and user alone) and RSS of a process tree (a cluster primary's workers
+ * count as the target too); null when none of it exists.
+ */
+export function processTreeUsage(pid: number): { ticks: number; userTicks: number; rssBytes: number } | null {
   let ticks = 0;
+  let userTicks = 0;
   let rssKb = 0;
   let seen = 0;
   for (const p of processTree(pid)) {
@@ -65,13 +69,14 @@ export function processTreeUsage(pid: number): { ticks: number; rssBytes: number
       const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       ticks += Number(f[11]) + Number(f[12]);
+      userTicks += Number(f[11]);
       rssKb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
       seen++;
     } catch {
       // Exited between listing and reading.
     }
   }
-  return seen ? { ticks, rssBytes: rssKb * 1024 } : null;
+  return seen ? { ticks, userTicks, rssBytes: rssKb * 1024 } : null;
 }
 
 /** Bytes of /proc/net/tcp read when looking for a listener (~150 per socket): a bound, read once before the load. */

@@ -29,6 +29,8 @@ interface SessionEntry {
 const idsOf = (e: SessionEntry): string[] => (typeof e.ids === 'string' ? [e.ids] : e.ids);
 
 interface StreamState {
+  /** The stream's name: every stored message refers to this one string, not to its own copy. */
+  name: string;
   epoch: string;
   /** Last offset assigned; the counter survives TTL eviction of the entries themselves. */
   last: number;
@@ -40,12 +42,6 @@ interface StreamState {
 
 /** A stream's share of the byte budget: its fixed overhead and its name. */
 export const streamCost = (name: string): number => STREAM_OVERHEAD_BYTES + name.length;
-
-/** One stored entry in global store order, for the whole-broker byte cap (stale once its stream trimmed it). */
-interface Stored {
-  s: StreamState;
-  offset: number;
-}
 
 
 export interface MemoryBrokerOptions extends BrokerOptions {
@@ -98,8 +94,13 @@ export class MemoryBroker implements Broker {
   private historyBytes = 0;
   private historyEvictedBytes = 0;
   private historyEvictedMessages = 0;
-  /** Store order across streams (oldest first from `orderHead`): the whole-broker cap evicts from here. */
-  private order: Stored[] = [];
+  /**
+   * Store order across streams (oldest first from `orderHead`): the whole-broker cap evicts from
+   * here. The stored messages themselves (stale once their stream trimmed them), not a record per
+   * message: every message is retained for the history's life, and an object more each doubled
+   * what the garbage collector promotes and marks per publish besides the message itself.
+   */
+  private order: StreamMessage[] = [];
   private orderHead = 0;
   /** Idempotency key -> expiry (ms); insertion order is expiry order (one window), so the head expires first. */
   private readonly idem = new Map<string, number>();
@@ -135,20 +136,24 @@ export class MemoryBroker implements Broker {
           this.idem.delete(hk);
         }
       }
-      const msg: StreamMessage = { stream: it.stream, message: it.message };
-      if (it.exclude !== undefined) msg.exclude = it.exclude;
-      if (!it.transient) {
-        const s = this.streamFor(it.stream, nowMs);
+      // A stored message is built whole: one object, its fields in the object itself (fields
+      // added one by one after a two-field literal spill into a second object), and it lives
+      // as long as the history, so it is what the garbage collector promotes and marks.
+      const s = it.transient ? undefined : this.streamFor(it.stream, nowMs);
+      let msg: StreamMessage;
+      if (s === undefined) msg = { stream: it.stream, message: it.message };
+      else {
         this.trimExpired(s, nowMs);
-        msg.epoch = s.epoch;
-        msg.offset = ++s.last;
-        msg.ts = Math.floor(nowMs / 1000);
+        msg = { stream: s.name, message: it.message, epoch: s.epoch, offset: ++s.last, ts: Math.floor(nowMs / 1000) };
+      }
+      if (it.exclude !== undefined) msg.exclude = it.exclude;
+      if (s !== undefined) {
         s.lastAddMs = nowMs;
         s.entries.push(msg);
         s.bytes += msg.message.length;
         this.historyBytes += msg.message.length;
         this.storedCount++;
-        if (this.opts.historyMaxBytes !== undefined) this.order.push({ s, offset: msg.offset });
+        if (this.opts.historyMaxBytes !== undefined) this.order.push(msg);
         const maxStream = this.opts.historyStreamMaxBytes ?? Infinity;
         // Count and bytes per stream; the newest entry always stays (a message fits by the size limit).
         while (s.entries.length > this.opts.historyLimit || (s.bytes > maxStream && s.entries.length > 1)) this.dropHead(s, true);
@@ -171,7 +176,7 @@ export class MemoryBroker implements Broker {
   }
 
   historySync(stream: string, position: HistoryPosition, page?: HistoryPage): HistoryResult {
-    const s = this.live.get(stream) ?? this.quiet.get(stream);
+    const s = this.stateOf(stream);
     // The sweep only empties streams whose whole history expired: an active stream's expired head goes here.
     if (s) this.trimExpired(s, this.now());
     if ('since' in position) {
@@ -401,14 +406,26 @@ export class MemoryBroker implements Broker {
   /** Evict the oldest stored message still held, whichever stream holds it; false when none is. */
   private dropOldest(): boolean {
     while (this.orderHead < this.order.length) {
-      const { s, offset } = this.order[this.orderHead++]!;
-      // Live only if still its stream's head (TTL, count and stream caps trim heads too; an evicted stream holds none).
-      if (s.entries[0]?.offset === offset) {
+      const m = this.order[this.orderHead++]!;
+      // Live only if still its stream's head (TTL, count and stream caps trim heads too; an evicted
+      // stream holds none, and one published again since is a new state with other messages).
+      const s = this.stateOf(m.stream);
+      if (s !== undefined && s.entries[0] === m) {
         this.dropHead(s, true);
         return true;
       }
     }
     return false;
+  }
+
+  private stateOf(stream: string): StreamState | undefined {
+    return this.live.get(stream) ?? this.quiet.get(stream);
+  }
+
+  /** The message is still held: its stream's current state (same epoch) has not trimmed past it. */
+  private holds(m: StreamMessage): boolean {
+    const head = this.stateOf(m.stream)?.entries[0];
+    return head !== undefined && head.epoch === m.epoch && head.offset! <= m.offset!;
   }
 
   private compactOrder(): void {
@@ -418,7 +435,7 @@ export class MemoryBroker implements Broker {
       this.orderHead = 0;
     }
     if (this.order.length - this.orderHead > 2 * this.storedCount + 1024) {
-      this.order = this.order.slice(this.orderHead).filter(({ s, offset }) => s.entries.length > 0 && s.entries[0]!.offset! <= offset);
+      this.order = this.order.slice(this.orderHead).filter((m) => this.holds(m));
       this.orderHead = 0;
     }
   }
@@ -434,7 +451,7 @@ export class MemoryBroker implements Broker {
     if (s) this.live.delete(stream);
     else if ((s = this.quiet.get(stream))) this.quiet.delete(stream);
     else {
-      s = { epoch: `${this.epoch}-${(this.generation++).toString(36)}`, last: 0, entries: [], lastAddMs: nowMs, bytes: 0 };
+      s = { name: stream, epoch: `${this.epoch}-${(this.generation++).toString(36)}`, last: 0, entries: [], lastAddMs: nowMs, bytes: 0 };
       this.streamBytes += streamCost(stream);
       const max = this.opts.maxStreams ?? DEFAULT_MAX_STREAMS;
       // The new stream is not in a map yet, so it cannot be the one pushed out.

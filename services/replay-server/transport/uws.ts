@@ -11,12 +11,14 @@ import type { ListenerHooks, TransportListener, UpgradeInfo } from './types.ts';
  * The fields uWS keeps for us on each socket (user data is copied onto the socket object, so
  * `getUserData()` is the socket itself). `c`: the upgrade's parts until `open`, then the
  * Connection, undefined once uWS closed it (any call on a closed uWS socket throws). `k`: the
- * batch in progress; a field because every write asks for it (a socket-to-batch map cost a hash
- * lookup on every delivery of a fan-out that corked any socket).
+ * batch in progress, and `p`: fields, not maps or sets keyed by socket, because every delivery
+ * reads them (a hash lookup per delivery, measured in the fan-out's profile).
  */
 interface User {
   c: UpgradeInfo | Connection | undefined;
   k: Corked | undefined;
+  /** Pressured: the last send left bytes in uWS's buffer (see `sendOne`). */
+  p: boolean;
 }
 type Ws = UwsSocket<User> & User;
 
@@ -30,25 +32,24 @@ interface Corked {
 const drainWaiters = new WeakMap<Ws, () => void>();
 
 /**
- * Sockets whose last send left bytes in uWS's buffer. uWS's send answers SUCCESS (1) only when
- * nothing is left buffered, so only these are asked getBufferedAmount (a native call on every
- * delivery otherwise); a socket leaves once its buffer is empty. Frames sent inside a cork may
- * answer SUCCESS and still leave bytes behind at the uncork: the next send then answers
+ * `p`: the socket's last send left bytes in uWS's buffer. uWS's send answers SUCCESS (1) only
+ * when nothing is left buffered, so only such a socket is asked getBufferedAmount (a native call
+ * on every delivery otherwise); the mark clears once its buffer is empty. Frames sent inside a
+ * cork may answer SUCCESS and still leave bytes behind at the uncork: the next send then answers
  * BACKPRESSURE, so at most one more frame passes the connection's check (the one a check
  * before writing always lets over the mark).
  */
-const pressured = new Set<Ws>();
 const SUCCESS = 1;
 const sendOne = (ws: Ws, frame: Buffer) => {
-  if (ws.send(frame, false) !== SUCCESS) pressured.add(ws);
+  if (ws.send(frame, false) !== SUCCESS) ws.p = true;
 };
 const sendAll = (ws: Ws, frames: readonly Buffer[]) => {
   for (const f of frames) sendOne(ws, f);
 };
 const bufferedAmount = (ws: Ws): number => {
-  if (pressured.size === 0 || !pressured.has(ws)) return 0;
+  if (!ws.p) return 0;
   const n = ws.getBufferedAmount();
-  if (n === 0) pressured.delete(ws);
+  if (n === 0) ws.p = false;
   return n;
 };
 
@@ -153,7 +154,7 @@ export function createUwsListener(h: ListenerHooks, sharePort = false): Transpor
       };
       // Which process accepted the socket (as the ws transport's header).
       res.writeStatus('101 Switching Protocols').writeHeader('X-Rebound-Pid', pid);
-      res.upgrade<User>({ c: info, k: undefined }, req.getHeader('sec-websocket-key'), protocol, req.getHeader('sec-websocket-extensions'), context);
+      res.upgrade<User>({ c: info, k: undefined, p: false }, req.getHeader('sec-websocket-key'), protocol, req.getHeader('sec-websocket-extensions'), context);
     },
     open(sock) {
       const ws = sock as Ws;
@@ -181,7 +182,6 @@ export function createUwsListener(h: ListenerHooks, sharePort = false): Transpor
       // frame: 1006 with its reason ("Received too big message"); a plain TCP drop has none.
       ws.k = undefined;
       drainWaiters.delete(ws);
-      pressured.delete(ws);
       if (c instanceof Connection) {
         if (code === 1006 && message.byteLength > 0) c.socketError();
         c.cleanup(); // aborts an outbox: its waiters see the connection closing
