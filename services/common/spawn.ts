@@ -122,7 +122,7 @@ export function forkListening(label: string, entry: string, opts: ForkOptions = 
     const onEarlyExit = (exitCode: number | null, signal: NodeJS.Signals | null) => {
       clearTimeout(timer);
       // Its last words may still be in the pipe: wait for it to close, a moment at most (a grandchild may hold it).
-      void childClosed(child, 1000).then(() => fail(`exited before listening (code ${exitCode}, signal ${signal})`, { exitCode, signal }));
+      void childEvent(child, 'close', 1000).then(() => fail(`exited before listening (code ${exitCode}, signal ${signal})`, { exitCode, signal }));
     };
     const timer = setTimeout(() => {
       child.off('exit', onEarlyExit);
@@ -190,11 +190,11 @@ export async function respawn(handle: ServiceHandle, retryForMs = 10_000): Promi
   }
 }
 
-/** Resolves when `child`'s stdio pipes have closed too (after its exit), or after `ms`. */
-function childClosed(child: ChildProcess, ms: number): Promise<void> {
+/** Resolves on the child's `event` ('exit'; 'close': its stdio pipes have ended too), or after `ms` when given. */
+function childEvent(child: ChildProcess, event: 'exit' | 'close', ms?: number): Promise<void> {
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    child.once('close', () => {
+    const t = ms === undefined ? undefined : setTimeout(resolve, ms);
+    child.once(event, () => {
       clearTimeout(t);
       resolve();
     });
@@ -203,12 +203,5 @@ function childClosed(child: ChildProcess, ms: number): Promise<void> {
 
 /** Resolves when `child` has exited (at once when it already has), or after `ms` when given. */
 export function childExited(child: ChildProcess, ms?: number): Promise<void> {
-  if (gone(child)) return Promise.resolve();
-  return new Promise((resolve) => {
-    const t = ms === undefined ? undefined : setTimeout(resolve, ms);
-    child.once('exit', () => {
-      clearTimeout(t);
-      resolve();
-    });
-  });
+  return gone(child) ? Promise.resolve() : childEvent(child, 'exit', ms);
 }
