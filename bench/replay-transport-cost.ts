@@ -202,20 +202,16 @@ async function cpuRun(s: Subject, o: Options, round: number, log: (l: string) =>
       origin: 'bench',
     });
     // The CPU ticks of the server's tree at the end of each step: the warm-up's, then the measured one's.
-    const marks: { at: number; ticks: number | null; userTicks: number | null }[] = [];
-    const mark = () => {
-      const u = processTreeUsage(h.pid);
-      marks.push({ at: performance.now(), ticks: u?.ticks ?? null, userTicks: u?.userTicks ?? null });
-    };
-    const ctx = { ...quietCtx(s, log, mark), url: h.httpUrl };
+    const marks: { at: number; usage: ReturnType<typeof processTreeUsage> }[] = [];
+    const ctx = { ...quietCtx(s, log, () => void marks.push({ at: performance.now(), usage: processTreeUsage(h.pid) })), url: h.httpUrl };
     const r = await opts.perScenario.S3!.run(ctx);
     const step: StepResult | undefined = r.steps[1];
     const [a, b] = marks;
-    if (!step || !a || !b || a.ticks === null || b.ticks === null) return { ...base, ...empty, flags: flagsOf(r), error: `no measured step (${r.steps.length} steps, ${marks.length} marks): ${r.failureMode ?? ''}` };
+    if (!step || !a?.usage || !b?.usage) return { ...base, ...empty, flags: flagsOf(r), error: `no measured step (${r.steps.length} steps, ${marks.length} marks): ${r.failureMode ?? ''}` };
     const delivered = step.ledger ? step.ledger.receivedDeliveries - step.ledger.unacceptedDeliveries : null;
     // /proc counts CPU in USER_HZ ticks of 10 ms.
-    const cpuSec = (b.ticks - a.ticks) / 100;
-    const userSec = (b.userTicks! - a.userTicks!) / 100;
+    const cpuSec = (b.usage.ticks - a.usage.ticks) / 100;
+    const userSec = (b.usage.userTicks - a.usage.userTicks) / 100;
     const m = step.metrics;
     return {
       ...base,

@@ -136,34 +136,36 @@ export class MemoryBroker implements Broker {
           this.idem.delete(hk);
         }
       }
-      // A stored message is built whole: one object, its fields in the object itself (fields
-      // added one by one after a two-field literal spill into a second object), and it lives
-      // as long as the history, so it is what the garbage collector promotes and marks.
-      const s = it.transient ? undefined : this.streamFor(it.stream, nowMs);
-      let msg: StreamMessage;
-      if (s === undefined) msg = { stream: it.stream, message: it.message };
-      else {
-        this.trimExpired(s, nowMs);
-        msg = { stream: s.name, message: it.message, epoch: s.epoch, offset: ++s.last, ts: Math.floor(nowMs / 1000) };
-      }
+      const msg: StreamMessage = it.transient ? { stream: it.stream, message: it.message } : this.store(it.stream, it.message, nowMs);
       if (it.exclude !== undefined) msg.exclude = it.exclude;
-      if (s !== undefined) {
-        s.lastAddMs = nowMs;
-        s.entries.push(msg);
-        s.bytes += msg.message.length;
-        this.historyBytes += msg.message.length;
-        this.storedCount++;
-        if (this.opts.historyMaxBytes !== undefined) this.order.push(msg);
-        const maxStream = this.opts.historyStreamMaxBytes ?? Infinity;
-        // Count and bytes per stream; the newest entry always stays (a message fits by the size limit).
-        while (s.entries.length > this.opts.historyLimit || (s.bytes > maxStream && s.entries.length > 1)) this.dropHead(s, true);
-        this.capTotal(s, nowMs);
-      }
       out.push(msg);
     }
     this.published += out.length;
     if (out.length > 0) for (const l of this.listeners) l(out);
     return out;
+  }
+
+  /**
+   * Store one message in its stream's history, under the count, byte and TTL caps. It is built
+   * whole: one object with its fields in the object itself (fields added one by one after a
+   * two-field literal spill into a second object), since it lives as long as the history and is
+   * what the garbage collector promotes and marks; its stream name is the stream's own string.
+   */
+  private store(stream: string, message: string, nowMs: number): StreamMessage {
+    const s = this.streamFor(stream, nowMs);
+    this.trimExpired(s, nowMs);
+    const msg: StreamMessage = { stream: s.name, message, epoch: s.epoch, offset: ++s.last, ts: Math.floor(nowMs / 1000) };
+    s.lastAddMs = nowMs;
+    s.entries.push(msg);
+    s.bytes += message.length;
+    this.historyBytes += message.length;
+    this.storedCount++;
+    if (this.opts.historyMaxBytes !== undefined) this.order.push(msg);
+    const maxStream = this.opts.historyStreamMaxBytes ?? Infinity;
+    // Count and bytes per stream; the newest entry always stays (a message fits by the size limit).
+    while (s.entries.length > this.opts.historyLimit || (s.bytes > maxStream && s.entries.length > 1)) this.dropHead(s, true);
+    this.capTotal(s, nowMs);
+    return msg;
   }
 
   async publish(items: readonly PublishItem[]): Promise<void> {
