@@ -1,5 +1,5 @@
 import type { DeliveryLedger } from './ledger.ts';
-import { DEFAULT_IN_FLIGHT_MS, deliveryPath, LOSS_CAUSES, tallyLoss, tallyOutcomes, type ClientTimeline, type LossByCause, type MessageWindow, type ResumeProtocol } from './loss-causes.ts';
+import { DEFAULT_IN_FLIGHT_MS, deliveryPath, LOSS_CAUSES, tallyLoss, tallyOutcomes, type ClassifyOptions, type ClientTimeline, type LossByCause, type MessageWindow, type ResumeProtocol } from './loss-causes.ts';
 
 /**
  * Records each client's timeline while a run goes (first subscription, every offline span, how
@@ -41,10 +41,13 @@ export class ClientTimelines {
   private readonly answeredAt: Float64Array;
   /** Replayed first deliveries per client (a weather condition's report sums its own). */
   private readonly replayed: Uint32Array;
+  /** The highest seq each client has received (a span records it when the client notices it is down). */
+  private readonly maxSeq: Uint32Array;
 
   constructor(clients: number, messages: number, private readonly protocol: ResumeProtocol, private readonly inFlightMs = DEFAULT_IN_FLIGHT_MS) {
     this.timelines = Array.from({ length: clients }, () => ({ spans: [] }));
     this.replayed = new Uint32Array(clients);
+    this.maxSeq = new Uint32Array(clients);
     this.sentAt = new Float64Array(messages + 1).fill(NaN);
     this.answeredAt = new Float64Array(messages + 1).fill(NaN);
   }
@@ -85,15 +88,17 @@ export class ClientTimelines {
     const t = this.timelines[i];
     if (!t || t.firstUpAt === undefined) return;
     const last = t.spans.at(-1);
+    const lastSeq = this.maxSeq[i]!;
     if (last && last.upAt === undefined) {
       // A span a disruption opened, noticed now: the notice says who ended the connection.
       if (last.reason === undefined) {
         last.reason = reason;
         if (detail !== undefined) last.detail = detail;
+        if (lastSeq > 0) last.lastSeq = lastSeq;
       }
       return;
     }
-    t.spans.push(detail === undefined ? { downAt: at, reason } : { downAt: at, reason, detail });
+    t.spans.push({ downAt: at, reason, ...(detail === undefined ? {} : { detail }), ...(lastSeq > 0 ? { lastSeq } : {}) });
   }
 
   /** Client `i` is subscribed (again); `restored`: the server said it restored the session. */
@@ -130,6 +135,7 @@ export class ClientTimelines {
    */
   arrival(i: number, seq: number): void {
     if (this.off) return;
+    if (seq > (this.maxSeq[i] ?? Infinity)) this.maxSeq[i] = seq;
     if (this.protocol === 'none') return;
     const last = this.timelines[i]?.spans.at(-1);
     if (!last) return;
@@ -144,6 +150,10 @@ export class ClientTimelines {
     // sends the missed packets ahead of its CONNECT, and the client hands them over first). A
     // span a disruption opened that the client has not noticed is still the old connection: live.
     if (last.reason !== undefined) this.replayed[i]!++;
+  }
+
+  private classifyOptions(): ClassifyOptions {
+    return { protocol: this.protocol, inFlightMs: this.inFlightMs, windowOf: (s) => this.windowOf(s) };
   }
 
   timeline(i: number): ClientTimeline {
@@ -161,7 +171,7 @@ export class ClientTimelines {
    * splits every first delivery above it by its path. Two passes over clients x messages.
    */
   lateReport(ledger: DeliveryLedger, of?: readonly number[]): LateReport {
-    const o = { protocol: this.protocol, inFlightMs: this.inFlightMs };
+    const o = this.classifyOptions();
     const BUCKETS = 600_000; // 10 min at 1 ms: anything slower counts in the last bucket
     const hist = new Uint32Array(BUCKETS + 1);
     let live = 0;
@@ -212,7 +222,7 @@ export class ClientTimelines {
       timelineOf: (k) => this.timelines[at(k)]!,
       windowOf: (s) => this.windowOf(s),
       lostDeliveries,
-      options: { protocol: this.protocol, inFlightMs: this.inFlightMs },
+      options: this.classifyOptions(),
     });
     // Report order: the union's.
     const ordered: LossByCause = {};

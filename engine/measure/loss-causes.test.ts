@@ -190,6 +190,30 @@ describe('ClientTimelines', () => {
       lateDeliveries: expect.objectContaining({ late: expect.any(Number) }),
     });
   });
+  it('a server cut with its reason owns what was queued behind the connection\'s last delivery, however late the client heard of it; a hole before that delivery stays lost while connected', () => {
+    // Messages every 100 ms from t=100; the client reads 1, 2, 4, 5 (3 is a hole), then stalls; the
+    // server cuts it while 6..10 wait in its queue, and the client hears of the cut at 3000 (after
+    // reading its backlog), 2 s after 10 was answered: beyond the 1 s in-flight margin.
+    const run = (reason: string, detail?: string) => {
+      const tl = new ClientTimelines(1, 12, 'history');
+      tl.connected(0, 0, false);
+      for (let s = 1; s <= 12; s++) tl.accepted(s, s * 100, s * 100 + 10);
+      const ledger = new DeliveryLedger(1, 12);
+      ledger.acceptAll();
+      for (const s of [1, 2, 4, 5]) (ledger.record(0, s), tl.arrival(0, s));
+      tl.disconnected(0, 3000, reason, detail);
+      tl.connected(0, 3500, false);
+      tl.history(0, false, 'offset_evicted');
+      for (const s of [11, 12]) (ledger.record(0, s), tl.arrival(0, s)); // sent before the reconnect: in the span
+      expect(tl.timeline(0).spans[0]!.lastSeq).toBe(5);
+      return tl.report(ledger, ledger.totals().lostDeliveries).lossByCause;
+    };
+    expect(run('server_closed', 'too_slow')).toEqual({ lost_while_connected: 1, too_slow: 5 });
+    expect(run('server_closed', 'server_restart')).toEqual({ lost_while_connected: 1, server_restarted: 5 });
+    // Our own drop, or a close without a stated reason: a silent stall stays the target's live loss.
+    expect(run('dropped')).toEqual({ lost_while_connected: 6 });
+    expect(run('server_closed')).toEqual({ lost_while_connected: 6 });
+  });
   it('a history answer read off the wire before the reconnect is announced still belongs to that reconnect', () => {
     const tl = new ClientTimelines(1, 1, 'history');
     tl.connected(0, 0, false);

@@ -134,6 +134,8 @@ export interface OfflineSpan {
   reason?: string;
   /** The server's reason when it gave one (`too_slow`, `server_restart`). */
   detail?: string;
+  /** The highest seq the client had received when it noticed it was down (absent: none yet). */
+  lastSeq?: number;
   /** What the reconnect that closed the span saw. */
   evidence?: ReconnectEvidence;
 }
@@ -158,25 +160,47 @@ export interface ClassifyOptions {
    * socket with it: such a message counts as lost while offline. Default 1000 ms.
    */
   inFlightMs?: number;
+  /**
+   * The publisher's windows: with them, a span the server ended for its own stated reason
+   * (`too_slow`, `server_restart`) also takes every message the server took after the last one
+   * that connection delivered, however long before the client noticed (a client behind a stalled
+   * reader hears of the cut only once it has read the backlog).
+   */
+  windowOf?: (seq: number) => MessageWindow | undefined;
 }
+
+/** Server-stated reasons whose span owns what the server dropped with the connection (see `windowOf`). */
+const SERVER_CUT_DETAILS: ReadonlySet<string | undefined> = new Set(['too_slow', 'server_restart']);
 
 export const DEFAULT_IN_FLIGHT_MS = 1000;
 
 /** The first offline span the message's window touches (the span widened by the in-flight margin before it). */
-function spanOf(t: ClientTimeline, m: MessageWindow, inFlightMs = DEFAULT_IN_FLIGHT_MS): OfflineSpan | undefined {
+function spanOf(t: ClientTimeline, m: MessageWindow, o: ClassifyOptions): OfflineSpan | undefined {
+  const from = (s: OfflineSpan) => s.downAt - (o.inFlightMs ?? DEFAULT_IN_FLIGHT_MS);
   for (const s of t.spans) {
-    const from = s.downAt - inFlightMs;
-    const to = s.upAt ?? Infinity;
-    if (m.answeredAt >= from && m.sentAt <= to) return s;
+    if (m.sentAt > (s.upAt ?? Infinity)) continue;
+    if (m.answeredAt >= from(s) || queuedAtCut(s, m, o)) return s;
   }
   return undefined;
+}
+
+/**
+ * `m` was queued behind the last delivery of a connection the server cut for a stated reason:
+ * the server had answered that delivery's publish before `m` was sent, so it ordered `m` after
+ * it, and the connection delivered nothing more. Bounded to server-stated cuts because those book
+ * the loss to the target either way; our own drop would move a silent stall to "offline".
+ */
+function queuedAtCut(s: OfflineSpan, m: MessageWindow, o: ClassifyOptions): boolean {
+  if (!o.windowOf || !s.lastSeq || !SERVER_CUT_DETAILS.has(s.detail)) return false;
+  const last = o.windowOf(s.lastSeq);
+  return last !== undefined && m.sentAt >= last.answeredAt;
 }
 
 /** The cause of losing message `m` at the client with timeline `t`. */
 export function classifyLoss(t: ClientTimeline, m: MessageWindow | undefined, o: ClassifyOptions): LossCause {
   if (!m || !Number.isFinite(m.sentAt) || !Number.isFinite(m.answeredAt)) return 'publisher_side';
   if (t.firstUpAt === undefined || m.answeredAt < t.firstUpAt) return 'before_first_connect';
-  const s = spanOf(t, m, o.inFlightMs);
+  const s = spanOf(t, m, o);
   if (!s) return 'lost_while_connected';
   return spanCause(s, o.protocol);
 }
@@ -255,7 +279,7 @@ export function tallyOutcomes(timelines: Iterable<ClientTimeline>, protocol: Res
  */
 export function deliveryPath(t: ClientTimeline, m: MessageWindow | undefined, o: ClassifyOptions): string {
   if (!m || !Number.isFinite(m.sentAt) || !Number.isFinite(m.answeredAt)) return 'live';
-  const s = spanOf(t, m, o.inFlightMs);
+  const s = spanOf(t, m, o);
   if (!s) return 'live';
   return s.upAt === undefined ? 'still_offline' : outcomeKey(resumeOutcome(o.protocol, s.evidence));
 }
