@@ -1,32 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryBroker } from '../../services/replay-server/broker/memory.ts';
-import type { PublishItem } from '../../services/replay-server/broker/types.ts';
-import { startTestServer, type TestServer } from '../../services/replay-server/testing.ts';
+import { LosesOneAnswer, startTestServer, type TestServer } from '../../services/replay-server/testing.ts';
 import { parseJitterOptions } from './options.ts';
 import { runJitter } from './run.ts';
-
-/**
- * A broker that stores and fans out one message, then loses its answer (a Redis killed between
- * running the publish script and replying), and refuses every retry of it: the replay server
- * answers 503 "may have been stored", then "not stored". The clients get the message anyway.
- * The run must say so (UNCONFIRMED_DELIVERED) and stay valid: the count is right, the publisher
- * just could not know.
- */
-class LosesOneAnswer extends MemoryBroker {
-  private lostKey: string | undefined;
-  constructor(private readonly seq: number) {
-    super({ historyLimit: 500, historyTtlSec: 300, sessionTtlSec: 300 });
-  }
-  override async publish(items: readonly PublishItem[]): Promise<void> {
-    const key = items[0]?.idempotencyKey;
-    if (key !== undefined && key === this.lostKey) throw new Error('Redis is down');
-    await super.publish(items);
-    if (key?.endsWith(`:${this.seq}`) && this.lostKey === undefined) {
-      this.lostKey = key;
-      throw Object.assign(new Error('the connection to Redis was lost mid-command, so the batch may have been stored'), { maybeStored: true });
-    }
-  }
-}
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -1,5 +1,7 @@
 import WebSocket from 'ws';
 import { createReplayServer, type ReplayServer, type ReplayServerDeps, type ReplayServerOptions } from './index.ts';
+import { MemoryBroker } from './broker/memory.ts';
+import type { PublishItem } from './broker/types.ts';
 import { SUBPROTOCOL_EXT } from './protocol/types.ts';
 
 /** A real redis-server per suite (--broker redis tests). */
@@ -171,3 +173,26 @@ export async function connectRaw(url: string, protocol?: string | string[], opts
 }
 
 export const sleepMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A broker that stores and fans out one message, then loses its answer (a Redis killed between
+ * running the publish script and replying), and refuses every retry of it: the replay server
+ * answers 503 "may have been stored", then "not stored". The clients get the message anyway.
+ * A run must say so (UNCONFIRMED_DELIVERED) and stay valid: the count is right, the publisher
+ * just could not know. `seq`: the run's message whose answer is lost.
+ */
+export class LosesOneAnswer extends MemoryBroker {
+  private lostKey: string | undefined;
+  constructor(private readonly seq: number) {
+    super({ historyLimit: 500, historyTtlSec: 300, sessionTtlSec: 300 });
+  }
+  override async publish(items: readonly PublishItem[]): Promise<void> {
+    const key = items[0]?.idempotencyKey;
+    if (key !== undefined && key === this.lostKey) throw new Error('Redis is down');
+    await super.publish(items);
+    if (key?.endsWith(`:${this.seq}`) && this.lostKey === undefined) {
+      this.lostKey = key;
+      throw Object.assign(new Error('the connection to Redis was lost mid-command, so the batch may have been stored'), { maybeStored: true });
+    }
+  }
+}

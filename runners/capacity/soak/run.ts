@@ -9,7 +9,7 @@ import { connectPhase } from '../../../engine/session/phases/connect.ts';
 import { publishPhase } from '../../../engine/session/phases/publish.ts';
 import { settlePhase } from '../../../engine/session/phases/settle.ts';
 import { logLines } from '../../../engine/session/present.ts';
-import { pct, type LossSummary } from '../../../engine/session/results.ts';
+import { deliveryFields, pct, type LossSummary } from '../../../engine/session/results.ts';
 import { RunSession } from '../../../engine/session/session.ts';
 import { pickClient } from '../../../engine/targets/index.ts';
 import { afterOffline } from '../../../engine/targets/reconnect.ts';
@@ -245,7 +245,10 @@ interface SoakOutcome {
 function judge(o: SoakOptions, r: SoakOutcome) {
   const { s, pr, connectedClients, series } = r;
   const totals = s.ledger.totals();
-  const enc = s.latency.encode();
+  // The delivery counts and rates every publish-and-listen run judges by: arrivals of a message
+  // whose publish outcome was unknown (the connection cut as the server died) stay outside them.
+  const f = deliveryFields(s, pr.published);
+  const enc = f.latencyHistogram;
   const lat = summarize(enc);
   const deliveredPct = pct(totals.receivedDeliveries - totals.unacceptedDeliveries, connectedClients * pr.published);
   const judgement = judgeSoak(series, { deliveredPct, lostDeliveries: totals.lostDeliveries, duplicates: totals.duplicates }, o);
@@ -261,12 +264,13 @@ function judge(o: SoakOptions, r: SoakOutcome) {
     // A target that stops accepting broadcasts mid-soak failed the soak (its throughput falls):
     // that is the soak's finding, so refused publishes warn instead of voiding the run.
     allowPublishFailures: true,
-    expectedDeliveries: totals.expectedDeliveries,
-    receivedDeliveries: totals.receivedDeliveries,
-    deliveryRatePct: pct(totals.receivedDeliveries, totals.expectedDeliveries),
-    deliveryRateOfConnectedPct: deliveredPct,
-    skewFloor: lat.skewFloor,
-    foreignMessages: s.foreign + totals.foreign,
+    expectedDeliveries: f.expectedDeliveries,
+    receivedDeliveries: f.receivedDeliveries,
+    unconfirmedDeliveries: f.unconfirmedDeliveries,
+    deliveryRatePct: f.deliveryRatePct,
+    deliveryRateOfConnectedPct: f.deliveryRateOfConnectedPct,
+    skewFloor: f.skewFloor,
+    foreignMessages: f.foreignMessages,
     elapsedMs: r.elapsedMs,
     plannedMs: soakPlannedMs(o),
     runner: r.runner,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { respawn, startService } from '../../../services/common/spawn.ts';
+import { LosesOneAnswer, startTestServer } from '../../../services/replay-server/testing.ts';
 import { sleep } from '../../../lib/time.ts';
 import { getTarget } from '../../../engine/targets/index.ts';
 import { scenario } from '../scenarios/soak.ts';
@@ -83,6 +84,26 @@ describe('soak against a target that dies', () => {
       expect(r.failureMode).toMatch(/disconnects/);
     } finally {
       await svc.stop().catch(() => {});
+    }
+  });
+});
+
+describe('soak: a message stored but never acknowledged', () => {
+  // What a server killed mid-publish does at random (the request written, the connection reset
+  // before the 201): here the broker loses one answer on purpose, so it happens every time.
+  it('its arrivals stay outside expected and the rates: UNCONFIRMED_DELIVERED, not RECEIVED_OVER_EXPECTED or DELIVERY_OVER_100', { timeout: 60_000 }, async () => {
+    const t = await startTestServer({}, { broker: new LosesOneAnswer(12) });
+    try {
+      const o = parseSoakOptions({ values: { target: 'replay', durationSec: 8, sampleSec: 2, warmupSec: 2, clients: 5, rate: 10, ramp: 100, drainSec: 1 }, origin: 'test' });
+      const r = await runSoak(ctx('replay', t.httpUrl), o);
+      const codes = r.validity.flags.map((f) => [f.code, f.severity]);
+      expect(codes, explain(r)).toContainEqual(['UNCONFIRMED_DELIVERED', 'warning']);
+      expect(codes).toContainEqual(['PARTIAL_PUBLISH', 'warning']);
+      expect(r.steps[0]!.ledger).toMatchObject({ unconfirmedDeliveries: 5, lostDeliveries: 0, expectedDeliveries: 5 * 79, receivedDeliveries: 5 * 80 });
+      expect(r.validity.valid, explain(r)).toBe(true);
+      expect(r.steps[0]!.metrics.deliveredPct).toBe(100);
+    } finally {
+      await t.close();
     }
   });
 });
