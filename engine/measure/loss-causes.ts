@@ -176,10 +176,10 @@ export const DEFAULT_IN_FLIGHT_MS = 1000;
 
 /** The first offline span the message's window touches (the span widened by the in-flight margin before it). */
 function spanOf(t: ClientTimeline, m: MessageWindow, o: ClassifyOptions): OfflineSpan | undefined {
-  const from = (s: OfflineSpan) => s.downAt - (o.inFlightMs ?? DEFAULT_IN_FLIGHT_MS);
+  const margin = o.inFlightMs ?? DEFAULT_IN_FLIGHT_MS;
   for (const s of t.spans) {
     if (m.sentAt > (s.upAt ?? Infinity)) continue;
-    if (m.answeredAt >= from(s) || queuedAtCut(s, m, o)) return s;
+    if (m.answeredAt >= s.downAt - margin || queuedAtCut(s, m, o)) return s;
   }
   return undefined;
 }

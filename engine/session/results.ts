@@ -1,6 +1,7 @@
 import { randomSeed } from '../../lib/rng.ts';
 import { summarize, type EncodedLatency, type LatencyReport } from '../measure/latency.ts';
 import type { ConnectionSummary } from '../measure/connections.ts';
+import type { LedgerTotals } from '../measure/ledger.ts';
 import type { RunnerHealth } from '../measure/runner-health.ts';
 import type { LossReport } from '../measure/client-timelines.ts';
 import type { PublisherResult } from '../measure/publisher.ts';
@@ -65,11 +66,12 @@ export interface RunFields extends LatencyReport, Omit<ConnectionSummary, 'lateC
 
 /**
  * The delivery part every publish-and-listen result carries, in the benchmark's field names, from
- * the session's ledger, latency recorder and connection book.
+ * the session's ledger, latency recorder and connection book. `totals`: the ledger's, when the
+ * caller has them already (one pass over clients x messages is enough).
  */
-export function deliveryFields(s: RunSession, published: number) {
+export function deliveryFields(s: RunSession, published: number, totals: LedgerTotals = s.ledger.totals()) {
   // `counts`: expected, received, lost, unaccepted and unconfirmed deliveries, in the ledger's (and the result's) order.
-  const { duplicates, outOfOrder, foreign, perfectClients, ...counts } = s.ledger.totals();
+  const { duplicates, outOfOrder, foreign, perfectClients, ...counts } = totals;
   const connects = s.book.summary();
   const enc = s.latency.encode();
   return {

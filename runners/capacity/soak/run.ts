@@ -1,5 +1,5 @@
 import { randomSeed } from '../../../lib/rng.ts';
-import { LatencyRecorder, summarize } from '../../../engine/measure/latency.ts';
+import { LatencyRecorder, summarize, type LatencyReport } from '../../../engine/measure/latency.ts';
 import { withTarget } from '../../../engine/measure/local-target.ts';
 import { watchRunner, type RunnerHealth } from '../../../engine/measure/runner-health.ts';
 import { watchTarget, type TargetUsage } from '../../../engine/measure/target-usage.ts';
@@ -247,9 +247,9 @@ function judge(o: SoakOptions, r: SoakOutcome) {
   const totals = s.ledger.totals();
   // The delivery counts and rates every publish-and-listen run judges by: arrivals of a message
   // whose publish outcome was unknown (the connection cut as the server died) stay outside them.
-  const f = deliveryFields(s, pr.published);
+  const f = deliveryFields(s, pr.published, totals);
   const enc = f.latencyHistogram;
-  const lat = summarize(enc);
+  const lat: LatencyReport = { latencyRawMs: f.latencyRawMs, latencyOverMinMs: f.latencyOverMinMs, skewFloor: f.skewFloor };
   const deliveredPct = pct(totals.receivedDeliveries - totals.unacceptedDeliveries, connectedClients * pr.published);
   const judgement = judgeSoak(series, { deliveredPct, lostDeliveries: totals.lostDeliveries, duplicates: totals.duplicates }, o);
   const core = checkValidity({
