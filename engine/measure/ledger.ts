@@ -125,6 +125,18 @@ export class DeliveryLedger {
     for (let s = 1; s <= this.messages; s++) if (this.accepted[s] === ACCEPTED && row[s] === 0) yield s;
   }
 
+  /**
+   * The first seq from `from` on that `client` has not got and `wanted` asks of it (by default:
+   * the target accepted the seq); messages + 1 when there is none.
+   */
+  firstMissing(client: number, from = 1, wanted?: (client: number, seq: number) => boolean): number {
+    const row = this.counts[client];
+    if (!row) return this.messages + 1;
+    let s = Math.max(1, from);
+    while (s <= this.messages && (row[s] !== 0 || !(wanted ? wanted(client, s) : this.accepted[s] === ACCEPTED))) s++;
+    return s;
+  }
+
   /** How many distinct messages the target accepted so far. */
   get acceptedMessages(): number {
     return this.acceptedCount;

@@ -35,7 +35,7 @@ describe('run engine', () => {
       const pub = await s.run(publishPhase({ url: svc.httpUrl, messages: 10, intervalMs: 10 }));
       expect(pub.result.published).toBe(10);
       const started = Date.now();
-      const settled = await s.run(settlePhase({ maxMs: 30_000, stepMs: 20, until: allDelivered }));
+      const settled = await s.run(settlePhase({ maxMs: 30_000, stepMs: 20, until: allDelivered(s) }));
       expect(settled.outcome).toBe('done');
       expect(Date.now() - started).toBeLessThan(5000);
       const d = deliveryFields(s, pub.result.published);
@@ -105,7 +105,7 @@ describe('run engine', () => {
     try {
       await s.run(connectPhase({ perSec: 200 }));
       const pub = await s.run(publishPhase({ url: svc.httpUrl, messages: 5, intervalMs: 10 }));
-      await s.run(settlePhase({ maxMs: 1500, stepMs: 50, until: allDelivered }));
+      await s.run(settlePhase({ maxMs: 1500, stepMs: 50, until: allDelivered(s) }));
       s.close();
       expect(pub.result.published).toBe(5);
       const loss = s.lossReport();

@@ -3,7 +3,7 @@ import { watchRunner, type RunnerHealth } from '../../engine/measure/runner-heal
 import { openFileLimit } from '../../engine/measure/runner-limits.ts';
 import { ClientFleet, droppedTracks, quantiles } from '../../engine/session/client-pool.ts';
 import { publishPhase } from '../../engine/session/phases/publish.ts';
-import { settlePhase } from '../../engine/session/phases/settle.ts';
+import { deliveredToAll, settlePhase } from '../../engine/session/phases/settle.ts';
 import { addMaps, pct, runIdentity } from '../../engine/session/results.ts';
 import { cancelled, relayPhases } from '../../engine/session/present.ts';
 import { getTarget } from '../../engine/targets/index.ts';
@@ -73,9 +73,9 @@ async function execute(o: AvalancheOptions, config: RestartConfig, events: Emitt
     const herd = await restartAndHerd({ o, config, events, target, runId, nodes, urls, front, fleet, sampler });
     const pubs = (await Promise.all(pub.phases)).map((p) => p.result);
     const publisherOf = (i: number) => (publisherUrls.length === 1 ? 0 : fleet.nodeOf(i));
-    const acceptedCount = pub.accepted.map((a) => a.reduce((n, v) => n + v, 0));
-    const wantTotal = fleet.tracks.reduce((n, t, i) => n + (t.connected ? acceptedCount[publisherOf(i)]! : 0), 0);
-    await s.run(settlePhase({ maxMs: o.settleMs, stepMs: 200, until: () => s.latency.count >= wantTotal }));
+    // Each client connected now waits for what its own publisher got accepted.
+    const connectedNow = fleet.tracks.map((t) => t.connected);
+    await s.run(settlePhase({ maxMs: o.settleMs, stepMs: 200, until: deliveredToAll(s.ledger, (i) => connectedNow[i]!, (i, seq) => pub.accepted[publisherOf(i)]![seq] === 1) }));
     cancelled(s);
     s.close();
     const endAt = Date.now();

@@ -10,7 +10,7 @@ import { processTreeUsage } from '../../engine/measure/target-usage.ts';
 import { checkValidity, type Validity } from '../../engine/measure/validity.ts';
 import { assertNever, ChildLink, forkChild } from '../../engine/measure/child-link.ts';
 import { publishPhase } from '../../engine/session/phases/publish.ts';
-import { settlePhase } from '../../engine/session/phases/settle.ts';
+import { allDelivered, settlePhase } from '../../engine/session/phases/settle.ts';
 import { addMaps, pct, publisherFields, runFields, sum, type RunFields } from '../../engine/session/results.ts';
 import { RunSession } from '../../engine/session/session.ts';
 import { replayRedisTarget } from '../../engine/targets/redis.ts';
@@ -250,7 +250,7 @@ export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: stri
     const ev = await event!;
     log(`${s}: publisher ${pr.published}/${messages} accepted, ${pr.failed} failed, ${pr.retried ?? 0} retries`);
     // Settle: until every client has every accepted message, or settleMs.
-    await session.run(settlePhase({ maxMs: Math.min(o.settleMs, limit - 10_000 - Date.now()), until: (x) => x.ledger.totals().lostDeliveries === 0 }));
+    await session.run(settlePhase({ maxMs: Math.min(o.settleMs, limit - 10_000 - Date.now()), until: allDelivered(session) }));
     const health = await watcher.stop(ev.eventAt, ev.returnAt);
     procs.forEach((p) => p.send({ type: 'stop' }));
     await untilAll(procs, (p) => p.stopped !== undefined, 10_000);

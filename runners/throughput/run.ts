@@ -40,7 +40,7 @@ export async function runThroughput(o: ThroughputOptions, url: string, hooks: Ru
     // Only accepted messages are expected of the target (engine/measure/ledger.ts).
     const { result: pr, t0 } = await s.run(publishPhase({ url: o.broadcastUrl ?? url, messages: o.total, intervalMs: o.intervalMs, payloadBytes: o.payloadBytes, broadcastKey: o.broadcastKey, progressEveryMs: 1000, ...(o.publisher === 'pool' ? { concurrency: o.publisherConcurrency } : {}) }));
     const publishingMs = Date.now() - t0;
-    await s.run(settlePhase({ label: 'drain', maxMs: o.drain * 1000, stepMs: 100, until: allDelivered }));
+    await s.run(settlePhase({ label: 'drain', maxMs: o.drain * 1000, stepMs: 100, until: allDelivered(s) }));
     s.close();
     const runner = health.stop();
     const d = deliveryFields(s, pr.published);

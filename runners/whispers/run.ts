@@ -6,7 +6,7 @@ import { DEFAULT_IN_FLIGHT_MS, resumeProtocolOf, tallyLoss, tallyOutcomes } from
 import { watchRunner, type RunnerHealth } from '../../engine/measure/runner-health.ts';
 import { checkValidity } from '../../engine/measure/validity.ts';
 import { connectPhase } from '../../engine/session/phases/connect.ts';
-import { settlePhase } from '../../engine/session/phases/settle.ts';
+import { deliveredToAll, settlePhase } from '../../engine/session/phases/settle.ts';
 import { logLines, relayProgress, type RunHooks } from '../../engine/session/present.ts';
 import { mergeLoss, pct, sum } from '../../engine/session/results.ts';
 import { RunSession } from '../../engine/session/session.ts';
@@ -55,7 +55,8 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHoo
     await whisperAll(run, t0);
     const publishEnd = Date.now();
     const { expected, roomsWithoutPeers } = expectedOf(run);
-    await s.run(settlePhase({ maxMs: o.settle, stepMs: 100, until: () => run.latency.count >= expected }));
+    const rooms = run.ledgers.map((l, room) => deliveredToAll(l, (row) => run.connected[run.globalOf(room, row)] === 1, wantedIn(run, room)));
+    await s.run(settlePhase({ maxMs: o.settle, stepMs: 100, until: () => rooms.every((delivered) => delivered()) }));
     s.close();
     const partial = report(run, { started, expected, roomsWithoutPeers, connectFailureCauses, publishingMs: publishEnd - t0, runner: health.stop() });
     const validity = checkValidity({ ...partial, totalMessages: partial.whispersSent, published: partial.whispersSent, elapsedMs: Date.now() - rampStart, plannedMs: whispersPlannedMs(o) });
@@ -76,6 +77,7 @@ function openRun(o: WhispersOptions, url: string, started: number, signal: Abort
   const perClient = whispersPerClient(o);
   const roomOf = (i: number) => i % o.rooms;
   const slotOf = (i: number) => Math.floor(i / o.rooms);
+  const globalOf = (room: number, slot: number) => slot * o.rooms + room;
   const members = Array.from({ length: o.rooms }, (_, r) => Math.floor(o.clients / o.rooms) + (r < o.clients % o.rooms ? 1 : 0));
   const ledgers = members.map((m) => new DeliveryLedger(m, m * perClient));
   const target = getTarget(o.target);
@@ -114,7 +116,7 @@ function openRun(o: WhispersOptions, url: string, started: number, signal: Abort
     },
   });
   const count = () => ({ connected: connected.reduce((a, b) => a + b, 0), published: sent.reduce((a, b) => a + b, 0), received: latency.count, deliveredPct: 0 });
-  return { o, target, runId, members, roomOf, slotOf, seqOf, ledgers, timelines, latency, connected, sent, books, count, s };
+  return { o, target, runId, members, roomOf, slotOf, globalOf, seqOf, ledgers, timelines, latency, connected, sent, books, count, s };
 }
 
 /** Every connected client whispers on its own phase inside the interval, so sends do not come in bursts. */
@@ -205,21 +207,26 @@ function report(run: WhispersRun, r: { started: number; expected: number; roomsW
   };
 }
 
+/** Which whispers member `row` of `room` is owed: each one its connected peers sent (seq k·m + slot + 1 is whisper k of `slot`). */
+function wantedIn({ members, connected, sent, globalOf }: WhispersRun, room: number): (row: number, seq: number) => boolean {
+  const m = members[room]!;
+  return (row, seq) => {
+    const slot = (seq - 1) % m;
+    const from = globalOf(room, slot);
+    return slot !== row && connected[from] === 1 && Math.floor((seq - 1) / m) < sent[from]!;
+  };
+}
+
 /** Loss by cause per room: a member's missing whispers are those its connected peers sent that never came. */
-function whisperLoss({ o, target, members, timelines, ledgers, connected, sent }: WhispersRun) {
+function whisperLoss(run: WhispersRun) {
+  const { target, members, timelines, ledgers, connected, globalOf } = run;
   const parts = members.map((m, room) => {
     const tl = timelines[room]!;
     const l = ledgers[room]!;
-    const global = (slot: number) => slot * o.rooms + room;
+    const wanted = wantedIn(run, room);
     const lostSeqsOf = function* (row: number) {
-      if (!connected[global(row)]) return;
-      for (let slot = 0; slot < m; slot++) {
-        if (slot === row || !connected[global(slot)]) continue;
-        for (let k = 0; k < sent[global(slot)]!; k++) {
-          const seq = k * m + slot + 1;
-          if (l.latencyOf(row, seq) === undefined) yield seq;
-        }
-      }
+      if (!connected[globalOf(room, row)]) return;
+      for (let seq = l.firstMissing(row, 1, wanted); seq <= l.messages; seq = l.firstMissing(row, seq + 1, wanted)) yield seq;
     };
     let lost = 0;
     for (let row = 0; row < m; row++) for (const _ of lostSeqsOf(row)) lost++;

@@ -1,4 +1,5 @@
 import type { SettleOutcome } from '../events.ts';
+import type { DeliveryLedger } from '../../measure/ledger.ts';
 import type { Phase, Session } from '../types.ts';
 
 export interface SettleConfig {
@@ -38,5 +39,26 @@ export function settlePhase(c: SettleConfig): Phase<{ outcome: SettleOutcome; wa
   };
 }
 
-/** Every client seen connected has every accepted message (distinct first deliveries). */
-export const allDelivered = (s: Session): boolean => s.ledger.acceptedMessages > 0 && s.latency.count >= s.book.connectedCount * s.ledger.acceptedMessages;
+/**
+ * A settle predicate: every client `waitedFor` names has each message `wanted` asks of it (by
+ * default, each the target accepted). Exact where a count of arrivals is not: an arrival outside
+ * that set (a publish refused after its broadcast went out, a client no longer waited for) fills
+ * nobody's hole, so the wait cannot end while an accepted message is still on its way (a count
+ * ended an avalanche's settle with its last message in flight, booked lost). A cursor per client
+ * passes each seq once, so a check costs what arrived since the last. Build it once publishing
+ * has ended: a seq must not become wanted behind a cursor.
+ */
+export function deliveredToAll(ledger: DeliveryLedger, waitedFor: (client: number) => boolean, wanted?: (client: number, seq: number) => boolean): () => boolean {
+  const next = new Int32Array(ledger.clients).fill(1);
+  return () => {
+    for (let c = 0; c < ledger.clients; c++) {
+      if (!waitedFor(c)) continue;
+      next[c] = ledger.firstMissing(c, next[c], wanted);
+      if (next[c]! <= ledger.messages) return false;
+    }
+    return true;
+  };
+}
+
+/** Every client seen connected has every accepted message (deliveredToAll; build it after publishing). */
+export const allDelivered = (s: Pick<Session, 'ledger' | 'book'>): (() => boolean) => deliveredToAll(s.ledger, (c) => s.book.has(c));

@@ -7,7 +7,7 @@ import type { PublisherResult } from '../../../engine/measure/publisher.ts';
 import { checkValidity } from '../../../engine/measure/validity.ts';
 import { connectPhase } from '../../../engine/session/phases/connect.ts';
 import { publishPhase } from '../../../engine/session/phases/publish.ts';
-import { settlePhase } from '../../../engine/session/phases/settle.ts';
+import { allDelivered, settlePhase } from '../../../engine/session/phases/settle.ts';
 import { logLines } from '../../../engine/session/present.ts';
 import { deliveryFields, pct, type LossSummary } from '../../../engine/session/results.ts';
 import { RunSession } from '../../../engine/session/session.ts';
@@ -146,7 +146,7 @@ export async function runSoak(ctx: ScenarioContext, o: SoakOptions): Promise<Sce
           stopWith: (at) => sampleWindows(ctx, o, { s, win, health, series, url, metrics: !svc }, at),
         }),
       );
-      await s.run(settlePhase({ label: 'drain', maxMs: o.drainSec * 1000, stepMs: 100, until: () => s.latency.count >= connectedClients * pr.published }));
+      await s.run(settlePhase({ label: 'drain', maxMs: o.drainSec * 1000, stepMs: 100, until: allDelivered(s) }));
       const u = usage?.stop(t0);
       if (u) fillFromUsage(series, u);
       s.close();
