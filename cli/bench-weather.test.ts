@@ -37,9 +37,12 @@ describe('npm run bench -- --weather', () => {
       expect(cond(t, 'laptop-sleep').lostDeliveries, t).toBeGreaterThan(0);
     }
     expect(cond('ws', 'laptop-sleep').lossByCause).toHaveProperty('offline_nothing_to_resume');
-    // Replay: the session is gone and so is the history it would have replayed.
+    // Replay: the session is gone and so is the history it would have replayed. A sleeper whose
+    // lid closed before its first message (the sleep starts 50-150 ms into publishing at this
+    // scale) had no offset and asked by time: no_offset. Never a resume that left a hole.
     const replaySleep = Object.keys(cond('replay', 'laptop-sleep').lossByCause ?? {});
-    expect(replaySleep.some((k) => k === 'session_expired' || k === 'history_evicted'), replaySleep.join()).toBe(true);
+    expect(replaySleep.length).toBeGreaterThan(0);
+    expect(replaySleep.every((k) => k === 'session_expired' || k === 'history_evicted' || k === 'no_offset'), replaySleep.join()).toBe(true);
     expect(Object.keys(cond('socketio-csr', 'laptop-sleep').lossByCause ?? {})).toContain('session_expired');
   });
 

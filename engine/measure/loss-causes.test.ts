@@ -74,8 +74,15 @@ describe('classifyLoss', () => {
 describe('spanCause', () => {
   it('a resume that said it filled the gap, yet a message is missing: the resume left a hole', () => {
     expect(spanCause(closed(0, 1, { evidence: { restored: true } }), 'history')).toBe('resume_incomplete');
-    expect(spanCause(closed(0, 1, { evidence: { restored: false, history: { ok: true } } }), 'history')).toBe('resume_incomplete');
+    expect(spanCause(closed(0, 1, { lastSeq: 3, evidence: { restored: false, history: { ok: true } } }), 'history')).toBe('resume_incomplete');
+    expect(spanCause(closed(0, 1, { lastSeq: 3, evidence: { restored: true, history: { ok: true } } }), 'history')).toBe('resume_incomplete');
     expect(spanCause(closed(0, 1, { evidence: { restored: true } }), 'session')).toBe('resume_incomplete');
+  });
+  it('a history filled for a client that had got no message yet was asked by time (since): no offset, not a hole in the resume', () => {
+    expect(spanCause(closed(0, 1, { evidence: { restored: false, history: { ok: true } } }), 'history')).toBe('no_offset');
+    expect(spanCause(closed(0, 1, { evidence: { restored: true, history: { ok: true } } }), 'history')).toBe('no_offset');
+    // A restore with no history answer keeps its own reading.
+    expect(spanCause(closed(0, 1, { evidence: { restored: true } }), 'history')).toBe('resume_incomplete');
   });
   it("the server's reason for cutting the client outranks the failed resume", () => {
     const rejected = { restored: false, history: { ok: false } };

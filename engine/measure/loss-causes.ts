@@ -20,7 +20,11 @@ const REJECT_CAUSES = [
   'history_evicted',
   /** The client's position named an epoch the broker no longer has (it came back empty). */
   'epoch_changed',
-  /** The client came back without a position to resume from, and no session was restored. */
+  /**
+   * The client came back without a position to resume from: no session was restored and nothing
+   * was asked, or it had not got its first message yet and so asked by time (AnyCable's `since`),
+   * which the server answers with what its history still holds, unable to see a hole.
+   */
   'no_offset',
   /**
    * The server restarted and the resume did not make up for it: it said so (disconnect
@@ -209,6 +213,9 @@ export function classifyLoss(t: ClientTimeline, m: MessageWindow | undefined, o:
 export function spanCause(s: OfflineSpan, protocol: ResumeProtocol): LossCause {
   if (s.upAt === undefined) return 'not_back_by_end';
   const out = resumeOutcome(protocol, s.evidence);
+  // A history filled for a client that had got nothing yet was asked by time: confirming what is
+  // left is the protocol's own answer to that, so the hole is the missing offset's, not the resume's.
+  if (out.kind === 'history_filled' && !s.lastSeq) return 'no_offset';
   if (out.kind === 'session_restored' || out.kind === 'history_filled') return 'resume_incomplete';
   // The server's own reason for cutting the client outranks the resume that could not repair it.
   if (s.detail === 'too_slow') return 'too_slow';
