@@ -118,11 +118,9 @@ export class DeliveryLedger {
     return out;
   }
 
-  /** The accepted seqs `client` never got, ascending. */
-  *lostSeqsOf(client: number): Generator<number> {
-    const row = this.counts[client];
-    if (!row) return;
-    for (let s = 1; s <= this.messages; s++) if (this.accepted[s] === ACCEPTED && row[s] === 0) yield s;
+  /** The seqs `client` never got, ascending: the accepted ones, or those `wanted` asks of it. */
+  *lostSeqsOf(client: number, wanted?: (client: number, seq: number) => boolean): Generator<number> {
+    for (let s = this.firstMissing(client, 1, wanted); s <= this.messages; s = this.firstMissing(client, s + 1, wanted)) yield s;
   }
 
   /**

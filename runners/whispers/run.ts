@@ -226,7 +226,7 @@ function whisperLoss(run: WhispersRun) {
     const wanted = wantedIn(run, room);
     const lostSeqsOf = function* (row: number) {
       if (!connected[globalOf(room, row)]) return;
-      for (let seq = l.firstMissing(row, 1, wanted); seq <= l.messages; seq = l.firstMissing(row, seq + 1, wanted)) yield seq;
+      yield* l.lostSeqsOf(row, wanted);
     };
     let lost = 0;
     for (let row = 0; row < m; row++) for (const _ of lostSeqsOf(row)) lost++;
