@@ -5,6 +5,8 @@
  * too (REDIS_STREAM_OVERHEAD_BYTES); use a scratch Redis, the bench writes under `bench-streams:`.
  *
  *   node --expose-gc --import tsx bench/replay-streams.ts [--streams 200000] [--redis redis://127.0.0.1:6379]
+ *
+ * First, the heap per retained message of full histories (1,000 streams x 100), besides the texts.
  */
 import { parseArgs } from 'node:util';
 import { MemoryBroker } from '../services/replay-server/broker/memory.ts';
@@ -14,6 +16,28 @@ const { values } = parseArgs({ options: { streams: { type: 'string', default: '2
 const total = Number(values.streams);
 if (!Number.isInteger(total) || total < 1000 || total > 10_000_000) throw new Error('--streams must be an integer from 1000 to 10000000');
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+
+// Full histories, measured first on a fresh heap: what one retained message costs the heap
+// besides its text, at the default history of 100 per stream (the texts are made first and held
+// here, so only the broker's own structures grow between the two measurements).
+{
+  const streams = 1000;
+  const perStream = 100;
+  const texts = Array.from({ length: streams * perStream }, (_, i) => Buffer.from(`{"k":"bench","seq":${String(i).padStart(12, '0')},"pad":"${'x'.repeat(18)}"}`).toString('latin1'));
+  const full = new MemoryBroker({ historyLimit: perStream, historyTtlSec: 300, sessionTtlSec: 300, sweepIntervalMs: 1e9, maxStreams: streams, now: () => 1_000_000_000 });
+  // Every stream exists with one message, so the measured fill creates none.
+  for (let i = 0; i < streams; i++) full.publishSync([{ stream: `bench/full-${i}`, message: '{}' }]);
+  gc();
+  gc();
+  const held = process.memoryUsage().heapUsed;
+  for (let i = 0; i < texts.length; i++) full.publishSync([{ stream: `bench/full-${i % streams}`, message: texts[i]! }]);
+  gc();
+  gc();
+  const after = process.memoryUsage().heapUsed;
+  // The fill leaves `perStream` retained per stream where there was one.
+  console.log(`full histories: ${streams} streams x ${perStream} messages of ${texts[0]!.length} characters: ${Math.round((after - held) / (streams * (perStream - 1)))} bytes of heap per retained message besides its text`);
+  await full.close();
+}
 
 let now = 1_000_000_000;
 const b = new MemoryBroker({ historyLimit: 100, historyTtlSec: 300, sessionTtlSec: 300, sweepIntervalMs: 1e9, maxStreams: total, now: () => now });
@@ -38,6 +62,7 @@ for (const target of [total / 20, total / 4, total].map(Math.round)) {
 }
 await b.close();
 console.table(rows);
+
 
 if (values.redis) {
   const n = Math.min(total, 20_000);

@@ -9,8 +9,8 @@ export const DEFAULT_IDEMPOTENCY_WINDOW_SEC = 300;
 /**
  * What one stream costs besides its messages and its name (map slot, state object, epoch string,
  * entries array), counted with the messages against historyMaxBytes so that many tiny streams hit
- * the budget too. bench/replay-streams.ts measured about 440 bytes of heap per stream holding one
- * message, of which about 170 are the message's own entry.
+ * the budget too. bench/replay-streams.ts measured about 320 bytes of heap per stream holding one
+ * small message.
  */
 export const STREAM_OVERHEAD_BYTES = 320;
 /** Streams kept by default (memory and Redis brokers); the least recently published goes first. */
@@ -28,16 +28,73 @@ interface SessionEntry {
 
 const idsOf = (e: SessionEntry): string[] => (typeof e.ids === 'string' ? [e.ids] : e.ids);
 
+/**
+ * One stream's history. The retained messages are stored as their text and stamp only, oldest
+ * first, and their offsets are implied: retained offsets are contiguous (only the oldest is ever
+ * dropped), the newest being `last`. A `StreamMessage` is built when one is handed out (a publish's
+ * fan-out, a history page) and dies young; a stored object per message (with the stream, epoch
+ * and offset in it) was what every publish made the garbage collector promote and then mark for
+ * the history's life, besides the text itself.
+ */
 interface StreamState {
-  /** The stream's name: every stored message refers to this one string, not to its own copy. */
+  /** The stream's name: every handed-out message refers to this one string, not to its own copy. */
   name: string;
   epoch: string;
   /** Last offset assigned; the counter survives TTL eviction of the entries themselves. */
   last: number;
-  entries: StreamMessage[];
+  /**
+   * Retained message texts, a ring: `count` of them from index `head`, oldest first (offsets
+   * `last - count + 1` .. `last`); the capacity is a power of two and doubles when full. Dropping
+   * the oldest moves `head` (`shift()` re-laid the whole array out on every publish of a full
+   * history).
+   */
+  texts: Array<string | undefined>;
+  /** Unix seconds each was stored (`since` reads, the TTL), in the same slots as `texts`. */
+  stamps: number[];
+  head: number;
+  count: number;
   lastAddMs: number;
   /** Sum of the retained entries' message lengths. */
   bytes: number;
+}
+
+/** Offset of a stream's oldest retained message (`last + 1` when it holds none). */
+const firstOffset = (s: StreamState): number => s.last - s.count + 1;
+/** Ring slot of the `i`-th oldest retained message. */
+const slot = (s: StreamState, i: number): number => (s.head + i) & (s.texts.length - 1);
+const textAt = (s: StreamState, i: number): string => s.texts[slot(s, i)]!;
+const stampAt = (s: StreamState, i: number): number => s.stamps[slot(s, i)]!;
+/** The `i`-th oldest retained message, as handed out. */
+const messageAt = (s: StreamState, i: number): StreamMessage => ({ stream: s.name, message: textAt(s, i), epoch: s.epoch, offset: firstOffset(s) + i, ts: stampAt(s, i) });
+
+function append(s: StreamState, text: string, stamp: number): void {
+  if (s.count === s.texts.length) {
+    // Full: double, the oldest at slot 0.
+    const cap = Math.max(4, s.texts.length * 2);
+    const texts = new Array<string | undefined>(cap).fill(undefined);
+    const stamps = new Array<number>(cap).fill(0);
+    for (let i = 0; i < s.count; i++) {
+      texts[i] = textAt(s, i);
+      stamps[i] = stampAt(s, i);
+    }
+    s.texts = texts;
+    s.stamps = stamps;
+    s.head = 0;
+  }
+  const j = slot(s, s.count);
+  s.texts[j] = text;
+  s.stamps[j] = stamp;
+  s.count++;
+}
+
+/** Take the oldest retained text out of the ring (undefined when none is held). */
+function takeOldest(s: StreamState): string | undefined {
+  if (s.count === 0) return undefined;
+  const text = s.texts[s.head];
+  s.texts[s.head] = undefined;
+  s.head = (s.head + 1) & (s.texts.length - 1);
+  s.count--;
+  return text;
 }
 
 /** A stream's share of the byte budget: its fixed overhead and its name. */
@@ -96,11 +153,11 @@ export class MemoryBroker implements Broker {
   private historyEvictedMessages = 0;
   /**
    * Store order across streams (oldest first from `orderHead`): the whole-broker cap evicts from
-   * here. The stored messages themselves (stale once their stream trimmed them), not a record per
-   * message: every message is retained for the history's life, and an object more each doubled
-   * what the garbage collector promotes and marks per publish besides the message itself.
+   * here. Two parallel arrays, a stream's state and the message's offset (stale once its stream
+   * trimmed it), not an object per message: every entry lives as long as the history.
    */
-  private order: StreamMessage[] = [];
+  private orderStates: StreamState[] = [];
+  private orderOffsets: number[] = [];
   private orderHead = 0;
   /** Idempotency key -> expiry (ms); insertion order is expiry order (one window), so the head expires first. */
   private readonly idem = new Map<string, number>();
@@ -146,24 +203,26 @@ export class MemoryBroker implements Broker {
   }
 
   /**
-   * Store one message in its stream's history, under the count, byte and TTL caps. It is built
-   * whole: one object with its fields in the object itself (fields added one by one after a
-   * two-field literal spill into a second object), since it lives as long as the history and is
-   * what the garbage collector promotes and marks; its stream name is the stream's own string.
+   * Store one message in its stream's history, under the count, byte and TTL caps, and hand it out
+   * for the fan-out: one object built whole (fields added one by one after a two-field literal
+   * spill into a second object), its stream name the stream's own string.
    */
   private store(stream: string, message: string, nowMs: number): StreamMessage {
     const s = this.streamFor(stream, nowMs);
     this.trimExpired(s, nowMs);
     const msg: StreamMessage = { stream: s.name, message, epoch: s.epoch, offset: ++s.last, ts: Math.floor(nowMs / 1000) };
     s.lastAddMs = nowMs;
-    s.entries.push(msg);
+    append(s, message, msg.ts!);
     s.bytes += message.length;
     this.historyBytes += message.length;
     this.storedCount++;
-    if (this.opts.historyMaxBytes !== undefined) this.order.push(msg);
+    if (this.opts.historyMaxBytes !== undefined) {
+      this.orderStates.push(s);
+      this.orderOffsets.push(s.last);
+    }
     const maxStream = this.opts.historyStreamMaxBytes ?? Infinity;
     // Count and bytes per stream; the newest entry always stays (a message fits by the size limit).
-    while (s.entries.length > this.opts.historyLimit || (s.bytes > maxStream && s.entries.length > 1)) this.dropHead(s, true);
+    while (s.count > this.opts.historyLimit || (s.bytes > maxStream && s.count > 1)) this.dropHead(s, true);
     this.capTotal(s, nowMs);
     return msg;
   }
@@ -184,27 +243,31 @@ export class MemoryBroker implements Broker {
     if ('since' in position) {
       if (!s) return { ok: true, messages: [] };
       let i = 0;
-      while (i < s.entries.length && (s.entries[i]!.ts ?? 0) < position.since) i++;
-      return this.pageFrom(s.entries, i, page);
+      while (i < s.count && stampAt(s, i) < position.since) i++;
+      return this.pageFrom(s, i, page);
     }
     if (!s) return { ok: false, reason: 'stream_not_found' };
     if (position.epoch !== s.epoch) return { ok: false, reason: 'unknown_epoch' };
     const { offset } = position;
     if (offset > s.last) return { ok: false, reason: 'offset_ahead' };
     if (offset === s.last) return { ok: true, messages: [] };
-    const low = s.entries[0]?.offset ?? s.last + 1;
+    const low = firstOffset(s);
     // Everything after `offset` must still be retained, or the backlog would have a hole.
     if (offset + 1 < low) return { ok: false, reason: 'offset_evicted' };
-    return this.pageFrom(s.entries, offset + 1 - low, page);
+    return this.pageFrom(s, offset + 1 - low, page);
   }
 
-  /** Entries from index `i`: all of them, or a page of about `page.maxBytes` (at least one). */
-  private pageFrom(entries: StreamMessage[], i: number, page: HistoryPage | undefined): HistoryResult {
-    if (!page) return { ok: true, messages: entries.slice(i) };
-    let end = i;
-    let bytes = 0;
-    while (end < entries.length && (end === i || bytes + entries[end]!.message.length <= page.maxBytes)) bytes += entries[end++]!.message.length;
-    return end < entries.length ? { ok: true, messages: entries.slice(i, end), more: true } : { ok: true, messages: entries.slice(i, end) };
+  /** A stream's entries from index `i`: all of them, or a page of about `page.maxBytes` (at least one). */
+  private pageFrom(s: StreamState, i: number, page: HistoryPage | undefined): HistoryResult {
+    let end = s.count;
+    if (page) {
+      end = i;
+      let bytes = 0;
+      while (end < s.count && (end === i || bytes + textAt(s, end).length <= page.maxBytes)) bytes += textAt(s, end++).length;
+    }
+    const messages: StreamMessage[] = [];
+    for (let j = i; j < end; j++) messages.push(messageAt(s, j));
+    return end < s.count ? { ok: true, messages, more: true } : { ok: true, messages };
   }
 
   async history(stream: string, position: HistoryPosition, page?: HistoryPage): Promise<HistoryResult> {
@@ -336,21 +399,24 @@ export class MemoryBroker implements Broker {
   /** Drop a stream's expired head (reads and publishes call it; the sweep handles whole streams). */
   private trimExpired(s: StreamState, nowMs: number): void {
     const minTs = Math.floor(nowMs / 1000) - this.opts.historyTtlSec;
-    while (s.entries.length > 0 && (s.entries[0]!.ts ?? 0) < minTs) this.dropHead(s, false);
+    while (s.count > 0 && s.stamps[s.head]! < minTs) this.dropHead(s, false);
   }
 
   /** Drop all of a stream's entries at once: the expired ones by TTL, the rest counted as evicted. */
   private clearEntries(s: StreamState, minTs: number): void {
-    for (const e of s.entries) {
-      const n = e.message.length;
+    for (let i = 0; i < s.count; i++) {
+      const n = textAt(s, i).length;
       this.historyBytes -= n;
       this.storedCount--;
-      if ((e.ts ?? 0) >= minTs) {
+      if (stampAt(s, i) >= minTs) {
         this.historyEvictedBytes += n;
         this.historyEvictedMessages++;
       }
     }
-    s.entries = [];
+    s.texts = [];
+    s.stamps = [];
+    s.head = 0;
+    s.count = 0;
     s.bytes = 0;
   }
 
@@ -372,13 +438,14 @@ export class MemoryBroker implements Broker {
 
   /** Drop a stream's oldest entry; `evicted`: by a cap (counted), not by TTL. */
   private dropHead(s: StreamState, evicted: boolean): void {
-    const e = s.entries.shift();
-    if (!e) return;
-    s.bytes -= e.message.length;
-    this.historyBytes -= e.message.length;
+    const text = takeOldest(s);
+    if (text === undefined) return;
+    const n = text.length;
+    s.bytes -= n;
+    this.historyBytes -= n;
     this.storedCount--;
     if (evicted) {
-      this.historyEvictedBytes += e.message.length;
+      this.historyEvictedBytes += n;
       this.historyEvictedMessages++;
     }
   }
@@ -396,7 +463,7 @@ export class MemoryBroker implements Broker {
     while (this.historyBytes + this.streamBytes > max) {
       const lru = this.leastRecent();
       const evictable = lru !== undefined && lru[1] !== keep;
-      if (evictable && (lru[1].entries.length === 0 || Math.floor(lru[1].lastAddMs / 1000) < minTs)) this.evictStream(lru[0], lru[1], nowMs);
+      if (evictable && (lru[1].count === 0 || Math.floor(lru[1].lastAddMs / 1000) < minTs)) this.evictStream(lru[0], lru[1], nowMs);
       else if (!this.dropOldest()) {
         if (!evictable) break;
         this.evictStream(lru[0], lru[1], nowMs);
@@ -407,12 +474,12 @@ export class MemoryBroker implements Broker {
 
   /** Evict the oldest stored message still held, whichever stream holds it; false when none is. */
   private dropOldest(): boolean {
-    while (this.orderHead < this.order.length) {
-      const m = this.order[this.orderHead++]!;
-      // Live only if still its stream's head (TTL, count and stream caps trim heads too; an evicted
-      // stream holds none, and one published again since is a new state with other messages).
-      const s = this.stateOf(m.stream);
-      if (s !== undefined && s.entries[0] === m) {
+    while (this.orderHead < this.orderStates.length) {
+      const i = this.orderHead++;
+      const s = this.orderStates[i]!;
+      // Live only if still its stream's oldest (TTL, count and stream caps trim heads too; an
+      // evicted stream holds none, and one published again since is a new state).
+      if (this.holds(i) && this.orderOffsets[i] === firstOffset(s)) {
         this.dropHead(s, true);
         return true;
       }
@@ -424,20 +491,26 @@ export class MemoryBroker implements Broker {
     return this.live.get(stream) ?? this.quiet.get(stream);
   }
 
-  /** The message is still held: its stream's current state (same epoch) has not trimmed past it. */
-  private holds(m: StreamMessage): boolean {
-    const head = this.stateOf(m.stream)?.entries[0];
-    return head !== undefined && head.epoch === m.epoch && head.offset! <= m.offset!;
+  /** Store-order entry `i` is still held: its stream is the current state and has not trimmed past it. */
+  private holds(i: number): boolean {
+    const s = this.orderStates[i]!;
+    return this.stateOf(s.name) === s && this.orderOffsets[i]! >= firstOffset(s);
   }
 
   private compactOrder(): void {
     // Stale items (trimmed by other caps) pile up behind the head: compact now and then.
-    if (this.orderHead > 1024 && this.orderHead * 2 > this.order.length) {
-      this.order = this.order.slice(this.orderHead);
-      this.orderHead = 0;
-    }
-    if (this.order.length - this.orderHead > 2 * this.storedCount + 1024) {
-      this.order = this.order.slice(this.orderHead).filter((m) => this.holds(m));
+    const held = this.orderStates.length - this.orderHead;
+    if ((this.orderHead > 1024 && this.orderHead * 2 > this.orderStates.length) || held > 2 * this.storedCount + 1024) {
+      const filter = held > 2 * this.storedCount + 1024;
+      const states: StreamState[] = [];
+      const offsets: number[] = [];
+      for (let i = this.orderHead; i < this.orderStates.length; i++) {
+        if (filter && !this.holds(i)) continue;
+        states.push(this.orderStates[i]!);
+        offsets.push(this.orderOffsets[i]!);
+      }
+      this.orderStates = states;
+      this.orderOffsets = offsets;
       this.orderHead = 0;
     }
   }
@@ -453,7 +526,7 @@ export class MemoryBroker implements Broker {
     if (s) this.live.delete(stream);
     else if ((s = this.quiet.get(stream))) this.quiet.delete(stream);
     else {
-      s = { name: stream, epoch: `${this.epoch}-${(this.generation++).toString(36)}`, last: 0, entries: [], lastAddMs: nowMs, bytes: 0 };
+      s = { name: stream, epoch: `${this.epoch}-${(this.generation++).toString(36)}`, last: 0, texts: [], stamps: [], head: 0, count: 0, lastAddMs: nowMs, bytes: 0 };
       this.streamBytes += streamCost(stream);
       const max = this.opts.maxStreams ?? DEFAULT_MAX_STREAMS;
       // The new stream is not in a map yet, so it cannot be the one pushed out.
