@@ -7,23 +7,42 @@ import type { ShardClock } from '../merge/types.ts';
  * ticks over to a new millisecond is found by polling both. timeOrigin + now() alone is not the
  * wall clock: it is fixed at process start while Date.now() follows NTP's slewing, so in a
  * long-lived process the two part by milliseconds (seen: 2.5 ms), which an exchange measuring a
- * shard's Date.now() would book as that shard's offset. Bounded: a tick comes within 1 ms.
+ * shard's Date.now() would book as that shard's offset.
+ *
+ * The tick lies between the poll that still read the old millisecond and the first that read the
+ * new one. A busy machine can deschedule the thread between two polls, and then that pair bounds
+ * nothing (a loaded CI run anchored 7 ms off): such a tick is skipped and the next one taken.
+ * Bounded: a tick comes every millisecond, and after MAX_TICKS the tightest pair seen is used.
  */
+const TIGHT_POLL_MS = 0.05;
+const MAX_TICKS = 25;
 export function wallAnchor(): number {
-  const first = Date.now();
-  for (let i = 0; i < 1_000_000; i++) {
-    const p = performance.now();
-    const t = Date.now();
-    if (t !== first) return t - p;
+  let best = { gap: Infinity, anchor: Date.now() - performance.now() };
+  for (let tick = 0; tick < MAX_TICKS; tick++) {
+    let prevT = Date.now();
+    let prevP = performance.now();
+    for (let i = 0; i < 1_000_000; i++) {
+      const t = Date.now();
+      const p = performance.now();
+      if (t !== prevT) {
+        const gap = p - prevP;
+        if (gap < best.gap) best = { gap, anchor: t - (prevP + p) / 2 };
+        break;
+      }
+      prevT = t;
+      prevP = p;
+    }
+    if (best.gap < TIGHT_POLL_MS) break;
   }
-  return Date.now() - performance.now();
+  return best.anchor;
 }
 
 /**
  * Sub-millisecond wall clock (Date.now()'s clock, the one the runner stamps `sentAt`/arrivals
  * with), from a fresh anchor. One per round of exchanges, shared by every shard's: the anchor's
- * poll blocks the event loop for up to 1 ms, which would otherwise land inside the other shards'
- * round trips; a round is short, so slewing within it is negligible.
+ * poll blocks the event loop for about 1 ms (more only on a machine too busy to poll), which would
+ * otherwise land inside the other shards' round trips; a round is short, so slewing within it is
+ * negligible.
  */
 export function wallClock(): () => number {
   const anchor = wallAnchor();

@@ -36,11 +36,18 @@ describe('soak against each local target', () => {
       // minSlopeSpanSec is INSUFFICIENT_DURATION by design, never a pass or a fail.
       const memory = d.judgement.rules.find((x) => x.rule === 'memory')!;
       expect(['pass', 'insufficient'], explain(r)).toContain(memory.status);
-      const verdict = memory.status === 'pass' ? 'pass' : 'insufficient_duration';
+      // Latency may be left unjudged for the rig alone: a late window in which this process's own
+      // event loop lagged (four soaks share it, beside the other files' load) is left out of the
+      // rule and flagged SOAK_RIG_LAG; with no late window left the rule is unmeasured and the
+      // soak inconclusive, the target never blamed (CI-like load: 4 of 12 windows, 50-90 ms).
+      const latency = d.judgement.rules.find((x) => x.rule === 'latency')!;
+      expect(['pass', 'unmeasured'], explain(r)).toContain(latency.status);
+      if (latency.status === 'unmeasured') expect(r.validity.flags.map((f) => f.code), explain(r)).toContain('SOAK_RIG_LAG');
+      const verdict = memory.status === 'insufficient' ? 'insufficient_duration' : latency.status === 'unmeasured' ? 'inconclusive' : 'pass';
       expect(r.steps[0]!.metrics.verdict, explain(r)).toBe(verdict);
       expect(r.steps[0]!.pass).toBe(verdict === 'pass');
       expect(r.validity.valid).toBe(true);
-      expect(d.judgement.rules.map((x) => [x.rule, x.status])).toEqual([['throughput', 'pass'], ['memory', memory.status], ['latency', 'pass'], ['disconnects', 'pass'], ['delivery', 'pass']]);
+      expect(d.judgement.rules.map((x) => [x.rule, x.status])).toEqual([['throughput', 'pass'], ['memory', memory.status], ['latency', latency.status], ['disconnects', 'pass'], ['delivery', 'pass']]);
       expect(d.series).toHaveLength(15);
       // The series is measured, not invented: every window saw deliveries at ~20 clients x 10 msg/s, RSS from /proc.
       expect(d.rssSource).toBe('proc');
@@ -55,7 +62,7 @@ describe('soak against each local target', () => {
       expect(r.headline.value).toBe(verdict === 'pass' ? r.steps[0]!.metrics.sustainedDeliveriesPerSec : null);
       // The report draws this run's series.
       const [section] = scenario.sections([r]);
-      expect(section!.title).toBe(`Soak: ${target}: ${verdict === 'pass' ? 'PASS' : 'INSUFFICIENT_DURATION'}`);
+      expect(section!.title).toBe(`Soak: ${target}: ${{ pass: 'PASS', insufficient_duration: 'INSUFFICIENT_DURATION', inconclusive: 'INCONCLUSIVE' }[verdict]}`);
       const mem = section!.charts.find((c) => c.id === `soak-memory-${target}`)!;
       expect(mem.series[0]!.values).toEqual(d.series.map((w) => w.rssMb));
     });
