@@ -27,6 +27,7 @@ import { Hub, Subscription } from '../services/replay-server/hub/index.ts';
 import { brokerOptions } from '../services/replay-server/index.ts';
 import { resolveReplayOptions } from '../services/replay-server/options.ts';
 import { uwsOps } from '../services/replay-server/transport/uws.ts';
+import { currentCommit } from '../engine/measure/summary.ts';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '6' }, bodies: { type: 'string', default: '2000' }, out: { type: 'string' } } });
 const rounds = Number(values.rounds);
@@ -93,8 +94,6 @@ for (let r = 0; r < rounds; r++) {
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
 const r2 = (n: number) => Math.round(n * 100) / 100;
 const summary = {
-  bench: 'replay-publish-path',
-  date: new Date().toISOString(),
   rounds,
   messagesPerRound: bodies * PER_BODY,
   deliveriesPerMessage,
@@ -107,4 +106,6 @@ console.log(`µs of CPU per message (${deliveriesPerMessage} deliveries each), m
 console.log(`replay ${summary.usPerMessage.replay} (${summary.perRound.replay.join(' / ')})`);
 console.log(`uws    ${summary.usPerMessage.uws} (${summary.perRound.uws.join(' / ')})`);
 console.log(`ratio ${summary.ratio}; the replay server's own code costs ${summary.gapUsPerDelivery} µs more per delivery`);
-if (values.out) writeFileSync(values.out, `${JSON.stringify(summary, null, 2)}\n`);
+// The figure-file shape of docs/results/ (runners/perf-figures.test.ts): how it was made, then the result.
+const command = ['npx tsx bench/replay-publish-path.ts', ...(rounds !== 6 ? ['--rounds', String(rounds)] : []), ...(bodies !== 2000 ? ['--bodies', String(bodies)] : [])].join(' ');
+if (values.out) writeFileSync(values.out, `${JSON.stringify({ commit: currentCommit(), command, measuredAt: new Date().toISOString(), results: [summary] }, null, 2)}\n`);
