@@ -19,17 +19,16 @@ const MAX_TICKS = 25;
 export function wallAnchor(): number {
   let best = { gap: Infinity, anchor: Date.now() - performance.now() };
   for (let tick = 0; tick < MAX_TICKS; tick++) {
-    let prevT = Date.now();
+    const old = Date.now();
     let prevP = performance.now();
     for (let i = 0; i < 1_000_000; i++) {
       const t = Date.now();
       const p = performance.now();
-      if (t !== prevT) {
+      if (t !== old) {
         const gap = p - prevP;
         if (gap < best.gap) best = { gap, anchor: t - (prevP + p) / 2 };
         break;
       }
-      prevT = t;
       prevP = p;
     }
     if (best.gap < TIGHT_POLL_MS) break;

@@ -499,9 +499,8 @@ export class MemoryBroker implements Broker {
 
   private compactOrder(): void {
     // Stale items (trimmed by other caps) pile up behind the head: compact now and then.
-    const held = this.orderStates.length - this.orderHead;
-    if ((this.orderHead > 1024 && this.orderHead * 2 > this.orderStates.length) || held > 2 * this.storedCount + 1024) {
-      const filter = held > 2 * this.storedCount + 1024;
+    const filter = this.orderStates.length - this.orderHead > 2 * this.storedCount + 1024;
+    if (filter || (this.orderHead > 1024 && this.orderHead * 2 > this.orderStates.length)) {
       const states: StreamState[] = [];
       const offsets: number[] = [];
       for (let i = this.orderHead; i < this.orderStates.length; i++) {
