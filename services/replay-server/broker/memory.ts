@@ -491,10 +491,13 @@ export class MemoryBroker implements Broker {
     return this.live.get(stream) ?? this.quiet.get(stream);
   }
 
-  /** Store-order entry `i` is still held: its stream is the current state and has not trimmed past it. */
+  /**
+   * Store-order entry `i` is still held: its stream has not trimmed past it. No map lookup: a state
+   * that left the maps (evicted, or forgotten after its quiet time) holds nothing (clearEntries),
+   * and a quiet stream published again keeps its state and offsets above the old ones.
+   */
   private holds(i: number): boolean {
-    const s = this.orderStates[i]!;
-    return this.stateOf(s.name) === s && this.orderOffsets[i]! >= firstOffset(s);
+    return this.orderOffsets[i]! >= firstOffset(this.orderStates[i]!);
   }
 
   private compactOrder(): void {
