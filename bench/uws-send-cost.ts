@@ -70,7 +70,20 @@ if (values.role === 'client') {
   const { uws } = loaded;
   const socks: UwsSocket<object>[] = [];
   const app = uws.App();
-  app.ws<object>('/*', { idleTimeout: 0, sendPingsAutomatically: false, compression: 0, maxBackpressure: 1 << 30, open: (ws) => void socks.push(ws) });
+  let measuring = false;
+  app.ws<object>('/*', {
+    idleTimeout: 0,
+    sendPingsAutomatically: false,
+    compression: 0,
+    maxBackpressure: 1 << 30,
+    open: (ws) => void socks.push(ws),
+    // A send on a closed uWS socket throws: a connection lost while measuring ends the run, said so.
+    close: () => {
+      if (!measuring) return;
+      console.error('a client connection closed during the measurement');
+      stop(1);
+    },
+  });
   const port = await new Promise<number>((resolve, reject) =>
     app.listen('127.0.0.1', 0, 1, (token) => (token ? resolve(uws.us_socket_local_port(token)) : reject(new Error('uWS could not listen')))),
   );
@@ -79,13 +92,15 @@ if (values.role === 'client') {
   const kids: ChildProcess[] = [0, 1].map((i) =>
     fork(self, ['--role', 'client', '--port', String(port), '--count', String(i === 0 ? half : connections - half), '--host', `127.0.0.${2 + i}`], { execArgv: ['--import', 'tsx'] }),
   );
-  const stop = (code: number) => {
+  function stop(code: number): void {
+    measuring = false;
     for (const k of kids) k.kill();
     process.exit(code);
-  };
+  }
   const ready = Promise.all(kids.map((k) => new Promise((resolve, reject) => (k.once('message', resolve), k.once('exit', (c) => reject(new Error(`a client process exited (${c})`)))))));
   const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error(`clients not connected within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS).unref());
   await Promise.race([ready, timeout]).catch((e: Error) => (console.error(e.message), stop(1)));
+  measuring = true;
 
   const message = { k: 'bench-123', seq: 123456, t: Date.now() };
   const reference = Buffer.from(JSON.stringify({ stream: 's3-123', data: JSON.stringify(message) }));
