@@ -64,7 +64,11 @@ const firstOffset = (s: StreamState): number => s.last - s.count + 1;
 const slot = (s: StreamState, i: number): number => (s.head + i) & (s.texts.length - 1);
 const textAt = (s: StreamState, i: number): string => s.texts[slot(s, i)]!;
 const stampAt = (s: StreamState, i: number): number => s.stamps[slot(s, i)]!;
-/** The `i`-th oldest retained message, as handed out. */
+/**
+ * The `i`-th oldest retained message, as handed out (fan-out and history pages alike): one object
+ * built whole, one shape (fields added one by one after a two-field literal spill into a second
+ * object), its stream name the stream's own string.
+ */
 const messageAt = (s: StreamState, i: number): StreamMessage => ({ stream: s.name, message: textAt(s, i), epoch: s.epoch, offset: firstOffset(s) + i, ts: stampAt(s, i) });
 
 function append(s: StreamState, text: string, stamp: number): void {
@@ -204,15 +208,16 @@ export class MemoryBroker implements Broker {
 
   /**
    * Store one message in its stream's history, under the count, byte and TTL caps, and hand it out
-   * for the fan-out: one object built whole (fields added one by one after a two-field literal
-   * spill into a second object), its stream name the stream's own string.
+   * for the fan-out, built as every handed-out message is (`messageAt`).
    */
   private store(stream: string, message: string, nowMs: number): StreamMessage {
     const s = this.streamFor(stream, nowMs);
     this.trimExpired(s, nowMs);
-    const msg: StreamMessage = { stream: s.name, message, epoch: s.epoch, offset: ++s.last, ts: Math.floor(nowMs / 1000) };
+    s.last++;
     s.lastAddMs = nowMs;
-    append(s, message, msg.ts!);
+    append(s, message, Math.floor(nowMs / 1000));
+    // Handed out before the caps run: they may trim this very message from the history.
+    const msg = messageAt(s, s.count - 1);
     s.bytes += message.length;
     this.historyBytes += message.length;
     this.storedCount++;
@@ -399,7 +404,7 @@ export class MemoryBroker implements Broker {
   /** Drop a stream's expired head (reads and publishes call it; the sweep handles whole streams). */
   private trimExpired(s: StreamState, nowMs: number): void {
     const minTs = Math.floor(nowMs / 1000) - this.opts.historyTtlSec;
-    while (s.count > 0 && s.stamps[s.head]! < minTs) this.dropHead(s, false);
+    while (s.count > 0 && stampAt(s, 0) < minTs) this.dropHead(s, false);
   }
 
   /** Drop all of a stream's entries at once: the expired ones by TTL, the rest counted as evicted. */
@@ -477,9 +482,9 @@ export class MemoryBroker implements Broker {
     while (this.orderHead < this.orderStates.length) {
       const i = this.orderHead++;
       const s = this.orderStates[i]!;
-      // Live only if still its stream's oldest (TTL, count and stream caps trim heads too; an
-      // evicted stream holds none, and one published again since is a new state).
-      if (this.holds(i) && this.orderOffsets[i] === firstOffset(s)) {
+      // Live only if still its stream's oldest (TTL, count and stream caps trim heads too; a state
+      // that left the maps holds none, see `holds`).
+      if (this.orderOffsets[i] === firstOffset(s)) {
         this.dropHead(s, true);
         return true;
       }
