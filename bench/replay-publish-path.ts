@@ -5,7 +5,7 @@
  * JavaScript and garbage-collection part of a delivery that the S3 bench's kernel time and rig
  * noise hide (bench/replay-transport-cost.ts, docs/performance.md).
  *
- *   npx tsx bench/replay-publish-path.ts [--rounds 6] [--bodies 2000] [--out FILE]
+ *   npm run bench:replay-publish-path -- [--rounds 6] [--bodies 2000] [--out FILE]   (--help: every option)
  *
  * The S3 shape: 10,000 subscribers over 1,000 streams, bodies of 60 messages as the capacity
  * publisher batches them, the replay server's default options (history 100 per stream, the
@@ -15,7 +15,9 @@
  * that as JSON.
  */
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseCliOptions } from '../lib/cli.ts';
+import type { OptionTable } from '../lib/options.ts';
+import { commandLine } from '../engine/pages/command.ts';
 import { parseBroadcastBody } from '../services/common/broadcast.ts';
 import { resolveLimits } from '../services/common/limits.ts';
 import { createTopicHub } from '../services/common/topic-hub.ts';
@@ -29,11 +31,13 @@ import { resolveReplayOptions } from '../services/replay-server/options.ts';
 import { uwsOps } from '../services/replay-server/transport/uws.ts';
 import { currentCommit } from '../engine/measure/summary.ts';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '6' }, bodies: { type: 'string', default: '2000' }, out: { type: 'string' } } });
-const rounds = Number(values.rounds);
-const bodies = Number(values.bodies);
-if (!Number.isInteger(rounds) || rounds < 1 || rounds > 50) throw new Error('--rounds must be an integer from 1 to 50');
-if (!Number.isInteger(bodies) || bodies < 10 || bodies > 20_000) throw new Error('--bodies must be an integer from 10 to 20000');
+export const OPTIONS = {
+  rounds: { type: 'int', default: 6, min: 1, max: 50, doc: 'rounds; each times every subject once, subjects alternating' },
+  bodies: { type: 'int', default: 2000, min: 10, max: 20_000, doc: 'publisher bodies (60 messages each) timed per subject per round' },
+  out: { type: 'optional-string', default: undefined, doc: 'write the summary JSON here (the figure-file shape of docs/results/)' },
+} as const satisfies OptionTable;
+const o = parseCliOptions(OPTIONS);
+const { rounds, bodies } = o;
 
 const CONNECTIONS = 10_000;
 const STREAMS = 1000;
@@ -107,5 +111,5 @@ console.log(`replay ${summary.usPerMessage.replay} (${summary.perRound.replay.jo
 console.log(`uws    ${summary.usPerMessage.uws} (${summary.perRound.uws.join(' / ')})`);
 console.log(`ratio ${summary.ratio}; the replay server's own code costs ${summary.gapUsPerDelivery} µs more per delivery`);
 // The figure-file shape of docs/results/ (runners/perf-figures.test.ts): how it was made, then the result.
-const command = ['npx tsx bench/replay-publish-path.ts', ...(rounds !== 6 ? ['--rounds', String(rounds)] : []), ...(bodies !== 2000 ? ['--bodies', String(bodies)] : [])].join(' ');
-if (values.out) writeFileSync(values.out, `${JSON.stringify({ commit: currentCommit(), command, measuredAt: new Date().toISOString(), results: [summary] }, null, 2)}\n`);
+const command = commandLine('bench:replay-publish-path', OPTIONS, o);
+if (o.out) writeFileSync(o.out, `${JSON.stringify({ commit: currentCommit(), command, measuredAt: new Date().toISOString(), results: [summary] }, null, 2)}\n`);

@@ -5,10 +5,10 @@
  * but the sends runs in the server, so the figure is uWS's native send and the kernel's loopback
  * path: what bench/replay-transport-cost.ts's per-delivery CPU is made of before any server code.
  *
- *   npx tsx bench/uws-send-cost.ts [--rounds 5] [--phase-ms 5000] [--rate 60000] [--connections 10000] [--out FILE]
+ *   npm run bench:uws-send-cost -- [--rounds 5] [--phase-ms 5000] [--rate 60000] [--connections 10000] [--out FILE]   (--help: every option)
  *
  * The server holds `--connections` WebSocket clients (`ws`, in two child processes from 127.0.0.2
- * and 127.0.0.3, reading and dropping every frame) and sends `--rate` frames per second to them in
+ * and 127.0.0.3, reading and dropping every frame: bench/uws-send-cost-client.ts) and sends `--rate` frames per second to them in
  * turn, each phase `--phase-ms` long; rounds alternate the three frames after a warm-up phase.
  * Prints the median server CPU (user + system, every thread) per send of each frame and the ratios
  * to the reference frame, per round too; `--out` writes that as JSON (the figure-file shape of
@@ -17,56 +17,30 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseCliOptions, runCli } from '../lib/cli.ts';
+import { ReboundError } from '../lib/errors.ts';
+import type { OptionTable } from '../lib/options.ts';
 import { currentCommit } from '../engine/measure/summary.ts';
+import { commandLine } from '../engine/pages/command.ts';
 import { loadUws, type UwsSocket } from '../services/uws/load.ts';
 
-const { values } = parseArgs({
-  options: {
-    role: { type: 'string', default: 'server' },
-    port: { type: 'string' },
-    count: { type: 'string' },
-    host: { type: 'string' },
-    rounds: { type: 'string', default: '5' },
-    'phase-ms': { type: 'string', default: '5000' },
-    rate: { type: 'string', default: '60000' },
-    connections: { type: 'string', default: '10000' },
-    out: { type: 'string' },
-  },
-});
-
-/** An integer option within bounds, or a clear error. */
-function int(name: string, v: string | undefined, min: number, max: number): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name} must be an integer from ${min} to ${max} (got ${v})`);
-  return n;
-}
+export const OPTIONS = {
+  rounds: { type: 'int', default: 5, min: 1, max: 50, doc: 'rounds; each sends every frame for one phase, frames interleaved' },
+  phaseMs: { type: 'int', default: 5000, min: 500, max: 60_000, doc: 'length of one phase, ms' },
+  rate: { type: 'int', default: 60_000, min: 100, max: 200_000, doc: 'sends per second, over all connections in turn' },
+  // Two client processes of at most 10,000 each: a process opens at most 20,000 files here.
+  connections: { type: 'int', default: 10_000, min: 2, max: 20_000, doc: 'WebSocket connections held, half in each of two client processes' },
+  out: { type: 'optional-string', default: undefined, doc: 'write the summary JSON here (the figure-file shape of docs/results/)' },
+} as const satisfies OptionTable;
 
 const READY_TIMEOUT_MS = 60_000;
+const CLIENT = fileURLToPath(new URL('./uws-send-cost-client.ts', import.meta.url));
 
-if (values.role === 'client') {
-  // One of the two client processes: open `count` connections, read and drop every frame.
-  const { default: WebSocket } = await import('ws');
-  const port = int('port', values.port, 1, 65535);
-  const count = int('count', values.count, 1, 10_000);
-  let open = 0;
-  for (let i = 0; i < count; i++) {
-    const c = new WebSocket(`ws://127.0.0.1:${port}/`, { localAddress: values.host, perMessageDeflate: false });
-    c.on('open', () => void (++open === count && process.send!('ready')));
-    c.on('error', (e) => {
-      console.error(`client: ${e.message}`);
-      process.exit(1);
-    });
-    // Paced: a burst of thousands of SYNs overflows the listen backlog.
-    if (i % 200 === 199) await new Promise((r) => setTimeout(r, 20));
-  }
-} else {
-  const rounds = int('rounds', values.rounds, 1, 50);
-  const phaseMs = int('phase-ms', values['phase-ms'], 500, 60_000);
-  const rate = int('rate', values.rate, 100, 200_000);
-  const connections = int('connections', values.connections, 2, 20_000);
+async function main(argv: string[]): Promise<number> {
+  const o = parseCliOptions(OPTIONS, argv);
+  const { rounds, phaseMs, rate, connections } = o;
   const loaded = loadUws();
-  if (!loaded.ok) throw new Error(loaded.reason);
+  if (!loaded.ok) throw new ReboundError('RR_ERR_TARGET_UNAVAILABLE', loaded.reason);
   const { uws } = loaded;
   const socks: UwsSocket<object>[] = [];
   const app = uws.App();
@@ -87,11 +61,8 @@ if (values.role === 'client') {
   const port = await new Promise<number>((resolve, reject) =>
     app.listen('127.0.0.1', 0, 1, (token) => (token ? resolve(uws.us_socket_local_port(token)) : reject(new Error('uWS could not listen')))),
   );
-  const self = fileURLToPath(import.meta.url);
   const half = Math.ceil(connections / 2);
-  const kids: ChildProcess[] = [0, 1].map((i) =>
-    fork(self, ['--role', 'client', '--port', String(port), '--count', String(i === 0 ? half : connections - half), '--host', `127.0.0.${2 + i}`], { execArgv: ['--import', 'tsx'] }),
-  );
+  const kids: ChildProcess[] = [0, 1].map((i) => fork(CLIENT, [String(port), String(i === 0 ? half : connections - half), `127.0.0.${2 + i}`], { execArgv: ['--import', 'tsx'] }));
   function stop(code: number): void {
     measuring = false;
     for (const k of kids) k.kill();
@@ -158,9 +129,10 @@ if (values.role === 'client') {
   for (const n of names) {
     console.log(`${n.padEnd(14)} ${String(summary.frameBytes[n]).padStart(4)} B  ${summary.usPerSend[n]} µs (${summary.perRound[n].join(' / ')})  ratio ${summary.ratioToReference[n]} (${summary.perRoundRatios[n].join(' / ')})`);
   }
-  const defaults = { rounds: 5, 'phase-ms': 5000, rate: 60_000, connections: 10_000 };
-  const given = { rounds, 'phase-ms': phaseMs, rate, connections };
-  const command = ['npx tsx bench/uws-send-cost.ts', ...Object.entries(given).flatMap(([k, v]) => (v !== defaults[k as keyof typeof defaults] ? [`--${k}`, String(v)] : []))].join(' ');
-  if (values.out) writeFileSync(values.out, `${JSON.stringify({ commit: currentCommit(), command, measuredAt: new Date().toISOString(), results: [summary] }, null, 2)}\n`);
+  const command = commandLine('bench:uws-send-cost', OPTIONS, o);
+  if (o.out) writeFileSync(o.out, `${JSON.stringify({ commit: currentCommit(), command, measuredAt: new Date().toISOString(), results: [summary] }, null, 2)}\n`);
   stop(0);
+  return 0;
 }
+
+runCli(main);
