@@ -63,7 +63,6 @@ for (const target of [total / 20, total / 4, total].map(Math.round)) {
 await b.close();
 console.table(rows);
 
-
 if (values.redis) {
   const n = Math.min(total, 20_000);
   const r = new RedisBroker({ historyLimit: 100, historyTtlSec: 300, sessionTtlSec: 0, url: values.redis, prefix: 'bench-streams:', probeIntervalMs: 0, maxStreams: n * 2 });
