@@ -305,6 +305,30 @@ describe('--workers: rolling reload', () => {
     if (!resetsExpected) expect(tally.resets).toBe(0);
   });
 
+  it('the worker that asked for a reload stops accepting before it answers, and its answer says Connection: close: the next requests reach workers that stay', { timeout: 60_000 }, async () => {
+    const h = await startService('replay', { args: ['--workers', '2'] });
+    handles.push(h);
+    // A new connection per request, and which process answered it.
+    const freshPid = () =>
+      new Promise<string>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: h.port, path: '/health', agent: false }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(String(res.headers['x-rebound-pid'] ?? '')));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    for (let i = 0; i < 3; i++) {
+      // fetch keeps its connection alive unless the answer says otherwise.
+      const answer = await fetch(`${h.httpUrl}/_admin/reload`, { method: 'POST' });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('connection')).toBe('close');
+      const requester = answer.headers.get('x-rebound-pid');
+      const next = await Promise.all(Array.from({ length: 20 }, freshPid));
+      expect(next).not.toContain(requester);
+    }
+  });
+
   it('a second cluster on a port in use fails to start, saying why; the first keeps serving (uws: its workers would share the port)', { timeout: 60_000 }, async () => {
     const args = ['--workers', '2']; // the transport: REPLAY_TRANSPORT, as every spawned server here
     const first = await startService('replay', { args });

@@ -36,6 +36,12 @@ export interface ReplayServer {
    * leftover sockets are left for the kernel to close instead of being destroyed one by one.
    */
   stop(opts?: { processExit?: boolean }): Promise<void>;
+  /**
+   * A stop is coming (a rolling reload retires this worker next): stop accepting now, refuse new
+   * upgrades and reloads, and make every HTTP answer say `Connection: close`; connections stay
+   * until `stop`.
+   */
+  leave(): void;
   stats(): Record<string, unknown>;
   /** Live connection count. */
   connectionCount(): number;
@@ -79,6 +85,10 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
   const broker = deps.broker ?? new MemoryBroker(brokerOptions(opts));
   const counters = createCounters();
   let stopping = false;
+  /** Set once the listener stops accepting (`leave`, or `stop`): it stops once. */
+  let accepting: Promise<void> | undefined;
+  const stopAccepting = () => (accepting ??= listener.stopAccepting());
+  const leaving = () => stopping || accepting !== undefined;
   let publishErrors = 0;
   let resyncs = 0;
 
@@ -93,8 +103,8 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
   };
   const hooks: ListenerHooks = {
     opts,
-    http: { broadcastKey: opts.broadcastKey, maxBodyBytes: opts.maxBodyBytes, maxMessageBytes: opts.maxMessageBytes, broker, stats: metrics, onPublishError: () => publishErrors++, reload: deps.reload, stopping: () => stopping },
-    stopping: () => stopping,
+    http: { broadcastKey: opts.broadcastKey, maxBodyBytes: opts.maxBodyBytes, maxMessageBytes: opts.maxMessageBytes, broker, stats: metrics, onPublishError: () => publishErrors++, reload: deps.reload, stopping: leaving },
+    stopping: leaving,
     open(sock: unknown, info: UpgradeInfo): Connection {
       counters.connectionsTotal++;
       // ?pi= may slow pings down only to maxPingIntervalSec: pings are what finds a dead peer.
@@ -157,7 +167,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
       stopping = true;
       // Stop accepting first: with --workers new connections go to the other workers (a rolling
       // reload never drops a connect); every HTTP answer from now on says `Connection: close`.
-      const closed = listener.stopAccepting();
+      const closed = stopAccepting();
       // Bounded whatever the load: frames first (stop sending at half the budget), then the
       // grace period for clean closes, then terminate whatever is left.
       const t0 = Date.now();
@@ -180,6 +190,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
       await closed;
       if (ownsBroker) await broker.close();
     },
+    leave: () => void stopAccepting(),
     stats,
     connectionCount: () => pings.size,
   };

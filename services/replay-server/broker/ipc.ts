@@ -30,7 +30,8 @@ export type WorkerToPrimary =
 export type PrimaryToWorker =
   | { type: 'deliver'; messages: StreamMessage[] }
   | { type: 'publish.result'; id: number; error: string | null }
-  | { type: 'reload.result'; id: number; status: number; body: unknown }
+  /** `leaving`: the asking worker goes next (it is the last of the reload): see runWorker. */
+  | { type: 'reload.result'; id: number; status: number; body: unknown; leaving?: true }
   | { type: 'history.result'; id: number; result: HistoryResult }
   | { type: 'session.result'; id: number; state: string | null }
   | { type: 'stats.result'; id: number; stats: BrokerStats }

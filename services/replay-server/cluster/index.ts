@@ -54,7 +54,7 @@ export async function runPrimary(opts: ReplayServerOptions): Promise<RunningServ
       const reload = requester && pool!.retiring.has(requester) ? Promise.reject(new ReboundError('RR_ERR_RELOAD_UNAVAILABLE', 'this worker is stopping: ask again')) : rollingReload(requester);
       reload.then(
         ({ workers: replaced, last }) => {
-          ch.send({ type: 'reload.result', id, status: 200, body: { workers: replaced } });
+          ch.send({ type: 'reload.result', id, status: 200, body: { workers: replaced }, ...(last ? { leaving: true as const } : {}) });
           // The requesting worker answers its HTTP client first, then goes (IPC keeps the order).
           if (last) void pool!.retire(last);
         },
@@ -147,12 +147,15 @@ export async function runWorker(compactHeap: () => void): Promise<void> {
   const opts = workerOptions<ReplayServerOptions>(ENV_KEY);
   if (opts.compactHeap) compactHeap();
   const ipc = new IpcBroker(processChannel<WorkerToPrimary, PrimaryToWorker>());
-  const reload = () =>
-    ipc.request(
-      (id) => ({ type: 'reload', id }),
-      (m) => (m.type === 'reload.result' ? { status: m.status, body: m.body } : { status: 500, body: null }),
-      RELOAD_REQUEST_TIMEOUT_MS,
-    );
+  const reload = async () => {
+    const m = await ipc.request((id) => ({ type: 'reload', id }), (a) => a, RELOAD_REQUEST_TIMEOUT_MS);
+    if (m.type !== 'reload.result') return { status: 500, body: null };
+    // This worker is retired right after its answer: it stops accepting first and the answer
+    // says `Connection: close`, so the client's next request (a keep-alive one too) reaches a
+    // worker that stays instead of one that would refuse it as stopping.
+    if (m.leaving) srv.leave();
+    return { status: m.status, body: m.body };
+  };
   // With --broker redis the worker stores and fans out through Redis itself; IPC stays for admin.
   const broker = (await openBroker(opts)) ?? ipc;
   const srv = createReplayServer({ ...opts, workers: 1 }, { broker, reload, sharePort: true });

@@ -111,7 +111,10 @@ export function createReplayHttp(opts: ReplayHttpOptions) {
     next();
   });
   const answer = (res: Response, a: RouteAnswer) => {
-    if (!res.headersSent) res.status(a.status).json(a.body);
+    if (res.headersSent) return;
+    // A reload's answer comes after its worker began to leave (see the middleware above).
+    if (opts.stopping?.()) res.setHeader('Connection', 'close');
+    res.status(a.status).json(a.body);
   };
   app.post('/_admin/reload', (req: Request, res: Response) => {
     void Promise.resolve(adminReload(opts, req.headers.authorization, req.socket.remoteAddress)).then((a) => answer(res, a));
