@@ -318,7 +318,7 @@ describe('--workers: rolling reload', () => {
         req.on('error', reject);
         req.end();
       });
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 2; i++) {
       // fetch keeps its connection alive unless the answer says otherwise.
       const answer = await fetch(`${h.httpUrl}/_admin/reload`, { method: 'POST' });
       expect(answer.status).toBe(200);
