@@ -5,9 +5,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCliOptions, runCli } from '../lib/cli.ts';
 import { ReboundError, toErrorBody } from '../lib/errors.ts';
+import { medianOf } from '../lib/figures.ts';
 import type { OptionTable } from '../lib/options.ts';
 import { LOAD_OPTIONS } from '../runners/capacity/loader/kit.ts';
 import { parseCapacityOptions } from '../runners/capacity/options.ts';
+// The suite's median rounds (bytes per connection, as S1 reports them); µs and ratios keep fractions (medianOf).
 import { median } from '../runners/capacity/target.ts';
 import type { ScenarioContext, ScenarioResult, StepResult } from '../runners/capacity/types.ts';
 import { resultsDir } from '../engine/measure/result-files.ts';
@@ -133,13 +135,6 @@ const r1 = (x: number) => Math.round(x * 10) / 10;
 const r2 = (x: number) => Math.round(x * 100) / 100;
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-/** A median that keeps fractions (target.ts's rounds: fine for bytes, not for µs or ratios). */
-const medianOf = (xs: readonly number[]): number | null => {
-  if (!xs.length) return null;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 /** The last non-empty stderr line of a server started with `args` that exits before listening. */
 function serverErrorLine(service: ServiceName, args: string[]): string {

@@ -19,6 +19,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseCliOptions, runCli } from '../lib/cli.ts';
 import { ReboundError } from '../lib/errors.ts';
+import { medianOf } from '../lib/figures.ts';
 import type { OptionTable } from '../lib/options.ts';
 import { currentCommit } from '../engine/measure/summary.ts';
 import { commandLine } from '../engine/pages/command.ts';
@@ -109,7 +110,8 @@ async function main(argv: string[]): Promise<number> {
   await phase(frames.reference); // warm-up
   const runs: Record<Frame, number[]> = { reference: [], anycable: [], 'anycable+ping': [] };
   for (let r = 0; r < rounds; r++) for (const f of Object.keys(frames) as Frame[]) runs[f].push(await phase(frames[f]));
-  const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
+  // Never empty: one run per round, at least one round.
+  const median = (a: number[]) => medianOf(a)!;
   const r3 = (n: number) => Math.round(n * 1000) / 1000;
   const names = Object.keys(frames) as Frame[];
   const per = <T>(f: (name: Frame) => T) => Object.fromEntries(names.map((n) => [n, f(n)])) as Record<Frame, T>;

@@ -85,10 +85,10 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
   const broker = deps.broker ?? new MemoryBroker(brokerOptions(opts));
   const counters = createCounters();
   let stopping = false;
-  /** Set once the listener stops accepting (`leave`, or `stop`): it stops once. */
-  let accepting: Promise<void> | undefined;
-  const stopAccepting = () => (accepting ??= listener.stopAccepting());
-  const leaving = () => stopping || accepting !== undefined;
+  /** The listener's stop, once begun (`leave`, or `stop`): it stops once. */
+  let listenerStop: Promise<void> | undefined;
+  const stopAccepting = () => (listenerStop ??= listener.stopAccepting());
+  const leaving = () => stopping || listenerStop !== undefined;
   let publishErrors = 0;
   let resyncs = 0;
 
