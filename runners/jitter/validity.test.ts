@@ -35,11 +35,14 @@ describe('jitter validity on real runs', () => {
 
   it('NO_DISRUPTIONS stays off when drops land inside the window, and when none were asked for (--jitter 0)', { timeout: 60_000 }, async () => {
     const dropped = await run({ clients: 4, msgs: 60, interval: 120, jitter: 0.5, 'jitter-ms': 300, settle: 4000 });
-    expect(dropped.disruptionWindow!.applied).toBeGreaterThan(0);
-    expect(codes(dropped)).not.toContain('NO_DISRUPTIONS:fatal');
+    const why = JSON.stringify({ window: dropped.disruptionWindow, flags: dropped.validity.flags, timeline: dropped.chaos.timeline });
+    expect(dropped.disruptionWindow!.applied, why).toBeGreaterThan(0);
+    expect(codes(dropped), why).not.toContain('NO_DISRUPTIONS:fatal');
     const calm = await run({ clients: 3, msgs: 10, interval: 50, jitter: 0, settle: 1000 });
     expect(calm.disruptionWindow).toBeUndefined();
-    expect(calm.validity).toEqual({ valid: true, flags: [] });
+    // RUNNER_LOOP_LAG (a loaded box) blames the runner, never the target: filtered as in the other runner tests.
+    expect(calm.validity.valid, JSON.stringify(calm.validity)).toBe(true);
+    expect(calm.validity.flags.filter((f) => f.code !== 'RUNNER_LOOP_LAG')).toEqual([]);
   });
 
   it('CLIENTS_OFFLINE_AT_END: clients dropped just before the end, with a settle shorter than their backoff, are counted and their missing deliveries booked as not back by the end', { timeout: 60_000 }, async () => {

@@ -37,18 +37,19 @@ describe('weather deploy over runner shards', () => {
     const [pub, sub] = await Promise.all(r.perShard.map(async (s, i) => (await api(runners[i]!.url, `/jobs/${s.jobId}`, { token: TOKEN })).body));
     // One restart, by the publisher, through its command; the supervisor saw the target exit once and started it again.
     const restarts = (x: { result: { chaos: { timeline: { kind: string; applied: boolean }[] } } }) => x.result.chaos.timeline.filter((e) => e.kind === 'restart');
-    expect(restarts(pub)).toHaveLength(1);
-    expect(restarts(pub)[0]!.applied).toBe(true);
-    expect(restarts(sub)).toHaveLength(0);
+    const why = JSON.stringify({ pub: { timeline: pub.result.chaos.timeline, validity: pub.result.validity, disconnectReasons: pub.result.disconnectReasons }, sub: { timeline: sub.result.chaos.timeline, disconnectReasons: sub.result.disconnectReasons }, supervised: nodes.supervised });
+    expect(restarts(pub), why).toHaveLength(1);
+    expect(restarts(pub)[0]!.applied, why).toBe(true);
+    expect(restarts(sub), why).toHaveLength(0);
     await nodes.settleSupervised();
-    expect(nodes.supervised).toHaveLength(1);
+    expect(nodes.supervised, why).toHaveLength(1);
     expect(nodes.supervised[0]!.newPid).toBeGreaterThan(0);
     // The subscriber's clients were cut by it too (ws keeps nothing: lost while offline).
-    expect(sub.result.disconnectReasons.server_closed).toBeGreaterThan(0);
+    expect(sub.result.disconnectReasons.server_closed, why).toBeGreaterThan(0);
     const w = r.merged.weather as WeatherResult;
-    expect(w.conditions.map((c) => [c.condition, c.clients])).toEqual([['good-wifi', 4], ['deploy', 4]]);
-    for (const c of w.conditions) expect(c.disruptions.find((d) => d.kind === 'restart')?.events, c.condition).toBe(1);
-    expect(r.merged.lossByCause).toHaveProperty('offline_nothing_to_resume');
+    expect(w.conditions.map((c) => [c.condition, c.clients]), JSON.stringify(w.conditions)).toEqual([['good-wifi', 4], ['deploy', 4]]);
+    for (const c of w.conditions) expect(c.disruptions.find((d) => d.kind === 'restart')?.events, `${c.condition}: ${JSON.stringify(c.disruptions)}`).toBe(1);
+    expect(r.merged.lossByCause, JSON.stringify(r.merged.lossByCause)).toHaveProperty('offline_nothing_to_resume');
     // Refused broadcasts while the target was down are the deploy's: no fatal flag from the shards.
     expect(pub.result.validity.valid, JSON.stringify(pub.result.validity)).toBe(true);
   }, 150_000);

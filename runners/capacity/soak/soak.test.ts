@@ -163,7 +163,10 @@ describe('soak: the runner\'s own side', () => {
   });
 
   it('full clients (the official @anycable/core library) soak the replay server through the same interface', { timeout: 60_000 }, async () => {
-    const r = await scenario.run(ctx('replay'), parseSoakOptions({ values: { target: 'replay', clientKind: 'full', durationSec: 14, sampleSec: 2, warmupSec: 4, clients: 10, rate: 10, ramp: 100 }, origin: 'test' }));
+    // A 100 ms p99 slack, as the four soaks above: this test judges the full clients' path, and a
+    // window's p99 at a few ms moves by tens of ms with the other test files' load (CI with three
+    // files at once: late 43 ms against early 12, bound 28 at the default slack).
+    const r = await scenario.run(ctx('replay'), parseSoakOptions({ values: { target: 'replay', clientKind: 'full', durationSec: 14, sampleSec: 2, warmupSec: 4, clients: 10, rate: 10, ramp: 100, p99SlackMs: 100 }, origin: 'test' }));
     expect(detail(r).clientKind).toBe('full');
     expect(r.steps[0]!.metrics.verdict, explain(r)).toBe('pass');
     expect(r.steps[0]!.ledger).toMatchObject({ expectedDeliveries: 10 * 140, lostDeliveries: 0, duplicates: 0 });
