@@ -34,7 +34,7 @@ import { SERVICE_ENTRIES, startService, type ServiceName } from '../services/com
  *    the /proc tree of a fresh local instance) with the subject's server args, one run per round.
  * A subject whose server refuses its args is reported "unavailable: <the server's error line>".
  */
-const SUBJECT_NAMES = ['uws', 'replay-uws', 'replay-ws', 'ws'] as const;
+const SUBJECT_NAMES = ['uws', 'replay-uws', 'replay-ws', 'ws', 'uws-control'] as const;
 type SubjectName = (typeof SUBJECT_NAMES)[number];
 
 interface SubjectSpec {
@@ -52,6 +52,9 @@ const SUBJECTS: Record<SubjectName, SubjectSpec> = {
   'replay-ws': { target: 'replay', args: ['--transport', 'ws'], dropWhenUnknown: '--transport' },
   'replay-uws': { target: 'replay', args: ['--transport', 'uws'] },
   ws: { target: 'ws', args: [] },
+  // The uws server once more, as its own subject: its ratio to uws is the method's own noise on
+  // this box (an A/A control), the yardstick for how far a ratio is from 1 by chance alone.
+  'uws-control': { target: 'uws', args: [] },
 };
 
 export const OPTIONS = {
