@@ -1,3 +1,4 @@
+import { medianOf } from '../../lib/figures.ts';
 import { mulberry32 } from '../../lib/rng.ts';
 import { DEFAULT_DRIFT_PCT, type BaselineSpec } from './schema.ts';
 
@@ -31,11 +32,8 @@ export const getPath = (obj: unknown, path: string): unknown =>
   path.split('.').reduce<unknown>((o, k) => (o !== null && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), obj);
 
 const round = (v: number, d = 3) => Math.round(v * 10 ** d) / 10 ** d;
-export const median = (xs: readonly number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
+/** lib/figures.ts's median; every caller passes runs or samples, never none (NaN then, as before). */
+export const median = (xs: readonly number[]): number => medianOf(xs) ?? NaN;
 
 /** How much worse `v` is than `base` (positive = worse), in the metric's own units. */
 const worse = (dir: BaselineSpec['direction'], v: number, base: number) => (dir === 'lower' ? v - base : base - v);

@@ -1,3 +1,4 @@
+import { medianOf } from '../../../lib/figures.ts';
 import type { LedgerTotals } from '../../../engine/measure/ledger.ts';
 import type { ScenarioValidityFlag } from '../types.ts';
 import type { SoakThresholds } from './options.ts';
@@ -71,11 +72,8 @@ export interface SoakJudgement {
 
 export const r2 = (v: number) => Math.round(v * 100) / 100;
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
+/** lib/figures.ts's median; the latency rule calls it only on windows it has (NaN for none, as before). */
+const median = (xs: readonly number[]): number => medianOf(xs) ?? NaN;
 
 /** Ordinary least squares y = a + b·x; null below two distinct x. */
 export function leastSquares(xs: readonly number[], ys: readonly number[]): { slope: number; intercept: number } | null {
