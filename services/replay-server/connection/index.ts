@@ -51,6 +51,10 @@ export class Connection implements SubscriberConnection, Pingable {
   private outbox: Outbox | undefined = undefined;
   /** Set by the ping scheduler (connection/ping.ts, piggyback): the next frame takes it along. */
   duePing: Buffer | undefined = undefined;
+  /** Open `cork`s of this connection's socket: while any is, frames join the batch in order. */
+  private corks = 0;
+  /** The last `sendNow` left bytes in the library's buffer (SocketOps.sendNow): check before the next. */
+  private pressured = false;
 
   /** `sock`: the transport's native socket (ctx.io operates on it); the transport delivers its events here. */
   constructor(
@@ -319,11 +323,10 @@ export class Connection implements SubscriberConnection, Pingable {
     if (ping === undefined) return this.put(frame);
     // A ping was due (connection/ping.ts, piggyback): it leaves ahead of this frame, in its write.
     this.duePing = undefined;
-    const { io } = this.ctx;
-    io.cork(this.sock);
+    this.cork();
     this.put(ping);
     this.put(frame);
-    io.uncork(this.sock);
+    this.uncork();
   }
 
   /** sendFrame's write: one socket write, or queued in order behind the outbox. */
@@ -331,10 +334,19 @@ export class Connection implements SubscriberConnection, Pingable {
     if (this.closing) return;
     const { io } = this.ctx;
     const sock = this.sock;
-    if (!io.writable(sock)) return;
     let box = this.outbox;
+    // A socket that kept up (nothing buffered after its last send, no batch open, nothing queued)
+    // takes the frame at once. Not closing means the socket is open: the transports' close
+    // handlers run cleanup() before any other delivery.
+    if (box === undefined && this.corks === 0 && !this.pressured && io.sendNow !== undefined) {
+      this.pressured = !io.sendNow(sock, frame);
+      return;
+    }
+    if (!io.writable(sock)) return;
     if (box === undefined) {
-      if (io.buffered(sock) <= this.ctx.opts.maxBufferedBytes) {
+      const buffered = io.buffered(sock);
+      if (buffered <= this.ctx.opts.maxBufferedBytes) {
+        this.pressured = buffered > 0;
         io.write(sock, frame);
         return;
       }
@@ -378,10 +390,12 @@ export class Connection implements SubscriberConnection, Pingable {
   }
 
   cork(): void {
+    this.corks++;
     this.ctx.io.cork(this.sock);
   }
 
   uncork(): void {
+    this.corks--;
     this.ctx.io.uncork(this.sock);
   }
 

@@ -22,6 +22,14 @@ export interface SocketOps<S = unknown> {
   writable(s: S): boolean;
   /** One frame from `encode`; never refused: the caller bounds the buffer (`buffered`, Outbox). */
   write(s: S, frame: Buffer): void;
+  /**
+   * Where the library says at each send whether it kept bytes buffered (uWS): send one frame now,
+   * outside any `cork`, and answer true when nothing was left buffered. The Connection keeps that
+   * answer on itself, so while its socket keeps up a delivery reads no per-socket state of the
+   * library (`writable`, `buffered`, the batch): one memory line less per delivery, which the S3
+   * CPU figure showed (docs/performance.md, issue 39). Absent where the library cannot say (ws).
+   */
+  sendNow?(s: S, frame: Buffer): boolean;
   /** Bytes written but not yet handed to the kernel. */
   buffered(s: S): number;
   /** Call `cb` once, when the socket has written some of its buffer out (or at once if it is below its own mark). */

@@ -40,8 +40,11 @@ const drainWaiters = new WeakMap<Ws, () => void>();
  * before writing always lets over the mark).
  */
 const SUCCESS = 1;
-const sendOne = (ws: Ws, frame: Buffer) => {
-  if (ws.send(frame, false) !== SUCCESS) ws.p = true;
+/** True when uWS kept nothing buffered; else the socket is marked pressured. */
+const sendOne = (ws: Ws, frame: Buffer): boolean => {
+  if (ws.send(frame, false) === SUCCESS) return true;
+  ws.p = true;
+  return false;
 };
 const sendAll = (ws: Ws, frames: readonly Buffer[]) => {
   for (const f of frames) sendOne(ws, f);
@@ -73,6 +76,7 @@ export const uwsOps: SocketOps<Ws> = {
     }
     sendOne(ws, frame);
   },
+  sendNow: sendOne,
   buffered: (ws) => (ws.c === undefined ? 0 : bufferedAmount(ws) + (ws.k?.bytes ?? 0)),
   awaitDrain(ws, cb) {
     if (ws.c !== undefined && ws.getBufferedAmount() > 0) drainWaiters.set(ws, cb);
