@@ -51,7 +51,11 @@ export class Connection implements SubscriberConnection, Pingable {
   private outbox: Outbox | undefined = undefined;
   /** Set by the ping scheduler (connection/ping.ts, piggyback): the next frame takes it along. */
   duePing: Buffer | undefined = undefined;
-  /** Open `cork`s of this connection's socket: while any is, frames join the batch in order. */
+  /**
+   * Open `cork`s of this connection's socket: while any is, frames join the batch in order.
+   * Counted here rather than read from the transport's batch, so `sendNow`'s path reads nothing
+   * of the socket.
+   */
   private corks = 0;
   /** The last `sendNow` left bytes in the library's buffer (SocketOps.sendNow): check before the next. */
   private pressured = false;

@@ -1,8 +1,9 @@
 /**
  * What one Connection needs from the socket under it, whichever library owns that socket (ws over
  * node:net, or uWebSockets.js). One stateless object per transport, called with the socket as
- * first argument: a connection holds only its native socket, never a wrapper or closures, so the
- * transport seam costs no memory per connection.
+ * first argument: a connection holds its native socket, never a wrapper or closures, so the
+ * transport seam costs no object per connection (only the two small fields the Connection keeps
+ * for `sendNow`: 16 bytes).
  *
  * Frames are encoded by the transport (`encode`) once per message and shared by every receiver:
  * on ws a complete WebSocket frame written straight to the TCP socket (protocol/wsframe.ts), on
