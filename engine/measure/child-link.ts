@@ -32,12 +32,12 @@ export class ChildLink<Out extends Serializable, In = unknown> {
   constructor(readonly child: ChildProcess) {
     child.on('message', (m: In) => {
       this.receive(m);
-      this.notify();
+      this.wake();
     });
     child.once('exit', (code, sig) => {
       this.exitedWith = `code ${code}, signal ${sig}`;
       this.exited(this.exitedWith, code);
-      this.notify();
+      this.wake();
     });
   }
 
@@ -46,10 +46,6 @@ export class ChildLink<Out extends Serializable, In = unknown> {
 
   /** The child exited (subclasses decide whether that was early). */
   protected exited(_how: string, _code: number | null): void {}
-
-  protected notify(): void {
-    this.wake();
-  }
 
   send(m: Out): void {
     if (this.child.connected) this.child.send(m);

@@ -1,7 +1,7 @@
 import type { DisruptionKind } from '../../chaos/plans/catalog.ts';
 import type { PlanStep } from '../../chaos/plans/schedule.ts';
 import type { DeliveryLedger } from './ledger.ts';
-import { quantiles } from './timeseries.ts';
+import { entryOf, quantiles } from './timeseries.ts';
 
 /** One point of a recovery curve: messages published `tSec`..`tSec+1` s after a disruption began. */
 export interface CurvePoint {
@@ -66,7 +66,7 @@ export class DisruptionTracker {
       if (!this.connected[i]) continue;
       hit.push(i);
       this.pending[i] = { step, startedAt: now, detected: detectedAlready };
-      if (detectedAlready) this.push(this.detect, step, [i, 0]);
+      if (detectedAlready) entryOf(this.detect, step, () => []).push([i, 0]);
     }
     this.affected.set(step, hit);
   }
@@ -76,7 +76,7 @@ export class DisruptionTracker {
     const p = this.pending[i];
     if (p && !p.detected) {
       p.detected = true;
-      this.push(this.detect, p.step, [i, now - p.startedAt]);
+      entryOf(this.detect, p.step, () => []).push([i, now - p.startedAt]);
     }
   }
 
@@ -85,8 +85,8 @@ export class DisruptionTracker {
     this.connected[i] = 1;
     const p = this.pending[i];
     if (!p || !p.detected) return undefined;
-    this.push(this.recover, p.step, [i, now - p.startedAt]);
-    if (resumed) this.push(this.resumed, p.step, i);
+    entryOf(this.recover, p.step, () => []).push([i, now - p.startedAt]);
+    if (resumed) entryOf(this.resumed, p.step, () => []).push(i);
     this.pending[i] = undefined;
     return { step: p.step, ms: now - p.startedAt };
   }
@@ -94,12 +94,6 @@ export class DisruptionTracker {
   /** Clients a disruption took offline that have not connected again since (read before the run's own close). */
   offlineNow(): number[] {
     return [...this.connected.keys()].filter((i) => !this.connected[i] && this.pending[i]);
-  }
-
-  private push<V>(map: Map<number, V[]>, step: number, v: V) {
-    let a = map.get(step);
-    if (!a) map.set(step, (a = []));
-    a.push(v);
   }
 
   /**
@@ -138,8 +132,7 @@ export class DisruptionTracker {
       for (let seq = 1; seq < sentAtMs.length; seq++) {
         const t = Math.floor((sentAtMs[seq]! - step.atMs) / 1000);
         if (t < FROM || t >= span) continue;
-        let b = bins.get(t);
-        if (!b) bins.set(t, (b = { expected: 0, delivered: 0, lat: [] }));
+        const b = entryOf(bins, t, () => ({ expected: 0, delivered: 0, lat: [] as number[] }));
         for (const c of this.affected.get(i) ?? []) {
           if (!mine(c)) continue;
           b.expected++;

@@ -230,6 +230,9 @@ export class EpochBook {
   }
 }
 
+/** The counts of EpochReport, in its key order: what mergeEpochReports sums. */
+const SUMMED = ['historyRejectedEpochChanged', 'oldEpochMessages', 'lostDeliveries', 'lostMessages', 'affectedClients', 'plainLostDeliveries', 'lostAfterBoundaryDeliveries'] as const;
+
 /** Sum of per-worker reports, each on its own stream (jitter --workers). */
 export function mergeEpochReports(rs: (EpochReport | null | undefined)[]): EpochReport | null {
   const live = rs.filter((r): r is EpochReport => !!r);
@@ -237,16 +240,7 @@ export function mergeEpochReports(rs: (EpochReport | null | undefined)[]): Epoch
   const epochs = [...new Set(live.flatMap((r) => r.epochs))];
   const seen = new Set<string>();
   const changes = live.flatMap((r) => r.changes).filter((c) => !seen.has(`${c.from}>${c.to}`) && seen.add(`${c.from}>${c.to}`));
-  return {
-    epochs,
-    changes,
-    historyRejectedEpochChanged: sum(live, (r) => r.historyRejectedEpochChanged),
-    oldEpochMessages: sum(live, (r) => r.oldEpochMessages),
-    lostDeliveries: sum(live, (r) => r.lostDeliveries),
-    lostMessages: sum(live, (r) => r.lostMessages),
-    affectedClients: sum(live, (r) => r.affectedClients),
-    plainLostDeliveries: sum(live, (r) => r.plainLostDeliveries),
-    lostAfterBoundaryDeliveries: sum(live, (r) => r.lostAfterBoundaryDeliveries),
-    boundary: live.find((r) => r.boundary)?.boundary ?? null,
-  };
+  // Every count summed, in the report's key order.
+  const counts = Object.fromEntries(SUMMED.map((k) => [k, sum(live, (r) => r[k])])) as Pick<EpochReport, (typeof SUMMED)[number]>;
+  return { epochs, changes, ...counts, boundary: live.find((r) => r.boundary)?.boundary ?? null };
 }

@@ -137,7 +137,11 @@ export async function performRestart(ctx: RestartContext): Promise<RestartRecord
         if (n.error) break; // do not take the next node down while this one is not back
       }
     } else if (ctx.mode === 'command') {
-      rec.command = await runCommand(ctx);
+      // The command is the operator's, from the runner's environment.
+      rec.command = await runShellCommand(ctx.config.command!, {
+        env: { REBOUND_TARGET: ctx.target, REBOUND_TARGET_URLS: ctx.urls.join(','), REBOUND_TARGET_PIDS: ctx.nodes?.handles.map((h) => h.pid).join(',') ?? '', REBOUND_RUN_ID: ctx.runId },
+        timeoutMs: ctx.config.timeoutMs ?? 120_000,
+      });
       if (rec.command.exitCode !== 0) failRestart(rec, `restart command failed (exit ${rec.command.exitCode ?? rec.command.signal}): ${rec.command.outputTail.trim().slice(-300) || '(no output)'}`);
     } else if (ctx.mode === 'hook') {
       rec.hook = await callHook(ctx);
@@ -189,14 +193,6 @@ export async function reloadWorkers(base: string, key: string, timeoutMs: number
   if (res.status !== 200) throw new Error(`worker reload answered ${res.status}: ${why}`);
   if (!Array.isArray(body.workers)) throw new Error('worker reload answered 200 without a workers list');
   return body.workers;
-}
-
-function runCommand(ctx: RestartContext) {
-  // The command is the operator's, from the runner's environment.
-  return runShellCommand(ctx.config.command!, {
-    env: { REBOUND_TARGET: ctx.target, REBOUND_TARGET_URLS: ctx.urls.join(','), REBOUND_TARGET_PIDS: ctx.nodes?.handles.map((h) => h.pid).join(',') ?? '', REBOUND_RUN_ID: ctx.runId },
-    timeoutMs: ctx.config.timeoutMs ?? 120_000,
-  });
 }
 
 async function callHook(ctx: RestartContext) {

@@ -83,10 +83,7 @@ export class SeriesRecorder {
   /** Client i is subscribed again; `recovery` is the tracker's time from the disruption's start, when it was one. */
   connectedAt(i: number, now: number, recovery?: { kind: string; ms: number }): void {
     this.setConnected(i, 1, now);
-    if (!recovery) return;
-    let a = this.recoveries.get(recovery.kind);
-    if (!a) this.recoveries.set(recovery.kind, (a = []));
-    a.push(recovery.ms);
+    if (recovery) entryOf(this.recoveries, recovery.kind, () => []).push(recovery.ms);
   }
 
   disconnectedAt(i: number, now: number): void {
@@ -130,6 +127,13 @@ export class SeriesRecorder {
       recovery: [...this.recoveries].map(([kind, ms]) => ({ kind, recovered: ms.length, quantilesMs: quantiles(ms) })),
     };
   }
+}
+
+/** `map`'s entry for `key`, made and stored first when it has none. */
+export function entryOf<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let v = map.get(key);
+  if (v === undefined) map.set(key, (v = make()));
+  return v;
 }
 
 /** 101 quantiles (p0..p100) by nearest rank: enough to draw a CDF exactly at 1% resolution. */
