@@ -34,7 +34,6 @@ export class Link {
   private readonly host: StageHost;
 
   constructor(
-    readonly direction: Direction,
     private readonly source: Socket,
     private readonly dest: Socket,
     toxics: readonly ToxicRecord[],
@@ -143,8 +142,8 @@ export class Connection {
     private readonly onClosed: (c: Connection) => void,
   ) {
     this.links = {
-      upstream: new Link('upstream', client, server, toxics.upstream, env, this.reset),
-      downstream: new Link('downstream', server, client, toxics.downstream, env, this.reset),
+      upstream: new Link(client, server, toxics.upstream, env, this.reset),
+      downstream: new Link(server, client, toxics.downstream, env, this.reset),
     };
     this.wire(client, this.links.upstream);
     this.wire(server, this.links.downstream);
@@ -170,7 +169,8 @@ export class Connection {
     socket.on('close', () => {
       readLink.onSourceDone();
       if (--this.open === 0) {
-        for (const l of Object.values(this.links)) l.dispose();
+        // Both sockets are closed already: close() only disposes the links.
+        this.close();
         this.onClosed(this);
       }
     });

@@ -46,15 +46,14 @@ class Fifo<T> {
   peek(): T | undefined {
     return this.items[this.head];
   }
-  shift(): T | undefined {
-    const v = this.items[this.head];
-    if (v === undefined) return undefined;
+  /** Drop the head (nothing when empty). */
+  shift(): void {
+    if (this.length === 0) return;
     this.head++;
     if (this.head > 1024 && this.head * 2 > this.items.length) {
       this.items = this.items.slice(this.head);
       this.head = 0;
     }
-    return v;
   }
   takeAll(): T[] {
     const out = this.items.slice(this.head);
@@ -80,7 +79,6 @@ export abstract class Stage implements Sink {
 
   constructor(
     readonly name: string,
-    readonly type: ToxicType,
     protected readonly host: StageHost,
   ) {}
 
@@ -137,12 +135,16 @@ export abstract class Stage implements Sink {
     return 0;
   }
 
-  /** Stop timers and take back held items; subclasses reset their per-run state here. */
+  /** Stop timers and take back held items. */
   protected interrupt(): Item[] {
     this.clearTimer();
     this.holding = false;
+    this.resetRun();
     return this.queue.takeAll();
   }
+
+  /** Subclasses forget their per-run state here (a re-run or a removal starts afresh). */
+  protected resetRun(): void {}
 
   protected emit(item: Item): void {
     if (this.closed || this.disposed) return this.drop(item);
@@ -188,6 +190,8 @@ export abstract class Stage implements Sink {
 
 /** Waits below a millisecond are not worth a timer (Node timers have 1 ms resolution). */
 const due = (wait: number) => wait < 1;
+/** A whole number drawn uniformly from [-range, +range) (0 for no range): latency jitter, slicer size variation. */
+const spread = (host: StageHost, range: number) => (range > 0 ? Math.floor(host.rng() * 2 * range) - range : 0);
 
 class NoopStage extends Stage {
   protected override onItem(item: Item): void {
@@ -207,8 +211,7 @@ class LatencyStage extends Stage {
     if (head === EOF) return this.pass(EOF);
     if (this.deadline === undefined) {
       const { latency = 0, jitter = 0 } = this.attrs;
-      const offset = jitter > 0 ? Math.floor(this.host.rng() * 2 * jitter) - jitter : 0;
-      this.deadline = head.at + latency + offset;
+      this.deadline = head.at + latency + spread(this.host, jitter);
     }
     const wait = this.deadline - this.host.now();
     if (!due(wait)) {
@@ -220,10 +223,9 @@ class LatencyStage extends Stage {
     this.slept = false;
     return this.pass(head);
   }
-  protected override interrupt(): Item[] {
+  protected override resetRun(): void {
     this.deadline = undefined;
     this.slept = false;
-    return super.interrupt();
   }
 }
 
@@ -252,10 +254,9 @@ class BandwidthStage extends Stage {
     head.data = head.data.subarray(size);
     return 0;
   }
-  protected override interrupt(): Item[] {
+  protected override resetRun(): void {
     this.pieceAt = undefined;
     this.free = 0;
-    return super.interrupt();
   }
 }
 
@@ -268,9 +269,8 @@ class SlowCloseStage extends Stage {
     const wait = this.closeAt - this.host.now();
     return due(wait) ? this.pass(EOF) : wait;
   }
-  protected override interrupt(): Item[] {
+  protected override resetRun(): void {
     this.closeAt = undefined;
-    return super.interrupt();
   }
 }
 
@@ -349,10 +349,9 @@ class SlicerStage extends Stage {
     this.owedUs -= ms * 1000;
     return ms;
   }
-  protected override interrupt(): Item[] {
+  protected override resetRun(): void {
     this.pieces = undefined;
     this.owedUs = 0;
-    return super.interrupt();
   }
   /** Piece sizes for a chunk of `n` bytes (SlicerToxic.chunk). */
   private slice(n: number): number[] {
@@ -366,8 +365,7 @@ class SlicerStage extends Stage {
         if (end > start) out.push(end - start);
         continue;
       }
-      const jitter = variation > 0 ? Math.floor(this.host.rng() * 2 * variation) - variation : 0;
-      const mid = Math.min(end - 1, Math.max(start + 1, start + Math.floor((end - start) / 2) + jitter));
+      const mid = Math.min(end - 1, Math.max(start + 1, start + Math.floor((end - start) / 2) + spread(this.host, variation)));
       stack.push([mid, end], [start, mid]);
     }
     return out;
@@ -397,7 +395,7 @@ class LimitDataStage extends Stage {
   }
 }
 
-const STAGES: Record<ToxicType, new (name: string, type: ToxicType, host: StageHost) => Stage> = {
+const STAGES: Record<ToxicType, new (name: string, host: StageHost) => Stage> = {
   latency: LatencyStage,
   bandwidth: BandwidthStage,
   slow_close: SlowCloseStage,
@@ -410,7 +408,7 @@ const STAGES: Record<ToxicType, new (name: string, type: ToxicType, host: StageH
 
 /** A stage for `toxic` on one link, already running (toxicity rolled). */
 export function createStage(toxic: ToxicRecord, host: StageHost): Stage {
-  const stage = new STAGES[toxic.type](toxic.name, toxic.type, host);
+  const stage = new STAGES[toxic.type](toxic.name, host);
   stage.run(toxic);
   return stage;
 }
