@@ -4,7 +4,7 @@ import { ApiError, apiErrors } from './errors.ts';
 import type { LinkEnv } from './link.ts';
 import { decodeFirstValue } from './gojson.ts';
 import { ChaosProxy } from './proxy.ts';
-import { field, goType, parseString, parseToxicCreate, parseToxicUpdate, toxicJson } from './toxics.ts';
+import { cannotUnmarshal, decodeField, decodeObject, parseString, parseToxicCreate, parseToxicUpdate, toxicJson } from './toxics.ts';
 import type { ProxyInput } from './types.ts';
 
 /** What `GET /version` reports: the Toxiproxy release whose API this mirrors. */
@@ -208,7 +208,7 @@ export class ToxiproxyApi {
     });
     try {
       const body = await readBody();
-      if (body !== null && !Array.isArray(body)) throw apiErrors.badBody(`json: cannot unmarshal ${typeof body} into Go value of type []struct { main.Proxy; Enabled *bool "json:\\"enabled\\" default:\\"true\\"" }`);
+      if (body !== null && !Array.isArray(body)) throw cannotUnmarshal(typeof body, 'value of type []struct { main.Proxy; Enabled *bool "json:\\"enabled\\" default:\\"true\\"" }');
       const inputs = ((body ?? []) as unknown[]).map((entry) => decodeProxy(entry, { listen: '', upstream: '', enabled: true }));
       inputs.forEach((p, i) => {
         if (!p.name) throw apiErrors.missingField(`name at proxy ${i + 1}`);
@@ -245,15 +245,10 @@ export class ToxiproxyApi {
 /** Decode a proxy body onto defaults like Go's json.Decoder into a struct (nulls and unknown keys ignored). */
 function decodeProxy(body: unknown, defaults: { listen: string; upstream: string; enabled: boolean }): Required<ProxyInput> {
   const out = { name: '', ...defaults };
-  if (body === null) return out;
-  if (typeof body !== 'object' || Array.isArray(body)) throw apiErrors.badBody(`json: cannot unmarshal ${goType(body)} into Go value of type main.Proxy`);
-  const obj = body as Record<string, unknown>;
+  const obj = decodeObject(body, 'value of type main.Proxy');
+  if (obj === null) return out;
   for (const key of ['name', 'listen', 'upstream'] as const) out[key] = parseString(obj, key, out[key], 'Proxy');
-  const enabled = field(obj, 'enabled');
-  if (enabled !== undefined && enabled !== null) {
-    if (typeof enabled !== 'boolean') throw apiErrors.badBody(`json: cannot unmarshal ${goType(enabled)} into Go struct field Proxy.enabled of type bool`);
-    out.enabled = enabled;
-  }
+  out.enabled = decodeField(obj, 'enabled', out.enabled, (v): v is boolean => typeof v === 'boolean', 'Proxy.enabled of type bool');
   return out;
 }
 

@@ -62,6 +62,24 @@ export function field(obj: Record<string, unknown>, key: string): unknown {
 }
 
 export const goType = (v: unknown) => (Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v === 'boolean' ? 'bool' : typeof v);
+export const cannotUnmarshal = (what: string, into: string) => apiErrors.badBody(`json: cannot unmarshal ${what} into Go ${into}`);
+
+/** A JSON value Go decodes into a struct (`into` names it): null decodes to nothing (null here), any other non-object is Go's error. */
+export function decodeObject(v: unknown, into: string): Record<string, unknown> | null {
+  if (v !== null && (typeof v !== 'object' || Array.isArray(v))) throw cannotUnmarshal(goType(v), into);
+  return v as Record<string, unknown> | null;
+}
+
+/**
+ * One key of `obj` Go decodes into a typed struct field (`into`: `Struct.key of type T`): absent or
+ * null keeps `current`; a value `ok` refuses is Go's error, showing the value as `shown` does.
+ */
+export function decodeField<T>(obj: Record<string, unknown>, key: string, current: T, ok: (v: unknown) => v is T, into: string, shown: (v: unknown) => string = goType): T {
+  const v = field(obj, key);
+  if (v === undefined || v === null) return current;
+  if (!ok(v)) throw cannotUnmarshal(shown(v), `struct field ${into}`);
+  return v;
+}
 
 /**
  * Merge `raw` (the body's `attributes`) into `base`, like Go decoding into the existing struct:
@@ -70,18 +88,10 @@ export const goType = (v: unknown) => (Array.isArray(v) ? 'array' : v === null ?
  */
 function mergeAttributes(type: ToxicType, base: Record<string, number>, raw: unknown): Record<string, number> {
   const out = { ...base };
-  if (raw === undefined || raw === null) return validate(type, out);
-  if (typeof raw !== 'object' || Array.isArray(raw)) {
-    throw apiErrors.badBody(`json: cannot unmarshal ${goType(raw)} into Go struct field .attributes of type toxics.${type}`);
-  }
-  const specs = TOXIC_ATTRIBUTES[type];
-  for (const key of Object.keys(specs)) {
-    const v = field(raw as Record<string, unknown>, key);
-    if (v === undefined || v === null) continue;
-    if (typeof v !== 'number' || !Number.isSafeInteger(v)) {
-      throw apiErrors.badBody(`json: cannot unmarshal ${typeof v === 'number' ? `number ${v}` : goType(v)} into Go struct field .attributes.${key} of type int64`);
-    }
-    out[key] = v;
+  const obj = decodeObject(raw ?? null, `struct field .attributes of type toxics.${type}`) ?? {};
+  const shown = (v: unknown) => (typeof v === 'number' ? `number ${v}` : goType(v));
+  for (const key of Object.keys(TOXIC_ATTRIBUTES[type])) {
+    out[key] = decodeField(obj, key, out[key]!, (v): v is number => Number.isSafeInteger(v), `.attributes.${key} of type int64`, shown);
   }
   return validate(type, out);
 }
@@ -100,34 +110,25 @@ function validate(type: ToxicType, attrs: Record<string, number>): Record<string
 }
 
 /** Toxicity: a JSON number in 0..1 (Toxiproxy stores any float32; we refuse values that cannot be a probability). */
-function parseToxicity(v: unknown, current: number): number {
-  if (v === undefined || v === null) return current;
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw apiErrors.badBody(`json: cannot unmarshal ${goType(v)} into Go struct field .toxicity of type float32`);
+function parseToxicity(obj: Record<string, unknown>, current: number): number {
+  const v = decodeField(obj, 'toxicity', current, (v): v is number => typeof v === 'number' && Number.isFinite(v), '.toxicity of type float32');
   if (v < 0 || v > 1) throw apiErrors.badBody(`toxicity must be between 0 and 1 (got ${v})`);
   return v;
 }
 
-export function parseString(obj: Record<string, unknown>, key: string, fallback: string, goStruct: string): string {
-  const v = field(obj, key);
-  if (v === undefined || v === null) return fallback;
-  if (typeof v !== 'string') throw apiErrors.badBody(`json: cannot unmarshal ${goType(v)} into Go struct field ${goStruct}.${key} of type string`);
-  return v;
-}
+export const parseString = (obj: Record<string, unknown>, key: string, fallback: string, goStruct: string) =>
+  decodeField(obj, key, fallback, (v): v is string => typeof v === 'string', `${goStruct}.${key} of type string`);
 
 /**
  * `POST /proxies/{p}/toxics` body → record, in Toxiproxy's exact check order (toxic_collection.go
  * AddToxicJson): body, stream, default name, type, duplicate name (via `exists`), attributes.
  */
 export function parseToxicCreate(body: unknown, exists: (name: string) => boolean): ToxicRecord {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    if (body === null) return parseToxicCreate({}, exists);
-    throw apiErrors.badBody(`json: cannot unmarshal ${goType(body)} into Go value of type toxics.ToxicWrapper`);
-  }
-  const obj = body as Record<string, unknown>;
+  const obj = decodeObject(body, 'value of type toxics.ToxicWrapper') ?? {};
   const stream = parseString(obj, 'stream', 'downstream', 'ToxicWrapper');
   const typeRaw = parseString(obj, 'type', '', 'ToxicWrapper');
   let name = parseString(obj, 'name', '', 'ToxicWrapper');
-  const toxicity = parseToxicity(field(obj, 'toxicity'), 1);
+  const toxicity = parseToxicity(obj, 1);
   const lower = stream.toLowerCase();
   if (lower !== 'upstream' && lower !== 'downstream') throw apiErrors.invalidStream();
   if (name === '') name = `${typeRaw}_${stream}`;
@@ -139,14 +140,10 @@ export function parseToxicCreate(body: unknown, exists: (name: string) => boolea
 
 /** `POST|PATCH /proxies/{p}/toxics/{t}`: merge attributes, replace toxicity if present; name/type/stream ignored. */
 export function parseToxicUpdate(body: unknown, current: ToxicRecord): Pick<ToxicRecord, 'attributes' | 'toxicity'> {
-  if (body === null) return { attributes: { ...current.attributes }, toxicity: current.toxicity };
-  if (typeof body !== 'object' || Array.isArray(body)) {
-    throw apiErrors.badBody(`json: cannot unmarshal ${goType(body)} into Go value of type struct { Attributes interface {} "json:\\"attributes\\""; Toxicity float32 "json:\\"toxicity\\"" }`);
-  }
-  const obj = body as Record<string, unknown>;
+  const obj = decodeObject(body, 'value of type struct { Attributes interface {} "json:\\"attributes\\""; Toxicity float32 "json:\\"toxicity\\"" }') ?? {};
   return {
     attributes: mergeAttributes(current.type, current.attributes, field(obj, 'attributes')),
-    toxicity: parseToxicity(field(obj, 'toxicity'), current.toxicity),
+    toxicity: parseToxicity(obj, current.toxicity),
   };
 }
 
