@@ -55,7 +55,7 @@ export class ChaosProxy {
   async start(): Promise<void> {
     if (this.enabled) return;
     const resolved = await resolveListen(this.listen);
-    const { port, display } = resolved;
+    const { port, addr } = resolved;
     let host = resolved.host;
     if (!this.env.allowPublic) {
       // Loopback-only by default: a wildcard listen ("", ":N", "0.0.0.0:N") binds 127.0.0.1.
@@ -64,11 +64,12 @@ export class ChaosProxy {
     }
     const server = createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true }, (client) => this.accept(client));
     server.listen({ host, port, exclusive: true });
-    await once(server, 'listening').catch((err: NodeJS.ErrnoException) => Promise.reject(apiErrors.listen(bindError(`${display}:${port}`, err))));
+    await once(server, 'listening').catch((err: NodeJS.ErrnoException) => Promise.reject(apiErrors.listen(bindError(addr, err))));
     server.on('error', () => {});
     this.server = server;
     this.enabled = true;
-    this.listen = formatAddress(server.address() as AddressInfo);
+    const bound = server.address() as AddressInfo;
+    this.listen = joinHostPort(bound.address, bound.port);
   }
 
   /** Close the listener (new connects are refused) and every live connection. Safe to repeat. */
@@ -116,18 +117,10 @@ export class ChaosProxy {
   private accept(client: Socket): void {
     client.on('error', () => {});
     const target = splitHostPort(this.upstream);
-    if (!target || target.port === '') {
-      this.failedDials++;
-      client.destroy();
-      return;
-    }
+    if (!target || target.port === '') return this.dialFailed(client, false);
     const host = target.host || 'localhost';
     // An IP literal never goes through the lookup below, so the loopback rule is checked here.
-    if (!this.env.allowPublic && isIP(host) && !isLoopbackAddress(host)) {
-      this.refusedDials++;
-      client.destroy();
-      return;
-    }
+    if (!this.env.allowPublic && isIP(host) && !isLoopbackAddress(host)) return this.dialFailed(client, true);
     const server = createConnection({
       host,
       port: Number(target.port),
@@ -140,11 +133,7 @@ export class ChaosProxy {
       this.dialing.delete(client);
       if (server.connecting) server.destroy();
     });
-    server.on('error', (err) => {
-      if ((err as unknown as Record<symbol, unknown>)[NOT_LOOPBACK]) this.refusedDials++;
-      else this.failedDials++;
-      client.destroy();
-    });
+    server.on('error', (err) => this.dialFailed(client, Boolean((err as unknown as Record<symbol, unknown>)[NOT_LOOPBACK])));
     server.once('connect', () => {
       this.dialing.delete(client);
       if (client.destroyed || !this.enabled) {
@@ -157,6 +146,13 @@ export class ChaosProxy {
       const conn = new Connection(client, server, this.toxics, this.env, (c) => this.connections.delete(c));
       this.connections.add(conn);
     });
+  }
+
+  /** Close an accepted client whose upstream dial was refused (not loopback) or failed, and count it. */
+  private dialFailed(client: Socket, refused: boolean): void {
+    if (refused) this.refusedDials++;
+    else this.failedDials++;
+    client.destroy();
   }
 }
 
@@ -196,25 +192,22 @@ async function resolveHost(host: string): Promise<{ address: string; family: num
   }
 }
 
-/** Where to bind for a Toxiproxy `listen` string, and how Go would print it. */
-async function resolveListen(listen: string): Promise<{ host: string | undefined; port: number; display: string }> {
+/** Go's `net.JoinHostPort`: an IPv6 host (it has colons) goes in brackets. */
+const joinHostPort = (host: string, port: number) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
+
+/** Where to bind for a Toxiproxy `listen` string, and the address as Go prints it in a bind error. */
+async function resolveListen(listen: string): Promise<{ host: string | undefined; port: number; addr: string }> {
   const { host, port } = splitListen(listen, 'listen tcp: ');
   // Wildcards bind dual-stack like Go (`[::]:N`); Node falls back to IPv4 when IPv6 is off.
-  if (isWildcard(host)) return { host: undefined, port, display: '' };
-  const { address, family } = await resolveHost(host);
-  return { host: address, port, display: family === 6 ? `[${address}]` : address };
+  if (isWildcard(host)) return { host: undefined, port, addr: `:${port}` };
+  const { address } = await resolveHost(host);
+  return { host: address, port, addr: joinHostPort(address, port) };
 }
 
 /** Go `net.ResolveTCPAddr("tcp", listen).String()`. */
 async function resolveForCompare(listen: string): Promise<string> {
   const { host, port } = splitListen(listen, '');
-  if (host === '') return `:${port}`;
-  const { address, family } = await resolveHost(host);
-  return family === 6 ? `[${address}]:${port}` : `${address}:${port}`;
-}
-
-function formatAddress(a: AddressInfo): string {
-  return a.family === 'IPv6' || (a.family as unknown) === 6 ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
+  return host === '' ? `:${port}` : joinHostPort((await resolveHost(host)).address, port);
 }
 
 const BIND_ERRORS: Record<string, string> = {
