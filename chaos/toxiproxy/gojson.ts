@@ -123,13 +123,7 @@ class Parser {
         this.i++;
         const e = this.peek();
         if (e === 'u') {
-          for (let k = 1; k <= 4; k++) {
-            const h = this.peek(k);
-            if (!/[0-9a-fA-F]/.test(h)) {
-              this.i += k;
-              this.fail(h, 'in \\u hexadecimal character escape');
-            }
-          }
+          this.ahead(4, (h) => /[0-9a-fA-F]/.test(h), () => 'in \\u hexadecimal character escape');
           this.i += 4;
         } else if (!'"\\/bfnrt'.includes(e)) {
           this.fail(e, 'in string escape code');
@@ -146,38 +140,43 @@ class Parser {
   /** Go's number grammar. A number ends at the first byte that cannot continue it (Decode keeps it). */
   private number(): number {
     const start = this.i;
-    if (this.s[this.i] === '-') {
-      this.i++;
-      const c = this.peek();
-      if (!isDigit(c)) this.fail(c, 'in numeric literal');
-    }
+    if (this.s[this.i] === '-') this.i++;
+    // A leading 0 stands alone (`01` is the number 0, then a stray byte).
     if (this.s[this.i] === '0') this.i++;
-    else while (isDigit(this.s[this.i])) this.i++;
+    else this.digits('in numeric literal');
     if (this.s[this.i] === '.') {
       this.i++;
-      const c = this.peek();
-      if (!isDigit(c)) this.fail(c, 'after decimal point in numeric literal');
-      while (isDigit(this.s[this.i])) this.i++;
+      this.digits('after decimal point in numeric literal');
     }
     if (this.s[this.i] === 'e' || this.s[this.i] === 'E') {
       this.i++;
       if (this.s[this.i] === '+' || this.s[this.i] === '-') this.i++;
-      const c = this.peek();
-      if (!isDigit(c)) this.fail(c, 'in exponent of numeric literal');
-      while (isDigit(this.s[this.i])) this.i++;
+      this.digits('in exponent of numeric literal');
     }
     return Number(this.s.slice(start, this.i));
   }
 
+  /** A run of digits; the first must be there (`context`: Go's wording for the byte found instead). */
+  private digits(context: string): void {
+    const c = this.peek();
+    if (!isDigit(c)) this.fail(c, context);
+    while (isDigit(this.s[this.i])) this.i++;
+  }
+
   private literal<T>(word: string, v: T): T {
-    for (let k = 1; k < word.length; k++) {
-      const c = this.peek(k);
-      if (c !== word[k]) {
-        this.i += k;
-        this.fail(c, `in literal ${word} (expecting ${quoteChar(word[k]!)})`);
-      }
-    }
+    this.ahead(word.length - 1, (c, k) => c === word[k], (k) => `in literal ${word} (expecting ${quoteChar(word[k]!)})`);
     this.i += word.length;
     return v;
+  }
+
+  /** The `n` bytes after the current one must each pass `ok`; Go's error is at the first that does not (`context` gets its offset). */
+  private ahead(n: number, ok: (c: string, k: number) => boolean, context: (k: number) => string): void {
+    for (let k = 1; k <= n; k++) {
+      const c = this.peek(k);
+      if (!ok(c, k)) {
+        this.i += k;
+        this.fail(c, context(k));
+      }
+    }
   }
 }
