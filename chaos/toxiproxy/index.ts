@@ -26,12 +26,11 @@ export { TOXIPROXY_VERSION } from './api.ts';
  */
 export async function createToxiproxyServer(options: ToxiproxyServerOptions = {}): Promise<ToxiproxyServer> {
   const opts = validate({ ...DEFAULT_TOXIPROXY_SERVER_OPTIONS, ...stripUndefined(options) });
-  const timers = { armed: 0 };
   const env: LinkEnv = {
     rng: opts.seed === undefined ? Math.random : mulberry32(opts.seed),
     now: () => performance.now(),
     maxBufferedBytes: opts.maxBufferedBytes,
-    timers,
+    timers: { armed: 0 },
     allowPublic: opts.allowPublic,
   };
   const api = new ToxiproxyApi(env);
@@ -60,7 +59,7 @@ export async function createToxiproxyServer(options: ToxiproxyServerOptions = {}
     stats: () => ({
       proxies: api.proxies.size,
       connections: [...api.proxies.values()].reduce((n, p) => n + p.connectionCount, 0),
-      timers: timers.armed,
+      timers: env.timers.armed,
     }),
     close() {
       closing ??= new Promise<void>((resolve) => {

@@ -4,11 +4,8 @@ import type { ToxicRecord } from './toxics.ts';
 import type { Direction } from './types.ts';
 
 /** Shared by every link of one server: randomness, clock, buffer bound and timer accounting. */
-export interface LinkEnv {
-  rng(): number;
-  now(): number;
+export interface LinkEnv extends Pick<StageHost, 'rng' | 'now' | 'timers'> {
   maxBufferedBytes: number;
-  timers: { armed: number };
   /** Bind wildcard/non-loopback listens and dial non-loopback upstreams (off: loopback only). */
   allowPublic: boolean;
 }

@@ -36,15 +36,9 @@ export const TOXIC_ATTRIBUTES = {
 
 const isToxicType = (t: unknown): t is ToxicType => typeof t === 'string' && (TOXIC_TYPES as readonly string[]).includes(t);
 
-/** A toxic as the collection stores it; live links read `attributes` and `toxicity` on every (re)run. */
-export interface ToxicRecord {
-  name: string;
-  type: ToxicType;
-  /** As spelled by the caller. */
-  stream: string;
+/** A toxic as the collection stores it (its JSON and the stream's direction); live links read `attributes` and `toxicity` on every (re)run. */
+export interface ToxicRecord extends ToxicJson {
   direction: Direction;
-  toxicity: number;
-  attributes: Record<string, number>;
 }
 
 export function toxicJson(t: ToxicRecord): ToxicJson {
