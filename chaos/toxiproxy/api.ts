@@ -167,9 +167,8 @@ export class ToxiproxyApi {
   }
 
   private async createProxy(body: unknown): Promise<Reply> {
-    const input = decodeProxy(body, { listen: '', upstream: '', enabled: true });
-    if (!input.name) throw apiErrors.missingField('name');
-    if (!input.upstream) throw apiErrors.missingField('upstream');
+    const input = decodeProxy(body);
+    requireFields(input);
     if (this.proxies.has(input.name)) throw apiErrors.proxyExists();
     return json(201, (await this.addOrReplace(input)).toJSON());
   }
@@ -209,11 +208,8 @@ export class ToxiproxyApi {
     try {
       const body = await readBody();
       if (body !== null && !Array.isArray(body)) throw cannotUnmarshal(typeof body, 'value of type []struct { main.Proxy; Enabled *bool "json:\\"enabled\\" default:\\"true\\"" }');
-      const inputs = ((body ?? []) as unknown[]).map((entry) => decodeProxy(entry, { listen: '', upstream: '', enabled: true }));
-      inputs.forEach((p, i) => {
-        if (!p.name) throw apiErrors.missingField(`name at proxy ${i + 1}`);
-        if (!p.upstream) throw apiErrors.missingField(`upstream at proxy ${i + 1}`);
-      });
+      const inputs = ((body ?? []) as unknown[]).map((entry) => decodeProxy(entry));
+      inputs.forEach((p, i) => requireFields(p, ` at proxy ${i + 1}`));
       for (const input of inputs) done.push(await this.addOrReplace(input));
       return reply(201);
     } catch (err) {
@@ -243,13 +239,17 @@ export class ToxiproxyApi {
 }
 
 /** Decode a proxy body onto defaults like Go's json.Decoder into a struct (nulls and unknown keys ignored). */
-function decodeProxy(body: unknown, defaults: { listen: string; upstream: string; enabled: boolean }): Required<ProxyInput> {
+function decodeProxy(body: unknown, defaults: Omit<Required<ProxyInput>, 'name'> = { listen: '', upstream: '', enabled: true }): Required<ProxyInput> {
   const out = { name: '', ...defaults };
-  const obj = decodeObject(body, 'value of type main.Proxy');
-  if (obj === null) return out;
+  const obj = decodeObject(body, 'value of type main.Proxy') ?? {};
   for (const key of ['name', 'listen', 'upstream'] as const) out[key] = parseString(obj, key, out[key], 'Proxy');
   out.enabled = decodeField(obj, 'enabled', out.enabled, (v): v is boolean => typeof v === 'boolean', 'Proxy.enabled of type bool');
   return out;
+}
+
+/** Toxiproxy's required proxy fields, name first; `at` names the entry of a populate body. */
+function requireFields(p: Required<ProxyInput>, at = ''): void {
+  for (const key of ['name', 'upstream'] as const) if (!p[key]) throw apiErrors.missingField(`${key}${at}`);
 }
 
 async function readJson(req: IncomingMessage, res: ServerResponse): Promise<unknown> {

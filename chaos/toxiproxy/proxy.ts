@@ -54,9 +54,8 @@ export class ChaosProxy {
   /** Bind `listen`; on success `listen` becomes the bound address (`localhost:0` → `127.0.0.1:41234`). */
   async start(): Promise<void> {
     if (this.enabled) return;
-    const resolved = await resolveListen(this.listen);
-    const { port, addr } = resolved;
-    let host = resolved.host;
+    const { host: resolved, port, addr } = await resolveListen(this.listen);
+    let host = resolved;
     if (!this.env.allowPublic) {
       // Loopback-only by default: a wildcard listen ("", ":N", "0.0.0.0:N") binds 127.0.0.1.
       if (host === undefined) host = '127.0.0.1';
@@ -110,8 +109,7 @@ export class ChaosProxy {
 
   /** Toxiproxy `Differs`: the new listen, resolved, against the current listen string; upstream as a string. */
   async differs(listen: string, upstream: string): Promise<boolean> {
-    const resolved = await resolveForCompare(listen);
-    return !(this.listen === resolved && this.upstream === upstream);
+    return (await resolveForCompare(listen)) !== this.listen || this.upstream !== upstream;
   }
 
   private accept(client: Socket): void {
@@ -179,14 +177,14 @@ function splitListen(listen: string, prefix: string): { host: string; port: numb
   return { host: parts.host, port };
 }
 
-async function resolveHost(host: string): Promise<{ address: string; family: number }> {
-  if (isIP(host)) return { address: host, family: isIP(host) };
+async function resolveHost(host: string): Promise<string> {
+  if (isIP(host)) return host;
   try {
     // Go prefers IPv4 when resolving a name for listen/dial on "tcp".
     const all = await lookup(host, { all: true });
     const pick = all.find((a) => a.family === 4) ?? all[0];
     if (!pick) throw new Error('no address');
-    return pick;
+    return pick.address;
   } catch {
     throw apiErrors.listen(`listen tcp: lookup ${host}: no such host`);
   }
@@ -200,14 +198,14 @@ async function resolveListen(listen: string): Promise<{ host: string | undefined
   const { host, port } = splitListen(listen, 'listen tcp: ');
   // Wildcards bind dual-stack like Go (`[::]:N`); Node falls back to IPv4 when IPv6 is off.
   if (isWildcard(host)) return { host: undefined, port, addr: `:${port}` };
-  const { address } = await resolveHost(host);
+  const address = await resolveHost(host);
   return { host: address, port, addr: joinHostPort(address, port) };
 }
 
 /** Go `net.ResolveTCPAddr("tcp", listen).String()`. */
 async function resolveForCompare(listen: string): Promise<string> {
   const { host, port } = splitListen(listen, '');
-  return host === '' ? `:${port}` : joinHostPort((await resolveHost(host)).address, port);
+  return host === '' ? `:${port}` : joinHostPort(await resolveHost(host), port);
 }
 
 const BIND_ERRORS: Record<string, string> = {
