@@ -24,6 +24,9 @@ function series(rng: () => number, jitterSec: number, durationMs: number, window
   return times;
 }
 
+/** Stream `g` of a seeded time line salted by `index` (a kind's, a weather spell's), so each draws its own. */
+export const saltedRng = (seed: number, index: number, g: number) => childRng(seed ^ Math.imul(index, 0x5bd1e995), g);
+
 export interface PlanStep {
   kind: DisruptionKind;
   scope: DisruptionDefinition['scope'];
@@ -58,9 +61,8 @@ export function buildSchedule(input: ScheduleInput): PlanStep[] {
         for (const atMs of times) steps.push({ kind, scope: 'client', target: c, atMs, durationMs });
       });
     } else {
-      const salt = Math.imul(DISRUPTIONS.indexOf(kind) + 1, 0x5bd1e995);
       for (let g = 0; g < input.groups; g++) {
-        for (const atMs of series(childRng(input.seed ^ salt, g), input.jitterSec, durationMs, input.windowMs)) {
+        for (const atMs of series(saltedRng(input.seed, DISRUPTIONS.indexOf(kind) + 1, g), input.jitterSec, durationMs, input.windowMs)) {
           steps.push({ kind, scope: 'group', target: g, atMs, durationMs });
         }
       }

@@ -1,6 +1,6 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { childRng, uniform } from '../../lib/rng.ts';
-import type { PlanStep } from '../plans/schedule.ts';
+import { saltedRng, type PlanStep } from '../plans/schedule.ts';
 import { CATALOG } from '../plans/catalog.ts';
 import { CONDITIONS, linkToxics, WEATHER, type ConditionName } from './conditions.ts';
 
@@ -108,8 +108,7 @@ export function planWeather(input: WeatherInput): WeatherPlan {
     def.spells.forEach((sp, k) => {
       // A server event (deploy's restart) happens once for the whole target: on the condition's first proxy only.
       if (CATALOG[sp.kind].serverEvent && groupCondition.indexOf(c) !== g) return;
-      const salt = Math.imul(CONDITIONS.indexOf(shares[c]!.condition) * 8 + k + 1, 0x5bd1e995);
-      const rng = childRng(seed ^ salt, g);
+      const rng = saltedRng(seed, CONDITIONS.indexOf(shares[c]!.condition) * 8 + k + 1, g);
       let t = uniform(rng, sp.firstMs[0], sp.firstMs[1]) * scale;
       // Bounded like buildSchedule's series: at most one spell per 0.5 s of window.
       for (let n = 0; t < windowMs && n < windowMs / 500 + 1; n++) {
