@@ -42,8 +42,7 @@ export class Link {
       this.maybeResume();
     };
     this.host = { now: () => env.now(), rng: () => env.rng(), timers: env.timers, release, reset: onReset };
-    for (const t of toxics) this.stages.push(createStage(t, this.host));
-    this.rewire();
+    for (const t of toxics) this.addToxic(t);
     dest.on('drain', this.maybeResume);
   }
 

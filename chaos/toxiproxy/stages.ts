@@ -178,11 +178,8 @@ export abstract class Stage implements Sink {
     for (let head = this.queue.peek(); head !== undefined && !this.disposed; head = this.queue.peek()) {
       const wait = this.step(head);
       if (wait === 0) continue;
-      if (wait === HOLD) {
-        this.holding = true;
-        return;
-      }
-      this.setTimer(wait, this.pump);
+      if (wait === HOLD) this.holding = true;
+      else this.setTimer(wait, this.pump);
       return;
     }
   };
@@ -209,18 +206,14 @@ class LatencyStage extends Stage {
   private slept = false;
   protected override step(head: Item): number {
     if (head === EOF) return this.pass(EOF);
-    if (this.deadline === undefined) {
-      const { latency = 0, jitter = 0 } = this.attrs;
-      this.deadline = head.at + latency + spread(this.host, jitter);
-    }
+    this.deadline ??= head.at + (this.attrs.latency ?? 0) + spread(this.host, this.attrs.jitter ?? 0);
     const wait = this.deadline - this.host.now();
     if (!due(wait)) {
       this.slept = true;
       return wait;
     }
     if (this.slept) head.at = this.deadline;
-    this.deadline = undefined;
-    this.slept = false;
+    this.resetRun();
     return this.pass(head);
   }
   protected override resetRun(): void {
