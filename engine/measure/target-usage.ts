@@ -38,18 +38,21 @@ const TICKS_PER_SEC = 100;
 /** A day of samples at most: a bound, whatever the run length. */
 const MAX_SAMPLES = 86_400;
 
+/** /proc/<pid>/<file>, or undefined once the process is gone (or not ours to read). */
+function procFile(pid: number, file: string): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The processes of `pid`'s tree that run its program (a cluster primary and its workers), not
  * helpers it started briefly, such as the TypeScript loader's esbuild on a cold cache.
  */
 export function runtimeProcesses(pid: number): number[] {
-  const comm = (p: number) => {
-    try {
-      return readFileSync(`/proc/${p}/comm`, 'utf8').trim();
-    } catch {
-      return undefined;
-    }
-  };
+  const comm = (p: number) => procFile(p, 'comm')?.trim();
   const own = comm(pid);
   return own === undefined ? [] : processTree(pid).filter((p) => comm(p) === own);
 }
@@ -159,13 +162,9 @@ function holdsSocket(pid: number, inodes: Set<string>): boolean {
 }
 
 const parentOf = (pid: number): number | undefined => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    return Number.isInteger(ppid) && ppid > 1 ? ppid : undefined;
-  } catch {
-    return undefined;
-  }
+  const stat = procFile(pid, 'stat');
+  const ppid = stat === undefined ? NaN : Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  return Number.isInteger(ppid) && ppid > 1 ? ppid : undefined;
 };
 
 /** A process's command line as /proc holds it (NUL-separated), or undefined once it is gone. */
