@@ -1,4 +1,5 @@
 import { randomSeed } from '../../lib/rng.ts';
+import { until as pollUntil } from '../../lib/time.ts';
 import type { OptionTable } from '../../lib/options.ts';
 import { parseJson } from '../targets/payload.ts';
 import { pickClient } from '../targets/index.ts';
@@ -96,14 +97,7 @@ export async function checkTarget(o: CheckOptions): Promise<CheckReport> {
     }
   };
   /** Polls `cond` until it holds or the step's bound passes. */
-  const until = async (cond: () => boolean, ms = budget()): Promise<boolean> => {
-    const end = Date.now() + Math.max(0, ms);
-    while (!cond()) {
-      if (Date.now() >= end) return false;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return true;
-  };
+  const until = (cond: () => boolean, ms = budget()): Promise<boolean> => pollUntil(cond, Math.max(0, ms));
   const verdict = (step: CheckStep, t0: number, ok: boolean, reason: string, skipped = false) => verdicts.push({ step, ok, ...(skipped ? { skipped } : {}), reason, ms: Date.now() - t0 });
   const skipRest = (why: string) => {
     for (const step of CHECK_STEPS) if (!verdicts.some((v) => v.step === step) && step !== 'lean' && step !== 'whispers' && step !== 'contract') verdict(step, Date.now(), false, `not checked: ${why}`, true);
@@ -241,11 +235,12 @@ export async function checkTarget(o: CheckOptions): Promise<CheckReport> {
       const ls = new RunSession({ target: t, urlOf: () => o.url, clients: n, messages: 1, runId, stream: `target-check-lean-${runId}`, seed, createClient: leanChoice.create });
       lean.push(ls);
       const ramp = await bounded('lean connect', () => ls.run(connectPhase({ perSec: n * 4, timeoutMs: Math.max(100, budget() - 500) })));
-      const sub = ls.book.summary();
       const up = ls.upCount;
       if (!ramp.ok || up < n) {
-        const causes = Object.entries(sub.connectFailureCauses).map(([k, v]) => `${k} x${v}`).join(', ');
-        verdict('lean', t0, false, `${up} of ${n} lean clients subscribed${causes ? ` (failures: ${causes})` : ''}${ramp.ok ? '' : `; ${ramp.why}`}${sampleLeanFault(ls)}`);
+        const causes = Object.entries(ls.book.summary().connectFailureCauses).map(([k, v]) => `${k} x${v}`).join(', ');
+        // The first lean connect failure's words, where the book kept them.
+        const f = targetModuleReport(ls.clients)?.faults[0];
+        verdict('lean', t0, false, `${up} of ${n} lean clients subscribed${causes ? ` (failures: ${causes})` : ''}${ramp.ok ? '' : `; ${ramp.why}`}${f ? `; ${f.hook}: ${f.sample}` : ''}`);
       } else {
         const p = await bounded('publish', () => ls.run(publishPhase({ url: o.url, messages: 1, intervalMs: 0, timeoutMs: Math.max(200, Math.floor(stepMs / 3)), progressEveryMs: 0 })));
         const all = p.ok && (await until(() => ls.ledger.totals().receivedDeliveries === n));
@@ -281,13 +276,6 @@ export async function checkTarget(o: CheckOptions): Promise<CheckReport> {
     verdicts.sort((a, b) => order(a) - order(b));
     return { target: t.name, url: o.url, ok: verdicts.every((v) => v.ok || v.skipped), verdicts, elapsedMs: Date.now() - started, ...(targetModule ? { targetModule } : {}) };
   }
-}
-
-/** The first lean connect failure's words, where the book kept them. */
-function sampleLeanFault(s: RunSession): string {
-  const r = targetModuleReport(s.clients);
-  const f = r?.faults[0];
-  return f ? `; ${f.hook}: ${f.sample}` : '';
 }
 
 /** The verdicts as lines: `PASS|FAIL|SKIP step reason`. */
