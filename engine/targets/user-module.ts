@@ -5,7 +5,7 @@ import { Emitter } from '../../lib/emitter.ts';
 import { ReboundError } from '../../lib/errors.ts';
 import type { OptionTable } from '../../lib/options.ts';
 import { findTarget, registerTargets } from './index.ts';
-import { LeanProtocolFault, type LeanClient } from './lean-client.ts';
+import { LeanProtocolFault } from './lean-client.ts';
 import { defineTarget, type ArrivedMessage, type ClientEvents, type ClientOptions, type DisconnectReason, type TargetClient, type TargetDefinition } from './contract.ts';
 
 /**
@@ -137,17 +137,6 @@ export async function loadTargetModule(path: string, cwd = process.cwd()): Promi
   return guardTarget(checkTargetShape(mod.default, file), file);
 }
 
-/** Loads each file in order; a name given twice (two files, one target name) is refused. */
-export async function loadTargetModules(paths: readonly string[], cwd = process.cwd()): Promise<TargetDefinition[]> {
-  const out: TargetDefinition[] = [];
-  for (const p of paths) {
-    const t = await loadTargetModule(p, cwd);
-    if (out.some((o) => o.name === t.name)) throw invalid(p, 'name', `"${t.name}" is also the name of an earlier module's target`);
-    out.push(t);
-  }
-  return out;
-}
-
 /** The env var naming this process's target files (comma-separated); children inherit it. */
 export const TARGET_MODULES_ENV = 'TARGET_MODULES';
 /** At most this many target files per process. */
@@ -160,7 +149,13 @@ const MAX_MODULES = 16;
  */
 export async function registerTargetModules(paths: readonly string[], env: Record<string, string | undefined> = process.env): Promise<TargetDefinition[]> {
   if (paths.length > MAX_MODULES) throw new ReboundError('RR_ERR_OPTION_INVALID', `at most ${MAX_MODULES} target modules (got ${paths.length})`, { details: { option: TARGET_MODULES_ENV } });
-  const defs = await loadTargetModules(paths);
+  // Each file in order; a name given twice (two files, one target name) is refused.
+  const defs: TargetDefinition[] = [];
+  for (const p of paths) {
+    const t = await loadTargetModule(p);
+    if (defs.some((o) => o.name === t.name)) throw invalid(p, 'name', `"${t.name}" is also the name of an earlier module's target`);
+    defs.push(t);
+  }
   registerTargets(defs);
   env[TARGET_MODULES_ENV] = paths.map((p) => (isAbsolute(p) ? p : resolve(p))).join(',');
   return defs;
@@ -228,11 +223,11 @@ export function targetModuleReport(clients: readonly object[]): TargetModuleRepo
   return books.length ? { file: books[0]!.file, faults: addFaults(books.map((b) => b.faults.values())) } : undefined;
 }
 
-/** `{ targetModule }` for a result when the clients are a user module's, else nothing (a built-in target's result has no such field). */
-export function targetModuleField(clients: readonly object[]): { targetModule?: TargetModuleReport } {
-  const targetModule = targetModuleReport(clients);
-  return targetModule ? { targetModule } : {};
-}
+/** `{ targetModule }` when there is a report, else nothing (a built-in target's result has no such field). */
+const asField = (targetModule: TargetModuleReport | undefined): { targetModule?: TargetModuleReport } => (targetModule ? { targetModule } : {});
+
+/** `{ targetModule }` for a result when the clients are a user module's, else nothing. */
+export const targetModuleField = (clients: readonly object[]): { targetModule?: TargetModuleReport } => asField(targetModuleReport(clients));
 
 /** Longest path a report may name (a shard's answer is bounded field by field before it is merged). */
 const MAX_FILE_CHARS = 4096;
@@ -281,8 +276,7 @@ export class ClientFaults {
 
   /** `{ targetModule }` for a message, or nothing for a built-in target's clients. */
   field(held: readonly object[]): { targetModule?: TargetModuleReport } {
-    const targetModule = mergeTargetModuleReports([targetModuleReport(held), this.failed].filter((r): r is TargetModuleReport => r !== undefined));
-    return targetModule ? { targetModule } : {};
+    return asField(mergeTargetModuleReports([targetModuleReport(held), this.failed].filter((r): r is TargetModuleReport => r !== undefined)));
   }
 }
 
@@ -294,35 +288,28 @@ export class ClientFaults {
  */
 export function guardTarget(def: TargetDefinition, file: string, settleMs = HOOK_SETTLE_MS): TargetDefinition {
   const publish = def.publish;
-  const named = (hook: string, err: unknown) => new Error(`target module ${file}: ${hook} threw: ${text(err)}`);
+  /** `f()`, or its throw as an error naming the file and the hook. */
+  const named = <T>(hook: string, f: () => T): T => {
+    try {
+      return f();
+    } catch (err) {
+      throw new Error(`target module ${file}: ${hook} threw: ${text(err)}`);
+    }
+  };
   const guardedPublish: TargetDefinition['publish'] = !publish
     ? undefined
     : 'request' in publish
-      ? {
-          ...publish,
-          request: (m, ctx) => {
-            try {
-              return publish.request(m, ctx);
-            } catch (err) {
-              throw named('publish.request()', err);
-            }
-          },
-        }
+      ? { ...publish, request: (m, ctx) => named('publish.request()', () => publish.request(m, ctx)) }
       : { send: (m, ctx) => Promise.resolve().then(() => publish.send(m, ctx)) };
   const lean = def.createLeanClient;
-  const guarded = {
+  return {
     ...def,
     createClient: (opts: ClientOptions) => new GuardedClient(def, opts, file, settleMs),
     ...(guardedPublish ? { publish: guardedPublish } : {}),
     ...(lean
       ? {
           createLeanClient: (opts: ClientOptions) => {
-            let c: LeanClient;
-            try {
-              c = lean(opts);
-            } catch (err) {
-              throw named('createLeanClient()', err);
-            }
+            const c = named('createLeanClient()', () => lean(opts));
             // A throwing LeanProtocol function fails its connection (lean-client.ts) and is booked here as the file's fault.
             if (typeof (c as { on?: unknown } | undefined)?.on === 'function') {
               const book = new FaultBook(file);
@@ -333,8 +320,7 @@ export function guardTarget(def: TargetDefinition, file: string, settleMs = HOOK
           },
         }
       : {}),
-  };
-  return guarded as TargetDefinition;
+  } as TargetDefinition;
 }
 
 /** A user's full client behind the contract's checks (see guardTarget). */
@@ -379,15 +365,11 @@ class GuardedClient implements TargetClient {
     if (def.capabilities.whispers) this.whisper = (data) => void this.call('whisper()', () => this.inner?.whisper?.(data));
   }
 
-  private fault(hook: string, why: string): void {
-    this.book.add(hook, why);
-  }
-
   private call<T>(hook: string, f: () => T): T | undefined {
     try {
       return f();
     } catch (err) {
-      this.fault(hook, `threw: ${text(err)}`);
+      this.book.add(hook, `threw: ${text(err)}`);
       return undefined;
     }
   }
@@ -396,24 +378,24 @@ class GuardedClient implements TargetClient {
   private listen(c: TargetClient): void {
     c.on('message', (m) => {
       const why = arrivalFault(m);
-      if (why) return this.fault('message event', why);
+      if (why) return this.book.add('message event', why);
       this.arrivalClaims(m);
       this.events.emit('message', m);
     });
     c.on('connected', (info) => {
-      if (typeof info?.resumed !== 'boolean' || !Number.isInteger(info.attempt) || info.attempt < 0) this.fault('connected event', `expected { resumed: boolean, attempt: integer >= 0 }, got ${describe(info)}`);
+      if (typeof info?.resumed !== 'boolean' || !Number.isInteger(info.attempt) || info.attempt < 0) this.book.add('connected event', `expected { resumed: boolean, attempt: integer >= 0 }, got ${describe(info)}`);
       else this.connectedClaims(info);
       this.events.emit('connected', { resumed: info?.resumed === true, attempt: Number.isInteger(info?.attempt) && info.attempt >= 0 ? info.attempt : 0 });
     });
     c.on('disconnected', (info) => {
       const reason = info?.reason;
       this.calledSinceDown = false;
-      if (typeof reason !== 'string' || !DISCONNECT_REASONS.has(reason)) this.fault('disconnected event', `reason must be one of ${[...DISCONNECT_REASONS].join(', ')} (got ${describe(reason)})`);
+      if (typeof reason !== 'string' || !DISCONNECT_REASONS.has(reason)) this.book.add('disconnected event', `reason must be one of ${[...DISCONNECT_REASONS].join(', ')} (got ${describe(reason)})`);
       const detail = typeof info?.detail === 'string' ? info.detail.replace(CONTROL, ' ').slice(0, 200) : undefined;
       this.events.emit('disconnected', { reason: typeof reason === 'string' && DISCONNECT_REASONS.has(reason) ? (reason as DisconnectReason) : 'transport_error', ...(detail ? { detail } : {}) });
     });
     c.on('history', (info) => {
-      if (typeof info?.ok !== 'boolean') return this.fault('history event', `expected { ok: boolean }, got ${describe(info)}`);
+      if (typeof info?.ok !== 'boolean') return this.book.add('history event', `expected { ok: boolean }, got ${describe(info)}`);
       this.resumeAnswered = true;
       const reason = typeof info.reason === 'string' ? info.reason.replace(CONTROL, ' ').slice(0, 64) : undefined;
       this.events.emit('history', { ok: info.ok, ...(reason ? { reason } : {}) });
@@ -431,8 +413,8 @@ class GuardedClient implements TargetClient {
     if (m.offset !== undefined) this.withOffset++;
     if (m.epoch !== undefined) this.withEpoch++;
     if (this.caps.whispers) return;
-    if (this.caps.offsets && m.offset === undefined) this.fault('capabilities.offsets', 'declared true, but an arrival came without an offset');
-    if (this.caps.epochs && m.epoch === undefined) this.fault('capabilities.epochs', 'declared true, but an arrival came without an epoch');
+    if (this.caps.offsets && m.offset === undefined) this.book.add('capabilities.offsets', 'declared true, but an arrival came without an offset');
+    if (this.caps.epochs && m.epoch === undefined) this.book.add('capabilities.epochs', 'declared true, but an arrival came without an epoch');
   }
 
   /**
@@ -444,7 +426,7 @@ class GuardedClient implements TargetClient {
     if (info.resumed) this.resumeAnswered = true;
     if (info.attempt === 0) return;
     this.reconnected = true;
-    if (this.caps.reconnect === 'manual' && this.pending === 0 && !this.calledSinceDown) this.fault('capabilities.reconnect', `declared 'manual', but the client reconnected by itself (connected, attempt ${info.attempt}, with no connect() or reconnect() since its disconnect)`);
+    if (this.caps.reconnect === 'manual' && this.pending === 0 && !this.calledSinceDown) this.book.add('capabilities.reconnect', `declared 'manual', but the client reconnected by itself (connected, attempt ${info.attempt}, with no connect() or reconnect() since its disconnect)`);
   }
 
   /**
@@ -458,10 +440,10 @@ class GuardedClient implements TargetClient {
   private lifeClaims(): void {
     if (this.judged) return;
     this.judged = true;
-    if (this.caps.resume === 'history' && this.reconnected && !this.resumeAnswered) this.fault('capabilities.resume', "declared 'history', but the client reconnected and saw no history answer and no restored session in its life");
+    if (this.caps.resume === 'history' && this.reconnected && !this.resumeAnswered) this.book.add('capabilities.resume', "declared 'history', but the client reconnected and saw no history answer and no restored session in its life");
     if (!this.caps.whispers || this.arrivals === 0) return;
-    if (this.caps.offsets && this.withOffset === 0) this.fault('capabilities.offsets', `declared true, but none of the client's ${this.arrivals} arrivals carried an offset`);
-    if (this.caps.epochs && this.withEpoch === 0) this.fault('capabilities.epochs', `declared true, but none of the client's ${this.arrivals} arrivals carried an epoch`);
+    if (this.caps.offsets && this.withOffset === 0) this.book.add('capabilities.offsets', `declared true, but none of the client's ${this.arrivals} arrivals carried an offset`);
+    if (this.caps.epochs && this.withEpoch === 0) this.book.add('capabilities.epochs', `declared true, but none of the client's ${this.arrivals} arrivals carried an epoch`);
   }
 
   on<E extends keyof ClientEvents>(event: E, f: ClientEvents[E]): () => void {
@@ -484,17 +466,17 @@ class GuardedClient implements TargetClient {
     try {
       p = start();
     } catch (err) {
-      this.fault(hook, `threw: ${text(err)}`);
+      this.book.add(hook, `threw: ${text(err)}`);
       return Promise.reject(new Error(`target module ${this.book.file}: ${hook} threw: ${text(err)}`));
     }
     if (typeof (p as { then?: unknown } | undefined)?.then !== 'function') {
-      this.fault(hook, `must return a Promise (got ${describe(p)})`);
+      this.book.add(hook, `must return a Promise (got ${describe(p)})`);
       return Promise.reject(new Error(`target module ${this.book.file}: ${hook} did not return a Promise`));
     }
     this.pending++;
     return new Promise<void>((res, rej) => {
       const timer = setTimeout(() => {
-        this.fault(hook, `did not settle within ${this.settleMs} ms (a target times out its own handshake)`);
+        this.book.add(hook, `did not settle within ${this.settleMs} ms (a target times out its own handshake)`);
         rej(new Error(`target module ${this.book.file}: ${hook} did not settle within ${this.settleMs} ms`));
       }, this.settleMs);
       timer.unref();
