@@ -53,13 +53,11 @@ export function registerTargets(defs: readonly TargetDefinition[]): void {
 /** Names of the targets loaded from target files into this process (registerTargets), in load order. */
 export const loadedTargetNames = (): string[] => [...LOADED.keys()];
 
-const lookup = (name: string): TargetDefinition | undefined => TARGETS.get(name) ?? LOADED.get(name) ?? EXTRA.getStore()?.get(name);
-
 /** The definition named `name`, or undefined (for callers that report an unknown name their own way). */
-export const findTarget = (name: string): TargetDefinition | undefined => lookup(name);
+export const findTarget = (name: string): TargetDefinition | undefined => TARGETS.get(name) ?? LOADED.get(name) ?? EXTRA.getStore()?.get(name);
 
 export function getTarget(name: string): TargetDefinition {
-  const t = lookup(name);
+  const t = findTarget(name);
   if (!t) throw new ReboundError('RR_ERR_TARGET_UNKNOWN', `unknown target "${name}"; known targets: ${TARGET_NAMES.join(', ')}`, { details: { target: name } });
   return t;
 }
@@ -111,7 +109,7 @@ export function pickClient(t: TargetDefinition, want: { prefer?: 'full' | 'lean'
 }
 
 /** The lean client of target `name`, or undefined (unknown target, or one that declares lean unsupported). */
-export const leanClientFor = (name: string): ((opts: ClientOptions) => LeanClient) | undefined => lookup(name)?.createLeanClient;
+export const leanClientFor = (name: string): ((opts: ClientOptions) => LeanClient) | undefined => findTarget(name)?.createLeanClient;
 
 export const LEAN_TARGETS: readonly string[] = TARGET_NAMES.filter((n) => leanClientFor(n));
 
@@ -120,7 +118,7 @@ export type WhisperClient = TargetClient & { whisper(data: Record<string, unknow
 
 /** The whisper-capable client of target `name`, or undefined when its protocol has no client-to-client messages. */
 export function whisperClientFor(name: string): ((opts: ClientOptions) => WhisperClient) | undefined {
-  const t = lookup(name);
+  const t = findTarget(name);
   const c = t && pickClient(t, { needs: { whispers: true } });
   return c && ((o) => c.create(o) as WhisperClient);
 }

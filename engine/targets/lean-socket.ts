@@ -17,12 +17,6 @@ export interface LeanSocketHandler {
   closed(err: Error | undefined, code?: number): void;
 }
 
-export interface LeanSocketOptions {
-  url: string;
-  localAddress?: string;
-  protocol?: string;
-}
-
 const CRLF2 = Buffer.from('\r\n\r\n');
 
 /**
@@ -54,7 +48,7 @@ export class LeanSocket {
 
   constructor(private readonly h: LeanSocketHandler) {}
 
-  open(o: LeanSocketOptions): void {
+  open(o: { url: string; localAddress?: string; protocol?: string }): void {
     const u = new URL(o.url);
     const sock = connect({
       host: u.hostname,

@@ -44,22 +44,13 @@ export function checkChannelName(stream: string): string {
   return stream;
 }
 
-export interface PusherApp {
-  appId: string;
-  key: string;
-  secret: string;
-  host: string;
-  port: number;
-  tls: boolean;
-}
-
 /**
  * The app's credentials and address. From the URL in Pusher's own form
  * (`http://<key>:<secret>@host:port/apps/<app_id>`: userinfo is redacted wherever Rebound stores or
  * shows a URL, lib/redact.ts), else from PUSHER_APP_ID / PUSHER_APP_KEY / PUSHER_APP_SECRET, else
  * soketi's default app (app-id, app-key, app-secret). The secret is never put into an error.
  */
-export function pusherApp(url: string, env: Record<string, string | undefined> = process.env): PusherApp {
+export function pusherApp(url: string, env: Record<string, string | undefined> = process.env) {
   let u: URL;
   try {
     u = new URL(url);
@@ -84,6 +75,8 @@ export function pusherApp(url: string, env: Record<string, string | undefined> =
   const tls = u.protocol === 'https:' || u.protocol === 'wss:';
   return { appId, key, secret, host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || (tls ? 443 : 80)), tls };
 }
+
+export type PusherApp = ReturnType<typeof pusherApp>;
 
 const keyAdvice = (key: string) => `the server does not know app key "${key}": set PUSHER_APP_KEY (or the user part of --url http://<key>:<secret>@host:port/apps/<app_id>)`;
 const notPusher = (where: string, why: string) => new ReboundError('RR_ERR_PUSHER_PROTOCOL', `${where} did not speak the Pusher protocol (${why}): --url must point at a Pusher-protocol server (soketi, Reverb, Pusher Channels)`);

@@ -115,8 +115,7 @@ class SocketIoClient extends ClientBase implements TargetClient {
 const leanSocketIo: LeanProtocol = {
   url: (base) => `${base.replace(/^http/, 'ws').replace(/\/+$/, '')}/socket.io/?EIO=4&transport=websocket`,
   onMessage(p, stream, send) {
-    const c0 = p[0];
-    if (c0 === 0x32 && p.length === 1) {
+    if (p[0] === 0x32 && p.length === 1) {
       send('3');
       return undefined;
     }
