@@ -5,13 +5,11 @@ import { stamp, writeResults } from '../engine/measure/result-files.ts';
 import { AVALANCHE_COMPARE_OPTIONS, compareAvalanche } from '../runners/avalanche/compare.ts';
 import { avalancheModule } from '../runners/avalanche/module.ts';
 import { formatAvalanche, restartFailureLine } from '../runners/avalanche/table.ts';
+import { printedHelp } from './module-cli.ts';
 
 /** `npm run bench:avalanche-all -- --clients 1000 --restart kill [--json]`: every local target side by side. */
 async function main(argv: string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`usage: npm run bench:avalanche-all -- [options] [--json]\n${helpText(AVALANCHE_COMPARE_OPTIONS)}\n`);
-    return 0;
-  }
+  if (printedHelp(argv, () => `usage: npm run bench:avalanche-all -- [options] [--json]\n${helpText(AVALANCHE_COMPARE_OPTIONS)}\n`)) return 0;
   const json = argv.includes('--json');
   const o = parseOptions(AVALANCHE_COMPARE_OPTIONS, { values: argvToValues(argv.filter((a) => a !== '--json'), AVALANCHE_COMPARE_OPTIONS), env: process.env, origin: 'CLI' });
   const results = await compareAvalanche(o);

@@ -12,7 +12,7 @@ import type { JitterResult } from '../runners/jitter/result.ts';
 import { jitterModule } from '../runners/jitter/module.ts';
 import { runJitter } from '../runners/jitter/run.ts';
 import { benchAvalancheTable, BENCH_AVALANCHE_HELP } from '../runners/avalanche/compare.ts';
-import { abortOnSignals } from './module-cli.ts';
+import { abortOnSignals, printedHelp } from './module-cli.ts';
 import { commandLine, reportLine } from '../engine/pages/index.ts';
 import { getTarget, localTargets, unavailableTargets } from '../engine/targets/index.ts';
 import { TARGET_MODULE_OPTIONS } from '../engine/targets/user-module.ts';
@@ -39,10 +39,8 @@ export const BENCH_OPTIONS = {
 } as const;
 
 async function main(argv: string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`usage: npm run bench -- [options] [--json] [--avalanche]\n${helpText({ ...BENCH_OPTIONS, ...TARGET_MODULE_OPTIONS })}\n${BENCH_AVALANCHE_HELP}\n`);
-    return 0;
-  }
+  const usage = () => `usage: npm run bench -- [options] [--json] [--avalanche]\n${helpText({ ...BENCH_OPTIONS, ...TARGET_MODULE_OPTIONS })}\n${BENCH_AVALANCHE_HELP}\n`;
+  if (printedHelp(argv, usage)) return 0;
   // A user's target file: loaded and checked first (exit 2 on a bad one); it becomes --targets unless named.
   return withTargetModule(argv, process.env, BENCH_OPTIONS, (rest) => runBench(rest, argv));
 }

@@ -30,10 +30,7 @@ export function moduleHelp(m: AnyRunnerModule): string {
  * HTML report, then a table or `--json` on stdout. Exit 0 valid, 2 invalid or bad input.
  */
 export async function moduleMain<O extends object, R extends object, T extends OptionTable>(m: RunnerModule<O, R, T>, argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(moduleHelp(m));
-    return 0;
-  }
+  if (printedHelp(argv, () => moduleHelp(m))) return 0;
   return withTargetModule(argv, env, m.options, (rest) => runModule(m, rest, env));
 }
 
@@ -73,6 +70,13 @@ async function runModule<O extends object, R extends object, T extends OptionTab
   if (json || cli.json === 'always') process.stdout.write(JSON.stringify(cli.jsonView ? cli.jsonView(result, file, command) : result, null, 2) + '\n');
   else if (cli.present) process.stdout.write(cli.present(result, opts));
   return cli.exitCode ? cli.exitCode(result) : (result as { validity?: { valid?: boolean } }).validity?.valid ? 0 : 2;
+}
+
+/** --help or -h in `argv`: `text()` on stdout and true (the command then exits 0), else false. */
+export function printedHelp(argv: readonly string[], text: () => string): boolean {
+  if (!argv.includes('--help') && !argv.includes('-h')) return false;
+  process.stdout.write(text());
+  return true;
 }
 
 /** Aborted on the first SIGTERM or SIGINT, after `note`'s stderr line (if any): the run stops and still writes its partial result. */
