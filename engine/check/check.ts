@@ -155,12 +155,11 @@ export async function checkTarget(o: CheckOptions): Promise<CheckReport> {
     // delivers: through the target's own publish, then each arrival held to the publisher's bytes
     t0 = Date.now();
     const pub = await bounded('publish', () => session.run(publishPhase({ url: o.url, messages: LIVE, intervalMs: 20, timeoutMs: Math.max(200, Math.floor(stepMs / 3)), progressEveryMs: 0, onSend: (seq, at) => void sentAt.set(seq, at) })));
-    const allLive = () => [...Array(LIVE).keys()].every((k) => session.clients.every((_, i) => session.ledger.latencyOf(i, k + 1) !== undefined));
     if (!pub.ok || pub.value.result.published < LIVE) {
       const r = pub.ok ? pub.value.result : undefined;
       verdict('delivers', t0, false, pub.ok ? `the server accepted ${r!.published} of ${LIVE} messages: ${r!.failures.slice(0, 2).join('; ')}` : pub.why);
     } else {
-      const arrived = await until(allLive);
+      const arrived = await until(() => [...Array(LIVE).keys()].every((k) => session.clients.every((_, i) => session.ledger.latencyOf(i, k + 1) !== undefined)));
       const got = session.ledger.totals().receivedDeliveries;
       if (mangled.length) verdict('delivers', t0, false, `${mangled.length} arrivals were not the published payload byte for byte (first: ${JSON.stringify(mangled[0])}): hand over the payload as published, without your envelope`);
       else if (!arrived) verdict('delivers', t0, false, `${got} of ${LIVE * CLIENTS} deliveries arrived${foreign.length ? `; ${session.foreign} arrivals were not this run's payloads (first: ${JSON.stringify(foreign[0])}): is the envelope unwrapped?` : ''}`);
@@ -169,9 +168,8 @@ export async function checkTarget(o: CheckOptions): Promise<CheckReport> {
 
     // order
     t0 = Date.now();
-    const delivered = verdicts.at(-1)!.ok;
     const { outOfOrder, duplicates } = session.ledger.totals();
-    if (!delivered) verdict('order', t0, false, 'not checked: the messages did not all arrive', true);
+    if (!verdicts.at(-1)!.ok) verdict('order', t0, false, 'not checked: the messages did not all arrive', true);
     else verdict('order', t0, outOfOrder === 0 && duplicates === 0, outOfOrder || duplicates ? `${outOfOrder} out of order, ${duplicates} duplicates over ${LIVE * CLIENTS} deliveries` : 'every client got 1..' + LIVE + ' once, in publish order');
 
     // drop: no close handshake, seen as a disconnect with reason 'dropped'
