@@ -67,6 +67,10 @@ export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient 
   /** Rejections come from the wire (with their reason), not from the library's info event. */
   let wireReasons = false;
 
+  const reasonOf = (err: unknown) => (err as { reason?: string } | undefined)?.reason;
+  /** The library's disconnect or close, with its reason as the detail when it gave one. */
+  const gone = (reason: DisconnectReason, r: string | undefined) => emit('disconnected', { reason, ...(r ? { detail: r } : {}) });
+
   const build = (): Cable => {
     const c = createCable(cableUrl(opts.url), {
       protocol: 'actioncable-v1-ext-json',
@@ -82,9 +86,8 @@ export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient 
       dropping = false;
     });
     c.on('disconnect', (err) => {
-      const r = (err as { reason?: string } | undefined)?.reason;
-      const reason: DisconnectReason = dropping ? 'dropped' : r && TRANSPORT_REASONS.has(r) ? 'transport_error' : 'server_closed';
-      emit('disconnected', { reason, ...(r ? { detail: r } : {}) });
+      const r = reasonOf(err);
+      gone(dropping ? 'dropped' : r && TRANSPORT_REASONS.has(r) ? 'transport_error' : 'server_closed', r);
     });
     // The library reports a rejected history without its reason; the reason (`epoch_changed`: the
     // broker came back empty) decides how the runner books the loss, so read it off the wire.
@@ -98,10 +101,7 @@ export function createAnyCableClient(opts: AnyCableClientOptions): TargetClient 
         else if (f.type === 'reject_history') emit('history', typeof f.reason === 'string' ? { ok: false, reason: f.reason } : { ok: false });
       });
     }
-    c.on('close', (err) => {
-      const r = (err as { reason?: string } | undefined)?.reason;
-      emit('disconnected', { reason: 'closed', ...(r ? { detail: r } : {}) });
-    });
+    c.on('close', (err) => gone('closed', reasonOf(err)));
     return c;
   };
 

@@ -69,9 +69,8 @@ export function checkTargetShape(x: unknown, file: string): TargetDefinition {
   if (!NAME.test(name)) throw invalid(file, 'name', `must be letters, digits, . _ - (at most 64, starting with a letter or digit); got ${JSON.stringify(name)}`);
   str(file, 'description', d.description, 500);
   if (typeof d.offlineFloorMs !== 'number' || !Number.isInteger(d.offlineFloorMs) || d.offlineFloorMs < 0 || d.offlineFloorMs > 60_000) throw invalid(file, 'offlineFloorMs', `must be an integer of ms in 0..60000 (got ${describe(d.offlineFloorMs)})`);
-  const c = d.capabilities;
-  if (typeof c !== 'object' || c === null) throw invalid(file, 'capabilities', `must be an object (got ${describe(c)})`);
-  const caps = c as Record<string, unknown>;
+  const caps = d.capabilities as Record<string, unknown> | null;
+  if (typeof caps !== 'object' || caps === null) throw invalid(file, 'capabilities', `must be an object (got ${describe(caps)})`);
   for (const k of Object.keys(caps)) if (!CAPABILITY_KEYS.has(k)) throw invalid(file, `capabilities.${k.slice(0, 40)}`, `is not a capability; known: ${[...CAPABILITY_KEYS].join(', ')}`);
   const reconnect = oneOf(file, 'capabilities.reconnect', caps.reconnect, ['manual', 'library']);
   const resume = oneOf(file, 'capabilities.resume', caps.resume, ['none', 'session', 'history']);
