@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readJson } from '../runner/jobs.ts';
 import type { Execution } from './execute.ts';
 import type { MetricVerdict, TestVerdict } from './verdict.ts';
 
@@ -45,12 +46,9 @@ export function readHistory(outDir: string): History {
     .map((runId) => {
       const records = new Map<string, RunRecord>();
       for (const f of readdirSync(join(root, runId)).filter((x) => x.endsWith('.json'))) {
-        try {
-          const r = JSON.parse(readFileSync(join(root, runId, f), 'utf8')) as RunRecord;
-          if (r && typeof r.id === 'string' && Array.isArray(r.metrics)) records.set(r.id, r);
-        } catch {
-          /* a half-written file from an interrupted run: not history */
-        }
+        // A half-written file from an interrupted run (no value here) is not history.
+        const r = readJson<RunRecord | null>(join(root, runId, f));
+        if (r && typeof r.id === 'string' && Array.isArray(r.metrics)) records.set(r.id, r);
       }
       return { runId, records };
     })

@@ -121,22 +121,17 @@ export class JobStore {
   }
 
   private writeIndex(): void {
-    const file = join(this.jobsDir, INDEX);
-    writeFileSync(`${file}.tmp`, JSON.stringify({ version: 1, jobs: [...this.jobs.values()].map(({ result: _r, ...m }) => m) }));
-    renameSync(`${file}.tmp`, file);
+    writeAtomic(join(this.jobsDir, INDEX), JSON.stringify({ version: 1, jobs: [...this.jobs.values()].map(({ result: _r, ...m }) => m) }));
   }
 
   /** The job file holds everything but the result, which is written once, to `<id>.json`. */
   private persistJob(job: Job): void {
     if (job.result && (job.status === 'done' || job.aborted)) {
-      writeFileSync(join(this.resultsDir, `${job.id}.json.tmp`), JSON.stringify(job.result, null, 2) + '\n');
-      renameSync(join(this.resultsDir, `${job.id}.json.tmp`), join(this.resultsDir, `${job.id}.json`));
+      writeAtomic(join(this.resultsDir, `${job.id}.json`), JSON.stringify(job.result, null, 2) + '\n');
       job.hasResult = true;
     }
     const { result: _r, ...meta } = job;
-    const file = join(this.jobsDir, `${job.id}.json`);
-    writeFileSync(`${file}.tmp`, JSON.stringify({ ...meta, logTail: this.logTail(job.id, LOG_KEEP) }));
-    renameSync(`${file}.tmp`, file);
+    writeAtomic(join(this.jobsDir, `${job.id}.json`), JSON.stringify({ ...meta, logTail: this.logTail(job.id, LOG_KEEP) }));
   }
 
   private persist(job: Job): void {
@@ -352,8 +347,14 @@ export class JobStore {
   }
 }
 
+/** Written beside the file, then renamed over it: a crash mid-write leaves the old file whole. */
+function writeAtomic(file: string, text: string): void {
+  writeFileSync(`${file}.tmp`, text);
+  renameSync(`${file}.tmp`, file);
+}
+
 /** A JSON file's value, or undefined when it is missing or not JSON (torn by a crash mid-write). */
-function readJson<T>(file: string): T | undefined {
+export function readJson<T>(file: string): T | undefined {
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as T;
   } catch {

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ReboundError } from '../../lib/errors.ts';
 import { isAlive } from '../../services/common/process-info.ts';
+import { readJson } from './jobs.ts';
 
 interface LockFile {
   pid: number;
@@ -33,13 +34,9 @@ export function acquireResultsLock(dir: string): () => void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    let owner: Partial<LockFile> = {};
-    try {
-      // A lock file is outside input too: `null` or any non-object reads as no owner.
-      owner = (JSON.parse(readFileSync(file, 'utf8')) as Partial<LockFile> | null) ?? {};
-    } catch {
-      // Torn or empty (the owner died mid-write): stale.
-    }
+    // Torn or empty (the owner died mid-write): stale. A lock file is outside input too: `null` or
+    // any non-object reads as no owner.
+    const owner: Partial<LockFile> = readJson<Partial<LockFile> | null>(file) ?? {};
     const live = typeof owner.pid === 'number' && owner.pid !== process.pid && (owner.host !== mine.host || isAlive(owner.pid));
     if (live) {
       throw new ReboundError('RR_ERR_RUNNER_LOCKED', `RESULTS_DIR ${dir} is in use by runner pid ${owner.pid} on ${owner.host} (since ${owner.startedAt}; ${file}); stop it or give this runner another RESULTS_DIR`, { details: { pid: owner.pid, host: owner.host, lockFile: file } });
