@@ -57,20 +57,18 @@ export async function mergeShards(input: readonly ShardOutcome[], opts: MergeOpt
   }
 
   const merged: Record<string, unknown> = {};
-  for (const k of plan.sum) {
-    const vals = ok.map((o) => num(o.result[k])).filter((v): v is number => v !== undefined);
-    if (vals.length) merged[k] = Math.round(vals.reduce((a, b) => a + b, 0) * 1000) / 1000;
-  }
-  for (const k of plan.max) {
-    const vals = ok.map((o) => num(o.result[k])).filter((v): v is number => v !== undefined);
-    if (vals.length) merged[k] = Math.max(...vals);
+  const figures = (k: string) => ok.map((o) => num(o.result[k])).filter((v): v is number => v !== undefined);
+  // Summed fields first, then the max ones (mergePlan keeps the two lists apart).
+  for (const k of [...plan.sum, ...plan.max]) {
+    const vals = figures(k);
+    if (vals.length) merged[k] = plan.max.includes(k) ? Math.max(...vals) : Math.round(vals.reduce((a, b) => a + b, 0) * 1000) / 1000;
   }
   // The schema let only maps of counts through.
   for (const k of plan.countMaps) {
     const maps = ok.map((o) => o.result[k]).filter((m): m is Record<string, number> => typeof m === 'object' && m !== null);
     if (maps.length) merged[k] = addMaps(maps);
   }
-  const published = ok.map((o) => num(o.result.published)).filter((v): v is number => v !== undefined);
+  const published = figures('published');
   if (published.length) {
     // Own streams: each shard published its own copy, so the per-message count is the max, the work the sum.
     merged.published = Math.max(...published);
