@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { renderPage, trendReport, type ReportMeta, type TrendInput } from '../../engine/pages/index.ts';
-import { historyIds } from './history.ts';
+import { directionOf, historyRuns } from './history.ts';
 import type { History } from './store.ts';
 
 /**
@@ -11,18 +11,15 @@ import type { History } from './store.ts';
  */
 export function historyTrends(history: History, o: { last: number; filter: string }): TrendInput[] {
   const out: TrendInput[] = [];
-  for (const id of historyIds(history, o.filter)) {
-    const runs = history.filter((h) => h.records.has(id)).slice(-o.last);
-    const recs = runs.map((h) => h.records.get(id)!);
-    for (const path of [...new Set(recs.flatMap((r) => r.metrics.map((m) => m.path)))]) {
+  for (const { id, recs, paths } of historyRuns(history, o)) {
+    for (const path of paths) {
       const points = recs.flatMap((r) => {
         const m = r.metrics.find((x) => x.path === path);
         if (!r.valid || !m || typeof m.measured !== 'number') return [];
         const verdict = m.verdict === 'drift' || m.verdict === 'regress' ? m.verdict : ('ok' as const);
         return [{ label: `${r.runId.slice(0, 19)}${r.commit ? ` ${r.commit.slice(0, 7)}` : ''}`, value: m.measured, ...(typeof m.baseline === 'number' ? { baseline: m.baseline } : {}), verdict }];
       });
-      const dir = recs.map((r) => r.metrics.find((m) => m.path === path)?.direction).find(Boolean) ?? 'higher';
-      out.push({ metric: `${id} ${path}`, unit: `${dir} is better`, runs: points });
+      out.push({ metric: `${id} ${path}`, unit: `${directionOf(recs, path)} is better`, runs: points });
     }
   }
   return out;

@@ -1,5 +1,5 @@
 import { cell } from './table.ts';
-import type { History } from './store.ts';
+import type { History, RunRecord } from './store.ts';
 
 /** Change beyond this share between consecutive runs is a trend worth an arrow (the benchmark's 5%). */
 const SIGNIFICANT_PCT = 5;
@@ -10,16 +10,12 @@ const SIGNIFICANT_PCT = 5;
  * direction that is better so a reader sees at once whether it got worse.
  */
 export function formatHistory(history: History, o: { last: number; filter: string }): string {
-  const ids = historyIds(history, o.filter);
   const out: string[] = [];
-  for (const id of ids) {
-    const runs = history.filter((h) => h.records.has(id)).slice(-o.last);
-    const recs = runs.map((h) => h.records.get(id)!);
-    const paths = [...new Set(recs.flatMap((r) => r.metrics.map((m) => m.path)))];
+  for (const { id, runs, recs, paths } of historyRuns(history, o)) {
     const head = ['metric', ...runs.map((h) => h.runId.slice(0, 19)), 'trend'];
     const rows = paths.map((p) => {
       const vals = recs.map((r) => (r.valid ? r.metrics.find((m) => m.path === p)?.measured : 'invalid'));
-      const dir = recs.map((r) => r.metrics.find((m) => m.path === p)?.direction).find(Boolean) ?? 'higher';
+      const dir = directionOf(recs, p);
       const nums = vals.filter((v): v is number => typeof v === 'number');
       let trend = '→';
       if (nums.length >= 2) {
@@ -37,8 +33,19 @@ export function formatHistory(history: History, o: { last: number; filter: strin
   return out.join('\n') + (out.length ? '\n' : '');
 }
 
-/** The test ids FILTER selects (id substrings or runner names), sorted; shared by the table and the --html trends. */
-export function historyIds(history: History, filter: string): string[] {
-  const parts = filter.split(',').map((s) => s.trim()).filter(Boolean);
-  return [...new Set(history.flatMap((h) => [...h.records.keys()]))].filter((id) => !parts.length || parts.some((p) => id.includes(p) || history.some((h) => h.records.get(id)?.runner === p))).sort();
+/**
+ * The tests FILTER selects (id substrings or runner names), sorted, each with its last `last` stored
+ * runs, their records and every metric path they judged; shared by the table and the --html trends.
+ */
+export function historyRuns(history: History, o: { last: number; filter: string }) {
+  const parts = o.filter.split(',').map((s) => s.trim()).filter(Boolean);
+  const ids = [...new Set(history.flatMap((h) => [...h.records.keys()]))].filter((id) => !parts.length || parts.some((p) => id.includes(p) || history.some((h) => h.records.get(id)?.runner === p))).sort();
+  return ids.map((id) => {
+    const runs = history.filter((h) => h.records.has(id)).slice(-o.last);
+    const recs = runs.map((h) => h.records.get(id)!);
+    return { id, runs, recs, paths: [...new Set(recs.flatMap((r) => r.metrics.map((m) => m.path)))] };
+  });
 }
+
+/** Which way a metric is better, as the first of its records that judged it says. */
+export const directionOf = (recs: readonly RunRecord[], path: string) => recs.map((r) => r.metrics.find((m) => m.path === path)?.direction).find(Boolean) ?? 'higher';
