@@ -17,8 +17,6 @@ export const ENTRIES = {
   ws: SERVICE_ENTRIES.ws,
   socketio: SERVICE_ENTRIES.socketio,
 } as const;
-export type FleetTarget = 'replay' | 'ws' | 'socketio';
-export const FLEET_TARGETS: readonly FleetTarget[] = ['replay', 'ws', 'socketio'];
 
 /**
  * One JS bundle per entry (esbuild, packages left external), under results/ (git-ignored, and

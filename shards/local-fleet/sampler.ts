@@ -42,11 +42,6 @@ export interface FleetSample {
   targetFdLimit?: number;
 }
 
-export interface SamplerRoots {
-  target: number | undefined;
-  runners: number[];
-}
-
 const TICKS = 100; // USER_HZ on Linux
 
 /**
@@ -67,7 +62,7 @@ export class FleetSampler {
   private n = 0;
 
   constructor(
-    private readonly roots: () => SamplerRoots,
+    private readonly roots: () => { target: number | undefined; runners: number[] },
     private readonly opts: { intervalMs?: number; minFreeBytes: number; onFloor?: (s: FleetSample) => void; fdEverySamples?: number; maxSamples?: number },
   ) {}
 
@@ -165,10 +160,6 @@ export class FleetSampler {
   /** The floor guards the ramp: armed when the first shard starts connecting. */
   arm(): void {
     this.armed = true;
-  }
-
-  get floorTripped(): boolean {
-    return this.tripped;
   }
 
   stop(): FleetSample[] {
