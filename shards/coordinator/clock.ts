@@ -48,10 +48,7 @@ export function wallClock(): () => number {
   return () => anchor + performance.now();
 }
 
-export interface ClockSample {
-  offsetMs: number;
-  rttMs: number;
-}
+export type ClockSample = Pick<ShardClock, 'offsetMs' | 'rttMs'>;
 
 /**
  * NTP-style exchange against a shard's `GET /time` ({now}: its Date.now(), ms): offset =

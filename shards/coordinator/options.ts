@@ -1,4 +1,5 @@
 import type { OptionTable, OptionValues } from '../../lib/options.ts';
+import type { AnyRunnerModule } from '../../engine/session/module.ts';
 import { MULTI_MODULES } from '../runner/adapters/index.ts';
 import { DEFAULT_DECODE_DEADLINE_MS } from '../merge/histogram-decode.ts';
 
@@ -11,17 +12,12 @@ import { DEFAULT_DECODE_DEADLINE_MS } from '../merge/histogram-decode.ts';
  * by meaning), whether one publisher can feed every shard's subscribers (`--shared-stream`), and
  * what a shard's result must carry to be merged.
  */
-export interface MultiTest {
+export type MultiTest = {
   test: string;
   options: OptionTable;
-  sharedStream: boolean;
   /** Result fields a shard's result must carry (shards/merge/schema.ts refuses it otherwise). */
   required: readonly string[];
-  /** Own-stream mode: what else a shard's query puts on its own besides the stream (the module's `multi.ownStream`). */
-  ownStream?: (query: Readonly<Record<string, string>>, suffix: string) => Record<string, string>;
-  /** The module's target-free rules over the parsed query (`multi.checkQuery`), before any shard is asked. */
-  checkQuery?: (values: Readonly<Record<string, unknown>>) => void;
-}
+} & NonNullable<AnyRunnerModule['multi']>;
 
 export const MULTI_TABLE: readonly MultiTest[] = MULTI_MODULES.map((m) => ({ test: m.name, options: m.http.options, sharedStream: m.multi!.sharedStream, required: m.summary, ...(m.multi!.ownStream ? { ownStream: m.multi!.ownStream } : {}), ...(m.multi!.checkQuery ? { checkQuery: m.multi!.checkQuery } : {}) }));
 

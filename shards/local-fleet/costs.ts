@@ -30,60 +30,6 @@ import type { FleetSample } from './sampler.ts';
  * private part, the physical memory a further process really costs.
  */
 
-export interface CostRow {
-  /** The milestone asked (100000, 250000, ... or the largest N reached). */
-  milestone: number | 'max';
-  /** Connections the kernel counted at the sample used. */
-  conns: number;
-  /** Seconds since the sampler started. */
-  tSec: number;
-  targetBytesPerConn: number;
-  runnerBytesPerConn: number;
-  kernelBytesPerConn: number;
-  /** Half of kernelBytesPerConn each: the target's end and the runner's end of the loopback pair. */
-  kernelTargetEnd: number;
-  kernelRunnerEnd: number;
-  /** target + runner + kernel per connection. */
-  totalBytesPerConn: number;
-  /** What the formula says N connections take, with this row's terms, and what was measured. */
-  predictedTotalBytes: number;
-  measuredTotalBytes: number;
-  /** MemTotal − MemAvailable growth since the baseline (the whole machine: other jobs included). */
-  machineUsedGrowthBytes: number;
-  /** Ping interval the clients asked for (s), and what the target ran at. */
-  pingIntervalSec: number;
-}
-
-export interface Baselines {
-  targetRssBytes: number;
-  targetAnonBytes: number;
-  targetProcs: number;
-  runnerServicesRssBytes: number;
-  runnerServicesAnonBytes: number;
-  runnerServices: number;
-  runnerWorkersRssBytes: number;
-  /** /proc's, at the first sample with every worker alive (the workers report RSS, not its private part). */
-  runnerWorkersAnonBytes: number;
-  runnerWorkers: number;
-  /** Where the workers' RSS baseline came from: their own reading once loaded, or the first /proc sample with all of them alive. */
-  runnerWorkersBaselineFrom: 'workers' | 'proc';
-  /** Per process (RSS): target worker, runner service, runner worker. */
-  perTargetProcBytes: number;
-  perRunnerServiceBytes: number;
-  perRunnerWorkerBytes: number;
-  totalRssBytes: number;
-  totalAnonBytes: number;
-  /** At the baseline sample: the machine's starting point, not part of the formula. */
-  kernel: { slabBytes: number; tcpMemPages: number; tcpInuse: number };
-}
-
-export interface CostTable {
-  baselines: Baselines;
-  rows: CostRow[];
-  formula: string;
-  kernelSplit: string;
-}
-
 const userTotal = (s: FleetSample) => s.target.rss + s.runners.rss + s.runnerWorkers.rss;
 const kernelGrowth = (s: FleetSample, b: FleetSample) => s.slab - b.slab + (s.tcpMemPages - b.tcpMemPages) * 4096;
 
@@ -127,7 +73,7 @@ export function targetBaseline(samples: readonly FleetSample[], fleetBaseline: F
   return first > 0 ? samples[first - 1]! : fleetBaseline;
 }
 
-export function baselinesOf(b: FleetSample, w: FleetSample | undefined, own?: WorkersOwnBaseline, tb: FleetSample = b): Baselines {
+export function baselinesOf(b: FleetSample, w: FleetSample | undefined, own?: WorkersOwnBaseline, tb: FleetSample = b) {
   const proc = w?.runnerWorkers ?? { rss: 0, rssAnon: 0, procs: 0 };
   // Their own reading, when every worker /proc saw reported one (a partial shard result may not carry it).
   const useOwn = own !== undefined && own.procs > 0 && own.procs >= proc.procs;
@@ -140,20 +86,26 @@ export function baselinesOf(b: FleetSample, w: FleetSample | undefined, own?: Wo
     runnerServicesAnonBytes: (w ?? b).runners.rssAnon,
     runnerServices: b.runners.procs,
     runnerWorkersRssBytes: wr.rss,
+    /** /proc's, at the first sample with every worker alive (the workers report RSS, not its private part). */
     runnerWorkersAnonBytes: wr.rssAnon,
     runnerWorkers: wr.procs,
-    runnerWorkersBaselineFrom: useOwn ? 'workers' : 'proc',
+    /** Where the workers' RSS baseline came from: their own reading once loaded, or the first /proc sample with all of them alive. */
+    runnerWorkersBaselineFrom: useOwn ? ('workers' as const) : ('proc' as const),
+    /** Per process (RSS): target worker, runner service, runner worker. */
     perTargetProcBytes: tb.target.procs ? Math.round(tb.target.rss / tb.target.procs) : 0,
     perRunnerServiceBytes: b.runners.procs ? Math.round((w ?? b).runners.rss / b.runners.procs) : 0,
     perRunnerWorkerBytes: wr.procs ? Math.round(wr.rss / wr.procs) : 0,
     totalRssBytes: tb.target.rss + (w ?? b).runners.rss + wr.rss,
     totalAnonBytes: tb.target.rssAnon + (w ?? b).runners.rssAnon + wr.rssAnon,
+    /** At the baseline sample: the machine's starting point, not part of the formula. */
     kernel: { slabBytes: b.slab, tcpMemPages: b.tcpMemPages, tcpInuse: b.tcpInuse },
   };
 }
 
+export type Baselines = ReturnType<typeof baselinesOf>;
+
 /** One row from one sample: every term is (growth since its baseline) / connections at that sample. */
-export function costRow(milestone: CostRow['milestone'], s: FleetSample, b: FleetSample, w: FleetSample | undefined, pingIntervalSec: number, own?: WorkersOwnBaseline, tb: FleetSample = b): CostRow {
+export function costRow(milestone: number | 'max', s: FleetSample, b: FleetSample, w: FleetSample | undefined, pingIntervalSec: number, own?: WorkersOwnBaseline, tb: FleetSample = b) {
   const n = Math.max(1, s.conns);
   const base = baselinesOf(b, w, own, tb);
   const target = Math.round((s.target.rss - tb.target.rss) / n);
@@ -164,21 +116,31 @@ export function costRow(milestone: CostRow['milestone'], s: FleetSample, b: Flee
   const kernel = Math.round(kernelGrowth(s, b) / n);
   const total = target + runner + kernel;
   return {
+    /** The milestone asked (100000, 250000, ... or the largest N reached). */
     milestone,
+    /** Connections the kernel counted at the sample used. */
     conns: s.conns,
+    /** Seconds since the sampler started. */
     tSec: Math.round(s.t / 100) / 10,
     targetBytesPerConn: target,
     runnerBytesPerConn: runner,
     kernelBytesPerConn: kernel,
+    /** Half of kernelBytesPerConn each: the target's end and the runner's end of the loopback pair. */
     kernelTargetEnd: Math.round(kernel / 2),
     kernelRunnerEnd: kernel - Math.round(kernel / 2),
+    /** target + runner + kernel per connection. */
     totalBytesPerConn: total,
+    /** What the formula says N connections take, with this row's terms, and what was measured. */
     predictedTotalBytes: predictTotal(base, { target, runner, kernel }, s.conns),
     measuredTotalBytes: userTotal(s) + kernelGrowth(s, b),
+    /** MemTotal − MemAvailable growth since the baseline (the whole machine: other jobs included). */
     machineUsedGrowthBytes: b.memAvailable - s.memAvailable,
+    /** Ping interval the clients asked for (s), and what the target ran at. */
     pingIntervalSec,
   };
 }
+
+export type CostRow = ReturnType<typeof costRow>;
 
 export function predictTotal(base: Baselines, perConn: { target: number; runner: number; kernel: number }, n: number): number {
   return base.totalRssBytes + n * (perConn.target + perConn.runner + perConn.kernel);
@@ -188,7 +150,7 @@ export function predictTotal(base: Baselines, perConn: { target: number; runner:
  * Rows at each milestone the run passed (the first sample at or past it, during the ramp) and at
  * the largest N reached (the last sample of the hold, when every connection had settled).
  */
-export function costTable(samples: readonly FleetSample[], baseline: FleetSample, milestones: readonly number[], pingIntervalSec: number, holdEndAt?: number, own?: WorkersOwnBaseline): CostTable {
+export function costTable(samples: readonly FleetSample[], baseline: FleetSample, milestones: readonly number[], pingIntervalSec: number, holdEndAt?: number, own?: WorkersOwnBaseline) {
   const during = holdEndAt ? samples.filter((s) => s.at <= holdEndAt) : samples;
   const w = servicesFloor(during, workerBaseline(samples));
   const tb = targetBaseline(samples, baseline);
@@ -208,6 +170,8 @@ export function costTable(samples: readonly FleetSample[], baseline: FleetSample
     kernelSplit: 'kernel B/conn = (growth of /proc/meminfo Slab + growth of /proc/net/sockstat TCP mem pages x 4096) / connections; both ends of a loopback connection are on this box and hold the same objects, so it is attributed half to the target end and half to the runner end',
   };
 }
+
+export type CostTable = ReturnType<typeof costTable>;
 
 /**
  * The formula checked against a measurement: the terms measured at `from` (a row part-way up the

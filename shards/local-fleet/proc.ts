@@ -9,18 +9,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const PAGE = 4096;
 
-export interface ProcMem {
-  pid: number;
-  /** VmRSS: resident bytes, shared file pages (the node binary's text) included. */
-  rss: number;
-  /** RssAnon: private anonymous bytes (heap, stacks, buffers): what a connection adds. */
-  rssAnon: number;
-  /** RssFile + RssShmem: file-backed resident bytes, mostly shared between node processes. */
-  rssFile: number;
-  /** utime + stime, clock ticks. */
-  cpuTicks: number;
-}
-
 const kb = (text: string, key: string): number => {
   const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text);
   return m ? Number(m[1]) * 1024 : 0;
@@ -34,6 +22,12 @@ function read(path: string): string | undefined {
   }
 }
 
+/** A reader of one /proc file through its parser: undefined while the file cannot be read. */
+const fromProc = <T,>(path: string, parse: (text: string) => T) => (): T | undefined => {
+  const t = read(path);
+  return t ? parse(t) : undefined;
+};
+
 /** utime+stime from /proc/<pid>/stat; the command name may hold spaces and parens. */
 function cpuTicksOf(pid: number): number | undefined {
   const s = read(`/proc/${pid}/stat`);
@@ -43,51 +37,35 @@ function cpuTicksOf(pid: number): number | undefined {
   return Number(f[11]) + Number(f[12]);
 }
 
-export function procMem(pid: number): ProcMem | undefined {
+/**
+ * rss: VmRSS, resident bytes, shared file pages (the node binary's text) included; rssAnon: RssAnon,
+ * private anonymous bytes (heap, stacks, buffers): what a connection adds; rssFile: RssFile +
+ * RssShmem, file-backed resident bytes, mostly shared between node processes; cpuTicks: utime + stime.
+ */
+export function procMem(pid: number) {
   const s = read(`/proc/${pid}/status`);
   const cpuTicks = cpuTicksOf(pid);
   if (!s || cpuTicks === undefined) return undefined;
   return { pid, rss: kb(s, 'VmRSS'), rssAnon: kb(s, 'RssAnon'), rssFile: kb(s, 'RssFile') + kb(s, 'RssShmem'), cpuTicks };
 }
 
-export interface Sockstat {
-  /** TCP sockets in use (both ends of every loopback connection count), listening ones included. */
-  tcpInuse: number;
-  tcpOrphan: number;
-  tcpTw: number;
-  tcpAlloc: number;
-  /** The kernel's TCP buffer memory, in pages (`mem`), and in bytes. */
-  tcpMemPages: number;
-  tcpMemBytes: number;
-}
-
-export function parseSockstat(text: string): Sockstat | undefined {
+/**
+ * tcpInuse: TCP sockets in use (both ends of every loopback connection count), listening ones
+ * included; tcpMemPages: the kernel's TCP buffer memory, in pages (`mem`), and tcpMemBytes in bytes.
+ */
+export function parseSockstat(text: string) {
   const m = /^TCP: inuse (\d+) orphan (\d+) tw (\d+) alloc (\d+) mem (\d+)/m.exec(text);
   if (!m) return undefined;
   return { tcpInuse: Number(m[1]), tcpOrphan: Number(m[2]), tcpTw: Number(m[3]), tcpAlloc: Number(m[4]), tcpMemPages: Number(m[5]), tcpMemBytes: Number(m[5]) * PAGE };
 }
 
-export const sockstat = (): Sockstat | undefined => {
-  const t = read('/proc/net/sockstat');
-  return t ? parseSockstat(t) : undefined;
-};
+export const sockstat = fromProc('/proc/net/sockstat', parseSockstat);
 
-export interface Meminfo {
-  memTotal: number;
-  memAvailable: number;
-  slab: number;
-  sUnreclaim: number;
-  sReclaimable: number;
-}
-
-export function parseMeminfo(text: string): Meminfo {
+export function parseMeminfo(text: string) {
   return { memTotal: kb(text, 'MemTotal'), memAvailable: kb(text, 'MemAvailable'), slab: kb(text, 'Slab'), sUnreclaim: kb(text, 'SUnreclaim'), sReclaimable: kb(text, 'SReclaimable') };
 }
 
-export const meminfo = (): Meminfo | undefined => {
-  const t = read('/proc/meminfo');
-  return t ? parseMeminfo(t) : undefined;
-};
+export const meminfo = fromProc('/proc/meminfo', parseMeminfo);
 
 /**
  * The machine's CPU ticks from /proc/stat's first line: busy = user + nice + system + steal.
@@ -100,10 +78,7 @@ export function parseCpuBusyTicks(text: string): number | undefined {
   return Number(m[1]) + Number(m[2]) + Number(m[3]) + Number(m[8]);
 }
 
-export const cpuBusyTicks = (): number | undefined => {
-  const t = read('/proc/stat');
-  return t ? parseCpuBusyTicks(t) : undefined;
-};
+export const cpuBusyTicks = fromProc('/proc/stat', parseCpuBusyTicks);
 
 /** Open descriptors of a process (a directory listing: ~5 ms at 16,000; sampled sparsely). */
 export function openFds(pid: number): number | undefined {

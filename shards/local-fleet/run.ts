@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { cpus } from 'node:os';
 import { ReboundError } from '../../lib/errors.ts';
@@ -9,7 +9,8 @@ import { COORD_OPTIONS } from '../coordinator/options.ts';
 import { runMultiShard, testQuery, type MultiShardReport } from '../coordinator/run.ts';
 import { isAlive } from '../../services/common/process-info.ts';
 import { isCount } from '../merge/schema.ts';
-import { costTable, checkPrediction, type CostTable, type WorkersOwnBaseline } from './costs.ts';
+import { readJson } from '../runner/jobs.ts';
+import { costTable, checkPrediction, type WorkersOwnBaseline } from './costs.ts';
 import { buildBundles, ENTRIES, newToken, startProc, stopProc, targetWorkersFor, type Proc } from './launch.ts';
 import { shardsFor, type LocalFleetOptions } from './options.ts';
 import { loadAverage, meminfo, slabCaches, slabGrowth, sockstat } from './proc.ts';
@@ -28,47 +29,6 @@ export interface ShardProgress {
   subscribed?: number;
   failed?: number;
   open?: number;
-}
-
-export interface LocalFleetResult {
-  test: 'idle-local-fleet';
-  target: string;
-  startedAt: string;
-  endedAt: string;
-  params: LocalFleetOptions & { shards: number; rampPerShard: number; rampTotal: number; perShardN: number; targetWorkers: number; targetMaxPingIntervalSec: number | null };
-  /** The ping period every figure of this run used, and who decided it. */
-  pingInterval: { askedSec: number; effectiveSec: number; note: string };
-  machine: { cpus: number; memTotalBytes: number; loadBefore: number[]; loadAfter: number[]; otherCpu: { meanPct: number; peakPct: number } };
-  /** Exactly what `npm run bench:idle:multi` would have printed and written: same merge, same flags. */
-  coordinator: MultiShardReport;
-  reached: {
-    /** Most connections the kernel held at once, (TCP inuse growth) / 2. */
-    maxConnsKernel: number;
-    /** Sum of the shards' subscribed (merged result or, after an abort, their last progress / partial results). */
-    subscribed: number;
-    failed: number;
-    heldSec: number;
-    perShard: { name: string; status: string; subscribed: number | null; failed: number | null; partial: boolean; holdElapsedMs: number | null; loopLagP99Ms: number | null; workersOwn: WorkersOwnBaseline | null }[];
-  };
-  wall: { mode: WallMode; evidence: string };
-  memoryFloor: { minFreeBytes: number; tripped: boolean; atSec: number | null; memAvailableBytes: number | null; connsAtTrip: number | null };
-  costTable: CostTable;
-  /** /proc/slabinfo caches that grew most from the baseline to the start of the hold (every connection open). */
-  slabGrowth: { conns: number; top: { cache: string; bytes: number; perConn: number | null }[] } | null;
-  prediction: ReturnType<typeof checkPrediction> | null;
-  /**
-   * The target's bytes per connection two ways, side by side: the coordinator's merged figure
-   * (the shards' samples) and the cost table's largest-N row (this fleet's /proc). Both read the
-   * target's process tree from /proc when the shards find it (source proc-tree); differencePct is
-   * (merged − cost table) / cost table.
-   */
-  targetMemory: { merged: number | null; mergedSource: string | null; mergedComplete: boolean | null; costTable: number | null; costTableConns: number | null; differencePct: number | null };
-  /** After the stop: every process we started gone, and the kernel's TCP count back to its baseline. */
-  closed: { allExited: boolean; leftPids: number[]; tcpInuseBefore: number; tcpInuseAfter: number | null };
-  /** Per second: [t s, conns, subscribed (Σ shard progress), target RSS, runner services RSS, runner workers RSS, Slab, TCP mem pages, MemAvailable, target CPU %, runner CPU %]. */
-  series: { columns: string[]; rows: (number | null)[][] };
-  files: Record<string, string>;
-  exitCode: 0 | 1 | 2;
 }
 
 export const SERIES_COLUMNS = ['tSec', 'conns', 'subscribed', 'targetRss', 'runnerServicesRss', 'runnerWorkersRss', 'slab', 'tcpMemPages', 'memAvailable', 'targetCpuPct', 'runnerCpuPct'];
@@ -118,6 +78,9 @@ export function classifyWall(x: {
   return { mode: 'NONE', evidence: `all ${x.n.toLocaleString('en-US')} held with 0 failures` };
 }
 
+/** What the fleet reads of a shard's stored result (done, or partial after an abort). */
+type StoredShardResult = { subscribed?: number; failed?: number; holdElapsedMs?: number; runner?: { loopLagP99Ms?: number; workers?: unknown; rssBaselineBytes?: unknown }; progress?: ShardProgress };
+
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
 /**
@@ -129,7 +92,7 @@ const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0
  * SIGTERM (their jobs abort, clients close, partial results are stored), then the coordinator
  * stops polling, then everything is stopped and checked gone.
  */
-export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) => void = () => {}): Promise<LocalFleetResult> {
+export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) => void = () => {}) {
   const started = new Date();
   const k = shardsFor(o);
   const perShardN = Math.ceil(o.n / k);
@@ -242,14 +205,8 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   const perShard = r.perShard.map((s, i) => {
     // Each shard's own stored result (done or partial after an abort) from its results folder.
     const file = s.jobId ? join(out, 'shards', `s${i + 1}`, `${s.jobId}.json`) : undefined;
-    let stored: { subscribed?: number; failed?: number; holdElapsedMs?: number; runner?: { loopLagP99Ms?: number; workers?: unknown; rssBaselineBytes?: unknown }; progress?: ShardProgress } | undefined;
-    if (file && existsSync(file)) {
-      try {
-        stored = JSON.parse(readFileSync(file, 'utf8'));
-      } catch {
-        // unreadable: the last progress stands in
-      }
-    }
+    // Unreadable: the last progress stands in.
+    const stored = file ? readJson<StoredShardResult>(file) : undefined;
     const pr = progress.get(s.name)?.p;
     const subscribed = stored ? num(stored.subscribed ?? stored.progress?.subscribed) : pr ? num(pr.subscribed) : null;
     const failed = stored ? num(stored.failed ?? stored.progress?.failed) : pr ? num(pr.failed) : null;
@@ -269,12 +226,13 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   const last = rows.at(-1);
   // The formula checked on this run: the row nearest half-way predicts the last one.
   const half = last ? rows.filter((x) => x !== last).find((x) => x.conns >= last.conns / 2) : undefined;
-  let prediction: LocalFleetResult['prediction'] = null;
+  let prediction: ReturnType<typeof checkPrediction> | null = null;
   if (last && last.conns > 0) {
     const fromSample = half ? undefined : [...samples].find((s) => s.conns >= last.conns / 2 && (!holdEndAt || s.at <= holdEndAt));
     const from = half ?? (fromSample ? costTableRow(samples, base, fromSample, o.pingInterval || 3, workersOwn) : undefined);
     if (from) prediction = checkPrediction(table, from, last);
   }
+  const maxConns = Math.max(0, ...samples.map((s) => s.conns));
   const targetMaxFds = Math.max(0, ...samples.map((s) => s.targetMaxFds ?? 0));
   const targetFdLimit = samples.find((s) => s.targetFdLimit)?.targetFdLimit;
   const during = samples.filter((s) => !holdEndAt || s.at <= holdEndAt);
@@ -295,7 +253,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
     n: o.n,
     subscribed,
     rampTotal: rampPerShard * k,
-    pingsPerSec: isReplay ? Math.round(maxConnsOf(samples) / (o.pingInterval || 3)) : 0,
+    pingsPerSec: isReplay ? Math.round(maxConns / (o.pingInterval || 3)) : 0,
     otherCpu,
   });
   // The shards' subscribed as last polled at or before each sample (epoch ms keys, in order).
@@ -306,38 +264,55 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   };
   const ct0 = base.t;
   const series = thin(samples, 900).map((s) => [Math.round((s.t - ct0) / 100) / 10, s.conns, subAt(s.at), s.target.rss, s.runners.rss, s.runnerWorkers.rss, s.slab, s.tcpMemPages, s.memAvailable, s.target.cpuPct, s.runners.cpuPct + s.runnerWorkers.cpuPct]);
-  const maxConns = Math.max(0, ...samples.map((s) => s.conns));
   // Each shard's own hold (its result's holdElapsedMs); the fleet held as long as the shortest.
   const holds = perShard.map((x) => x.holdElapsedMs).filter((v): v is number => typeof v === 'number');
   const heldSec = holds.length === perShard.length && holds.length ? Math.round(Math.min(...holds) / 100) / 10 : holdStart && holdEnd ? Math.round((holdEnd - holdStart) / 100) / 10 : 0;
   // A wall we named is exit 1 (an aborted ramp leaves the merge without any done shard: fatal there, but the cause is known).
   const exitCode: 0 | 1 | 2 = wall.mode === 'MEMORY_FLOOR' ? 1 : r.exitCode === 2 ? 2 : wall.mode === 'NONE' && r.exitCode === 0 ? 0 : 1;
   return {
-    test: 'idle-local-fleet',
+    test: 'idle-local-fleet' as const,
     target: o.target,
     startedAt: started.toISOString(),
     endedAt: new Date().toISOString(),
     params: { ...o, shards: k, rampPerShard, rampTotal: rampPerShard * k, perShardN, targetWorkers, targetMaxPingIntervalSec: maxPi },
+    /** The ping period every figure of this run used, and who decided it. */
     pingInterval: isReplay
       ? { askedSec: o.pingInterval, effectiveSec: o.pingInterval || 3, note: o.pingInterval ? `clients asked ?pi=${o.pingInterval}; the target ran with --max-ping-interval-sec ${maxPi}, so the clamp allowed it` : "no ?pi=: the replay server's default 3 s (AnyCable's default)" }
       : { askedSec: 0, effectiveSec: 0, note: `${o.target}: no AnyCable ping; the server's own heartbeat (Socket.IO: engine.io ping every 25 s by default; ws: none from the server)` },
     machine: { cpus: cpus().length, memTotalBytes: meminfo()?.memTotal ?? 0, loadBefore, loadAfter: loadAverage(), otherCpu },
+    /** Exactly what `npm run bench:idle:multi` would have printed and written: same merge, same flags. */
     coordinator: r,
+    /**
+     * maxConnsKernel: most connections the kernel held at once, (TCP inuse growth) / 2; subscribed:
+     * sum of the shards' subscribed (merged result or, after an abort, their last progress / partial results).
+     */
     reached: { maxConnsKernel: maxConns, subscribed, failed, heldSec, perShard },
     wall,
     memoryFloor: { minFreeBytes: o.minFreeMib * 1048576, tripped: Boolean(floorAt), atSec: floorAt ? Math.round((floorAt.t - ct0) / 100) / 10 : null, memAvailableBytes: floorAt?.memAvailable ?? null, connsAtTrip: floorAt?.conns ?? null },
     costTable: table,
+    /** /proc/slabinfo caches that grew most from the baseline to the start of the hold (every connection open). */
     slabGrowth: slabAtHold ? { conns: slabAtHold.conns, top: slabGrowth(slabBefore, slabAtHold.caches).map((x) => ({ ...x, perConn: slabAtHold!.conns ? Math.round(x.bytes / slabAtHold!.conns) : null })) } : null,
     prediction,
+    /**
+     * The target's bytes per connection two ways, side by side: the coordinator's merged figure
+     * (the shards' samples) and the cost table's largest-N row (this fleet's /proc). Both read the
+     * target's process tree from /proc when the shards find it (source proc-tree); differencePct is
+     * (merged − cost table) / cost table.
+     */
     targetMemory: targetMemoryCheck(m, last),
+    /** After the stop: every process we started gone, and the kernel's TCP count back to its baseline. */
     closed: { allExited: leftPids.length === 0, leftPids, tcpInuseBefore: inuseBefore, tcpInuseAfter: inuseAfter },
+    /** Per second: [t s, conns, subscribed (Σ shard progress), target RSS, runner services RSS, runner workers RSS, Slab, TCP mem pages, MemAvailable, target CPU %, runner CPU %]. */
     series: { columns: SERIES_COLUMNS, rows: series },
-    files: { out },
+    files: { out } as Record<string, string>,
     exitCode,
   };
 }
 
-function targetMemoryCheck(merged: Record<string, unknown>, last: { targetBytesPerConn: number; conns: number } | undefined): LocalFleetResult['targetMemory'] {
+/** The fleet's result, as runLocalFleet builds it (fleet.json). */
+export type LocalFleetResult = Awaited<ReturnType<typeof runLocalFleet>>;
+
+function targetMemoryCheck(merged: Record<string, unknown>, last: { targetBytesPerConn: number; conns: number } | undefined) {
   const tm = (merged.targetMemory ?? {}) as { source?: unknown; complete?: unknown };
   const m = typeof merged.targetBytesPerConnection === 'number' ? merged.targetBytesPerConnection : null;
   const c = last?.targetBytesPerConn ?? null;
@@ -350,8 +325,6 @@ function targetMemoryCheck(merged: Record<string, unknown>, last: { targetBytesP
     differencePct: m !== null && c ? Math.round(((m - c) / c) * 1000) / 10 : null,
   };
 }
-
-const maxConnsOf = (samples: readonly FleetSample[]) => Math.max(0, ...samples.map((s) => s.conns));
 
 function costTableRow(samples: FleetSample[], base: FleetSample, s: FleetSample, pi: number, own: WorkersOwnBaseline | undefined) {
   return costTable([...samples.filter((x) => x.at <= s.at)], base, [s.conns], pi, undefined, own).rows[0];

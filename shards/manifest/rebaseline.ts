@@ -51,26 +51,17 @@ export function describePlan(tests: readonly TestSpec[], where: string, skipped:
   return `${run}\n${tests.length} tests${skipped.length ? `\n${skip}\n${skipped.length} skipped` : ''}\n`;
 }
 
-export interface RebaselineRun {
-  tests: TestSpec[];
-  /** Held back by the idle/avalanche gates, with why. */
-  skipped: { id: string; why: string }[];
-  records: RunRecord[];
-  runId: string;
-  where: string;
-  exitCode: 0 | 1 | 2;
-}
-
 /** Walk the manifest: run each selected test (K times), judge it, store it; optionally write new baselines. */
-export async function rebaseline(o: RebaselineOptions, env: Record<string, string | undefined>, log: (l: string) => void): Promise<RebaselineRun> {
+export async function rebaseline(o: RebaselineOptions, env: Record<string, string | undefined>, log: (l: string) => void) {
   const file = resolve(o.manifest);
   const manifest = loadManifest(file);
   const tests = selectTests(manifest, o);
+  // Held back by the idle/avalanche gates, with why.
   const skipped = skippedTests(manifest, o);
   const runId = stamp();
   const where = o.shards ? `shards ${o.shards}` : o.runnerUrl ? `runner ${o.runnerUrl}` : 'local';
   const records: RunRecord[] = [];
-  if (o.dryRun) return { tests, skipped, records, runId, where, exitCode: 0 };
+  if (o.dryRun) return { tests, skipped, records, runId, where, exitCode: 0 as const };
   const w: Where = { ...(o.shards ? { shards: o.shards } : {}), ...(o.runnerUrl ? { runnerUrl: o.runnerUrl } : {}), token: o.token || undefined, pollMs: o.pollMs, timeoutSec: o.timeoutSec, env, log };
   const sha = commit();
   for (const spec of tests) {

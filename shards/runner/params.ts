@@ -17,19 +17,13 @@ export function knownNames(table: OptionTable): Set<string> {
   return new Set<string>([...SERVICE_PARAMS, ...Object.entries(table).flatMap(([k, spec]) => [k, kebab(k), ...(spec.aliases ?? [])])]);
 }
 
-export interface ParsedQuery {
-  values: Record<string, unknown>;
-  async: boolean;
-  /** The benchmark's target URL parameters, for resolveTarget (checked there against the allowlist). */
-  targetUrls: Record<string, string>;
-}
-
 /**
  * Check a bench route's query string against the route's option table before its one parse.
  * Order of refusals: target URLs (by design), unknown names (all of them, so a typo never runs a
  * different test), objects and arrays; then the entry's `parse` checks each value (400 naming the field).
  */
-export function parseBenchQuery(table: OptionTable, query: Record<string, unknown>): ParsedQuery {
+export function parseBenchQuery(table: OptionTable, query: Record<string, unknown>) {
+  // The benchmark's target URL parameters, for resolveTarget (checked there against the allowlist).
   // Null prototype and own-key checks only: with `in` on a plain object, `constructor`,
   // `__proto__` or `toString` read as already known and were dropped without a word.
   const targetUrls: Record<string, string> = Object.create(null) as Record<string, string>;
