@@ -5,15 +5,15 @@ import { num, type FleetFlag, type ShardOutcome } from './types.ts';
 /** A rule over the merged figures (a runner's rule that names shards declares it in its merge `rules`). */
 type MergedRule = ValidityRule<Record<string, unknown>>;
 
-const overClients = (k: 'connectedClients' | 'connected' | 'subscribed'): MergedRule => ({
-  code: 'FLEET_CONNECTED_OVER_CLIENTS',
-  severity: 'fatal',
-  check: (m) => {
+/** Every rule over the merged figures is fatal: a merged figure that breaks one cannot be trusted. */
+const fatal = (code: string, check: MergedRule['check']): MergedRule => ({ code, severity: 'fatal', check });
+
+const overClients = (k: 'connectedClients' | 'connected' | 'subscribed'): MergedRule =>
+  fatal('FLEET_CONNECTED_OVER_CLIENTS', (m) => {
     const clients = num(m.clients);
     const v = num(m[k]);
     return clients !== undefined && v !== undefined && v > clients ? `merged ${k} ${v} > clients ${clients}` : undefined;
-  },
-});
+  });
 
 /**
  * The runner's own rules, applied again to the merged figures: each shard can pass them alone
@@ -21,43 +21,27 @@ const overClients = (k: 'connectedClients' | 'connected' | 'subscribed'): Merged
  * accepted set), and a merged figure over 100% must never read "valid".
  */
 export const MERGED_RULES: readonly MergedRule[] = [
-  {
-    code: 'FLEET_DELIVERY_OVER_100',
-    severity: 'fatal',
-    check: (m) => {
-      const rate = num(m.deliveryRatePct);
-      const ofConnected = num(m.deliveryRateOfConnectedPct);
-      return (rate !== undefined && rate > 100) || (ofConnected !== undefined && ofConnected > 100) ? `merged delivery rate ${rate ?? '-'}% (of connected clients: ${ofConnected ?? '-'}%) exceeds 100%: some shard's counts are wrong, so no merged figure can be trusted` : undefined;
-    },
-  },
+  fatal('FLEET_DELIVERY_OVER_100', (m) => {
+    const rate = num(m.deliveryRatePct);
+    const ofConnected = num(m.deliveryRateOfConnectedPct);
+    return (rate !== undefined && rate > 100) || (ofConnected !== undefined && ofConnected > 100) ? `merged delivery rate ${rate ?? '-'}% (of connected clients: ${ofConnected ?? '-'}%) exceeds 100%: some shard's counts are wrong, so no merged figure can be trusted` : undefined;
+  }),
   // Deliveries of messages a publisher saw fail are counted apart (unaccepted): only the rest must fit in expected.
-  {
-    code: 'FLEET_RECEIVED_OVER_EXPECTED',
-    severity: 'fatal',
-    check: (m) => {
-      const expected = num(m.expectedDeliveries);
-      const received = num(m.receivedDeliveries);
-      const unaccepted = num(m.unacceptedDeliveries) ?? 0;
-      return expected !== undefined && received !== undefined && received - unaccepted > expected ? `merged received ${received}${unaccepted ? ` (${unaccepted} unaccepted)` : ''} > expected ${expected}: the shards' expected deliveries are understated` : undefined;
-    },
-  },
-  {
-    code: 'FLEET_RECEIVED_OVER_EXPECTED',
-    severity: 'fatal',
-    check: (m) => {
-      const expected = num(m.expectedDeliveries);
-      const lost = num(m.lostDeliveries);
-      return expected !== undefined && lost !== undefined && lost > expected ? `merged lost ${lost} > expected ${expected}` : undefined;
-    },
-  },
+  fatal('FLEET_RECEIVED_OVER_EXPECTED', (m) => {
+    const expected = num(m.expectedDeliveries);
+    const received = num(m.receivedDeliveries);
+    const unaccepted = num(m.unacceptedDeliveries) ?? 0;
+    return expected !== undefined && received !== undefined && received - unaccepted > expected ? `merged received ${received}${unaccepted ? ` (${unaccepted} unaccepted)` : ''} > expected ${expected}: the shards' expected deliveries are understated` : undefined;
+  }),
+  fatal('FLEET_RECEIVED_OVER_EXPECTED', (m) => {
+    const expected = num(m.expectedDeliveries);
+    const lost = num(m.lostDeliveries);
+    return expected !== undefined && lost !== undefined && lost > expected ? `merged lost ${lost} > expected ${expected}` : undefined;
+  }),
 ];
 
 /** After the runners' own fleet rules (their merge declarations): no count of connected clients over the clients. */
-const CLIENT_RULES: readonly MergedRule[] = [
-  overClients('connectedClients'),
-  overClients('connected'),
-  overClients('subscribed'),
-];
+const CLIENT_RULES: readonly MergedRule[] = (['connectedClients', 'connected', 'subscribed'] as const).map(overClients);
 
 export function mergedFigureFlags(merged: Record<string, unknown>, plan: MergePlan): FleetFlag[] {
   return [...fireRules(MERGED_RULES, merged), ...plan.specs.flatMap((s) => s.rules?.(merged) ?? []), ...fireRules(CLIENT_RULES, merged)];
