@@ -6,9 +6,6 @@ export interface GroupMem {
   procs: number;
   rss: number;
   rssAnon: number;
-  rssFile: number;
-  /** The largest single process's RSS (a worker near a limit shows here). */
-  maxProcRss: number;
   /** CPU over the last interval, % of one core (100 = one core busy). */
   cpuPct: number;
 }
@@ -120,7 +117,7 @@ export class FleetSampler {
   }
 
   private group(name: string, pids: number[], now: number): GroupMem {
-    const g: GroupMem = { procs: 0, rss: 0, rssAnon: 0, rssFile: 0, maxProcRss: 0, cpuPct: 0 };
+    const g: GroupMem = { procs: 0, rss: 0, rssAnon: 0, cpuPct: 0 };
     let ticks = 0;
     for (const pid of pids) {
       const m = procMem(pid);
@@ -128,8 +125,6 @@ export class FleetSampler {
       g.procs++;
       g.rss += m.rss;
       g.rssAnon += m.rssAnon;
-      g.rssFile += m.rssFile;
-      g.maxProcRss = Math.max(g.maxProcRss, m.rss);
       ticks += m.cpuTicks;
     }
     g.cpuPct = this.cpuPct(name, ticks, now);
