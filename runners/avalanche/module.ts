@@ -1,5 +1,3 @@
-import { ReboundError } from '../../lib/errors.ts';
-import type { OptionTable } from '../../lib/options.ts';
 import { defineModule, phasedRun } from '../../engine/session/module.ts';
 import { avalancheReport } from './page.ts';
 import { DELIVERY_MERGE, LOSS_MERGE } from '../../engine/session/results.ts';

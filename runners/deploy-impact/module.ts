@@ -1,4 +1,3 @@
-import type { OptionTable } from '../../lib/options.ts';
 import { defineModule, phasedRun } from '../../engine/session/module.ts';
 import { deployImpactReport } from './page.ts';
 import { DELIVERY_MERGE } from '../../engine/session/results.ts';

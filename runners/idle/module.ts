@@ -1,4 +1,3 @@
-import type { OptionTable } from '../../lib/options.ts';
 import { defineModule } from '../../engine/session/module.ts';
 import { idleReport } from './page.ts';
 import { checkIdleOptions, IDLE_OPTIONS, idleServiceArgs } from './options.ts';

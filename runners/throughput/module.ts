@@ -1,4 +1,3 @@
-import type { OptionTable } from '../../lib/options.ts';
 import { defineModule } from '../../engine/session/module.ts';
 import { throughputReport } from './page.ts';
 import { DELIVERY_MERGE, LOSS_MERGE } from '../../engine/session/results.ts';
