@@ -4,7 +4,6 @@ import { lossInputOf, lossSections } from '../../engine/pages/loss.ts';
 import type { ReportMeta, ReportModel } from '../../engine/pages/types.ts';
 import { bannerFlags } from '../../engine/pages/validity.ts';
 import { verdicts } from '../../engine/pages/verdict.ts';
-import type { ValidityFlag } from '../../engine/measure/validity.ts';
 import { avalancheRows } from './table.ts';
 import type { AvalancheResult } from './result.ts';
 
@@ -21,9 +20,6 @@ export function herdInput(r: AvalancheResult): HerdInput {
   };
 }
 
-// The restart's own codes are not in the shared ValidityCode union; the banner shows their message.
-export const asFlags = (f: readonly { code: string; severity: 'fatal' | 'warning'; message: string }[]) => f as readonly ValidityFlag[];
-
 /** HTML report model for avalanche results (one target or `bench:avalanche-all` side by side). */
 export function avalancheReport(results: readonly AvalancheResult[], meta: ReportMeta): ReportModel {
   const first = results[0]!;
@@ -36,7 +32,7 @@ export function avalancheReport(results: readonly AvalancheResult[], meta: Repor
     command: meta.command,
     seed: first.seed,
     generatedAt: new Date().toISOString(),
-    flags: results.flatMap((r) => bannerFlags(r.target, asFlags(r.validity.flags))),
+    flags: results.flatMap((r) => bannerFlags(r.target, r.validity.flags)),
     verdicts: verdicts(results.map((r) => ({ target: r.target, lostDeliveries: r.lostDeliveries, expectedDeliveries: r.expectedDeliveries, unrecovered: r.neverReconnected, recoveryP95Ms: r.droppedConnections ? r.recoveryMs.p95 : null }))),
     summary: avalancheRows(results),
     sections: [

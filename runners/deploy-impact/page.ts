@@ -3,7 +3,6 @@ import { lossInputOf, lossSections } from '../../engine/pages/loss.ts';
 import type { ReportMeta, ReportModel } from '../../engine/pages/types.ts';
 import { bannerFlags } from '../../engine/pages/validity.ts';
 import { verdicts } from '../../engine/pages/verdict.ts';
-import { asFlags } from '../avalanche/page.ts';
 import type { DeployImpactResult } from './result.ts';
 import { deployImpactRows } from './table.ts';
 
@@ -16,7 +15,7 @@ export function deployImpactReport(results: readonly DeployImpactResult[], meta:
     command: meta.command,
     seed: first.seed,
     generatedAt: new Date().toISOString(),
-    flags: results.flatMap((r) => bannerFlags(r.target, asFlags(r.validity.flags))),
+    flags: results.flatMap((r) => bannerFlags(r.target, r.validity.flags)),
     verdicts: verdicts(results.map((r) => ({ target: r.target, lostDeliveries: r.lostDeliveries, expectedDeliveries: r.expectedDeliveries, unrecovered: r.neverReconnected, recoveryP95Ms: null }))),
     summary: deployImpactRows(results),
     sections: [{ title: 'Latency', charts: latencyCdfCharts(results.map((r) => ({ label: r.target, latency: r.latencyHistogram }))), omitted: [] }, ...lossSections(results.map((r) => lossInputOf(r.target, r)))],
