@@ -1,8 +1,7 @@
-import { judge, LOOP_LAG_WARN_MS, TARGET_MODULE_RULE, type ValidityFlag, type ValidityRule } from '../../engine/measure/validity.ts';
+import { judge, LOOP_LAG_WARN_MS, TARGET_MODULE_RULE, type ValidityRule } from '../../engine/measure/validity.ts';
 import type { TargetModuleReport } from '../../engine/targets/user-module.ts';
 
 export type IdleValidityCode = 'NOTHING_CONNECTED' | 'RUNNER_FD_LIMIT' | 'RUNNER_PORT_EXHAUSTION' | 'CONNECT_FAILURES' | 'RUNNER_LOOP_LAG' | 'HOLD_DISCONNECTS' | 'TARGET_METRICS_UNAVAILABLE' | 'TARGET_MEMORY_INCOMPLETE' | 'TARGET_MODULE_FAULT';
-export type IdleValidityFlag = Omit<ValidityFlag, 'code'> & { code: IdleValidityCode };
 
 export interface IdleValidityInput {
   clients: number;
@@ -46,4 +45,4 @@ export const IDLE_RULES: readonly ValidityRule<IdleValidityInput, IdleValidityCo
   { code: 'TARGET_MEMORY_INCOMPLETE', severity: 'warning', check: (r) => (r.targetSamples !== 0 && r.targetMemoryIncomplete ? `target bytes per connection understated: ${r.targetMemoryIncomplete}` : undefined) },
 ];
 
-export const checkIdleValidity = (r: IdleValidityInput): { valid: boolean; flags: IdleValidityFlag[] } => judge(IDLE_RULES, r);
+export const checkIdleValidity = (r: IdleValidityInput) => judge(IDLE_RULES, r);

@@ -9,27 +9,8 @@ import type { JitterResult } from './result.ts';
 
 export const GOAL = Object.freeze({ deliveryDiffPtsMax: 0.5, recoverDiffPctMax: 10 });
 
-export interface CompareRow {
-  plan: string;
-  proxy: 'rebound' | 'toxiproxy';
-  round: number;
-  target: string;
-  deliveryRatePct: number;
-  lostDeliveries: number;
-  affectedClients: number;
-  detectP50Ms: number;
-  recoverP50Ms: number;
-  recoverCount: number;
-  /** Delivery latency over the whole run, ms: what `flaky` and `slow-consumer` change when nobody disconnects. */
-  latencyP50Ms: number;
-  latencyP95Ms: number;
-  undetected: number;
-  unrecovered: number;
-  valid: boolean;
-}
-
 /** One result's row: the plan's (first network) disruption report. */
-export function rowOf(plan: string, proxy: CompareRow['proxy'], round: number, r: JitterResult): CompareRow {
+export function rowOf(plan: string, proxy: 'rebound' | 'toxiproxy', round: number, r: JitterResult) {
   const kinds: string[] = parsePlan(plan).filter((k) => k !== 'drop');
   const d = r.chaos.disruptions.find((x) => kinds.includes(x.kind)) ?? r.chaos.disruptions[0];
   return {
@@ -43,6 +24,7 @@ export function rowOf(plan: string, proxy: CompareRow['proxy'], round: number, r
     detectP50Ms: d?.detectMs.p50 ?? 0,
     recoverP50Ms: d?.recoverMs.p50 ?? 0,
     recoverCount: d?.recoverMs.count ?? 0,
+    /** Delivery latency over the whole run, ms: what `flaky` and `slow-consumer` change when nobody disconnects. */
     latencyP50Ms: r.latencyRawMs.p50,
     latencyP95Ms: r.latencyRawMs.p95,
     undetected: d?.undetected ?? 0,
@@ -50,6 +32,8 @@ export function rowOf(plan: string, proxy: CompareRow['proxy'], round: number, r
     valid: r.validity.valid,
   };
 }
+
+export type CompareRow = ReturnType<typeof rowOf>;
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
 const round2 = (x: number) => Math.round(x * 100) / 100;

@@ -3,13 +3,6 @@ import { defineModule } from '../../engine/session/module.ts';
 import { SICK_REDIS_OPTIONS, type Scenario, type SickRedisRunOptions } from './options.ts';
 import { runScenario, scenarioPlannedMs, type SickRedisResult } from './run.ts';
 
-/** The run: every scenario's result, and the tree measured (read before the run, so a commit made meanwhile is not named instead). */
-export interface SickRedisRun {
-  commit: string | null;
-  measuredAt: string;
-  results: SickRedisResult[];
-}
-
 /** The scenarios one after the other in one run, a log line per goal (the CLI: cli/presenters/sick-redis.ts). */
 export const sickRedisModule = defineModule({
   name: 'sick-redis',
@@ -24,7 +17,8 @@ export const sickRedisModule = defineModule({
     // A bounded run (`timeout 600 ...`) ends with SIGTERM: exit so the reaper kills redis-server,
     // the nodes and the client processes instead of leaving them behind (a scenario does not stop midway).
     ctx.signal.addEventListener('abort', () => process.exit(130), { once: true });
-    const run: SickRedisRun = { commit: currentCommit(), measuredAt: new Date().toISOString(), results: [] };
+    // The tree measured is read before the run, so a commit made meanwhile is not named instead.
+    const run = { commit: currentCommit(), measuredAt: new Date().toISOString(), results: [] as SickRedisResult[] };
     for (const s of o.scenarios) {
       const r = await runScenario(s, o, ctx.log);
       for (const g of r.goals) ctx.log(`${s}: ${g.met ? 'met ' : 'MISS'} ${g.goal}: ${JSON.stringify(g.measured)}`);
@@ -34,3 +28,6 @@ export const sickRedisModule = defineModule({
     return run;
   },
 });
+
+/** The run: every scenario's result, and the tree measured. */
+export type SickRedisRun = Awaited<ReturnType<typeof sickRedisModule.run>>;
