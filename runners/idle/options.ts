@@ -49,13 +49,10 @@ export function checkIdleOptions(o: IdleOptions): IdleOptions {
 /** Clients one worker process may hold: 75% of its fd limit (the rest for files, pipes, IPC), at most 15,000. */
 export const clientsPerWorker = (fdLimit: number) => Math.max(100, Math.min(15_000, Math.floor((fdLimit - 256) * 0.75)));
 
-export function perWorkerCap(o: IdleOptions, fdLimit: number | undefined): number {
-  return o.perWorker > 0 ? o.perWorker : clientsPerWorker(o.workerFdLimit || fdLimit || 20_000);
-}
-
 export function workerCount(o: IdleOptions, fdLimit: number | undefined): number {
   if (o.workers !== 'auto') return Number(o.workers);
-  return Math.max(1, Math.min(o.clients, Math.ceil(o.clients / perWorkerCap(o, fdLimit))));
+  const perWorker = o.perWorker > 0 ? o.perWorker : clientsPerWorker(o.workerFdLimit || fdLimit || 20_000);
+  return Math.max(1, Math.min(o.clients, Math.ceil(o.clients / perWorker)));
 }
 
 /** Extra args for the locally started target service. */

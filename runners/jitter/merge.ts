@@ -154,10 +154,7 @@ export function mergeJitterResults(o: JitterOptions, parts: { slice: WorkerSlice
     elapsedMs: Math.max(...rs.map((r) => r.elapsedMs)),
     plannedMs: Math.max(...rs.map((r) => r.plannedMs)),
     chaos: {
-      plan: first.chaos.plan,
-      groups: first.chaos.groups,
-      proxyApi: first.chaos.proxyApi,
-      offlineMs: first.chaos.offlineMs,
+      ...first.chaos,
       disruptions: mergeDisruptions(rs.map((r) => r.chaos.disruptions)),
       timeline: parts.flatMap((p) => p.result.chaos.timeline.map((e) => (e.scope === 'client' ? { ...e, target: e.target + p.slice.first } : e))).sort((a, b) => a.atMs - b.atMs),
     },

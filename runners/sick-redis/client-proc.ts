@@ -3,6 +3,7 @@ import { sourceAddress } from '../../engine/measure/addresses.ts';
 import { readPayload } from '../../engine/targets/payload.ts';
 import { classifyConnectError } from '../../engine/measure/runner-limits.ts';
 import { watchRunner } from '../../engine/measure/runner-health.ts';
+import { sendToParent } from '../../engine/measure/child-link.ts';
 import { createAnyCableClient } from '../../engine/targets/anycable.ts';
 import type { TargetClient } from '../../engine/targets/types.ts';
 import type { ClientsStart, ClientsToParent, ParentToClients } from './messages.ts';
@@ -13,9 +14,7 @@ import type { ClientsStart, ClientsToParent, ParentToClients } from './messages.
  * process), every arrival forwarded to the parent in 100 ms batches; the parent keeps the one
  * ledger and epoch book.
  */
-const send = (m: ClientsToParent) => {
-  if (process.connected) process.send?.(m);
-};
+const send = (m: ClientsToParent) => sendToParent(m);
 /** Longest history-rejection reason kept (the replay server's are under 20 characters). */
 const MAX_REASON_CHARS = 64;
 const health = watchRunner();

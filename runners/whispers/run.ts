@@ -36,9 +36,8 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHoo
   const { s, connected } = run;
   hooks.events?.(s.events);
   logLines(s.events, hooks.log, 'whispers');
-  const count = () => run.count();
-  relayProgress(s.events, hooks.progress, count);
-  const timer = setInterval(() => hooks.progress?.({ phase: 'whisper', ...count() }), 1000);
+  relayProgress(s.events, hooks.progress, run.count);
+  const timer = setInterval(() => hooks.progress?.({ phase: 'whisper', ...run.count() }), 1000);
   try {
     const rampStart = Date.now();
     await s.run(connectPhase({ perSec: o.ramp, detail: `${o.clients} clients in ${o.rooms} rooms on ${o.target}, every ${o.interval} ms for ${o.duration} s` }));
@@ -49,7 +48,7 @@ export async function runWhispers(o: WhispersOptions, url: string, hooks: RunHoo
       connected[i] = s.book.has(i) ? 1 : 0;
       if (!connected[i]) s.clients[i]!.close();
     }
-    s.events.emit('phase', 'whisper', `${count().connected} clients whispering`);
+    s.events.emit('phase', 'whisper', `${run.count().connected} clients whispering`);
     await s.nap(500);
     const t0 = Date.now();
     await whisperAll(run, t0);
