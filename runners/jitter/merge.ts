@@ -85,7 +85,6 @@ function mergeCondition(cs: ConditionResult[]): ConditionResult {
 export function mergeJitterResults(o: JitterOptions, parts: { slice: WorkerSlice; result: JitterResult }[], seed: number, stream: string, runId: string): JitterResult & { workers: number; perWorker: unknown[] } {
   const rs = parts.map((p) => p.result);
   const enc = mergeLatency(rs.map((r) => r.latencyHistogram));
-  const connectedClients = sum(rs, (r) => r.connectedClients);
   const expected = sum(rs, (r) => r.expectedDeliveries);
   const received = sum(rs, (r) => r.receivedDeliveries);
   const unconfirmed = sum(rs, (r) => r.unconfirmedDeliveries ?? 0);
@@ -113,7 +112,7 @@ export function mergeJitterResults(o: JitterOptions, parts: { slice: WorkerSlice
     startedAt: rs.map((r) => r.startedAt).sort()[0]!,
     params: { ...o, seed },
     clients: sum(rs, (r) => r.clients),
-    connectedClients,
+    connectedClients: sum(rs, (r) => r.connectedClients),
     connectFailures: sum(rs, (r) => r.connectFailures),
     connectFailureCauses: addMaps(rs.map((r) => r.connectFailureCauses)),
     runnerOpenFileLimit: first.runnerOpenFileLimit,
