@@ -47,35 +47,12 @@ interface GoalCheck {
   met: boolean;
 }
 
-export interface SickRedisResult extends Pick<RunFields, 'connectedClients' | 'connectFailures' | 'connectFailureCauses'> {
-  scenario: Scenario;
-  clients: number;
-  client: string;
-  clientProcs: number;
-  nodes: number;
-  redis: string;
-  ratePerSec: number;
-  /** ms Redis was stopped (stall) or dead (kills), as executed. */
-  eventMs: number;
-  publisher: { messages: number; published: number; failed: number; retried: number; failureCauses: Record<string, number>; attempts: number; answersByStatus: Record<string, number>; maxAnswerMs: number; answersOverDeadline: number; deadlineMs: number };
-  /** Stall: one direct publish to node 1 (another stream) while Redis is stopped: status and answer time. */
-  publishInStall?: { status: number; answeredInMs: number };
-  health: Awaited<ReturnType<HealthWatcher['stop']>>;
-  delivery: LedgerTotals & { deliveryRatePct: number };
-  brokerEpoch: EpochReport;
-  droppedBeforeKill: number;
-  /** aof/empty: clients offline (closed) from 150 ms before the kill until 1.5 s after the restart. */
-  awayAcrossRestart: number;
-  historyRejected: Record<string, number>;
-  disconnects: Record<string, number>;
+/** One scenario's result: scenarioResult's fields; the flood adds its own and has no validity. */
+export type SickRedisResult = Omit<ReturnType<typeof scenarioResult>, 'validity'> & {
   /** Flood only. */
   flood?: { messages: number; bytesEach: number; accepted: number; statuses: Record<string, number>; rssBeforeMb: number; maxRssMb: number; endRssMb: number; rssCapMb: number; history: Record<string, unknown> };
-  runner: { peakRssMb: number; clientProcsPeakRssMb: number; loopLagP99Ms: number };
-  goals: GoalCheck[];
-  goalsMet: boolean;
   validity: Validity | null;
-  elapsedMs: number;
-}
+};
 
 /**
  * One client process holding clients first..first+count-1: its arrival batches go to the run's one
@@ -194,10 +171,13 @@ function startProcs(o: ScenarioOptions, s: RunSession, urls: string[], epochs: E
 }
 
 /** Every publish attempt's answer (retries included), in the result's publisher names. */
-type Answers = Pick<SickRedisResult['publisher'], 'attempts' | 'answersByStatus' | 'maxAnswerMs' | 'answersOverDeadline'>;
+type Answers = { attempts: number; answersByStatus: Record<string, number>; maxAnswerMs: number; answersOverDeadline: number };
+
+/** What the health watcher saw: per node, its first non-200 after the event and its first 200 after Redis's return. */
+type Health = Awaited<ReturnType<HealthWatcher['stop']>>;
 
 /** What one scenario's Redis event did, and when. */
-type RedisEvent = { eventAt: number; returnAt: number; dropped: number; away: number; publishInStall?: SickRedisResult['publishInStall'] };
+type RedisEvent = { eventAt: number; returnAt: number; dropped: number; away: number; publishInStall?: { status: number; answeredInMs: number } };
 
 /** Run one scenario; everything it started is stopped before it returns (or throws). */
 export async function runScenario(s: Scenario, o: ScenarioOptions, log: (l: string) => void = () => {}): Promise<SickRedisResult> {
@@ -320,7 +300,7 @@ async function broadcast(url: string, stream: string, data: string, timeoutMs: n
 }
 
 /** The scenario's result from what its phases measured: the ledger's totals, the epoch book's report, the goals and the shared validity rules. */
-function scenarioResult(x: { s: Scenario; o: ScenarioOptions; startedAt: number; messages: number; session: RunSession; book: EpochBook; procs: ClientProc[]; connect: Pick<RunFields, 'connectedClients' | 'connectFailures' | 'connectFailureCauses'>; pr: PublisherResult; answers: Answers; ev: RedisEvent; health: SickRedisResult['health']; runner: ReturnType<ReturnType<typeof watchRunner>['stop']> }): SickRedisResult {
+function scenarioResult(x: { s: Scenario; o: ScenarioOptions; startedAt: number; messages: number; session: RunSession; book: EpochBook; procs: ClientProc[]; connect: Pick<RunFields, 'connectedClients' | 'connectFailures' | 'connectFailureCauses'>; pr: PublisherResult; answers: Answers; ev: RedisEvent; health: Health; runner: ReturnType<ReturnType<typeof watchRunner>['stop']> }) {
   const { s, o, startedAt, messages, session, book, procs, connect, pr, answers, ev, health, runner } = x;
   const stopped = procs.flatMap((p) => p.stopped ?? []);
   const totals = session.ledger.totals();
@@ -351,14 +331,17 @@ function scenarioResult(x: { s: Scenario; o: ScenarioOptions; startedAt: number;
     nodes: o.nodes,
     redis: s === 'aof' ? 'redis-server, appendonly yes, appendfsync always' : 'redis-server, no persistence (save "", appendonly no)',
     ratePerSec: o.rate,
+    /** ms Redis was stopped (stall) or dead (kills), as executed. */
     eventMs: ev.returnAt - ev.eventAt,
     ...connect,
     publisher: { messages, published: pr.published, failed: pr.failed, retried: pr.retried ?? 0, failureCauses: pr.failureCauses, ...answers, deadlineMs: o.deadlineMs },
+    /** Stall: one direct publish to node 1 (another stream) while Redis is stopped: status and answer time. */
     ...(ev.publishInStall ? { publishInStall: ev.publishInStall } : {}),
     health,
     delivery: { ...totals, deliveryRatePct },
     brokerEpoch,
     droppedBeforeKill: ev.dropped,
+    /** aof/empty: clients offline (closed) from 150 ms before the kill until 1.5 s after the restart. */
     awayAcrossRestart: ev.away,
     historyRejected: addMaps(procs.map((p) => p.rejected)),
     disconnects: addMaps(procs.map((p) => p.disconnects)),
@@ -370,7 +353,7 @@ function scenarioResult(x: { s: Scenario; o: ScenarioOptions; startedAt: number;
 }
 
 /** The scenario's goals (module.ts logs one line each) and whether all were met. */
-function goalsOf(s: Scenario, o: ScenarioOptions, r: { totals: LedgerTotals; brokerEpoch: EpochReport; health: SickRedisResult['health']; answers: Answers; pr: PublisherResult; validity: Validity }): Pick<SickRedisResult, 'goals' | 'goalsMet'> {
+function goalsOf(s: Scenario, o: ScenarioOptions, r: { totals: LedgerTotals; brokerEpoch: EpochReport; health: Health; answers: Answers; pr: PublisherResult; validity: Validity }) {
   const { totals, brokerEpoch, health, answers, pr, validity } = r;
   const maxDegraded = health.degradedAfterMs.some((d) => d === null) ? null : Math.max(...(health.degradedAfterMs as number[]));
   const goals: GoalCheck[] = [];
