@@ -189,12 +189,7 @@ async function restartAndHerd({ o, config, events, target, runId, nodes, urls, f
 }
 
 /** What the avalanche report reads: the run's nodes and fleet, the restart and herd, the publishers' books. */
-interface AvalancheRun extends Awaited<ReturnType<typeof restartAndHerd>> {
-  o: AvalancheOptions;
-  target: TargetDefinition;
-  urls: string[];
-  front: NodeFront | undefined;
-  fleet: ClientFleet;
+interface AvalancheRun extends Awaited<ReturnType<typeof restartAndHerd>>, Pick<HerdContext, 'o' | 'target' | 'urls' | 'front' | 'fleet'> {
   series: SeriesPoint[];
   messages: number;
   /** Per publisher, seq -> 1 when the target accepted it. */
@@ -255,8 +250,7 @@ function herdFields({ o, target, urls, front, fleet, restart, restartAt, herdEnd
 /** What the publishers got accepted and when they failed, and the deliveries: every planned message expected, what the server promised split out. */
 function deliveryPart({ o, fleet, restart, restartAt, messages, accepted, failureTimes, pubs, connectFailures, split, runner }: AvalancheRun) {
   const totals = fleet.session.ledger.totals();
-  const dropped = droppedTracks(fleet.tracks);
-  const restartWindowEnd = Math.max(restart.endedAtMs, ...dropped.map((t) => t.backAt)) + 2000;
+  const restartWindowEnd = Math.max(restart.endedAtMs, ...droppedTracks(fleet.tracks).map((t) => t.backAt)) + 2000;
   const during = failureTimes.filter((t) => t >= restartAt && t <= restartWindowEnd).length;
   return {
     totalMessages: messages,
