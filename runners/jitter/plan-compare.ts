@@ -1,4 +1,5 @@
 import { parsePlan } from '../../chaos/plans/catalog.ts';
+import { round } from '../../engine/pages/charts/common.ts';
 import type { JitterResult } from './result.ts';
 
 /**
@@ -35,11 +36,9 @@ export function rowOf(plan: string, proxy: 'rebound' | 'toxiproxy', round: numbe
 
 export type CompareRow = ReturnType<typeof rowOf>;
 
-const round1 = (x: number) => Math.round(x * 10) / 10;
-const round2 = (x: number) => Math.round(x * 100) / 100;
-const relPct = (a: number, ref: number) => (ref === 0 ? (a === 0 ? 0 : Infinity) : round1((Math.abs(a - ref) / ref) * 100));
+const relPct = (a: number, ref: number) => (ref === 0 ? (a === 0 ? 0 : Infinity) : round((Math.abs(a - ref) / ref) * 100, 1));
 /** `a` against `ref`: the delivery difference in points, the recover p50's as |a − ref| / ref, %. */
-const diff = (a: CompareRow, ref: CompareRow) => ({ deliveryDiffPts: round2(Math.abs(a.deliveryRatePct - ref.deliveryRatePct)), recoverDiffPct: relPct(a.recoverP50Ms, ref.recoverP50Ms) });
+const diff = (a: CompareRow, ref: CompareRow) => ({ deliveryDiffPts: round(Math.abs(a.deliveryRatePct - ref.deliveryRatePct), 2), recoverDiffPct: relPct(a.recoverP50Ms, ref.recoverP50Ms) });
 
 /** Rebound vs Toxiproxy in the same round, per plan and target. */
 export function comparePairs(rows: readonly CompareRow[]) {

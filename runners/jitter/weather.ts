@@ -1,3 +1,4 @@
+import { isObj } from '../../lib/figures.ts';
 import { CONDITIONS, type ConditionName } from '../../chaos/weather/conditions.ts';
 import type { WeatherPlan } from '../../chaos/weather/population.ts';
 import type { PlanStep } from '../../chaos/plans/schedule.ts';
@@ -84,7 +85,6 @@ export class WeatherBook {
 }
 
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const SPREAD_KEYS = ['p50', 'p95', 'max'] as const;
 
 /**

@@ -1,3 +1,4 @@
+import { num as count } from '../../lib/figures.ts';
 import type { MergeSpec } from '../../engine/session/module.ts';
 import { pct } from '../../engine/session/results.ts';
 import type { runWhispers } from './run.ts';
@@ -8,8 +9,6 @@ import type { runWhispers } from './run.ts';
  * names (RunFields: a whisper is a delivery).
  */
 export type WhispersResult = Awaited<ReturnType<typeof runWhispers>>;
-
-const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 /** How whispers results add up over shards, besides the delivery fields they share (DELIVERY_MERGE). */
 export const WHISPERS_MERGE: MergeSpec = {
