@@ -23,9 +23,9 @@ import { benchmarkAvalancheFields } from './benchmark-fields.ts';
 
 const PHASES = ['start', 'connect', 'warmup', 'restart', 'herd', 'settle', 'report'] as const;
 
-export interface AvalancheEvents {
-  phase: (name: (typeof PHASES)[number], detail: string) => void;
-}
+/** A restart-style run's events (avalanche's, deploy-impact's): each phase by name, with its detail line. */
+export type PhaseEvents<N extends string> = { phase: (name: N, detail: string) => void };
+export type AvalancheEvents = PhaseEvents<(typeof PHASES)[number]>;
 
 /**
  * The avalanche result. The issue's names first (droppedConnections, recoveryMs, neverReconnected,

@@ -12,14 +12,13 @@ import { nodesOrUrl } from '../../engine/measure/local-nodes.ts';
 import type { RestartValidity } from '../avalanche/validity.ts';
 import { deployMessages, type DeployImpactOptions } from './options.ts';
 import type { RestartRunResult } from '../avalanche/result.ts';
+import type { PhaseEvents } from '../avalanche/run.ts';
 import type { PublisherRestart } from './result.ts';
 import { spawnPublisher, type StandalonePublisher } from './standalone.ts';
 
 const PHASES = ['start', 'connect', 'publish', 'deploy', 'settle', 'report'] as const;
 
-export interface DeployImpactEvents {
-  phase: (name: (typeof PHASES)[number], detail: string) => void;
-}
+export type DeployImpactEvents = PhaseEvents<(typeof PHASES)[number]>;
 
 /**
  * Deploy-impact result. Expected deliveries count only what the publisher got accepted, so the
