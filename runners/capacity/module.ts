@@ -3,9 +3,6 @@ import { capacityReport } from './page.ts';
 import { CAPACITY_OPTIONS, checkCapacityOptions, type CapacityOptions } from './options.ts';
 import { runCapacity } from './run.ts';
 
-/** The suite's table without the targets and the URL: the route names the one target. */
-const { targets: _t, url: _u, ...CAPACITY_HTTP_OPTIONS } = CAPACITY_OPTIONS;
-
 /** A rough wall time for Retry-After and the job's ETA: each scenario's own plan. */
 export function capacityPlannedMs(o: CapacityOptions): number {
   return Math.ceil(Object.values(o.perScenario).reduce((s, b) => s + b.plannedSec, 0) * 1000);

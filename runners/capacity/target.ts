@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { ReboundError } from '../../lib/errors.ts';
+import { medianOf } from '../../lib/figures.ts';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { processTree } from '../../services/common/process-info.ts';
 import { assertAvailable } from '../../engine/targets/index.ts';
@@ -155,9 +156,8 @@ export function watchStep(pid: number | undefined, minFreeMb: number, onLowMemor
   };
 }
 
+/** lib/figures.ts's median, the mean of an even count's middle two rounded to a whole number. */
 export const median = (xs: readonly number[]): number | null => {
-  if (xs.length === 0) return null;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : Math.round((s[m - 1]! + s[m]!) / 2);
+  const m = medianOf(xs);
+  return m === null || xs.length % 2 ? m : Math.round(m);
 };

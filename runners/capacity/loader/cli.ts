@@ -1,10 +1,10 @@
 import { loadavg } from 'node:os';
 import { runCli } from '../../../lib/cli.ts';
-import { ReboundError } from '../../../lib/errors.ts';
 import { isAllowedTargetUrl } from '../../../engine/measure/addresses.ts';
 import { argvToValues } from '../../../lib/options.ts';
 import { currentCommit } from '../../../engine/measure/summary.ts';
 import { getTarget } from '../../../engine/targets/index.ts';
+import { invalidOption } from '../lists.ts';
 import type { ScenarioModule, ScenarioResult } from '../types.ts';
 import { scenario as s3 } from '../scenarios/s3-fanout.ts';
 import { scenario as s4 } from '../scenarios/s4-hot-stream.ts';
@@ -24,7 +24,7 @@ runCli(async (argv) => {
   const { scenario: id = 'S3', targets = 'replay', json, url, ...rest } = raw as Record<string, unknown>;
   // The commit is taken before anything runs: the figure names the code that ran.
   const meta = { commit: currentCommit(), loadavg: loadavg().map((x) => Math.round(x * 100) / 100) };
-  if (url !== undefined && !isAllowedTargetUrl(String(url))) throw new ReboundError('RR_ERR_OPTION_INVALID', `--url must be a loopback URL; got ${JSON.stringify(url)}`, { details: { option: 'url' } });
+  if (url !== undefined && !isAllowedTargetUrl(String(url))) throw invalidOption('url', `--url must be a loopback URL; got ${JSON.stringify(url)}`);
   const mod = SCENARIOS[String(id)];
   if (!mod) throw new Error(`--scenario must be one of ${Object.keys(SCENARIOS).join(', ')}`);
   const opts = mod.parse(rest);

@@ -1,8 +1,8 @@
-import { ReboundError } from '../../../lib/errors.ts';
 import { startRedisProcess, type RedisProcess } from '../../../services/common/redis-process.ts';
 import { LocalNodes } from '../../../engine/measure/local-nodes.ts';
 import { watchTarget } from '../../../engine/measure/target-usage.ts';
 import type { TargetDefinition } from '../../../engine/targets/types.ts';
+import { invalidOption } from '../lists.ts';
 
 /**
  * The target under load: an already running URL, or N local nodes of its service, each as
@@ -24,8 +24,8 @@ export interface TargetNodes {
 export async function startNodes(target: TargetDefinition, o: { url?: string; nodes: number; workers?: number }): Promise<TargetNodes> {
   const publish = target.publish ? { publish: target.publish } : {};
   if (o.url) return { urls: [o.url.replace(/\/+$/, '')], pids: [], workersPerNode: 1, ...publish, close: async () => undefined };
-  if (!target.service) throw new ReboundError('RR_ERR_OPTION_INVALID', `target "${target.name}" has no local service: pass a url`, { details: { option: 'url' } });
-  if (o.nodes > 1 && !target.needsRedis) throw new ReboundError('RR_ERR_OPTION_INVALID', `nodes=${o.nodes} needs a Redis-backed target (e.g. replay-redis); "${target.name}" nodes would share nothing`, { details: { option: 'nodes' } });
+  if (!target.service) throw invalidOption('url', `target "${target.name}" has no local service: pass a url`);
+  if (o.nodes > 1 && !target.needsRedis) throw invalidOption('nodes', `nodes=${o.nodes} needs a Redis-backed target (e.g. replay-redis); "${target.name}" nodes would share nothing`);
   let redis: RedisProcess | undefined;
   let redisUrl = process.env.REDIS_URL;
   if (target.needsRedis && !redisUrl) {

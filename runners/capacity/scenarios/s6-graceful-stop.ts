@@ -10,6 +10,7 @@ import { runShellCommand, type ShellCommandResult } from '../../../engine/measur
 import { barChart } from '../../../engine/pages/charts/bars.ts';
 import { addMaps } from '../../../engine/session/results.ts';
 import { leanClientFor } from '../../../engine/targets/index.ts';
+import { invalidOption } from '../lists.ts';
 import { emptyResult, finishValidity } from '../result.ts';
 import type { WorkerTally } from '../../idle/messages.ts';
 import { clientsPerWorker } from '../../idle/options.ts';
@@ -42,9 +43,6 @@ export type S6Options = OptionValues<typeof TABLE>;
  * the runner's environment only, never an option, so no request can name a command to run.
  */
 export const STOP_COMMAND_ENV = 'CAPACITY_S6_STOP_COMMAND';
-export function stopCommandFromEnv(env: Record<string, string | undefined> = process.env): string | undefined {
-  return env[STOP_COMMAND_ENV]?.trim() || undefined;
-}
 
 /** How often the listener of an external target is probed after its stop command. */
 const REFUSE_PROBE_MS = 50;
@@ -174,14 +172,14 @@ export const scenario: ScenarioModule<S6Options> = defineScenario({
   prefix: 's6',
   table: TABLE,
   typed(v) {
-    if (v.streams > v.connections) throw new ReboundError('RR_ERR_OPTION_INVALID', `s6Streams (${v.streams}) exceeds s6Connections (${v.connections})`, { details: { option: 's6Streams' } });
-    if (v.maxStopMs > v.graceMs) throw new ReboundError('RR_ERR_OPTION_INVALID', `s6MaxStopMs (${v.maxStopMs}) exceeds s6GraceMs (${v.graceMs}): the budget could never be missed by a stop that needs SIGKILL`, { details: { option: 's6MaxStopMs' } });
+    if (v.streams > v.connections) throw invalidOption('s6Streams', `s6Streams (${v.streams}) exceeds s6Connections (${v.connections})`);
+    if (v.maxStopMs > v.graceMs) throw invalidOption('s6MaxStopMs', `s6MaxStopMs (${v.maxStopMs}) exceeds s6GraceMs (${v.graceMs}): the budget could never be missed by a stop that needs SIGKILL`);
     return v;
   },
   plannedSec: (o) => o.connections / o.ramp + o.preStopSec + 15,
   async run(ctx, o) {
     const r = emptyResult(ctx, 'S6', scenario.title, instanceParams(ctx, { ...o }), { name: 'SIGTERM to exit under load', value: null, unit: 'ms', higherIsBetter: false });
-    const stopCommand = ctx.url ? stopCommandFromEnv() : undefined;
+    const stopCommand = ctx.url ? process.env[STOP_COMMAND_ENV]?.trim() || undefined : undefined;
     if (ctx.url && !stopCommand) {
       r.failureMode = `not run: an external target cannot be stopped by the runner unless its environment sets ${STOP_COMMAND_ENV} (a shell command that stops the target)`;
       r.validity.flags.push({ code: 'NOT_RUN', severity: 'warning', message: r.failureMode });

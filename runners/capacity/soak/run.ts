@@ -21,13 +21,8 @@ import { judgeSoak, r2, type HealthSample, type SoakJudgement } from './rules.ts
  * What the soak keeps in ScenarioResult.detail: the health series the report draws and the rules
  * judged, and why every lost delivery was lost and how every reconnect resumed (the jitter result's fields).
  */
-export interface SoakDetail extends LossSummary {
+export interface SoakDetail extends LossSummary, Pick<SoakOptions, 'durationSec' | 'sampleSec' | 'warmupSec' | 'clients' | 'rate'> {
   kind: 'soak';
-  durationSec: number;
-  sampleSec: number;
-  warmupSec: number;
-  clients: number;
-  rate: number;
   clientKind: string;
   /** Where target RSS came from: the service's process tree (/proc), its /metrics, or nowhere. */
   rssSource: 'proc' | 'metrics' | 'none';
@@ -223,7 +218,7 @@ async function sampleWindows(ctx: ScenarioContext, o: SoakOptions, w: { s: RunSe
   }
 }
 
-interface SoakOutcome {
+interface SoakOutcome extends Pick<SoakDetail, 'series' | 'runner' | 'clientKind' | 'rssSource'> {
   target: string;
   started: number;
   stream: string;
@@ -232,17 +227,13 @@ interface SoakOutcome {
   s: RunSession;
   pr: PublisherResult;
   connectedClients: number;
-  series: HealthSample[];
-  runner: RunnerHealth;
-  clientKind: string;
-  rssSource: SoakDetail['rssSource'];
   /** The runner started the target (RSS from its process tree). */
   local: boolean;
   elapsedMs: number;
 }
 
-/** The shared validity rules, the soak's own rules over the series, and an abort: one verdict. */
-function judge(o: SoakOptions, r: SoakOutcome) {
+/** The shared validity rules, the soak's own rules over the series, and an abort: one verdict, in the soak's result. */
+function soakResult(o: SoakOptions, r: SoakOutcome): ScenarioResult {
   const { s, pr, connectedClients, series } = r;
   const totals = s.ledger.totals();
   // The delivery counts and rates every publish-and-listen run judges by: arrivals of a message
@@ -281,12 +272,7 @@ function judge(o: SoakOptions, r: SoakOutcome) {
   const valid = !flags.some((f) => f.severity === 'fatal');
   const failed = judgement.rules.filter((x) => x.status !== 'pass');
   const fatalCodes = flags.filter((f) => f.severity === 'fatal').map((f) => f.code).join(', ');
-  return { totals, enc, lat, deliveredPct, judgement, flags, valid, verdict: valid ? judgement.verdict : ('inconclusive' as const), failed, fatalCodes };
-}
-
-function soakResult(o: SoakOptions, r: SoakOutcome): ScenarioResult {
-  const { s, pr, series } = r;
-  const { totals, enc, lat, deliveredPct, judgement, flags, valid, verdict, failed, fatalCodes } = judge(o, r);
+  const verdict = valid ? judgement.verdict : ('inconclusive' as const);
   const judgedRates = judgement.judged.map((i) => series[i]!.deliveriesPerSec);
   const sustained = judgedRates.length ? Math.round(judgedRates.reduce((a, b) => a + b, 0) / judgedRates.length) : null;
   const ruleValue = (id: string) => judgement.rules.find((x) => x.rule === id)?.value ?? null;
@@ -304,7 +290,7 @@ function soakResult(o: SoakOptions, r: SoakOutcome): ScenarioResult {
         ...(verdict === 'pass' ? {} : { reason: valid ? failed.map((x) => `${x.rule}: ${x.message}`).join('; ') : `invalid: ${fatalCodes}` }),
         metrics: {
           verdict,
-          connectedClients: r.connectedClients,
+          connectedClients,
           published: pr.published,
           publishFailures: pr.failed,
           sustainedDeliveriesPerSec: sustained,
