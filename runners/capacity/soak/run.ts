@@ -9,7 +9,7 @@ import { connectPhase } from '../../../engine/session/phases/connect.ts';
 import { publishPhase } from '../../../engine/session/phases/publish.ts';
 import { allDelivered, settlePhase } from '../../../engine/session/phases/settle.ts';
 import { logLines } from '../../../engine/session/present.ts';
-import { deliveryFields, pct, type LossSummary } from '../../../engine/session/results.ts';
+import { deliveryFields, pct, publisherFields, runFields, type LossSummary } from '../../../engine/session/results.ts';
 import { RunSession } from '../../../engine/session/session.ts';
 import { pickClient } from '../../../engine/targets/index.ts';
 import { afterOffline } from '../../../engine/targets/reconnect.ts';
@@ -249,9 +249,7 @@ function soakResult(o: SoakOptions, r: SoakOutcome): ScenarioResult {
     connectFailures: o.clients - connectedClients,
     connectFailureCauses: s.book.summary().connectFailureCauses,
     totalMessages: r.messages,
-    published: pr.published,
-    publishFailures: pr.failed,
-    publishFailureCauses: pr.failureCauses,
+    ...publisherFields(pr),
     // A target that stops accepting broadcasts mid-soak failed the soak (its throughput falls):
     // that is the soak's finding, so refused publishes warn instead of voiding the run.
     allowPublishFailures: true,
@@ -262,9 +260,7 @@ function soakResult(o: SoakOptions, r: SoakOutcome): ScenarioResult {
     deliveryRateOfConnectedPct: f.deliveryRateOfConnectedPct,
     skewFloor: f.skewFloor,
     foreignMessages: f.foreignMessages,
-    elapsedMs: r.elapsedMs,
-    plannedMs: soakPlannedMs(o),
-    runner: r.runner,
+    ...runFields(r.runner, r.elapsedMs, soakPlannedMs(o)),
   });
   // An aborted soak was not the planned soak: its figures are partial.
   const abortFlag = s.aborted ? [{ code: 'SOAK_ABORTED', severity: 'fatal' as const, message: `stopped after ${series.length} of ${Math.floor(o.durationSec / o.sampleSec)} health windows` }] : [];
