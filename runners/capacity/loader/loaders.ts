@@ -10,21 +10,19 @@ const ENTRY = fileURLToPath(new URL('./child.ts', import.meta.url));
 /** `connections` over `loaders` processes; the rest is each loader's assignment. */
 export type FleetOptions = Pick<LoaderAssignment, 'target' | 'urls' | 'streams' | 'concurrency'> & { connections: number; loaders: number };
 
-/** One loader process: its answers waited on by type with a bound. */
-const openLoader = (index: number) => new MailboxLink<ToLoader, FromLoader>(forkChild(ENTRY), `capacity loader ${index}`);
-
 /**
  * K loader processes holding a run's connections. The parent drives steps: `start` (fresh
  * ledgers for the step's sequence spaces), the caller publishes, then `settle` with what the
  * publisher saw accepted; the loaders' figures merge exactly (merge.ts).
  */
 export class LoaderGroup {
-  private constructor(private readonly loaders: ReturnType<typeof openLoader>[], readonly ready: MergedReady) {}
+  private constructor(private readonly loaders: MailboxLink<ToLoader, FromLoader>[], readonly ready: MergedReady) {}
 
   static async open(o: FleetOptions): Promise<LoaderGroup> {
     const plan = assignments({ ...o, connectTimeoutMs: 15_000 });
     const loaders = plan.map((a) => {
-      const l = openLoader(a.loader);
+      // One loader process: its answers waited on by type with a bound.
+      const l = new MailboxLink<ToLoader, FromLoader>(forkChild(ENTRY), `capacity loader ${a.loader}`);
       l.send({ type: 'open', assignment: a });
       return l;
     });
