@@ -132,7 +132,6 @@ function idleResult(x: { opts: IdleOptions; n: number; started: number; startAt:
   const runnerBaseline = sum(done, 'baselineRssBytes');
   const runnerPeak = sum(done, 'peakRssBytes');
   const lastSub = Math.max(0, ...done.map((t) => t.lastSubscribedAt));
-  const targetModule = mergeChildReports(done.map((t) => t.targetModule));
   const result = {
     test: 'idle' as const,
     target: opts.target,
@@ -192,12 +191,17 @@ function idleResult(x: { opts: IdleOptions; n: number; started: number; startAt:
       series: samples.filter((_, i) => i % Math.ceil(samples.length / 300 || 1) === 0).map((s) => [s.at - startAt, s.rssBytes, s.cpuPct, s.connections]),
     },
     clientSeries: thin(clientSeries, 300),
-    // A target file's hook faults over every worker.
-    ...(targetModule ? { targetModule } : {}),
+    ...childReportField(done),
     /** The benchmark's rebaseline names. */
     peakMemoryMb: peakRss !== null ? Math.round((peakRss / 1048576) * 10) / 10 : null,
     peakCpuPercent: cpuValues.length ? Math.max(...cpuValues) : null,
     ramKbPerConnected: bytesPerConnection !== null ? Math.round((bytesPerConnection / 1024) * 10) / 10 : null,
   };
   return { ...result, validity: checkIdleValidity({ ...result, runnerLoopLagP99Ms: result.runner.loopLagP99Ms, targetSamples: cpuValues.length + rssValues.length, targetMemoryIncomplete: memory.incomplete }) };
+}
+
+/** A target file's hook faults over every worker. */
+function childReportField(done: readonly WorkerTally[]) {
+  const targetModule = mergeChildReports(done.map((t) => t.targetModule));
+  return targetModule ? { targetModule } : {};
 }

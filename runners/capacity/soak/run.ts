@@ -232,8 +232,8 @@ interface SoakOutcome extends Pick<SoakDetail, 'series' | 'runner' | 'clientKind
   elapsedMs: number;
 }
 
-/** The shared validity rules, the soak's own rules over the series, and an abort: one verdict, in the soak's result. */
-function soakResult(o: SoakOptions, r: SoakOutcome): ScenarioResult {
+/** The shared validity rules, the soak's own rules over the series, and an abort: one verdict. */
+function judge(o: SoakOptions, r: SoakOutcome) {
   const { s, pr, connectedClients, series } = r;
   const totals = s.ledger.totals();
   // The delivery counts and rates every publish-and-listen run judges by: arrivals of a message
@@ -268,7 +268,12 @@ function soakResult(o: SoakOptions, r: SoakOutcome): ScenarioResult {
   const valid = !flags.some((f) => f.severity === 'fatal');
   const failed = judgement.rules.filter((x) => x.status !== 'pass');
   const fatalCodes = flags.filter((f) => f.severity === 'fatal').map((f) => f.code).join(', ');
-  const verdict = valid ? judgement.verdict : ('inconclusive' as const);
+  return { totals, enc, lat, deliveredPct, judgement, flags, valid, verdict: valid ? judgement.verdict : ('inconclusive' as const), failed, fatalCodes };
+}
+
+function soakResult(o: SoakOptions, r: SoakOutcome): ScenarioResult {
+  const { s, pr, series } = r;
+  const { totals, enc, lat, deliveredPct, judgement, flags, valid, verdict, failed, fatalCodes } = judge(o, r);
   const judgedRates = judgement.judged.map((i) => series[i]!.deliveriesPerSec);
   const sustained = judgedRates.length ? Math.round(judgedRates.reduce((a, b) => a + b, 0) / judgedRates.length) : null;
   const ruleValue = (id: string) => judgement.rules.find((x) => x.rule === id)?.value ?? null;
@@ -286,7 +291,7 @@ function soakResult(o: SoakOptions, r: SoakOutcome): ScenarioResult {
         ...(verdict === 'pass' ? {} : { reason: valid ? failed.map((x) => `${x.rule}: ${x.message}`).join('; ') : `invalid: ${fatalCodes}` }),
         metrics: {
           verdict,
-          connectedClients,
+          connectedClients: r.connectedClients,
           published: pr.published,
           publishFailures: pr.failed,
           sustainedDeliveriesPerSec: sustained,
