@@ -1,17 +1,24 @@
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
-/**
- * What the front did, for the result: how clients were spread and how often a node refused.
- * `assigned`: connections handed to each node over the run; `activeAtRestart`: connections open
- * on each node when the restart began (the spread the restart hit); `failovers`: connects a node
- * refused, retried on the next node; `rejected`: client connections closed because no node
- * accepted them; `fdErrors`: the front's own descriptor limit (EMFILE/ENFILE) on a node-side
- * connect or on accept: the runner's limit, not the target's. (libuv hides most accept-side
- * EMFILE by closing the connection; the node-side connect that follows an accept is where it shows.)
- */
-const emptyReport = (urls: readonly string[]) => ({ url: '', assigned: urls.map(() => 0), activeAtRestart: urls.map(() => 0), failovers: 0, rejected: 0, fdErrors: 0 });
-export type FrontReport = ReturnType<typeof emptyReport>;
+/** What the front did, for the result: how clients were spread and how often a node refused. */
+export interface FrontReport {
+  url: string;
+  /** Connections handed to each node over the run. */
+  assigned: number[];
+  /** Connections open on each node when the restart began (the spread the restart hit). */
+  activeAtRestart: number[];
+  /** Connects a node refused, retried on the next node. */
+  failovers: number;
+  /** Client connections closed because no node accepted them. */
+  rejected: number;
+  /**
+   * The front's own descriptor limit (EMFILE/ENFILE) on a node-side connect or on accept: the
+   * runner's limit, not the target's. (libuv hides most accept-side EMFILE by closing the
+   * connection; the node-side connect that follows an accept is where it shows.)
+   */
+  fdErrors: number;
+}
 
 /**
  * A TCP front for K nodes of one service, as a platform's load balancer: one address for every
@@ -31,7 +38,7 @@ export class NodeFront {
   private constructor(urls: readonly string[]) {
     this.targets = urls.map((u) => new URL(u)).map((u) => ({ host: u.hostname, port: Number(u.port) || 80 }));
     this.active = urls.map(() => new Set());
-    this.report = emptyReport(urls);
+    this.report = { url: '', assigned: urls.map(() => 0), activeAtRestart: urls.map(() => 0), failovers: 0, rejected: 0, fdErrors: 0 };
     this.server = createServer({ noDelay: true }, (client) => this.accept(client));
   }
 

@@ -39,14 +39,13 @@ function cpuTicksOf(pid: number): number | undefined {
 
 /**
  * rss: VmRSS, resident bytes, shared file pages (the node binary's text) included; rssAnon: RssAnon,
- * private anonymous bytes (heap, stacks, buffers): what a connection adds; rssFile: RssFile +
- * RssShmem, file-backed resident bytes, mostly shared between node processes; cpuTicks: utime + stime.
+ * private anonymous bytes (heap, stacks, buffers): what a connection adds; cpuTicks: utime + stime.
  */
 export function procMem(pid: number) {
   const s = read(`/proc/${pid}/status`);
   const cpuTicks = cpuTicksOf(pid);
   if (!s || cpuTicks === undefined) return undefined;
-  return { pid, rss: kb(s, 'VmRSS'), rssAnon: kb(s, 'RssAnon'), rssFile: kb(s, 'RssFile') + kb(s, 'RssShmem'), cpuTicks };
+  return { pid, rss: kb(s, 'VmRSS'), rssAnon: kb(s, 'RssAnon'), cpuTicks };
 }
 
 /**

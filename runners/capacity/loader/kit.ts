@@ -33,7 +33,7 @@ export const LOAD_OPTIONS = {
 
 type LoadValues = { readonly [K in keyof typeof LOAD_OPTIONS]: number };
 
-/** How each step publishes: the plan fields every loader scenario takes from its options (maxInFlight: publisher batches in flight per node at most; loaderPollMs: loaders poll their sockets every this many ms during the step, 0: woken per arrival). */
+/** How each step publishes: the plan fields every loader scenario takes from its options. */
 export const publishingOf = (o: LoadValues) => ({ durationMs: o.stepSec * 1000, drainMs: o.drainMs, tickMs: o.tickMs, payloadBytes: o.payloadBytes, maxInFlight: o.publishInFlight, loaderPollMs: o.loaderPollMs });
 
 export const NOT_SHOWN = [

@@ -3,7 +3,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { summarize } from '../../../engine/measure/latency.ts';
 import type { Budget, ScenarioValidityFlag, StepResult } from '../types.ts';
 import { publishBatches, messagesPerKey } from './batch-publisher.ts';
-import type { publishingOf } from './kit.ts';
 import type { LoaderGroup } from './loaders.ts';
 import { percentilesMs } from './merge.ts';
 import type { StepKey } from './messages.ts';
@@ -13,14 +12,21 @@ import { watchNodes, type TargetNodes } from './nodes.ts';
 import { watchMachineCpu } from '../../../engine/measure/machine-cpu.ts';
 import { runtimeProcesses } from '../../../engine/measure/target-usage.ts';
 
-/** What one step offers, and how it publishes (kit.ts publishingOf: duration, drain, tick, payload, batches in flight, loader polling). */
-export interface StepPlan extends ReturnType<typeof publishingOf> {
+export interface StepPlan {
   /** What was stepped, for the StepResult (e.g. `{ publishRate: 4000 }`). */
   label: Record<string, number>;
   keys: (StepKey & { streamName: string })[];
   /** Subscribers that should get each message of a key (for the offered deliveries/s). */
   subscribersPerKey: number;
   ratePerSec: number;
+  durationMs: number;
+  drainMs: number;
+  tickMs: number;
+  payloadBytes: number;
+  /** Publisher batches in flight per node at most. */
+  maxInFlight: number;
+  /** Loaders poll their sockets every this many ms during the step (0: woken per arrival). */
+  loaderPollMs: number;
 }
 
 const r1 = (x: number) => Math.round(x * 10) / 10;
