@@ -40,6 +40,27 @@ describe('Hub.deliver', () => {
   });
 });
 
+describe('Hub data frames', () => {
+  it("carry each message's stream, epoch and offset: a new epoch of a stream (evicted, restarted) is framed with the new epoch, and a transient message has no position", () => {
+    const frames: string[] = [];
+    const conn: SubscriberConnection = { ...recorder('x', []), sendFrame: (f) => frames.push(f.toString()) };
+    const hub = new Hub((payload) => Buffer.from(payload));
+    hub.add(new Subscription(conn, '{"channel":"c"}', 'st"1', false));
+    hub.deliver([{ stream: 'st"1', message: '{"n":1}', epoch: 'e1', offset: 7 }]);
+    hub.deliver([{ stream: 'st"1', message: '"two"', epoch: 'e2', offset: 1 }]);
+    hub.deliver([{ stream: 'st"1', message: '3' }]);
+    hub.deliver([{ stream: 'st"1', message: '4', epoch: 'e2', offset: 2 }]);
+    const id = JSON.stringify('{"channel":"c"}');
+    expect(frames).toEqual([
+      `{"identifier":${id},"message":{"n":1},"stream_id":"st\\"1","epoch":"e1","offset":7}`,
+      `{"identifier":${id},"message":"two","stream_id":"st\\"1","epoch":"e2","offset":1}`,
+      `{"identifier":${id},"message":3}`,
+      `{"identifier":${id},"message":4,"stream_id":"st\\"1","epoch":"e2","offset":2}`,
+    ]);
+    for (const f of frames) expect(() => JSON.parse(f)).not.toThrow();
+  });
+});
+
 describe('Hub.queue (SocketOps.deferFanOut: uWS)', () => {
   it("delivers nothing inside the caller's callback; the batches of one loop iteration go out as one, in order, in a setImmediate", async () => {
     const log: string[] = [];

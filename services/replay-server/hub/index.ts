@@ -1,34 +1,37 @@
-import { frames } from '../protocol/codec.ts';
+import { dataTail, frames, storedSuffix } from '../protocol/codec.ts';
 import { textFrame } from '../protocol/wsframe.ts';
 import type { StreamMessage } from '../broker/types.ts';
 import type { Group, SubscriberConnection, Subscription } from './subscription.ts';
 
 export { Subscription, type Group, type SubscriberConnection } from './subscription.ts';
 
+/** One stream's local subscribers, and what its data frames share. */
+interface StreamEntry {
+  /** identifier → its subscriptions. */
+  readonly groups: Map<string, Group>;
+  /** The `deliver` batch that last held a message of this stream, and the last that held two. */
+  seen: number;
+  repeated: number;
+  /** `tail` is the stream's `dataTail` for this epoch (rebuilt when the epoch changes). */
+  epoch: string | undefined;
+  tail: string;
+}
+
 /**
  * Local fan-out: stream → identifier → subscriptions. A data frame is encoded once per message
  * and identifier as a complete WebSocket frame (one Buffer shared by every subscriber of the
  * group), never per subscriber.
  */
-/** Streams that occur more than once in a batch (undefined when none does). */
-function repeatedStreams(msgs: readonly StreamMessage[]): Set<string> | undefined {
-  const seen = new Set<string>();
-  let out: Set<string> | undefined;
-  for (const m of msgs) {
-    if (seen.has(m.stream)) (out ??= new Set()).add(m.stream);
-    else seen.add(m.stream);
-  }
-  return out;
-}
-
 export class Hub {
   /** `encode`: the transport's frame encoding (connection/transport.ts SocketOps.encode). */
   constructor(private readonly encode: (payload: string) => Buffer = textFrame) {}
 
-  private readonly streams = new Map<string, Map<string, Group>>();
+  private readonly streams = new Map<string, StreamEntry>();
   /** Batches waiting for `queue`'s flush (one loop iteration's worth at most). */
   private queued: StreamMessage[] | undefined = undefined;
   private subCount = 0;
+  /** `deliver` calls so far: the batch number StreamEntry.seen/repeated compare against. */
+  private batches = 0;
   /** Live fan-out targets so far (subscribers reached per message; excluded/held ones included). */
   deliveries = 0;
 
@@ -37,9 +40,9 @@ export class Hub {
    * of one stream share one string), or `identifier` itself.
    */
   intern(stream: string, identifier: string): string {
-    const groups = this.streams.get(stream);
-    if (!groups) return identifier;
-    for (const g of groups.values()) {
+    const entry = this.streams.get(stream);
+    if (!entry) return identifier;
+    for (const g of entry.groups.values()) {
       const first = g.subs.values().next().value;
       if (first && first.identifier === identifier) return first.identifier;
     }
@@ -47,36 +50,58 @@ export class Hub {
   }
 
   add(sub: Subscription): void {
-    let groups = this.streams.get(sub.stream);
-    if (!groups) this.streams.set(sub.stream, (groups = new Map()));
-    let g = groups.get(sub.identifier);
-    if (!g) groups.set(sub.identifier, (g = { prefix: frames.dataPrefix(sub.identifier), subs: new Set() }));
+    let entry = this.streams.get(sub.stream);
+    if (!entry) this.streams.set(sub.stream, (entry = { groups: new Map(), seen: 0, repeated: 0, epoch: undefined, tail: '' }));
+    let g = entry.groups.get(sub.identifier);
+    if (!g) entry.groups.set(sub.identifier, (g = { prefix: frames.dataPrefix(sub.identifier), subs: new Set() }));
     g.subs.add(sub);
     sub.group = g;
     this.subCount++;
   }
 
   remove(sub: Subscription): void {
-    const groups = this.streams.get(sub.stream);
-    const g = groups?.get(sub.identifier);
-    if (!groups || !g || !g.subs.delete(sub)) return;
+    const entry = this.streams.get(sub.stream);
+    const g = entry?.groups.get(sub.identifier);
+    if (!entry || !g || !g.subs.delete(sub)) return;
     this.subCount--;
-    if (g.subs.size === 0) groups.delete(sub.identifier);
-    if (groups.size === 0) this.streams.delete(sub.stream);
+    if (g.subs.size === 0) entry.groups.delete(sub.identifier);
+    if (entry.groups.size === 0) this.streams.delete(sub.stream);
   }
 
   deliver(msgs: readonly StreamMessage[]): void {
-    // Several messages of one batch for the same stream would cost each subscriber one write
-    // syscall per message: cork those subscribers' sockets for the batch, so each gets one
-    // writev. A stream with a single message in the batch keeps its plain single write.
-    const repeated = msgs.length > 1 ? repeatedStreams(msgs) : undefined;
-    const corked = repeated ? new Set<SubscriberConnection>() : undefined;
-    for (const m of msgs) {
-      const groups = this.streams.get(m.stream);
-      if (!groups) continue;
-      const suffix = frames.dataSuffix(m);
-      const cork = corked !== undefined && repeated!.has(m.stream);
-      for (const g of groups.values()) {
+    // One lookup per message: the entries are found first, which also tells which streams occur
+    // more than once in the batch. Several messages for one stream would cost each subscriber one
+    // write syscall per message: those subscribers' sockets are corked for the batch, so each
+    // gets one writev. A stream with a single message in the batch keeps its plain single write.
+    const batch = ++this.batches;
+    const entries = new Array<StreamEntry | undefined>(msgs.length);
+    let anyRepeated = false;
+    for (let i = 0; i < msgs.length; i++) {
+      const entry = this.streams.get(msgs[i]!.stream);
+      entries[i] = entry;
+      if (entry === undefined) continue;
+      if (entry.seen !== batch) entry.seen = batch;
+      else {
+        entry.repeated = batch;
+        anyRepeated = true;
+      }
+    }
+    const corked = anyRepeated ? new Set<SubscriberConnection>() : undefined;
+    for (let i = 0; i < msgs.length; i++) {
+      const entry = entries[i];
+      if (entry === undefined) continue;
+      const m = msgs[i]!;
+      let suffix: string;
+      if (m.offset === undefined || m.epoch === undefined) suffix = frames.dataSuffix(m);
+      else {
+        if (entry.epoch !== m.epoch) {
+          entry.epoch = m.epoch;
+          entry.tail = dataTail(m.stream, m.epoch);
+        }
+        suffix = storedSuffix(m.message, entry.tail, m.offset);
+      }
+      const cork = corked !== undefined && entry.repeated === batch;
+      for (const g of entry.groups.values()) {
         const frame = this.encode(g.prefix + suffix);
         for (const sub of g.subs) {
           if (cork && !corked.has(sub.conn)) {

@@ -85,7 +85,13 @@ export const frames = {
   dataPrefix: (identifier: string) => `{"identifier":${q(identifier)}`,
   /** The per-message half: `,"message":...,"stream_id":...,"epoch":...,"offset":N}`. */
   dataSuffix: (m: { stream: string; message: string; epoch?: string | undefined; offset?: number | undefined }) =>
-    m.offset === undefined || m.epoch === undefined
-      ? `,"message":${m.message}}`
-      : `,"message":${m.message},"stream_id":${q(m.stream)},"epoch":${q(m.epoch)},"offset":${m.offset}}`,
+    m.offset === undefined || m.epoch === undefined ? `,"message":${m.message}}` : storedSuffix(m.message, dataTail(m.stream, m.epoch), m.offset),
 };
+
+/**
+ * `,"stream_id":...,"epoch":...,"offset":` — what every stored message of one stream and epoch
+ * shares in its data frame (the hub keeps it per stream instead of quoting both per message).
+ */
+export const dataTail = (stream: string, epoch: string) => `,"stream_id":${q(stream)},"epoch":${q(epoch)},"offset":`;
+/** A stored message's data-frame suffix from its stream's `dataTail`. */
+export const storedSuffix = (message: string, tail: string, offset: number) => `,"message":${message}${tail}${offset}}`;
