@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { fdLimitOf } from './proc.ts';
 
 /**
  * Connect failures that are the runner's own limits, not the target's: out of file descriptors,
@@ -34,11 +34,4 @@ export function classifyConnectError(err: unknown): RunnerLimit | undefined {
 }
 
 /** This process's soft open-file limit, from /proc (undefined where there is none). */
-export function openFileLimit(): number | undefined {
-  try {
-    const m = /Max open files\s+(\d+)/.exec(readFileSync('/proc/self/limits', 'utf8'));
-    return m ? Number(m[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export const openFileLimit = (): number | undefined => fdLimitOf('self');

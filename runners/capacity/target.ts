@@ -1,9 +1,9 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { ReboundError } from '../../lib/errors.ts';
 import { medianOf } from '../../lib/figures.ts';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { processTree } from '../../services/common/process-info.ts';
 import { assertAvailable } from '../../engine/targets/index.ts';
+import { fdLimitOf, meminfo, openFds } from '../../engine/measure/proc.ts';
 import type { ScenarioContext } from './types.ts';
 
 /**
@@ -87,32 +87,13 @@ export async function healthy(url: string): Promise<boolean> {
 }
 
 /** Open files of a process (its /proc/<pid>/fd entries) and its soft limit; nulls where /proc says nothing. */
-export function fdUsage(pid: number): { open: number | null; limit: number | null } {
-  let open: number | null = null;
-  let limit: number | null = null;
-  try {
-    open = readdirSync(`/proc/${pid}/fd`).length;
-  } catch {
-    // gone, or not ours to read
-  }
-  try {
-    const m = /Max open files\s+(\d+)/.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'));
-    limit = m ? Number(m[1]) : null;
-  } catch {
-    // idem
-  }
-  return { open, limit };
-}
+export const fdUsage = (pid: number): { open: number | null; limit: number | null } => ({ open: openFds(pid) ?? null, limit: fdLimitOf(pid) ?? null });
 
 /** Memory the kernel could give a new process now (MemAvailable), in MB; os.freemem() would miss reclaimable cache. */
 export function availableMemMb(): number {
-  try {
-    const m = /MemAvailable:\s+(\d+) kB/.exec(readFileSync('/proc/meminfo', 'utf8'));
-    if (m) return Math.round(Number(m[1]) / 1024);
-  } catch {
-    // not Linux: fall through
-  }
-  return Number.POSITIVE_INFINITY;
+  // parseMeminfo reads a missing field as 0: a kernel without MemAvailable says nothing, like no /proc.
+  const available = meminfo()?.memAvailable ?? 0;
+  return available > 0 ? Math.round(available / 1024 / 1024) : Number.POSITIVE_INFINITY;
 }
 
 /**

@@ -7,7 +7,7 @@ import { CHROMIUM, chartProblems, openBrowser, openReport } from '../../engine/p
 import { isAlive as alive } from '../../services/common/process-info.ts';
 import { costTable, servicesFloor, targetBaseline } from './costs.ts';
 import { spawn } from 'node:child_process';
-import { meminfo, parseCpuBusyTicks, parseMeminfo, parseSockstat } from './proc.ts';
+import { meminfo, parseCpuBusyTicks, parseMeminfo, parseSockstat } from '../../engine/measure/proc.ts';
 import { classifyWall } from './run.ts';
 import { FleetSampler, type FleetSample } from './sampler.ts';
 import { processTreeUsage } from '../../engine/measure/target-usage.ts';

@@ -13,7 +13,7 @@ import { readJson } from '../runner/jobs.ts';
 import { costTable, checkPrediction, type WorkersOwnBaseline } from './costs.ts';
 import { buildBundles, ENTRIES, newToken, startProc, stopProc, targetWorkersFor, type Proc } from './launch.ts';
 import { shardsFor, type LocalFleetOptions } from './options.ts';
-import { loadAverage, meminfo, slabCaches, slabGrowth, sockstat } from './proc.ts';
+import { loadAverage, meminfo, slabCaches, slabGrowth, sockstat } from '../../engine/measure/proc.ts';
 import { FleetSampler, type FleetSample } from './sampler.ts';
 
 /** Why the fleet stopped where it did: always a name, never a bare "stopped". */

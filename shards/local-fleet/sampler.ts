@@ -1,5 +1,5 @@
 import { processTree } from '../../services/common/process-info.ts';
-import { cpuBusyTicks, fdLimitOf, meminfo, openFds, procMem, sockstat } from './proc.ts';
+import { cpuBusyTicks, fdLimitOf, meminfo, openFds, procMem, sockstat } from '../../engine/measure/proc.ts';
 
 /** One process group's memory and CPU in one sample. */
 export interface GroupMem {

@@ -1,10 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /**
- * Readers of Linux's /proc for the local fleet's memory sampler: every figure the cost table uses
- * comes from here (process memory from /proc/<pid>/status, the kernel's socket memory from
- * /proc/net/sockstat, slab and free memory from /proc/meminfo). Each reader returns undefined
- * (or skips the process) when the file is gone: processes end between a listing and a read.
+ * Readers of Linux's /proc: the local fleet's memory sampler takes every figure of its cost table
+ * from here (process memory from /proc/<pid>/status, the kernel's socket memory from
+ * /proc/net/sockstat, slab and free memory from /proc/meminfo), and the runners their open files,
+ * open-file limits and available memory. Each reader returns undefined (or skips the process) when
+ * the file is gone: processes end between a listing and a read.
  */
 
 const PAGE = 4096;
@@ -88,8 +89,8 @@ export function openFds(pid: number): number | undefined {
   }
 }
 
-/** The soft open-file limit of a process, from /proc/<pid>/limits. */
-export function fdLimitOf(pid: number): number | undefined {
+/** The soft open-file limit of a process (`self`: this one), from /proc/<pid>/limits. */
+export function fdLimitOf(pid: number | 'self'): number | undefined {
   const t = read(`/proc/${pid}/limits`);
   const m = t && /^Max open files\s+(\d+)/m.exec(t);
   return m ? Number(m[1]) : undefined;
