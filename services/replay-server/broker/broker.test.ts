@@ -155,3 +155,34 @@ describe('MemoryBroker paging and the session store', () => {
     void b.close();
   });
 });
+
+describe('memory broker whole-history cap after its store order dropped stale entries', () => {
+  it('still evicts the oldest held message across streams first, once a thousand count-trimmed entries were compacted away', async () => {
+    // historyLimit 10 keeps 10 of each stream: the 1,045th publish on `a` leaves 1,035 stale
+    // entries, past the store order's compaction point (2 x 10 stored + 1024), right before b's.
+    const b = new MemoryBroker({ historyLimit: 10, historyTtlSec: 300, sessionTtlSec: 0, historyMaxBytes: 10 * 1024 * 1024, epoch: 'e' });
+    for (let i = 1; i <= 1045; i++) b.publishSync([item('a', i)]);
+    for (let i = 1; i <= 5; i++) b.publishSync([item('b', i)]);
+    const offsets = (stream: string) => {
+      const h = b.historySync(stream, { since: 0 });
+      return h.ok ? h.messages.map((m) => m.offset) : h.reason;
+    };
+    expect(offsets('a')).toEqual(Array.from({ length: 10 }, (_, k) => 1036 + k));
+    // A budget one byte under what is held: the cap must take a's oldest held message (1036), not b's.
+    const st = await b.stats();
+    const held = st.historyBytes! + st.streamBytes!;
+    const capped = new MemoryBroker({ historyLimit: 10, historyTtlSec: 300, sessionTtlSec: 0, historyMaxBytes: held - 1, epoch: 'e' });
+    for (let i = 1; i <= 1045; i++) capped.publishSync([item('a', i)]);
+    for (let i = 1; i <= 5; i++) capped.publishSync([item('b', i)]);
+    const cappedOffsets = (stream: string) => {
+      const h = capped.historySync(stream, { since: 0 });
+      return h.ok ? h.messages.map((m) => m.offset) : h.reason;
+    };
+    expect(cappedOffsets('b')).toEqual([1, 2, 3, 4, 5]);
+    expect(cappedOffsets('a')).toEqual(Array.from({ length: 9 }, (_, k) => 1037 + k));
+    // The count cap's evictions are counted too: the whole-history cap added exactly one.
+    expect((await capped.stats()).historyEvictedMessages).toBe(st.historyEvictedMessages! + 1);
+    await b.close();
+    await capped.close();
+  });
+});

@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { decodeSession, encodeSession } from '../session/index.ts';
+import { OrderLog } from './order-log.ts';
 import type { Broker, BrokerOptions, BrokerStats, HistoryPage, HistoryPosition, HistoryResult, MessagesListener, PublishItem, SessionChange, StreamMessage } from './types.ts';
 
 /** What one stored session costs besides its identifiers (sid, map slot, entry), for the bytes cap. */
@@ -156,13 +157,10 @@ export class MemoryBroker implements Broker {
   private historyEvictedBytes = 0;
   private historyEvictedMessages = 0;
   /**
-   * Store order across streams (oldest first from `orderHead`): the whole-broker cap evicts from
-   * here. Two parallel arrays, a stream's state and the message's offset (stale once its stream
-   * trimmed it), not an object per message: every entry lives as long as the history.
+   * Store order across streams, oldest first: the whole-broker cap evicts from here. An entry is a
+   * stream's state and the message's offset (stale once its stream trimmed it).
    */
-  private orderStates: StreamState[] = [];
-  private orderOffsets: number[] = [];
-  private orderHead = 0;
+  private readonly order = new OrderLog<StreamState>();
   /** Idempotency key -> expiry (ms); insertion order is expiry order (one window), so the head expires first. */
   private readonly idem = new Map<string, number>();
   private duplicatesSuppressed = 0;
@@ -222,8 +220,7 @@ export class MemoryBroker implements Broker {
     this.historyBytes += message.length;
     this.storedCount++;
     if (this.opts.historyMaxBytes !== undefined) {
-      this.orderStates.push(s);
-      this.orderOffsets.push(s.last);
+      this.order.push(s, s.last);
     }
     const maxStream = this.opts.historyStreamMaxBytes ?? Infinity;
     // Count and bytes per stream; the newest entry always stays (a message fits by the size limit).
@@ -479,12 +476,13 @@ export class MemoryBroker implements Broker {
 
   /** Evict the oldest stored message still held, whichever stream holds it; false when none is. */
   private dropOldest(): boolean {
-    while (this.orderHead < this.orderStates.length) {
-      const i = this.orderHead++;
-      const s = this.orderStates[i]!;
+    const order = this.order;
+    for (let s = order.oldestState(); s !== undefined; s = order.oldestState()) {
+      const offset = order.oldestOffset();
+      order.dropOldest();
       // Live only if still its stream's oldest (TTL, count and stream caps trim heads too; a state
       // that left the maps holds none, see `holds`).
-      if (this.orderOffsets[i] === firstOffset(s)) {
+      if (offset === firstOffset(s)) {
         this.dropHead(s, true);
         return true;
       }
@@ -497,29 +495,15 @@ export class MemoryBroker implements Broker {
   }
 
   /**
-   * Store-order entry `i` is still held: its stream has not trimmed past it. No map lookup: a state
+   * A store-order entry is still held: its stream has not trimmed past it. No map lookup: a state
    * that left the maps (evicted, or forgotten after its quiet time) holds nothing (clearEntries),
    * and a quiet stream published again keeps its state and offsets above the old ones.
    */
-  private holds(i: number): boolean {
-    return this.orderOffsets[i]! >= firstOffset(this.orderStates[i]!);
-  }
+  private static holds = (s: StreamState, offset: number): boolean => offset >= firstOffset(s);
 
   private compactOrder(): void {
-    // Stale items (trimmed by other caps) pile up behind the head: compact now and then.
-    const filter = this.orderStates.length - this.orderHead > 2 * this.storedCount + 1024;
-    if (filter || (this.orderHead > 1024 && this.orderHead * 2 > this.orderStates.length)) {
-      const states: StreamState[] = [];
-      const offsets: number[] = [];
-      for (let i = this.orderHead; i < this.orderStates.length; i++) {
-        if (filter && !this.holds(i)) continue;
-        states.push(this.orderStates[i]!);
-        offsets.push(this.orderOffsets[i]!);
-      }
-      this.orderStates = states;
-      this.orderOffsets = offsets;
-      this.orderHead = 0;
-    }
+    // Stale entries (trimmed by other caps) pile up in the log: drop them now and then.
+    if (this.order.size > 2 * this.storedCount + 1024) this.order.retain(MemoryBroker.holds);
   }
 
   /** Deciseconds since the broker started: a small integer for session expiries. */
