@@ -29,24 +29,34 @@ const fromProc = <T,>(path: string, parse: (text: string) => T) => (): T | undef
   return t ? parse(t) : undefined;
 };
 
-/** utime+stime from /proc/<pid>/stat; the command name may hold spaces and parens. */
-function cpuTicksOf(pid: number): number | undefined {
-  const s = read(`/proc/${pid}/stat`);
-  if (!s) return undefined;
-  const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-  // After the name: state(0) ppid(1) ... utime(11) stime(12)
-  return Number(f[11]) + Number(f[12]);
+/** /proc/<pid>/<file>, or undefined once the process is gone (or not ours to read). */
+export const procFile = (pid: number, file: string): string | undefined => read(`/proc/${pid}/${file}`);
+
+/**
+ * The fields of /proc/<pid>/stat after the command name, which may hold spaces and parens:
+ * state(0) ppid(1) ... utime(11) stime(12).
+ */
+export function statFields(pid: number): string[] | undefined {
+  const s = procFile(pid, 'stat');
+  return s ? s.slice(s.lastIndexOf(')') + 2).split(' ') : undefined;
+}
+
+/** utime and stime, in ticks. */
+function cpuTimesOf(pid: number): { user: number; system: number } | undefined {
+  const f = statFields(pid);
+  return f ? { user: Number(f[11]), system: Number(f[12]) } : undefined;
 }
 
 /**
  * rss: VmRSS, resident bytes, shared file pages (the node binary's text) included; rssAnon: RssAnon,
- * private anonymous bytes (heap, stacks, buffers): what a connection adds; cpuTicks: utime + stime.
+ * private anonymous bytes (heap, stacks, buffers): what a connection adds; cpuTicks: utime + stime;
+ * userTicks: utime alone.
  */
 export function procMem(pid: number) {
   const s = read(`/proc/${pid}/status`);
-  const cpuTicks = cpuTicksOf(pid);
-  if (!s || cpuTicks === undefined) return undefined;
-  return { pid, rss: kb(s, 'VmRSS'), rssAnon: kb(s, 'RssAnon'), cpuTicks };
+  const cpu = cpuTimesOf(pid);
+  if (!s || cpu === undefined) return undefined;
+  return { pid, rss: kb(s, 'VmRSS'), rssAnon: kb(s, 'RssAnon'), cpuTicks: cpu.user + cpu.system, userTicks: cpu.user };
 }
 
 /**

@@ -1,6 +1,7 @@
-import { closeSync, openSync, readFileSync, readSync, readdirSync, readlinkSync } from 'node:fs';
+import { closeSync, openSync, readSync, readdirSync, readlinkSync } from 'node:fs';
 import { processTree } from '../../services/common/process-info.ts';
 import { isLoopbackUrl } from './addresses.ts';
+import { procFile, procMem, statFields } from './proc.ts';
 
 /**
  * The one target sampler: every runner that watches a target's memory, CPU or connections goes
@@ -38,15 +39,6 @@ const TICKS_PER_SEC = 100;
 /** A day of samples at most: a bound, whatever the run length. */
 const MAX_SAMPLES = 86_400;
 
-/** /proc/<pid>/<file>, or undefined once the process is gone (or not ours to read). */
-function procFile(pid: number, file: string): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The processes of `pid`'s tree that run its program (a cluster primary and its workers), not
  * helpers it started briefly, such as the TypeScript loader's esbuild on a cold cache.
@@ -64,22 +56,17 @@ export function runtimeProcesses(pid: number): number[] {
 export function processTreeUsage(pid: number): { ticks: number; userTicks: number; rssBytes: number } | null {
   let ticks = 0;
   let userTicks = 0;
-  let rssKb = 0;
+  let rssBytes = 0;
   let seen = 0;
   for (const p of processTree(pid)) {
-    try {
-      // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]);
-      userTicks += Number(f[11]);
-      rssKb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
-      seen++;
-    } catch {
-      // Exited between listing and reading.
-    }
+    const m = procMem(p);
+    if (!m) continue; // exited between listing and reading
+    ticks += m.cpuTicks;
+    userTicks += m.userTicks;
+    rssBytes += m.rss;
+    seen++;
   }
-  return seen ? { ticks, userTicks, rssBytes: rssKb * 1024 } : null;
+  return seen ? { ticks, userTicks, rssBytes } : null;
 }
 
 /** Bytes of /proc/net/tcp read when looking for a listener (~150 per socket): a bound, read once before the load. */
@@ -162,8 +149,7 @@ function holdsSocket(pid: number, inodes: Set<string>): boolean {
 }
 
 const parentOf = (pid: number): number | undefined => {
-  const stat = procFile(pid, 'stat');
-  const ppid = stat === undefined ? NaN : Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  const ppid = Number(statFields(pid)?.[1]);
   return Number.isInteger(ppid) && ppid > 1 ? ppid : undefined;
 };
 
