@@ -1,4 +1,4 @@
-import { classifyConnectError } from './runner-limits.ts';
+import { classifyConnectError, errorChainText } from './runner-limits.ts';
 
 /**
  * Why one connect attempt failed, as a short stable kind for the herd report. The runner's own
@@ -7,7 +7,7 @@ import { classifyConnectError } from './runner-limits.ts';
 export function handshakeFailureKind(err: unknown): string {
   const limit = classifyConnectError(err);
   if (limit) return limit;
-  const text = chain(err);
+  const text = errorChainText(err);
   if (/ECONNREFUSED/.test(text)) return 'refused';
   if (/ECONNRESET|socket hang up|EPIPE/.test(text)) return 'reset';
   const http = /Unexpected server response: (\d{3})/.exec(text);
@@ -16,25 +16,4 @@ export function handshakeFailureKind(err: unknown): string {
   if (/subscribe rejected|closed before subscribe|subscription/i.test(text)) return 'subscribe_failed';
   if (/xhr poll error|websocket error|transport/i.test(text)) return 'transport';
   return 'other';
-}
-
-/** Messages and codes of the error and the errors it wraps (socket.io-client nests the cause under `description`). */
-function chain(err: unknown): string {
-  const parts: string[] = [];
-  const seen = new Set<unknown>();
-  const stack: unknown[] = [err];
-  while (stack.length && seen.size < 10) {
-    const e = stack.pop();
-    if (e === undefined || e === null || seen.has(e)) continue;
-    seen.add(e);
-    if (typeof e !== 'object') {
-      parts.push(String(e));
-      continue;
-    }
-    const o = e as { code?: unknown; message?: unknown; cause?: unknown; description?: unknown; error?: unknown };
-    if (typeof o.code === 'string') parts.push(o.code);
-    if (typeof o.message === 'string') parts.push(o.message);
-    stack.push(o.cause, o.description, o.error);
-  }
-  return parts.join(' | ');
 }

@@ -16,21 +16,33 @@ const CODES: Record<string, RunnerLimit> = {
 };
 
 export function classifyConnectError(err: unknown): RunnerLimit | undefined {
+  const m = /\b(EMFILE|ENFILE|EADDRNOTAVAIL|EADDRINUSE)\b/.exec(errorChainText(err));
+  return m ? CODES[m[1]!] : undefined;
+}
+
+/**
+ * Codes and messages of the error and the errors it wraps (socket.io-client nests the cause under
+ * `description`), in the order they are walked, ten at most: what both the runner-limit check and
+ * the handshake's failure kind (handshake.ts) search.
+ */
+export function errorChainText(err: unknown): string {
+  const parts: string[] = [];
   const seen = new Set<unknown>();
   const stack: unknown[] = [err];
   while (stack.length && seen.size < 10) {
     const e = stack.pop();
-    if (!e || typeof e !== 'object' || seen.has(e)) continue;
+    if (e === undefined || e === null || seen.has(e)) continue;
     seen.add(e);
-    const o = e as { code?: unknown; message?: unknown; cause?: unknown; description?: unknown; error?: unknown };
-    if (typeof o.code === 'string' && CODES[o.code]) return CODES[o.code];
-    if (typeof o.message === 'string') {
-      const m = /\b(EMFILE|ENFILE|EADDRNOTAVAIL|EADDRINUSE)\b/.exec(o.message);
-      if (m) return CODES[m[1]!];
+    if (typeof e !== 'object') {
+      parts.push(String(e));
+      continue;
     }
+    const o = e as { code?: unknown; message?: unknown; cause?: unknown; description?: unknown; error?: unknown };
+    if (typeof o.code === 'string') parts.push(o.code);
+    if (typeof o.message === 'string') parts.push(o.message);
     stack.push(o.cause, o.description, o.error);
   }
-  return undefined;
+  return parts.join(' | ');
 }
 
 /** This process's soft open-file limit, from /proc (undefined where there is none). */
