@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { fromProc } from './proc.ts';
 
 /** The whole machine's CPU over a window, from /proc/stat: every process, the kernel and softirq. */
 export interface MachineCpu {
@@ -9,18 +9,14 @@ export interface MachineCpu {
   idlePct: number;
 }
 
-function readTotals(): { busy: number; idle: number; cores: number } | undefined {
-  try {
-    const lines = readFileSync('/proc/stat', 'utf8').split('\n');
-    const f = lines[0]!.trim().split(/\s+/).slice(1).map(Number);
-    // user nice system idle iowait irq softirq steal (guest time is already inside user)
-    const idle = (f[3] ?? 0) + (f[4] ?? 0);
-    const busy = (f[0] ?? 0) + (f[1] ?? 0) + (f[2] ?? 0) + (f[5] ?? 0) + (f[6] ?? 0) + (f[7] ?? 0);
-    return { busy, idle, cores: lines.filter((l) => /^cpu\d+ /.test(l)).length };
-  } catch {
-    return undefined;
-  }
-}
+const readTotals = fromProc('/proc/stat', (text) => {
+  const lines = text.split('\n');
+  const f = lines[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is already inside user)
+  const idle = (f[3] ?? 0) + (f[4] ?? 0);
+  const busy = (f[0] ?? 0) + (f[1] ?? 0) + (f[2] ?? 0) + (f[5] ?? 0) + (f[6] ?? 0) + (f[7] ?? 0);
+  return { busy, idle, cores: lines.filter((l) => /^cpu\d+ /.test(l)).length };
+});
 
 /**
  * Per-process figures miss what loaders and targets share on one machine: the kernel's loopback

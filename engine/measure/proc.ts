@@ -3,9 +3,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 /**
  * Readers of Linux's /proc: the local fleet's memory sampler takes every figure of its cost table
  * from here (process memory from /proc/<pid>/status, the kernel's socket memory from
- * /proc/net/sockstat, slab and free memory from /proc/meminfo), and the runners their open files,
- * open-file limits and available memory. Each reader returns undefined (or skips the process) when
- * the file is gone: processes end between a listing and a read.
+ * /proc/net/sockstat, slab and free memory from /proc/meminfo), the runners their open files,
+ * open-file limits and available memory, and the capacity loader its machine CPU window
+ * (machine-cpu.ts). Each reader returns undefined (or skips the process) when the file is gone:
+ * processes end between a listing and a read.
  */
 
 const PAGE = 4096;
@@ -24,7 +25,7 @@ function read(path: string): string | undefined {
 }
 
 /** A reader of one /proc file through its parser: undefined while the file cannot be read. */
-const fromProc = <T,>(path: string, parse: (text: string) => T) => (): T | undefined => {
+export const fromProc = <T,>(path: string, parse: (text: string) => T) => (): T | undefined => {
   const t = read(path);
   return t ? parse(t) : undefined;
 };
