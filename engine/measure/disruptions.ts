@@ -60,13 +60,12 @@ export class DisruptionTracker {
   }
 
   /** A disruption `step` hits `clients` at wall time `now`. */
-  begin(step: number, clients: Iterable<number>, now: number, detectedAlready = false): void {
+  begin(step: number, clients: Iterable<number>, now: number): void {
     const hit: number[] = [];
     for (const i of clients) {
       if (!this.connected[i]) continue;
       hit.push(i);
-      this.pending[i] = { step, startedAt: now, detected: detectedAlready };
-      if (detectedAlready) entryOf(this.detect, step, () => []).push([i, 0]);
+      this.pending[i] = { step, startedAt: now, detected: false };
     }
     this.affected.set(step, hit);
   }

@@ -122,7 +122,7 @@ export class ChaosExecutor {
       await this.s.nap(this.t0 + step.atMs - now());
       if (this.stopped) return;
       const wasConnected = this.tracker.isConnected(i);
-      if (wasConnected) this.tracker.begin(idx, [i], now(), false);
+      if (wasConnected) this.tracker.begin(idx, [i], now());
       const dropAt = now();
       const applied = wasConnected && c.drop();
       if (applied) this.s.timelines.disrupted(i, dropAt);
