@@ -42,12 +42,6 @@ export function statFields(pid: number): string[] | undefined {
   return s ? s.slice(s.lastIndexOf(')') + 2).split(' ') : undefined;
 }
 
-/** utime and stime, in ticks. */
-function cpuTimesOf(pid: number): { user: number; system: number } | undefined {
-  const f = statFields(pid);
-  return f ? { user: Number(f[11]), system: Number(f[12]) } : undefined;
-}
-
 /**
  * rss: VmRSS, resident bytes, shared file pages (the node binary's text) included; rssAnon: RssAnon,
  * private anonymous bytes (heap, stacks, buffers): what a connection adds; cpuTicks: utime + stime;
@@ -55,9 +49,10 @@ function cpuTimesOf(pid: number): { user: number; system: number } | undefined {
  */
 export function procMem(pid: number) {
   const s = read(`/proc/${pid}/status`);
-  const cpu = cpuTimesOf(pid);
-  if (!s || cpu === undefined) return undefined;
-  return { pid, rss: kb(s, 'VmRSS'), rssAnon: kb(s, 'RssAnon'), cpuTicks: cpu.user + cpu.system, userTicks: cpu.user };
+  const f = statFields(pid);
+  if (!s || !f) return undefined;
+  const user = Number(f[11]);
+  return { pid, rss: kb(s, 'VmRSS'), rssAnon: kb(s, 'RssAnon'), cpuTicks: user + Number(f[12]), userTicks: user };
 }
 
 /**
