@@ -78,15 +78,15 @@ export class Reader {
       this.chunks.push(d);
       this.total += d.length;
       this.arrivals.push({ at: performance.now(), size: d.length });
-      this.wake();
+      this.changes.emit('change');
     });
     socket.on('error', (e) => {
       this.error = e;
-      this.wake();
+      this.changes.emit('change');
     });
     socket.on('close', () => {
       this.ended = true;
-      this.wake();
+      this.changes.emit('change');
     });
   }
 
@@ -118,10 +118,6 @@ export class Reader {
     } catch {
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     }
-  }
-
-  private wake(): void {
-    this.changes.emit('change');
   }
 }
 
