@@ -86,14 +86,17 @@ export function parseCpuBusyTicks(text: string): number | undefined {
 
 export const cpuBusyTicks = fromProc('/proc/stat', parseCpuBusyTicks);
 
-/** Open descriptors of a process (a directory listing: ~5 ms at 16,000; sampled sparsely). */
-export function openFds(pid: number): number | undefined {
+/** The descriptor numbers a process holds open (a directory listing: ~5 ms at 16,000; sampled sparsely). */
+export function fdsOf(pid: number): string[] | undefined {
   try {
-    return readdirSync(`/proc/${pid}/fd`).length;
+    return readdirSync(`/proc/${pid}/fd`);
   } catch {
     return undefined;
   }
 }
+
+/** Open descriptors of a process. */
+export const openFds = (pid: number): number | undefined => fdsOf(pid)?.length;
 
 /** The soft open-file limit of a process (`self`: this one), from /proc/<pid>/limits. */
 export function fdLimitOf(pid: number | 'self'): number | undefined {

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync, readdirSync, readlinkSync } from 'node:fs';
 import { processTree } from '../../services/common/process-info.ts';
 import { isLoopbackUrl } from './addresses.ts';
-import { procFile, procMem, statFields } from './proc.ts';
+import { fdsOf, procFile, procMem, statFields } from './proc.ts';
 
 /**
  * The one target sampler: every runner that watches a target's memory, CPU or connections goes
@@ -131,19 +131,16 @@ function selfAndAncestors(): Set<number> {
 }
 
 function holdsSocket(pid: number, inodes: Set<string>): boolean {
-  try {
-    const fds = readdirSync(`/proc/${pid}/fd`);
-    if (fds.length > MAX_FDS_SEARCHED) return false;
-    for (const fd of fds) {
-      try {
-        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-        if (m && inodes.has(m[1]!)) return true;
-      } catch {
-        // closed in between
-      }
+  // Undefined when the process is not ours to read, or gone.
+  const fds = fdsOf(pid);
+  if (!fds || fds.length > MAX_FDS_SEARCHED) return false;
+  for (const fd of fds) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m && inodes.has(m[1]!)) return true;
+    } catch {
+      // closed in between
     }
-  } catch {
-    // not ours to read, or gone
   }
   return false;
 }
