@@ -72,13 +72,8 @@ export const DEFAULT_TOXIPROXY_SERVER_OPTIONS = Object.freeze({
   allowPublic: false,
 });
 
-/** What `POST /proxies` and `POST /populate` accept. */
-export interface ProxyInput {
-  name: string;
-  listen?: string;
-  upstream: string;
-  enabled?: boolean;
-}
+/** What `POST /proxies` and `POST /populate` accept: a proxy's own fields, listen and enabled optional. */
+export type ProxyInput = Pick<ProxyJson, 'name' | 'upstream'> & Partial<Pick<ProxyJson, 'listen' | 'enabled'>>;
 
 interface ToxiproxyServerStats {
   proxies: number;
