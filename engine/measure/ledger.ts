@@ -37,6 +37,7 @@ export interface LedgerTotals {
   expectedDeliveries: number;
   /** Distinct (client, seq) arrivals, accepted or not: above `expectedDeliveries` only when the target delivered messages the publisher counted as failed. */
   receivedDeliveries: number;
+  /** Accepted messages a client never got, over every client. */
   lostDeliveries: number;
   /** The part of `receivedDeliveries` whose message the publisher never saw accepted. */
   unacceptedDeliveries: number;

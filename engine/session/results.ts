@@ -27,9 +27,10 @@ export function runIdentity<Test extends string, O extends { seed: number; strea
 
 /**
  * The fields every publish-and-listen result declares alike (jitter, throughput, avalanche,
- * deploy-impact), in the benchmark's names; each result adds its own.
+ * deploy-impact), in the benchmark's names; each result adds its own. The delivery counts are the
+ * ledger's totals under the same names (expected: clients × published, the benchmark's M × N).
  */
-export interface RunFields extends LatencyReport, Omit<ConnectionSummary, 'lateConnects'> {
+export interface RunFields extends LatencyReport, Omit<ConnectionSummary, 'lateConnects'>, Pick<LedgerTotals, 'expectedDeliveries' | 'receivedDeliveries' | 'lostDeliveries' | 'duplicates' | 'outOfOrder'> {
   target: string;
   runId: string;
   stream: string;
@@ -43,16 +44,8 @@ export interface RunFields extends LatencyReport, Omit<ConnectionSummary, 'lateC
   publishFailures: number;
   /** The first 20 publisher failures, `seq <n>: <cause>`. */
   publishFailureSamples: string[];
-  /** clients × published (accepted messages), as the benchmark's M × N. */
-  expectedDeliveries: number;
-  /** Distinct (client, seq) deliveries, including any of a message the publisher saw fail. */
-  receivedDeliveries: number;
-  /** Accepted messages a client never got. */
-  lostDeliveries: number;
   /** receivedDeliveries / expectedDeliveries, %. */
   deliveryRatePct: number;
-  duplicates: number;
-  outOfOrder: number;
   /** Arrivals that were not this run's payloads (another run on the stream, corrupt data). */
   foreignMessages: number;
   latencyHistogram: EncodedLatency;
