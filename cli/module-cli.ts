@@ -3,19 +3,31 @@ import { argvToValues, helpText, type OptionTable } from '../lib/options.ts';
 import { withTarget } from '../engine/measure/local-target.ts';
 import { writeResults } from '../engine/measure/result-files.ts';
 import { redactUrlCredentials, redactUrlCredentialsDeep } from '../lib/redact.ts';
-import { parseModule, type AnyRunnerModule, type ModuleRunContext, type RunnerModule } from '../engine/session/module.ts';
+import { parseModule, resultName, type AnyRunnerModule, type ModuleRunContext, type RunnerModule } from '../engine/session/module.ts';
 import { commandLine, reportLine } from '../engine/pages/index.ts';
 import { getTarget } from '../engine/targets/index.ts';
 import { TARGET_MODULE_OPTIONS } from '../engine/targets/user-module.ts';
-import { cliSpecOf, type CliSpec } from './presenter.ts';
+import type { CliSpec } from './presenter.ts';
 import { withTargetModule } from './target-module.ts';
 import { presenterOf } from './presenters/index.ts';
 
 const JSON_HELP = { flag: 'print only the result JSON on stdout', always: `the result JSON on stdout (always: nothing else goes there)` } as const;
 
-/** How the CLI shows a module's run: its presenter's hooks over the defaults (cli/presenter.ts). */
+/**
+ * How the CLI shows a module's run: every hook its presenter (cli/presenters/) sets, else the
+ * default. The script is the test's name, the file `<test>-<target>-<stamp>`, the Reproduce line
+ * the options as they are, stdout the result's JSON with --json (else nothing but stderr's
+ * progress and report line).
+ */
 export function cliOf<O extends object, R extends object, T extends OptionTable>(m: RunnerModule<O, R, T>): CliSpec<O, R> {
-  return cliSpecOf(m, presenterOf(m));
+  return {
+    script: m.name,
+    usage: '[options] [--json]',
+    json: 'flag',
+    fileName: (o) => resultName(m.name, m.targetOf(o).name),
+    command: (o) => ({ values: o as Record<string, unknown> }),
+    ...presenterOf(m),
+  };
 }
 
 /** --help: generated from the module's table, so a new option is listed the moment it exists. */

@@ -1,10 +1,10 @@
 import type { OptionTable } from '../lib/options.ts';
-import { resultName, type AnyRunnerModule, type RunnerModule } from '../engine/session/module.ts';
+import type { AnyRunnerModule, RunnerModule } from '../engine/session/module.ts';
 
 /**
  * How the CLI shows one runner's run. A runner module carries no CLI code: what it shows beyond
  * the defaults is its presenter (cli/presenters/<runner>.ts), so a module without one still runs
- * from `cli/main.ts <test>` with the defaults of `cliSpecOf`.
+ * from `cli/main.ts <test>` with the defaults of `cliOf` (cli/module-cli.ts).
  */
 export interface CliSpec<Opts, Result> {
   /** `npm run bench:<script>`. */
@@ -49,20 +49,4 @@ export interface Presented {
 /** Declare a module's presentation with the module's option and result types. */
 export function presenter<O extends object, R extends object, T extends OptionTable>(module: RunnerModule<O, R, T>, cli: CliPresenter<NoInfer<O>, NoInfer<R>>): Presented {
   return { module, cli };
-}
-
-/**
- * Every hook: the presenter's, else the default. The script is the test's name, the file
- * `<test>-<target>-<stamp>`, the Reproduce line the options as they are, stdout the result's
- * JSON with --json (else nothing but stderr's progress and report line).
- */
-export function cliSpecOf<O extends object, R extends object, T extends OptionTable>(m: RunnerModule<O, R, T>, cli: CliPresenter<O, R> = {}): CliSpec<O, R> {
-  return {
-    script: m.name,
-    usage: '[options] [--json]',
-    json: 'flag',
-    fileName: (o) => resultName(m.name, m.targetOf(o).name),
-    command: (o) => ({ values: o as Record<string, unknown> }),
-    ...cli,
-  };
 }

@@ -13,21 +13,13 @@ export function runCliToExit(script: string, args: readonly string[]): Promise<{
   return new Promise((r) => child.on('exit', (code) => r({ code, stdout, stderr })));
 }
 
-export interface StoppedRun {
-  /** The process's exit code. */
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** The HTML report the run wrote into its RESULTS_DIR. */
-  html: string;
-}
-
 /**
  * Start a runner CLI (`node --import tsx <script> ...args`) with a fresh RESULTS_DIR, wait until its
  * progress shows publishing, let it publish `afterMs` more, then SIGTERM it: what a user's Ctrl-C
- * or a platform stop does mid-run. Shared by the jitter CLI's and `npm run bench`'s abort tests.
+ * or a platform stop does mid-run. Its exit code, stdout, stderr and the HTML report it wrote into
+ * that RESULTS_DIR. Shared by the jitter CLI's and `npm run bench`'s abort tests.
  */
-export async function sigtermWhilePublishing(script: string, args: readonly string[], afterMs = 1500): Promise<StoppedRun> {
+export async function sigtermWhilePublishing(script: string, args: readonly string[], afterMs = 1500) {
   const dir = mkdtempSync(join(tmpdir(), 'rebound-abort-'));
   const child = spawn('node', ['--import', 'tsx', script, ...args], { env: { ...process.env, RESULTS_DIR: dir } });
   let stderr = '';

@@ -12,7 +12,6 @@ const ENV_HELP = `  restart configuration (environment only, never from a reques
 export const avalancheCli = presenter(avalancheModule, {
   usage: `--target <${TARGET_NAMES.join('|')}> --restart <mode> [options] [--json]`,
   helpExtra: ENV_HELP,
-  json: 'flag',
   fileName: (o, r) => resultName('avalanche', r.target, o.opts.restart),
   command: (o, r) => ({ values: { ...o.opts }, seed: r.seed }),
   present: (r) => formatAvalanche([r]),

@@ -5,7 +5,6 @@ import { presenter } from '../presenter.ts';
 
 export const capacityCli = presenter(capacityModule, {
   usage: '--targets replay,ws,socketio [--scenarios S1,S3] [--json] [options]',
-  json: 'flag',
   fileName: (o) => resultName('capacity', o.targets.join('-')),
   command: (o) => ({ values: { ...o.values, targets: o.targets.join(','), scenarios: o.scenarios.join(',') } }),
   present: (r) => renderText(r),

@@ -6,7 +6,6 @@ import { presenter } from '../presenter.ts';
 
 export const jitterCli = presenter(jitterModule, {
   usage: `--target <${TARGET_NAMES.join('|')}> [options] [--json]`,
-  json: 'flag',
   abortNote: 'stopping the run; the partial result will be written, flagged ABORTED',
   command: (o, r) => ({ values: { ...r.params, workers: o.workers } }),
   present: (r) => formatComparison([r]),

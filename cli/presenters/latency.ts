@@ -1,4 +1,4 @@
 import { latencyModule } from '../../runners/latency/module.ts';
 import { presenter } from '../presenter.ts';
 
-export const latencyCli = presenter(latencyModule, { usage: '[options] [--json]', json: 'always' });
+export const latencyCli = presenter(latencyModule, { json: 'always' });

@@ -14,8 +14,6 @@ const table = (rows: string[][]) => {
  * result and its HTML report under RESULTS_DIR. Exit 0 on PASS, 1 on FAIL or INCONCLUSIVE, 2 on bad input.
  */
 export const soakCli = presenter(soakModule, {
-  usage: '[options] [--json]',
-  json: 'flag',
   async report(file, result, command) {
     const html = await writeReport(file, soakReportModel([result], { command })).catch((err: Error) => `not written (${err.message})`);
     const flags = result.validity.flags.length ? `; validity: ${result.validity.flags.map((f) => `${f.code} (${f.severity}): ${f.message}`).join('; ')}` : '';

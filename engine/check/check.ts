@@ -1,6 +1,6 @@
 import { randomSeed } from '../../lib/rng.ts';
 import { until as pollUntil } from '../../lib/time.ts';
-import type { OptionTable } from '../../lib/options.ts';
+import type { OptionTable, OptionValues } from '../../lib/options.ts';
 import { parseJson } from '../targets/payload.ts';
 import { pickClient } from '../targets/index.ts';
 import { afterOffline } from '../targets/reconnect.ts';
@@ -52,13 +52,8 @@ export interface CheckReport {
   targetModule?: TargetModuleReport;
 }
 
-export interface CheckOptions {
-  target: TargetDefinition;
-  url: string;
-  stepTimeoutMs?: number;
-  overallTimeoutMs?: number;
-  leanClients?: number;
-}
+/** The target and its server; the walk's bounds default to CHECK_OPTIONS'. */
+export type CheckOptions = { target: TargetDefinition; url: string } & Partial<Pick<OptionValues<typeof CHECK_OPTIONS>, 'stepTimeoutMs' | 'overallTimeoutMs' | 'leanClients'>>;
 
 /** A library reconnect ('library') is waited for this many step bounds from the drop (its own backoff runs first). */
 const LIBRARY_RECONNECT_STEPS = 2;

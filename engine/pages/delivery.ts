@@ -7,7 +7,7 @@ import { latencyCdfCharts } from './charts/latency.ts';
 import { lossInputOf, lossSections } from './loss.ts';
 import { connectedChart, deliveriesChart } from './charts/timeline.ts';
 import type { ChartSpec, ReportMeta, ReportModel, Section } from './types.ts';
-import { bannerFlags } from './validity.ts';
+import { bannerFlags, reportHead } from './validity.ts';
 import { verdicts } from './verdict.ts';
 
 /** What the latency, throughput and whispers results share: a ledger's counts and one exact histogram. */
@@ -51,10 +51,7 @@ export function deliveryReport(r: DeliveryRun, meta: ReportMeta, o: { title: str
   return {
     title: o.title,
     subtitle: `${o.subtitle}, started ${r.startedAt}${r.aborted ? ' (aborted)' : ''}`,
-    command: meta.command,
-    seed: o.seed,
-    generatedAt: new Date().toISOString(),
-    flags: bannerFlags(r.target, r.validity.flags),
+    ...reportHead(meta, o.seed, bannerFlags(r.target, r.validity.flags)),
     verdicts: verdicts([{ target: r.target, lostDeliveries: r.lostDeliveries, expectedDeliveries: r.expectedDeliveries, unrecovered: 0, recoveryP95Ms: null }]),
     summary: [
       ['figure', 'value'],

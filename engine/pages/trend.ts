@@ -1,5 +1,6 @@
 import { trendChart, type TrendInput } from './charts/trend.ts';
 import type { ReportMeta, ReportModel } from './types.ts';
+import { reportHead } from './validity.ts';
 
 /** A trend report: one chart per metric over recorded runs (for `bench:rebaseline:history -- --html`). */
 export function trendReport(title: string, metrics: readonly TrendInput[], meta: ReportMeta): ReportModel {
@@ -7,10 +8,7 @@ export function trendReport(title: string, metrics: readonly TrendInput[], meta:
   return {
     title,
     subtitle: `${metrics.length} metrics over up to ${Math.max(0, ...metrics.map((m) => m.runs.length))} runs`,
-    command: meta.command,
-    seed: null,
-    generatedAt: new Date().toISOString(),
-    flags: null,
+    ...reportHead(meta, null, null),
     verdicts: [],
     summary: [],
     sections: [{ title: 'Metrics over runs', charts, omitted: metrics.filter((m) => m.runs.length === 0).map((m) => `${m.metric}: no recorded runs.`) }],

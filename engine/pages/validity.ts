@@ -1,5 +1,5 @@
 import type { ValidityFlag } from '../measure/validity.ts';
-import type { BannerFlag } from './types.ts';
+import type { BannerFlag, ReportMeta, ReportModel } from './types.ts';
 
 /**
  * Each validity code in plain words: what it means for the reader of the numbers. Codes added
@@ -28,4 +28,12 @@ const PLAIN: Record<string, string> = {
 /** Any runner's flags (each runner has its own code union; the fleet's too). */
 export function bannerFlags(target: string, flags: readonly { code: string; severity: ValidityFlag['severity']; message: string }[]): BannerFlag[] {
   return flags.map((f) => ({ target, severity: f.severity, code: f.code, plain: PLAIN[f.code] ?? f.message, message: f.message }));
+}
+
+/**
+ * What every report opens with: the command that reproduces the run, its seed, when the page was
+ * built, and the runs' validity banner (null where validity does not apply).
+ */
+export function reportHead(meta: ReportMeta, seed: number | null, flags: BannerFlag[] | null): Pick<ReportModel, 'command' | 'seed' | 'generatedAt' | 'flags'> {
+  return { command: meta.command, seed, generatedAt: new Date().toISOString(), flags };
 }

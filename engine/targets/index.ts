@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ReboundError } from '../../lib/errors.ts';
+import { isAllowedTargetUrl } from '../measure/addresses.ts';
 import { anycableTarget, replayTarget } from './anycable.ts';
 import { pusherManualTarget, pusherTarget, soketiTarget } from './pusher.ts';
 import { replayRedisTarget, socketIoCsrRedisTarget, socketIoRedisTarget } from './redis.ts';
@@ -82,6 +83,15 @@ export function unavailableTargets(): Array<{ name: string; reason: string }> {
 export function assertAvailable(t: TargetDefinition): void {
   const reason = t.unavailable?.();
   if (reason) throw new ReboundError('RR_ERR_TARGET_UNAVAILABLE', `target "${t.name}" is not installed here: ${reason}`, { details: { target: t.name } });
+}
+
+/**
+ * The runners' one check of a URL option (target, broadcast, proxy API): only where
+ * `isAllowedTargetUrl` allows it (loopback, TARGET_URL_ALLOW, REBOUND_ALLOW_REMOTE_TARGETS=1).
+ * `rule` is the runner's own wording of the refusal; the value is appended to it.
+ */
+export function checkTargetUrl(option: string, value: string | undefined, rule = `${option} must be a loopback URL unless REBOUND_ALLOW_REMOTE_TARGETS=1`): void {
+  if (value !== undefined && !isAllowedTargetUrl(value)) throw new ReboundError('RR_ERR_OPTION_INVALID', `${rule}; got ${JSON.stringify(value)}`, { details: { option } });
 }
 
 /** One of a target's two client constructors, with what it can do. */

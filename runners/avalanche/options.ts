@@ -3,7 +3,7 @@ import { parseOptions, type OptionTable, type OptionValues } from '../../lib/opt
 import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../../engine/measure/ledger.ts';
 import { openFileLimit } from '../../engine/measure/runner-limits.ts';
-import { getTarget } from '../../engine/targets/index.ts';
+import { checkTargetUrl, getTarget } from '../../engine/targets/index.ts';
 import { checkReconnectOptions } from '../../engine/targets/reconnect.ts';
 import { RESTART_MODES, type RestartConfig } from '../../engine/measure/restart.ts';
 
@@ -63,8 +63,8 @@ export function checkAvalancheOptions(opts: AvalancheOptions, config: RestartCon
   const bad = (option: string, message: string) => new ReboundError('RR_ERR_OPTION_INVALID', message, { details: { option } });
   checkReconnectOptions(target, opts);
   if (opts.clients * messagesFor(opts) > LEDGER_MAX_CELLS) throw bad('clients', `clients x messages = ${opts.clients * messagesFor(opts)} exceeds ${LEDGER_MAX_CELLS} ledger cells`);
-  if (opts.broadcastUrl !== undefined && !isAllowedTargetUrl(opts.broadcastUrl)) throw bad('broadcastUrl', `broadcast-url must be a loopback http URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.broadcastUrl)}`);
-  if (opts.url !== undefined && !isAllowedTargetUrl(opts.url)) throw bad('url', `url must be a loopback http(s) URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.url)}`);
+  checkTargetUrl('broadcastUrl', opts.broadcastUrl, 'broadcast-url must be a loopback http URL unless REBOUND_ALLOW_REMOTE_TARGETS=1');
+  checkTargetUrl('url', opts.url, 'url must be a loopback http(s) URL unless REBOUND_ALLOW_REMOTE_TARGETS=1');
   const local = opts.url === undefined;
   if (!local && (opts.restart === 'kill' || opts.restart === 'term' || opts.restart === 'rolling')) throw bad('restart', `--restart ${opts.restart} restarts a target the runner started itself; with --url use --restart command or hook`);
   if (local && !target.service) throw bad('url', `target "${target.name}" has no local service: pass --url with --restart command or hook`);

@@ -2,7 +2,7 @@ import { herdChart, type HerdInput } from '../../engine/pages/charts/herd.ts';
 import { latencyCdfCharts } from '../../engine/pages/charts/latency.ts';
 import { lossInputOf, lossSections } from '../../engine/pages/loss.ts';
 import type { ReportMeta, ReportModel } from '../../engine/pages/types.ts';
-import { bannerFlags } from '../../engine/pages/validity.ts';
+import { bannerFlags, reportHead } from '../../engine/pages/validity.ts';
 import { verdicts } from '../../engine/pages/verdict.ts';
 import { avalancheRows } from './table.ts';
 import type { AvalancheResult } from './result.ts';
@@ -29,10 +29,7 @@ export function avalancheReport(results: readonly AvalancheResult[], meta: Repor
   return {
     title: results.length > 1 ? `Avalanche comparison, --restart ${first.restart.mode}` : `Avalanche: ${first.target}, --restart ${first.restart.mode}`,
     subtitle: `${first.clients.toLocaleString('en-US')} clients, ${first.params.rate} msg/s, restart after ${first.params.warmupMs} ms, started ${first.startedAt}`,
-    command: meta.command,
-    seed: first.seed,
-    generatedAt: new Date().toISOString(),
-    flags: results.flatMap((r) => bannerFlags(r.target, r.validity.flags)),
+    ...reportHead(meta, first.seed, results.flatMap((r) => bannerFlags(r.target, r.validity.flags))),
     verdicts: verdicts(results.map((r) => ({ target: r.target, lostDeliveries: r.lostDeliveries, expectedDeliveries: r.expectedDeliveries, unrecovered: r.neverReconnected, recoveryP95Ms: r.droppedConnections ? r.recoveryMs.p95 : null }))),
     summary: avalancheRows(results),
     sections: [

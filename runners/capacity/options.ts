@@ -1,7 +1,6 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type ParseSources } from '../../lib/options.ts';
-import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
-import { assertAvailable, getTarget } from '../../engine/targets/index.ts';
+import { assertAvailable, checkTargetUrl, getTarget } from '../../engine/targets/index.ts';
 import { invalidOption } from './lists.ts';
 import { scenarioById, SCENARIOS, SCENARIO_IDS } from './scenarios/index.ts';
 import type { BoundScenario, ScenarioId } from './types.ts';
@@ -94,7 +93,7 @@ export function checkCapacityOptions(v: Record<string, unknown>): CapacityOption
   const scenarios = parseScenarioList(String(v.scenarios));
   const url = v.url as string | undefined;
   if (url !== undefined) {
-    if (!isAllowedTargetUrl(url)) throw invalidOption('url', `url must be a loopback URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(url)}`);
+    checkTargetUrl('url', url);
     if (targets.length !== 1) throw invalidOption('url', `url names one running target, so targets must list exactly one (got ${targets.join(',')})`);
     if (splitTargetLabel(targets[0]!).nodes > 1) throw invalidOption('targets', 'url names one running target: a name:K label starts K local nodes, so it cannot go with url');
   } else {

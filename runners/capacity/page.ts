@@ -1,5 +1,5 @@
 import type { ReportMeta, ReportModel, Section, Verdict } from '../../engine/pages/types.ts';
-import { bannerFlags } from '../../engine/pages/validity.ts';
+import { bannerFlags, reportHead } from '../../engine/pages/validity.ts';
 import type { CapacityRun } from './run.ts';
 import { scenarioById } from './scenarios/index.ts';
 import { notShownLines, summaryRows } from './table.ts';
@@ -31,10 +31,7 @@ export function capacityReport(runs: readonly CapacityRun[], meta: ReportMeta): 
   return {
     title: `Capacity: ${run.targets.join(' vs ')}`,
     subtitle: `${run.scenarios.join(', ')}; started ${run.startedAt}; load average ${run.machine.loadavgAtStart.join(', ')} on ${run.machine.cpus} CPUs${run.aborted ? ' (aborted)' : ''}`,
-    command: meta.command,
-    seed: run.seed,
-    generatedAt: new Date().toISOString(),
-    flags: run.results.flatMap((r) => bannerFlags(`${r.target} ${r.scenario}`, r.validity.flags)),
+    ...reportHead(meta, run.seed, run.results.flatMap((r) => bannerFlags(`${r.target} ${r.scenario}`, r.validity.flags))),
     verdicts,
     summary: summaryRows(run),
     sections,

@@ -1,8 +1,7 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
-import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../../engine/measure/ledger.ts';
-import { getTarget } from '../../engine/targets/index.ts';
+import { checkTargetUrl, getTarget } from '../../engine/targets/index.ts';
 import { checkReconnectOptions } from '../../engine/targets/reconnect.ts';
 
 /**
@@ -41,8 +40,8 @@ export function parseDeployImpactOptions(src: Parameters<typeof parseOptions>[1]
 export function checkDeployImpactOptions(opts: DeployImpactOptions): DeployImpactOptions {
   const target = getTarget(opts.target);
   const bad = (option: string, message: string) => new ReboundError('RR_ERR_OPTION_INVALID', message, { details: { option } });
-  if (opts.broadcastUrl !== undefined && !isAllowedTargetUrl(opts.broadcastUrl)) throw bad('broadcastUrl', `broadcast-url must be a loopback http URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.broadcastUrl)}`);
-  if (opts.url !== undefined && !isAllowedTargetUrl(opts.url)) throw bad('url', `url must be a loopback http(s) URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.url)}`);
+  checkTargetUrl('broadcastUrl', opts.broadcastUrl, 'broadcast-url must be a loopback http URL unless REBOUND_ALLOW_REMOTE_TARGETS=1');
+  checkTargetUrl('url', opts.url, 'url must be a loopback http(s) URL unless REBOUND_ALLOW_REMOTE_TARGETS=1');
   if (opts.url === undefined && !target.service) throw bad('url', `target "${target.name}" has no local service: pass --url`);
   checkReconnectOptions(target, opts);
   if (opts.clients * deployMessages(opts) > LEDGER_MAX_CELLS) throw bad('clients', `clients x messages exceeds ${LEDGER_MAX_CELLS} ledger cells`);

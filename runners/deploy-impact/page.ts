@@ -1,7 +1,7 @@
 import { latencyCdfCharts } from '../../engine/pages/charts/latency.ts';
 import { lossInputOf, lossSections } from '../../engine/pages/loss.ts';
 import type { ReportMeta, ReportModel } from '../../engine/pages/types.ts';
-import { bannerFlags } from '../../engine/pages/validity.ts';
+import { bannerFlags, reportHead } from '../../engine/pages/validity.ts';
 import { verdicts } from '../../engine/pages/verdict.ts';
 import type { DeployImpactResult } from './result.ts';
 import { deployImpactRows } from './table.ts';
@@ -12,10 +12,7 @@ export function deployImpactReport(results: readonly DeployImpactResult[], meta:
   return {
     title: results.length > 1 ? 'Deploy impact comparison' : `Deploy impact: ${first.target}`,
     subtitle: `${first.clients.toLocaleString('en-US')} clients, ${first.params.rate} msg/s, publisher ${first.publisher.signal} after ${first.params.warmupMs} ms, started ${first.startedAt}`,
-    command: meta.command,
-    seed: first.seed,
-    generatedAt: new Date().toISOString(),
-    flags: results.flatMap((r) => bannerFlags(r.target, r.validity.flags)),
+    ...reportHead(meta, first.seed, results.flatMap((r) => bannerFlags(r.target, r.validity.flags))),
     verdicts: verdicts(results.map((r) => ({ target: r.target, lostDeliveries: r.lostDeliveries, expectedDeliveries: r.expectedDeliveries, unrecovered: r.neverReconnected, recoveryP95Ms: null }))),
     summary: deployImpactRows(results),
     sections: [{ title: 'Latency', charts: latencyCdfCharts(results.map((r) => ({ label: r.target, latency: r.latencyHistogram }))), omitted: [] }, ...lossSections(results.map((r) => lossInputOf(r.target, r)))],

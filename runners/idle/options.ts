@@ -1,7 +1,6 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
-import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
-import { getTarget } from '../../engine/targets/index.ts';
+import { checkTargetUrl, getTarget } from '../../engine/targets/index.ts';
 
 /**
  * Idle-capacity options. Defaults are the benchmark's idle test (n 10000, hold 60 s, ramp 200,
@@ -36,7 +35,7 @@ export function parseIdleOptions(src: Parameters<typeof parseOptions>[1]): IdleO
 /** The rules only the combination can break, over values already parsed. */
 export function checkIdleOptions(o: IdleOptions): IdleOptions {
   const t = getTarget(o.target);
-  if (o.url !== undefined && !isAllowedTargetUrl(o.url)) throw new ReboundError('RR_ERR_OPTION_INVALID', `url must be a loopback URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(o.url)}`, { details: { option: 'url' } });
+  checkTargetUrl('url', o.url);
   if (o.serverWorkers > 0 && (t.noWorkers || !t.service)) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `server-workers: target "${o.target}" cannot run as --workers N: ${t.noWorkers ?? 'it has no local service'}`, { details: { option: 'serverWorkers' } });
   }

@@ -3,7 +3,7 @@ import { barChart } from '../../engine/pages/charts/bars.ts';
 import { alignTables, round } from '../../engine/pages/charts/common.ts';
 import { resourceCharts } from '../../engine/pages/charts/resources.ts';
 import type { ChartSpec, ReportMeta, ReportModel, Section } from '../../engine/pages/types.ts';
-import { bannerFlags } from '../../engine/pages/validity.ts';
+import { bannerFlags, reportHead } from '../../engine/pages/validity.ts';
 
 const mb = (b: number | null) => (b === null ? 'n/a' : `${(b / 1048576).toFixed(1)} MB`);
 const num = (v: number | null | undefined) => (v === null || v === undefined ? 'n/a' : v.toLocaleString('en-US'));
@@ -64,10 +64,7 @@ export function idleReport(results: readonly IdleResult[], meta: ReportMeta): Re
   return {
     title: `Idle run: ${r.target}, ${r.clients.toLocaleString('en-US')} connections`,
     subtitle: `${r.runner.workers} worker process(es), ramp ${r.params.ramp}/s, hold ${r.params.hold} s, started ${r.startedAt}${r.aborted ? ' (aborted)' : ''}`,
-    command: meta.command,
-    seed: null,
-    generatedAt: new Date().toISOString(),
-    flags: bannerFlags(r.target, r.validity.flags),
+    ...reportHead(meta, null, bannerFlags(r.target, r.validity.flags)),
     verdicts: [{ target: r.target, level: full && r.openAtEndOfHold === r.clients ? 'good' : 'lost', words: full ? (r.openAtEndOfHold === r.clients ? 'Held every connection' : 'Dropped connections during the hold') : 'Not every client subscribed', detail: `${num(r.subscribed)} of ${num(r.clients)} subscribed, ${num(r.openAtEndOfHold)} open at the end of the hold` }],
     summary: [
       ['figure', 'value'],

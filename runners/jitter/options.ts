@@ -1,8 +1,7 @@
 import { kebab, parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
 import { ReboundError } from '../../lib/errors.ts';
-import { getTarget } from '../../engine/targets/index.ts';
+import { checkTargetUrl, getTarget } from '../../engine/targets/index.ts';
 import { checkReconnectOptions } from '../../engine/targets/reconnect.ts';
-import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../../engine/measure/ledger.ts';
 import { parsePlan, planNeedsProxy } from '../../chaos/plans/catalog.ts';
 import { parseWeather } from '../../chaos/weather/population.ts';
@@ -70,13 +69,8 @@ export function checkJitterOptions(opts: JitterOptions): JitterOptions {
   if (opts.clients * opts.msgs > LEDGER_MAX_CELLS) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `clients x msgs = ${opts.clients * opts.msgs} exceeds ${LEDGER_MAX_CELLS} ledger cells; split the clients over shards`, { details: { option: 'clients' } });
   }
-  for (const k of ['broadcastUrl', 'toxiproxyUrl'] as const) {
-    const v = opts[k];
-    if (v !== undefined && !isAllowedTargetUrl(v)) throw new ReboundError('RR_ERR_OPTION_INVALID', `${kebab(k)} must be a loopback http URL; got ${JSON.stringify(v)}`, { details: { option: k } });
-  }
-  if (opts.url !== undefined && !isAllowedTargetUrl(opts.url)) {
-    throw new ReboundError('RR_ERR_OPTION_INVALID', `url must be a loopback http(s) URL (127.0.0.0/8, localhost, [::1]) unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(opts.url)}`, { details: { option: 'url' } });
-  }
+  for (const k of ['broadcastUrl', 'toxiproxyUrl'] as const) checkTargetUrl(k, opts[k], `${kebab(k)} must be a loopback http URL`);
+  checkTargetUrl('url', opts.url, 'url must be a loopback http(s) URL (127.0.0.0/8, localhost, [::1]) unless REBOUND_ALLOW_REMOTE_TARGETS=1');
   if (opts.subscribeOnly && opts.stream === '') {
     throw new ReboundError('RR_ERR_OPTION_INVALID', 'subscribe-only needs the shared stream\'s name (stream) and its publisher\'s tag (run-id)', { details: { option: 'stream' } });
   }

@@ -7,7 +7,7 @@ import { recoveryCdfChart, recoveryCurveCharts } from '../../engine/pages/charts
 import { resourceCharts } from '../../engine/pages/charts/resources.ts';
 import { comparisonCharts, connectedChart, deliveriesChart, type TimelineInput } from '../../engine/pages/charts/timeline.ts';
 import type { ReportMeta, ReportModel, Section } from '../../engine/pages/types.ts';
-import { bannerFlags } from '../../engine/pages/validity.ts';
+import { bannerFlags, reportHead } from '../../engine/pages/validity.ts';
 import { verdicts } from '../../engine/pages/verdict.ts';
 
 /**
@@ -55,10 +55,7 @@ export function jitterReport(results: readonly JitterResult[], meta: ReportMeta)
   return {
     title: many ? `Resilience comparison, plan ${plan}` : `Jitter run: ${first.target}, plan ${plan}`,
     subtitle: `${first.clients.toLocaleString('en-US')} clients, ${first.totalMessages} messages every ${p.interval} ms, disruption every ${p.jitter} s (+U(0,5)), started ${first.startedAt}`,
-    command: meta.command,
-    seed: first.seed,
-    generatedAt: new Date().toISOString(),
-    flags: results.flatMap((r) => bannerFlags(columnLabel(r), r.validity.flags)),
+    ...reportHead(meta, first.seed, results.flatMap((r) => bannerFlags(columnLabel(r), r.validity.flags))),
     verdicts: verdicts(
       results.map((r) => {
         const rec = r.chaos.disruptions.filter((d) => d.recoverMs.count > 0).map((d) => d.recoverMs.p95);

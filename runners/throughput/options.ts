@@ -1,8 +1,7 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
-import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../../engine/measure/ledger.ts';
-import { getTarget } from '../../engine/targets/index.ts';
+import { checkTargetUrl, getTarget } from '../../engine/targets/index.ts';
 
 /**
  * Throughput (the benchmark's fan-out test): `total` messages every `intervalMs` to `n` clients
@@ -35,9 +34,6 @@ export function parseThroughputOptions(src: Parameters<typeof parseOptions>[1]):
 export function checkThroughputOptions(o: ThroughputOptions): ThroughputOptions {
   getTarget(o.target);
   if (o.clients * o.total > LEDGER_MAX_CELLS) throw new ReboundError('RR_ERR_OPTION_INVALID', `clients x total = ${o.clients * o.total} exceeds ${LEDGER_MAX_CELLS} ledger cells; split the clients over shards`, { details: { option: 'clients' } });
-  for (const k of ['url', 'broadcastUrl'] as const) {
-    const v = o[k];
-    if (v !== undefined && !isAllowedTargetUrl(v)) throw new ReboundError('RR_ERR_OPTION_INVALID', `${k} must be a loopback URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(v)}`, { details: { option: k } });
-  }
+  for (const k of ['url', 'broadcastUrl'] as const) checkTargetUrl(k, o[k]);
   return o;
 }

@@ -1,8 +1,7 @@
 import { ReboundError } from '../../lib/errors.ts';
 import { parseOptions, type OptionTable, type OptionValues } from '../../lib/options.ts';
-import { isAllowedTargetUrl } from '../../engine/measure/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../../engine/measure/ledger.ts';
-import { getTarget, whisperClientFor, WHISPER_TARGETS } from '../../engine/targets/index.ts';
+import { checkTargetUrl, getTarget, whisperClientFor, WHISPER_TARGETS } from '../../engine/targets/index.ts';
 
 /** Whispers options: the benchmark's defaults (n 1000, rooms 10, ramp 100, interval 100 ms, duration 30 s, payload 64 B). */
 export const WHISPERS_OPTIONS = {
@@ -46,6 +45,6 @@ export function checkWhispersOptions(o: WhispersOptions, registry: { supported: 
   if (cells > WHISPERS_MAX_CELLS) {
     throw new ReboundError('RR_ERR_OPTION_INVALID', `the delivery ledger would need ${cells} cells (rooms x peers^2 x whispers per client) > ${WHISPERS_MAX_CELLS}: use more rooms, fewer clients per shard, a shorter duration or a longer interval`, { details: { option: 'clients' } });
   }
-  if (o.url !== undefined && !isAllowedTargetUrl(o.url)) throw new ReboundError('RR_ERR_OPTION_INVALID', `url must be a loopback URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(o.url)}`, { details: { option: 'url' } });
+  checkTargetUrl('url', o.url);
   return o;
 }

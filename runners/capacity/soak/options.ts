@@ -1,8 +1,7 @@
 import { parseOptions, type OptionTable, type OptionValues, type ParseSources } from '../../../lib/options.ts';
-import { isAllowedTargetUrl } from '../../../engine/measure/addresses.ts';
 import { LEDGER_MAX_CELLS } from '../../../engine/measure/ledger.ts';
 import { LOOP_LAG_WARN_MS } from '../../../engine/measure/validity.ts';
-import { getTarget } from '../../../engine/targets/index.ts';
+import { checkTargetUrl, getTarget } from '../../../engine/targets/index.ts';
 import { LEAN_TARGETS, leanClientFor } from '../../../engine/targets/index.ts';
 import { invalidOption } from '../lists.ts';
 
@@ -52,7 +51,7 @@ export function parseSoakOptions(src: ParseSources): SoakOptions {
 export function checkSoakOptions(o: SoakOptions): SoakOptions {
   getTarget(o.target);
   if (o.clientKind === 'lean' && !leanClientFor(o.target)) throw invalidOption('clientKind', `target "${o.target}" has no lean client (${LEAN_TARGETS.join(', ')} do); pass --client-kind full`);
-  if (o.url !== undefined && !isAllowedTargetUrl(o.url)) throw invalidOption('url', `url must be a loopback URL unless REBOUND_ALLOW_REMOTE_TARGETS=1; got ${JSON.stringify(o.url)}`);
+  checkTargetUrl('url', o.url);
   if (o.sampleSec > o.durationSec / 3) throw invalidOption('sampleSec', `sampleSec ${o.sampleSec} leaves fewer than 3 health samples in ${o.durationSec} s`);
   // Rules compare an early and a late third of the judged windows: at least 3 must remain after warm-up.
   if (o.durationSec - o.warmupSec < 3 * o.sampleSec) throw invalidOption('warmupSec', `warmupSec ${o.warmupSec} leaves fewer than 3 judged samples of ${o.sampleSec} s in ${o.durationSec} s`);

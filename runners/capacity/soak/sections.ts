@@ -1,7 +1,7 @@
 import { colorFor, round, slug } from '../../../engine/pages/charts/common.ts';
 import type { ChartSpec, MarkerSpec, ReportMeta, ReportModel, Section, Verdict } from '../../../engine/pages/types.ts';
 import { lossInputOf, lossSections, type LossInput } from '../../../engine/pages/loss.ts';
-import { bannerFlags } from '../../../engine/pages/validity.ts';
+import { bannerFlags, reportHead } from '../../../engine/pages/validity.ts';
 import type { ScenarioResult } from '../types.ts';
 import type { SoakDetail } from './run.ts';
 
@@ -181,10 +181,7 @@ export function soakReportModel(results: readonly ScenarioResult[], meta: Report
   return {
     title: `Soak: ${results.map((r) => r.target).join(', ')}`,
     subtitle: results[0] ? `started ${results[0].startedAt}` : '',
-    command: meta.command,
-    seed: null,
-    generatedAt: new Date().toISOString(),
-    flags: results.flatMap((r) => bannerFlags(r.target, r.validity.flags)),
+    ...reportHead(meta, null, results.flatMap((r) => bannerFlags(r.target, r.validity.flags))),
     verdicts,
     summary: soakRuleRows(results),
     sections: [...soakSections(results), ...lossSections(results.map(soakLossInput))],
