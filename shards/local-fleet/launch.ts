@@ -71,8 +71,3 @@ export async function stopProc(p: Proc, graceMs: number): Promise<void> {
 }
 
 export const newToken = () => randomBytes(24).toString('hex');
-
-/** Target worker processes the fd limit needs: each holds at most perProcess connections. */
-export function targetWorkersFor(n: number, perProcess: number): number {
-  return Math.max(1, Math.ceil(n / perProcess));
-}

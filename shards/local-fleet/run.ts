@@ -10,8 +10,8 @@ import { runMultiShard, testQuery, type MultiShardReport } from '../coordinator/
 import { isAlive } from '../../services/common/process-info.ts';
 import { isCount } from '../merge/schema.ts';
 import { readJson } from '../runner/jobs.ts';
-import { costTable, checkPrediction, type WorkersOwnBaseline } from './costs.ts';
-import { buildBundles, ENTRIES, newToken, startProc, stopProc, targetWorkersFor, type Proc } from './launch.ts';
+import { costTable, checkPrediction } from './costs.ts';
+import { buildBundles, ENTRIES, newToken, startProc, stopProc, type Proc } from './launch.ts';
 import { shardsFor, type LocalFleetOptions } from './options.ts';
 import { loadAverage, meminfo, slabCaches, slabGrowth, sockstat } from '../../engine/measure/proc.ts';
 import { FleetSampler, type FleetSample } from './sampler.ts';
@@ -99,7 +99,8 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   const rampPerShard = Math.max(1, Math.round(o.ramp / k));
   const isReplay = o.target === 'replay';
   if (!isReplay && o.pingInterval > 0) throw new ReboundError('RR_ERR_OPTION_INVALID', `pingInterval: only the replay server (AnyCable protocol) takes ?pi=; ${o.target} pings on its own schedule`, { details: { option: 'pingInterval' } });
-  const targetWorkers = isReplay ? o.targetWorkers || targetWorkersFor(o.n, o.targetPerProcess) : 1;
+  // Target worker processes the fd limit needs: each holds at most targetPerProcess connections.
+  const targetWorkers = isReplay ? o.targetWorkers || Math.max(1, Math.ceil(o.n / o.targetPerProcess)) : 1;
   if (isReplay && targetWorkers > 64) throw new ReboundError('RR_ERR_OPTION_INVALID', `n ${o.n} needs ${targetWorkers} target worker processes at ${o.targetPerProcess} each; the replay server runs at most 64`, { details: { option: 'n' } });
   const maxPi = isReplay ? Math.max(30, o.pingInterval) : null;
   const out = resolve(o.out || join('results', `local-fleet-${o.target}-${o.n}-${stamp(started)}`));
@@ -229,7 +230,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   let prediction: ReturnType<typeof checkPrediction> | null = null;
   if (last && last.conns > 0) {
     const fromSample = half ? undefined : [...samples].find((s) => s.conns >= last.conns / 2 && (!holdEndAt || s.at <= holdEndAt));
-    const from = half ?? (fromSample ? costTableRow(samples, base, fromSample, o.pingInterval || 3, workersOwn) : undefined);
+    const from = half ?? (fromSample ? costTable(samples.filter((x) => x.at <= fromSample.at), base, [fromSample.conns], o.pingInterval || 3, undefined, workersOwn).rows[0] : undefined);
     if (from) prediction = checkPrediction(table, from, last);
   }
   const maxConns = Math.max(0, ...samples.map((s) => s.conns));
@@ -324,8 +325,4 @@ function targetMemoryCheck(merged: Record<string, unknown>, last: { targetBytesP
     costTableConns: last?.conns ?? null,
     differencePct: m !== null && c ? Math.round(((m - c) / c) * 1000) / 10 : null,
   };
-}
-
-function costTableRow(samples: FleetSample[], base: FleetSample, s: FleetSample, pi: number, own: WorkersOwnBaseline | undefined) {
-  return costTable([...samples.filter((x) => x.at <= s.at)], base, [s.conns], pi, undefined, own).rows[0];
 }
