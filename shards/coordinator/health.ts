@@ -57,6 +57,3 @@ export async function checkShard(name: string, url: string, token: string | unde
   if (j.status !== 404 || !j.isJson) return { name, url, ok: false, problem: `GET /jobs/nope answered ${j.status}${j.isJson ? '' : ' (not JSON)'} instead of a JSON 404: not a Rebound runner, or an old image` };
   return { name, url, ok: true };
 }
-
-export const sweep = (shards: readonly { name: string; url: string }[], token: string | undefined, limits?: SweepLimits) =>
-  Promise.all(shards.map((s) => checkShard(s.name, s.url, token, limits)));
