@@ -6,9 +6,8 @@ import { isCount } from '../merge/schema.ts';
 import { isObj, type ShardOutcome, type ShardResult } from '../merge/types.ts';
 import type { OptionTable } from '../../lib/options.ts';
 
-export interface ShardJobSpec {
-  name: string;
-  url: string;
+/** The shard (its name and URL, as its outcome carries them) and what to ask of it. */
+export interface ShardJobSpec extends Pick<ShardOutcome, 'name' | 'url'> {
   /** `/bench-<test>-<target>` */
   endpoint: string;
   /** Query sent (strings), without `async`. */
