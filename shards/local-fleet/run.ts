@@ -10,6 +10,7 @@ import { runMultiShard, testQuery, type MultiShardReport } from '../coordinator/
 import { isAlive } from '../../services/common/process-info.ts';
 import { isCount } from '../merge/schema.ts';
 import { readJson } from '../runner/jobs.ts';
+import type { IdleProgress } from '../../runners/idle/run.ts';
 import { costTable, checkPrediction } from './costs.ts';
 import { buildBundles, ENTRIES, newToken, startProc, stopProc, type Proc } from './launch.ts';
 import { shardsFor, type LocalFleetOptions } from './options.ts';
@@ -22,14 +23,8 @@ export type WallMode = 'NONE' | 'MEMORY_FLOOR' | 'FD_LIMIT' | 'PORTS' | 'MACHINE
 /** Mean CPU of other processes (% of one core) during the ramp and hold above which failed connects are the machine's, not a wall. */
 export const MACHINE_BUSY_MEAN_PCT = 25;
 
-export interface ShardProgress {
-  phase?: string;
-  attempted?: number;
-  connected?: number;
-  subscribed?: number;
-  failed?: number;
-  open?: number;
-}
+/** A shard's idle job progress as polled: the idle runner's own, any field possibly missing. */
+export type ShardProgress = Partial<IdleProgress>;
 
 export const SERIES_COLUMNS = ['tSec', 'conns', 'subscribed', 'targetRss', 'runnerServicesRss', 'runnerWorkersRss', 'slab', 'tcpMemPages', 'memAvailable', 'targetCpuPct', 'runnerCpuPct'];
 
