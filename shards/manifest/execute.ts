@@ -1,5 +1,5 @@
 import { parseOptions } from '../../lib/options.ts';
-import { BENCH_TABLE } from '../runner/routes.ts';
+import { BENCH_TABLE, benchEntry } from '../runner/routes.ts';
 import { resolveTarget } from '../runner/targets.ts';
 import { COORD_OPTIONS, TEST_TABLES } from '../coordinator/options.ts';
 import { runMultiShard } from '../coordinator/run.ts';
@@ -32,7 +32,7 @@ export interface Execution {
  * operator set one: exactly what `POST /bench-<runner>-<target>` would run.
  */
 async function runLocal(spec: TestSpec, w: Where): Promise<Record<string, unknown>> {
-  const entry = BENCH_TABLE.find((e) => e.test === spec.runner);
+  const entry = benchEntry(spec.runner);
   if (!entry) throw new Error(`runner "${spec.runner}" is not in this tree's route table (${BENCH_TABLE.map((e) => e.test).join(', ')}); set BENCH_RUNNER_URL or SHARDS`);
   if (!entry.targets.includes(spec.target)) throw new Error(`runner "${spec.runner}" has no target "${spec.target}" (${entry.targets.join(', ')})`);
   const target = resolveTarget(spec.target, w.env);
