@@ -4,16 +4,16 @@ import { resolveTarget } from '../runner/targets.ts';
 import { COORD_OPTIONS, TEST_TABLES } from '../coordinator/options.ts';
 import { runMultiShard } from '../coordinator/run.ts';
 import { runShardJob } from '../coordinator/shard-job.ts';
+import type { RebaselineOptions } from './options.ts';
 import type { TestSpec } from './schema.ts';
 
-export interface Where {
+/** Where and how a test runs; the poll period and deadline are the rebaseline options'. */
+export interface Where extends Pick<RebaselineOptions, 'pollMs' | 'timeoutSec'> {
   /** One runner service (BENCH_RUNNER_URL). */
   runnerUrl?: string;
   /** Several (SHARDS): the test runs through the coordinator and is judged on the merge. */
   shards?: string;
   token?: string;
-  pollMs: number;
-  timeoutSec: number;
   env: Record<string, string | undefined>;
   log: (line: string) => void;
 }
