@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,5 +68,3 @@ export async function stopProc(p: Proc, graceMs: number): Promise<void> {
   // The tree as it was before SIGTERM: children the service leaves behind are reaped too.
   killPids(tree);
 }
-
-export const newToken = () => randomBytes(24).toString('hex');

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { cpus } from 'node:os';
@@ -12,7 +13,7 @@ import { isCount } from '../merge/schema.ts';
 import { readJson } from '../runner/jobs.ts';
 import type { IdleProgress } from '../../runners/idle/run.ts';
 import { costTable, checkPrediction } from './costs.ts';
-import { buildBundles, ENTRIES, newToken, startProc, stopProc, type Proc } from './launch.ts';
+import { buildBundles, ENTRIES, startProc, stopProc, type Proc } from './launch.ts';
 import { shardsFor, type LocalFleetOptions } from './options.ts';
 import { loadAverage, meminfo, slabCaches, slabGrowth, sockstat } from '../../engine/measure/proc.ts';
 import { FleetSampler, type FleetSample } from './sampler.ts';
@@ -101,7 +102,8 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   const out = resolve(o.out || join('results', `local-fleet-${o.target}-${o.n}-${stamp(started)}`));
   mkdirSync(out, { recursive: true });
   const entries = o.bundle ? buildBundles() : Object.fromEntries(Object.entries(ENTRIES).map(([kk, v]) => [kk, resolve(v)])) as Record<keyof typeof ENTRIES, string>;
-  const token = newToken();
+  // One bearer token for every runner service of this fleet.
+  const token = randomBytes(24).toString('hex');
   const loadBefore = loadAverage();
   const procs: Proc[] = [];
   let target: Proc | undefined;
