@@ -9,8 +9,8 @@ export interface GroupMem extends Pick<NonNullable<ReturnType<typeof procMem>>, 
 }
 
 /** The machine's figures a sample copies as /proc/meminfo and /proc/net/sockstat give them. */
-type MachineFigures = Pick<NonNullable<ReturnType<typeof meminfo>>, 'memAvailable' | 'slab' | 'sUnreclaim'> &
-  Pick<NonNullable<ReturnType<typeof sockstat>>, 'tcpInuse' | 'tcpOrphan' | 'tcpTw' | 'tcpMemPages'>;
+type MachineFigures = Pick<NonNullable<ReturnType<typeof meminfo>>, 'memAvailable' | 'slab'> &
+  Pick<NonNullable<ReturnType<typeof sockstat>>, 'tcpInuse' | 'tcpMemPages'>;
 
 export interface FleetSample extends MachineFigures {
   /** ms since the sampler started. */
@@ -74,10 +74,7 @@ export class FleetSampler {
       at: now,
       memAvailable: mi.memAvailable,
       slab: mi.slab,
-      sUnreclaim: mi.sUnreclaim,
       tcpInuse: ss.tcpInuse,
-      tcpOrphan: ss.tcpOrphan,
-      tcpTw: ss.tcpTw,
       tcpMemPages: ss.tcpMemPages,
       conns: Math.max(0, Math.round((ss.tcpInuse - this.inuse0) / 2)),
       target: this.group('target', targetPids, now),
