@@ -109,7 +109,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   let target: Proc | undefined;
   const runners: Proc[] = [];
   const inuseBefore = sockstat()?.tcpInuse ?? 0;
-  const progress = new Map<string, { status: string; p: ShardProgress }>();
+  const progress = new Map<string, ShardProgress>();
   const subscribedSeries = new Map<number, number>();
   const abort = new AbortController();
   let floorAt: FleetSample | undefined;
@@ -172,11 +172,11 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
       signal: abort.signal,
       onProgress: (shard, status, p) => {
         const pr = (p ?? {}) as ShardProgress;
-        progress.set(shard, { status, p: pr });
+        progress.set(shard, pr);
         if (pr.phase === 'ramp' || num(pr.attempted) > 0) sampler.arm();
         const all = [...progress.values()];
-        subscribedSeries.set(Date.now(), all.reduce((a, x) => a + num(x.p.subscribed), 0));
-        if (holdStart === undefined && all.length === k && all.every((x) => x.p.phase === 'hold' || x.p.phase === 'close')) {
+        subscribedSeries.set(Date.now(), all.reduce((a, x) => a + num(x.subscribed), 0));
+        if (holdStart === undefined && all.length === k && all.every((x) => x.phase === 'hold' || x.phase === 'close')) {
           holdStart = Date.now();
           // Which kernel objects the connections cost, read once with every connection open.
           slabAtHold = { conns: sampler.samples.at(-1)?.conns ?? 0, caches: slabCaches() };
@@ -205,7 +205,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
     const file = s.jobId ? join(out, 'shards', `s${i + 1}`, `${s.jobId}.json`) : undefined;
     // Unreadable: the last progress stands in.
     const stored = file ? readJson<StoredShardResult>(file) : undefined;
-    const pr = progress.get(s.name)?.p;
+    const pr = progress.get(s.name);
     const subscribed = stored ? num(stored.subscribed ?? stored.progress?.subscribed) : pr ? num(pr.subscribed) : null;
     const failed = stored ? num(stored.failed ?? stored.progress?.failed) : pr ? num(pr.failed) : null;
     const w = stored?.runner;
