@@ -1,4 +1,5 @@
 import { callShard, joinUrl } from './http.ts';
+import type { ShardOutcome } from '../merge/types.ts';
 
 interface SweepLimits {
   timeoutMs?: number;
@@ -11,9 +12,8 @@ interface SweepLimits {
 const MAX_ROUTES = 4096;
 const MAX_ROUTE_CHARS = 256;
 
-export interface ShardHealth {
-  name: string;
-  url: string;
+/** A shard (its name and URL, as its outcome will carry them) and whether it passed the sweep. */
+export interface ShardHealth extends Pick<ShardOutcome, 'name' | 'url'> {
   ok: boolean;
   /** Why not, in words a user can act on. */
   problem?: string;
@@ -57,6 +57,3 @@ export async function checkShard(name: string, url: string, token: string | unde
   if (j.status !== 404 || !j.isJson) return { name, url, ok: false, problem: `GET /jobs/nope answered ${j.status}${j.isJson ? '' : ' (not JSON)'} instead of a JSON 404: not a Rebound runner, or an old image` };
   return { name, url, ok: true };
 }
-
-export const sweep = (shards: readonly { name: string; url: string }[], token: string | undefined, limits?: SweepLimits) =>
-  Promise.all(shards.map((s) => checkShard(s.name, s.url, token, limits)));

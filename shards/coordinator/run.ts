@@ -5,7 +5,7 @@ import { stamp } from '../../engine/measure/result-files.ts';
 import { mergeShards } from '../merge/merge.ts';
 import type { ShardOutcome } from '../merge/types.ts';
 import { combineClock, measureOffset, wallClock, type ClockSample } from './clock.ts';
-import { sweep } from './health.ts';
+import { checkShard } from './health.ts';
 import { safeText } from '../../lib/escape.ts';
 import { multiTest, NOT_FORWARDED, SHARED_STREAM_TESTS, TEST_TABLES, type CoordOptions } from './options.ts';
 import { runShardJob } from './shard-job.ts';
@@ -55,7 +55,8 @@ export async function runMultiShard(o: CoordOptions, params: Record<string, stri
   const mode = o.sharedStream ? 'shared' : 'own';
   if (mode === 'shared') checkSharedStream(o.test, params);
 
-  const health = await sweep(shards, token, { maxBytes: o.maxResponseBytes, route: { test: o.test, target: o.target } });
+  // The health sweep: every shard checked at once, before any job is sent.
+  const health = await Promise.all(shards.map((s) => checkShard(s.name, s.url, token, { maxBytes: o.maxResponseBytes, route: { test: o.test, target: o.target } })));
   for (const h of health) log(`[${h.name}] ${h.ok ? 'healthy' : `UNHEALTHY: ${h.problem}`} (${h.url})`);
   // A target no shard serves is the caller's name, not a sick fleet: say which targets they do serve.
   if (health.every((h) => h.unserved)) {

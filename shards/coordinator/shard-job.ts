@@ -1,33 +1,30 @@
 import { sleep } from '../../lib/time.ts';
 import { callShard, joinUrl } from './http.ts';
-import { COORD_OPTIONS } from './options.ts';
+import { COORD_OPTIONS, type CoordOptions } from './options.ts';
 import { paramMismatches } from './params.ts';
 import { isCount } from '../merge/schema.ts';
 import { isObj, type ShardOutcome, type ShardResult } from '../merge/types.ts';
 import type { OptionTable } from '../../lib/options.ts';
 
-export interface ShardJobSpec {
-  name: string;
-  url: string;
+/** The shard (its name and URL, as its outcome carries them) and what to ask of it. */
+export interface ShardJobSpec extends Pick<ShardOutcome, 'name' | 'url'> {
   /** `/bench-<test>-<target>` */
   endpoint: string;
   /** Query sent (strings), without `async`. */
   query: Record<string, string>;
 }
 
-export interface JobControl {
+/** The coordinator's poll period, log lines per poll and param-mismatch switch, and the rest of how one job is watched. */
+export interface JobControl extends Pick<CoordOptions, 'pollMs' | 'logLines' | 'allowParamMismatch'> {
   token: string | undefined;
-  pollMs: number;
   /** The outer deadline, from the enqueue (SHARD_TIMEOUT_SEC). */
   timeoutMs: number;
   /** Floor of the margin past the shard's own announced plan (plannedMs) before it is excluded (default: the coordinator's table). */
   planGraceMs?: number;
   /** Bytes any one answer of the shard may have (default: the coordinator's table). */
   maxResponseBytes?: number;
-  logLines: number;
   /** Option table of the test, to compare effective params by meaning (aliases, types); undefined: by name. */
   table: OptionTable | undefined;
-  allowParamMismatch: boolean;
   /** One line of a shard's progress or log (the caller prefixes the name). */
   onLine: (line: string) => void;
   /** Each poll's job status and progress object (the shared-stream barrier watches for `listen`). */

@@ -1,4 +1,4 @@
-import type { FleetSample } from './sampler.ts';
+import type { FleetSample, GroupMem } from './sampler.ts';
 
 /**
  * The cost table: what one idle connection costs on this box, split by who pays, with the fixed
@@ -56,11 +56,8 @@ export function servicesFloor(during: readonly FleetSample[], w: FleetSample | u
   return floor === w ? w : { ...w, runners: floor.runners };
 }
 
-/** The runner workers' RSS as they reported it once loaded and before connecting, summed over every worker of every shard. */
-export interface WorkersOwnBaseline {
-  rss: number;
-  procs: number;
-}
+/** The runner workers' RSS as they reported it once loaded and before connecting, summed over every worker of every shard: it stands in for their group's. */
+export type WorkersOwnBaseline = Pick<GroupMem, 'rss' | 'procs'>;
 
 /**
  * The target's baseline sample: the last one before the kernel counts the first connections

@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,11 +67,4 @@ export async function stopProc(p: Proc, graceMs: number): Promise<void> {
   await Promise.race([p.exited, new Promise((r) => setTimeout(r, graceMs).unref())]);
   // The tree as it was before SIGTERM: children the service leaves behind are reaped too.
   killPids(tree);
-}
-
-export const newToken = () => randomBytes(24).toString('hex');
-
-/** Target worker processes the fd limit needs: each holds at most perProcess connections. */
-export function targetWorkersFor(n: number, perProcess: number): number {
-  return Math.max(1, Math.ceil(n / perProcess));
 }

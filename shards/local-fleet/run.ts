@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { cpus } from 'node:os';
@@ -10,8 +11,9 @@ import { runMultiShard, testQuery, type MultiShardReport } from '../coordinator/
 import { isAlive } from '../../services/common/process-info.ts';
 import { isCount } from '../merge/schema.ts';
 import { readJson } from '../runner/jobs.ts';
-import { costTable, checkPrediction, type WorkersOwnBaseline } from './costs.ts';
-import { buildBundles, ENTRIES, newToken, startProc, stopProc, targetWorkersFor, type Proc } from './launch.ts';
+import type { IdleProgress } from '../../runners/idle/run.ts';
+import { costTable, checkPrediction } from './costs.ts';
+import { buildBundles, ENTRIES, startProc, stopProc, type Proc } from './launch.ts';
 import { shardsFor, type LocalFleetOptions } from './options.ts';
 import { loadAverage, meminfo, slabCaches, slabGrowth, sockstat } from '../../engine/measure/proc.ts';
 import { FleetSampler, type FleetSample } from './sampler.ts';
@@ -22,14 +24,8 @@ export type WallMode = 'NONE' | 'MEMORY_FLOOR' | 'FD_LIMIT' | 'PORTS' | 'MACHINE
 /** Mean CPU of other processes (% of one core) during the ramp and hold above which failed connects are the machine's, not a wall. */
 export const MACHINE_BUSY_MEAN_PCT = 25;
 
-export interface ShardProgress {
-  phase?: string;
-  attempted?: number;
-  connected?: number;
-  subscribed?: number;
-  failed?: number;
-  open?: number;
-}
+/** A shard's idle job progress as polled: the idle runner's own, any field possibly missing. */
+export type ShardProgress = Partial<IdleProgress>;
 
 export const SERIES_COLUMNS = ['tSec', 'conns', 'subscribed', 'targetRss', 'runnerServicesRss', 'runnerWorkersRss', 'slab', 'tcpMemPages', 'memAvailable', 'targetCpuPct', 'runnerCpuPct'];
 
@@ -99,19 +95,21 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   const rampPerShard = Math.max(1, Math.round(o.ramp / k));
   const isReplay = o.target === 'replay';
   if (!isReplay && o.pingInterval > 0) throw new ReboundError('RR_ERR_OPTION_INVALID', `pingInterval: only the replay server (AnyCable protocol) takes ?pi=; ${o.target} pings on its own schedule`, { details: { option: 'pingInterval' } });
-  const targetWorkers = isReplay ? o.targetWorkers || targetWorkersFor(o.n, o.targetPerProcess) : 1;
+  // Target worker processes the fd limit needs: each holds at most targetPerProcess connections.
+  const targetWorkers = isReplay ? o.targetWorkers || Math.max(1, Math.ceil(o.n / o.targetPerProcess)) : 1;
   if (isReplay && targetWorkers > 64) throw new ReboundError('RR_ERR_OPTION_INVALID', `n ${o.n} needs ${targetWorkers} target worker processes at ${o.targetPerProcess} each; the replay server runs at most 64`, { details: { option: 'n' } });
   const maxPi = isReplay ? Math.max(30, o.pingInterval) : null;
   const out = resolve(o.out || join('results', `local-fleet-${o.target}-${o.n}-${stamp(started)}`));
   mkdirSync(out, { recursive: true });
   const entries = o.bundle ? buildBundles() : Object.fromEntries(Object.entries(ENTRIES).map(([kk, v]) => [kk, resolve(v)])) as Record<keyof typeof ENTRIES, string>;
-  const token = newToken();
+  // One bearer token for every runner service of this fleet.
+  const token = randomBytes(24).toString('hex');
   const loadBefore = loadAverage();
   const procs: Proc[] = [];
   let target: Proc | undefined;
   const runners: Proc[] = [];
   const inuseBefore = sockstat()?.tcpInuse ?? 0;
-  const progress = new Map<string, { status: string; p: ShardProgress }>();
+  const progress = new Map<string, ShardProgress>();
   const subscribedSeries = new Map<number, number>();
   const abort = new AbortController();
   let floorAt: FleetSample | undefined;
@@ -174,11 +172,11 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
       signal: abort.signal,
       onProgress: (shard, status, p) => {
         const pr = (p ?? {}) as ShardProgress;
-        progress.set(shard, { status, p: pr });
+        progress.set(shard, pr);
         if (pr.phase === 'ramp' || num(pr.attempted) > 0) sampler.arm();
         const all = [...progress.values()];
-        subscribedSeries.set(Date.now(), all.reduce((a, x) => a + num(x.p.subscribed), 0));
-        if (holdStart === undefined && all.length === k && all.every((x) => x.p.phase === 'hold' || x.p.phase === 'close')) {
+        subscribedSeries.set(Date.now(), all.reduce((a, x) => a + num(x.subscribed), 0));
+        if (holdStart === undefined && all.length === k && all.every((x) => x.phase === 'hold' || x.phase === 'close')) {
           holdStart = Date.now();
           // Which kernel objects the connections cost, read once with every connection open.
           slabAtHold = { conns: sampler.samples.at(-1)?.conns ?? 0, caches: slabCaches() };
@@ -207,7 +205,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
     const file = s.jobId ? join(out, 'shards', `s${i + 1}`, `${s.jobId}.json`) : undefined;
     // Unreadable: the last progress stands in.
     const stored = file ? readJson<StoredShardResult>(file) : undefined;
-    const pr = progress.get(s.name)?.p;
+    const pr = progress.get(s.name);
     const subscribed = stored ? num(stored.subscribed ?? stored.progress?.subscribed) : pr ? num(pr.subscribed) : null;
     const failed = stored ? num(stored.failed ?? stored.progress?.failed) : pr ? num(pr.failed) : null;
     const w = stored?.runner;
@@ -229,7 +227,7 @@ export async function runLocalFleet(o: LocalFleetOptions, log: (line: string) =>
   let prediction: ReturnType<typeof checkPrediction> | null = null;
   if (last && last.conns > 0) {
     const fromSample = half ? undefined : [...samples].find((s) => s.conns >= last.conns / 2 && (!holdEndAt || s.at <= holdEndAt));
-    const from = half ?? (fromSample ? costTableRow(samples, base, fromSample, o.pingInterval || 3, workersOwn) : undefined);
+    const from = half ?? (fromSample ? costTable(samples.filter((x) => x.at <= fromSample.at), base, [fromSample.conns], o.pingInterval || 3, undefined, workersOwn).rows[0] : undefined);
     if (from) prediction = checkPrediction(table, from, last);
   }
   const maxConns = Math.max(0, ...samples.map((s) => s.conns));
@@ -324,8 +322,4 @@ function targetMemoryCheck(merged: Record<string, unknown>, last: { targetBytesP
     costTableConns: last?.conns ?? null,
     differencePct: m !== null && c ? Math.round(((m - c) / c) * 1000) / 10 : null,
   };
-}
-
-function costTableRow(samples: FleetSample[], base: FleetSample, s: FleetSample, pi: number, own: WorkersOwnBaseline | undefined) {
-  return costTable([...samples.filter((x) => x.at <= s.at)], base, [s.conns], pi, undefined, own).rows[0];
 }

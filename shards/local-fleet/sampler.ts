@@ -1,26 +1,21 @@
 import { processTree } from '../../services/common/process-info.ts';
 import { cpuBusyTicks, fdLimitOf, meminfo, openFds, procMem, sockstat } from '../../engine/measure/proc.ts';
 
-/** One process group's memory and CPU in one sample. */
-export interface GroupMem {
+/** One process group's memory (its processes' /proc figures summed) and CPU in one sample. */
+export interface GroupMem extends Pick<NonNullable<ReturnType<typeof procMem>>, 'rss' | 'rssAnon'> {
   procs: number;
-  rss: number;
-  rssAnon: number;
   /** CPU over the last interval, % of one core (100 = one core busy). */
   cpuPct: number;
 }
 
-export interface FleetSample {
+/** The machine's figures a sample copies as /proc/meminfo and /proc/net/sockstat give them. */
+type MachineFigures = Pick<NonNullable<ReturnType<typeof meminfo>>, 'memAvailable' | 'slab'> &
+  Pick<NonNullable<ReturnType<typeof sockstat>>, 'tcpInuse' | 'tcpMemPages'>;
+
+export interface FleetSample extends MachineFigures {
   /** ms since the sampler started. */
   t: number;
   at: number;
-  memAvailable: number;
-  slab: number;
-  sUnreclaim: number;
-  tcpInuse: number;
-  tcpOrphan: number;
-  tcpTw: number;
-  tcpMemPages: number;
   /** Established loopback connections, from the kernel: (TCP inuse − inuse at the baseline) / 2. */
   conns: number;
   target: GroupMem;
@@ -79,10 +74,7 @@ export class FleetSampler {
       at: now,
       memAvailable: mi.memAvailable,
       slab: mi.slab,
-      sUnreclaim: mi.sUnreclaim,
       tcpInuse: ss.tcpInuse,
-      tcpOrphan: ss.tcpOrphan,
-      tcpTw: ss.tcpTw,
       tcpMemPages: ss.tcpMemPages,
       conns: Math.max(0, Math.round((ss.tcpInuse - this.inuse0) / 2)),
       target: this.group('target', targetPids, now),

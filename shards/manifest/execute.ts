@@ -1,19 +1,19 @@
 import { parseOptions } from '../../lib/options.ts';
-import { BENCH_TABLE } from '../runner/routes.ts';
+import { BENCH_TABLE, benchEntry } from '../runner/routes.ts';
 import { resolveTarget } from '../runner/targets.ts';
 import { COORD_OPTIONS, TEST_TABLES } from '../coordinator/options.ts';
 import { runMultiShard } from '../coordinator/run.ts';
 import { runShardJob } from '../coordinator/shard-job.ts';
+import type { RebaselineOptions } from './options.ts';
 import type { TestSpec } from './schema.ts';
 
-export interface Where {
+/** Where and how a test runs; the poll period and deadline are the rebaseline options'. */
+export interface Where extends Pick<RebaselineOptions, 'pollMs' | 'timeoutSec'> {
   /** One runner service (BENCH_RUNNER_URL). */
   runnerUrl?: string;
   /** Several (SHARDS): the test runs through the coordinator and is judged on the merge. */
   shards?: string;
   token?: string;
-  pollMs: number;
-  timeoutSec: number;
   env: Record<string, string | undefined>;
   log: (line: string) => void;
 }
@@ -32,7 +32,7 @@ export interface Execution {
  * operator set one: exactly what `POST /bench-<runner>-<target>` would run.
  */
 async function runLocal(spec: TestSpec, w: Where): Promise<Record<string, unknown>> {
-  const entry = BENCH_TABLE.find((e) => e.test === spec.runner);
+  const entry = benchEntry(spec.runner);
   if (!entry) throw new Error(`runner "${spec.runner}" is not in this tree's route table (${BENCH_TABLE.map((e) => e.test).join(', ')}); set BENCH_RUNNER_URL or SHARDS`);
   if (!entry.targets.includes(spec.target)) throw new Error(`runner "${spec.runner}" has no target "${spec.target}" (${entry.targets.join(', ')})`);
   const target = resolveTarget(spec.target, w.env);

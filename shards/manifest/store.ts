@@ -2,19 +2,19 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readJson } from '../runner/jobs.ts';
 import type { Execution } from './execute.ts';
+import type { TestSpec } from './schema.ts';
 import type { MetricVerdict, TestVerdict } from './verdict.ts';
 
-/** What one test's rebaseline run leaves on disk (results/<id>.json and results/runs/<run>/<id>.json). */
-export interface RunRecord {
-  id: string;
+/**
+ * What one test's rebaseline run leaves on disk (results/<id>.json and results/runs/<run>/<id>.json):
+ * the test's id, runner, target and params, and how it went.
+ */
+export interface RunRecord extends Pick<TestSpec, 'id' | 'runner' | 'target' | 'params'> {
   /** The run's directory name under runs/: its id, also written into baselines by --update. */
   runId: string;
   runAt: string;
   commit: string | null;
   where: string;
-  runner: string;
-  target: string;
-  params: Record<string, string | number | boolean>;
   repeat: number;
   valid: boolean;
   verdict: TestVerdict;

@@ -2,7 +2,6 @@ import { verdict } from '../../engine/measure/validity.ts';
 import { num, type FleetFlag, type ShardOutcome, type ShardSummary } from './types.ts';
 import type { MergeOptions } from './merge.ts';
 import { carriedShardFlags, mergedFigureFlags } from './fleet-rules.ts';
-import { MERGE_PLAN } from './plan.ts';
 
 /** A shard's p99 this many times the fleet's median p99 (and 50 ms above it) is called out. */
 const OUTLIER_FACTOR = 3;
@@ -41,7 +40,7 @@ export function fleetValidity(
   outcomes: readonly ShardOutcome[],
   perShard: readonly ShardSummary[],
   merged: Record<string, unknown>,
-  opts: MergeOptions,
+  opts: MergeOptions & Required<Pick<MergeOptions, 'plan'>>,
 ): { valid: boolean; flags: FleetFlag[] } {
   const flags: FleetFlag[] = [];
   const ok = outcomes.filter((o) => o.status === 'done' && o.result);
@@ -129,6 +128,6 @@ export function fleetValidity(
       flags.push({ code: 'SHARD_INVALID', severity: 'fatal', shards: [o.name], message: `${o.name}: ${fatal.map((f) => `${f.code} (${f.message})`).join('; ')}` });
     }
   }
-  flags.push(...clockStepFlags(ok, opts.clockStepBudgetMs ?? CLOCK_STEP_BUDGET_MS), ...mergedFigureFlags(merged, opts.plan ?? MERGE_PLAN), ...carriedShardFlags(ok));
+  flags.push(...clockStepFlags(ok, opts.clockStepBudgetMs ?? CLOCK_STEP_BUDGET_MS), ...mergedFigureFlags(merged, opts.plan), ...carriedShardFlags(ok));
   return verdict(flags);
 }

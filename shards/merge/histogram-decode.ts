@@ -77,7 +77,11 @@ export class HistogramDecoder {
       const finish = (d: Decoded, drop: boolean) => {
         clearTimeout(timer);
         w.off('message', onMessage).off('error', onError).off('exit', onExit);
-        if (drop) this.drop(w);
+        // A worker that overran, crashed or ran out of memory is not reused: the next decode starts a fresh one.
+        if (drop) {
+          this.worker = undefined;
+          void w.terminate();
+        }
         resolve(d);
       };
       const timer = setTimeout(() => finish({ problem: `latencyHistogram did not decode within its ${this.deadlineMs} ms deadline (decoder stopped)` }, true), this.deadlineMs);
@@ -90,11 +94,6 @@ export class HistogramDecoder {
       w.on('message', onMessage).on('error', onError).on('exit', onExit);
       w.postMessage(b64);
     });
-  }
-
-  private drop(w: Worker): void {
-    this.worker = undefined;
-    void w.terminate();
   }
 
   private start(): Promise<Worker> {

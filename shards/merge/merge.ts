@@ -9,7 +9,7 @@ import { judgeOnPublisher } from './shared-stream.ts';
 import { CONDITIONS } from '../../chaos/weather/conditions.ts';
 import { mergeDisruptions } from '../../runners/jitter/merge.ts';
 import type { WeatherResult } from '../../runners/jitter/weather.ts';
-import { num, type FleetFlag, type ShardOutcome, type ShardResult, type ShardSummary } from './types.ts';
+import { num, type ShardOutcome, type ShardResult, type ShardSummary } from './types.ts';
 
 /** Connected clients of a result, whatever the runner calls them. */
 const connectedOf = (r: ShardResult): number | undefined => num(r.connectedClients) ?? num(r.subscribed) ?? num(r.connected);
@@ -43,8 +43,7 @@ export async function mergeShards(input: readonly ShardOutcome[], opts: MergeOpt
   // Nothing a shard returned is believed before it passes the schema: a malformed result is that shard's failure.
   const given = await screenOutcomes(input, opts.schema, opts.decodeDeadlineMs, plan);
   // Shared stream: subscribers are judged against the publisher's accepted set before anything adds up.
-  const shared: { outcomes: readonly ShardOutcome[]; flags: FleetFlag[] } = mode === 'shared' && opts.publisher ? judgeOnPublisher(given, opts.publisher) : { outcomes: given, flags: [] };
-  const outcomes: readonly ShardOutcome[] = shared.outcomes;
+  const { outcomes, flags: sharedFlags } = mode === 'shared' && opts.publisher ? judgeOnPublisher(given, opts.publisher) : { outcomes: given, flags: [] };
   const ok = outcomes.filter((o): o is ShardOutcome & { result: ShardResult } => o.status === 'done' && o.result !== undefined);
   const reference = mode === 'shared' ? (outcomes.find((o) => o.name === opts.publisher)?.clock?.offsetMs ?? 0) : 0;
   // A shard's latency in shared mode is its receive clock minus the publisher's send clock: remove the difference.
@@ -102,7 +101,7 @@ export async function mergeShards(input: readonly ShardOutcome[], opts: MergeOpt
   for (const s of perShard) if (s.latency) s.skewEstimateMs = Math.round((s.latency.min - medianFloor) * 1000) / 1000;
 
   const validity = fleetValidity(outcomes, perShard, merged, { ...opts, mode, plan });
-  if (shared.flags.length) validity.flags.push(...shared.flags);
+  if (sharedFlags.length) validity.flags.push(...sharedFlags);
   validity.valid = verdict(validity.flags).valid;
   if (merged.subscribed !== undefined) merged.uniformShardCeiling = validity.flags.some((f) => f.code === 'UNIFORM_SHARD_CEILING');
   return { merged, perShard, validity };

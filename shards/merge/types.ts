@@ -69,13 +69,9 @@ export interface FleetFlag {
 }
 
 /** What the merged JSON keeps of each shard, so one bad shard stands out next to the union; idle shards add their own figures. */
-export interface ShardSummary extends Partial<IdleShardFigures> {
-  name: string;
-  url: string;
-  status: ShardStatus;
+export interface ShardSummary extends Partial<IdleShardFigures>, Pick<ShardOutcome, 'name' | 'url' | 'status' | 'durationMs'> {
   jobId: string | null;
   error: string | null;
-  durationMs: number;
   /** Clients the shard was asked for and how many it connected. */
   clients: number | null;
   connected: number | null;

@@ -90,7 +90,7 @@ export class JobStore {
     let metas = Array.isArray(idx?.jobs) ? idx.jobs : undefined;
     let dirty = metas === undefined;
     metas ??= readdirSync(this.jobsDir)
-      .filter((f) => /^[0-9a-f]{12}\.json$/.test(f))
+      .filter((f) => f.endsWith('.json') && JOB_ID.test(f.slice(0, -5)))
       .flatMap((f) => this.readJobFile(f.slice(0, 12)) ?? []);
     for (let job of metas) {
       if (!job || typeof job.id !== 'string' || !JOB_ID.test(job.id)) continue;

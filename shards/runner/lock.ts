@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ReboundError } from '../../lib/errors.ts';
@@ -26,7 +26,7 @@ export function acquireResultsLock(dir: string): () => void {
       writeFileSync(file, JSON.stringify(mine) + '\n', { flag: 'wx' });
       return () => {
         try {
-          if ((JSON.parse(readFileSync(file, 'utf8')) as LockFile).pid === process.pid) unlinkSync(file);
+          if (readJson<LockFile | null>(file)?.pid === process.pid) unlinkSync(file);
         } catch {
           // Already gone: nothing to release.
         }

@@ -6,6 +6,7 @@ import { restartConfigFromEnv } from '../../../engine/measure/restart.ts';
 import { defineAdapter, shownOptions } from './adapter.ts';
 import { CLIENT_COMPAT_OPTIONS, checkClientCompat, COMPAT_OPTIONS } from './compat.ts';
 import { queryOptions, withRouteTarget } from './route-target.ts';
+import { envName } from '../targets.ts';
 
 // The runner starts and restarts local targets itself; URLs, the broadcast key and the restart
 // command or hook come from the operator's env only.
@@ -38,7 +39,7 @@ export const avalancheAdapter = defineAdapter(avalancheModule, {
     if (t.url !== undefined && !('restart' in given)) {
       if (config.command) v.restart = 'command';
       else if (config.hookUrl) v.restart = 'hook';
-      else throw new ReboundError('RR_ERR_OPTION_INVALID', `avalanche against a target this runner did not start (${t.source === 'request' ? 'the request\'s target URL' : 'TARGET_' + t.route.toUpperCase().replace(/[^A-Z0-9]/g, '_') + '_URL'}) needs the operator's restart: Rebound restarts the target itself when prearm ends, and it can restart a server it did not start only with AVALANCHE_RESTART_COMMAND or AVALANCHE_RESTART_HOOK_URL in the runner's environment (the benchmark's "the caller redeploys the target" has no request-side counterpart here); without a target URL the runner starts and restarts its local ${t.server} itself`, { details: { option: 'restart' } });
+      else throw new ReboundError('RR_ERR_OPTION_INVALID', `avalanche against a target this runner did not start (${t.source === 'request' ? 'the request\'s target URL' : `TARGET_${envName(t.route)}_URL`}) needs the operator's restart: Rebound restarts the target itself when prearm ends, and it can restart a server it did not start only with AVALANCHE_RESTART_COMMAND or AVALANCHE_RESTART_HOOK_URL in the runner's environment (the benchmark's "the caller redeploys the target" has no request-side counterpart here); without a target URL the runner starts and restarts its local ${t.server} itself`, { details: { option: 'restart' } });
     }
     return { values: withRouteTarget(v, t), echo: { shard, prearm: prearm || undefined, recoveryWait: recoveryWait || undefined } };
   },

@@ -16,14 +16,13 @@ const round2 = (x: number) => Math.round(x * 100) / 100;
  */
 export function benchmarkFields<R extends object>(result: R, post: Record<string, unknown>, o: { route: string; server: string }): Record<string, unknown> {
   const r = redactBroadcastKey(result);
-  const samplesCap = post.samplesCap as number;
   const resumes = typeof r.csrResumes === 'number' ? r.csrResumes : 0;
   const reconnects = typeof r.reconnects === 'number' ? r.reconnects : 0;
   const clients = typeof r.clients === 'number' ? r.clients : 0;
   const jitterEvents = typeof r.jitterEvents === 'number' ? r.jitterEvents : 0;
   const enc = r.latencyHistogram as EncodedLatency | undefined;
   const csr = CSR.has(o.server) ? resumes : 0;
-  return {
+  const fields = {
     ...r,
     label: (post.label as string | undefined) ?? BENCH_LABEL[o.route] ?? o.route,
     publishedMessages: typeof r.published === 'number' ? r.published : 0,
@@ -32,8 +31,9 @@ export function benchmarkFields<R extends object>(result: R, post: Record<string
     csrResumes: csr,
     csrResumeRatePct: CSR.has(o.server) && jitterEvents ? round2((csr * 100) / Math.max(reconnects, 1)) : null,
     sessionRestores: SESSION.has(o.server) ? resumes : 0,
-    ...(samplesCap > 0 && enc ? { latencySamplesSorted: sortedSamples(enc, samplesCap) } : {}),
   };
+  // The sorted samples last, by the throughput/whispers finish's own rule.
+  return withSortedSamples(fields, post);
 }
 
 /**

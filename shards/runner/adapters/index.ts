@@ -30,9 +30,8 @@ const latencyAdapter = compatAdapter(latencyModule, { ...LATENCY_QUERY, reconnec
 const throughputAdapter = compatAdapter(throughputModule, { ...queryOptions(THROUGHPUT_OPTIONS), samplesCap, shard, channel, acProtocol }, { echo: ['samplesCap', 'shard'], finish: withSortedSamples });
 // Every route target (the default): one whose protocol has no whispers answers 400 "not supported by this target" (RR_ERR_TARGET_UNSUPPORTED).
 const whispersAdapter = compatAdapter(whispersModule, { ...queryOptions(WHISPERS_OPTIONS), samplesCap, shard }, { echo: ['samplesCap', 'shard'], values: onTarget, finish: withSortedSamples });
-const { target: _t, url: _u, ...IDLE_QUERY } = IDLE_OPTIONS;
 // The benchmark's idle routes; a Redis variant is measured with bench:idle --target <name>-redis.
-const idleAdapter = compatAdapter(idleModule, { ...IDLE_QUERY, channel, acProtocol }, { targets: ['replay', 'ws', 'uws', 'socketio', 'socketio-csr', 'anycable', 'pusher', 'soketi'], values: onTarget });
+const idleAdapter = compatAdapter(idleModule, { ...queryOptions(IDLE_OPTIONS), channel, acProtocol }, { targets: ['replay', 'ws', 'uws', 'socketio', 'socketio-csr', 'anycable', 'pusher', 'soketi'], values: onTarget });
 
 /**
  * The runner service's adapter per module name. A module not named here gets the default adapter
