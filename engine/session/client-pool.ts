@@ -14,7 +14,8 @@ import type { SessionOptions } from './types.ts';
 
 /** What the fleet knows about one client, on the runner's clock (ms since epoch; 0 = never). */
 export interface ClientTrack {
-  connected: boolean;
+  /** Connected now: the session's `up`, read through, not a second record kept in step with it. */
+  readonly connected: boolean;
   /** Connected when the restart began (the clients a restart can drop). */
   connectedAtRestart: boolean;
   /** Disconnects noticed after the restart began. */
@@ -70,7 +71,6 @@ export class ClientFleet {
   private reconnectUntil = Infinity;
 
   constructor(private readonly o: FleetOptions) {
-    this.tracks = Array.from({ length: o.clients }, () => ({ connected: false, connectedAtRestart: false, drops: 0, firstDropAt: 0, backAt: 0, attempts: 0, attemptStartedAt: 0 }));
     const { urls, reconnectStrategy, reconnectBaseMs, ...shared } = o;
     this.session = new RunSession({
       ...shared,
@@ -79,9 +79,11 @@ export class ClientFleet {
       createClient: (opts) => this.create(opts),
       hooks: {
         connected: (i, { resumed, at }) => this.onConnected(i, resumed, at),
-        disconnected: (i, { reason, detail }) => this.onDisconnected(i, reason, detail),
+        disconnected: (i, { reason, detail, wasUp }) => this.onDisconnected(i, reason, detail, wasUp),
       },
     });
+    const { up } = this.session;
+    this.tracks = Array.from({ length: o.clients }, (_, i) => ({ get connected() { return up[i] === 1; }, connectedAtRestart: false, drops: 0, firstDropAt: 0, backAt: 0, attempts: 0, attemptStartedAt: 0 }));
     this.session.openClients();
   }
 
@@ -90,7 +92,7 @@ export class ClientFleet {
   }
 
   connectedCount(): number {
-    return this.tracks.filter((t) => t.connected).length;
+    return this.session.upCount;
   }
 
   /** The restart begins now: from here on drops, attempts and connect latencies belong to the herd. */
@@ -179,16 +181,15 @@ export class ClientFleet {
     if (this.tracks[i]!.attemptStartedAt) this.attemptFailed(i, new Error('closed before subscribed'));
   }
 
-  private onDisconnected(i: number, reason: string, detail: string | undefined): void {
+  private onDisconnected(i: number, reason: string, detail: string | undefined, wasUp: boolean): void {
     // We close only when stopping: a 'closed' now is the server telling the library not to
     // reconnect (a disconnect frame with reconnect: false), and that client stays away.
     const key = reason === 'closed' ? `closed_no_reconnect${detail ? `:${detail}` : ''}` : reason;
-    const t = this.tracks[i]!;
-    if (!t.connected && reason !== 'closed') return; // a library reporting each failed attempt again
+    if (!wasUp && reason !== 'closed') return; // a library reporting each failed attempt again
     this.disconnectReasons[key] = (this.disconnectReasons[key] ?? 0) + 1;
     if (detail) this.disconnectDetails[detail] = (this.disconnectDetails[detail] ?? 0) + 1;
-    if (!t.connected) return;
-    t.connected = false;
+    if (!wasUp) return;
+    const t = this.tracks[i]!;
     if (this.herdStart) {
       t.drops++;
       t.firstDropAt ||= Date.now();
@@ -205,7 +206,6 @@ export class ClientFleet {
 
   private onConnected(i: number, resumed: boolean, now: number): void {
     const t = this.tracks[i]!;
-    t.connected = true;
     if (t.attemptStartedAt && this.herdStart) this.connectLatency.recordMs(now - t.attemptStartedAt);
     t.attemptStartedAt = 0;
     if (this.herdStart && t.drops > 0) {

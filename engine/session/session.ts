@@ -38,7 +38,11 @@ export class RunSession {
   readonly counters = { reconnects: 0, resumes: 0, historyRejected: 0, reconnectFailures: 0 };
   /** Arrivals that were not this run's payloads. */
   foreign = 0;
-  private readonly up: Uint8Array;
+  /**
+   * 1 while client i is connected (written only here). Our own close leaves it as the run saw it:
+   * the restart runners read who never came back after closing (ClientFleet's tracks read it).
+   */
+  readonly up: Uint8Array;
   private upN = 0;
   private readonly manual: ManualReconnects;
   private isStopping = false;
@@ -86,7 +90,7 @@ export class RunSession {
     for (let i = 0; i < this.o.clients; i++) this.clients.push(this.wire(i));
   }
 
-  /** Clients connected right now. */
+  /** Clients connected right now (before our own close). */
   get upCount(): number {
     return this.upN;
   }
@@ -209,16 +213,17 @@ export class RunSession {
       h.connected?.(i, { resumed, attempt, at });
     });
     c.on('disconnected', ({ reason, detail }) => {
-      if (this.up[i]) this.upN--;
-      this.up[i] = 0;
-      // Our own close at the end of the run is not a disruption being noticed.
+      // Our own close at the end of the run is not a disruption being noticed, nor a client gone.
       if (this.isStopping) return;
+      const wasUp = this.up[i] === 1;
+      if (wasUp) this.upN--;
+      this.up[i] = 0;
       const at = this.clock.now();
       if (reason !== 'closed') {
         this.timelines.disconnected(i, at, reason, detail);
         this.disconnectReasons[reason] = (this.disconnectReasons[reason] ?? 0) + 1;
       }
-      h.disconnected?.(i, detail === undefined ? { reason, at } : { reason, detail, at });
+      h.disconnected?.(i, detail === undefined ? { reason, at, wasUp } : { reason, detail, at, wasUp });
     });
     c.on('history', (info) => {
       this.timelines.history(i, info.ok, info.reason);

@@ -35,8 +35,11 @@ export interface SessionHooks {
   /** An arrival that is not one of this run's payloads (already counted in `foreign`). */
   foreign?: (client: number, m: ArrivedMessage) => void;
   connected?: (client: number, info: { resumed: boolean; attempt: number; at: number }) => void;
-  /** Not called for disconnects while the session is closing. */
-  disconnected?: (client: number, info: { reason: DisconnectReason; detail?: string; at: number }) => void;
+  /**
+   * Not called for disconnects while the session is closing. `wasUp`: the client was connected
+   * until now (`up` is already cleared); false e.g. when a library reports a failed attempt again.
+   */
+  disconnected?: (client: number, info: { reason: DisconnectReason; detail?: string; at: number; wasUp: boolean }) => void;
   history?: (client: number, info: { ok: boolean; reason?: string }) => void;
 }
 
