@@ -166,6 +166,18 @@ export function registerEnvTargetModules(env: Record<string, string | undefined>
   return list.length ? registerTargetModules(list, env) : Promise.resolve([]);
 }
 
+/**
+ * registerEnvTargetModules in a child process (runner workers, capacity loaders, deploy-impact's
+ * publisher), started as the process starts: a failure is reported with the parent's message that
+ * needs the files (that message's handler awaits this and sends the error), not as an unhandled
+ * rejection before that message arrives.
+ */
+export function childTargetModules(): Promise<TargetDefinition[]> {
+  const loaded = registerEnvTargetModules();
+  loaded.catch(() => undefined);
+  return loaded;
+}
+
 /** One fault kind of a user's hook: how often, and the first occurrence's words. */
 export interface HookFault {
   hook: string;

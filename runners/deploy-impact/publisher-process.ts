@@ -1,6 +1,6 @@
 import { startPublisher, type PublisherOptions } from '../../engine/measure/publisher.ts';
 import { getTarget } from '../../engine/targets/index.ts';
-import { registerEnvTargetModules } from '../../engine/targets/user-module.ts';
+import { childTargetModules } from '../../engine/targets/user-module.ts';
 
 /**
  * The standalone publisher as its own process (the benchmark's standalone-publisher service):
@@ -21,8 +21,7 @@ export type PublisherReport =
 const send = (m: PublisherReport) => process.send?.(m);
 
 process.on('disconnect', () => process.exit(0));
-const targets = registerEnvTargetModules();
-targets.catch(() => undefined); // reported with the start message that needs it
+const targets = childTargetModules();
 process.on('message', (m: PublisherStart) => {
   if (m?.type !== 'start') return;
   targets.then(

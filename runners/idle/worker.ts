@@ -4,7 +4,7 @@ import { rampShare } from '../../engine/measure/connections.ts';
 import { rss, watchRunner } from '../../engine/measure/runner-health.ts';
 import { classifyConnectError, openFileLimit } from '../../engine/measure/runner-limits.ts';
 import { getTarget, pickClient } from '../../engine/targets/index.ts';
-import { ClientFaults, registerEnvTargetModules } from '../../engine/targets/user-module.ts';
+import { ClientFaults, childTargetModules } from '../../engine/targets/user-module.ts';
 import { LeanClient, LeanStage } from '../../engine/targets/lean-client.ts';
 import type { ClientOptions, TargetClient } from '../../engine/targets/types.ts';
 import { cableUrl } from '../../engine/targets/anycable.ts';
@@ -149,8 +149,7 @@ async function stop(): Promise<void> {
 }
 
 // A target file of the user's (TARGET_MODULES, inherited from the parent) is loaded before the ramp looks its target up.
-const targets = registerEnvTargetModules();
-targets.catch(() => undefined); // reported with the message that needs it
+const targets = childTargetModules();
 process.on('message', (m: ParentToWorker) => {
   switch (m.type) {
     case 'start':

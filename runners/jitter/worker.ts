@@ -1,6 +1,6 @@
 import { runJitter } from './run.ts';
 import { assertNever, sendToParent } from '../../engine/measure/child-link.ts';
-import { registerEnvTargetModules } from '../../engine/targets/user-module.ts';
+import { childTargetModules } from '../../engine/targets/user-module.ts';
 import type { FromJitterWorker, ToJitterWorker } from './worker-messages.ts';
 
 /** One jitter worker process: runs the jitter engine for its slice and sends the result back. */
@@ -9,8 +9,7 @@ const send = (m: FromJitterWorker, then?: () => void) => sendToParent(m, then);
 const abort = new AbortController();
 
 // A target file of the user's (TARGET_MODULES, inherited from the parent) is loaded before the first message is handled.
-const targets = registerEnvTargetModules();
-targets.catch(() => undefined); // reported with the message that needs it
+const targets = childTargetModules();
 process.on('message', (m: ToJitterWorker) => void targets.then(() => onMessage(m), (err: Error) => send({ type: 'error', message: err.message }, () => process.exit(1))));
 
 function onMessage(m: ToJitterWorker): void {

@@ -5,7 +5,7 @@ import { latencyCdfCharts } from '../../engine/pages/charts/latency.ts';
 import { lossInputOf, lossSections } from '../../engine/pages/loss.ts';
 import type { ChartSpec, ReportMeta, ReportModel, Section } from '../../engine/pages/types.ts';
 import type { PageSource } from '../../engine/pages/index.ts';
-import { bannerFlags } from '../../engine/pages/validity.ts';
+import { bannerFlags, reportHead } from '../../engine/pages/validity.ts';
 
 /** The coordinator's merged JSON, tagged for the renderer's page lookup (it names its test `testType`). */
 export type MultiShardInput = MultiShardReport & { test: 'multi-shard' };
@@ -46,10 +46,7 @@ export function multiShardReport(results: readonly MultiShardInput[], meta: Repo
   return {
     title: `Multi-shard ${r.testType}: ${r.target} over ${r.shards} shards`,
     subtitle: `${r.mode}, ${r.perShardN ?? 'default'} clients per shard, started ${r.startedAt}; exit ${r.exitCode} (${r.exitReason})`,
-    command: meta.command,
-    seed: null,
-    generatedAt: new Date().toISOString(),
-    flags: bannerFlags('fleet', r.validity.flags),
+    ...reportHead(meta, null, bannerFlags('fleet', r.validity.flags)),
     verdicts: [{ target: 'fleet', level: r.exitCode === 0 ? 'good' : 'lost', words: r.exitCode === 0 ? 'Every shard done, nothing lost' : failed.length ? 'Shards failed' : lost ? 'Lost messages' : 'Not clean', detail: r.exitReason }],
     summary: [
       ['shard', 'status', 'clients', 'connected', 'received', 'lost', 'p99 ms', 'skew ms', 'flags'],
@@ -104,10 +101,7 @@ function idleFleetReport(r: MultiShardInput, meta: ReportMeta): ReportModel {
   return {
     title: `Multi-shard idle: ${r.target} over ${r.shards} shards`,
     subtitle: `${r.perShardN ?? 'default'} clients per shard, started ${r.startedAt}; exit ${r.exitCode} (${r.exitReason})`,
-    command: meta.command,
-    seed: null,
-    generatedAt: new Date().toISOString(),
-    flags: bannerFlags('fleet', r.validity.flags),
+    ...reportHead(meta, null, bannerFlags('fleet', r.validity.flags)),
     verdicts: [{ target: 'fleet', level: r.exitCode === 0 ? 'good' : 'lost', words: r.exitCode === 0 ? 'Every shard done, every client subscribed' : failed.length ? 'Shards failed' : 'Connections failed', detail: r.exitReason }],
     summary: [
       ['shard', 'status', 'clients', 'subscribed', 'target B/conn', 'runner B/client', 'failure causes', 'notes'],

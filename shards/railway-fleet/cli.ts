@@ -39,8 +39,6 @@ export async function fleetMain(argv: string[], io = { out: (s: string) => void 
   const targets = o.targets.split(',').map((t) => t.trim()).filter(Boolean);
   if (cmd === 'up') {
     if (o.shards < 1) throw new ReboundError('RR_ERR_OPTION_INVALID', 'fleet up needs --shards N (1..200): the number of runner services');
-    const unknown = targets.filter((t) => !FLEET_TARGETS[t]);
-    if (unknown.length) throw new ReboundError('RR_ERR_OPTION_INVALID', `--targets: unknown target ${unknown.join(', ')}; use ${Object.keys(FLEET_TARGETS).join(', ')}`);
     if (Boolean(o.repo) === Boolean(o.image)) throw new ReboundError('RR_ERR_OPTION_INVALID', 'fleet up needs exactly one source: --repo owner/name (FLEET_SOURCE_REPO; Railway builds the Dockerfile) or --image <ref> (FLEET_SOURCE_IMAGE)');
   }
   // Tokens come from the environment only, as for Railway's CLI: a secret on the command line lands in shell history.

@@ -62,7 +62,8 @@ async function variablesOf(gql: GqlClient, projectId: string, environmentId: str
  */
 export async function fleetUp(gql: GqlClient, plan: UpPlan, gen: () => string = secret) {
   const { projectId, environmentId, prefix } = plan;
-  for (const t of plan.targets) if (!FLEET_TARGETS[t]) throw new ReboundError('RR_ERR_OPTION_INVALID', `unknown fleet target "${t}"; use ${Object.keys(FLEET_TARGETS).join(', ')}`);
+  const unknown = plan.targets.filter((t) => !FLEET_TARGETS[t]);
+  if (unknown.length) throw new ReboundError('RR_ERR_OPTION_INVALID', `--targets: unknown target ${unknown.join(', ')}; use ${Object.keys(FLEET_TARGETS).join(', ')}`);
   const all = await listServices(gql, projectId, environmentId);
   const byName = new Map(all.map((s) => [s.serviceName, s]));
   const runners = Array.from({ length: plan.shards }, (_, i) => `${prefix}-${i + 1}`);

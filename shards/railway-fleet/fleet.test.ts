@@ -84,9 +84,11 @@ describe('npm run fleet shards|pause|resume against a Railway API stand-in', () 
     );
   });
 
-  it('a missing token, a wrong token, an unknown project and an unreachable API are clear errors', async () => {
+  it('a missing token, a wrong token, an unknown project or environment and an unreachable API are clear errors', async () => {
     await expect(run(['shards'], { RAILWAY_API_TOKEN: '' })).rejects.toMatchObject({ code: 'RR_ERR_FLEET_TOKEN_MISSING', message: expect.stringContaining('RAILWAY_API_TOKEN') });
     await expect(run(['shards'], { RAILWAY_PROJECT_ID: 'other' })).rejects.toMatchObject({ message: expect.stringContaining('Project not found') });
+    // An environment the project does not have is bad input (exit 2), named with those it has.
+    await expect(run(['shards'], { RAILWAY_ENVIRONMENT: 'staging' })).rejects.toMatchObject({ code: 'RR_ERR_OPTION_INVALID', message: 'no environment "staging" in project proj-1 (have: dev, production); set RAILWAY_ENVIRONMENT' });
     await expect(run(['shards'], { RAILWAY_API_URL: 'http://127.0.0.1:1/graphql/v2' })).rejects.toMatchObject({ code: 'RR_ERR_FLEET_API', message: expect.stringContaining('unreachable') });
     await expect(run(['scale'])).rejects.toMatchObject({ code: 'RR_ERR_OPTION_INVALID' });
     expect((await run(['--help'])).out).toContain('usage: npm run fleet');

@@ -24,7 +24,7 @@ export async function resolveEnvironment(gql: GqlClient, projectId: string, want
   const d = await gql<{ project: { environments: Edges<{ id: string; name: string }> } }>('ProjectEnvironments', OP.ProjectEnvironments, { projectId });
   const envs = d.project.environments.edges.map((e) => e.node);
   const hit = wanted ? envs.find((e) => e.id === wanted || e.name === wanted) : (envs.find((e) => e.name === 'production') ?? (envs.length === 1 ? envs[0] : undefined));
-  if (!hit) throw new Error(`no environment ${wanted ? `"${wanted}"` : 'named production'} in project ${projectId} (have: ${envs.map((e) => e.name).join(', ') || 'none'}); set RAILWAY_ENVIRONMENT`);
+  if (!hit) throw new ReboundError('RR_ERR_OPTION_INVALID', `no environment ${wanted ? `"${wanted}"` : 'named production'} in project ${projectId} (have: ${envs.map((e) => e.name).join(', ') || 'none'}); set RAILWAY_ENVIRONMENT`, { details: { option: 'environment' } });
   return hit.id;
 }
 

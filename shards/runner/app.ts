@@ -14,9 +14,9 @@ import { benchRoutes, BENCH_TABLE } from './routes.ts';
 import { curlLine } from './report.ts';
 import { registerTimeRoute } from './time-route.ts';
 import { withClockDrift } from './clock-drift.ts';
-import { envName, resolveTarget } from './targets.ts';
+import { checkResolved, envName, resolveTarget } from './targets.ts';
 import { getTarget } from '../../engine/targets/index.ts';
-import type { BenchEntry } from './types.ts';
+import type { BenchEntry, RunContext } from './types.ts';
 
 export interface RunnerAppOptions {
   token: string;
@@ -93,7 +93,12 @@ export function createRunnerApp(opts: RunnerAppOptions) {
         const target = resolveTarget(route.target, env, q.targetUrls);
         const prepared = route.entry.build(parsed, target, q.values);
         const prep = { ...prepared, effectiveParams: echoCallerNames(route.entry.options, q.values, prepared.effectiveParams) };
-        const started = store.start({ route: route.path, test: route.entry.test, target: route.target, params: prep.effectiveParams, unknownParams: [], plannedMs: prep.plannedMs, command: curlLine(route.path, route.entry.options, prep.effectiveParams) }, (ctx) => withClockDrift(() => route.entry.run(prep.opts, target, ctx, prep.post)));
+        const run = async (ctx: RunContext) => {
+          // DNS rebinding: what the request's host names resolve to, against the env they were resolved with.
+          await checkResolved(target, env);
+          return route.entry.run(prep.opts, target, ctx, prep.post);
+        };
+        const started = store.start({ route: route.path, test: route.entry.test, target: route.target, params: prep.effectiveParams, unknownParams: [], plannedMs: prep.plannedMs, command: curlLine(route.path, route.entry.options, prep.effectiveParams) }, (ctx) => withClockDrift(() => run(ctx)));
         const { job } = started;
         // The job's copy: redacted as it was stored (a target URL's credentials never echo back).
         const echo = { effectiveParams: job.params, unknownParams: [] as string[] };

@@ -1,6 +1,9 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type ServiceHandle } from '../../services/common/spawn.ts';
 import { urlMatchesPattern } from '../../engine/measure/addresses.ts';
+import { createRunnerApp } from './app.ts';
 import { isPrivateAddress, resolveTarget } from './targets.ts';
 import { api, startRunner, tempResultsDir, waitJob, type RunnerProcess } from './testing.ts';
 
@@ -104,6 +107,37 @@ describe('runner: targets by URL within the allowlist', () => {
       expect(JSON.stringify(job)).toMatch(/resolves to (127\.0\.0\.1|::1).*DNS rebinding/);
     } finally {
       await narrow.stop();
+    }
+  }, 60_000);
+
+  it("an embedded runner checks what a name resolves to against its own env, not the process's", async () => {
+    const port = new URL(ws.httpUrl).port;
+    const post = async (env: Record<string, string>) => {
+      const { app } = createRunnerApp({ token: TOKEN, resultsDir: tempResultsDir(), env });
+      const server = app.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      try {
+        const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        return await api(base, `/bench-jitter-ws?${SMALL}&httpUrl=http://localhost:${port}`, { method: 'POST', token: TOKEN });
+      } finally {
+        server.close();
+      }
+    };
+    const saved = process.env.TARGET_URL_ALLOW;
+    delete process.env.TARGET_URL_ALLOW;
+    try {
+      // Its env admits 127.0.0.1:*, the process's allows nothing: localhost → 127.0.0.1 runs.
+      const ok = await post({ TARGET_URL_ALLOW: 'localhost:*,127.0.0.1:*' });
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      expect(ok.body).toMatchObject({ targetSource: 'request' });
+      // Its env admits the name alone; the process's wider allowlist does not let the address through.
+      process.env.TARGET_URL_ALLOW = 'localhost:*,127.0.0.1:*';
+      const refused = await post({ TARGET_URL_ALLOW: 'localhost:*' });
+      expect(refused.body).toMatchObject({ code: 'RR_ERR_TARGET_URL_REFUSED' });
+      expect(refused.body.message).toMatch(/resolves to (127\.0\.0\.1|::1).*DNS rebinding/);
+    } finally {
+      if (saved === undefined) delete process.env.TARGET_URL_ALLOW;
+      else process.env.TARGET_URL_ALLOW = saved;
     }
   }, 60_000);
 

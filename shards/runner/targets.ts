@@ -154,7 +154,7 @@ export function isPrivateAddress(a: string): boolean {
  * (as `addr:port`) by the allowlist or a configured target; a name that resolves to loopback, a
  * link-local metadata address or the public internet is refused.
  */
-export async function checkResolved(t: ResolvedTarget, env: Record<string, string | undefined> = process.env): Promise<void> {
+export async function checkResolved(t: ResolvedTarget, env: Record<string, string | undefined>): Promise<void> {
   if (t.source !== 'request') return;
   for (const [param, url] of [['url', t.url], ['broadcastUrl', t.broadcastUrl]] as const) {
     if (!url) continue;
@@ -181,8 +181,7 @@ export async function withResolvedTarget(t: ResolvedTarget, fn: (url: string, se
   return annotateRun(t, () => withTarget(def, t.url, fn));
 }
 
-/** The rebinding check before the run, and `targetServer` after (runners that start their own target call it directly). */
+/** `targetServer` and `targetSource` after the run (runners that start their own target call it directly). */
 export async function annotateRun(t: ResolvedTarget, run: () => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
-  await checkResolved(t);
   return { ...(await run()), targetServer: t.server, targetSource: t.source };
 }

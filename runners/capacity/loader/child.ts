@@ -4,7 +4,7 @@ import { addTotals, DeliveryLedger } from '../../../engine/measure/ledger.ts';
 import { watchRunner } from '../../../engine/measure/runner-health.ts';
 import { classifyConnectError } from '../../../engine/measure/runner-limits.ts';
 import { getTarget, pickClient } from '../../../engine/targets/index.ts';
-import { ClientFaults, registerEnvTargetModules } from '../../../engine/targets/user-module.ts';
+import { ClientFaults, childTargetModules } from '../../../engine/targets/user-module.ts';
 import type { ArrivedMessage, TargetClient } from '../../../engine/targets/types.ts';
 import { payloadOf } from '../../../engine/targets/payload.ts';
 import { assertNever, sendToParent } from '../../../engine/measure/child-link.ts';
@@ -177,8 +177,7 @@ function settle(accepted: Record<string, [number, number][]>): void {
 }
 
 // A target file of the user's (TARGET_MODULES, inherited from the parent) is loaded before `open` looks its target up.
-const targets = registerEnvTargetModules();
-targets.catch(() => undefined); // reported with the message that needs it
+const targets = childTargetModules();
 process.on('message', (m: ToLoader) => {
   switch (m.type) {
     case 'open':
