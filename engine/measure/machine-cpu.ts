@@ -1,4 +1,4 @@
-import { fromProc } from './proc.ts';
+import { fromProc, parseCpuTicks } from './proc.ts';
 
 /** The whole machine's CPU over a window, from /proc/stat: every process, the kernel and softirq. */
 export interface MachineCpu {
@@ -9,13 +9,12 @@ export interface MachineCpu {
   idlePct: number;
 }
 
+// Busy here counts irq and softirq too: the kernel's loopback work is what a runner must see.
 const readTotals = fromProc('/proc/stat', (text) => {
-  const lines = text.split('\n');
-  const f = lines[0]!.trim().split(/\s+/).slice(1).map(Number);
-  // user nice system idle iowait irq softirq steal (guest time is already inside user)
-  const idle = (f[3] ?? 0) + (f[4] ?? 0);
-  const busy = (f[0] ?? 0) + (f[1] ?? 0) + (f[2] ?? 0) + (f[5] ?? 0) + (f[6] ?? 0) + (f[7] ?? 0);
-  return { busy, idle, cores: lines.filter((l) => /^cpu\d+ /.test(l)).length };
+  const t = parseCpuTicks(text);
+  if (!t) return undefined;
+  const busy = t.user + t.nice + t.system + t.irq + t.softirq + t.steal;
+  return { busy, idle: t.idle + t.iowait, cores: text.split('\n').filter((l) => /^cpu\d+ /.test(l)).length };
 });
 
 /**

@@ -73,15 +73,22 @@ export function parseMeminfo(text: string) {
 
 export const meminfo = fromProc('/proc/meminfo', parseMeminfo);
 
-/**
- * The machine's CPU ticks from /proc/stat's first line: busy = user + nice + system + steal.
- * irq and softirq stay out: loopback traffic is processed there for the fleet's own sockets and no
- * process is charged for it, so it is neither the fleet's nor another job's.
- */
-export function parseCpuBusyTicks(text: string): number | undefined {
+/** The machine's CPU ticks, /proc/stat's aggregate `cpu` line (guest time is already inside user). */
+export function parseCpuTicks(text: string) {
   const m = /^cpu\s+(\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)/m.exec(text);
   if (!m) return undefined;
-  return Number(m[1]) + Number(m[2]) + Number(m[3]) + Number(m[8]);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = m.slice(1, 9).map(Number) as [number, number, number, number, number, number, number, number];
+  return { user, nice, system, idle, iowait, irq, softirq, steal };
+}
+
+/**
+ * Busy ticks as the local fleet counts them: user + nice + system + steal. irq and softirq stay
+ * out: loopback traffic is processed there for the fleet's own sockets and no process is charged
+ * for it, so it is neither the fleet's nor another job's.
+ */
+export function parseCpuBusyTicks(text: string): number | undefined {
+  const t = parseCpuTicks(text);
+  return t && t.user + t.nice + t.system + t.steal;
 }
 
 export const cpuBusyTicks = fromProc('/proc/stat', parseCpuBusyTicks);
