@@ -91,7 +91,7 @@ export class JobStore {
     let dirty = metas === undefined;
     metas ??= readdirSync(this.jobsDir)
       .filter((f) => f.endsWith('.json') && JOB_ID.test(f.slice(0, -5)))
-      .flatMap((f) => this.readJobFile(f.slice(0, 12)) ?? []);
+      .flatMap((f) => this.readJobFile(f.slice(0, -5)) ?? []);
     for (let job of metas) {
       if (!job || typeof job.id !== 'string' || !JOB_ID.test(job.id)) continue;
       const died = job.status === 'running' || (job.status as string) === 'queued';
