@@ -90,11 +90,6 @@ export class DisruptionTracker {
     return { step: p.step, ms: now - p.startedAt };
   }
 
-  /** Clients a disruption took offline that have not connected again since (read before the run's own close). */
-  offlineNow(): number[] {
-    return [...this.connected.keys()].filter((i) => !this.connected[i] && this.pending[i]);
-  }
-
   /**
    * Per-kind report. `sentAtMs[seq]` is when each message was published (ms after publishing
    * began) so the curve can place every message relative to each disruption. `only`: the clients

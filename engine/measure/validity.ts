@@ -193,7 +193,7 @@ export const DELIVERY_RULES: readonly ValidityRule<ValidityInput, ValidityCode>[
     severity: 'warning',
     check: (r) => {
       const o = r.offlineAtEnd;
-      return o && o.clients > 0 && !r.aborted ? `${o.clients} clients the run disrupted were still offline when the settle ended; their ${o.lostDeliveries} missing deliveries are booked as "not back by the end" (lostNotBackByEnd), not as the target's loss while connected: a longer --settle shows whether they come back` : undefined;
+      return o && o.clients > 0 && !r.aborted ? `${o.clients} clients were still offline when the settle ended (taken down by a disruption or by the server); their ${o.lostDeliveries} missing deliveries are booked as "not back by the end" (lostNotBackByEnd), not as the target's loss while connected: a longer --settle shows whether they come back, and disconnectReasons whether the server told them not to (closed_no_reconnect)` : undefined;
     },
   },
   { code: 'NEGATIVE_SKEW_FLOOR', severity: 'fatal', check: (r) => (r.skewFloor < 0 ? `minimum latency ${r.skewFloor} ms is negative: runner and publisher clocks disagree` : undefined) },

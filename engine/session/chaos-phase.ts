@@ -75,13 +75,13 @@ export class ChaosExecutor {
     return rec && { kind: this.o.steps[rec.step]!.kind, ms: rec.ms };
   }
 
-  /** Client i noticed it was down (not our own close). */
+  /** Client i noticed it was down (the session passes no disconnect of our own close). */
   onDisconnected(i: number, at: number, reason: DisconnectReason): void {
-    if (reason === 'closed') return;
     this.tracker.onDisconnected(i, at);
     // Manual targets reconnect only when told: losses the network caused get the same treatment as
-    // our drops, after the target's own floor (0 included: ws).
-    if (reason !== 'dropped' && this.s.target.reconnect === 'manual' && !this.s.stopping) void this.s.reconnect(i, afterOffline(this.s.target.offlineFloorMs));
+    // our drops, after the target's own floor (0 included: ws). A server that said not to come
+    // back ('closed') is obeyed, as the library itself does.
+    if (reason !== 'dropped' && reason !== 'closed' && this.s.target.reconnect === 'manual' && !this.s.stopping) void this.s.reconnect(i, afterOffline(this.s.target.offlineFloorMs));
   }
 
   /** Clients connected now, as the tracker saw them. */

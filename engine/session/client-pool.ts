@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import { childRng } from '../../lib/rng.ts';
 import type { AnyCableClientOptions } from '../targets/anycable.ts';
-import type { ClientOptions, TargetClient } from '../targets/types.ts';
+import type { ClientOptions, DisconnectReason, TargetClient } from '../targets/types.ts';
 import { strategyBackoff } from '../targets/reconnect.ts';
 import { targetModuleField } from '../targets/user-module.ts';
 import { handshakeFailureKind } from '../measure/handshake.ts';
@@ -9,7 +9,7 @@ import { LatencyRecorder, summarize } from '../measure/latency.ts';
 import { quantiles as nearestRanks } from '../measure/timeseries.ts';
 import { connectPhase } from './phases/connect.ts';
 import { cancelled } from './present.ts';
-import { RunSession } from './session.ts';
+import { disconnectKey, RunSession } from './session.ts';
 import type { SessionOptions } from './types.ts';
 
 /** What the fleet knows about one client, on the runner's clock (ms since epoch; 0 = never). */
@@ -181,10 +181,10 @@ export class ClientFleet {
     if (this.tracks[i]!.attemptStartedAt) this.attemptFailed(i, new Error('closed before subscribed'));
   }
 
-  private onDisconnected(i: number, reason: string, detail: string | undefined, wasUp: boolean): void {
+  private onDisconnected(i: number, reason: DisconnectReason, detail: string | undefined, wasUp: boolean): void {
     // We close only when stopping: a 'closed' now is the server telling the library not to
     // reconnect (a disconnect frame with reconnect: false), and that client stays away.
-    const key = reason === 'closed' ? `closed_no_reconnect${detail ? `:${detail}` : ''}` : reason;
+    const key = disconnectKey(reason) + (reason === 'closed' && detail ? `:${detail}` : '');
     if (!wasUp && reason !== 'closed') return; // a library reporting each failed attempt again
     this.disconnectReasons[key] = (this.disconnectReasons[key] ?? 0) + 1;
     if (detail) this.disconnectDetails[detail] = (this.disconnectDetails[detail] ?? 0) + 1;
@@ -196,7 +196,7 @@ export class ClientFleet {
     } else this.dropsBeforeRestart++;
     // The named strategy's backoff (engine/targets/reconnect.ts), seeded per client and outage,
     // bounded in attempts and by the recovery wait.
-    if (this.o.target.reconnect === 'manual')
+    if (this.o.target.reconnect === 'manual' && reason !== 'closed')
       void this.session.reconnect(i, strategyBackoff(this.o.reconnectStrategy, childRng(this.o.seed, i), this.o.reconnectBaseMs), {
         done: () => this.tracks[i]!.connected || Date.now() > this.reconnectUntil,
         onAttempt: () => this.attemptStarted(i),

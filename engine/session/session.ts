@@ -8,7 +8,7 @@ import { resumeProtocolOf } from '../measure/loss-causes.ts';
 import { readPayload } from '../targets/payload.ts';
 import { checkReconnectOptions, ManualReconnects, type ManualReconnectPolicy, type ReconnectLoopHooks } from '../targets/reconnect.ts';
 import { reconnectRng } from '../targets/seeded-jitter.ts';
-import type { TargetClient } from '../targets/types.ts';
+import type { DisconnectReason, TargetClient } from '../targets/types.ts';
 import { realClock } from './clock.ts';
 import type { EngineEvents } from './events.ts';
 import type { Clock, Phase, SessionOptions } from './types.ts';
@@ -19,6 +19,13 @@ import type { Clock, Phase, SessionOptions } from './types.ts';
  * delivery was lost, engine/measure/loss-causes.ts). Runners add what is theirs through `hooks`;
  * phases (phases/*.ts, chaos/execute) read and drive it. Nothing here prints.
  */
+/**
+ * How a disconnect is counted (results' disconnectReasons). Our own closes come only while the
+ * session stops, and are not counted: a 'closed' before that is the server telling the library
+ * not to reconnect (a disconnect frame with reconnect: false).
+ */
+export const disconnectKey = (reason: DisconnectReason): string => (reason === 'closed' ? 'closed_no_reconnect' : reason);
+
 export class RunSession {
   readonly target: SessionOptions['target'];
   readonly runId: string;
@@ -219,10 +226,11 @@ export class RunSession {
       if (wasUp) this.upN--;
       this.up[i] = 0;
       const at = this.clock.now();
-      if (reason !== 'closed') {
-        this.timelines.disconnected(i, at, reason, detail);
-        this.disconnectReasons[reason] = (this.disconnectReasons[reason] ?? 0) + 1;
-      }
+      // Ours come only while stopping (above): a 'closed' now is the server sending the client
+      // away for good, an offline span that never ends.
+      this.timelines.disconnected(i, at, reason, detail);
+      const key = disconnectKey(reason);
+      this.disconnectReasons[key] = (this.disconnectReasons[key] ?? 0) + 1;
       h.disconnected?.(i, detail === undefined ? { reason, at, wasUp } : { reason, detail, at, wasUp });
     });
     c.on('history', (info) => {

@@ -12,7 +12,7 @@ export type DisconnectReason =
   | 'dropped' // we force-closed the socket (chaos)
   | 'server_closed' // the server closed it (close frame, restart, too_slow...)
   | 'transport_error' // socket error / reset / timeout noticed by the library
-  | 'closed'; // we closed it on purpose
+  | 'closed'; // the library closed for good: our own close, or the server's disconnect with reconnect: false (RunSession tells them apart)
 
 export interface ArrivedMessage {
   /** Broadcast `data` exactly as published (a string). */

@@ -183,6 +183,31 @@ describe('loss by cause: broken servers', () => {
     expect(share(r, 'not_back_by_end')).toBeGreaterThanOrEqual(90);
   }, 60_000);
 
+  it('a server that sends its clients away mid-run (disconnect with reconnect: false): they stay down, and what they miss is not back by the end', async () => {
+    // The official client closes for good on a disconnect that says reconnect: false (the adapter
+    // reports it as 'closed', the reason our own close uses). The relay says it in place of seq 30.
+    const t = await startTestServer({});
+    cleanup.push(() => t.close());
+    let sentAway = 0;
+    const url = await wsRelay(t.httpUrl, '/cable', {
+      fromServer: (m) => {
+        const f = JSON.parse(m) as { message?: { seq?: unknown } };
+        if (f.message?.seq !== 30) return [m];
+        sentAway++;
+        return ['{"type":"disconnect","reason":"remote","reconnect":false}'];
+      },
+    });
+    const o = opts({ target: 'replay', clients: 6, msgs: 60, interval: 40, jitter: 0, settle: 500, seed: 9, broadcastUrl: `${t.httpUrl}/_broadcast` });
+    const r = await runJitter(o, url).result;
+    expect(sentAway).toBe(6);
+    expect(r.lostDeliveries).toBe(6 * 31);
+    expect(share(r, 'not_back_by_end'), JSON.stringify(r.lossByCause)).toBe(100);
+    expect(r.offlineAtEnd).toEqual({ clients: 6, lostDeliveries: 6 * 31 });
+    expect(r.disconnectReasons).toEqual({ closed_no_reconnect: 6 });
+    expect(r.series!.connected.at(-1)).toBe(0);
+    expect(r.validity.flags.map((f) => f.code)).toContain('CLIENTS_OFFLINE_AT_END');
+  }, 60_000);
+
   it('replay server (memory broker) stopped and started again on its port: server_restarted', async () => {
     // stop() says disconnect server_restart; the new process has a new epoch and no sessions, so
     // every reconnect's history (naming the old epoch) is rejected.

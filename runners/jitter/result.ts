@@ -80,9 +80,10 @@ export interface JitterResult extends RunFields, LossSummary {
    */
   disruptionWindow?: { planned: number; applied: number; windowMs: number };
   /**
-   * Clients a disruption took offline that were still offline when the settle ended, and the
-   * accepted messages they missed: booked as "not back by the end" (CLIENTS_OFFLINE_AT_END), part
-   * of lostDeliveries but not loss while connected (absent in older results).
+   * Clients once connected that were still offline when the settle ended (a disruption or the
+   * server took them down), and the accepted messages they missed: booked as "not back by the end"
+   * (CLIENTS_OFFLINE_AT_END), part of lostDeliveries but not loss while connected (absent in older
+   * results).
    */
   offlineAtEnd?: { clients: number; lostDeliveries: number };
   /** Network weather (`--weather`): each condition's delivery, loss by cause, resume outcomes, latency and recovery over its own clients (absent without weather). */

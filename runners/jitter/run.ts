@@ -163,7 +163,6 @@ function openRun(o: JitterOptions, url: string, engine: Emitter<EngineEvents>, {
       },
       connected: (i, { resumed, attempt, at }) => series.connectedAt(i, at, chaos!.onConnected(i, at, resumed, attempt)),
       disconnected: (i, { reason, at }) => {
-        if (reason === 'closed') return;
         chaos!.onDisconnected(i, at, reason);
         series.disconnectedAt(i, at);
       },
@@ -233,8 +232,9 @@ async function flow({ o, s, chaos, series, sentAtMs, heard, epochs, steps, durin
 function report({ o, target, head, kinds, steps, offlineMs, epochs, series, sentAtMs, fdLimit, s, chaos: ex, weather, restarts, failedInRestart }: JitterRun, rampStart: number, pub: PublisherResult, runner: RunnerHealth): JitterResult {
   s.events.emit('phase', 'report', 'computing');
   const disruptions = kinds.map((k) => ex.tracker.report(k, ex.applied, s.ledger, sentAtMs, target.replays));
-  // Still offline after the settle: their missing messages are "not back by the end", not loss while connected.
-  const offline = ex.tracker.offlineNow();
+  // Still offline after the settle, whatever took them down (a disruption, the server): their
+  // missing messages are "not back by the end", not loss while connected.
+  const offline = Array.from({ length: o.clients }, (_, i) => i).filter((i) => s.book.has(i) && !s.up[i]);
   const c = s.counters;
   const partial: Omit<JitterResult, 'validity'> = {
     ...head,

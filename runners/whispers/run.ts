@@ -111,7 +111,7 @@ function openRun(o: WhispersOptions, url: string, started: number, signal: Abort
     },
     hooks: {
       connected: (i, { resumed, at }) => timelines[roomOf(i)]!.connected(slotOf(i), at, resumed),
-      disconnected: (i, { reason, detail, at }) => void (reason !== 'closed' && timelines[roomOf(i)]!.disconnected(slotOf(i), at, reason, detail)),
+      disconnected: (i, { reason, detail, at }) => timelines[roomOf(i)]!.disconnected(slotOf(i), at, reason, detail),
     },
   });
   const count = () => ({ connected: connected.reduce((a, b) => a + b, 0), published: sent.reduce((a, b) => a + b, 0), received: latency.count, deliveredPct: 0 });

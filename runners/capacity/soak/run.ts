@@ -189,8 +189,10 @@ function openSession(ctx: ScenarioContext, o: SoakOptions, run: { url: string; r
         everUp[i] = 1;
       },
       disconnected: (i, { reason }) => {
-        if (reason === 'closed' || reason === 'dropped') return;
+        if (reason === 'dropped') return;
         win.disconnects++;
+        // The server said not to come back (our own closes come only once the run stops).
+        if (reason === 'closed') return;
         // A failed reconnect emits no new disconnect: the loop tries again, within the budget.
         const budget = MAX_RECONNECTS_PER_CLIENT - reconnectsOf[i]!;
         if (runnerReconnects) void s.reconnect(i, afterOffline(pauseMs, { retryMs: pauseMs, maxAttempts: budget, attemptTimeoutMs: Infinity }), { onAttempt: () => void reconnectsOf[i]!++ });
