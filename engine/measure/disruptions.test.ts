@@ -12,15 +12,23 @@ import { DeliveryLedger } from './ledger.ts';
 describe('DisruptionTracker', () => {
   const steps: PlanStep[] = [{ kind: 'partition', scope: 'group', target: 0, atMs: 10_000, durationMs: 3000 }];
   const T0 = 1_000_000;
+  /** The session's record of who is connected (it is written before the tracker hears of it). */
+  const upRecord = (n: number) => {
+    const up = new Uint8Array(n);
+    return { up, isUp: (i: number) => up[i] === 1 };
+  };
   const build = () => {
-    const tr = new DisruptionTracker(steps, 3);
+    const { up, isUp } = upRecord(3);
+    const tr = new DisruptionTracker(steps, 3, isUp);
+    const connect = (c: number, at: number, resumed: boolean) => ((up[c] = 1), tr.onConnected(c, at, resumed));
+    const disconnect = (c: number, at: number) => ((up[c] = 0), tr.onDisconnected(c, at));
     const ledger = new DeliveryLedger(3, 20);
     const sentAtMs = [NaN, ...Array.from({ length: 20 }, (_, k) => k * 1000)];
-    for (const c of [0, 1, 2]) tr.onConnected(c, T0, false);
+    for (const c of [0, 1, 2]) connect(c, T0, false);
     tr.begin(0, [0, 1], T0 + 10_000);
-    tr.onDisconnected(0, T0 + 10_040);
-    tr.onDisconnected(1, T0 + 10_060);
-    tr.onConnected(0, T0 + 15_000, true);
+    disconnect(0, T0 + 10_040);
+    disconnect(1, T0 + 10_060);
+    connect(0, T0 + 15_000, true);
     for (let seq = 1; seq <= 20; seq++) {
       const sent = sentAtMs[seq]!;
       ledger.record(2, seq, 5);
@@ -54,7 +62,9 @@ describe('DisruptionTracker', () => {
   });
 
   it('ignores clients that were not connected when hit, and steps never applied', () => {
-    const tr = new DisruptionTracker(steps, 2);
+    const { up, isUp } = upRecord(2);
+    const tr = new DisruptionTracker(steps, 2, isUp);
+    up[0] = 1;
     tr.onConnected(0, T0, false);
     tr.begin(0, [0, 1], T0 + 10_000);
     expect(tr.report('partition', new Set([0]), new DeliveryLedger(2, 1), [NaN, 0], false)).toMatchObject({ affectedClients: 1, resumedPct: null });

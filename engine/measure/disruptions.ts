@@ -43,27 +43,26 @@ const spread = (values: number[]) => {
  */
 export class DisruptionTracker {
   private readonly pending: ({ step: number; startedAt: number; detected: boolean } | undefined)[];
-  private readonly connected: Uint8Array;
   // Per step: [client, ms] pairs, and the clients hit and resumed, so a report can cover some clients only (a weather condition's).
   private readonly detect = new Map<number, [number, number][]>();
   private readonly recover = new Map<number, [number, number][]>();
   private readonly resumed = new Map<number, number[]>();
   private readonly affected = new Map<number, number[]>();
 
-  constructor(private readonly steps: readonly PlanStep[], clients: number) {
+  /** `isUp`: whether client i is connected now, the session's own record (RunSession.up). */
+  constructor(
+    private readonly steps: readonly PlanStep[],
+    clients: number,
+    private readonly isUp: (i: number) => boolean,
+  ) {
     this.pending = new Array(clients);
-    this.connected = new Uint8Array(clients);
-  }
-
-  isConnected(i: number): boolean {
-    return this.connected[i] === 1;
   }
 
   /** A disruption `step` hits `clients` at wall time `now`. */
   begin(step: number, clients: Iterable<number>, now: number): void {
     const hit: number[] = [];
     for (const i of clients) {
-      if (!this.connected[i]) continue;
+      if (!this.isUp(i)) continue;
       hit.push(i);
       this.pending[i] = { step, startedAt: now, detected: false };
     }
@@ -71,7 +70,6 @@ export class DisruptionTracker {
   }
 
   onDisconnected(i: number, now: number): void {
-    this.connected[i] = 0;
     const p = this.pending[i];
     if (p && !p.detected) {
       p.detected = true;
@@ -81,7 +79,6 @@ export class DisruptionTracker {
 
   /** Returns the recovery (disruption step, ms since it began) when this reconnect ended one, for per-run series. */
   onConnected(i: number, now: number, resumed: boolean): { step: number; ms: number } | undefined {
-    this.connected[i] = 1;
     const p = this.pending[i];
     if (!p || !p.detected) return undefined;
     entryOf(this.recover, p.step, () => []).push([i, now - p.startedAt]);

@@ -41,7 +41,7 @@ export class ChaosExecutor {
   constructor(private readonly s: Session, readonly o: ChaosExecutorOptions) {
     // Before anything connects: a server event needs the runner's restart of its target.
     if (o.steps.some((st) => CATALOG[st.kind].serverEvent) && !o.restart) throw new ReboundError('RR_ERR_WEATHER_NEEDS_RESTART', 'the weather has a deploy, which restarts the target, and this run holds no target it can restart: let the runner start it, or configure AVALANCHE_RESTART_COMMAND or AVALANCHE_RESTART_HOOK_URL for a --url target', { details: { option: 'weather' } });
-    this.tracker = new DisruptionTracker(o.steps, o.clients);
+    this.tracker = new DisruptionTracker(o.steps, o.clients, (i) => s.up[i] === 1);
   }
 
   /** Open one proxy per group in front of `url` (the target's base URL) when the plan has network disruptions. */
@@ -84,11 +84,6 @@ export class ChaosExecutor {
     if (reason !== 'dropped' && reason !== 'closed' && this.s.target.reconnect === 'manual' && !this.s.stopping) void this.s.reconnect(i, afterOffline(this.s.target.offlineFloorMs));
   }
 
-  /** Clients connected now, as the tracker saw them. */
-  connectedNow(): number {
-    return Array.from({ length: this.o.clients }, (_, i) => this.tracker.isConnected(i)).filter(Boolean).length;
-  }
-
   /** Every step of the schedule, each on its own timer from `t0`; resolves when all are done. */
   start(t0: number): Promise<void>[] {
     this.t0 = t0;
@@ -121,7 +116,7 @@ export class ChaosExecutor {
       const step = this.o.steps[idx]!;
       await this.s.nap(this.t0 + step.atMs - now());
       if (this.stopped) return;
-      const wasConnected = this.tracker.isConnected(i);
+      const wasConnected = this.s.up[i] === 1;
       if (wasConnected) this.tracker.begin(idx, [i], now());
       const dropAt = now();
       const applied = wasConnected && c.drop();
@@ -153,7 +148,7 @@ export class ChaosExecutor {
     this.tracker.begin(idx, members, now());
     // A weather link shape takes no connection down: it opens no offline span (see CATALOG.link).
     const outage = !def.keepsConnections;
-    if (outage) for (const i of members) if (this.tracker.isConnected(i)) this.s.timelines.disrupted(i, now());
+    if (outage) for (const i of members) if (this.s.up[i] === 1) this.s.timelines.disrupted(i, now());
     try {
       const undo = await apply(this.fleet.proxies[step.target]!);
       ev.applied = true;

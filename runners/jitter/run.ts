@@ -76,7 +76,7 @@ async function execute(o: JitterOptions, url: string, engine: Emitter<EngineEven
     // End early once every client ever seen connected is connected again and has every accepted
     // message (so recovery times are never cut short).
     const delivered = allDelivered(s);
-    await s.run(settlePhase({ maxMs: o.settle, until: () => delivered() && chaos.connectedNow() >= s.book.connectedCount }));
+    await s.run(settlePhase({ maxMs: o.settle, until: () => delivered() && s.upCount >= s.book.connectedCount }));
     // Close before reporting: a runner that ran out of descriptors needs them back to read its
     // own limits and write the results.
     s.close();
