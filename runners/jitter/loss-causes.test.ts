@@ -1,8 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket, { WebSocketServer } from 'ws';
 import { sleep } from '../../lib/time.ts';
+import { startWsRelay, type RelayHooks } from '../../services/common/test-clients.ts';
 import { createReplayServer } from '../../services/replay-server/index.ts';
 import { startTestServer } from '../../services/replay-server/testing.ts';
 import { withTarget } from '../../engine/measure/local-target.ts';
@@ -38,41 +36,11 @@ function share(r: JitterResult, cause: LossCause): number {
   return r.lostDeliveries > 0 ? ((by[cause] ?? 0) / r.lostDeliveries) * 100 : 0;
 }
 
-/**
- * A WebSocket relay in front of a real service (same path, query and subprotocol): every frame
- * passes unless a hook rewrites it. `fromServer` returns the frames the client gets instead of a
- * server frame (none: dropped); `fromClient` what to forward (absent: nothing) and what to answer
- * the client itself.
- */
-async function wsRelay(upstreamHttp: string, path: string, hooks: { fromServer?: (frame: string) => string[]; fromClient?: (frame: string) => { forward?: string; reply?: string } }): Promise<string> {
-  const server: Server = createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocketServer({ server, path, handleProtocols: (protocols) => [...protocols][0] ?? false });
-  wss.on('connection', (client, req) => {
-    const target = upstreamHttp.replace(/^http/, 'ws') + (req.url ?? path);
-    const up = client.protocol ? new WebSocket(target, client.protocol) : new WebSocket(target);
-    const early: string[] = [];
-    up.on('open', () => early.splice(0).forEach((m) => up.send(m)));
-    client.on('message', (raw) => {
-      const m = raw.toString();
-      const { forward, reply } = hooks.fromClient ? hooks.fromClient(m) : { forward: m };
-      if (reply !== undefined) client.send(reply);
-      if (forward === undefined) return;
-      if (up.readyState === WebSocket.OPEN) up.send(forward);
-      else early.push(forward);
-    });
-    up.on('message', (raw) => {
-      const m = raw.toString();
-      for (const f of hooks.fromServer ? hooks.fromServer(m) : [m]) client.send(f);
-    });
-    const end = () => (client.terminate(), up.terminate());
-    for (const s of [client, up]) {
-      s.on('close', end);
-      s.on('error', end);
-    }
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  cleanup.push(() => new Promise<void>((r) => (wss.clients.forEach((c) => c.terminate()), server.close(() => r()))));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+/** A WebSocket relay in front of a real service (services/common/test-clients.ts), closed after each test. */
+async function wsRelay(upstreamHttp: string, path: string, hooks: RelayHooks): Promise<string> {
+  const relay = await startWsRelay(upstreamHttp, path, hooks);
+  cleanup.push(relay.close);
+  return relay.url;
 }
 
 /** The ws service behind a relay that drops the data frames of every seq divisible by `every`: a server that loses live frames. */

@@ -4,6 +4,8 @@ import { getTarget } from '../../engine/targets/index.ts';
 import { done } from '../../shards/merge/fixtures.ts';
 import { mergeShards } from '../../shards/merge/merge.ts';
 import { resultProblem } from '../../shards/merge/schema.ts';
+import { startWsRelay } from '../../services/common/test-clients.ts';
+import { startTestServer } from '../../services/replay-server/testing.ts';
 import { parseWhispersOptions } from './options.ts';
 import { runWhispers } from './run.ts';
 
@@ -67,6 +69,25 @@ describe('whispers runner', () => {
       expect(r.lossByCause!.not_back_by_end).toBeGreaterThan(0);
     } finally {
       await svc.stop().catch(() => {});
+    }
+  });
+
+  it('a member the server sends away (disconnect with reconnect: false) is gone: what it misses is not back by the end', { timeout: 30_000 }, async () => {
+    const t = await startTestServer({});
+    // The relay says it to the first member 800 ms after it connected; the official client then closes for good.
+    const relay = await startWsRelay(t.httpUrl, '/cable', { onOpen: (client, i) => void (i === 0 && setTimeout(() => client.send('{"type":"disconnect","reason":"remote","reconnect":false}'), 800)) });
+    try {
+      const o = parseWhispersOptions({ values: { target: 'replay', n: '6', rooms: '2', interval: '100', duration: '2', ramp: '200', settle: '500' }, origin: 'test' });
+      const r = await runWhispers(o, relay.url);
+      expect(r.lostDeliveries).toBeGreaterThan(0);
+      expect(Object.values(r.lossByCause!).reduce((a, b) => a + b, 0)).toBe(r.lostDeliveries);
+      // Its peers' whispers after it left: before 31de50e these were "lost while connected" too.
+      // (The whispers it "sent" while away still count as sent, and its peers book those as lost
+      // while connected: the sender's side, not fixed here.)
+      expect(r.lossByCause!.not_back_by_end, JSON.stringify(r.lossByCause)).toBeGreaterThanOrEqual(30);
+    } finally {
+      await relay.close();
+      await t.close();
     }
   });
 

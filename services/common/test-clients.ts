@@ -2,8 +2,9 @@
  * Test helpers for the reference servers: real clients over loopback (ws, socket.io-client),
  * pausable at the TCP level to play a client that stopped reading.
  */
-import { Agent, request } from 'node:http';
-import WebSocket from 'ws';
+import { Agent, createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import WebSocket, { WebSocketServer } from 'ws';
 import { io, type Socket as IoSocket } from 'socket.io-client';
 import { waitUntil } from '../../lib/time.ts';
 import type { ServiceHandle } from './spawn.ts';
@@ -103,5 +104,57 @@ export async function ioClient(svc: ServiceHandle): Promise<{ socket: IoSocket; 
     pause: () => (socket.io.engine.transport as unknown as { ws: { _socket: { pause(): void } } }).ws._socket.pause(),
     close: () => socket.close(),
     disconnected: () => down,
+  };
+}
+
+/**
+ * What a WebSocket relay does to the frames passing through: `fromServer` returns the frames the
+ * client gets instead of a server frame (none: dropped); `fromClient` what to forward (absent:
+ * nothing) and what to answer the client itself; `onOpen` is told of each client socket (the
+ * `index`-th since the relay started), to send it frames of its own.
+ */
+export interface RelayHooks {
+  fromServer?: (frame: string) => string[];
+  fromClient?: (frame: string) => { forward?: string; reply?: string };
+  onOpen?: (client: WebSocket, index: number) => void;
+}
+
+/**
+ * A WebSocket relay in front of a real service (same path, query and subprotocol), on port 0:
+ * every frame passes unless a hook rewrites it. Plays a server that breaks the protocol in one
+ * chosen way, in front of one that does not.
+ */
+export async function startWsRelay(upstreamHttp: string, path: string, hooks: RelayHooks): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((_req, res) => res.writeHead(404).end());
+  const wss = new WebSocketServer({ server, path, handleProtocols: (protocols) => [...protocols][0] ?? false });
+  let opened = 0;
+  wss.on('connection', (client, req) => {
+    const target = upstreamHttp.replace(/^http/, 'ws') + (req.url ?? path);
+    const up = client.protocol ? new WebSocket(target, client.protocol) : new WebSocket(target);
+    const early: string[] = [];
+    up.on('open', () => early.splice(0).forEach((m) => up.send(m)));
+    client.on('message', (raw) => {
+      const m = raw.toString();
+      const { forward, reply } = hooks.fromClient ? hooks.fromClient(m) : { forward: m };
+      if (reply !== undefined) client.send(reply);
+      if (forward === undefined) return;
+      if (up.readyState === WebSocket.OPEN) up.send(forward);
+      else early.push(forward);
+    });
+    up.on('message', (raw) => {
+      const m = raw.toString();
+      for (const f of hooks.fromServer ? hooks.fromServer(m) : [m]) client.send(f);
+    });
+    const end = () => (client.terminate(), up.terminate());
+    for (const s of [client, up]) {
+      s.on('close', end);
+      s.on('error', end);
+    }
+    hooks.onOpen?.(client, opened++);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((r) => (wss.clients.forEach((c) => c.terminate()), server.close(() => r()))),
   };
 }
