@@ -48,6 +48,7 @@ const TRIPS: [ValidityCode, 'fatal' | 'warning', Partial<ValidityInput>][] = [
   ['NO_DISRUPTIONS', 'fatal', { disruptionWindow: { planned: 3, applied: 0, windowMs: 9000 } }],
   ['RESTART_FAILED', 'fatal', { restartFailures: ['restart command failed (exit 3): no such service'] }],
   ['CLIENTS_OFFLINE_AT_END', 'warning', { offlineAtEnd: { clients: 2, lostDeliveries: 16 }, receivedDeliveries: 184, deliveryRatePct: 92, deliveryRateOfConnectedPct: 92 }],
+  ['WHISPERS_NOT_SENT', 'warning', { whispersNotSent: 7 }],
   ['UNCONFIRMED_DELIVERED', 'warning', { receivedDeliveries: 210, unconfirmedDeliveries: 10 }],
   ['TARGET_MODULE_FAULT', 'fatal', { targetModule: { file: './my-target.ts', faults: [{ hook: 'connect()', count: 3, sample: 'did not settle within 15000 ms' }] } }],
 ];
@@ -70,7 +71,7 @@ describe('checkValidity', () => {
 
   it('each code is one rule of the shared list, in the order flags come out', () => {
     expect(DELIVERY_RULES.map((r) => r.code)).toEqual(
-      ['DELIVERY_OVER_100', 'RECEIVED_OVER_EXPECTED', 'UNCONFIRMED_DELIVERED', 'TARGET_MODULE_FAULT', 'NOTHING_CONNECTED', 'NOTHING_PUBLISHED', 'PARTIAL_PUBLISH', 'ABORTED', 'NO_DISRUPTIONS', 'RESTART_FAILED', 'CLIENTS_OFFLINE_AT_END', 'NEGATIVE_SKEW_FLOOR', 'OVERRAN_PLAN', 'RUNNER_FD_LIMIT', 'RUNNER_PORT_EXHAUSTION', 'CONNECT_FAILURES', 'RUNNER_LOOP_LAG', 'FOREIGN_MESSAGES', 'BROKER_EPOCH_CHANGED'],
+      ['DELIVERY_OVER_100', 'RECEIVED_OVER_EXPECTED', 'UNCONFIRMED_DELIVERED', 'TARGET_MODULE_FAULT', 'NOTHING_CONNECTED', 'NOTHING_PUBLISHED', 'PARTIAL_PUBLISH', 'ABORTED', 'NO_DISRUPTIONS', 'RESTART_FAILED', 'CLIENTS_OFFLINE_AT_END', 'WHISPERS_NOT_SENT', 'NEGATIVE_SKEW_FLOOR', 'OVERRAN_PLAN', 'RUNNER_FD_LIMIT', 'RUNNER_PORT_EXHAUSTION', 'CONNECT_FAILURES', 'RUNNER_LOOP_LAG', 'FOREIGN_MESSAGES', 'BROKER_EPOCH_CHANGED'],
     );
     expect(new Set(DELIVERY_RULES.map((r) => r.code))).toEqual(new Set(VALIDITY_CODES));
   });

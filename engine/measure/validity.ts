@@ -21,6 +21,7 @@ export const VALIDITY_CODES = [
   'NO_DISRUPTIONS',
   'RESTART_FAILED',
   'CLIENTS_OFFLINE_AT_END',
+  'WHISPERS_NOT_SENT',
   'UNCONFIRMED_DELIVERED',
   'TARGET_MODULE_FAULT',
 ] as const;
@@ -62,8 +63,10 @@ export interface ValidityInput
    * inside the publishing window, and how many of those were applied. Absent when none was asked for.
    */
   disruptionWindow?: { planned: number; applied: number; windowMs: number };
-  /** Clients a disruption took offline that were still offline when the settle ended, and the accepted messages they missed. */
+  /** Clients once connected that were still offline when the settle ended, and the accepted messages they missed. */
   offlineAtEnd?: { clients: number; lostDeliveries: number };
+  /** Whispers: those due while their sender was offline, never sent. */
+  whispersNotSent?: number;
   /** A user's target file (engine/targets/user-module.ts) and its hooks' faults during the run. */
   targetModule?: TargetModuleReport;
   /** The run's own restarts of its target (weather `deploy`) that failed, each its reason. */
@@ -195,6 +198,11 @@ export const DELIVERY_RULES: readonly ValidityRule<ValidityInput, ValidityCode>[
       const o = r.offlineAtEnd;
       return o && o.clients > 0 && !r.aborted ? `${o.clients} clients were still offline when the settle ended (taken down by a disruption or by the server); their ${o.lostDeliveries} missing deliveries are booked as "not back by the end" (lostNotBackByEnd), not as the target's loss while connected: a longer --settle shows whether they come back, and disconnectReasons whether the server told them not to (closed_no_reconnect)` : undefined;
     },
+  },
+  {
+    code: 'WHISPERS_NOT_SENT',
+    severity: 'warning',
+    check: (r) => (r.whispersNotSent && !r.aborted ? `${r.whispersNotSent} whispers were due while their sender was offline and were never sent, so no peer was owed them: the delivery rate covers what was sent; this count is what the senders' outages cost` : undefined),
   },
   { code: 'NEGATIVE_SKEW_FLOOR', severity: 'fatal', check: (r) => (r.skewFloor < 0 ? `minimum latency ${r.skewFloor} ms is negative: runner and publisher clocks disagree` : undefined) },
   { code: 'OVERRAN_PLAN', severity: 'fatal', check: (r) => (r.elapsedMs > 1.5 * r.plannedMs ? `run took ${r.elapsedMs} ms, more than 1.5x the planned ${r.plannedMs} ms` : undefined) },

@@ -12,9 +12,9 @@ export type WhispersResult = Awaited<ReturnType<typeof runWhispers>>;
 
 /** How whispers results add up over shards, besides the delivery fields they share (DELIVERY_MERGE). */
 export const WHISPERS_MERGE: MergeSpec = {
-  sum: ['whispersSent', 'whispersReceived', 'expectedReceived', 'roomsWithoutPeers'],
+  sum: ['whispersSent', 'whispersNotSent', 'whispersReceived', 'expectedReceived', 'roomsWithoutPeers'],
   max: ['publishingMs', 'totalElapsedMs'],
-  counts: ['initiallyConnected', 'whispersSent', 'whispersReceived', 'expectedReceived', 'roomsWithoutPeers'],
+  counts: ['initiallyConnected', 'whispersSent', 'whispersNotSent', 'whispersReceived', 'expectedReceived', 'roomsWithoutPeers'],
   nonNegative: ['publishingMs', 'totalElapsedMs'],
   check(r) {
     const [clients, sent, received, rooms, lonely] = [count(r.clients), count(r.whispersSent), count(r.whispersReceived), count(r.rooms), count(r.roomsWithoutPeers)];

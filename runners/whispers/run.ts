@@ -85,7 +85,8 @@ function openRun(o: WhispersOptions, url: string, started: number, signal: Abort
   // 1 for a client connected when whispering began.
   const connected = new Uint8Array(o.clients);
   const sent = new Int32Array(o.clients);
-  const books = { foreign: 0 };
+  /** `notSent`: whispers due while their sender was offline (whisperAll). */
+  const books = { foreign: 0, notSent: 0 };
   // Message id inside the room: whisper k of member slot s.
   const seqOf = (room: number, from: number, k: number) => k * members[room]! + slotOf(from) + 1;
   const s = new RunSession({
@@ -119,15 +120,23 @@ function openRun(o: WhispersOptions, url: string, started: number, signal: Abort
 }
 
 /** Every connected client whispers on its own phase inside the interval, so sends do not come in bursts. */
-async function whisperAll({ o, s, runId, connected, sent, timelines, roomOf, seqOf }: WhispersRun, t0: number): Promise<void> {
+async function whisperAll({ o, s, runId, connected, sent, timelines, roomOf, seqOf, books }: WhispersRun, t0: number): Promise<void> {
   const perClient = whispersPerClient(o);
   const pad = o.payload > 0 ? 'x'.repeat(o.payload) : undefined;
   await Promise.all(
     (s.clients as WhisperClient[]).map(async (c, i) => {
       if (!connected[i]) return;
-      for (let k = 0; k < perClient && !s.aborted; k++) {
-        await s.nap(t0 + (i / o.clients) * o.interval + k * o.interval - Date.now());
+      for (let tick = 0; tick < perClient && !s.aborted; tick++) {
+        await s.nap(t0 + (i / o.clients) * o.interval + tick * o.interval - Date.now());
         if (s.aborted) break;
+        // A member that is down sends nothing: its peers, connected or not, are owed nothing by the
+        // target (counted apart: whispersNotSent). Whispers are numbered by what was sent (k), so
+        // what a member sent stays "every k below sent[i]".
+        if (s.up[i] !== 1) {
+          books.notSent++;
+          continue;
+        }
+        const k = sent[i]!;
         const w: Whisper = { runId, from: i, k, sentAt: Date.now(), ...(pad ? { pad } : {}) };
         // No server acknowledgement for a whisper: its window is its send.
         timelines[roomOf(i)]!.accepted(seqOf(roomOf(i), i, k), w.sentAt, w.sentAt);
@@ -171,6 +180,11 @@ function report(run: WhispersRun, r: { started: number; expected: number; roomsW
     connectFailureCauses: r.connectFailureCauses,
     whisperIntervalMs: o.interval,
     whispersSent,
+    /**
+     * Whispers due while their sender was offline (after a server restart, a kill, a drop): never
+     * sent, so in neither whispersSent nor expectedReceived (WHISPERS_NOT_SENT says how many).
+     */
+    whispersNotSent: books.notSent,
     /** Unique (receiver, whisper) arrivals. */
     whispersReceived: received,
     /** Σ over whispers of (connected members of the room − 1). */
