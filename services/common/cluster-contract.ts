@@ -41,15 +41,17 @@ export function describeClusterContract(name: ReferenceServer, args: string[] = 
     it('clients spread over both workers; /metrics sums connections and RSS over them', async () => {
       const workers = childPids(h.pid);
       expect(workers).toHaveLength(2);
-      await open(h, 8, 'spread');
-      const m = await poll(h, (x) => x.cluster?.connections === 8);
+      // SO_REUSEPORT (uws) places a connection by a hash of its address: n connections all land on
+      // one of two workers with chance 2^(1-n), 0.8 % at 8 (a flake seen), 0.003 % at 16.
+      await open(h, 16, 'spread');
+      const m = await poll(h, (x) => x.cluster?.connections === 16);
       const c = m.cluster!;
       expect(c.workers).toBe(2);
       expect(c.perWorker.map((w) => w.pid).sort()).toEqual([...workers].sort());
       for (const w of c.perWorker) expect(w.connections).toBeGreaterThan(0);
       expect(c.rssBytes).toBe(c.primaryRssBytes + c.perWorker.reduce((n, w) => n + w.rssBytes, 0));
       // The answering worker's own figure stays its own: the sum is under `cluster`.
-      expect(m.connections).toBeLessThan(8);
+      expect(m.connections).toBeLessThan(16);
     });
 
     it('broadcasts alternating between both workers reach every client on both exactly once, in order', async () => {
@@ -95,8 +97,9 @@ export function describeClusterContract(name: ReferenceServer, args: string[] = 
         }, 20_000, 'a replacement worker', 50);
         const m = await poll(h, (x) => x.cluster?.workers === 2 && x.cluster.perWorker.length === 2);
         expect(m.cluster!.respawns).toBe(1);
-        const cs = await open(h, 6, 'after');
-        await poll(h, (x) => x.cluster?.connections === 6 && x.cluster.perWorker.every((w) => w.connections > 0));
+        // 16, not 6: all on one worker by SO_REUSEPORT's hash had a 3 % chance (a flake seen in a full run).
+        const cs = await open(h, 16, 'after');
+        await poll(h, (x) => x.cluster?.connections === 16 && x.cluster.perWorker.every((w) => w.connections > 0));
         for (let i = 1; i <= 4; i++) expect(await postFresh(h.port, '/_broadcast', JSON.stringify({ stream: 'after', data: String(i) }))).toBe(201);
         await waitUntil(() => cs.every((c) => c.received() >= 4), 10_000, 'broadcasts after the respawn');
         for (const c of cs) expect(c.data()).toEqual(['1', '2', '3', '4']);
