@@ -14,18 +14,18 @@ import type { EngineEvents } from './events.ts';
 import type { Clock, Phase, SessionOptions } from './types.ts';
 
 /**
- * What every runner shares while it runs: N clients of one target, each wired once into the
- * connection book, the delivery ledger, the latency recorder and its own timeline (why each lost
- * delivery was lost, engine/measure/loss-causes.ts). Runners add what is theirs through `hooks`;
- * phases (phases/*.ts, chaos/execute) read and drive it. Nothing here prints.
- */
-/**
  * How a disconnect is counted (results' disconnectReasons). Our own closes come only while the
  * session stops, and are not counted: a 'closed' before that is the server telling the library
  * not to reconnect (a disconnect frame with reconnect: false).
  */
 export const disconnectKey = (reason: DisconnectReason): string => (reason === 'closed' ? 'closed_no_reconnect' : reason);
 
+/**
+ * What every runner shares while it runs: N clients of one target, each wired once into the
+ * connection book, the delivery ledger, the latency recorder and its own timeline (why each lost
+ * delivery was lost, engine/measure/loss-causes.ts). Runners add what is theirs through `hooks`;
+ * phases (phases/*.ts, chaos/execute) read and drive it. Nothing here prints.
+ */
 export class RunSession {
   readonly target: SessionOptions['target'];
   readonly runId: string;
