@@ -88,7 +88,7 @@ describe('ping / pong', () => {
     await a.c.waitFor((f) => f.type === 'ping' && f !== pa, 1500, 'second ping');
   });
 
-  it('a due ping leaves in the same write as the next data frame, ahead of it (connection/ping.ts, piggyback)', async () => {
+  it('a due ping leaves in the same write as the next data frame (connection/ping.ts, piggyback)', async () => {
     const { c } = track(await connectRaw(`${t.wsUrl}?pi=1`));
     const id = pubsubId('piggyback');
     c.send({ command: 'subscribe', identifier: id });
@@ -102,8 +102,11 @@ describe('ping / pong', () => {
     }
     const pings = arrivals.flatMap((a, i) => (a.ping ? [i] : []));
     expect(pings.length).toBeGreaterThanOrEqual(2);
-    // each ping is followed by a data frame of the same read (a slow publish may leave one alone)
-    const along = pings.filter((i) => arrivals[i + 1] !== undefined && !arrivals[i + 1]!.ping && arrivals[i + 1]!.at - arrivals[i]!.at < 1);
+    // each ping comes with a data frame of the same read (a slow publish may leave one alone):
+    // ahead of it where the frame passes sendFrame, behind it where the frame was published to a
+    // uWS topic (uWS writes a socket's published frames ahead of a send)
+    const sameRead = (i: number, j: number) => arrivals[j] !== undefined && !arrivals[j]!.ping && Math.abs(arrivals[j]!.at - arrivals[i]!.at) < 1;
+    const along = pings.filter((i) => sameRead(i, i + 1) || sameRead(i, i - 1));
     expect(along.length).toBeGreaterThanOrEqual(Math.max(2, pings.length - 1));
   });
 

@@ -4,6 +4,7 @@ import { MemoryBroker, type MemoryBrokerOptions } from './broker/memory.ts';
 import type { Broker, BrokerStats } from './broker/types.ts';
 import { Connection, disconnectFrames } from './connection/index.ts';
 import { PingScheduler } from './connection/ping.ts';
+import { TopicMembers, topicSweepMs } from './connection/topic-members.ts';
 import type { TransportName } from './connection/transport.ts';
 import { createCounters, type ConnectionContext, type ServerCounters } from './connection/types.ts';
 import type { ReloadRequester } from './http/index.ts';
@@ -93,7 +94,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
   let resyncs = 0;
 
   /** This process's own counters (a worker's share in cluster mode). */
-  const stats = () => ({ pid: process.pid, connections: pings.size, subscriptions: hub.subscriptionCount, streams: hub.streamCount, deliveries: hub.deliveries, publishErrors, resyncs, ...counters });
+  const stats = () => ({ pid: process.pid, connections: pings.size, subscriptions: hub.subscriptionCount, topicSubscriptions: hub.topicSubscriptionCount, streams: hub.streamCount, deliveries: hub.deliveries, publishErrors, resyncs, ...counters });
   /** /metrics: own counters plus the broker's, and in cluster mode every worker's sums. */
   const metrics = async () => {
     const b: Partial<BrokerStats> = await broker.stats().catch(() => ({}));
@@ -120,7 +121,8 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
   };
   const listener = transport === 'uws' ? createUwsListener(hooks, deps.sharePort) : createWsListener(hooks, deps.webSocketClass);
   const { io } = listener;
-  const hub = new Hub(io.encode);
+  const topics = io.topics ? new TopicMembers<Connection>(io.topics, io.writable, topicSweepMs(opts.slowConsumerMs), Math.min(opts.maxBufferedBytes, opts.maxQueuedBytes)) : undefined;
+  const hub = new Hub(io.encode, topics);
   // Piggyback: a due ping rides with the connection's next data frame (one write, not two).
   const pings = new PingScheduler<Connection>(Date.now, io.encode, true);
   const offMessages = broker.onMessages(io.deferFanOut ? (msgs) => hub.queue(msgs) : (msgs) => hub.deliver(msgs));
@@ -139,6 +141,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
     broker,
     counters,
     io,
+    topics,
     disconnectFrames: disconnectFrames(io),
     resolve: createStreamResolver({ publicStreams: opts.publicStreams, streamsSecret: opts.streamsSecret, streamsWhisper: opts.streamsWhisper, publicWhispers: opts.publicWhispers, maxStreamLength: 1024 }),
     get stopping() {
@@ -181,6 +184,7 @@ export function createReplayServer(partial: Partial<ReplayServerOptions> = {}, d
       while (pings.size > 0 && Date.now() < graceEnd && !stopOpts.processExit) await new Promise((r) => setTimeout(r, 10));
       if (stopOpts.processExit) await new Promise((r) => setTimeout(r, Math.max(0, graceEnd - Date.now())));
       pings.stop();
+      topics?.stop();
       offMessages();
       offResync();
       listener.close();

@@ -22,6 +22,8 @@ export interface UwsSocket<U> {
   getUserData(): U;
   /** Run `cb` with this socket corked: its sends leave in one write. */
   cork(cb: () => void): UwsSocket<U>;
+  subscribe(topic: string): boolean;
+  unsubscribe(topic: string): boolean;
 }
 export interface UwsRequest {
   getHeader(lowerCaseKey: string): string;
@@ -57,6 +59,8 @@ export interface UwsApp {
   any(pattern: string, handler: (res: UwsResponse, req: UwsRequest) => void): UwsApp;
   /** `options` 1 = LIBUS_LISTEN_EXCLUSIVE_PORT (no SO_REUSEADDR either); 0 = SO_REUSEADDR + SO_REUSEPORT on Linux. */
   listen(host: string, port: number, options: 0 | 1, cb: (listenSocket: unknown) => void): UwsApp;
+  /** Every socket subscribed to `topic` gets `message` (written at the end of the loop iteration, or before the socket's next send). */
+  publish(topic: string, message: string | ArrayBuffer | Uint8Array, isBinary?: boolean, compress?: boolean): boolean;
 }
 export interface UwsModule {
   App(): UwsApp;

@@ -6,6 +6,7 @@ import { decodeSession, newSid } from '../session/index.ts';
 import { flushHeld, historyPosition, HistoryQueue } from './history.ts';
 import { Outbox } from './outbox.ts';
 import type { Pingable } from './ping.ts';
+import type { TopicMember } from './topic-members.ts';
 import type { SocketOps } from './transport.ts';
 import type { ConnectionContext, ConnectParams } from './types.ts';
 import { WhisperBudget } from './whisper-budget.ts';
@@ -42,7 +43,7 @@ const whisperBudgets = new WeakMap<Connection, WhisperBudget>();
  * One client connection: welcome/restore, command dispatch, sends with the slow-consumer check.
  * Kept deliberately small per instance (a few fields; `subs` is created on first subscribe).
  */
-export class Connection implements SubscriberConnection, Pingable {
+export class Connection implements SubscriberConnection, Pingable, TopicMember {
   sid: string = newSid();
   closing = false;
   /** Most connections hold one subscription: kept inline, a Map only from the second one on. */
@@ -363,6 +364,8 @@ export class Connection implements SubscriberConnection, Pingable {
   }
 
   private openOutbox(): Outbox {
+    // Frames wait here in order from now on: nothing may reach the socket past them through a topic.
+    this.leaveTopics();
     const box = new Outbox(
       this.sock,
       this.ctx.io,
@@ -407,6 +410,68 @@ export class Connection implements SubscriberConnection, Pingable {
     this.disconnect('too_slow');
   }
 
+  /** See SubscriberConnection.topicReady: topics exist and every frame of this connection can go straight to its socket. */
+  topicReady(): boolean {
+    return this.ctx.topics !== undefined && !this.closing && this.outbox === undefined && this.corks === 0 && !this.pressured;
+  }
+
+  joinTopic(topic: string): void {
+    const members = this.ctx.topics!;
+    members.add(this, this.sock);
+    members.ops.subscribe(this.sock, topic);
+  }
+
+  leaveTopic(topic: string): void {
+    // A socket uWS already closed has left every topic (and throws on any call).
+    if (this.ctx.io.writable(this.sock)) this.ctx.topics!.ops.unsubscribe(this.sock, topic);
+  }
+
+  /** Every subscription back to one-by-one delivery. */
+  private leaveTopics(): void {
+    const s = this.subs;
+    if (s === undefined) return;
+    if (s instanceof Map) for (const sub of s.values()) sub.leaveTopic();
+    else s.leaveTopic();
+  }
+
+  /**
+   * Ping scheduler: a ping became due. A topic member's data never passes sendFrame, so the
+   * ping waits in its groups instead (Group.pingDue) and leaves with the next frame published to
+   * one of them (pingAlong), in that frame's write.
+   */
+  pingDue(): void {
+    const s = this.subs;
+    if (s === undefined || this.ctx.topics === undefined) return;
+    if (s instanceof Map) {
+      for (const sub of s.values()) if (sub.nat) (sub.group!.pingDue ??= new Set()).add(sub);
+    } else if (s.nat) (s.group!.pingDue ??= new Set()).add(s);
+  }
+
+  pingAlong(): void {
+    const ping = this.duePing;
+    if (ping === undefined || this.closing) return;
+    this.duePing = undefined;
+    this.ctx.topics!.pingAlong(this.sock, ping);
+  }
+
+  /**
+   * The topic sweep (connection/topic-members.ts), the check put() makes before a write: past
+   * maxBufferedBytes + maxQueuedBytes the consumer is too slow (what overflows the outbox); past
+   * maxBufferedBytes the topics are left and the outbox's no-progress clock starts.
+   */
+  checkTopicPressure(): void {
+    if (this.closing || this.outbox !== undefined) return;
+    const { opts, counters } = this.ctx;
+    const buffered = this.ctx.topics!.ops.buffered(this.sock);
+    if (buffered <= opts.maxBufferedBytes) return;
+    if (buffered > opts.maxBufferedBytes + opts.maxQueuedBytes) {
+      counters.queueOverflows++;
+      return this.disconnect('too_slow');
+    }
+    this.pressured = true;
+    this.openOutbox();
+  }
+
   /**
    * Say why, close, and make sure the socket is gone after `graceMs` (a negative grace leaves
    * terminating to the caller: graceful stop sweeps every socket with one timer).
@@ -415,6 +480,8 @@ export class Connection implements SubscriberConnection, Pingable {
     if (this.closing) return;
     this.closing = true;
     this.outbox?.abort();
+    // Nothing is published to it any more; what was is written ahead of the goodbye (uWS drains first).
+    this.leaveTopics();
     this.ctx.counters.disconnects[reason]++;
     const { io } = this.ctx;
     const sock = this.sock;
@@ -450,6 +517,7 @@ export class Connection implements SubscriberConnection, Pingable {
       for (const sub of subs) this.ctx.hub.remove(sub);
     }
     this.subs = undefined;
+    this.ctx.topics?.delete(this);
     this.ctx.closed(this);
   }
 }

@@ -9,6 +9,8 @@ export interface Pingable {
    * every delivery.
    */
   duePing: Buffer | undefined;
+  /** Told right after `duePing` is set (a connection whose frames bypass sendFrame takes it along otherwise). */
+  pingDue?(): void;
 }
 
 /** Each interval is spread over this many ticks (at the default 3 s, one every 30 ms). */
@@ -102,6 +104,7 @@ export class PingScheduler<C extends Pingable> {
         if (!slot) g.due[(g.ticks - 1) % g.slack] = slot = { frame, conns: [] };
         slot.conns.push(next.value);
         next.value.duePing = frame;
+        next.value.pingDue?.();
       } else next.value.sendFrame(frame);
       budget--;
     }

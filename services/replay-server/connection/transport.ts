@@ -43,10 +43,31 @@ export interface SocketOps<S = unknown> {
   /** Stop / restart reading the client (TCP pushes back). A no-op where the library cannot (uWS v20.30). */
   pause(s: S): void;
   resume(s: S): void;
+  /**
+   * The library's own publish/subscribe, where it has one (uWS topics): the hub then hands each
+   * data frame to the library once per group and the library writes it to every member in native
+   * code (hub/subscription.ts, Group.nat). Absent on ws.
+   */
+  readonly topics?: TopicOps<S>;
   /** Send `frame` and a close frame with `code` in one write, then close cleanly. */
   close(s: S, code: number, frame: Buffer): void;
   /** Cut the TCP connection now (no close frame); a no-op on a socket already gone. */
   terminate(s: S): void;
+}
+
+/**
+ * A library's topics. Frames published to a topic wait in the library until the end of the loop
+ * iteration or the member's next send, whichever comes first (uWS writes a socket's published
+ * frames before any frame sent to it, in a write of their own), so a member's frames stay in the
+ * order they were given; frames published to one socket in one iteration leave in one write.
+ */
+export interface TopicOps<S = unknown> {
+  publish(topic: string, frame: Buffer): void;
+  subscribe(s: S, topic: string): void;
+  /** Frames already published to the socket are still written (see the uWS transport's anchor). */
+  unsubscribe(s: S, topic: string): void;
+  /** Bytes the library holds for the socket, published frames included (a native call: not per delivery). */
+  buffered(s: S): number;
 }
 
 export type TransportName = 'ws' | 'uws';

@@ -2,6 +2,7 @@ import type { Broker } from '../broker/types.ts';
 import type { Hub } from '../hub/index.ts';
 import type { ReplayServerOptions } from '../options.ts';
 import type { DisconnectReason, FrameError } from '../protocol/types.ts';
+import type { TopicMembers } from './topic-members.ts';
 import type { SocketOps } from './transport.ts';
 import type { StreamResolver } from '../protocol/streams.ts';
 import type { Connection } from './index.ts';
@@ -73,6 +74,8 @@ export interface ConnectionContext {
   readonly counters: ServerCounters;
   /** The transport under every connection of this server. */
   readonly io: SocketOps;
+  /** The connections in the transport's topics, where it has them (SocketOps.topics). */
+  readonly topics: TopicMembers<Connection> | undefined;
   /** `io`'s disconnect frames, one per reason (connection/index.ts disconnectFrames). */
   readonly disconnectFrames: Record<DisconnectReason, Buffer>;
   /** True during graceful stop: clients drop their sid on `disconnect`, so sessions are not re-committed. */

@@ -81,3 +81,122 @@ describe('Hub.queue (SocketOps.deferFanOut: uWS)', () => {
     expect(hub.deliveries).toBe(4);
   });
 });
+
+/** A topic-capable connection (the uWS transport's shape): joins and leaves are logged in order. */
+function member(sid: string, log: string[], ready = () => true): SubscriberConnection {
+  // As Connection.topicReady: never inside a batch (its frames wait for the uncork).
+  let corks = 0;
+  return {
+    ...recorder(sid, log),
+    cork: () => void (corks++, log.push(`${sid} cork`)),
+    uncork: () => void (corks--, log.push(`${sid} uncork`)),
+    topicReady: () => corks === 0 && ready(),
+    joinTopic: (t) => log.push(`${sid} join ${t}`),
+    leaveTopic: (t) => log.push(`${sid} leave ${t}`),
+    pingAlong: () => log.push(`${sid} ping along`),
+  };
+}
+/** The transport's topics as the hub sees them: each publish and batch end, in order. */
+function topicLog(log: string[]) {
+  return {
+    publish: (topic: string, f: Buffer) => log.push(`publish ${topic} ${/"offset":(\d+)/.exec(f.toString())?.[1] ?? '-'}`),
+    endBatch: () => log.push('end'),
+  };
+}
+
+describe('Hub topics (SocketOps.topics: uWS)', () => {
+  it('a subscription joins its group topic after a live delivery at the group position; each stored frame is then published once per group, duplicates never', () => {
+    const log: string[] = [];
+    const hub = new Hub((p) => Buffer.from(p), topicLog(log));
+    const x = new Subscription(member('x', log), 'i', 's', false);
+    const y = new Subscription(member('y', log), 'i', 's', false);
+    hub.add(x);
+    hub.add(y);
+    hub.deliver([msg('s', 1)]);
+    hub.deliver([msg('s', 2), msg('s', 2), msg('s', 3)]);
+    expect(log).toEqual(['x frame 1', 'x join t1', 'y frame 1', 'y join t1', 'end', 'publish t1 2', 'publish t1 3', 'end']);
+    expect(hub.topicSubscriptionCount).toBe(2);
+    expect(hub.deliveries).toBe(8);
+  });
+
+  it("a member leaving takes the group's position: a history request inside what it got reads nothing twice, and it rejoins at the next frame", () => {
+    const log: string[] = [];
+    const hub = new Hub((p) => Buffer.from(p), topicLog(log));
+    const x = new Subscription(member('x', log), 'i', 's', false);
+    hub.add(x);
+    hub.deliver([msg('s', 1)]);
+    hub.deliver([msg('s', 2), msg('s', 3)]);
+    expect(x.startAfter({ epoch: 'e1', offset: 1 })).toEqual({ epoch: 'e1', offset: 3 });
+    expect(x.nat).toBe(false);
+    expect(x.wouldGap({ stream: 's', message: '1', epoch: 'e1', offset: 1 })).toBe(false);
+    hub.deliver([msg('s', 3), msg('s', 4)]);
+    // 3 again is a duplicate; x is in a batch (corked) until its end, so it rejoins at the next one
+    expect(log.slice(log.indexOf('x leave t1'))).toEqual(['x leave t1', 'x cork', 'x frame 4', 'x uncork', 'end']);
+    hub.deliver([msg('s', 5)]);
+    expect(log.slice(-3)).toEqual(['x frame 5', 'x join t1', 'end']);
+  });
+
+  it('an epoch that changes while subscriptions are members starts their contiguous run at its first published offset', () => {
+    const log: string[] = [];
+    const hub = new Hub((p) => Buffer.from(p), topicLog(log));
+    const x = new Subscription(member('x', log), 'i', 's', false);
+    hub.add(x);
+    hub.deliver([msg('s', 5)]);
+    hub.deliver([{ stream: 's', message: '1', epoch: 'e2', offset: 3 }, { stream: 's', message: '1', epoch: 'e2', offset: 4 }]);
+    expect(log).toContain('publish t1 3');
+    x.beginHold();
+    expect([x.lastEpoch, x.lastOffset, x.floor]).toEqual(['e2', 4, 3]);
+    // offsets below 3 of e2 never reached it: a backlog from 2 would be a gap
+    expect(x.wouldGap({ stream: 's', message: '1', epoch: 'e2', offset: 2 })).toBe(true);
+  });
+
+  it('a stored frame with exclude_socket sends every member back to one-by-one delivery, where the excluded one is skipped', () => {
+    const log: string[] = [];
+    const hub = new Hub((p) => Buffer.from(p), topicLog(log));
+    hub.add(new Subscription(member('x', log), 'i', 's', false));
+    hub.add(new Subscription(member('y', log), 'i', 's', false));
+    hub.deliver([msg('s', 1)]);
+    log.length = 0;
+    hub.deliver([{ ...msg('s', 2), exclude: 'x' }]);
+    // x, first in the loop, rejoins the emptied group at its own position (1: 2 was not for it);
+    // y, at 2, stays out until the group is where it is
+    expect(log).toEqual(['x leave t1', 'y leave t1', 'x join t1', 'y frame 2', 'end']);
+    log.length = 0;
+    hub.deliver([msg('s', 3)]);
+    expect(log).toEqual(['publish t1 3', 'y frame 3', 'y join t1', 'end']);
+  });
+
+  it('a transient frame (whisper) reaches members one by one, sender excluded, and moves no position', () => {
+    const log: string[] = [];
+    const hub = new Hub((p) => Buffer.from(p), topicLog(log));
+    hub.add(new Subscription(member('x', log), 'i', 's', false));
+    hub.add(new Subscription(member('y', log), 'i', 's', false));
+    hub.deliver([msg('s', 1)]);
+    log.length = 0;
+    hub.deliver([{ stream: 's', message: '"w"', exclude: 'x' }]);
+    hub.deliver([msg('s', 2)]);
+    expect(log).toEqual(['y frame ?', 'end', 'publish t1 2', 'end']);
+  });
+
+  it("a member whose ping is due (Group.pingDue) takes it along with the group's next publish", () => {
+    const log: string[] = [];
+    const hub = new Hub((p) => Buffer.from(p), topicLog(log));
+    const x = new Subscription(member('x', log), 'i', 's', false);
+    hub.add(x);
+    hub.deliver([msg('s', 1)]);
+    (x.group!.pingDue ??= new Set()).add(x);
+    log.length = 0;
+    hub.deliver([msg('s', 2), msg('s', 3)]);
+    expect(log).toEqual(['publish t1 2', 'x ping along', 'publish t1 3', 'end']);
+  });
+
+  it('a connection that is not ready (outbox, batch, pressure) never joins', () => {
+    const log: string[] = [];
+    const hub = new Hub((p) => Buffer.from(p), topicLog(log));
+    hub.add(new Subscription(member('x', log, () => false), 'i', 's', false));
+    hub.deliver([msg('s', 1)]);
+    hub.deliver([msg('s', 2)]);
+    expect(log).toEqual(['x frame 1', 'end', 'x frame 2', 'end']);
+    expect(hub.topicSubscriptionCount).toBe(0);
+  });
+});

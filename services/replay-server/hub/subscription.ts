@@ -17,12 +17,37 @@ export interface SubscriberConnection {
   /** Hold this connection's writes until `uncork` (a batch's frames then leave in one writev). */
   cork?(): void;
   uncork?(): void;
+  /**
+   * The transport has topics (SocketOps.topics) and nothing of this connection waits outside the
+   * library (no outbox, no batch, no pressure): a subscription may join its group's topic now.
+   */
+  topicReady?(): boolean;
+  joinTopic?(topic: string): void;
+  leaveTopic?(topic: string): void;
+  /** A ping due for this connection goes with what was just published to it (in its write). */
+  pingAlong?(): void;
 }
 
-/** One hub group: every subscription of one stream under one identifier string shares the prefix. */
+/**
+ * One hub group: every subscription of one stream under one identifier string shares the prefix
+ * and each data frame. Its members are in one of two sets:
+ * - `subs`: delivered one by one (Subscription.live: exclusion, holds, each its own position);
+ * - `nat`: members of the transport's topic `topic`, all at one position (`natEpoch`/`natOffset`,
+ *   `natFloor` the first offset published in that epoch): the hub checks a stored frame once
+ *   against that position and publishes it once; the library writes it to every member. A
+ *   subscription joins when its own position is the group's (Subscription.tryTopic) and leaves,
+ *   taking the group's position as its own, before anything reads or changes its position.
+ */
 export interface Group {
   readonly prefix: string;
   readonly subs: Set<Subscription>;
+  readonly topic: string;
+  readonly nat: Set<Subscription>;
+  natEpoch: string | undefined;
+  natOffset: number;
+  natFloor: number | undefined;
+  /** Members of `nat` whose connection has a ping due (connection/ping.ts): it leaves with the group's next publish. */
+  pingDue: Set<Subscription> | undefined;
 }
 
 /**
@@ -47,6 +72,8 @@ interface HoldState {
 
 export class Subscription {
   group: Group | undefined = undefined;
+  /** In `group.nat`: its position is the group's until it leaves (leaveTopic). */
+  nat = false;
   lastEpoch: string | undefined = undefined;
   lastOffset = 0;
   /** Oldest offset of the contiguous run delivered in `lastEpoch` (undefined: nothing delivered). */
@@ -71,6 +98,7 @@ export class Subscription {
 
   /** Restored subscription: park live frames until the client's first `history` command. */
   holdForHistory(): void {
+    this.leaveTopic();
     this.held = { count: 1, awaitingHistory: true, pending: [] };
   }
 
@@ -102,8 +130,42 @@ export class Subscription {
     if (this.accept(msg)) conn.sendFrame(frame);
   }
 
+  /**
+   * After a live delivery: join the group's topic when nothing is held, the connection is
+   * ready, and this subscription's position is the group's (or the group has no member yet:
+   * the group then takes this one's).
+   */
+  tryTopic(): void {
+    const g = this.group;
+    if (g === undefined || this.held !== undefined || this.conn.topicReady?.() !== true) return;
+    if (g.nat.size === 0) {
+      g.natEpoch = this.lastEpoch;
+      g.natOffset = this.lastOffset;
+    } else if (g.natEpoch !== this.lastEpoch || g.natOffset !== this.lastOffset) return;
+    g.subs.delete(this);
+    g.nat.add(this);
+    this.nat = true;
+    this.conn.joinTopic!(g.topic);
+  }
+
+  /** Back to one-by-one delivery, at the group's position (a no-op when not a member). */
+  leaveTopic(): void {
+    if (!this.nat) return;
+    const g = this.group!;
+    // An epoch that changed while a member started a new contiguous run at the group's first offset of it.
+    if (g.natEpoch !== this.lastEpoch) this.floor = g.natFloor;
+    this.lastEpoch = g.natEpoch;
+    this.lastOffset = g.natOffset;
+    g.nat.delete(this);
+    g.pingDue?.delete(this);
+    g.subs.add(this);
+    this.nat = false;
+    this.conn.leaveTopic!(g.topic);
+  }
+
   /** Backlog delivery (history): one frame per message, only above the delivered position. */
   replay(msgs: readonly StreamMessage[]): void {
+    this.leaveTopic();
     for (const m of msgs) {
       if (this.conn.closing) return;
       if (this.accept(m)) this.conn.send(this.frameFor(m));
@@ -111,6 +173,7 @@ export class Subscription {
   }
 
   beginHold(): void {
+    this.leaveTopic();
     if (!this.held) this.held = { count: 1, awaitingHistory: false, pending: [] };
     else if (this.held.awaitingHistory) this.held.awaitingHistory = false;
     else this.held.count++;
@@ -146,6 +209,7 @@ export class Subscription {
    * then read nothing twice).
    */
   startAfter(pos: HistoryPosition): HistoryPosition {
+    this.leaveTopic();
     if ('since' in pos || this.floor === undefined || pos.epoch !== this.lastEpoch) return pos;
     if (pos.offset + 1 >= this.floor && pos.offset < this.lastOffset) return { epoch: pos.epoch, offset: this.lastOffset };
     return pos;
@@ -153,6 +217,7 @@ export class Subscription {
 
   /** True when a backlog starting with `first` holds offsets this subscription skipped. */
   wouldGap(first: StreamMessage | undefined): boolean {
+    this.leaveTopic();
     return first?.offset !== undefined && this.floor !== undefined && first.epoch === this.lastEpoch && first.offset < this.floor;
   }
 

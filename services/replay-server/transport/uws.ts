@@ -2,7 +2,7 @@ import { ReboundError } from '../../../lib/errors.ts';
 import { loadUws, type UwsSocket } from '../../uws/load.ts';
 import { assertPortFree, freePort } from '../../uws/server.ts';
 import { Connection } from '../connection/index.ts';
-import type { SocketOps } from '../connection/transport.ts';
+import type { SocketOps, TopicOps } from '../connection/transport.ts';
 import { mountReplayHttp } from '../http/index.ts';
 import { pickProtocol, SUBPROTOCOL_EXT } from '../protocol/types.ts';
 import type { ListenerHooks, TransportListener, UpgradeInfo } from './types.ts';
@@ -117,6 +117,23 @@ export const uwsOps: SocketOps<Ws> = {
 };
 
 /**
+ * uWS topics for the hub's groups (hub/subscription.ts Group): a stored frame is published once
+ * per group and uWS writes it to every member in native code, each socket's frames of the loop
+ * iteration in one write. What stays one by one in JS is what differs per connection (positions
+ * during a hand-over, exclusion, holds). uWS frees a socket's subscriber state when it leaves its
+ * last topic, and with it the frames published to it and not yet written (seen on v20.30), so
+ * every member also holds ANCHOR_TOPIC until it closes (connection/topic-members.ts).
+ */
+export function uwsTopics(app: { publish(topic: string, message: Uint8Array, isBinary?: boolean): boolean }): TopicOps<Ws> {
+  return {
+    publish: (topic, frame) => void app.publish(topic, frame, false),
+    subscribe: (ws, topic) => void ws.subscribe(topic),
+    unsubscribe: (ws, topic) => void ws.unsubscribe(topic),
+    buffered: (ws) => ws.getBufferedAmount(),
+  };
+}
+
+/**
  * The uWS transport: uWS's own HTTP (the shared routes' uWS mount) and WebSocket upgrade. With
  * `sharePort` (--workers) each worker binds the same port with SO_REUSEPORT (as services/uws).
  */
@@ -130,9 +147,12 @@ export function createUwsListener(h: ListenerHooks, sharePort = false): Transpor
   app.ws<User>(opts.path, {
     maxPayloadLength: opts.maxPayloadBytes,
     // The connection's own rule (Outbox: maxBufferedBytes, maxQueuedBytes, slowConsumerMs)
-    // decides who is too slow; uWS must never drop a frame by its own (64 KiB by default).
+    // decides who is too slow; uWS must never skip a frame by its own (64 KiB by default): past
+    // this bound (frames published to a topic member faster than the sweep sees it,
+    // connection/topic-members.ts) uWS cuts the connection instead, and the client resumes from
+    // what it has.
     maxBackpressure: Math.min(2 ** 31 - 1, opts.maxBufferedBytes + opts.maxQueuedBytes + 64 * 1024 * 1024),
-    closeOnBackpressureLimit: false,
+    closeOnBackpressureLimit: true,
     // Pings are the server's own AnyCable frames (connection/ping.ts); ws has no idle timeout either.
     idleTimeout: 0,
     sendPingsAutomatically: false,
@@ -196,7 +216,7 @@ export function createUwsListener(h: ListenerHooks, sharePort = false): Transpor
 
   let listenSocket: unknown;
   return {
-    io: uwsOps as SocketOps,
+    io: { ...uwsOps, topics: uwsTopics(app) } as SocketOps,
     httpServer: undefined,
     async listen(port, host) {
       // uSockets sets SO_REUSEADDR/SO_REUSEPORT only on a concrete port: port 0 becomes one
