@@ -35,6 +35,20 @@ describe('topic members', () => {
     if (t.srv.transport === 'uws') expect(t.srv.hub.topicSubscriptionCount).toBe(1); // back in after the history
   });
 
+  it('every subscription joins after its first frame, though uWS answers a send waiting in its cork buffer as backpressure', async () => {
+    const t = await start();
+    const clients = [];
+    for (let i = 0; i < 200; i++) {
+      const { c } = await open(t.wsUrl);
+      c.send({ command: 'subscribe', identifier: pubsubId(`tp/j${i % 20}`) });
+      clients.push(c);
+    }
+    for (const c of clients) await c.take(1);
+    await t.broadcast(Array.from({ length: 20 }, (_, k) => ({ stream: `tp/j${k}`, data: '1' })));
+    for (const c of clients) expect(offsets(await c.take(1))).toEqual([1]);
+    expect(t.srv.hub.topicSubscriptionCount).toBe(t.srv.transport === 'uws' ? 200 : 0);
+  });
+
   it('a batch published while members hand over to history: every offset once, in order', async () => {
     const t = await start();
     const a = await open(t.wsUrl);
