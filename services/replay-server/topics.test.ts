@@ -12,6 +12,18 @@ import { useTestServers } from './test-fixture.ts';
 
 const { start, open } = useTestServers();
 const offsets = (fs: Frame[]) => fs.map((f) => f.offset);
+type Client = Awaited<ReturnType<typeof open>>;
+/** `n` raw clients subscribed to `stream`, each past its confirmation. */
+async function subscribed(url: string, stream: string, n: number): Promise<Client[]> {
+  const xs: Client[] = [];
+  for (let i = 0; i < n; i++) {
+    const x = await open(url);
+    x.c.send({ command: 'subscribe', identifier: pubsubId(stream) });
+    await x.c.take(1);
+    xs.push(x);
+  }
+  return xs;
+}
 
 describe('topic members', () => {
   it('a caught-up subscription is a member; a history request inside what it got reads nothing twice, and live frames go on exactly once', async () => {
@@ -51,13 +63,8 @@ describe('topic members', () => {
 
   it('a batch published while members hand over to history: every offset once, in order', async () => {
     const t = await start();
-    const a = await open(t.wsUrl);
-    const b = await open(t.wsUrl);
+    const [a, b] = (await subscribed(t.wsUrl, 'tp/2', 2)) as [Client, Client];
     const id = pubsubId('tp/2');
-    for (const x of [a, b]) {
-      x.c.send({ command: 'subscribe', identifier: id });
-      await x.c.take(1);
-    }
     await t.broadcast({ stream: 'tp/2', data: '0' });
     const [f1] = await a.c.take(1);
     await b.c.take(1);
@@ -76,13 +83,7 @@ describe('topic members', () => {
 
   it('exclude_socket on a stored frame skips one member; both go on exactly once', async () => {
     const t = await start();
-    const a = await open(t.wsUrl);
-    const b = await open(t.wsUrl);
-    const id = pubsubId('tp/3');
-    for (const x of [a, b]) {
-      x.c.send({ command: 'subscribe', identifier: id });
-      await x.c.take(1);
-    }
+    const [a, b] = (await subscribed(t.wsUrl, 'tp/3', 2)) as [Client, Client];
     await t.broadcast({ stream: 'tp/3', data: '1' });
     await t.broadcast({ stream: 'tp/3', data: '2', meta: { exclude_socket: a.welcome.sid } });
     for (let i = 3; i <= 6; i++) await t.broadcast({ stream: 'tp/3', data: String(i) });

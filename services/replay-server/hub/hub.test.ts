@@ -104,6 +104,17 @@ function topicLog(log: string[]) {
   };
 }
 
+/** Subscriptions x and y of one group, both members after offset 1; the log starts empty. */
+function twoMembers() {
+  const log: string[] = [];
+  const hub = new Hub((p) => Buffer.from(p), topicLog(log));
+  hub.add(new Subscription(member('x', log), 'i', 's', false));
+  hub.add(new Subscription(member('y', log), 'i', 's', false));
+  hub.deliver([msg('s', 1)]);
+  log.length = 0;
+  return { hub, log };
+}
+
 describe('Hub topics (SocketOps.topics: uWS)', () => {
   it('a subscription joins its group topic after a live delivery at the group position; each stored frame is then published once per group, duplicates never', () => {
     const log: string[] = [];
@@ -151,12 +162,7 @@ describe('Hub topics (SocketOps.topics: uWS)', () => {
   });
 
   it('a stored frame with exclude_socket sends every member back to one-by-one delivery, where the excluded one is skipped', () => {
-    const log: string[] = [];
-    const hub = new Hub((p) => Buffer.from(p), topicLog(log));
-    hub.add(new Subscription(member('x', log), 'i', 's', false));
-    hub.add(new Subscription(member('y', log), 'i', 's', false));
-    hub.deliver([msg('s', 1)]);
-    log.length = 0;
+    const { hub, log } = twoMembers();
     hub.deliver([{ ...msg('s', 2), exclude: 'x' }]);
     // x, first in the loop, rejoins the emptied group at its own position (1: 2 was not for it);
     // y, at 2, stays out until the group is where it is
@@ -167,12 +173,7 @@ describe('Hub topics (SocketOps.topics: uWS)', () => {
   });
 
   it('a transient frame (whisper) reaches members one by one, sender excluded, and moves no position', () => {
-    const log: string[] = [];
-    const hub = new Hub((p) => Buffer.from(p), topicLog(log));
-    hub.add(new Subscription(member('x', log), 'i', 's', false));
-    hub.add(new Subscription(member('y', log), 'i', 's', false));
-    hub.deliver([msg('s', 1)]);
-    log.length = 0;
+    const { hub, log } = twoMembers();
     hub.deliver([{ stream: 's', message: '"w"', exclude: 'x' }]);
     hub.deliver([msg('s', 2)]);
     expect(log).toEqual(['y frame ?', 'end', 'publish t1 2', 'end']);
