@@ -357,10 +357,13 @@ export class Connection implements SubscriberConnection, Pingable, TopicMember {
       }
       box = this.openOutbox();
     }
-    if (!box.push(frame)) {
-      this.ctx.counters.queueOverflows++;
-      this.disconnect('too_slow');
-    }
+    if (!box.push(frame)) this.queueOverflow();
+  }
+
+  /** More waiting than maxQueuedBytes allows (the outbox's, or a topic member's buffer past both bounds). */
+  private queueOverflow(): void {
+    this.ctx.counters.queueOverflows++;
+    this.disconnect('too_slow');
   }
 
   private openOutbox(): Outbox {
@@ -430,12 +433,16 @@ export class Connection implements SubscriberConnection, Pingable, TopicMember {
     if (this.ctx.io.writable(this.sock)) this.ctx.topics!.ops.unsubscribe(this.sock, topic);
   }
 
+  /** Each subscription, without the array subList() makes (pingDue runs for every due ping). */
+  private eachSub(fn: (sub: Subscription) => void): void {
+    const s = this.subs;
+    if (s instanceof Map) for (const sub of s.values()) fn(sub);
+    else if (s !== undefined) fn(s);
+  }
+
   /** Every subscription back to one-by-one delivery. */
   private leaveTopics(): void {
-    const s = this.subs;
-    if (s === undefined) return;
-    if (s instanceof Map) for (const sub of s.values()) sub.leaveTopic();
-    else s.leaveTopic();
+    this.eachSub((sub) => sub.leaveTopic());
   }
 
   /**
@@ -444,11 +451,10 @@ export class Connection implements SubscriberConnection, Pingable, TopicMember {
    * one of them (pingAlong), in that frame's write.
    */
   pingDue(): void {
-    const s = this.subs;
-    if (s === undefined || this.ctx.topics === undefined) return;
-    if (s instanceof Map) {
-      for (const sub of s.values()) if (sub.nat) (sub.group!.pingDue ??= new Set()).add(sub);
-    } else if (s.nat) (s.group!.pingDue ??= new Set()).add(s);
+    if (this.ctx.topics === undefined) return;
+    this.eachSub((sub) => {
+      if (sub.nat) (sub.group!.pingDue ??= new Set()).add(sub);
+    });
   }
 
   pingAlong(): void {
@@ -465,13 +471,10 @@ export class Connection implements SubscriberConnection, Pingable, TopicMember {
    */
   checkTopicPressure(): void {
     if (this.closing || this.outbox !== undefined) return;
-    const { opts, counters } = this.ctx;
+    const { opts } = this.ctx;
     const buffered = this.ctx.topics!.ops.buffered(this.sock);
     if (buffered <= opts.maxBufferedBytes) return;
-    if (buffered > opts.maxBufferedBytes + opts.maxQueuedBytes) {
-      counters.queueOverflows++;
-      return this.disconnect('too_slow');
-    }
+    if (buffered > opts.maxBufferedBytes + opts.maxQueuedBytes) return this.queueOverflow();
     this.pressured = true;
     this.openOutbox();
   }

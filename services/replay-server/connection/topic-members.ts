@@ -93,10 +93,6 @@ export class TopicMembers<C extends TopicMember> implements HubTopics {
     this.timer = undefined;
   }
 
-  get size(): number {
-    return this.conns.size;
-  }
-
   private readonly sweep = () => {
     this.published = 0;
     for (const c of this.conns) c.checkTopicPressure();

@@ -104,25 +104,29 @@ function topicLog(log: string[]) {
   };
 }
 
-/** Subscriptions x and y of one group, both members after offset 1; the log starts empty. */
-function twoMembers() {
+/** A hub with topics and one subscription per sid in one group ('i' on stream 's'), all logging to `log`. */
+function topicHub(sids: string[], ready?: () => boolean) {
   const log: string[] = [];
   const hub = new Hub((p) => Buffer.from(p), topicLog(log));
-  hub.add(new Subscription(member('x', log), 'i', 's', false));
-  hub.add(new Subscription(member('y', log), 'i', 's', false));
-  hub.deliver([msg('s', 1)]);
-  log.length = 0;
-  return { hub, log };
+  const subs = sids.map((sid) => {
+    const sub = new Subscription(member(sid, log, ready), 'i', 's', false);
+    hub.add(sub);
+    return sub;
+  });
+  return { hub, log, subs };
+}
+
+/** Subscriptions x and y of one group, both members after offset 1; the log starts empty. */
+function twoMembers() {
+  const t = topicHub(['x', 'y']);
+  t.hub.deliver([msg('s', 1)]);
+  t.log.length = 0;
+  return t;
 }
 
 describe('Hub topics (SocketOps.topics: uWS)', () => {
   it('a subscription joins its group topic after a live delivery at the group position; each stored frame is then published once per group, duplicates never', () => {
-    const log: string[] = [];
-    const hub = new Hub((p) => Buffer.from(p), topicLog(log));
-    const x = new Subscription(member('x', log), 'i', 's', false);
-    const y = new Subscription(member('y', log), 'i', 's', false);
-    hub.add(x);
-    hub.add(y);
+    const { hub, log } = topicHub(['x', 'y']);
     hub.deliver([msg('s', 1)]);
     hub.deliver([msg('s', 2), msg('s', 2), msg('s', 3)]);
     expect(log).toEqual(['x frame 1', 'x join t1', 'y frame 1', 'y join t1', 'end', 'publish t1 2', 'publish t1 3', 'end']);
@@ -131,10 +135,8 @@ describe('Hub topics (SocketOps.topics: uWS)', () => {
   });
 
   it("a member leaving takes the group's position: a history request inside what it got reads nothing twice, and it rejoins at the next frame", () => {
-    const log: string[] = [];
-    const hub = new Hub((p) => Buffer.from(p), topicLog(log));
-    const x = new Subscription(member('x', log), 'i', 's', false);
-    hub.add(x);
+    const { hub, log, subs } = topicHub(['x']);
+    const x = subs[0]!;
     hub.deliver([msg('s', 1)]);
     hub.deliver([msg('s', 2), msg('s', 3)]);
     expect(x.startAfter({ epoch: 'e1', offset: 1 })).toEqual({ epoch: 'e1', offset: 3 });
@@ -148,10 +150,8 @@ describe('Hub topics (SocketOps.topics: uWS)', () => {
   });
 
   it('an epoch that changes while subscriptions are members starts their contiguous run at its first published offset', () => {
-    const log: string[] = [];
-    const hub = new Hub((p) => Buffer.from(p), topicLog(log));
-    const x = new Subscription(member('x', log), 'i', 's', false);
-    hub.add(x);
+    const { hub, log, subs } = topicHub(['x']);
+    const x = subs[0]!;
     hub.deliver([msg('s', 5)]);
     hub.deliver([{ stream: 's', message: '1', epoch: 'e2', offset: 3 }, { stream: 's', message: '1', epoch: 'e2', offset: 4 }]);
     expect(log).toContain('publish t1 3');
@@ -180,10 +180,8 @@ describe('Hub topics (SocketOps.topics: uWS)', () => {
   });
 
   it("a member whose ping is due (Group.pingDue) takes it along with the group's next publish", () => {
-    const log: string[] = [];
-    const hub = new Hub((p) => Buffer.from(p), topicLog(log));
-    const x = new Subscription(member('x', log), 'i', 's', false);
-    hub.add(x);
+    const { hub, log, subs } = topicHub(['x']);
+    const x = subs[0]!;
     hub.deliver([msg('s', 1)]);
     (x.group!.pingDue ??= new Set()).add(x);
     log.length = 0;
@@ -192,9 +190,7 @@ describe('Hub topics (SocketOps.topics: uWS)', () => {
   });
 
   it('a connection that is not ready (outbox, batch, pressure) never joins', () => {
-    const log: string[] = [];
-    const hub = new Hub((p) => Buffer.from(p), topicLog(log));
-    hub.add(new Subscription(member('x', log, () => false), 'i', 's', false));
+    const { hub, log } = topicHub(['x'], () => false);
     hub.deliver([msg('s', 1)]);
     hub.deliver([msg('s', 2)]);
     expect(log).toEqual(['x frame 1', 'end', 'x frame 2', 'end']);

@@ -108,6 +108,7 @@ export class Hub {
       }
     }
     const corked = anyRepeated ? new Set<SubscriberConnection>() : undefined;
+    const topics = this.topics !== undefined;
     for (let i = 0; i < msgs.length; i++) {
       const entry = entries[i];
       if (entry === undefined) continue;
@@ -122,7 +123,6 @@ export class Hub {
         suffix = storedSuffix(m.message, entry.tail, m.offset);
       }
       const cork = corked !== undefined && entry.repeated === batch;
-      const topics = this.topics !== undefined;
       for (const g of entry.groups.values()) {
         const frame = this.encode(g.prefix + suffix);
         this.deliveries += g.subs.size + g.nat.size;

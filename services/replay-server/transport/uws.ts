@@ -1,5 +1,5 @@
 import { ReboundError } from '../../../lib/errors.ts';
-import { loadUws, type UwsSocket } from '../../uws/load.ts';
+import { loadUws, type UwsApp, type UwsSocket } from '../../uws/load.ts';
 import { assertPortFree, freePort } from '../../uws/server.ts';
 import { Connection } from '../connection/index.ts';
 import type { SocketOps, TopicOps } from '../connection/transport.ts';
@@ -124,7 +124,7 @@ export const uwsOps: SocketOps<Ws> = {
  * last topic, and with it the frames published to it and not yet written (seen on v20.30), so
  * every member also holds ANCHOR_TOPIC until it closes (connection/topic-members.ts).
  */
-export function uwsTopics(app: { publish(topic: string, message: Uint8Array, isBinary?: boolean): boolean }): TopicOps<Ws> {
+export function uwsTopics(app: Pick<UwsApp, 'publish'>): TopicOps<Ws> {
   return {
     publish: (topic, frame) => void app.publish(topic, frame, false),
     subscribe: (ws, topic) => void ws.subscribe(topic),
